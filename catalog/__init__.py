@@ -1,0 +1,1 @@
+"""The data gpugauge ranks against: GPU specifications, cloud instances, prices, on-prem cards."""

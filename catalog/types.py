@@ -1,0 +1,120 @@
+"""The catalog's plain types: GPU specifications, instance shapes, price offers and on-prem cards."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Provider(str, Enum):
+    """Where an offer comes from."""
+
+    AWS = "aws"
+    GCP = "gcp"
+    ONPREM = "onprem"
+
+
+class Pricing(str, Enum):
+    """How an offer is billed."""
+
+    ON_DEMAND = "on_demand"
+    SPOT = "spot"
+    OWNED = "owned"  # on-prem: purchase price amortised into an hourly cost
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One GPU model's datasheet figures, each row with its source and date."""
+
+    slug: str  # e.g. "gtx-1080-ti", "v100-16gb"
+    name: str  # display name, e.g. "GeForce GTX 1080 Ti"
+    architecture: str  # "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "kepler"
+    compute_capability: str  # e.g. "6.1"
+    year: int
+    memory_bytes: int
+    memory_bandwidth_gb_per_s: float
+    fp32_tflops: float  # dense, non-tensor
+    fp16_tflops: float  # dense; tensor cores where the card has them, else the card's fp16 rate
+    bf16_tflops: float  # dense tensor; 0.0 where the card has no bf16
+    pcie_gen: int
+    nvlink_gb_per_s: float  # per-GPU total NVLink bandwidth; 0.0 where none
+    tdp_watts: int
+    launch_price_usd: float | None  # for cards people buy; None for data-centre parts sold in systems
+    segment: str  # "consumer", "workstation", "datacenter"
+    source: str
+    source_date: str  # ISO date the figures were read
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    """One cloud machine shape (or on-prem box) and what it carries."""
+
+    provider: Provider
+    instance_type: str  # e.g. "p3.2xlarge", "a2-highgpu-1g"
+    gpu: str  # GpuSpec.slug
+    gpu_count: int
+    vcpus: int
+    host_memory_bytes: int
+    local_storage_bytes: int  # 0 when the shape has no local disk
+    cpu_model: str
+    cpu_single_thread_score: float  # see catalog/cpu_scores.py for the reference scale
+    network_gbit_per_s: float
+    source: str
+    source_date: str
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A price for one instance type in one region under one pricing kind."""
+
+    provider: Provider
+    instance_type: str
+    region: str
+    pricing: Pricing
+    price_per_hour_usd: float
+    source: str
+    as_of: str  # ISO date (or datetime) the price was read
+
+
+@dataclass(frozen=True)
+class BlockStoragePrice:
+    """What a provider charges for network block storage in a region."""
+
+    provider: Provider
+    region: str
+    kind: str  # e.g. "gp3", "pd-balanced"
+    price_per_gb_month_usd: float
+    source: str
+    as_of: str
+
+
+@dataclass(frozen=True)
+class OnPremCard:
+    """A GPU a team can buy, with what it costs to own and run."""
+
+    gpu: str  # GpuSpec.slug
+    price_usd: float
+    power_watts: int
+    source: str
+    as_of: str
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """One consistent version of everything gpugauge ranks against."""
+
+    version: str
+    prices_as_of: str
+    sources: tuple[str, ...]
+    gpus: tuple[GpuSpec, ...]
+    instances: tuple[InstanceType, ...] = ()
+    offers: tuple[Offer, ...] = ()
+    block_storage: tuple[BlockStoragePrice, ...] = ()
+    onprem_cards: tuple[OnPremCard, ...] = ()
+    _gpu_index: dict[str, GpuSpec] = field(default_factory=dict, compare=False, repr=False)
+
+    def gpu(self, slug: str) -> GpuSpec:
+        """Return the GPU with this slug; KeyError when the catalog has none."""
+        if not self._gpu_index:
+            self._gpu_index.update({g.slug: g for g in self.gpus})
+        return self._gpu_index[slug]

@@ -1,0 +1,1 @@
+"""CLI subcommands; each module has `register(subparsers)` that adds its parser with `func=run`."""

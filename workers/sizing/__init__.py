@@ -1,0 +1,1 @@
+"""The pure sizing core: model statistics, memory, time, the rest of the machine, warnings and advice."""

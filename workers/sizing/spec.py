@@ -1,0 +1,112 @@
+"""A training job as the sizing core sees it: the model's statistics, the run, the data, the limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from workers.sizing.stats import ModelStats
+
+
+class Precision(str, Enum):
+    """Numeric format of activations and gradients during training."""
+
+    FP32 = "fp32"
+    FP16_MIXED = "fp16-mixed"
+    BF16_MIXED = "bf16-mixed"
+
+
+class Optimizer(str, Enum):
+    """The update rule; it sets how many extra copies of the parameters the optimizer keeps."""
+
+    SGD = "sgd"
+    MOMENTUM = "momentum"
+    ADAM = "adam"
+    ADAMW = "adamw"
+
+
+class Framework(str, Enum):
+    """The training framework; it sets multi-GPU scaling and the memory it reserves."""
+
+    PYTORCH = "pytorch"
+    TENSORFLOW = "tensorflow"
+    JAX = "jax"
+    CNTK = "cntk"
+
+
+class Objective(str, Enum):
+    """What the ranking optimises."""
+
+    COST = "cost"
+    TIME = "time"
+    BALANCED = "balanced"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A measured time per iteration on one GPU, used to calibrate the predictions for the others."""
+
+    gpu: str
+    iteration_ms: float
+
+
+@dataclass(frozen=True)
+class Training:
+    """How the model is trained: batch per GPU, epochs, precision, optimizer and the rest."""
+
+    batch_size: int
+    epochs: float = 1.0
+    sequence_length: int | None = None
+    precision: Precision = Precision.FP32
+    optimizer: Optimizer = Optimizer.ADAM
+    learning_rate: float | None = None
+    update_interval: int = 1
+    recompute: bool = False
+    framework: Framework = Framework.PYTORCH
+    eval_every_epochs: int = 0  # 0: no evaluation passes
+    profile: Profile | None = None
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The training data: how many samples, how many bytes, and its pre-processing cost."""
+
+    samples: int = 0  # 0: unknown, time per epoch cannot be given
+    bytes: int = 0
+    in_memory: bool = True
+    preprocess_ms_per_sample: float = 0.0
+
+
+@dataclass(frozen=True)
+class OnPremAssumptions:
+    """How a bought card becomes an hourly cost (all overridable per request)."""
+
+    lifetime_years: float = 3.0
+    utilisation: float = 0.5
+    electricity_usd_per_kwh: float = 0.15
+    host_price_usd: float = 1500.0
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What the user allows: money, time, providers, regions, pricing kinds, GPU count."""
+
+    budget_usd: float | None = None
+    deadline_hours: float | None = None
+    providers: tuple[str, ...] = ("aws", "gcp", "onprem")
+    regions: tuple[str, ...] = ()  # empty: every region
+    pricing: tuple[str, ...] = ("on_demand", "spot", "owned")
+    max_gpus: int = 8
+    onprem: OnPremAssumptions = field(default_factory=OnPremAssumptions)
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A whole job, with its model already resolved to statistics."""
+
+    model: ModelStats
+    training: Training
+    dataset: Dataset = field(default_factory=Dataset)
+    constraints: Constraints = field(default_factory=Constraints)
+    objective: Objective = Objective.BALANCED
+    limit: int = 10

@@ -1,0 +1,64 @@
+"""A network summarised as its editor's statistics panel shows it: neurons, parameters, multiply-adds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class LayerKind(str, Enum):
+    """How a layer spends time on a GPU; the timing model keeps one efficiency factor per kind."""
+
+    CONV = "conv"  # convolutions and transposed convolutions (cuDNN)
+    DENSE = "dense"  # affine / matmul (cuBLAS GEMM)
+    ATTENTION = "attention"  # attention score and context matmuls, softmax over s x s
+    RECURRENT = "recurrent"  # LSTM / GRU cells
+    NORM = "norm"  # batchnorm, layernorm
+    ELEMENTWISE = "elementwise"  # activations, dropout, add, concat, reshape, upsample
+    POOL = "pool"  # max / avg / global pooling
+    EMBEDDING = "embedding"  # table look-ups
+    GENERIC = "generic"  # a model given only as totals (`stats`)
+
+
+@dataclass(frozen=True)
+class LayerStats:
+    """One layer's statistics for one sample.
+
+    `neurons` is the editor's Output: the activation values the layer produces. The memory model
+    uses `saved_values` instead: the values this layer keeps for the backward pass (which differs
+    by kind: batchnorm keeps its input, attention keeps its s x s probabilities, in-place ReLU
+    keeps nothing extra), and `saved_mask_bytes` for 1-byte masks (dropout).
+    `traffic_values` is what the layer reads and writes in one forward pass (inputs, outputs,
+    weights), the memory-bound part of the roofline time model.
+    """
+
+    name: str
+    type: str
+    output_shape: tuple[int, ...]
+    neurons: int
+    parameters: int
+    multiply_adds: int
+    kind: LayerKind
+    saved_values: int
+    saved_mask_bytes: int = 0
+    traffic_values: int = 0
+
+
+@dataclass(frozen=True)
+class ModelStats:
+    """A whole model's statistics per sample, with the per-layer rows when they are known.
+
+    `layers` is empty for a model given as plain totals. `components` names sub-networks that
+    train together (e.g. a GAN's generator and discriminator, a DQN's online and target network);
+    `frozen_parameters` counts parameters that take no gradient and no optimizer state (a DQN's
+    target network).
+    """
+
+    name: str
+    neurons: int
+    parameters: int
+    multiply_adds: int
+    layers: tuple[LayerStats, ...] = ()
+    sequence_length: int | None = None
+    frozen_parameters: int = 0
+    unknown_operators: tuple[str, ...] = ()
