@@ -1,0 +1,57 @@
+"""A recommendation's result: the ranked options, the rejected offers, and the catalog it used."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workers.sizing.requirements import Mitigation, Requirements, Warning
+
+
+@dataclass(frozen=True)
+class RankedOption:
+    """One machine the job can run on, with its time, cost and the reason for its place."""
+
+    rank: int
+    provider: str
+    instance_type: str
+    region: str
+    pricing: str
+    gpu: str
+    gpu_count: int
+    gpu_memory_bytes: int  # memory of one GPU of the offer
+    vcpus: int
+    host_memory_bytes: int
+    storage_bytes: int  # local storage of the offer
+    cpu_single_thread_score: float
+    price_per_hour_usd: float
+    training_hours: float
+    training_cost_usd: float
+    fits: bool
+    why: str
+    warnings: tuple[Warning, ...] = ()
+    pareto: bool = False  # on the cost/time Pareto front of the options
+    storage_cost_usd: float = 0.0  # block storage added where local disk is short
+    iteration_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """An offer family that cannot run the job, and why."""
+
+    instance_type: str
+    reason: str
+    provider: str = ""
+    gpu: str = ""
+    gpu_count: int = 0
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """Everything a ranking job returns."""
+
+    requirements: Requirements
+    options: tuple[RankedOption, ...]
+    rejected: tuple[Rejected, ...]
+    catalog_version: str
+    prices_as_of: str
+    plan: tuple[Mitigation, ...] = ()  # when nothing fits: the out-of-memory plan and what it opens
