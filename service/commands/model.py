@@ -1,0 +1,97 @@
+"""`gpugauge model SPEC`: the per-layer statistics table, with a bar per layer for its memory share."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from marshmallow import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from service.commands.common import CliError, fail, first_error, print_json, read_spec_file
+from service.render import bar, fmt_bytes, fmt_count
+from service.schemas.results import ModelStatsSchema
+from service.schemas.spec import ModelSchema
+from service.specs import flatten_errors
+from workers.models import resolve_model
+from workers.sizing.errors import SizingError
+from workers.sizing.presets import preset_names
+from workers.sizing.stats import ModelStats
+
+
+def register(subparsers: Any) -> None:
+    """Add the `model` subcommand."""
+    p = subparsers.add_parser("model", help="per-layer statistics of a model (a spec file or a preset name)")
+    p.add_argument("spec", help="a job spec (JSON/YAML), a file holding just the model, or a preset name")
+    p.add_argument("--sequence-length", type=int, help="tokens per sample, for sequence models")
+    p.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    p.set_defaults(func=run)
+
+
+def model_stats_from_arg(spec: str, *, sequence_length: int | None) -> ModelStats:
+    """Resolve a spec file or preset name to statistics; raise CliError on bad input."""
+    from pathlib import Path
+
+    if not Path(spec).exists() and spec in preset_names():
+        raw: dict[str, Any] = {"model": {"preset": spec}}
+    else:
+        raw = read_spec_file(spec)
+    model_raw = raw.get("model", raw)
+    training = raw.get("training") if isinstance(raw.get("training"), dict) else {}
+    seq = sequence_length or training.get("sequence_length")
+    try:
+        model = ModelSchema().load(model_raw)
+    except ValidationError as exc:
+        raise CliError(first_error(flatten_errors(exc.messages, "model"))) from None
+    if seq is not None and (not isinstance(seq, int) or isinstance(seq, bool) or seq < 1):
+        raise CliError("training.sequence_length: must be a positive integer")
+    if "onnx" in model:
+        import base64
+
+        model["onnx"] = base64.b64decode(model["onnx"])
+    try:
+        return resolve_model(model, sequence_length=seq)
+    except SizingError as exc:
+        raise CliError(f"{exc.field}: {exc.reason}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the model's statistics table (or JSON)."""
+    try:
+        stats = model_stats_from_arg(args.spec, sequence_length=args.sequence_length)
+    except CliError as exc:
+        return fail(str(exc))
+    if args.json:
+        print_json(ModelStatsSchema().dump(stats))
+        return 0
+    print_table(stats)
+    return 0
+
+
+def print_table(stats: ModelStats) -> None:
+    """Print the per-layer table the way a network editor's statistics panel shows it."""
+    console = Console()
+    saved_total = sum(layer.saved_values for layer in stats.layers) or 1
+    table = Table(title=f"{stats.name}: per-sample statistics", show_footer=True)
+    table.add_column("#", justify="right")
+    table.add_column("layer", footer="total")
+    table.add_column("type")
+    table.add_column("output", justify="right")
+    table.add_column("neurons", justify="right", footer=fmt_count(stats.neurons))
+    table.add_column("parameters", justify="right", footer=fmt_count(stats.parameters))
+    table.add_column("multiply-adds", justify="right", footer=fmt_count(stats.multiply_adds))
+    table.add_column("activation memory share")
+    for i, layer in enumerate(stats.layers):
+        share = layer.saved_values / saved_total
+        table.add_row(str(i), layer.name, layer.type, "x".join(map(str, layer.output_shape)),
+                      fmt_count(layer.neurons), fmt_count(layer.parameters), fmt_count(layer.multiply_adds),
+                      f"{bar(share)} {share:5.1%}")
+    console.print(table)
+    console.print(f"neurons {stats.neurons:,}  parameters {stats.parameters:,}  "
+                  f"multiply-adds {stats.multiply_adds:,}  "
+                  f"(fp32 weights {fmt_bytes(stats.parameters * 4)})")
+    if stats.frozen_parameters:
+        console.print(f"frozen parameters (no gradient, no optimizer state): {stats.frozen_parameters:,}")
+    if stats.unknown_operators:
+        console.print(f"[yellow]unknown operators, not counted: {', '.join(stats.unknown_operators)}[/]")

@@ -1,0 +1,52 @@
+"""Human units in CLI and Slack specs ("150GB", "2d", "$500", "1.28M") turned into plain numbers."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from marshmallow import ValidationError
+
+from catalog.units import parse_bytes, parse_duration_hours, parse_usd
+
+_COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMbBgG]?)\s*$")
+_COUNT_SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9}
+
+
+def parse_count(text: str) -> int:
+    """Parse a count such as "1281167", "1.28M" or "50k" into an integer."""
+    match = _COUNT.match(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a count (examples: 50000, 50k, 1.28M)")
+    value = float(match.group(1)) * _COUNT_SCALE[match.group(2).lower()]
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a finite count")
+    return round(value)
+
+
+# (section, field) -> the parser for a human string in that place
+_FIELDS: dict[tuple[str, str], Callable[[str], float | int]] = {
+    ("dataset", "bytes"): parse_bytes,
+    ("dataset", "samples"): parse_count,
+    ("constraints", "budget_usd"): parse_usd,
+    ("constraints", "deadline_hours"): parse_duration_hours,
+}
+
+
+def apply_human_units(raw: dict[str, Any]) -> dict[str, Any]:
+    """Return a copy of the spec with human strings in the known size fields made plain numbers."""
+    out = dict(raw)
+    errors: dict[str, list[str]] = {}
+    for (section, field), parse in _FIELDS.items():
+        part = out.get(section)
+        if not isinstance(part, dict) or not isinstance(part.get(field), str):
+            continue
+        try:
+            out[section] = {**part, field: parse(part[field])}
+        except ValueError as exc:
+            errors[f"{section}.{field}"] = [str(exc)]
+    if errors:
+        raise ValidationError(errors)
+    return out

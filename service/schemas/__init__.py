@@ -1,0 +1,16 @@
+"""The marshmallow schemas every boundary passes: HTTP bodies, CLI spec files, Slack, Celery payloads."""
+
+from service.schemas.results import (
+    ModelStatsSchema,
+    RecommendationSchema,
+    RequirementsSchema,
+)
+from service.schemas.spec import EstimateRequestSchema, JobSpecSchema
+
+__all__ = [
+    "EstimateRequestSchema",
+    "JobSpecSchema",
+    "ModelStatsSchema",
+    "RecommendationSchema",
+    "RequirementsSchema",
+]

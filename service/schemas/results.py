@@ -1,0 +1,151 @@
+"""Schemas for what gpugauge answers: model statistics, requirements, recommendations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import Schema, fields
+
+
+class LayerRowSchema(Schema):
+    """One row of the per-layer statistics table."""
+
+    name = fields.String()
+    type = fields.String()
+    output_shape = fields.List(fields.Integer())
+    neurons = fields.Integer()
+    parameters = fields.Integer()
+    multiply_adds = fields.Integer()
+    kind = fields.Function(lambda layer: layer.kind.value)
+    saved_values = fields.Integer()
+
+
+class ModelStatsSchema(Schema):
+    """A model's statistics, in total and per layer (`gpugauge model --json`)."""
+
+    name = fields.String()
+    neurons = fields.Integer()
+    parameters = fields.Integer()
+    multiply_adds = fields.Integer()
+    sequence_length = fields.Integer(allow_none=True)
+    frozen_parameters = fields.Integer()
+    unknown_operators = fields.List(fields.String())
+    layers = fields.List(fields.Nested(LayerRowSchema))
+
+
+class MemoryBreakdownSchema(Schema):
+    """Peak GPU memory by term."""
+
+    activations = fields.Integer()
+    parameters = fields.Integer()
+    gradients = fields.Integer()
+    optimizer_state = fields.Integer()
+    framework_reserve = fields.Integer()
+
+
+class PerGpuSchema(Schema):
+    """Fit and time on one GPU model at one count."""
+
+    gpu = fields.String()
+    gpu_count = fields.Integer()
+    fits = fields.Boolean()
+    gpu_memory_bytes = fields.Integer()
+    iteration_ms = fields.Float()
+    throughput_samples_per_s = fields.Float()
+    training_hours = fields.Float()
+    speedup_vs_one_gpu = fields.Float()
+    calibrated = fields.Boolean()
+    bottleneck = fields.String()
+    cpu_single_thread_score = fields.Float()
+
+
+class WarningSchema(Schema):
+    """A coded warning."""
+
+    code = fields.String()
+    message = fields.String()
+
+
+class MitigationSchema(Schema):
+    """One step of the out-of-memory plan."""
+
+    kind = fields.String()
+    description = fields.String()
+    gpu_memory_bytes = fields.Integer()
+    time_factor = fields.Float()
+    batch_size = fields.Integer(allow_none=True)
+    learning_rate = fields.Float(allow_none=True)
+    update_interval = fields.Integer(allow_none=True)
+    gpu_count = fields.Integer(allow_none=True)
+    layers = fields.List(fields.String())
+
+
+def _storage(req: Any) -> dict[str, int]:
+    return {"min": req.storage_min_bytes, "max": req.storage_max_bytes}
+
+
+class RequirementsSchema(Schema):
+    """The contract's `requirements` object."""
+
+    gpu_memory_bytes = fields.Integer()
+    gpu_memory_breakdown = fields.Nested(MemoryBreakdownSchema)
+    baseline_formula_bytes = fields.Integer()
+    host_memory_bytes = fields.Integer()
+    storage_bytes = fields.Function(_storage)
+    cpu_single_thread_score = fields.Float()
+    flops_per_iteration = fields.Float()
+    iterations_per_epoch = fields.Integer()
+    iterations_total = fields.Integer()
+    per_gpu = fields.List(fields.Nested(PerGpuSchema))
+    warnings = fields.List(fields.Nested(WarningSchema))
+    mitigations = fields.List(fields.Nested(MitigationSchema))
+
+
+class OptionSchema(Schema):
+    """One ranked option."""
+
+    rank = fields.Integer()
+    provider = fields.String()
+    instance_type = fields.String()
+    region = fields.String()
+    pricing = fields.String()
+    gpu = fields.String()
+    gpu_count = fields.Integer()
+    gpu_memory_bytes = fields.Integer()
+    vcpus = fields.Integer()
+    host_memory_bytes = fields.Integer()
+    storage_bytes = fields.Integer()
+    cpu_single_thread_score = fields.Float()
+    price_per_hour_usd = fields.Float()
+    training_hours = fields.Float()
+    training_cost_usd = fields.Float()
+    fits = fields.Boolean()
+    why = fields.String()
+    warnings = fields.List(fields.Nested(WarningSchema))
+    pareto = fields.Boolean()
+    storage_cost_usd = fields.Float()
+    iteration_ms = fields.Float()
+
+
+class RejectedSchema(Schema):
+    """An offer family that cannot run the job."""
+
+    instance_type = fields.String()
+    reason = fields.String()
+    provider = fields.String()
+    gpu = fields.String()
+    gpu_count = fields.Integer()
+
+
+def _catalog(rec: Any) -> dict[str, str]:
+    return {"version": rec.catalog_version, "prices_as_of": rec.prices_as_of}
+
+
+class RecommendationSchema(Schema):
+    """A recommendation job's result."""
+
+    requirements = fields.Nested(RequirementsSchema)
+    options = fields.List(fields.Nested(OptionSchema))
+    rejected = fields.List(fields.Nested(RejectedSchema))
+    catalog = fields.Function(_catalog)
+    plan = fields.List(fields.Nested(MitigationSchema))

@@ -1,0 +1,144 @@
+"""The job spec of CONTRACT.md as marshmallow schemas, with every number bounded."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate, validates_schema
+
+from service.schemas.fields import StrictFloat, bounded_int
+
+# Bounds: far beyond any real job, tight enough that no figure overflows or loses meaning.
+MAX_LAYERS = 5_000
+MAX_ONNX_BASE64_CHARS = 48 * 1024 * 1024  # ~36 MiB of ONNX; the HTTP body limit is lower still
+PROVIDERS = ("aws", "gcp", "onprem")
+PRICING_KINDS = ("on_demand", "spot", "owned")
+
+
+class _Strict(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+class StatsSchema(_Strict):
+    """The three totals of a network editor's statistics panel, per sample."""
+
+    neurons = bounded_int(minimum=1, maximum=10**13, required=True)
+    parameters = bounded_int(minimum=1, maximum=10**13, required=True)
+    multiply_adds = bounded_int(minimum=0, maximum=10**17, required=True)
+
+
+class ModelSchema(_Strict):
+    """Exactly one of preset, stats, layers (with input_shape) or onnx."""
+
+    preset = fields.String(validate=validate.Length(min=1, max=64))
+    stats = fields.Nested(StatsSchema)
+    layers = fields.List(fields.Dict(keys=fields.String()), validate=validate.Length(min=1, max=MAX_LAYERS))
+    input_shape = fields.List(bounded_int(minimum=1, maximum=1_000_000), validate=validate.Length(min=1, max=4))
+    onnx = fields.String(validate=validate.Length(min=1, max=MAX_ONNX_BASE64_CHARS),
+                         metadata={"description": "An ONNX file, base64-encoded."})
+
+    @validates_schema
+    def _one_form(self, data: dict[str, Any], **_: Any) -> None:
+        forms = [k for k in ("preset", "stats", "layers", "onnx") if k in data]
+        if len(forms) != 1:
+            got = ", ".join(forms) if forms else "none"
+            raise ValidationError(f"give exactly one of preset, stats, layers, onnx (got {got})", "_schema")
+        if "input_shape" in data and "layers" not in data:
+            raise ValidationError("input_shape goes with layers only", "input_shape")
+        if "onnx" in data:
+            try:
+                base64.b64decode(data["onnx"], validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise ValidationError("not valid base64", "onnx") from exc
+
+
+class ProfileSchema(_Strict):
+    """A measured iteration time on one GPU."""
+
+    gpu = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    iteration_ms = StrictFloat(minimum=0.001, maximum=1e8, required=True)
+
+
+class TrainingSchema(_Strict):
+    """How the model is trained."""
+
+    batch_size = bounded_int(minimum=1, maximum=1_000_000, required=True)
+    epochs = StrictFloat(minimum=1, maximum=1_000_000, load_default=1.0)
+    sequence_length = bounded_int(minimum=1, maximum=4_194_304)
+    precision = fields.String(load_default="fp32", validate=validate.OneOf(("fp32", "fp16-mixed", "bf16-mixed")))
+    optimizer = fields.String(load_default="adam", validate=validate.OneOf(("sgd", "momentum", "adam", "adamw")))
+    learning_rate = StrictFloat(minimum=1e-12, maximum=100.0)
+    update_interval = bounded_int(minimum=1, maximum=65_536, load_default=1)
+    recompute = fields.Boolean(load_default=False)
+    framework = fields.String(load_default="pytorch",
+                              validate=validate.OneOf(("pytorch", "tensorflow", "jax", "cntk")))
+    eval_every_epochs = bounded_int(minimum=0, maximum=1_000_000, load_default=0)
+    profile = fields.Nested(ProfileSchema)
+
+
+class DatasetSchema(_Strict):
+    """The training data."""
+
+    samples = bounded_int(minimum=0, maximum=10**13, load_default=0)
+    bytes = bounded_int(minimum=0, maximum=10**17, load_default=0)
+    in_memory = fields.Boolean(load_default=True)
+    preprocess_ms_per_sample = StrictFloat(minimum=0.0, maximum=1e6, load_default=0.0)
+
+
+class OnPremSchema(_Strict):
+    """How a bought card becomes an hourly cost."""
+
+    lifetime_years = StrictFloat(minimum=0.1, maximum=20.0, load_default=3.0)
+    utilisation = StrictFloat(minimum=0.01, maximum=1.0, load_default=0.5)
+    electricity_usd_per_kwh = StrictFloat(minimum=0.0, maximum=10.0, load_default=0.15)
+    host_price_usd = StrictFloat(minimum=0.0, maximum=1e7, load_default=1500.0)
+
+
+class ConstraintsSchema(_Strict):
+    """What the user allows."""
+
+    budget_usd = StrictFloat(minimum=0.0, maximum=1e10)
+    deadline_hours = StrictFloat(minimum=0.001, maximum=1e6)
+    providers = fields.List(fields.String(validate=validate.OneOf(PROVIDERS)),
+                            validate=validate.Length(min=1, max=3), load_default=list(PROVIDERS))
+    regions = fields.List(fields.String(validate=validate.Length(min=1, max=64)),
+                          validate=validate.Length(max=64), load_default=list)
+    pricing = fields.List(fields.String(validate=validate.OneOf(PRICING_KINDS)),
+                          validate=validate.Length(min=1, max=3), load_default=list(PRICING_KINDS))
+    max_gpus = bounded_int(minimum=1, maximum=1024, load_default=8)
+    onprem = fields.Nested(OnPremSchema)
+
+    @pre_load
+    def _fill_onprem(self, data: Any, **_: Any) -> Any:
+        if isinstance(data, dict) and "onprem" not in data:
+            data = {**data, "onprem": {}}
+        return data
+
+
+class JobSpecSchema(_Strict):
+    """A whole job spec; everything but model and training.batch_size has a default."""
+
+    model = fields.Nested(ModelSchema, required=True)
+    training = fields.Nested(TrainingSchema, required=True)
+    dataset = fields.Nested(DatasetSchema)
+    constraints = fields.Nested(ConstraintsSchema)
+    objective = fields.String(load_default="balanced", validate=validate.OneOf(("cost", "time", "balanced")))
+    limit = bounded_int(minimum=1, maximum=1000, load_default=10)
+
+    @pre_load
+    def _fill_sections(self, data: Any, **_: Any) -> Any:
+        # Nested defaults are only applied to a section that is present, so make them present.
+        if isinstance(data, dict):
+            data = {**data, **{k: {} for k in ("dataset", "constraints") if k not in data}}
+        return data
+
+
+class EstimateRequestSchema(JobSpecSchema):
+    """A job spec plus the GPUs to fit and time it on."""
+
+    gpus = fields.List(fields.String(validate=validate.Length(min=1, max=64)),
+                       validate=validate.Length(max=64), load_default=list)
+    gpu_count = bounded_int(minimum=1, maximum=1024, load_default=1)

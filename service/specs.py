@@ -1,0 +1,125 @@
+"""Turn a raw spec (HTTP body, CLI file, Slack words) into the core's JobSpec, through one schema."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from marshmallow import Schema, ValidationError
+
+from service.schemas import JobSpecSchema
+from workers.models import resolve_model
+from workers.sizing.errors import SizingError
+from workers.sizing.spec import (
+    Constraints,
+    Dataset,
+    Framework,
+    JobSpec,
+    Objective,
+    OnPremAssumptions,
+    Optimizer,
+    Precision,
+    Profile,
+    Training,
+)
+
+
+def flatten_errors(messages: Any, prefix: str = "") -> dict[str, list[str]]:
+    """Flatten marshmallow's nested error dict into {"training.batch_size": ["..."]}."""
+    if isinstance(messages, list):
+        if all(isinstance(m, str) for m in messages):
+            return {prefix or "body": list(messages)}
+        out: dict[str, list[str]] = {}
+        for i, m in enumerate(messages):
+            out.update(flatten_errors(m, f"{prefix}[{i}]"))
+        return out
+    if isinstance(messages, dict):
+        out = {}
+        for key, value in messages.items():
+            if key == "_schema":
+                path = prefix or "body"
+            elif isinstance(key, int):
+                path = f"{prefix}[{key}]"
+            else:
+                path = f"{prefix}.{key}" if prefix else str(key)
+            for p, msgs in flatten_errors(value, path).items():
+                out.setdefault(p, []).extend(msgs)
+        return out
+    return {prefix or "body": [str(messages)]}
+
+
+def validate_spec(raw: object, *, schema: Schema | None = None) -> dict[str, Any]:
+    """Load a raw spec through the schema; raise ValidationError with flat field paths."""
+    if not isinstance(raw, Mapping):
+        raise ValidationError({"body": ["a job spec must be a JSON object"]})
+    try:
+        data: dict[str, Any] = (schema or JobSpecSchema()).load(dict(raw))
+    except ValidationError as exc:
+        raise ValidationError(flatten_errors(exc.messages)) from None
+    return data
+
+
+def build_job(data: Mapping[str, Any]) -> JobSpec:
+    """Build the core's JobSpec from a loaded spec, resolving the model to statistics."""
+    t, d, c = data["training"], data["dataset"], data["constraints"]
+    model = dict(data["model"])
+    if "onnx" in model and isinstance(model["onnx"], str):
+        model["onnx"] = base64.b64decode(model["onnx"])
+    profile = t.get("profile")
+    training = Training(
+        batch_size=t["batch_size"], epochs=t["epochs"], sequence_length=t.get("sequence_length"),
+        precision=Precision(t["precision"]), optimizer=Optimizer(t["optimizer"]),
+        learning_rate=t.get("learning_rate"), update_interval=t["update_interval"],
+        recompute=t["recompute"], framework=Framework(t["framework"]),
+        eval_every_epochs=t["eval_every_epochs"],
+        profile=Profile(gpu=profile["gpu"], iteration_ms=profile["iteration_ms"]) if profile else None,
+    )
+    return JobSpec(
+        model=resolve_model(model, sequence_length=training.sequence_length),
+        training=training,
+        dataset=Dataset(samples=d["samples"], bytes=d["bytes"], in_memory=d["in_memory"],
+                        preprocess_ms_per_sample=d["preprocess_ms_per_sample"]),
+        constraints=Constraints(
+            budget_usd=c.get("budget_usd"), deadline_hours=c.get("deadline_hours"),
+            providers=tuple(c["providers"]), regions=tuple(c["regions"]), pricing=tuple(c["pricing"]),
+            max_gpus=c["max_gpus"], onprem=OnPremAssumptions(**c["onprem"]),
+        ),
+        objective=Objective(data["objective"]),
+        limit=data["limit"],
+    )
+
+
+def load_job(raw: object, *, schema: Schema | None = None) -> tuple[dict[str, Any], JobSpec]:
+    """Validate a raw spec and build its JobSpec; every user error comes out as a ValidationError."""
+    data = validate_spec(raw, schema=schema)
+    try:
+        return data, build_job(data)
+    except SizingError as exc:
+        raise ValidationError({exc.field: [exc.reason]}) from None
+
+
+def canonical_json(data: Mapping[str, Any]) -> str:
+    """Serialise a loaded spec so that equal specs give equal strings (for job de-duplication)."""
+    return json.dumps(_normalise(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+
+
+def spec_digest(data: Mapping[str, Any], *, catalog_version: str) -> str:
+    """Return the sha256 that names a job: the canonical spec plus the catalog version."""
+    payload = f"{canonical_json(data)}|catalog={catalog_version}|v1"
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _normalise(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)  # 7 and 7.0 name the same job
+    if isinstance(value, float):
+        return float(f"{value:.12g}")
+    if isinstance(value, Mapping):
+        return {k: _normalise(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_normalise(v) for v in value]
+    return value
