@@ -1,0 +1,1 @@
+"""Slack slash command: grammar, signature check, Block Kit messages, the blueprint and its task."""

@@ -1,0 +1,219 @@
+"""Slack messages (Block Kit, validated by slack_sdk's models) for answers, fits, help and errors.
+
+Every message is a dict `{"text": fallback, "blocks": [...]}`: the text is what notifications and
+screen readers show; the blocks are built from slack_sdk.models.blocks, whose `to_dict()` raises
+on anything over Slack's limits. Inputs are the contract's JSON (a recommendation result, a
+requirements object), not the core's dataclasses, so a message can be rendered from a stored job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    Block,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    PlainTextObject,
+    SectionBlock,
+)
+
+from service.render import fmt_bytes, fmt_hours, fmt_usd
+from service.slack import grammar
+
+# Slack's documented limits (docs.slack.dev/reference/block-kit/blocks): 50 blocks a message,
+# 3000 characters of section text, 2000 per section field, 150 for a header.
+MAX_BLOCKS = 50
+MAX_SECTION_CHARS = 3000
+MAX_FIELD_CHARS = 2000
+MAX_HEADER_CHARS = 150
+TOP_OPTIONS = 5
+Message = dict[str, Any]
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _section(text: str, *, fields: Sequence[str] = ()) -> SectionBlock:
+    return SectionBlock(text=MarkdownTextObject(text=_clip(text, MAX_SECTION_CHARS)),
+                        fields=[MarkdownTextObject(text=_clip(f, MAX_FIELD_CHARS)) for f in fields] or None)
+
+
+def _header(text: str) -> HeaderBlock:
+    return HeaderBlock(text=PlainTextObject(text=_clip(text, MAX_HEADER_CHARS)))
+
+
+def _context(text: str) -> ContextBlock:
+    return ContextBlock(elements=[MarkdownTextObject(text=_clip(text, MAX_SECTION_CHARS))])
+
+
+def _bullets(lines: Sequence[str], *, title: str) -> SectionBlock:
+    """Return one section of bullet lines, cut with "…and N more" to stay within the text limit."""
+    text = f"*{title}*"
+    for shown, line in enumerate(lines):
+        more = f"\n…and {len(lines) - shown} more"
+        if len(text) + len(line) + 3 + len(more) > MAX_SECTION_CHARS:
+            text += more
+            break
+        text += f"\n• {line}"
+    return _section(text)
+
+
+def message(text: str, blocks: Sequence[Block]) -> Message:
+    """Return a validated message: the fallback text and at most 50 blocks as dicts."""
+    if len(blocks) > MAX_BLOCKS:
+        left_out = len(blocks) - MAX_BLOCKS + 1
+        blocks = [*blocks[: MAX_BLOCKS - 1], _context(f"…{left_out} more blocks left out")]
+    return {"text": _clip(text, MAX_SECTION_CHARS), "blocks": [b.to_dict() for b in blocks]}
+
+
+def memory_lines(requirements: Mapping[str, Any]) -> str:
+    """Describe the GPU memory a job needs and the term that dominates it."""
+    total = int(requirements.get("gpu_memory_bytes", 0))
+    breakdown: Mapping[str, int] = requirements.get("gpu_memory_breakdown") or {}
+    text = f"*GPU memory:* {fmt_bytes(total)} per GPU"
+    if breakdown and total > 0:
+        term, size = max(breakdown.items(), key=lambda kv: kv[1])
+        text += f", mostly {term.replace('_', ' ')} ({fmt_bytes(size)}, {size / total:.0%})"
+    if requirements.get("baseline_formula_bytes"):
+        text += f"; the plain formula gives {fmt_bytes(requirements['baseline_formula_bytes'])}"
+    storage = requirements.get("storage_bytes") or {}
+    if requirements.get("host_memory_bytes"):
+        text += f"\n*Host memory:* {fmt_bytes(requirements['host_memory_bytes'])}"
+    if storage.get("max"):
+        text += f"  *Storage:* {fmt_bytes(storage['min'])} to {fmt_bytes(storage['max'])}"
+    return text
+
+
+def _warning_lines(warnings: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [f"{w.get('message', '')} (`{w.get('code', '')}`)" for w in warnings]
+
+
+def _plan_lines(plan: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines = []
+    for step in plan:
+        settings = [f"{label} {step[key]:g}" for key, label in
+                    (("batch_size", "batch"), ("learning_rate", "lr"), ("update_interval", "accum"),
+                     ("gpu_count", "GPUs")) if step.get(key) is not None]
+        line = f"*{step.get('kind', '')}*"
+        if settings:
+            line += f" ({', '.join(settings)})"
+        line += f": {fmt_bytes(step.get('gpu_memory_bytes', 0))} per GPU"
+        if step.get("time_factor", 1.0) != 1.0:
+            line += f", time ×{step['time_factor']:.2f}"
+        if step.get("description"):
+            line += f". {step['description']}"
+        lines.append(line)
+    return lines
+
+
+def _option_block(option: Mapping[str, Any]) -> SectionBlock:
+    pricing = str(option.get("pricing", "")).replace("_", "-")
+    place = " · ".join(p for p in (option.get("region"), pricing) if p)
+    star = " ★" if option.get("pareto") else ""
+    text = f"*{option['rank']}. {option['provider']} {option['instance_type']}*{star}  {place}"
+    if option.get("why"):
+        text += f"\n_{option['why']}_"
+    for w in option.get("warnings") or ():
+        text += f"\n:warning: {w.get('message', '')}"
+    fields = [
+        f"*GPUs*\n{option['gpu_count']} × {option['gpu']} ({fmt_bytes(option.get('gpu_memory_bytes', 0))})",
+        f"*Price per hour*\n{fmt_usd(option['price_per_hour_usd'])}",
+        f"*Hours*\n{fmt_hours(option['training_hours'])}",
+        f"*Total cost*\n{fmt_usd(option['training_cost_usd'])}",
+    ]
+    return _section(text, fields=fields)
+
+
+def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = TOP_OPTIONS) -> Message:
+    """Render a recommendation result: the top options, the memory, warnings, or the out-of-memory plan."""
+    requirements = result.get("requirements") or {}
+    options: Sequence[Mapping[str, Any]] = result.get("options") or []
+    blocks: list[Block] = [_header(f"gpugauge · {title}"), _section(memory_lines(requirements)),
+                           DividerBlock()]
+    if options:
+        blocks += [_option_block(o) for o in options[:top]]
+        best = options[0]
+        fallback = (f"{title}: best is {best['provider']} {best['instance_type']} "
+                    f"({best['gpu_count']}× {best['gpu']}), {fmt_hours(best['training_hours'])}, "
+                    f"{fmt_usd(best['training_cost_usd'])}")
+        if len(options) > top:
+            blocks.append(_context(f"…and {len(options) - top} more options"))
+    else:
+        fallback = f"{title}: nothing fits within the constraints"
+        blocks.append(_section(":no_entry: *Nothing fits* within the constraints."))
+        rejected = [f"{r.get('instance_type', '')}: {r.get('reason', '')}"
+                    for r in result.get("rejected") or ()]
+        if rejected:
+            blocks.append(_bullets(rejected, title="Why not"))
+        plan = result.get("plan") or requirements.get("mitigations") or []
+        if plan:
+            blocks.append(_bullets(_plan_lines(plan), title="Out-of-memory plan"))
+    if requirements.get("warnings"):
+        blocks.append(_bullets(_warning_lines(requirements["warnings"]), title="Warnings"))
+    catalog = result.get("catalog") or {}
+    if catalog:
+        blocks.append(_context(f"catalog {catalog.get('version', '?')}, prices as of "
+                               f"{catalog.get('prices_as_of', '?')} · ★ on the cost/time Pareto front"))
+    return message(fallback, blocks)
+
+
+def _fit_block(entry: Mapping[str, Any]) -> SectionBlock:
+    fits = bool(entry.get("fits"))
+    mark = ":white_check_mark: fits" if fits else ":x: does not fit"
+    text = (f"*{entry.get('gpu_count', 1)} × {entry['gpu']}*: {mark}, "
+            f"{fmt_bytes(entry.get('gpu_memory_bytes', 0))} per GPU")
+    hours = entry.get("training_hours") or 0.0
+    fields = [f"*Per iteration*\n{entry.get('iteration_ms', 0.0):,.1f} ms",
+              f"*Throughput*\n{entry.get('throughput_samples_per_s', 0.0):,.0f} samples/s",
+              f"*Training time*\n{fmt_hours(hours) if hours > 0 else 'add samples= to know'}"]
+    if entry.get("bottleneck"):
+        fields.append(f"*Bound by*\n{entry['bottleneck']}")
+    return _section(text, fields=fields)
+
+
+def render_fit(requirements: Mapping[str, Any], *, title: str) -> Message:
+    """Render whether a job fits the asked GPUs and how long an iteration takes on each."""
+    per_gpu: Sequence[Mapping[str, Any]] = requirements.get("per_gpu") or []
+    blocks: list[Block] = [_header(f"gpugauge fit · {title}"), _section(memory_lines(requirements))]
+    blocks += [_fit_block(e) for e in per_gpu]
+    if any(not e.get("fits") for e in per_gpu) and requirements.get("mitigations"):
+        blocks.append(_bullets(_plan_lines(requirements["mitigations"]), title="Out-of-memory plan"))
+    if requirements.get("warnings"):
+        blocks.append(_bullets(_warning_lines(requirements["warnings"]), title="Warnings"))
+    verdicts = [f"{e['gpu']} {'fits' if e.get('fits') else 'does not fit'} "
+                f"({e.get('iteration_ms', 0.0):,.0f} ms per iteration)" for e in per_gpu]
+    return message(f"{title}: {'; '.join(verdicts) or 'no GPU answered'}", blocks)
+
+
+def render_error(summary: str, *, problems: Sequence[str] = ()) -> Message:
+    """Render a readable failure: what went wrong and, line by line, what to change."""
+    blocks: list[Block] = [_section(f":warning: *{summary}*")]
+    if problems:
+        blocks.append(_bullets(list(problems), title="What to change"))
+    blocks.append(_context("`/gpugauge help` lists the words gpugauge understands."))
+    return message(f"{summary}: {'; '.join(problems)}" if problems else summary, blocks)
+
+
+def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
+    """Render the command's grammar with an example, the words, the defaults, the presets and GPUs."""
+    keys = ", ".join(f"`{k}={grammar.EXAMPLES.get(k, 'N')}`" for k in grammar.KEYS)
+    flags = ", ".join(f"`{f}`" for f in grammar.FLAGS)
+    blocks: list[Block] = [
+        _header("gpugauge: size a training job and rank the machines for it"),
+        _section("*Ask for the best machines*\n`/gpugauge resnet50 batch=64 epochs=90 data=150GB "
+                 "samples=1.28M budget=$500 deadline=2d spot`\n*Does it fit one GPU?*\n"
+                 "`/gpugauge fit resnet50 v100-16gb batch=64`"),
+        _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
+        _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default), epochs=1, objective "
+                 "balanced, every provider and pricing kind; `spot`/`ondemand` choose the cloud pricing "
+                 "and keep owned cards unless you name providers. Sizes take units: 150GB, 1.28M, "
+                 "$500, 2d."),
+        _section(f"*Presets:* {', '.join(sorted(presets))}"),
+        _section(f"*GPUs:* {', '.join(sorted(gpus))}"),
+    ]
+    return message("gpugauge help: /gpugauge <preset> batch=64 epochs=90 samples=1.28M ...", blocks)

@@ -1,0 +1,281 @@
+"""The words of `/gpugauge ...` turned into a job spec dict; pure, with the closest valid word for a typo.
+
+    /gpugauge resnet50 batch=64 epochs=90 data=150GB samples=1.28M budget=$500 deadline=2d spot
+    /gpugauge fit resnet50 v100-16gb batch=64
+    /gpugauge help
+
+Defaults (told to the user in the help text): batch 32 when no `batch=` is given (Keras'
+`Model.fit` default batch size, keras.io/api/models/model_training_apis), epochs 1, objective
+balanced, every provider and pricing kind; the rest are the job spec's own defaults (CONTRACT.md).
+`spot`/`ondemand` choose the cloud pricing; owned on-prem cards stay in unless providers are named.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import re
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from catalog.units import parse_bytes, parse_duration_hours, parse_usd
+from service.humanize import parse_count
+
+DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
+MAX_TEXT_CHARS = 1000  # a command longer than this is not typed by a person
+MAX_FIT_GPUS = 5
+
+CommandKind = Literal["help", "recommend", "fit"]
+
+
+class CommandError(Exception):
+    """The command's words do not make a job; `problems` holds one line per bad word."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Command:
+    """A parsed command: what to do, the raw job spec, and (for `fit`) the GPUs to try."""
+
+    kind: CommandKind
+    spec: dict[str, Any] = field(default_factory=dict)
+    gpus: tuple[str, ...] = ()
+    gpu_count: int = 1
+    defaults_used: tuple[str, ...] = ()  # e.g. ("batch=32",), told back to the user in the ack
+
+
+def _count(text: str) -> int:
+    return parse_count(text)
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text!r} is not a finite number")
+    return value
+
+
+def _choice(kind: str, valid: Mapping[str, str]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text in valid:
+            return valid[text]
+        close = difflib.get_close_matches(text, list(valid), n=1)
+        hint = f"; did you mean {close[0]}?" if close else f" (one of {', '.join(valid)})"
+        raise ValueError(f"unknown {kind} {text!r}{hint}")
+    return parse
+
+
+def _regions(text: str) -> list[str]:
+    return [r for r in text.split(",") if r]
+
+
+_PRECISIONS = {"fp32": "fp32", "fp16": "fp16-mixed", "bf16": "bf16-mixed",
+               "fp16-mixed": "fp16-mixed", "bf16-mixed": "bf16-mixed"}
+_OPTIMIZERS = {name: name for name in ("sgd", "momentum", "adam", "adamw")}
+_FRAMEWORKS = {name: name for name in ("pytorch", "tensorflow", "jax", "cntk")}
+
+# word= -> (section, field, parser); section "" is the top level, "stats" is model.stats
+KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
+    "batch": ("training", "batch_size", _count),
+    "epochs": ("training", "epochs", _number),
+    "seq": ("training", "sequence_length", _count),
+    "lr": ("training", "learning_rate", _number),
+    "accum": ("training", "update_interval", _count),
+    "precision": ("training", "precision", _choice("precision", _PRECISIONS)),
+    "optimizer": ("training", "optimizer", _choice("optimizer", _OPTIMIZERS)),
+    "framework": ("training", "framework", _choice("framework", _FRAMEWORKS)),
+    "data": ("dataset", "bytes", parse_bytes),
+    "samples": ("dataset", "samples", _count),
+    "budget": ("constraints", "budget_usd", parse_usd),
+    "deadline": ("constraints", "deadline_hours", parse_duration_hours),
+    "gpus": ("constraints", "max_gpus", _count),
+    "region": ("constraints", "regions", _regions),
+    "top": ("", "limit", _count),
+    "neurons": ("stats", "neurons", _count),
+    "params": ("stats", "parameters", _count),
+    "madds": ("stats", "multiply_adds", _count),
+}
+
+# bare word -> (group, value); a group may be named once (providers and pricing collect)
+FLAGS: dict[str, tuple[str, Any]] = {
+    "aws": ("providers", "aws"), "gcp": ("providers", "gcp"), "onprem": ("providers", "onprem"),
+    "spot": ("pricing", "spot"), "ondemand": ("pricing", "on_demand"),
+    "on-demand": ("pricing", "on_demand"),
+    "fp32": ("precision", "fp32"), "fp16": ("precision", "fp16-mixed"), "bf16": ("precision", "bf16-mixed"),
+    "recompute": ("recompute", True),
+    "cost": ("objective", "cost"), "time": ("objective", "time"), "balanced": ("objective", "balanced"),
+    **{name: ("optimizer", name) for name in _OPTIMIZERS},
+    **{name: ("framework", name) for name in _FRAMEWORKS},
+}
+_COLLECTING = {"providers", "pricing"}
+_FLAG_FIELDS = {"precision": ("training", "precision"), "recompute": ("training", "recompute"),
+                "optimizer": ("training", "optimizer"), "framework": ("training", "framework"),
+                "objective": ("", "objective")}
+_GROUP_KEYS = {"precision": "precision", "optimizer": "optimizer", "framework": "framework"}
+
+
+
+def _field_path(section: str, name: str) -> str:
+    if section == "stats":
+        return f"model.stats.{name}"
+    return f"{section}.{name}" if section else name
+
+
+# Spec field path -> the word a Slack user typed, to name schema errors in the user's words.
+FIELD_WORDS: dict[str, str] = {
+    **{_field_path(section, name): f"{word}=" for word, (section, name, _) in KEYS.items()},
+    "model": "the model", "model.preset": "the preset", "training.recompute": "recompute",
+    "constraints.providers": "aws/gcp/onprem", "constraints.pricing": "spot/ondemand",
+    "objective": "cost/time/balanced",
+}
+
+
+def _tokens(text: str) -> list[str]:
+    text = html.unescape(text).lower()  # Slack escapes &, < and > in a command's text
+    text = re.sub(r"\s*=\s*", "=", text)
+    return text.split()
+
+
+def _suggest(word: str, candidates: Collection[str]) -> list[str]:
+    # 0.7 keeps "batchsize" -> batch= and "resnt50" -> resnet50 but drops far-fetched guesses.
+    return difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.7)
+
+
+def _did_you_mean(options: list[str]) -> str:
+    return f"; did you mean {' or '.join(options)}?" if options else "; see `/gpugauge help`"
+
+
+class _Builder:
+    """Collects words into a spec, remembering what was set and every problem found."""
+
+    def __init__(self, *, presets: Collection[str], gpus: Collection[str], fit: bool) -> None:
+        self.presets, self.gpus, self.fit = presets, gpus, fit
+        self.spec: dict[str, Any] = {"model": {}, "training": {}, "dataset": {}, "constraints": {}}
+        self.seen: set[str] = set()
+        self.collected: dict[str, list[Any]] = {"providers": [], "pricing": []}
+        self.fit_gpus: list[str] = []
+        self.problems: list[str] = []
+
+    def once(self, name: str, word: str) -> bool:
+        if name in self.seen:
+            self.problems.append(f"{word}: {name} is given twice")
+            return False
+        self.seen.add(name)
+        return True
+
+    def put(self, section: str, name: str, value: Any) -> None:
+        if section == "stats":
+            self.spec["model"].setdefault("stats", {})[name] = value
+        elif section:
+            self.spec[section][name] = value
+        else:
+            self.spec[name] = value
+
+    def key_value(self, word: str) -> None:
+        key, _, value = word.partition("=")
+        if key not in KEYS:
+            close = [f"{k}=" for k in _suggest(key, KEYS)]
+            self.problems.append(f"unknown word '{key}'{_did_you_mean(close)}")
+            return
+        section, name, parse = KEYS[key]
+        if key == "gpus" and self.fit:
+            section, name = "", "gpu_count"
+        if not self.once(_GROUP_KEYS.get(key, key), word):
+            return
+        if not value:
+            self.problems.append(f"{key}= needs a value, e.g. {key}={EXAMPLES.get(key, '1')}")
+            return
+        try:
+            self.put(section, name, parse(value))
+        except ValueError as exc:
+            self.problems.append(f"{word}: {exc}")
+
+    def bare(self, word: str) -> None:
+        if word in FLAGS:
+            group, value = FLAGS[word]
+            if group in _COLLECTING:
+                if value not in self.collected[group]:
+                    self.collected[group].append(value)
+            elif self.once(group, word):
+                section, name = _FLAG_FIELDS[group]
+                self.put(section, name, value)
+        elif word in self.presets:
+            if self.once("preset", word):
+                self.spec["model"]["preset"] = word
+        elif self.fit and word in self.gpus:
+            self.fit_gpus.append(word)
+        else:
+            self.unknown(word)
+
+    def unknown(self, word: str) -> None:
+        names = [*FLAGS, *self.presets, *(self.gpus if self.fit else ()), *(f"{k}=" for k in KEYS)]
+        close = _suggest(word, names)
+        best = close[0] if close else None
+        if best in self.presets or (best is None and "preset" not in self.seen):
+            self.problems.append(f"unknown preset '{word}'{_did_you_mean(_suggest(word, self.presets))}")
+        elif self.fit and (best in self.gpus or (best is None and not self.fit_gpus)):
+            self.problems.append(f"unknown GPU '{word}'{_did_you_mean(_suggest(word, self.gpus))}")
+        else:
+            self.problems.append(f"unknown word '{word}'{_did_you_mean(close)}")
+
+    def finish(self) -> dict[str, Any]:
+        providers, pricing = self.collected["providers"], self.collected["pricing"]
+        if providers:
+            self.spec["constraints"]["providers"] = providers
+        if pricing:
+            # Owned cards have no spot or on-demand price; keep them unless on-prem was left out.
+            if "onprem" in (providers or ["onprem"]):
+                pricing = [*pricing, "owned"]
+            self.spec["constraints"]["pricing"] = pricing
+        if not self.spec["model"] and not any(p.startswith("unknown preset") for p in self.problems):
+            self.problems.append("name a model: a preset such as resnet50, or neurons= params= madds=")
+        return {k: v for k, v in self.spec.items() if v != {} or k in ("model", "training")}
+
+
+EXAMPLES = {"batch": "64", "epochs": "90", "data": "150GB", "samples": "1.28M", "budget": "$500",
+             "deadline": "2d", "seq": "512", "lr": "0.1", "gpus": "4", "precision": "bf16",
+             "optimizer": "adamw", "region": "us-east-1", "top": "5"}
+
+
+def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str]) -> Command:
+    """Parse the text after `/gpugauge`; raise CommandError listing every bad word with suggestions."""
+    if len(text) > MAX_TEXT_CHARS:
+        raise CommandError([f"the command is over {MAX_TEXT_CHARS} characters; say less"])
+    words = _tokens(text)
+    if not words or words[0] in ("help", "?", "-h", "--help"):
+        return Command(kind="help")
+    fit = words[0] == "fit"
+    builder = _Builder(presets=presets, gpus=gpus, fit=fit)
+    for word in words[1:] if fit else words:
+        if "=" in word:
+            builder.key_value(word)
+        else:
+            builder.bare(word)
+    spec = builder.finish()
+    if fit and not builder.fit_gpus and not builder.problems:
+        builder.problems.append(f"name a GPU to fit on, e.g. `/gpugauge fit resnet50 v100-16gb` "
+                                f"(GPUs: {', '.join(sorted(gpus))})")
+    if len(builder.fit_gpus) > MAX_FIT_GPUS:
+        builder.problems.append(f"name at most {MAX_FIT_GPUS} GPUs to fit on")
+    if builder.problems:
+        raise CommandError(builder.problems)
+    defaults: list[str] = []
+    if "batch_size" not in spec["training"]:
+        spec["training"]["batch_size"] = DEFAULT_BATCH_SIZE
+        defaults.append(f"batch={DEFAULT_BATCH_SIZE}")
+    gpu_count = spec.pop("gpu_count", 1)
+    return Command(kind="fit" if fit else "recommend", spec=spec, gpus=tuple(dict.fromkeys(builder.fit_gpus)),
+                   gpu_count=gpu_count, defaults_used=tuple(defaults))
+
+
+def describe_errors(errors: Mapping[str, list[str]]) -> list[str]:
+    """Name schema errors (flat field paths) in the words a Slack user types."""
+    lines = []
+    for path, messages in errors.items():
+        word = FIELD_WORDS.get(path, path)
+        lines.append(f"{word} {' '.join(messages)}")
+    return lines
