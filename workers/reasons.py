@@ -1,0 +1,119 @@
+"""The words of a ranking: each option's one-line `why`, its warnings, and each rejected family's reason."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from catalog.types import Catalog, Pricing
+from workers.shapes import BUDGET, DEADLINE, GPU_MEMORY, HOST_MEMORY, NO_ESTIMATE, NO_STORAGE_PRICE, Shape
+from workers.sizing.requirements import Requirements, Warning
+from workers.sizing.spec import JobSpec, Objective
+
+GIB = 2**30
+
+# Multi-GPU scaling below 75 % of linear is called poor: domain.md §4 reports 2-3x on 4 GPUs
+# for TensorFlow (50-75 %) against 3.6-3.8x for PyTorch (90-95 %).
+POOR_SCALING_EFFICIENCY = 0.75
+
+
+def _gib(n_bytes: float) -> str:
+    return f"{n_bytes / GIB:.1f} GiB"
+
+
+def _usd(amount: float) -> str:
+    return f"${amount:,.2f}" if amount < 100 else f"${amount:,.0f}"
+
+
+def gpu_name(catalog: Catalog, slug: str) -> str:
+    """Return the GPU's display name, or its slug when the catalog lacks it."""
+    try:
+        return catalog.gpu(slug).name
+    except KeyError:
+        return slug
+
+
+def option_warnings(shape: Shape, *, pricing: str, hours_known: bool) -> tuple[Warning, ...]:
+    """Return the warnings that apply to running the job on this option."""
+    found: list[Warning] = []
+    pg = shape.per_gpu
+    if pricing == Pricing.SPOT.value:
+        found.append(Warning("spot-interruption", "spot capacity can be reclaimed at short notice; "
+                                                  "checkpoint often and expect restarts"))
+    if pg is not None and shape.iteration_ms > pg.iteration_ms * 1.0005:
+        found.append(Warning("cpu-bound", f"pre-processing on this CPU (single-thread score "
+                                          f"{shape.cpu_score:g}) stretches an iteration from "
+                                          f"{pg.iteration_ms:.1f} to {shape.iteration_ms:.1f} ms"))
+    n = shape.gpu_count
+    if pg is not None and n > 1 and pg.speedup_vs_one_gpu < POOR_SCALING_EFFICIENCY * n:
+        found.append(Warning("poor-scaling", f"{shape.gpu_count} GPUs run only {pg.speedup_vs_one_gpu:.1f}x "
+                                             "as fast as one; several single-GPU runs may use them better"))
+    if not hours_known:
+        found.append(Warning("duration-unknown", "dataset.samples is not given, so training time, cost, "
+                                                 "budget and deadline cannot be worked out"))
+    return tuple(found)
+
+
+def why_line(shape: Shape, *, pricing: str, price_per_hour_usd: float, cost_usd: float,
+             storage_cost_usd: float, hours_known: bool, job: JobSpec, balanced_score: float) -> str:
+    """Return one line on what binds this option: memory headroom, time, what dominates the cost."""
+    pg = shape.per_gpu
+    parts: list[str] = []
+    if job.objective is Objective.BALANCED:
+        parts.append(f"balanced score {balanced_score:.2f}")
+    if pg is not None and shape.card_memory_bytes > 0:
+        headroom = 1.0 - pg.gpu_memory_bytes / shape.card_memory_bytes
+        parts.append(f"{_gib(pg.gpu_memory_bytes)} of {_gib(shape.card_memory_bytes)} per GPU "
+                     f"({headroom:.0%} headroom)")
+    timing = f"{shape.hours:.1f} h" if hours_known else f"{shape.time_metric * 1000:.2f} ms per sample"
+    if pg is not None and shape.gpu_count > 1:
+        timing += f" on {shape.gpu_count} GPUs ({pg.speedup_vs_one_gpu:.1f}x one)"
+    if pg is not None and shape.iteration_ms > pg.iteration_ms * 1.0005:
+        timing += ", CPU-bound"
+    elif pg is not None and pg.bottleneck:
+        timing += f", {pg.bottleneck}-bound"
+    parts.append(timing)
+    if hours_known:
+        cost = f"{_usd(cost_usd)} total"
+        if storage_cost_usd > 0:
+            cost += f", block storage {storage_cost_usd / cost_usd:.0%} of it" if cost_usd > 0 else ""
+        parts.append(cost)
+    if pricing == Pricing.OWNED.value:
+        a = job.constraints.onprem
+        parts.append(f"owned at {_usd(price_per_hour_usd)}/h: purchase over {a.lifetime_years:g} y "
+                     f"at {a.utilisation:.0%} use, plus power")
+    elif pricing == Pricing.SPOT.value:
+        parts.append("spot: may be interrupted")
+    return "; ".join(parts)
+
+
+def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requirements, job: JobSpec,
+                     catalog: Catalog) -> str:
+    """Return why a family of shapes, all rejected for `kind`, cannot run the job."""
+    first = members[0]
+    name = gpu_name(catalog, first.gpu)
+    if kind == NO_ESTIMATE:
+        counts = ", ".join(str(n) for n in sorted({s.gpu_count for s in members}))
+        return f"no memory or time estimate for {name} at {counts} GPU(s)"
+    if kind == GPU_MEMORY:
+        need = min(s.per_gpu.gpu_memory_bytes for s in members if s.per_gpu is not None)
+        card = first.card_memory_bytes
+        if need > card:
+            return f"needs {_gib(need)} per GPU; {name} has {_gib(card)}"
+        return f"needs {_gib(need)} per GPU, too little headroom on {name}'s {_gib(card)}"
+    if kind == HOST_MEMORY:
+        most = max(s.host_memory_bytes for s in members)
+        return (f"needs {_gib(requirements.host_memory_bytes)} of host memory to hold the data; "
+                f"{'has' if len(members) == 1 else 'these have at most'} {_gib(most)}")
+    if kind == DEADLINE:
+        fastest = min(s.hours for s in members)
+        return f"takes {fastest:.1f} h at best, past the {job.constraints.deadline_hours:g} h deadline"
+    if kind == BUDGET:
+        cheapest = min((s.over_budget, s.instance_type) for s in members if s.over_budget is not None)
+        (cost, region, pricing), instance_type = cheapest
+        return (f"costs {_usd(cost)} at the cheapest ({instance_type}, {region}, {pricing}), "
+                f"over the {_usd(job.constraints.budget_usd or 0.0)} budget")
+    if kind == NO_STORAGE_PRICE:
+        regions = sorted(set().union(*(s.missing_storage_regions for s in members)))
+        return (f"local disk is short of the {_gib(requirements.storage_min_bytes)} the data needs, and the "
+                f"catalog has no block storage price for {first.provider_name} in {', '.join(regions)}")
+    return kind

@@ -1,0 +1,80 @@
+"""The part of a catalog a job's constraints let it use: providers, regions, pricing kinds, GPU counts.
+
+Two kinds of constraint act differently (what a procurement list expects):
+- scope constraints (`providers`, `regions`, `pricing`, `max_gpus`) say what the user is willing to
+  buy at all; offers outside them are left out silently, neither ranked nor listed as rejected;
+- limit constraints (`budget_usd`, `deadline_hours`) are judged per option; an option over the
+  budget or past the deadline is rejected with the figure that fails (see ranking.py).
+Regions select cloud offers only: an owned machine has no region and is selected by `providers`
+(`onprem`) and `pricing` (`owned`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from catalog.types import Catalog, Pricing, Provider
+from workers.costing import ONPREM_REGION, cheapest_cards, onprem_gpu_counts
+from workers.sizing.errors import SpecError, UnknownNameError
+from workers.sizing.spec import Constraints
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The validated scope constraints, as sets the ranking loop tests offers against."""
+
+    providers: frozenset[Provider]
+    regions: frozenset[str]  # empty: every region; else includes ONPREM_REGION for owned machines
+    pricing: tuple[Pricing, ...]
+    max_gpus: int
+
+
+def _unknown(field: str, kind: str, bad: str, valid: list[str]) -> UnknownNameError:
+    suggestions = tuple(difflib.get_close_matches(bad, valid, n=3))
+    return UnknownNameError(field, f"unknown {kind} {bad!r}; valid: {', '.join(valid)}", suggestions)
+
+
+def resolve_scope(constraints: Constraints, catalog: Catalog) -> Scope:
+    """Return the scope the constraints allow; raise SpecError naming the field for an unknown name."""
+    valid_providers = [p.value for p in Provider]
+    providers: set[Provider] = set()
+    for name in constraints.providers:
+        if name not in valid_providers:
+            raise _unknown("constraints.providers", "provider", name, valid_providers)
+        providers.add(Provider(name))
+    valid_pricing = [p.value for p in Pricing]
+    pricing: list[Pricing] = []
+    for name in constraints.pricing:
+        if name not in valid_pricing:
+            raise _unknown("constraints.pricing", "pricing kind", name, valid_pricing)
+        if Pricing(name) not in pricing:
+            pricing.append(Pricing(name))
+    regions: set[str] = set()
+    if constraints.regions:
+        valid_regions = sorted({o.region for o in catalog.offers})
+        for name in constraints.regions:
+            if name not in valid_regions:
+                raise _unknown("constraints.regions", "region", name, valid_regions)
+            regions.add(name)
+        regions.add(ONPREM_REGION)
+    if constraints.max_gpus < 1:
+        raise SpecError("constraints.max_gpus", f"must be at least 1, got {constraints.max_gpus}")
+    return Scope(frozenset(providers), frozenset(regions), tuple(pricing), constraints.max_gpus)
+
+
+def gpu_counts_in_scope(constraints: Constraints, catalog: Catalog) -> tuple[tuple[str, int], ...]:
+    """Return the (GPU model, count) pairs of the machines in scope, sorted; estimate each once."""
+    scope = resolve_scope(constraints, catalog)
+    shapes = {(i.provider, i.instance_type): (i.gpu, i.gpu_count) for i in catalog.instances
+              if i.provider in scope.providers and 0 < i.gpu_count <= scope.max_gpus}
+    pairs: set[tuple[str, int]] = set()
+    for o in catalog.offers:
+        pair = shapes.get((o.provider, o.instance_type))
+        if (pair is not None and o.pricing in scope.pricing
+                and (not scope.regions or o.region in scope.regions)):
+            pairs.add(pair)
+    if Provider.ONPREM in scope.providers and Pricing.OWNED in scope.pricing:
+        for gpu in cheapest_cards(catalog.onprem_cards):
+            pairs.update((gpu, n) for n in onprem_gpu_counts(scope.max_gpus))
+    return tuple(sorted(pairs))
