@@ -1,0 +1,26 @@
+"""POST /v1/estimate: size a job spec synchronously, optionally on given GPUs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workers.sizing.estimate import estimate_requirements
+
+from service.api import ApiBlueprint
+from service.runtime import runtime
+from service.schemas import EstimateRequestSchema, RequirementsSchema
+from service.specs import build_job
+from workers.sizing.requirements import Requirements
+
+blp = ApiBlueprint("estimate", __name__, url_prefix="/v1", description="Size a training job.")
+
+
+@blp.route("/estimate", methods=["POST"])
+@blp.arguments(EstimateRequestSchema)
+@blp.response(200, RequirementsSchema)
+@blp.problems(400, 401, 413, 415, 422)
+def estimate(data: dict[str, Any]) -> Requirements:
+    """Size a job spec; with `gpus`, also fit and time it on `gpu_count` of each of those GPUs."""
+    gpus, gpu_count = data.pop("gpus"), data.pop("gpu_count")
+    return estimate_requirements(build_job(data), gpus=tuple(gpus), gpu_count=gpu_count,
+                                 known_gpus=runtime().catalog.get().gpus)

@@ -1,0 +1,172 @@
+"""The Flask app factory: settings, Celery, the job store, the API blueprints, problem+json errors.
+
+Settings, later ones winning: DEFAULTS below; the environment (REDIS_URL, and every GPUGAUGE_*
+variable with the prefix dropped, values parsed as JSON where they parse: GPUGAUGE_RESULT_TTL_S=600
+sets RESULT_TTL_S); then the mapping passed to create_app. With REDIS_URL, jobs go through Redis to
+`gpugauge worker` processes; without it the app runs embedded: jobs run on a thread pool of this
+process and live in its memory (service/queues.py), so serve it as one process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from http import HTTPStatus
+from typing import Any
+
+from celery import Celery, Task
+from flask import Flask
+from flask.json.provider import DefaultJSONProvider
+from flask_smorest import Api
+from redis import Redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+from service import docs, ops
+from service import tasks as _tasks  # noqa: F401  (registers the @shared_task functions)
+from service.api import catalog as catalog_api
+from service.api import estimate as estimate_api
+from service.api import recommendations as recommendations_api
+from service.auth import EXTENSION as API_KEYS_EXTENSION
+from service.auth import api_key_hashes
+from service.jobs import MemoryJobStore, RedisJobStore
+from service.problems import PROBLEM_MEDIA_TYPE, handle_http_exception, register_error_handlers
+from service.queues import CeleryQueue, ThreadQueue
+from service.runtime import EXTENSION, CatalogCache, Runtime
+from service.schemas import ProblemSchema
+from workers.celery_app import celery_settings, embedded_settings
+
+DEFAULTS: dict[str, Any] = {
+    "REDIS_URL": None,  # absent: the embedded default
+    "API_KEYS": "",  # comma-separated keys or their sha256; empty: the API is open
+    "RESULT_TTL_S": 3600,  # a job and its result live this long
+    "MAX_CONTENT_LENGTH": 8 * 1024 * 1024,  # request bodies; a spec with an inline ONNX graph fits
+    "READY_TIMEOUT_S": 0.5,  # how long /readyz waits for a worker's pong
+    "EMBEDDED_THREADS": 4,  # tasks at once in the embedded mode
+    "CATALOG_RELOAD_S": 300,  # how often a running app looks for a refreshed catalog
+    "CATALOG_LOADER": None,  # a zero-argument callable returning a Catalog; None: catalog.loader
+    "TASK_TIME_LIMIT_S": 120,
+    "TASK_SOFT_TIME_LIMIT_S": 100,
+    "CELERY": {},  # overrides of workers.celery_app's settings
+    "API_TITLE": "gpugauge",
+    "API_VERSION": "1",
+    "OPENAPI_VERSION": "3.1.0",
+    "OPENAPI_URL_PREFIX": "/",
+    "OPENAPI_JSON_PATH": "openapi.json",
+    "OPENAPI_SWAGGER_UI_PATH": "docs",
+    "OPENAPI_SWAGGER_UI_URL": docs.ASSETS_URL,
+}
+# Blueprints of other parts of the service (Slack, reports), registered when their module exists.
+OPTIONAL_BLUEPRINTS = ("service.slack.views", "service.reports.views")
+
+
+class StrictJSONProvider(DefaultJSONProvider):
+    """Flask's JSON, refusing to write NaN or Infinity (not JSON, RFC 8259) instead of sending them."""
+
+    sort_keys = False
+
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        """Serialise `obj`; raise ValueError on a non-finite float."""
+        kwargs.setdefault("allow_nan", False)
+        return super().dumps(obj, **kwargs)
+
+
+class ProblemApi(Api):
+    """flask-smorest's Api, answering and documenting every error as application/problem+json."""
+
+    ERROR_SCHEMA = ProblemSchema
+
+    def handle_http_exception(self, error: Any) -> Any:
+        """Answer an HTTPException as problem+json."""
+        return handle_http_exception(error)
+
+    def _register_responses(self) -> None:
+        for status in HTTPStatus:
+            if status >= 400:
+                self.spec.components.response(status.name, _problem_doc(status.phrase), lazy=True)
+        self.spec.components.response("DEFAULT_ERROR", _problem_doc("Default error response"), lazy=True)
+
+
+def create_app(config: Mapping[str, object] | None = None) -> Flask:
+    """Build the app: settings, Celery, job store, queue, catalog, blueprints and error handlers."""
+    app = Flask(__name__, static_folder=None)
+    app.json = StrictJSONProvider(app)
+    app.config.from_mapping(DEFAULTS)
+    if os.environ.get("REDIS_URL"):
+        app.config["REDIS_URL"] = os.environ["REDIS_URL"]
+    app.config.from_prefixed_env("GPUGAUGE")
+    app.config.from_mapping(config or {})
+    app.extensions[API_KEYS_EXTENSION] = api_key_hashes(app.config["API_KEYS"])
+
+    celery = celery_init_app(app)
+    app.extensions[EXTENSION] = _runtime(app, celery)
+
+    api = ProblemApi(app)
+    api.spec.components.security_scheme("bearerAuth", {"type": "http", "scheme": "bearer"})
+    for module in (estimate_api, recommendations_api, catalog_api, ops):
+        api.register_blueprint(module.blp)
+    app.register_blueprint(docs.blp)
+    for name in OPTIONAL_BLUEPRINTS:
+        _register_optional(app, name)
+    register_error_handlers(app)
+    return app
+
+
+def celery_init_app(app: Flask) -> Celery:
+    """Create the app's Celery, whose tasks run inside the Flask app context (Flask docs pattern)."""
+
+    class FlaskTask(Task):  # type: ignore[misc]
+        def __call__(self, *args: object, **kwargs: object) -> object:
+            with app.app_context():
+                return self.run(*args, **kwargs)
+
+    url = app.config["REDIS_URL"]
+    overrides = app.config["CELERY"]
+    settings = (embedded_settings(overrides) if not url else celery_settings(
+        url, time_limit_s=float(app.config["TASK_TIME_LIMIT_S"]),
+        soft_time_limit_s=float(app.config["TASK_SOFT_TIME_LIMIT_S"]), overrides=overrides))
+    celery = Celery(app.name, task_cls=FlaskTask)
+    celery.config_from_object(settings)
+    celery.set_default()
+    app.extensions["celery"] = celery
+    return celery
+
+
+def _runtime(app: Flask, celery: Celery) -> Runtime:
+    catalog = CatalogCache(app.config["CATALOG_LOADER"] or _default_catalog_loader(),
+                           reload_s=float(app.config["CATALOG_RELOAD_S"]))
+    url = app.config["REDIS_URL"]
+    if not url:
+        return Runtime(jobs=MemoryJobStore(), catalog=catalog, embedded=True,
+                       queue=ThreadQueue(celery, threads=int(app.config["EMBEDDED_THREADS"])))
+    probe = _redis(url, timeout_s=float(app.config["READY_TIMEOUT_S"]))
+    return Runtime(jobs=RedisJobStore(_redis(url, timeout_s=2.0)), catalog=catalog, embedded=False,
+                   queue=CeleryQueue(celery, redis_probe=probe))
+
+
+def _redis(url: str, *, timeout_s: float) -> Redis:
+    # One quick retry, not redis-py's ten with backoff: a request must fail fast when Redis is down.
+    return Redis.from_url(url, socket_connect_timeout=min(timeout_s, 1.0), socket_timeout=timeout_s,
+                          retry=Retry(ExponentialBackoff(cap=0.05, base=0.01), 1),
+                          health_check_interval=25)
+
+
+def _default_catalog_loader() -> Any:
+    from catalog.loader import load_catalog
+
+    return load_catalog
+
+
+def _register_optional(app: Flask, module_name: str) -> None:
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name is not None and module_name.startswith(error.name):
+            return
+        raise
+    app.register_blueprint(module.blp)
+
+
+def _problem_doc(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {PROBLEM_MEDIA_TYPE: {"schema": ProblemSchema}}}

@@ -1,0 +1,170 @@
+"""The catalog as the API and `gpugauge catalog ... --json` show it: filters, and schemas to dump it."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from typing import Any
+
+from marshmallow import RAISE, Schema, fields, validate
+
+from catalog.types import Catalog, GpuSpec, InstanceType, Offer
+from workers.sizing.errors import UnknownNameError
+
+PROVIDERS = ("aws", "gcp", "onprem")
+PRICING_KINDS = ("on_demand", "spot", "owned")
+SEGMENTS = ("consumer", "workstation", "datacenter")
+
+
+class CatalogInfoSchema(Schema):
+    """Which catalog answers: its version, how fresh its prices are, where its rows come from."""
+
+    version = fields.String()
+    prices_as_of = fields.String()
+    sources = fields.List(fields.String())
+
+
+class GpuSchema(Schema):
+    """One GPU model's datasheet row."""
+
+    slug = fields.String()
+    name = fields.String()
+    architecture = fields.String()
+    compute_capability = fields.String()
+    year = fields.Integer()
+    memory_bytes = fields.Integer()
+    memory_bandwidth_gb_per_s = fields.Float()
+    fp32_tflops = fields.Float()
+    fp16_tflops = fields.Float()
+    bf16_tflops = fields.Float()
+    pcie_gen = fields.Integer()
+    nvlink_gb_per_s = fields.Float()
+    tdp_watts = fields.Integer()
+    launch_price_usd = fields.Float(allow_none=True)
+    segment = fields.String()
+    source = fields.String()
+    source_date = fields.String()
+
+
+class PriceSchema(Schema):
+    """One price of an instance type: region, pricing kind, dollars per hour."""
+
+    region = fields.String()
+    pricing = fields.Function(lambda offer: offer.pricing.value)
+    price_per_hour_usd = fields.Float()
+    source = fields.String()
+    as_of = fields.String()
+
+
+class InstanceSchema(Schema):
+    """One machine shape with its prices by region."""
+
+    provider = fields.Function(lambda row: row["instance"].provider.value)
+    instance_type = fields.Function(lambda row: row["instance"].instance_type)
+    gpu = fields.Function(lambda row: row["instance"].gpu)
+    gpu_count = fields.Function(lambda row: row["instance"].gpu_count)
+    gpu_memory_bytes = fields.Function(lambda row: row["gpu_memory_bytes"])
+    vcpus = fields.Function(lambda row: row["instance"].vcpus)
+    host_memory_bytes = fields.Function(lambda row: row["instance"].host_memory_bytes)
+    local_storage_bytes = fields.Function(lambda row: row["instance"].local_storage_bytes)
+    cpu_model = fields.Function(lambda row: row["instance"].cpu_model)
+    cpu_single_thread_score = fields.Function(lambda row: row["instance"].cpu_single_thread_score)
+    network_gbit_per_s = fields.Function(lambda row: row["instance"].network_gbit_per_s)
+    source = fields.Function(lambda row: row["instance"].source)
+    source_date = fields.Function(lambda row: row["instance"].source_date)
+    prices = fields.List(fields.Nested(PriceSchema))
+
+
+class GpuListSchema(CatalogInfoSchema):
+    """The GPUs of one catalog version."""
+
+    gpus = fields.List(fields.Nested(GpuSchema))
+
+
+class InstanceListSchema(CatalogInfoSchema):
+    """The instance types of one catalog version, with their prices."""
+
+    instances = fields.List(fields.Nested(InstanceSchema))
+
+
+# Query strings carry numbers as text, so these fields parse them (the body's strict fields would not).
+class GpuFilterSchema(Schema):
+    """Filters of the GPU list."""
+
+    class Meta:
+        unknown = RAISE
+
+    min_memory_bytes = fields.Integer(validate=validate.Range(min=0, max=10**13))
+    segment = fields.String(validate=validate.OneOf(SEGMENTS))
+    architecture = fields.String(validate=validate.Length(min=1, max=32))
+
+
+class InstanceFilterSchema(Schema):
+    """Filters of the instance list."""
+
+    class Meta:
+        unknown = RAISE
+
+    provider = fields.String(validate=validate.OneOf(PROVIDERS))
+    region = fields.String(validate=validate.Length(min=1, max=64))
+    gpu = fields.String(validate=validate.Length(min=1, max=64))
+    pricing = fields.String(validate=validate.OneOf(PRICING_KINDS))
+    min_gpu_memory_bytes = fields.Integer(validate=validate.Range(min=0, max=10**13))
+    max_price_per_hour_usd = fields.Float(validate=validate.Range(min=0.0, max=1e6))
+
+
+def catalog_info(catalog: Catalog) -> dict[str, Any]:
+    """Return the catalog's version, prices_as_of and sources."""
+    return {"version": catalog.version, "prices_as_of": catalog.prices_as_of,
+            "sources": list(catalog.sources)}
+
+
+def list_gpus(catalog: Catalog, *, min_memory_bytes: int = 0, segment: str | None = None,
+              architecture: str | None = None) -> dict[str, Any]:
+    """Return the catalog's GPUs that pass the filters, with the catalog's version."""
+    gpus: list[GpuSpec] = [
+        g for g in catalog.gpus
+        if g.memory_bytes >= min_memory_bytes
+        and (segment is None or g.segment == segment)
+        and (architecture is None or g.architecture == architecture.lower())
+    ]
+    return GpuListSchema().dump({**catalog_info(catalog), "gpus": gpus})
+
+
+def list_instances(catalog: Catalog, *, provider: str | None = None, region: str | None = None,
+                   gpu: str | None = None, pricing: str | None = None, min_gpu_memory_bytes: int = 0,
+                   max_price_per_hour_usd: float | None = None) -> dict[str, Any]:
+    """Return the instance types that pass the filters, each with its matching prices."""
+    if gpu is not None:
+        _known("gpu", gpu, (g.slug for g in catalog.gpus))
+    if region is not None:
+        _known("region", region, (o.region for o in catalog.offers))
+    memory = {g.slug: g.memory_bytes for g in catalog.gpus}
+    price_filtered = region is not None or pricing is not None or max_price_per_hour_usd is not None
+    prices: dict[tuple[str, str], list[Offer]] = {}
+    for offer in catalog.offers:
+        if ((region is None or offer.region == region)
+                and (pricing is None or offer.pricing.value == pricing)
+                and (max_price_per_hour_usd is None or offer.price_per_hour_usd <= max_price_per_hour_usd)):
+            prices.setdefault((offer.provider.value, offer.instance_type), []).append(offer)
+    rows = []
+    for instance in catalog.instances:
+        key = (instance.provider.value, instance.instance_type)
+        if not _instance_matches(instance, provider=provider, gpu=gpu):
+            continue
+        if memory.get(instance.gpu, 0) < min_gpu_memory_bytes or (price_filtered and key not in prices):
+            continue
+        rows.append({"instance": instance, "gpu_memory_bytes": memory.get(instance.gpu, 0),
+                     "prices": sorted(prices.get(key, []), key=lambda o: (o.region, o.pricing.value))})
+    return InstanceListSchema().dump({**catalog_info(catalog), "instances": rows})
+
+
+def _instance_matches(instance: InstanceType, *, provider: str | None, gpu: str | None) -> bool:
+    return (provider is None or instance.provider.value == provider) and (gpu is None or instance.gpu == gpu)
+
+
+def _known(field: str, value: str, names: Iterable[str]) -> None:
+    known = sorted(set(names))
+    if value not in known:
+        suggestions = tuple(difflib.get_close_matches(value, known, n=3))
+        raise UnknownNameError(field, f"unknown {field} {value!r}", suggestions)

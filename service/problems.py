@@ -1,0 +1,157 @@
+"""Every error as an RFC 9457 problem+json document, mapped in this one module.
+
+The map:
+
+    HTTPException (400, 401, 404, 405, 413, 415, ...)   its status, its headers (Allow, ...) kept
+    webargs/marshmallow validation (422)                 `errors: {"training.batch_size": [...]}`
+    marshmallow ValidationError raised in a view (422)   the same
+    workers.sizing.errors.SizingError (422)              `errors: {field: [reason]}`
+    Redis, kombu and Celery-backend connection errors    503 with Retry-After
+    anything else                                        500, logged with a request id, no internals
+
+`problem_for` gives the same documents as plain dicts, for failed jobs to store.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from http import HTTPStatus
+from typing import Any
+
+from flask import Flask, Response, current_app, request
+from kombu.exceptions import OperationalError as KombuOperationalError
+from marshmallow import ValidationError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from werkzeug.exceptions import HTTPException
+
+from service.specs import flatten_errors
+from workers.sizing.errors import SizingError
+
+log = logging.getLogger(__name__)
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+RETRY_AFTER_S = 5
+# webargs nests its messages under the request location; a field path should not show it.
+_LOCATIONS = ("json", "query", "querystring", "view_args", "form", "headers", "cookies", "files")
+# What a lost connection to Redis looks like through redis-py and through kombu (Celery).
+_UNREACHABLE = (RedisConnectionError, RedisTimeoutError, KombuOperationalError)
+INVALID_INPUT = "urn:gpugauge:problem:invalid-input"
+UNAVAILABLE = "urn:gpugauge:problem:unavailable"
+
+
+class Unavailable(Exception):
+    """A dependency (Redis, the workers) cannot serve now; the client should retry later."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def problem(status: int, *, detail: str | None = None, title: str | None = None,
+            type_: str = "about:blank", **extensions: Any) -> dict[str, Any]:
+    """Build a problem document; `title` defaults to the status phrase."""
+    doc: dict[str, Any] = {"type": type_, "title": title or HTTPStatus(status).phrase, "status": status}
+    if detail:
+        doc["detail"] = detail
+    doc.update(extensions)
+    return doc
+
+
+def validation_problem(errors: Mapping[str, list[str]]) -> dict[str, Any]:
+    """Return the 422 problem for flat per-field errors."""
+    fields = ", ".join(sorted(errors)) or "the body"
+    return problem(422, type_=INVALID_INPUT, title="Invalid input",
+                   detail=f"invalid value for {fields}", errors=dict(errors))
+
+
+def problem_for(error: BaseException) -> dict[str, Any]:
+    """Return the problem document that describes `error` (no internals for unexpected ones)."""
+    if isinstance(error, SizingError):
+        return validation_problem({error.field: [error.reason]})
+    if isinstance(error, ValidationError):
+        return validation_problem(_field_errors(error.messages))
+    if isinstance(error, Unavailable):
+        return problem(503, type_=UNAVAILABLE, detail=error.detail)
+    if isinstance(error, _UNREACHABLE):
+        return problem(503, type_=UNAVAILABLE, detail="the job queue (Redis) is unreachable; retry shortly")
+    if isinstance(error, HTTPException):
+        return _http_problem(error)
+    return problem(500, detail="an internal error occurred; it has been logged")
+
+
+def problem_response(doc: Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> Response:
+    """Serialise a problem document as an application/problem+json response."""
+    body = current_app.json.dumps(doc)
+    response = Response(body, status=int(doc["status"]), mimetype=PROBLEM_MEDIA_TYPE)
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def handle_http_exception(error: HTTPException) -> Response:
+    """Answer an HTTPException as problem+json, keeping its headers (Allow, Retry-After, ...)."""
+    doc = _http_problem(error)
+    headers = {k: v for k, v in error.get_response().headers.items()
+               if k.lower() not in ("content-type", "content-length")}
+    data = getattr(error, "data", None) or {}
+    headers.update(data.get("headers") or {})
+    if doc["status"] >= 500:
+        log.error("HTTP %s on %s %s", doc["status"], request.method, request.path)
+    return problem_response({**doc, "instance": request.path}, headers=headers)
+
+
+def register_error_handlers(app: Flask) -> None:
+    """Install the handlers that turn every non-HTTP error into problem+json."""
+    app.register_error_handler(HTTPException, handle_http_exception)
+    app.register_error_handler(SizingError, _handle_known)
+    app.register_error_handler(ValidationError, _handle_known)
+    app.register_error_handler(Unavailable, _handle_unavailable)
+    for error_class in _UNREACHABLE:
+        app.register_error_handler(error_class, _handle_unavailable)
+    app.register_error_handler(Exception, _handle_unexpected)
+
+
+def _handle_known(error: Exception) -> Response:
+    return problem_response({**problem_for(error), "instance": request.path})
+
+
+def _handle_unavailable(error: Exception) -> Response:
+    log.warning("unavailable on %s %s: %s", request.method, request.path, error)
+    return problem_response({**problem_for(error), "instance": request.path},
+                            headers={"Retry-After": str(RETRY_AFTER_S)})
+
+
+def _handle_unexpected(error: Exception) -> Response:
+    request_id = request.headers.get("X-Request-ID") or uuid.uuid4().hex
+    log.exception("unhandled error on %s %s (request_id=%s)", request.method, request.path, request_id)
+    return problem_response({**problem_for(error), "instance": request.path, "request_id": request_id})
+
+
+def _http_problem(error: HTTPException) -> dict[str, Any]:
+    status = error.code or 500
+    data = getattr(error, "data", None) or {}
+    messages = data.get("messages") or data.get("errors")
+    if status == 422 and messages:
+        return validation_problem(_field_errors(messages))
+    if status == 400 and messages:
+        return problem(400, detail=_json_error_detail(getattr(error, "exc", None)))
+    detail = error.description if status < 500 else None
+    return problem(status, detail=detail)
+
+
+def _field_errors(messages: Any) -> dict[str, list[str]]:
+    if isinstance(messages, dict) and messages and set(messages) <= set(_LOCATIONS):
+        merged: dict[str, list[str]] = {}
+        for location_messages in messages.values():
+            for path, reasons in flatten_errors(location_messages).items():
+                merged.setdefault(path, []).extend(reasons)
+        return merged
+    return flatten_errors(messages)
+
+
+def _json_error_detail(exc: object) -> str:
+    # The decoder's own message ("Expecting value: line 1 column 2 (char 1)") shows where, not internals.
+    return f"the body is not valid JSON: {exc}" if exc else "the body is not valid JSON"
