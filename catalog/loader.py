@@ -1,0 +1,60 @@
+"""Load the catalog: the store's current version when a refresh has run, else the bundled snapshot."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from catalog.gpus import load_gpus
+from catalog.payload import CatalogDataError, CatalogRows, payload_to_rows
+from catalog.store import CatalogStore
+from catalog.types import Catalog, GpuSpec
+from catalog.validate import validate_rows
+
+SNAPSHOT_DIR = Path(__file__).resolve().parent / "data" / "instances"
+
+
+def load_snapshot_rows(directory: Path = SNAPSHOT_DIR) -> CatalogRows:
+    """Read the bundled snapshot the manifest names; CatalogDataError when it is missing or malformed."""
+    try:
+        manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+        name = manifest["file"]
+        if not isinstance(name, str) or "/" in name or "\\" in name:
+            raise CatalogDataError(f"manifest.json: file {name!r} is not a file name")
+        rows = payload_to_rows(json.loads((directory / name).read_text(encoding="utf-8")))
+    except (OSError, json.JSONDecodeError, KeyError) as exc:
+        raise CatalogDataError(f"bundled catalog snapshot in {directory} is unreadable: {exc}") from exc
+    if rows.version != manifest.get("current"):
+        raise CatalogDataError(
+            f"manifest.json names version {manifest.get('current')!r} but {name} holds {rows.version!r}"
+        )
+    return rows
+
+
+@lru_cache(maxsize=1)
+def _bundled(directory: Path) -> CatalogRows:
+    return load_snapshot_rows(directory)
+
+
+def build_catalog(rows: CatalogRows, gpus: tuple[GpuSpec, ...]) -> Catalog:
+    """Validate rows against the GPU table and wrap them as a Catalog."""
+    validate_rows(rows, gpus=gpus)
+    return Catalog(
+        version=rows.version,
+        prices_as_of=rows.prices_as_of,
+        sources=rows.sources,
+        gpus=gpus,
+        instances=rows.instances,
+        offers=rows.offers,
+        block_storage=rows.block_storage,
+        onprem_cards=rows.onprem_cards,
+    )
+
+
+def load_catalog(*, store: CatalogStore | None = None, snapshot_dir: Path = SNAPSHOT_DIR) -> Catalog:
+    """Return the current catalog, validated; raise CatalogDataError or CatalogValidationError loudly."""
+    rows = store.current() if store is not None else None
+    if rows is None:
+        rows = _bundled(snapshot_dir)
+    return build_catalog(rows, load_gpus())

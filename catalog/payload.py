@@ -1,0 +1,184 @@
+"""The one JSON shape of a catalog version (bundled snapshot, file store, Redis) and its strict parser."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from catalog.types import BlockStoragePrice, InstanceType, Offer, OnPremCard, Pricing, Provider
+
+FORMAT = 1
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$")
+_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,63}$")
+
+
+class CatalogDataError(ValueError):
+    """A catalog version is malformed; the message names the first bad field, e.g. `offers[3].region`."""
+
+
+@dataclass(frozen=True)
+class CatalogRows:
+    """Everything of one catalog version except the GPU table, which lives in catalog/data/gpus.json."""
+
+    version: str
+    prices_as_of: str
+    sources: tuple[str, ...]
+    instances: tuple[InstanceType, ...]
+    offers: tuple[Offer, ...]
+    block_storage: tuple[BlockStoragePrice, ...]
+    onprem_cards: tuple[OnPremCard, ...]
+
+
+def _row(obj: Any) -> dict[str, Any]:
+    out = asdict(obj)
+    for key, value in out.items():
+        if isinstance(value, Provider | Pricing):
+            out[key] = value.value
+    return out
+
+
+def rows_to_payload(rows: CatalogRows) -> dict[str, Any]:
+    """Return the JSON-able document of a catalog version."""
+    return {
+        "format": FORMAT,
+        "version": rows.version,
+        "prices_as_of": rows.prices_as_of,
+        "sources": list(rows.sources),
+        "instances": [_row(r) for r in rows.instances],
+        "offers": [_row(r) for r in rows.offers],
+        "block_storage": [_row(r) for r in rows.block_storage],
+        "onprem_cards": [_row(r) for r in rows.onprem_cards],
+    }
+
+
+class _Reader:
+    """Typed access to one JSON object that names the field path in every error."""
+
+    def __init__(self, obj: Any, path: str) -> None:
+        if not isinstance(obj, dict):
+            raise CatalogDataError(f"{path}: expected an object, got {type(obj).__name__}")
+        self.obj, self.path = obj, path
+
+    def _get(self, key: str) -> Any:
+        if key not in self.obj:
+            raise CatalogDataError(f"{self.path}.{key}: missing")
+        return self.obj[key]
+
+    def text(self, key: str, *, empty: bool = False) -> str:
+        value = self._get(key)
+        if not isinstance(value, str) or (not empty and not value.strip()):
+            raise CatalogDataError(f"{self.path}.{key}: expected a non-empty string, got {value!r}")
+        return value
+
+    def date(self, key: str) -> str:
+        value = self.text(key)
+        if not _DATE.match(value):
+            raise CatalogDataError(f"{self.path}.{key}: expected an ISO date, got {value!r}")
+        return value
+
+    def integer(self, key: str) -> int:
+        value = self._get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise CatalogDataError(f"{self.path}.{key}: expected a whole number >= 0, got {value!r}")
+        return value
+
+    def number(self, key: str) -> float:
+        value = self._get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise CatalogDataError(f"{self.path}.{key}: expected a finite number, got {value!r}")
+        return float(value)
+
+    def choice(self, key: str, enum: type[Provider] | type[Pricing]) -> Any:
+        value = self._get(key)
+        try:
+            return enum(value)
+        except ValueError:
+            valid = ", ".join(m.value for m in enum)
+            raise CatalogDataError(f"{self.path}.{key}: {value!r} is not one of {valid}") from None
+
+
+def _list(doc: _Reader, key: str) -> list[Any]:
+    value = doc._get(key)
+    if not isinstance(value, list):
+        raise CatalogDataError(f"{key}: expected a list")
+    return value
+
+
+def _instance(r: _Reader) -> InstanceType:
+    return InstanceType(
+        provider=r.choice("provider", Provider),
+        instance_type=r.text("instance_type"),
+        gpu=r.text("gpu"),
+        gpu_count=r.integer("gpu_count"),
+        vcpus=r.integer("vcpus"),
+        host_memory_bytes=r.integer("host_memory_bytes"),
+        local_storage_bytes=r.integer("local_storage_bytes"),
+        cpu_model=r.text("cpu_model"),
+        cpu_single_thread_score=r.number("cpu_single_thread_score"),
+        network_gbit_per_s=r.number("network_gbit_per_s"),
+        source=r.text("source"),
+        source_date=r.date("source_date"),
+    )
+
+
+def _offer(r: _Reader) -> Offer:
+    return Offer(
+        provider=r.choice("provider", Provider),
+        instance_type=r.text("instance_type"),
+        region=r.text("region"),
+        pricing=r.choice("pricing", Pricing),
+        price_per_hour_usd=r.number("price_per_hour_usd"),
+        source=r.text("source"),
+        as_of=r.date("as_of"),
+    )
+
+
+def _storage(r: _Reader) -> BlockStoragePrice:
+    return BlockStoragePrice(
+        provider=r.choice("provider", Provider),
+        region=r.text("region"),
+        kind=r.text("kind"),
+        price_per_gb_month_usd=r.number("price_per_gb_month_usd"),
+        source=r.text("source"),
+        as_of=r.date("as_of"),
+    )
+
+
+def _card(r: _Reader) -> OnPremCard:
+    return OnPremCard(
+        gpu=r.text("gpu"),
+        price_usd=r.number("price_usd"),
+        power_watts=r.integer("power_watts"),
+        source=r.text("source"),
+        as_of=r.date("as_of"),
+    )
+
+
+def payload_to_rows(document: Any) -> CatalogRows:
+    """Parse a catalog document strictly; CatalogDataError names the first malformed field."""
+    doc = _Reader(document, "catalog")
+    if doc._get("format") != FORMAT:
+        raise CatalogDataError(f"format: expected {FORMAT}, got {document.get('format')!r}")
+    version = doc.text("version")
+    if not _VERSION.match(version):
+        raise CatalogDataError(f"version: {version!r} is not a version name (letters, digits, '.', '-', '_')")
+    sources = _list(doc, "sources")
+    if not all(isinstance(s, str) and s.strip() for s in sources):
+        raise CatalogDataError("sources: expected a list of non-empty strings")
+    return CatalogRows(
+        version=version,
+        prices_as_of=doc.date("prices_as_of"),
+        sources=tuple(sources),
+        instances=tuple(
+            _instance(_Reader(o, f"instances[{i}]")) for i, o in enumerate(_list(doc, "instances"))
+        ),
+        offers=tuple(_offer(_Reader(o, f"offers[{i}]")) for i, o in enumerate(_list(doc, "offers"))),
+        block_storage=tuple(
+            _storage(_Reader(o, f"block_storage[{i}]")) for i, o in enumerate(_list(doc, "block_storage"))
+        ),
+        onprem_cards=tuple(
+            _card(_Reader(o, f"onprem_cards[{i}]")) for i, o in enumerate(_list(doc, "onprem_cards"))
+        ),
+    )
