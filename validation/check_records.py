@@ -1,0 +1,213 @@
+"""Check validation/measurements.json: fields, known slugs and enums, sane numbers, reproducible stats."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+RECORDS_PATH = Path(__file__).with_name("measurements.json")
+
+# The fixed GPU slugs every gpugauge part uses (helper brief, "GPU slugs (fixed; everyone uses these)").
+GPU_SLUGS = frozenset({
+    "gtx-970", "gtx-980-ti", "titan-x-maxwell", "gtx-1050-ti", "gtx-1060-3gb", "gtx-1060-6gb",
+    "gtx-1070", "gtx-1070-ti", "gtx-1080", "gtx-1080-ti", "titan-x-pascal", "titan-xp", "titan-v",
+    "rtx-2080-ti", "rtx-3090", "rtx-4090", "k80", "m60", "p4", "p100-16gb", "v100-16gb", "v100-32gb",
+    "t4", "a10", "a10g", "l4", "l40s", "a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200", "b200",
+})
+# Model presets named in the validation brief; any other model must carry a "stats" object.
+MODEL_PRESETS = frozenset({
+    "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vgg16", "alexnet", "bert-base",
+    "bert-large", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-7b", "vit-b16", "dcgan",
+    "vae-mnist", "dqn-atari",
+})
+PRECISIONS = frozenset({"fp32", "fp16-mixed", "bf16-mixed"})  # workers/sizing/spec.py Precision
+OPTIMIZERS = frozenset({"sgd", "momentum", "adam", "adamw"})  # workers/sizing/spec.py Optimizer
+# workers/sizing/spec.py Framework plus "torch7" (Lua Torch, 2016-2017 sources; compare it as pytorch).
+FRAMEWORKS = frozenset({"pytorch", "tensorflow", "jax", "cntk", "torch7"})
+MEMORY_KINDS = frozenset({"nvidia-smi", "max_memory_allocated", "max_memory_reserved", "unknown"})
+SPLITS = frozenset({"fit", "holdout"})
+REQUIRED = (
+    "id", "model", "gpu", "gpu_count", "batch_size", "sequence_length", "update_interval", "recompute",
+    "precision", "optimizer", "framework", "measured", "source", "quote", "source_date", "notes", "split",
+)
+MEASURED_NUMBERS = (
+    "peak_memory_bytes", "throughput_samples_per_s", "iteration_ms", "max_batch_size",
+    "throughput_tokens_per_s", "throughput_tokens_per_s_per_gpu", "epoch_seconds",
+)
+# Throughput and step time of one record must agree this well (timm rounds both to 2-3 decimals).
+STEP_CONSISTENCY_TOLERANCE = 0.05
+
+
+def load_records(path: Path = RECORDS_PATH) -> list[dict[str, Any]]:
+    """Read the measurement records from a JSON file."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: top level must be a list of records")
+    return data
+
+
+def _positive(value: Any) -> bool:
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    return is_number and math.isfinite(value) and value > 0
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _check_measured(rid: str, rec: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    measured = rec["measured"]
+    if not isinstance(measured, dict):
+        return [f"{rid}.measured: must be an object"]
+    main_keys = {"peak_memory_bytes", "throughput_samples_per_s", "iteration_ms", "max_batch_size"}
+    if not main_keys & measured.keys():
+        problems.append(f"{rid}.measured: needs one of {sorted(main_keys)}")
+    for key in MEASURED_NUMBERS:
+        if key not in measured:
+            continue
+        value = measured[key]
+        if key == "max_batch_size":
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+                problems.append(f"{rid}.measured.max_batch_size: must be an integer >= 0, got {value!r}")
+        elif not _positive(value):
+            problems.append(f"{rid}.measured.{key}: must be a positive finite number, got {value!r}")
+    if "peak_memory_bytes" in measured and measured.get("memory_kind") not in MEMORY_KINDS:
+        problems.append(f"{rid}.measured.memory_kind: must be one of {sorted(MEMORY_KINDS)}")
+    unknown = set(measured) - set(MEASURED_NUMBERS) - {"memory_kind"}
+    if unknown:
+        problems.append(f"{rid}.measured: unknown keys {sorted(unknown)}")
+    thr, step = measured.get("throughput_samples_per_s"), measured.get("iteration_ms")
+    if _positive(thr) and _positive(step) and _positive_int(rec.get("batch_size")):
+        implied = rec["batch_size"] * rec.get("gpu_count", 1) * 1000.0 / step
+        if abs(implied - thr) / thr > STEP_CONSISTENCY_TOLERANCE:
+            problems.append(f"{rid}.measured: throughput {thr} disagrees with batch/step ({implied:.1f})")
+    return problems
+
+
+def _check_scalars(rid: str, rec: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    if rec["gpu"] not in GPU_SLUGS:
+        problems.append(f"{rid}.gpu: unknown slug {rec['gpu']!r}")
+    for key in ("gpu_count", "batch_size", "update_interval"):
+        if not _positive_int(rec[key]):
+            problems.append(f"{rid}.{key}: must be a positive integer, got {rec[key]!r}")
+    seq = rec["sequence_length"]
+    if seq is not None and not _positive_int(seq):
+        problems.append(f"{rid}.sequence_length: must be null or a positive integer, got {seq!r}")
+    if not isinstance(rec["recompute"], bool):
+        problems.append(f"{rid}.recompute: must be true or false")
+    for key, allowed in (("precision", PRECISIONS), ("optimizer", OPTIMIZERS), ("framework", FRAMEWORKS),
+                         ("split", SPLITS)):
+        if rec[key] not in allowed:
+            problems.append(f"{rid}.{key}: {rec[key]!r} not in {sorted(allowed)}")
+    for key in ("source", "quote", "source_date"):
+        if not (isinstance(rec[key], str) and rec[key].strip()):
+            problems.append(f"{rid}.{key}: must be a non-empty string")
+    if rec["model"] not in MODEL_PRESETS:
+        stats = rec.get("stats")
+        if not (isinstance(stats, dict) and _positive(stats.get("parameters"))):
+            problems.append(f"{rid}.stats: a model outside the presets needs stats.parameters")
+        elif stats.get("multiply_adds") is not None and not _positive(stats["multiply_adds"]):
+            problems.append(f"{rid}.stats.multiply_adds: must be positive when given")
+    return problems
+
+
+def check_record(rec: Any) -> list[str]:
+    """List every problem with one record (an empty list when it is valid)."""
+    if not isinstance(rec, dict):
+        return [f"record {rec!r}: must be an object"]
+    rid = str(rec.get("id", "<no id>"))
+    missing = [key for key in REQUIRED if key not in rec]
+    if missing:
+        return [f"{rid}: missing fields {missing}"]
+    return _check_scalars(rid, rec) + _check_measured(rid, rec)
+
+
+def check_records(records: Sequence[Any]) -> list[str]:
+    """List every problem in a list of records, including duplicate ids."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for rec in records:
+        problems.extend(check_record(rec))
+        rid = rec.get("id") if isinstance(rec, dict) else None
+        if isinstance(rid, str):
+            if rid in seen:
+                problems.append(f"{rid}: duplicate id")
+            seen.add(rid)
+    return problems
+
+
+Stat = tuple[int, int, int]
+
+
+def dcgan_mnist_stats(width: int) -> tuple[Stat, Stat]:
+    """Return (params, multiply-adds, neurons) of the znxlwm MNIST DCGAN generator and discriminator."""
+    def layer(cin: int, cout: int, size_in: int, size_out: int, transposed: bool, bn: bool) -> Stat:
+        params = cin * cout * 16 + cout + (2 * cout if bn else 0)  # 4x4 kernels with bias, BN scale+shift
+        macs = cin * cout * 16 * (size_in * size_in if transposed else size_out * size_out)
+        outputs = cout * size_out * size_out * (3 if bn else 2)  # conv, [batchnorm], activation
+        return params, macs, outputs
+
+    d = width
+    gen = [(100, 8 * d, 1, 4, True), (8 * d, 4 * d, 4, 8, True), (4 * d, 2 * d, 8, 16, True),
+           (2 * d, d, 16, 32, True), (d, 1, 32, 64, False)]
+    dis = [(1, d, 64, 32, False), (d, 2 * d, 32, 16, True), (2 * d, 4 * d, 16, 8, True),
+           (4 * d, 8 * d, 8, 4, True), (8 * d, 1, 4, 1, False)]
+    g = [layer(ci, co, si, so, True, bn) for ci, co, si, so, bn in gen]
+    dd = [layer(ci, co, si, so, False, bn) for ci, co, si, so, bn in dis]
+
+    def total(layers: list[Stat]) -> Stat:
+        return sum(x[0] for x in layers), sum(x[1] for x in layers), sum(x[2] for x in layers)
+
+    return total(g), total(dd)
+
+
+def llama3_8b_parameters() -> int:
+    """Return the Llama 3 8B parameter count from its architecture (dim 4096, 32 layers, GQA 8, ffn 14336)."""
+    dim, layers, kv_dim, ffn, vocab = 4096, 32, 1024, 14336, 128256
+    per_layer = 2 * dim * dim + 2 * dim * kv_dim + 3 * dim * ffn + 2 * dim
+    return layers * per_layer + dim + 2 * vocab * dim
+
+
+def check_derivations(records: Sequence[dict[str, Any]]) -> list[str]:
+    """Recompute the derived model statistics stored in the records and report mismatches."""
+    problems: list[str] = []
+    for rec in records:
+        stats, model = rec.get("stats"), rec.get("model", "")
+        if not isinstance(stats, dict):
+            continue
+        if model.startswith("dcgan-mnist-d"):
+            g, d = dcgan_mnist_stats(int(model.rsplit("d", 1)[1]))
+            want = {"parameters": g[0] + d[0], "multiply_adds": g[1] + d[1], "neurons": g[2] + d[2]}
+        elif model == "llama3-8b":
+            want = {"parameters": llama3_8b_parameters()}
+        elif model.startswith("mpt-"):
+            seq, layers, d_model = rec["sequence_length"], stats["layers"], stats["d_model"]
+            want = {"multiply_adds": stats["parameters"] * seq + layers * 2 * d_model * seq * seq}
+        else:
+            continue
+        for key, value in want.items():
+            if stats.get(key) != value:
+                problems.append(f"{rec['id']}.stats.{key}: stored {stats.get(key)}, recomputed {value}")
+    return problems
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Check the records file given (or the shipped one) and print the problems; exit 1 if any."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    path = Path(args[0]) if args else RECORDS_PATH
+    records = load_records(path)
+    problems = check_records(records) + check_derivations(records)
+    for problem in problems:
+        print(problem)
+    print(f"{len(records)} records, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
