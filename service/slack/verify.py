@@ -3,7 +3,7 @@
 slack_sdk's SignatureVerifier does the HMAC and the 5-minute window; this wrapper adds what it
 lacks (ecosystem-notes §0.9 and §3): a missing, non-numeric or absurd timestamp and a missing or
 malformed signature are refusals rather than a ValueError (a 500 for whoever sends them), and a
-request seen before is refused when a store is given (SET NX for the 5 minutes a signature lives).
+request seen before is refused when given a `remember` (a SET NX for the 5 minutes a signature lives).
 The caller must hash the raw body before touching `request.form`, which empties it.
 """
 
@@ -12,9 +12,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
 
 from redis.exceptions import RedisError
 from slack_sdk.signature import Clock, SignatureVerifier
@@ -24,16 +23,12 @@ log = logging.getLogger(__name__)
 # Slack refuses requests older than five minutes and asks apps to do the same
 # (docs.slack.dev/authentication/verifying-requests-from-slack, "Validating a request").
 MAX_AGE_S = 5 * 60
-REPLAY_KEY_PREFIX = "gpugauge:slack:seen:"
 _TIMESTAMP = re.compile(r"^[0-9]{1,12}$")
 _SIGNATURE = re.compile(r"^v0=[0-9a-f]{64}$")
 
 
-class SeenStore(Protocol):
-    """The one Redis call replay refusal needs (redis.Redis has it)."""
-
-    def set(self, name: str, value: str, *, ex: int, nx: bool) -> object:
-        """Set `name` if absent, expiring after `ex` seconds; return a truthy value when it was set."""
+# Remember a key for MAX_AGE_S seconds; return True when it was not already remembered (a SET NX).
+Remember = Callable[[str], bool]
 
 
 @dataclass(frozen=True)
@@ -48,18 +43,19 @@ class RequestVerifier:
     """Check Slack's signature headers against the raw body, refusing stale and replayed requests."""
 
     def __init__(self, signing_secret: str | None, *, clock: Clock | None = None,
-                 seen: SeenStore | None = None) -> None:
+                 remember: Remember | None = None) -> None:
         self._verifier = (SignatureVerifier(signing_secret, clock=clock or Clock())
                           if signing_secret and signing_secret.strip() else None)
         self._clock = clock or Clock()
-        self._seen = seen
+        self._remember = remember
 
     def check(self, body: bytes, headers: Mapping[str, str]) -> Verdict:
         """Return whether the request is Slack's, fresh and new; never raise for what a sender controls."""
         if self._verifier is None:
             return Verdict(False, "no signing secret is configured (GPUGAUGE_SLACK_SIGNING_SECRET)")
-        timestamp = headers.get("X-Slack-Request-Timestamp")
-        signature = headers.get("X-Slack-Signature")
+        lowered = {name.lower(): value for name, value in headers.items()}
+        timestamp = lowered.get("x-slack-request-timestamp")
+        signature = lowered.get("x-slack-signature")
         if not timestamp or not signature:
             return Verdict(False, "signature headers missing")
         if not _TIMESTAMP.match(timestamp):
@@ -74,17 +70,17 @@ class RequestVerifier:
             return Verdict(False, "body is not UTF-8")
         if not self._verifier.is_valid(body=text, timestamp=timestamp, signature=signature):
             return Verdict(False, "signature does not match")
-        seen = self._seen
-        if seen is not None and not first_sighting(seen, timestamp=timestamp, signature=signature):
+        remember = self._remember
+        if remember is not None and not first_sighting(remember, timestamp=timestamp, signature=signature):
             return Verdict(False, "request replayed")
         return Verdict(True, "ok")
 
 
-def first_sighting(seen: SeenStore, *, timestamp: str, signature: str) -> bool:
+def first_sighting(remember: Remember, *, timestamp: str, signature: str) -> bool:
     """Remember a request for as long as its timestamp is accepted; return False when seen before."""
-    key = REPLAY_KEY_PREFIX + hashlib.sha256(f"{timestamp}:{signature}".encode()).hexdigest()
+    key = "seen:" + hashlib.sha256(f"{timestamp}:{signature}".encode()).hexdigest()
     try:
-        return bool(seen.set(key, "1", ex=MAX_AGE_S, nx=True))
+        return remember(key)
     except (RedisError, OSError) as exc:  # store down: origin and freshness still hold, so let it in
         log.warning("slack replay check skipped, store unavailable: %s", type(exc).__name__)
         return True

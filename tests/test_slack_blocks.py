@@ -1,0 +1,155 @@
+"""Block Kit messages: ranked options, memory, warnings, the out-of-memory plan, errors, all within limits."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from slack_sdk.models.blocks import Block
+
+from service.render import fmt_hours, fmt_usd
+from service.schemas import RecommendationSchema, RequirementsSchema
+from service.slack.blocks import (
+    MAX_BLOCKS,
+    MAX_SECTION_CHARS,
+    render_error,
+    render_fit,
+    render_help,
+    render_recommendation,
+)
+from workers.recommendation import RankedOption, Recommendation, Rejected
+from workers.sizing.requirements import MemoryBreakdown, Mitigation, PerGpu, Requirements, Warning
+
+GIB = 2**30
+
+
+def requirements(*, warnings: tuple[Warning, ...] = (), fits: bool = True,
+                 mitigations: tuple[Mitigation, ...] = ()) -> Requirements:
+    return Requirements(
+        gpu_memory_bytes=12 * GIB,
+        gpu_memory_breakdown=MemoryBreakdown(activations=8 * GIB, parameters=1 * GIB, gradients=1 * GIB,
+                                             optimizer_state=1 * GIB, framework_reserve=1 * GIB),
+        baseline_formula_bytes=9 * GIB, host_memory_bytes=160 * 10**9,
+        storage_min_bytes=450 * 10**9, storage_max_bytes=600 * 10**9, cpu_single_thread_score=1500.0,
+        flops_per_iteration=1e12, iterations_per_epoch=20_000, iterations_total=1_800_000,
+        per_gpu=(PerGpu(gpu="v100-16gb", gpu_count=1, fits=fits, gpu_memory_bytes=12 * GIB,
+                        iteration_ms=123.4, throughput_samples_per_s=518.0, training_hours=61.7,
+                        bottleneck="compute"),),
+        warnings=warnings, mitigations=mitigations,
+    )
+
+
+def option(rank: int, **changes: Any) -> RankedOption:
+    base = RankedOption(rank=rank, provider="aws", instance_type=f"p3.{rank}xlarge", region="us-east-1",
+                        pricing="spot", gpu="v100-16gb", gpu_count=rank, gpu_memory_bytes=16 * GIB, vcpus=8,
+                        host_memory_bytes=61 * GIB, storage_bytes=0, cpu_single_thread_score=1400.0,
+                        price_per_hour_usd=0.92 * rank, training_hours=60.0 / rank,
+                        training_cost_usd=55.2 + rank, fits=True,
+                        why=f"cheapest that meets the deadline #{rank}")
+    return dataclasses.replace(base, **changes)
+
+
+def result(options: tuple[RankedOption, ...], *, plan: tuple[Mitigation, ...] = (),
+           rejected: tuple[Rejected, ...] = (), **req: Any) -> dict[str, Any]:
+    rec = Recommendation(requirements=requirements(**req), options=options, rejected=rejected,
+                         catalog_version="2025-06-01.1", prices_as_of="2025-06-01", plan=plan)
+    dumped: dict[str, Any] = RecommendationSchema().dump(rec)
+    return dumped
+
+
+def assert_valid_message(msg: dict[str, Any]) -> None:
+    assert isinstance(msg["text"], str) and msg["text"].strip()
+    assert 0 < len(msg["blocks"]) <= MAX_BLOCKS
+    for block in msg["blocks"]:
+        parsed = Block.parse(block)
+        assert parsed is not None
+        parsed.validate_json()  # raises SlackObjectFormationError on any Slack limit
+        if block["type"] == "section":
+            assert len(block["text"]["text"]) <= MAX_SECTION_CHARS
+    json.dumps(msg, allow_nan=False)
+
+
+def text_of(msg: dict[str, Any]) -> str:
+    return json.dumps(msg["blocks"], ensure_ascii=False)
+
+
+def test_the_top_five_options_show_instance_gpus_price_hours_cost_and_why() -> None:
+    msg = render_recommendation(result(tuple(option(r) for r in range(1, 8))), title="resnet50 batch=64")
+    assert_valid_message(msg)
+    sections = [b for b in msg["blocks"] if b["type"] == "section" and b.get("fields")]
+    assert len(sections) == 5
+    first = json.dumps(sections[0], ensure_ascii=False)
+    for expected in ("p3.1xlarge", "1 × v100-16gb", fmt_usd(0.92), fmt_hours(60.0), fmt_usd(56.2),
+                     "cheapest that meets the deadline #1"):
+        assert expected in first
+    assert "…and 2 more options" in text_of(msg)
+
+
+def test_the_fallback_text_names_the_best_option_and_its_cost() -> None:
+    msg = render_recommendation(result((option(1), option(2))), title="resnet50")
+    assert "p3.1xlarge" in msg["text"] and fmt_usd(56.2) in msg["text"]
+
+
+def test_the_memory_line_names_the_biggest_term_and_its_share() -> None:
+    msg = render_recommendation(result((option(1),)), title="resnet50")
+    assert "12.0 GiB per GPU, mostly activations (8.0 GiB, 67%)" in text_of(msg)
+
+
+def test_warnings_are_listed_with_their_codes() -> None:
+    msg = render_recommendation(result((option(1),), warnings=(Warning("short-run", "the run is short"),)),
+                                title="x")
+    assert "the run is short (`short-run`)" in text_of(msg)
+
+
+def test_when_nothing_fits_the_out_of_memory_plan_and_the_reasons_are_shown() -> None:
+    plan = (Mitigation(kind="smaller-batch", description="halve the batch twice", gpu_memory_bytes=7 * GIB,
+                       time_factor=1.1, batch_size=16, learning_rate=0.025, update_interval=4),)
+    rejected = (Rejected(instance_type="g4dn.xlarge", reason="needs 12.0 GiB, the T4 has 15 GiB usable"),)
+    msg = render_recommendation(result((), plan=plan, rejected=rejected), title="vgg16")
+    assert_valid_message(msg)
+    blocks = text_of(msg)
+    assert "Nothing fits" in blocks and "nothing fits" in msg["text"]
+    assert "batch 16, lr 0.025, accum 4" in blocks and "7.0 GiB per GPU" in blocks
+    assert "g4dn.xlarge: needs 12.0 GiB" in blocks
+
+
+def test_huge_answers_stay_within_slack_limits() -> None:
+    long_why = "because " * 600
+    warnings = tuple(Warning(f"code-{i}", "w" * 200) for i in range(500))
+    options = tuple(option(r, why=long_why) for r in range(1, 200))
+    msg = render_recommendation(result(options, warnings=warnings), title="t" * 500, top=200)
+    assert_valid_message(msg)
+    assert len(msg["blocks"]) == MAX_BLOCKS
+    assert "more" in text_of(msg)
+
+
+def test_a_fit_answer_says_whether_it_fits_and_the_time_per_iteration() -> None:
+    req: dict[str, Any] = RequirementsSchema().dump(requirements())
+    msg = render_fit(req, title="resnet50 on v100-16gb")
+    assert_valid_message(msg)
+    assert ":white_check_mark: fits" in text_of(msg) and "123.4 ms" in text_of(msg)
+    assert "v100-16gb fits" in msg["text"]
+
+
+def test_a_fit_that_does_not_fit_carries_the_plan() -> None:
+    plan = (Mitigation(kind="recompute", description="checkpoint activations", gpu_memory_bytes=6 * GIB,
+                       time_factor=1.33),)
+    req: dict[str, Any] = RequirementsSchema().dump(requirements(fits=False, mitigations=plan))
+    msg = render_fit(req, title="resnet50 on t4")
+    assert_valid_message(msg)
+    assert "does not fit" in msg["text"] and "recompute" in text_of(msg) and "×1.33" in text_of(msg)
+
+
+def test_an_error_message_says_what_went_wrong_and_what_to_change() -> None:
+    msg = render_error("gpugauge could not size this job", problems=["batch= Must be at least 1."])
+    assert_valid_message(msg)
+    assert "batch= Must be at least 1." in msg["text"] and "What to change" in text_of(msg)
+
+
+def test_the_help_lists_the_words_defaults_presets_and_gpus() -> None:
+    msg = render_help(presets=["resnet50", "vgg16"], gpus=["t4", "v100-16gb"])
+    assert_valid_message(msg)
+    blocks = text_of(msg)
+    for expected in ("`batch=64`", "`spot`", "resnet50, vgg16", "t4, v100-16gb", "batch=32"):
+        assert expected in blocks

@@ -1,0 +1,180 @@
+"""The `/gpugauge` command grammar: words to a job spec the schema accepts, and typos to suggestions."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from service.schemas import JobSpecSchema
+from service.slack.grammar import (
+    DEFAULT_BATCH_SIZE,
+    FLAGS,
+    Command,
+    CommandError,
+    describe_errors,
+    parse_command,
+)
+
+PRESETS = ("resnet50", "resnet18", "vgg16", "bert-base", "gpt2-124m")
+GPUS = ("v100-16gb", "v100-32gb", "a100-80gb", "t4", "gtx-1080-ti")
+
+
+def parse(text: str) -> Command:
+    return parse_command(text, presets=PRESETS, gpus=GPUS)
+
+
+def problems_of(text: str) -> list[str]:
+    with pytest.raises(CommandError) as caught:
+        parse(text)
+    return caught.value.problems
+
+
+def test_the_issue_example_becomes_plain_numbers_in_the_right_fields() -> None:
+    command = parse("resnet50 batch=64 epochs=90 data=150GB samples=1.28M budget=$500 deadline=2d spot")
+    assert command.kind == "recommend"
+    assert command.spec["model"] == {"preset": "resnet50"}
+    assert command.spec["training"] == {"batch_size": 64, "epochs": 90.0}
+    assert command.spec["dataset"] == {"bytes": 150 * 10**9, "samples": 1_280_000}
+    constraints = command.spec["constraints"]
+    assert constraints["budget_usd"] == 500.0
+    assert constraints["deadline_hours"] == 48.0
+    assert constraints["pricing"] == ["spot", "owned"]  # owned cards stay in: no provider was named
+
+
+def test_the_parsed_spec_passes_the_job_spec_schema_with_its_defaults() -> None:
+    command = parse("resnet50 batch=64 epochs=90 data=150GB samples=1.28M budget=$500 deadline=2d spot")
+    loaded = JobSpecSchema().load(command.spec)
+    assert loaded["objective"] == "balanced"
+    assert loaded["training"]["precision"] == "fp32"
+    assert loaded["constraints"]["providers"] == ["aws", "gcp", "onprem"]
+
+
+def test_without_batch_the_documented_default_is_used_and_reported() -> None:
+    command = parse("resnet50")
+    assert command.spec["training"]["batch_size"] == DEFAULT_BATCH_SIZE
+    assert command.defaults_used == (f"batch={DEFAULT_BATCH_SIZE}",)
+    assert JobSpecSchema().load(command.spec)["training"]["epochs"] == 1.0
+
+
+def test_switches_set_precision_recompute_objective_optimizer_and_framework() -> None:
+    spec = parse("resnet50 bf16 recompute cost adamw jax").spec
+    assert spec["training"] == {"precision": "bf16-mixed", "recompute": True, "optimizer": "adamw",
+                                "framework": "jax", "batch_size": DEFAULT_BATCH_SIZE}
+    assert spec["objective"] == "cost"
+
+
+def test_naming_providers_restricts_them_and_drops_owned_pricing_without_onprem() -> None:
+    spec = parse("resnet50 aws gcp ondemand").spec
+    assert spec["constraints"]["providers"] == ["aws", "gcp"]
+    assert spec["constraints"]["pricing"] == ["on_demand"]
+    assert parse("resnet50 onprem spot").spec["constraints"]["pricing"] == ["spot", "owned"]
+
+
+def test_settings_cover_sequence_learning_rate_gpus_region_and_top() -> None:
+    spec = parse("gpt2-124m seq=1024 lr=3e-4 gpus=4 accum=8 region=us-east-1,us-west-2 top=3").spec
+    assert spec["training"]["sequence_length"] == 1024
+    assert spec["training"]["learning_rate"] == pytest.approx(3e-4)
+    assert spec["training"]["update_interval"] == 8
+    assert spec["constraints"]["max_gpus"] == 4
+    assert spec["constraints"]["regions"] == ["us-east-1", "us-west-2"]
+    assert spec["limit"] == 3
+    JobSpecSchema().load(spec)
+
+
+def test_stats_words_describe_a_model_without_a_preset() -> None:
+    spec = parse("neurons=11M params=25.6M madds=4.1G batch=64").spec
+    assert spec["model"] == {"stats": {"neurons": 11_000_000, "parameters": 25_600_000,
+                                       "multiply_adds": 4_100_000_000}}
+    JobSpecSchema().load(spec)
+
+
+def test_a_misspelt_setting_suggests_the_right_word() -> None:
+    assert problems_of("resnet50 batchsize=64") == ["unknown word 'batchsize'; did you mean batch=?"]
+
+
+def test_a_misspelt_preset_suggests_the_closest_presets() -> None:
+    [problem] = problems_of("resnt50 batch=64")
+    assert problem.startswith("unknown preset 'resnt50'; did you mean resnet50")
+
+
+def test_a_misspelt_switch_suggests_the_switch() -> None:
+    assert problems_of("resnet50 spto") == ["unknown word 'spto'; did you mean spot?"]
+
+
+def test_every_bad_word_is_reported_at_once() -> None:
+    problems = problems_of("resnt50 batchsize=64 spto data=150XB")
+    assert len(problems) == 4
+    assert any(p.startswith("data=150xb:") and "unknown size unit" in p for p in problems)
+
+
+def test_bad_values_name_the_word_and_say_what_is_wrong() -> None:
+    assert problems_of("resnet50 batch=abc")[0].startswith("batch=abc:")
+    assert "not a duration" in problems_of("resnet50 deadline=soon")[0]
+    assert problems_of("resnet50 epochs=")[0].startswith("epochs= needs a value")
+    [precision] = problems_of("resnet50 precision=fp7")
+    assert "unknown precision 'fp7'" in precision
+
+
+def test_a_setting_given_twice_is_refused() -> None:
+    assert problems_of("resnet50 batch=64 batch=32") == ["batch=32: batch is given twice"]
+    assert problems_of("resnet50 precision=bf16 fp16") == ["fp16: precision is given twice"]
+
+
+def test_a_command_without_a_model_asks_for_one() -> None:
+    assert "name a model" in problems_of("batch=64 spot")[0]
+
+
+def test_help_and_empty_text_ask_for_help() -> None:
+    assert parse("help").kind == "help"
+    assert parse("   ").kind == "help"
+
+
+def test_fit_takes_a_preset_and_gpus_and_counts_gpus_from_gpus_word() -> None:
+    command = parse("fit resnet50 v100-16gb a100-80gb batch=64 gpus=2")
+    assert command.kind == "fit"
+    assert command.gpus == ("v100-16gb", "a100-80gb")
+    assert command.gpu_count == 2
+    assert "max_gpus" not in command.spec.get("constraints", {})
+    JobSpecSchema().load(command.spec)
+
+
+def test_fit_with_a_misspelt_gpu_suggests_the_slug() -> None:
+    [problem] = problems_of("fit resnet50 v10016gb")
+    assert problem.startswith("unknown GPU 'v10016gb'; did you mean v100-16gb")
+
+
+def test_fit_without_a_gpu_lists_the_gpus() -> None:
+    [problem] = problems_of("fit resnet50")
+    assert "name a GPU" in problem and "a100-80gb" in problem
+
+
+def test_slack_escaping_spacing_and_case_are_undone() -> None:
+    command = parse("ResNet50 Batch = 64 budget=$1.5k")
+    assert command.spec["training"]["batch_size"] == 64
+    assert command.spec["constraints"]["budget_usd"] == 1500.0
+    assert problems_of("resnet50 &lt;oops&gt;") == ["unknown word '<oops>'; see `/gpugauge help`"]
+
+
+def test_an_overlong_command_is_refused_without_parsing() -> None:
+    assert "over" in problems_of("resnet50 " + "spot " * 400)[0]
+
+
+def test_schema_errors_are_named_by_the_words_the_user_typed() -> None:
+    lines = describe_errors({"training.batch_size": ["Must be at least 1."], "model.preset": ["unknown"]})
+    assert lines == ["batch= Must be at least 1.", "the preset unknown"]
+
+
+@pytest.mark.parametrize("flag", sorted(FLAGS))
+def test_every_switch_alone_gives_a_spec_the_schema_accepts(flag: str) -> None:
+    JobSpecSchema().load(parse(f"resnet50 {flag}").spec)
+
+
+@given(st.text(max_size=200))
+def test_any_text_parses_or_fails_with_a_command_error(text: str) -> None:
+    try:
+        command = parse(text)
+    except CommandError as exc:
+        assert exc.problems
+    else:
+        assert command.kind in ("help", "recommend", "fit")
