@@ -1,0 +1,137 @@
+"""The review orchestrator: a ranking per job, failures kept to their job, progress, totals, buy-vs-rent."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pytest
+
+from catalog.types import Catalog
+from tests.review_builders import card, catalog, gpu_spec, item, job, option, per_gpu, recommendation
+from workers.budget import DEADLINE, DURATION_UNKNOWN, FAILED, MISSES_DEADLINE, Review, Sweep, SweepKind
+from workers.recommendation import Recommendation
+from workers.review import REVIEW_OPTION_LIMIT, run_review, scoped_job
+from workers.sizing.errors import SpecError
+from workers.sizing.spec import JobSpec
+
+CHEAP = option("g4dn.xlarge", hours=10.0, price=0.5, gpu="t4")
+FAST = option("p4d.1", hours=2.0, price=8.0, gpu="a100-40gb")
+FOUR_SMALL = option("g4dn.12xlarge", hours=3.0, price=4.0, gpu="t4", gpu_count=4)
+ROWS = (per_gpu("t4", hours=10.0), per_gpu("a100-40gb", hours=2.0))
+
+
+class FakeRanking:
+    """A stand-in for workers.recommend.recommend, answering by the job's model name."""
+
+    def __init__(self, answers: Mapping[str, Recommendation | Exception]) -> None:
+        self.answers = answers
+        self.seen: list[JobSpec] = []
+
+    def __call__(self, job: JobSpec, catalog: Catalog) -> Recommendation:
+        self.seen.append(job)
+        answer = self.answers[job.model.name]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def _catalog() -> Catalog:
+    return catalog(gpus=[gpu_spec("t4", memory_gib=16, bandwidth_gb_per_s=320)],
+                   cards=[card("t4", 2000.0, 70)])
+
+
+def test_each_job_gets_its_picks_and_the_review_its_totals() -> None:
+    ranking = FakeRanking({"train": recommendation([CHEAP, FAST], per_gpu_rows=ROWS),
+                           "tune": recommendation([CHEAP, FAST, FOUR_SMALL], per_gpu_rows=ROWS)})
+    review = Review(name="q3", budget_usd=100.0, items=(
+        item("train", team="vision", deadline_hours=12.0),
+        item("tune", team="nlp", runs=12, sweep=Sweep(SweepKind.GRID, 2)),
+    ))
+    result = run_review(review, _catalog(), recommend_fn=ranking)
+    train, tune = result.jobs
+    assert train.cheapest.plan is not None and train.cheapest.plan.instance_type == "g4dn.xlarge"
+    assert train.fastest.plan is not None and train.fastest.plan.instance_type == "p4d.1"
+    assert tune.planned is not None and tune.planned.cost_usd == pytest.approx(12 * 5.0)
+    assert tune.sweep_comparison is not None and tune.sweep_comparison.parallel is not None
+    assert tune.sweep_comparison.advice is not None and tune.sweep_comparison.advice.follows_advice
+    assert train.sweep_comparison is None
+    assert result.total.cost_usd == pytest.approx(5.0 + 60.0)
+    assert result.standing.remaining_usd == pytest.approx(100.0 - 65.0)
+    assert {t.team for t in result.teams} == {"vision", "nlp"}
+
+
+def test_one_failing_job_is_reported_and_the_others_reviewed() -> None:
+    ranking = FakeRanking({"good": recommendation([CHEAP], per_gpu_rows=ROWS),
+                           "bad": SpecError("constraints.regions", "unknown region 'mars-1'"),
+                           "buggy": ZeroDivisionError("oops"),
+                           "also-good": recommendation([FAST], per_gpu_rows=ROWS)})
+    review = Review(name="r", items=(item("good"), item("bad"), item("buggy"), item("also-good")))
+    result = run_review(review, _catalog(), recommend_fn=ranking)
+    statuses = [j.status for j in result.jobs]
+    assert statuses == ["ok", "failed", "failed", "ok"]
+    bad, buggy = result.jobs[1], result.jobs[2]
+    assert bad.error_field == "jobs[1].spec.constraints.regions" and "mars-1" in bad.error_reason
+    assert buggy.error_field == "jobs[2]" and "oops" not in buggy.error_reason
+    assert bad.cheapest.reason == FAILED and bad.planned is None
+    assert result.total.unplanned_jobs == 2
+    assert result.total.cost_usd == pytest.approx(CHEAP.training_cost_usd + FAST.training_cost_usd)
+
+
+def test_progress_is_reported_after_every_job_failed_or_not() -> None:
+    ranking = FakeRanking({"a": recommendation([CHEAP]), "b": SpecError("model", "bad"),
+                           "c": recommendation([FAST])})
+    calls: list[tuple[int, int]] = []
+    run_review(Review(name="r", items=(item("a"), item("b"), item("c"))), _catalog(), recommend_fn=ranking,
+               on_progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_the_ranking_sees_every_option_with_no_per_run_limits() -> None:
+    spec = job("a", budget_usd=5.0, deadline_hours=1.0, providers=("aws", "onprem"))
+    scoped = scoped_job(item("a", spec=spec), providers=("gcp", "onprem"))
+    assert scoped.constraints.budget_usd is None and scoped.constraints.deadline_hours is None
+    assert scoped.constraints.providers == ("onprem",)
+    assert scoped.limit == REVIEW_OPTION_LIMIT
+
+
+def test_the_spec_deadline_holds_for_all_runs() -> None:
+    ranking = FakeRanking({"a": recommendation([CHEAP, FAST], per_gpu_rows=ROWS)})
+    spec = job("a", deadline_hours=9.0)
+    review = Review(name="r", items=(item("a", runs=5, spec=spec),))
+    result = run_review(review, _catalog(), recommend_fn=ranking)
+    (a,) = result.jobs
+    assert a.cheapest.reason == DEADLINE  # 5 runs of 2 h at best, in turn: 10 h
+    assert a.planned_basis == MISSES_DEADLINE and result.total.jobs_missing_deadline == 1
+    assert ranking.seen[0].constraints.deadline_hours is None
+
+
+def test_parallel_runs_can_meet_a_deadline_runs_in_turn_cannot() -> None:
+    ranking = FakeRanking({"a": recommendation([CHEAP, FAST], per_gpu_rows=ROWS)})
+    review = Review(name="r", items=(item("a", runs=5, parallel=5, deadline_hours=10.0),))
+    (a,) = run_review(review, _catalog(), recommend_fn=ranking).jobs
+    assert a.cheapest.plan is not None and a.cheapest.plan.instance_type == "g4dn.xlarge"
+
+
+def test_a_job_whose_providers_the_review_forbids_fails_with_its_field() -> None:
+    ranking = FakeRanking({})
+    spec = job("a", providers=("gcp",))
+    result = run_review(Review(name="r", providers=("aws",), items=(item("a", spec=spec),)), _catalog(),
+                        recommend_fn=ranking)
+    assert result.jobs[0].error_field == "jobs[0].spec.constraints.providers"
+    assert ranking.seen == []
+
+
+def test_a_job_of_unknown_length_is_reviewed_without_a_cost() -> None:
+    ranking = FakeRanking({"a": recommendation([CHEAP], iterations_total=0)})
+    (a,) = run_review(Review(name="r", items=(item("a"),)), _catalog(), recommend_fn=ranking).jobs
+    assert a.status == "ok" and a.cheapest.reason == DURATION_UNKNOWN and a.planned is None
+
+
+def test_buy_vs_rent_counts_the_hours_of_the_jobs_that_fit_one_card() -> None:
+    too_big = (per_gpu("t4", hours=4.0, fits=False),)
+    ranking = FakeRanking({"a": recommendation([CHEAP], per_gpu_rows=ROWS),
+                           "b": recommendation([CHEAP], per_gpu_rows=too_big)})
+    review = Review(name="r", items=(item("a", runs=3), item("b")))
+    result = run_review(review, _catalog(), recommend_fn=ranking)
+    (t4,) = result.buy_vs_rent
+    assert t4.review_hours == pytest.approx(3 * 10.0) and t4.review_jobs == 1

@@ -1,0 +1,166 @@
+"""Runs a budget review: a recommendation per job, each job's picks and sweep, then totals and buy-vs-rent.
+
+One job that cannot be reviewed (a field the ranking refuses, or a bug) is reported in the
+review as failed, with the field at fault where there is one; the other jobs go on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from catalog.types import Catalog
+from workers.budget import (
+    DURATION_UNKNOWN,
+    FAILED,
+    Pick,
+    Review,
+    ReviewItem,
+    cheapest_within_deadline,
+    fastest_within_budget,
+    job_budget,
+    job_deadline,
+    pareto_front,
+    plan_runs,
+    planned,
+)
+from workers.ownership import BuyVsRent, ReviewUse, buy_vs_rent
+from workers.recommendation import Recommendation
+from workers.sizing.errors import SizingError
+from workers.sizing.spec import JobSpec, OnPremAssumptions
+from workers.sweeps import compare_sweep
+from workers.totals import FAILED as JOB_FAILED
+from workers.totals import OK, BudgetStanding, JobReview, Total, budget_standing, overall_total, team_totals
+
+log = logging.getLogger(__name__)
+
+RecommendFn = Callable[[JobSpec, Catalog], Recommendation]
+ProgressFn = Callable[[int, int], None]
+
+# A review wants every option of a job, not the ranking's usual top ten: the picks and the
+# cost/time front are taken from all of them.
+REVIEW_OPTION_LIMIT = 100_000
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    """A whole review: per job, per team, overall against the budget, and buy-vs-rent."""
+
+    name: str
+    budget_usd: float | None
+    providers: tuple[str, ...]
+    onprem: OnPremAssumptions
+    jobs: tuple[JobReview, ...]
+    teams: tuple[Total, ...]
+    total: Total
+    standing: BudgetStanding
+    buy_vs_rent: tuple[BuyVsRent, ...]
+    catalog_version: str
+    prices_as_of: str
+
+
+def scoped_job(item: ReviewItem, *, providers: tuple[str, ...]) -> JobSpec:
+    """Return the item's job as the review ranks it: review providers only, no per-run limits, every option.
+
+    Budget and deadline are left to the review, which holds them against all of a job's runs,
+    not against one run as the ranking would.
+    """
+    c = item.job.constraints
+    allowed = tuple(p for p in c.providers if p in providers)
+    constraints = dataclasses.replace(c, providers=allowed, budget_usd=None, deadline_hours=None)
+    return dataclasses.replace(item.job, constraints=constraints, limit=REVIEW_OPTION_LIMIT)
+
+
+def failed_review(item: ReviewItem, *, field: str, reason: str) -> JobReview:
+    """Return the review of a job that could not be reviewed."""
+    nothing = Pick(None, FAILED)
+    return JobReview(name=item.name, team=item.team, runs=item.runs, parallel=item.parallel,
+                     status=JOB_FAILED, cheapest=nothing, fastest=nothing, sweep=item.sweep,
+                     error_field=field, error_reason=reason)
+
+
+def review_item(item: ReviewItem, rec: Recommendation, *, review_budget_usd: float | None) -> JobReview:
+    """Return one job's review from its recommendation: picks, planned cost, front and sweep."""
+    deadline, deadline_source = job_deadline(item)
+    budget, budget_source = job_budget(item, review_budget_usd=review_budget_usd)
+    req = rec.requirements
+    if req.iterations_total <= 0:
+        cheapest = Pick(None, DURATION_UNKNOWN, deadline, deadline_source)
+        fastest = Pick(None, DURATION_UNKNOWN, budget, budget_source)
+        return JobReview(name=item.name, team=item.team, runs=item.runs, parallel=item.parallel, status=OK,
+                         cheapest=cheapest, fastest=fastest, options_count=len(rec.options), sweep=item.sweep,
+                         gpu_memory_bytes=req.gpu_memory_bytes, warnings=req.warnings)
+    plans = [plan_runs(o, runs=item.runs, parallel=item.parallel) for o in rec.options if o.fits]
+    cheapest = cheapest_within_deadline(plans, deadline_hours=deadline, source=deadline_source)
+    fastest = fastest_within_budget(plans, budget_usd=budget, source=budget_source)
+    plan, basis = planned(cheapest, plans)
+    sweep = None
+    if item.runs > 1 or item.sweep is not None:
+        sweep = compare_sweep(rec.options, req.per_gpu, trials=item.runs, sweep=item.sweep)
+    return JobReview(
+        name=item.name, team=item.team, runs=item.runs, parallel=min(item.parallel, item.runs), status=OK,
+        cheapest=cheapest, fastest=fastest, planned=plan, planned_basis=basis, front=pareto_front(plans),
+        options_count=len(plans), sweep=item.sweep, sweep_comparison=sweep,
+        gpu_memory_bytes=req.gpu_memory_bytes, warnings=req.warnings,
+    )
+
+
+def _add_use(use: dict[str, ReviewUse], item: ReviewItem, rec: Recommendation) -> None:
+    """Add the hours the item's runs would keep one card of each GPU model busy."""
+    for p in rec.requirements.per_gpu:
+        if p.gpu_count == 1 and p.fits and p.training_hours > 0:
+            known = use.get(p.gpu, ReviewUse(0.0, 0))
+            use[p.gpu] = ReviewUse(known.hours + item.runs * p.training_hours, known.jobs + 1)
+
+
+def _default_recommend() -> RecommendFn:
+    # The ranking entry point, imported when first needed so that tests can pass their own.
+    from workers.recommend import recommend
+
+    found: RecommendFn = recommend
+    return found
+
+
+def run_review(review: Review, catalog: Catalog, *, recommend_fn: RecommendFn | None = None,
+               on_progress: ProgressFn | None = None) -> ReviewResult:
+    """Review every job against the catalog, isolating failures per job, reporting progress as it goes."""
+    recommend = recommend_fn or _default_recommend()
+    total = len(review.items)
+    jobs: list[JobReview] = []
+    use: dict[str, ReviewUse] = {}
+    for index, item in enumerate(review.items):
+        jobs.append(_review_one(index, item, review=review, catalog=catalog, recommend=recommend, use=use))
+        if on_progress is not None:
+            on_progress(index + 1, total)
+    everything = overall_total(jobs)
+    return ReviewResult(
+        name=review.name, budget_usd=review.budget_usd, providers=review.providers, onprem=review.onprem,
+        jobs=tuple(jobs), teams=team_totals(jobs), total=everything,
+        standing=budget_standing(everything, budget_usd=review.budget_usd),
+        buy_vs_rent=buy_vs_rent(catalog, providers=review.providers, assumptions=review.onprem, use=use),
+        catalog_version=catalog.version, prices_as_of=catalog.prices_as_of,
+    )
+
+
+def _review_one(index: int, item: ReviewItem, *, review: Review, catalog: Catalog, recommend: RecommendFn,
+                use: dict[str, ReviewUse]) -> JobReview:
+    """Review one job; a failure becomes a failed JobReview, logged, and never stops the review."""
+    prefix = f"jobs[{index}]"
+    job = scoped_job(item, providers=review.providers)
+    if not job.constraints.providers:
+        return failed_review(item, field=f"{prefix}.spec.constraints.providers",
+                             reason="none of the job's providers is allowed by the review")
+    try:
+        rec = recommend(job, catalog)
+    except SizingError as error:
+        log.info("review %r: job %r refused: %s", review.name, item.name, error)
+        return failed_review(item, field=f"{prefix}.spec.{error.field}", reason=error.reason)
+    except Exception:
+        # The batch loop isolates failures (STYLE.md habit 10): one job's bug is logged and reported,
+        # and the review of the other jobs goes on.
+        log.exception("review %r: job %r failed", review.name, item.name)
+        return failed_review(item, field=prefix, reason="internal error while ranking this job (logged)")
+    _add_use(use, item, rec)
+    return review_item(item, rec, review_budget_usd=review.budget_usd)

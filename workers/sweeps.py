@@ -1,0 +1,152 @@
+"""Hyper-parameter searches: grid or random, and trials side by side on small GPUs or in turn on a large one.
+
+domain.md §7: a search multiplies a job; a grid over at most about 3 parameters (values on a log
+scale), random search beyond that; N trials cost N jobs, which can run in parallel on several
+GPUs. domain.md §4: several small GPUs let a team run several experiments at once, which one
+big GPU does not. So a sweep is shown two ways:
+- sequential: every trial in turn on the fastest single GPU in scope ("one large GPU");
+- parallel: one trial per GPU on the cheapest machine of several smaller GPUs (each cheaper per
+  hour than the large one), in waves of as many trials as the machine has GPUs. A trial's time
+  is the job's estimate on one such GPU (requirements.per_gpu), and the machine is paid for the
+  whole wall-clock, idle GPUs of a last, partial wave included.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from workers.budget import Sweep, SweepKind
+from workers.recommendation import RankedOption
+from workers.sizing.requirements import PerGpu
+
+# domain.md §7: "a grid over at most about 3 parameters (values on a log scale), random search beyond".
+GRID_MAX_PARAMETERS = 3
+
+SEQUENTIAL, PARALLEL = "sequential", "parallel"
+# Why a schedule is missing.
+NO_SINGLE_GPU = "no-single-gpu"  # no single-GPU machine in scope runs a trial
+NO_SMALL_GPUS = "no-small-gpus"  # no machine of several GPUs, each cheaper than the large one, runs a trial
+
+
+@dataclass(frozen=True)
+class SweepAdvice:
+    """Which search suits this many parameters, and whether the job's choice follows it."""
+
+    parameters: int
+    kind: SweepKind  # what the job says it runs
+    advised: SweepKind
+    follows_advice: bool
+    log_scale: bool  # grid values belong on a log scale (learning rates, weight decay ...)
+    values_per_parameter: float  # a grid's trials ** (1 / parameters); 0.0 for random search
+
+
+@dataclass(frozen=True)
+class SweepSchedule:
+    """All trials on one machine: at once (one per GPU) or one after another."""
+
+    mode: str  # SEQUENTIAL or PARALLEL
+    provider: str
+    instance_type: str
+    region: str
+    pricing: str
+    gpu: str
+    gpu_count: int  # GPUs on the machine
+    machine_price_per_hour_usd: float  # price plus any block storage, per hour of the machine
+    trials_at_once: int
+    waves: int
+    trial_hours: float
+    wall_hours: float
+    cost_usd: float
+
+
+@dataclass(frozen=True)
+class SweepComparison:
+    """A sweep's trials on several small GPUs at once against one after another on one large GPU."""
+
+    trials: int
+    sequential: SweepSchedule | None
+    parallel: SweepSchedule | None
+    sequential_reason: str = ""
+    parallel_reason: str = ""
+    speedup: float = 0.0  # sequential wall-clock / parallel wall-clock; 0.0 when either is missing
+    extra_cost_usd: float = 0.0  # parallel cost - sequential cost (negative: parallel is cheaper)
+    advice: SweepAdvice | None = None
+
+
+def advise_sweep(sweep: Sweep, *, trials: int) -> SweepAdvice:
+    """Return the search domain.md §7 advises for the sweep's parameter count."""
+    advised = SweepKind.GRID if sweep.parameters <= GRID_MAX_PARAMETERS else SweepKind.RANDOM
+    per_parameter = trials ** (1.0 / sweep.parameters) if sweep.kind is SweepKind.GRID else 0.0
+    return SweepAdvice(parameters=sweep.parameters, kind=sweep.kind, advised=advised,
+                       follows_advice=sweep.kind is advised, log_scale=advised is SweepKind.GRID,
+                       values_per_parameter=per_parameter)
+
+
+def _machine_rate_usd_per_hour(option: RankedOption) -> float:
+    """Return what the machine costs per hour held: its price plus its block storage spread over time."""
+    if option.training_hours > 0:
+        return option.price_per_hour_usd + option.storage_cost_usd / option.training_hours
+    return option.price_per_hour_usd
+
+
+def _sequential(options: Sequence[RankedOption], *, trials: int) -> SweepSchedule | None:
+    singles = [o for o in options if o.gpu_count == 1 and o.fits and o.training_hours > 0]
+    if not singles:
+        return None
+    large = min(singles, key=lambda o: (o.training_hours, o.training_cost_usd, o.provider, o.instance_type,
+                                        o.region, o.pricing))
+    return SweepSchedule(
+        mode=SEQUENTIAL, provider=large.provider, instance_type=large.instance_type, region=large.region,
+        pricing=large.pricing, gpu=large.gpu, gpu_count=1,
+        machine_price_per_hour_usd=_machine_rate_usd_per_hour(large), trials_at_once=1, waves=trials,
+        trial_hours=large.training_hours, wall_hours=trials * large.training_hours,
+        cost_usd=trials * large.training_cost_usd,
+    )
+
+
+def _parallel(options: Sequence[RankedOption], per_gpu: Sequence[PerGpu], *, trials: int,
+              large_rate_usd_per_hour: float) -> SweepSchedule | None:
+    one_gpu_hours = {p.gpu: p.training_hours for p in per_gpu
+                     if p.gpu_count == 1 and p.fits and p.training_hours > 0}
+    best: tuple[tuple[float, float, str, str, str, str], SweepSchedule] | None = None
+    for o in options:
+        trial_hours = one_gpu_hours.get(o.gpu)
+        if o.gpu_count < 2 or not o.fits or trial_hours is None:
+            continue
+        rate = _machine_rate_usd_per_hour(o)
+        if rate / o.gpu_count >= large_rate_usd_per_hour:
+            continue  # not a smaller GPU: as dear per GPU-hour as the large one
+        at_once = min(o.gpu_count, trials)
+        waves = math.ceil(trials / at_once)
+        wall_hours = waves * trial_hours
+        schedule = SweepSchedule(
+            mode=PARALLEL, provider=o.provider, instance_type=o.instance_type, region=o.region,
+            pricing=o.pricing, gpu=o.gpu, gpu_count=o.gpu_count, machine_price_per_hour_usd=rate,
+            trials_at_once=at_once, waves=waves, trial_hours=trial_hours, wall_hours=wall_hours,
+            cost_usd=rate * wall_hours,
+        )
+        key = (schedule.cost_usd, wall_hours, o.provider, o.instance_type, o.region, o.pricing)
+        if best is None or key < best[0]:
+            best = (key, schedule)
+    return None if best is None else best[1]
+
+
+def compare_sweep(options: Sequence[RankedOption], per_gpu: Sequence[PerGpu], *, trials: int,
+                  sweep: Sweep | None = None) -> SweepComparison:
+    """Compare the trials one per GPU on a machine of small GPUs against in turn on the fastest single GPU."""
+    sequential = _sequential(options, trials=trials)
+    large_rate = math.inf if sequential is None else sequential.machine_price_per_hour_usd
+    parallel = _parallel(options, per_gpu, trials=trials, large_rate_usd_per_hour=large_rate)
+    speedup = extra_cost_usd = 0.0
+    if sequential is not None and parallel is not None and parallel.wall_hours > 0:
+        speedup = sequential.wall_hours / parallel.wall_hours
+        extra_cost_usd = parallel.cost_usd - sequential.cost_usd
+    return SweepComparison(
+        trials=trials, sequential=sequential, parallel=parallel,
+        sequential_reason="" if sequential is not None else NO_SINGLE_GPU,
+        parallel_reason="" if parallel is not None else NO_SMALL_GPUS,
+        speedup=speedup, extra_cost_usd=extra_cost_usd,
+        advice=advise_sweep(sweep, trials=trials) if sweep is not None else None,
+    )
