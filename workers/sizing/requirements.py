@@ -60,6 +60,7 @@ class Mitigation:
     update_interval: int | None = None
     gpu_count: int | None = None
     layers: tuple[str, ...] = ()
+    gpu: str | None = None  # the card this step makes the job fit (added by the sizing core)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,148 @@
+"""GPU memory of one training step, per GPU: the baseline formula of domain.md §2 and a realistic peak.
+
+The realistic peak adds, term by term, what the baseline leaves out (domain.md §2): what each layer
+really keeps for backward at the chosen precision, optimizer state, fp32 master weights in mixed
+precision, the framework's reserve on the card, and recomputation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from catalog.types import GpuSpec
+from workers.sizing.memo import IdentityMemo
+from workers.sizing.overheads import (
+    ACTIVATION_BYTES,
+    ALLOCATOR_SLACK_FRACTION,
+    CUDA_CONTEXT_BYTES,
+    DDP_BUCKET_COPIES_PYTORCH,
+    DEFAULT_CUDA_CONTEXT_BYTES,
+    GRADIENT_BYTES,
+    OPTIMIZER_STATE_BYTES,
+    RECOMPUTE_SEGMENT_FACTOR,
+    RECOMPUTE_SHARE_STATS_ONLY,
+    STATS_ONLY_SAVED_PER_NEURON,
+    TRANSIENT_GRADIENT_BUFFERS,
+    USABLE_MEMORY_FRACTION,
+    WEIGHT_BYTES,
+    WORKSPACE_BYTES_WITH_CONV,
+    WORKSPACE_BYTES_WITHOUT_CONV,
+)
+from workers.sizing.requirements import MemoryBreakdown
+from workers.sizing.rules import BASELINE_BYTES_PER_VALUE, BASELINE_COPIES
+from workers.sizing.spec import Framework, Precision, Training
+from workers.sizing.stats import LayerKind, ModelStats
+from workers.sizing.throughput import effective_precision
+
+_ACTIVATIONS: IdentityMemo[float] = IdentityMemo()
+_HAS_CONV: IdentityMemo[bool] = IdentityMemo()
+
+
+def baseline_formula_bytes(model: ModelStats, batch_size: int) -> int:
+    """Return domain.md §2's formula: neurons x batch x 2 x 4 + parameters x 2 x 4."""
+    per_value = BASELINE_COPIES * BASELINE_BYTES_PER_VALUE
+    return model.neurons * batch_size * per_value + model.parameters * per_value
+
+
+def recompute_share(model: ModelStats) -> float:
+    """Return the share of activation memory that checkpointing keeps (about 2 / sqrt(layers))."""
+    if not model.layers:
+        return RECOMPUTE_SHARE_STATS_ONLY
+    return min(1.0, RECOMPUTE_SEGMENT_FACTOR / math.sqrt(len(model.layers)))
+
+
+def _has_saved_values(model: ModelStats) -> bool:
+    """Return whether the per-layer rows say what they keep for backward."""
+    return any(layer.saved_values or layer.saved_mask_bytes for layer in model.layers)
+
+
+def activation_bytes_per_sample(model: ModelStats, precision: Precision, *, recompute: bool) -> float:
+    """Return activation bytes kept for backward for one sample, with the backward's transient buffers."""
+    return _ACTIVATIONS.get(model, (precision, recompute),
+                            lambda: _activation_bytes_per_sample(model, precision, recompute=recompute))
+
+
+def _activation_bytes_per_sample(model: ModelStats, precision: Precision, *, recompute: bool) -> float:
+    """Compute activation_bytes_per_sample."""
+    value_bytes = ACTIVATION_BYTES[precision]
+    saved: float
+    transient: float
+    if _has_saved_values(model):
+        saved = sum(layer.saved_values * value_bytes + layer.saved_mask_bytes for layer in model.layers)
+        transient = TRANSIENT_GRADIENT_BUFFERS * max(layer.neurons for layer in model.layers) * value_bytes
+    else:
+        saved = model.neurons * STATS_ONLY_SAVED_PER_NEURON * value_bytes
+        transient = 0
+    if recompute:
+        saved *= recompute_share(model)
+    return saved + transient
+
+
+def activation_bytes_by_layer(model: ModelStats, precision: Precision) -> list[tuple[str, int]]:
+    """Return each layer's saved bytes per sample, largest first (where the memory goes)."""
+    value_bytes = ACTIVATION_BYTES[precision]
+    rows = [(layer.name, (layer.saved_values or layer.neurons) * value_bytes + layer.saved_mask_bytes)
+            for layer in model.layers]
+    return sorted(rows, key=lambda row: row[1], reverse=True)
+
+
+def framework_reserve_bytes(tensor_bytes: int, *, gpu: GpuSpec | None, has_conv: bool) -> int:
+    """Return CUDA context + library workspace + allocator slack on one GPU."""
+    context = DEFAULT_CUDA_CONTEXT_BYTES if gpu is None else CUDA_CONTEXT_BYTES[gpu.architecture]
+    workspace = WORKSPACE_BYTES_WITH_CONV if has_conv else WORKSPACE_BYTES_WITHOUT_CONV
+    return context + workspace + round(ALLOCATOR_SLACK_FRACTION * tensor_bytes)
+
+
+def _has_conv(model: ModelStats) -> bool:
+    """Return whether cuDNN convolution workspaces apply (conv layers, or a model given as totals)."""
+    return _HAS_CONV.get(model, None, lambda: not model.layers
+                         or any(layer.kind is LayerKind.CONV for layer in model.layers))
+
+
+def estimate_memory(model: ModelStats, training: Training, *, gpu: GpuSpec | None = None,
+                    gpu_count: int = 1) -> MemoryBreakdown:
+    """Return the predicted peak memory of one training step on one GPU, by term.
+
+    Data parallel on n GPUs keeps a full copy of parameters, gradients and optimizer state on each
+    GPU, with `training.batch_size` samples per GPU; PyTorch's DDP adds one gradient-sized bucket copy.
+    """
+    precision = effective_precision(training.precision, gpu)
+    trainable = model.parameters - model.frozen_parameters
+    activations = round(training.batch_size * activation_bytes_per_sample(
+        model, precision, recompute=training.recompute))
+    parameters = model.parameters * WEIGHT_BYTES[precision]
+    gradient_copies = 1.0
+    if gpu_count > 1 and training.framework is Framework.PYTORCH:
+        gradient_copies += DDP_BUCKET_COPIES_PYTORCH
+    gradients = round(trainable * GRADIENT_BYTES * gradient_copies)
+    optimizer_state = trainable * OPTIMIZER_STATE_BYTES[training.optimizer]
+    tensors = activations + parameters + gradients + optimizer_state
+    return MemoryBreakdown(
+        activations=activations,
+        parameters=parameters,
+        gradients=gradients,
+        optimizer_state=optimizer_state,
+        framework_reserve=framework_reserve_bytes(tensors, gpu=gpu, has_conv=_has_conv(model)),
+    )
+
+
+def sharded_memory(model: ModelStats, training: Training, *, gpu: GpuSpec | None = None,
+                   gpu_count: int) -> MemoryBreakdown:
+    """Return the per-GPU memory with optimizer state and gradients split n ways (ZeRO-2 style)."""
+    full = estimate_memory(model, training, gpu=gpu, gpu_count=1)
+    gradients = math.ceil(full.gradients / gpu_count)
+    optimizer_state = math.ceil(full.optimizer_state / gpu_count)
+    tensors = full.activations + full.parameters + gradients + optimizer_state
+    return replace(full, gradients=gradients, optimizer_state=optimizer_state,
+                   framework_reserve=framework_reserve_bytes(tensors, gpu=gpu, has_conv=_has_conv(model)))
+
+
+def usable_memory_bytes(gpu: GpuSpec) -> int:
+    """Return the memory a job may plan to use on the card, keeping the headroom domain.md §2 asks for."""
+    return int(gpu.memory_bytes * USABLE_MEMORY_FRACTION)
+
+
+def fits(gpu_memory_bytes: int, gpu: GpuSpec) -> bool:
+    """Return whether a predicted peak fits the card with headroom."""
+    return gpu_memory_bytes <= usable_memory_bytes(gpu)

@@ -1,0 +1,100 @@
+"""Data parallel on n GPUs: ring all-reduce of the gradients over the link, overlap, framework scaling.
+
+Each GPU runs its own batch; after backward the gradients are averaged with a ring all-reduce, which
+sends 2(n-1)/n of the gradient bytes over the slowest link of the ring. Frameworks hide most of it
+behind backward (bucketed all-reduce), and domain.md §4 caps what each framework reaches in practice.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from catalog.types import GpuSpec
+from workers.sizing.efficiency import (
+    ALLREDUCE_BUCKET_BYTES,
+    ALLREDUCE_OVERLAP_OF_BACKWARD,
+    ALLREDUCE_STEP_LATENCY_MS,
+    NETWORK_EFFICIENCY,
+    NVLINK_EFFICIENCY,
+    PCIE_EFFICIENCY,
+    PCIE_GB_PER_S,
+)
+from workers.sizing.rules import SPEEDUP_ON_4_GPUS
+from workers.sizing.spec import Framework
+
+# Cards whose NVLink is a bridge between two cards; a third card talks over PCIe (vendor docs:
+# GeForce and H100 PCIe NVLink bridges join pairs).
+NVLINK_PAIRS_ONLY = frozenset({"rtx-2080-ti", "rtx-3090", "h100-pcie"})
+# One machine holds at most 8 GPUs (DGX/HGX, p4d, a2-highgpu-8g); more GPUs span machines.
+MAX_GPUS_PER_NODE = 8
+# Between machines, when the caller does not say [rule of thumb: 100 Gbit/s, e.g. AWS p3dn].
+DEFAULT_INTER_NODE_GBIT_PER_S = 100.0
+
+
+@dataclass(frozen=True)
+class MultiGpuTime:
+    """How n GPUs change one iteration: the exchange, what of it shows, and the resulting speed-up."""
+
+    link: str  # "nvlink", "pcie" or "network"
+    link_gb_per_s: float  # achieved one-way bandwidth of the ring's slowest link
+    allreduce_full_ms: float  # the whole gradient exchange
+    exposed_ms: float  # the part not hidden behind backward
+    scaling_loss_ms: float  # extra time so the speed-up stays within the framework's measured scaling
+    total_ms: float
+    speedup: float  # samples/s on n GPUs over one GPU
+
+
+def ring_link(gpu: GpuSpec, gpu_count: int, *,
+              inter_node_gbit_per_s: float | None = None) -> tuple[str, float]:
+    """Return the ring's slowest link and its achieved one-way bandwidth in GB/s."""
+    pcie = PCIE_GB_PER_S[gpu.pcie_gen] * PCIE_EFFICIENCY
+    nvlink = gpu.nvlink_gb_per_s / 2 * NVLINK_EFFICIENCY
+    if nvlink > 0 and (gpu_count == 2 or gpu.slug not in NVLINK_PAIRS_ONLY):
+        link, bandwidth = "nvlink", nvlink
+    else:
+        link, bandwidth = "pcie", pcie
+    if inter_node_gbit_per_s is None and gpu_count > MAX_GPUS_PER_NODE:
+        inter_node_gbit_per_s = DEFAULT_INTER_NODE_GBIT_PER_S
+    if inter_node_gbit_per_s is not None:
+        network = inter_node_gbit_per_s / 8 * NETWORK_EFFICIENCY
+        if network < bandwidth:
+            link, bandwidth = "network", network
+    return link, bandwidth
+
+
+def allreduce_ms(gradient_bytes: int, *, gpu_count: int, link_gb_per_s: float) -> float:
+    """Return a ring all-reduce's time: 2(n-1)/n x bytes over the link, plus per-step latency."""
+    if gpu_count <= 1 or gradient_bytes <= 0:
+        return 0.0
+    steps = 2 * (gpu_count - 1)
+    buckets = max(1, math.ceil(gradient_bytes / ALLREDUCE_BUCKET_BYTES))
+    transfer_ms = steps / gpu_count * gradient_bytes / (link_gb_per_s * 1e6)
+    return transfer_ms + steps * buckets * ALLREDUCE_STEP_LATENCY_MS
+
+
+def framework_speedup_cap(framework: Framework, gpu_count: int) -> float:
+    """Return the best speed-up the framework reaches on n GPUs (domain.md §4, per doubling)."""
+    if gpu_count <= 1:
+        return 1.0
+    per_doubling = math.sqrt(SPEEDUP_ON_4_GPUS[framework] / 4)  # 4 GPUs = two doublings
+    return float(gpu_count * per_doubling ** math.log2(gpu_count))
+
+
+def multi_gpu_time(single_gpu_ms: float, *, backward_ms: float, gradient_bytes: int, gpu: GpuSpec,
+                   gpu_count: int, framework: Framework,
+                   inter_node_gbit_per_s: float | None = None) -> MultiGpuTime:
+    """Return one iteration's time on n GPUs, each on its own batch, from the one-GPU time."""
+    link, bandwidth = ring_link(gpu, gpu_count, inter_node_gbit_per_s=inter_node_gbit_per_s)
+    full_ms = allreduce_ms(gradient_bytes, gpu_count=gpu_count, link_gb_per_s=bandwidth)
+    buckets = max(1, math.ceil(gradient_bytes / ALLREDUCE_BUCKET_BYTES))
+    # The last bucket starts only when backward ends, so at least its share shows.
+    exposed_ms = max(full_ms - ALLREDUCE_OVERLAP_OF_BACKWARD * backward_ms, full_ms / buckets)
+    with_exchange_ms = single_gpu_ms + exposed_ms
+    capped_ms = gpu_count * single_gpu_ms / framework_speedup_cap(framework, gpu_count)
+    total_ms = max(with_exchange_ms, capped_ms)
+    return MultiGpuTime(
+        link=link, link_gb_per_s=bandwidth, allreduce_full_ms=full_ms, exposed_ms=exposed_ms,
+        scaling_loss_ms=total_ms - with_exchange_ms, total_ms=total_ms,
+        speedup=gpu_count * single_gpu_ms / total_ms,
+    )

@@ -1,0 +1,90 @@
+"""Memory factors of the sizing core: bytes per value and per parameter, and the framework's reserve.
+
+Every figure names its source; "[rule of thumb]" marks a value we chose inside a published range,
+to be checked against validation/ (the calibration step may adjust the ones so marked).
+"""
+
+from __future__ import annotations
+
+from workers.sizing.rules import MIB
+from workers.sizing.spec import Optimizer, Precision
+
+# Activations kept for backward: fp32 4 B; mixed precision keeps them in 16 bits (domain.md §2:
+# "mixed precision (2-byte activations, fp32 master weights)").
+ACTIVATION_BYTES: dict[Precision, int] = {
+    Precision.FP32: 4,
+    Precision.FP16_MIXED: 2,
+    Precision.BF16_MIXED: 2,
+}
+# Weights: fp32 4 B; mixed precision 6 B (fp32 master + 16-bit copy), HF "model memory anatomy"
+# (estimation-methods.md §2).
+WEIGHT_BYTES: dict[Precision, int] = {
+    Precision.FP32: 4,
+    Precision.FP16_MIXED: 6,
+    Precision.BF16_MIXED: 6,
+}
+# Gradients: 4 B, "always kept in fp32" in HF's accounting (estimation-methods.md §2).
+GRADIENT_BYTES = 4
+# Optimizer state per trainable parameter: SGD none, momentum one fp32 copy, Adam/AdamW two
+# (domain.md §2; HF anatomy: AdamW 8 B, SGD with momentum 4 B).
+OPTIMIZER_STATE_BYTES: dict[Optimizer, int] = {
+    Optimizer.SGD: 0,
+    Optimizer.MOMENTUM: 4,
+    Optimizer.ADAM: 8,
+    Optimizer.ADAMW: 8,
+}
+# Weights in 16 bits, for the traffic model (the copy the kernels read in mixed precision).
+COMPUTE_WEIGHT_BYTES: dict[Precision, int] = {
+    Precision.FP32: 4,
+    Precision.FP16_MIXED: 2,
+    Precision.BF16_MIXED: 2,
+}
+
+# A model given only as totals: values kept for backward per neuron. [rule of thumb] Each layer's
+# output is saved once for the backward pass; its gradient lives only while that layer's backward
+# runs (the baseline formula's "x 2" counts both for the whole step, which overstates).
+STATS_ONLY_SAVED_PER_NEURON = 1.0
+# With per-layer rows: while backward runs, the gradient of the largest layer's output and of its
+# input are alive besides what is saved [rule of thumb: two buffers of the largest layer].
+TRANSIENT_GRADIENT_BUFFERS = 2
+
+# Recompute (gradient checkpointing, Chen et al. 2016): keep sqrt(n) checkpoints of n layers and
+# recompute one segment at a time: about 2 sqrt(n) layers' worth alive, i.e. a share 2 / sqrt(n) of
+# the activations (estimation-methods.md §2: 1000-layer ResNet 48 G -> 7 G).
+RECOMPUTE_SEGMENT_FACTOR = 2.0
+# A model given only as totals has no layer count; we assume this share [rule of thumb: 2/sqrt(16),
+# a 16-block network].
+RECOMPUTE_SHARE_STATS_ONLY = 0.5
+
+# CUDA context plus the framework's kernel images, per GPU generation. HF measured 1343 MiB on a
+# V100 with PyTorch; asmirnov's calculator gives 300 MiB-2 GiB (estimation-methods.md §2).
+# [rule of thumb] Older cards run older, smaller CUDA/cuDNN stacks: we take the low end for Kepler
+# and Maxwell and HF's V100 figure from Volta on.
+CUDA_CONTEXT_BYTES: dict[str, int] = {
+    "kepler": 300 * MIB,
+    "maxwell": 400 * MIB,
+    "pascal": 600 * MIB,
+    "volta": 1343 * MIB,
+    "turing": 1343 * MIB,
+    "ampere": 1343 * MIB,
+    "ada": 1343 * MIB,
+    "hopper": 1343 * MIB,
+    "blackwell": 1343 * MIB,
+}
+# Without a GPU (the GPU-independent requirement) we use the current generations' figure.
+DEFAULT_CUDA_CONTEXT_BYTES = 1343 * MIB
+# cuDNN convolution and cuBLAS workspaces, "temporary memory" in the HF doc [rule of thumb:
+# 256 MiB with convolutions, whose algorithms ask for the largest workspaces; 64 MiB without].
+WORKSPACE_BYTES_WITH_CONV = 256 * MIB
+WORKSPACE_BYTES_WITHOUT_CONV = 64 * MIB
+# Caching allocator slack over the tensors' own bytes: max_memory_allocated < max_memory_reserved
+# < nvidia-smi (mmdetection #1005) [rule of thumb: 10%].
+ALLOCATOR_SLACK_FRACTION = 0.10
+# PyTorch DistributedDataParallel keeps gradient buckets, one more copy of the gradients, unless
+# gradient_as_bucket_view is set (PyTorch DDP documentation). Other frameworks: [rule of thumb] none.
+DDP_BUCKET_COPIES_PYTORCH = 1.0
+
+# "Choose hardware with clear headroom above this figure" (domain.md §2). A job fits a card when its
+# predicted peak is at most this share of the card's memory; the rest covers ECC and driver
+# reservations (a 16 GB T4 shows 15 GiB) and the estimate's own error [rule of thumb: 10%].
+USABLE_MEMORY_FRACTION = 0.90

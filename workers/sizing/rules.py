@@ -1,0 +1,65 @@
+"""The rules of thumb of domain.md sections 2-6 as named thresholds; warnings and advice quote them."""
+
+from __future__ import annotations
+
+from workers.sizing.spec import Framework
+
+GIB = 2**30
+MIB = 2**20
+
+# domain.md §2: "bytes = neurons x batch x 2 (data and gradient) x 4 + parameters x 2 x 4".
+BASELINE_COPIES = 2
+BASELINE_BYTES_PER_VALUE = 4
+# Our own threshold: say the baseline understates when the realistic peak is this many times larger.
+BASELINE_UNDERSTATES_RATIO = 1.2
+
+# domain.md §4: "an iteration under about 10 ms, or a whole run under about 10 minutes".
+SHORT_ITERATION_MS = 10.0
+SHORT_RUN_MINUTES = 10.0
+# domain.md §4: "each layer's forward or backward under about 0.1 ms, with a huge number of layers".
+# "Huge" is ours: at least TINY_LAYERS_MIN_COUNT layers, at least half of them that short.
+TINY_LAYER_MS = 0.1
+TINY_LAYERS_MIN_COUNT = 50
+TINY_LAYERS_MIN_SHARE = 0.5
+# domain.md §4: "multiply-adds at most about 10x the parameter count ... multi-GPU helps little".
+PARAMETER_EXCHANGE_RATIO = 10.0
+
+# domain.md §4: multi-GPU speed-up on 4 GPUs by framework, from the survey the notes cite:
+# PyTorch about 3.6-3.8x (we take 3.7), TensorFlow 2-3x (2.5), "close to linear for one framework"
+# (we read it as CNTK, 3.9x). JAX is not in the survey: we treat it like PyTorch (both all-reduce
+# gradients with NCCL as the backward pass runs).
+SPEEDUP_ON_4_GPUS: dict[Framework, float] = {
+    Framework.PYTORCH: 3.7,
+    Framework.TENSORFLOW: 2.5,
+    Framework.JAX: 3.7,
+    Framework.CNTK: 3.9,
+}
+
+# domain.md §6: "Under 4 GB is only for toys; 3 GB cards are not recommended"; the 1050 Ti (4 GB)
+# is "for play". We flag cards of 4 GiB and less, and say "not recommended" at 3 GiB and less.
+SMALL_GPU_MEMORY_BYTES = 4 * GIB
+NOT_RECOMMENDED_GPU_MEMORY_BYTES = 3 * GIB
+# domain.md §6 tiers: 6-8 GB for an individual's work, 32-64 GB for company research.
+INDIVIDUAL_TIER_BYTES = 8 * GIB
+RESEARCH_TIER_BYTES = 32 * GIB
+
+# domain.md §6: "Older architectures are slow or unsupported by cuDNN" (cuDNN 9 dropped Kepler and
+# Maxwell; current PyTorch wheels no longer ship their kernels).
+OLD_ARCHITECTURES = frozenset({"kepler", "maxwell"})
+TENSOR_CORE_ARCHITECTURES = frozenset({"volta", "turing", "ampere", "ada", "hopper", "blackwell"})
+BF16_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell"})
+# domain.md §6: "Top-end cards pay off only on large networks". Ours: a card of at least this dense
+# fp16 tensor rate is top-end, and it is wasted when launch overhead is half of its iteration.
+TOP_END_FP16_TFLOPS = 300.0
+TOP_END_WASTED_OVERHEAD_SHARE = 0.5
+
+# domain.md §6: "Storage: at least 3 to 4 times the data size."
+STORAGE_MIN_FACTOR = 3
+STORAGE_MAX_FACTOR = 4
+
+# domain.md §6: "an old CPU can halve what a new GPU delivers"; we warn as soon as the CPU, not the
+# GPU, sets the pace.
+CPU_BOUND_RATIO = 1.0
+
+# domain.md §7: "a grid over at most about 3 parameters ... random search beyond that".
+GRID_SEARCH_MAX_PARAMETERS = 3

@@ -1,0 +1,76 @@
+"""Which arithmetic units a layer runs on, at what peak, for a precision, framework and GPU."""
+
+from __future__ import annotations
+
+from catalog.types import GpuSpec
+from workers.sizing.efficiency import (
+    LOW_POWER_FACTOR,
+    LOW_POWER_TDP_WATTS,
+    MathUnit,
+    compute_efficiency,
+)
+from workers.sizing.rules import BF16_ARCHITECTURES, TENSOR_CORE_ARCHITECTURES
+from workers.sizing.spec import Framework, Precision
+from workers.sizing.stats import LayerKind
+
+# Frameworks that run fp32 matmuls in TF32 on Ampere and later by default. PyTorch does so only for
+# cuDNN convolutions (torch.backends.cudnn.allow_tf32 defaults to True; cuda.matmul.allow_tf32 to
+# False since 1.12); TensorFlow enables TF32 everywhere since 2.4; JAX's default matmul precision on
+# GPU uses TF32. CNTK predates Ampere.
+_TF32_MATMUL_FRAMEWORKS = frozenset({Framework.TENSORFLOW, Framework.JAX})
+_MATMUL_KINDS = frozenset({LayerKind.DENSE, LayerKind.ATTENTION, LayerKind.GENERIC})
+
+
+def has_bf16(gpu: GpuSpec) -> bool:
+    """Return whether the GPU computes bf16 natively (Ampere and later)."""
+    return gpu.bf16_tflops > 0 and gpu.architecture in BF16_ARCHITECTURES
+
+
+def has_tensor_cores(gpu: GpuSpec) -> bool:
+    """Return whether the GPU has tensor cores (Volta and later)."""
+    return gpu.architecture in TENSOR_CORE_ARCHITECTURES
+
+
+def effective_precision(precision: Precision, gpu: GpuSpec | None) -> Precision:
+    """Return the precision the job really runs in on this GPU.
+
+    bf16-mixed on a card without bf16 (before Ampere) is estimated as fp32, with a warning
+    (advice.py), rather than refused: a ranking over every card must not fail on the old ones.
+    """
+    if precision is Precision.BF16_MIXED and gpu is not None and not has_bf16(gpu):
+        return Precision.FP32
+    return precision
+
+
+def math_unit(kind: LayerKind, precision: Precision, framework: Framework, gpu: GpuSpec) -> MathUnit:
+    """Return the units a layer of this kind computes on."""
+    if precision is Precision.FP32:
+        if gpu.architecture in BF16_ARCHITECTURES and (
+            kind is LayerKind.CONV or (kind in _MATMUL_KINDS and framework in _TF32_MATMUL_FRAMEWORKS)
+        ):
+            return MathUnit.TF32
+        return MathUnit.SIMT
+    # Without tensor cores, frameworks compute fp16 with fp32 accumulation at the fp32 rate (cuDNN's
+    # pseudo-half configuration): mixed precision saves memory and bandwidth, not arithmetic.
+    return MathUnit.TENSOR if has_tensor_cores(gpu) else MathUnit.SIMT
+
+
+def peak_tflops(unit: MathUnit, precision: Precision, gpu: GpuSpec) -> float:
+    """Return the datasheet peak of the unit, in TFLOP/s."""
+    if unit is MathUnit.SIMT:
+        return gpu.fp32_tflops
+    if unit is MathUnit.TF32:
+        # Every Ampere, Ada, Hopper and Blackwell datasheet gives TF32 at half the fp16 tensor rate.
+        return gpu.fp16_tflops / 2
+    if precision is Precision.BF16_MIXED and gpu.bf16_tflops > 0:
+        return gpu.bf16_tflops
+    return gpu.fp16_tflops
+
+
+def achieved_flops_per_ms(kind: LayerKind, precision: Precision, framework: Framework, gpu: GpuSpec) -> float:
+    """Return the FLOPs per millisecond a layer of this kind achieves on the GPU."""
+    unit = math_unit(kind, precision, framework, gpu)
+    rate = peak_tflops(unit, precision, gpu) * compute_efficiency(kind, unit, gpu.architecture)
+    if gpu.tdp_watts <= LOW_POWER_TDP_WATTS:
+        rate *= LOW_POWER_FACTOR
+    return rate * 1e9  # TFLOP/s = 1e12 FLOP/s = 1e9 FLOP/ms

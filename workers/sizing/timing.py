@@ -1,0 +1,201 @@
+"""Time of one training iteration on a GPU: a per-layer roofline, launch overhead, and a measured profile.
+
+Each layer takes the longer of its arithmetic (multiply-adds x 2 FLOPs at the achieved rate of its
+kind on that GPU and precision) and its memory traffic (at the achieved bandwidth); backward costs
+twice the forward, recompute one forward more (efficiency.py). A layer shorter than the framework's
+time to dispatch its kernels leaves the GPU idle for the difference. Multi-GPU lives in multigpu.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from catalog.types import GpuSpec
+from workers.sizing.efficiency import (
+    BACKWARD_TO_FORWARD,
+    BANDWIDTH_EFFICIENCY,
+    ITERATION_OVERHEAD_MS,
+    LAYER_DISPATCH_MS,
+    MIXED_PRECISION_COPY_BYTES,
+    OPTIMIZER_TRAFFIC_BYTES,
+    RECOMPUTE_EXTRA_FORWARDS,
+)
+from workers.sizing.memo import IdentityMemo
+from workers.sizing.multigpu import multi_gpu_time
+from workers.sizing.overheads import ACTIVATION_BYTES, COMPUTE_WEIGHT_BYTES, GRADIENT_BYTES
+from workers.sizing.rules import TINY_LAYER_MS
+from workers.sizing.spec import Precision, Training
+from workers.sizing.stats import LayerKind, ModelStats
+from workers.sizing.throughput import achieved_flops_per_ms, effective_precision
+
+BOTTLENECK_COMPUTE = "compute"
+BOTTLENECK_MEMORY = "memory-bandwidth"
+BOTTLENECK_OVERHEAD = "launch-overhead"
+BOTTLENECK_ALLREDUCE = "all-reduce"
+BOTTLENECK_CPU = "cpu-preprocessing"
+
+
+@dataclass(frozen=True)
+class IterationTime:
+    """One iteration's time on one GPU model (per GPU, `gpu_count` of them), split by what bounds it."""
+
+    compute_ms: float  # layers bound by arithmetic
+    memory_ms: float  # layers bound by memory bandwidth, and the optimizer step
+    allreduce_ms: float  # gradient exchange not hidden behind backward (0 on one GPU)
+    overhead_ms: float  # GPU idle while kernels are dispatched, fixed per-iteration cost, scaling loss
+    total_ms: float
+    bottleneck: str
+    single_gpu_ms: float  # the same iteration alone on one GPU
+    forward_ms: float  # a forward-only pass (evaluation) on one GPU
+    speedup_vs_one_gpu: float = 1.0  # samples per second on gpu_count GPUs over one GPU
+    calibrated: bool = False  # scaled from training.profile
+    layer_count: int = 0
+    tiny_layer_count: int = 0  # layers whose forward runs under rules.TINY_LAYER_MS
+
+
+@dataclass(frozen=True)
+class _LayerWork:
+    """A layer's forward work for one iteration's batch."""
+
+    kind: LayerKind
+    flops: float
+    traffic_bytes: float
+
+
+_WORK: IdentityMemo[tuple[_LayerWork, ...]] = IdentityMemo()
+
+
+def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision) -> tuple[_LayerWork, ...]:
+    """Return each layer's forward FLOPs and traffic bytes for one iteration."""
+    value_bytes = ACTIVATION_BYTES[precision]
+    weight_bytes = COMPUTE_WEIGHT_BYTES[precision]
+    if not model.layers:
+        traffic = 2 * model.neurons * batch_size * value_bytes + model.parameters * weight_bytes
+        return (_LayerWork(LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic)),)
+    work = []
+    for layer in model.layers:
+        if layer.traffic_values:
+            per_sample = max(layer.traffic_values - layer.parameters, 0)
+        else:  # read the input, write the output: about twice the output
+            per_sample = 2 * layer.neurons
+        traffic = per_sample * batch_size * value_bytes + layer.parameters * weight_bytes
+        work.append(_LayerWork(layer.kind, 2.0 * layer.multiply_adds * batch_size, float(traffic)))
+    return tuple(work)
+
+
+def layer_work(model: ModelStats, batch_size: int, precision: Precision) -> tuple[_LayerWork, ...]:
+    """Return the per-layer work, remembered per model (the ranking loop asks ~130 times per job)."""
+    return _WORK.get(model, (batch_size, precision),
+                     lambda: _compute_layer_work(model, batch_size, precision))
+
+
+def _passes(training: Training) -> float:
+    """Return forward-pass equivalents per iteration: 1 forward + 2 backward (+1 forward with recompute)."""
+    return 1.0 + BACKWARD_TO_FORWARD + (RECOMPUTE_EXTRA_FORWARDS if training.recompute else 0.0)
+
+
+def training_flops(model: ModelStats, training: Training) -> float:
+    """Return FLOPs of one iteration on one GPU: multiply-adds x 2 x 3, plus a forward with recompute."""
+    return 2.0 * model.multiply_adds * training.batch_size * _passes(training)
+
+
+def _bottleneck(parts: dict[str, float]) -> str:
+    """Return the name of the largest part."""
+    return max(parts.items(), key=lambda item: item[1])[0]
+
+
+def single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> IterationTime:
+    """Return the predicted iteration time on one GPU, from the model alone (no profile)."""
+    precision = effective_precision(training.precision, gpu)
+    framework = training.framework
+    work = layer_work(model, training.batch_size, precision)
+    bytes_per_ms = gpu.memory_bandwidth_gb_per_s * 1e6 * BANDWIDTH_EFFICIENCY
+    passes = _passes(training)
+    dispatch_ms = LAYER_DISPATCH_MS[framework] if model.layers else 0.0
+    forward_dispatch_ms = dispatch_ms / (1.0 + BACKWARD_TO_FORWARD)
+    rates: dict[LayerKind, float] = {}
+    compute_ms = memory_ms = overhead_ms = forward_ms = 0.0
+    tiny = 0
+    for item in work:
+        rate = rates.get(item.kind)
+        if rate is None:
+            rate = rates[item.kind] = achieved_flops_per_ms(item.kind, precision, framework, gpu)
+        arithmetic_ms = item.flops / rate
+        traffic_ms = item.traffic_bytes / bytes_per_ms
+        forward = arithmetic_ms if arithmetic_ms >= traffic_ms else traffic_ms
+        if forward < TINY_LAYER_MS:
+            tiny += 1
+        forward_ms += forward if forward > forward_dispatch_ms else forward_dispatch_ms
+        layer_ms = forward * passes
+        if arithmetic_ms >= traffic_ms:
+            compute_ms += layer_ms
+        else:
+            memory_ms += layer_ms
+        if layer_ms < dispatch_ms:
+            overhead_ms += dispatch_ms - layer_ms
+    trainable = model.parameters - model.frozen_parameters
+    optimizer_bytes = trainable * (OPTIMIZER_TRAFFIC_BYTES[training.optimizer]
+                                   + MIXED_PRECISION_COPY_BYTES[precision])
+    memory_ms += optimizer_bytes / bytes_per_ms
+    overhead_ms += ITERATION_OVERHEAD_MS
+    forward_ms += ITERATION_OVERHEAD_MS
+    total_ms = compute_ms + memory_ms + overhead_ms
+    parts = {BOTTLENECK_COMPUTE: compute_ms, BOTTLENECK_MEMORY: memory_ms, BOTTLENECK_OVERHEAD: overhead_ms}
+    return IterationTime(
+        compute_ms=compute_ms, memory_ms=memory_ms, allreduce_ms=0.0, overhead_ms=overhead_ms,
+        total_ms=total_ms, bottleneck=_bottleneck(parts), single_gpu_ms=total_ms, forward_ms=forward_ms,
+        layer_count=len(model.layers), tiny_layer_count=tiny if model.layers else 0,
+    )
+
+
+def calibrate_to_profile(predicted: IterationTime, *, predicted_on_profile_gpu: IterationTime,
+                         measured_ms: float) -> IterationTime:
+    """Scale a prediction by a measurement on another GPU.
+
+    The measured time is multiplied by the ratio of the two predictions. Since each prediction sums
+    compute-bound layers (scaling with the GPUs' arithmetic rates) and bandwidth-bound layers
+    (scaling with their bandwidths), the ratio weights the two by the job's own split.
+    """
+    scale = measured_ms / predicted_on_profile_gpu.total_ms
+    return IterationTime(
+        compute_ms=predicted.compute_ms * scale, memory_ms=predicted.memory_ms * scale, allreduce_ms=0.0,
+        overhead_ms=predicted.overhead_ms * scale, total_ms=predicted.total_ms * scale,
+        bottleneck=predicted.bottleneck, single_gpu_ms=predicted.total_ms * scale,
+        forward_ms=predicted.forward_ms * scale, calibrated=True, layer_count=predicted.layer_count,
+        tiny_layer_count=predicted.tiny_layer_count,
+    )
+
+
+def estimate_iteration_ms(model: ModelStats, training: Training, gpu: GpuSpec, *, gpu_count: int = 1,
+                          profile_gpu: GpuSpec | None = None,
+                          inter_node_gbit_per_s: float | None = None) -> IterationTime:
+    """Return the time of one iteration (every GPU on its own batch) on `gpu_count` GPUs of this model.
+
+    With `training.profile`, pass the profile's GPU as `profile_gpu` (or let it be `gpu` itself when
+    the slugs match): the figure is then scaled from the measurement and marked calibrated.
+    """
+    single = single_gpu_time(model, training, gpu)
+    profile = training.profile
+    if profile is not None:
+        if profile_gpu is None and profile.gpu == gpu.slug:
+            profile_gpu = gpu
+        if profile_gpu is not None:
+            on_profile_gpu = single if profile_gpu is gpu else single_gpu_time(model, training, profile_gpu)
+            single = calibrate_to_profile(single, predicted_on_profile_gpu=on_profile_gpu,
+                                          measured_ms=profile.iteration_ms)
+    if gpu_count == 1:
+        return single
+    layers_ms = single.compute_ms + single.memory_ms
+    backward_ms = layers_ms * BACKWARD_TO_FORWARD / _passes(training)
+    multi = multi_gpu_time(
+        single.total_ms, backward_ms=backward_ms,
+        gradient_bytes=(model.parameters - model.frozen_parameters) * GRADIENT_BYTES,
+        gpu=gpu, gpu_count=gpu_count, framework=training.framework,
+        inter_node_gbit_per_s=inter_node_gbit_per_s,
+    )
+    parts = {BOTTLENECK_COMPUTE: single.compute_ms, BOTTLENECK_MEMORY: single.memory_ms,
+             BOTTLENECK_OVERHEAD: single.overhead_ms + multi.scaling_loss_ms,
+             BOTTLENECK_ALLREDUCE: multi.exposed_ms}
+    return replace(single, allreduce_ms=multi.exposed_ms,
+                   overhead_ms=single.overhead_ms + multi.scaling_loss_ms, total_ms=multi.total_ms,
+                   bottleneck=_bottleneck(parts), speedup_vs_one_gpu=multi.speedup)
