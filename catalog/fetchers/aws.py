@@ -1,0 +1,282 @@
+"""AWS fetcher: GPU instance shapes (EC2), on-demand prices (Price List API) and current spot prices.
+
+Clients come from boto3's standard credential chain, created inside `fetch` (never at import), or are
+passed in. A region that fails is reported and skipped; missing credentials stop the whole fetch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
+
+from catalog.cpu_scores import score_for
+from catalog.fetchers.result import (
+    CredentialsError,
+    FetchError,
+    FetchResult,
+    Progress,
+    median_price,
+    no_progress,
+    one_line,
+)
+from catalog.types import InstanceType, Offer, Pricing, Provider
+
+DEFAULT_REGIONS = ("us-east-1", "us-west-2", "eu-west-1")
+PRICING_REGION = "us-east-1"  # the Price List API endpoint (ecosystem notes §4); not the priced region
+SOURCE = "AWS API: EC2 DescribeInstanceTypes"
+PRICE_SOURCE = "AWS Price List API GetProducts (Linux, shared tenancy, on-demand)"
+SPOT_SOURCE = "AWS EC2 DescribeSpotPriceHistory (Linux/UNIX), median over availability zones"
+CREDENTIALS_HELP = (
+    "no AWS credentials found: set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, "
+    "or run `aws configure`"
+)
+_CHUNK = 100  # DescribeInstanceTypeOfferings / spot history filter values per call
+
+
+def client_config() -> Config:
+    """Return the botocore config for our clients: adaptive retries (pricing throttles) and timeouts."""
+    return Config(retries={"mode": "adaptive", "max_attempts": 10}, connect_timeout=5, read_timeout=30)
+
+
+def _client(service: str, region: str) -> Any:
+    return boto3.client(service, region_name=region, config=client_config())
+
+
+# AWS GpuInfo names -> our slugs; where a name came in two sizes, GPU memory (MiB) decides.
+def gpu_slug(name: str, memory_mib: int) -> str | None:
+    """Map an AWS GPU name and its memory to our GPU slug, or None when we do not know it."""
+    key = name.upper().replace("NVIDIA", "").strip()
+    if key == "V100":
+        return "v100-32gb" if memory_mib >= 32000 else "v100-16gb"
+    if key in ("A100", "A100-80GB"):
+        return "a100-80gb" if memory_mib >= 80000 or key.endswith("80GB") else "a100-40gb"
+    return {
+        "H100": "h100-sxm",
+        "H200": "h200",
+        "B200": "b200",
+        "A10G": "a10g",
+        "A10": "a10",
+        "T4": "t4",
+        "L4": "l4",
+        "L40S": "l40s",
+        "K80": "k80",
+        "M60": "m60",
+    }.get(key)
+
+
+def network_gbit(info: dict[str, Any]) -> float:
+    """Return a type's network bandwidth in Gbit/s ('up to' figures as their burst value)."""
+    cards = info.get("NetworkCards") or []
+    peak = sum(float(c.get("PeakBandwidthInGbps") or 0) for c in cards)
+    text = str(info.get("NetworkPerformance", ""))
+    match = re.search(r"(?:(\d+)\s*x\s*)?(\d+(?:\.\d+)?)\s*Gigabit", text, flags=re.IGNORECASE)
+    stated = float(match.group(2)) * (int(match.group(1)) if match.group(1) else 1) if match else 0.0
+    words = {"very low": 0.05, "low": 0.3, "moderate": 0.7, "high": 1.0}  # pre-2017 labels, no figure given
+    return max(peak, stated) or words.get(text.strip().lower(), 0.0)
+
+
+def _paginate(client: Any, method: str, key: str, **kwargs: Any) -> Iterable[Any]:
+    for page in client.get_paginator(method).paginate(**kwargs):
+        yield from page.get(key, [])
+
+
+def _chunks(items: Sequence[str]) -> Iterable[list[str]]:
+    for i in range(0, len(items), _CHUNK):
+        yield list(items[i : i + _CHUNK])
+
+
+def _shapes(ec2: Any, problems: list[str]) -> dict[str, dict[str, Any]]:
+    """Return GPU instance types by name (raw API dicts with our slug added), reporting what we skip."""
+    shapes: dict[str, dict[str, Any]] = {}
+    for it in _paginate(ec2, "describe_instance_types", "InstanceTypes"):
+        gpus = (it.get("GpuInfo") or {}).get("Gpus") or []
+        if not gpus:
+            continue
+        name = it["InstanceType"]
+        gpu = gpus[0]
+        count = int(gpu.get("Count") or 0)
+        if count < 1 or float(gpu.get("GpuPartitionSize", 1) or 1) < 1:
+            problems.append(f"{name}: fractional GPU shape (Count {count}) skipped")
+            continue
+        memory_mib = int((gpu.get("MemoryInfo") or {}).get("SizeInMiB") or 0)
+        slug = gpu_slug(str(gpu.get("Name", "")), memory_mib)
+        if slug is None:
+            problems.append(
+                f"{name}: unknown GPU {gpu.get('Manufacturer', '')} {gpu.get('Name')!r} "
+                f"({memory_mib} MiB) skipped; add it to the GPU table and gpu_slug()"
+            )
+            continue
+        shapes[name] = {**it, "_slug": slug, "_count": sum(int(g.get("Count") or 0) for g in gpus)}
+    return shapes
+
+
+def _offered(ec2: Any, names: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    for chunk in _chunks(names):
+        for row in _paginate(
+            ec2,
+            "describe_instance_type_offerings",
+            "InstanceTypeOfferings",
+            LocationType="region",
+            Filters=[{"Name": "instance-type", "Values": chunk}],
+        ):
+            found.add(row["InstanceType"])
+    return found
+
+
+def price_filters(region: str) -> list[dict[str, str]]:
+    """Return the GetProducts filters for Linux, shared-tenancy, on-demand GPU instances in one region."""
+    terms = {
+        "operatingSystem": "Linux",
+        "tenancy": "Shared",
+        "preInstalledSw": "NA",
+        "capacitystatus": "Used",
+        "licenseModel": "No License required",
+        "marketoption": "OnDemand",
+        "instanceFamily": "GPU instance",
+        "regionCode": region,
+    }
+    return [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in terms.items()]
+
+
+def parse_price_item(item: dict[str, Any]) -> tuple[str, Decimal | None, str]:
+    """Return (instance type, on-demand $/h or None when not exactly one priced term, physical processor)."""
+    attrs = item.get("product", {}).get("attributes", {})
+    terms = list((item.get("terms", {}).get("OnDemand") or {}).values())
+    price: Decimal | None = None
+    if len(terms) == 1:
+        dims = list((terms[0].get("priceDimensions") or {}).values())
+        if len(dims) == 1 and dims[0].get("unit") == "Hrs":
+            try:
+                price = Decimal(str(dims[0]["pricePerUnit"]["USD"]))
+            except (KeyError, InvalidOperation):
+                price = None
+    return str(attrs.get("instanceType", "")), price, str(attrs.get("physicalProcessor", ""))
+
+
+def _on_demand(pricing: Any, region: str, names: set[str]) -> tuple[dict[str, Decimal], dict[str, str]]:
+    prices: dict[str, Decimal] = {}
+    cpus: dict[str, str] = {}
+    for raw in _paginate(
+        pricing,
+        "get_products",
+        "PriceList",
+        ServiceCode="AmazonEC2",
+        Filters=price_filters(region),
+        FormatVersion="aws_v1",
+    ):
+        itype, price, cpu = parse_price_item(json.loads(raw) if isinstance(raw, str) else raw)
+        if itype in names and price is not None and price > 0:
+            prices[itype] = price
+            if cpu:
+                cpus[itype] = cpu
+    return prices, cpus
+
+
+def _spot(ec2: Any, names: Sequence[str], now: datetime) -> dict[str, float]:
+    seen: dict[str, dict[str, float]] = defaultdict(dict)  # type -> zone -> latest price
+    for chunk in _chunks(names):
+        for row in _paginate(
+            ec2,
+            "describe_spot_price_history",
+            "SpotPriceHistory",
+            InstanceTypes=chunk,
+            ProductDescriptions=["Linux/UNIX"],
+            StartTime=now,
+        ):
+            seen[row["InstanceType"]].setdefault(row.get("AvailabilityZone", "?"), float(row["SpotPrice"]))
+    return {t: p for t, zones in seen.items() if (p := median_price(zones.values())) is not None}
+
+
+def _instance(name: str, it: dict[str, Any], cpu: str, today: str, problems: list[str]) -> InstanceType:
+    score = score_for(cpu) if cpu else None
+    if score is None:
+        problems.append(f"{name}: no single-thread score for CPU {cpu or 'unknown'!r}; scored 0")
+    storage = it.get("InstanceStorageInfo") or {}
+    return InstanceType(
+        provider=Provider.AWS,
+        instance_type=name,
+        gpu=it["_slug"],
+        gpu_count=it["_count"],
+        vcpus=int(it["VCpuInfo"]["DefaultVCpus"]),
+        host_memory_bytes=int(it["MemoryInfo"]["SizeInMiB"]) * 2**20,
+        local_storage_bytes=int(storage.get("TotalSizeInGB") or 0) * 10**9,
+        cpu_model=cpu
+        or f"unknown {(it.get('ProcessorInfo') or {}).get('Manufacturer', '')} CPU".replace("  ", " "),
+        cpu_single_thread_score=score.single_thread_score if score else 0.0,
+        network_gbit_per_s=network_gbit(it.get("NetworkInfo") or {}),
+        source=SOURCE,
+        source_date=today,
+    )
+
+
+def fetch(
+    *,
+    client: Any = None,
+    regions: Sequence[str] = DEFAULT_REGIONS,
+    ec2_client_factory: Callable[[str], Any] | None = None,
+    progress: Progress = no_progress,
+    now: datetime | None = None,
+) -> FetchResult:
+    """Read AWS GPU instance types, on-demand and spot prices in `regions`; `client` is the pricing client."""
+    now = now or datetime.now(UTC)
+    today = now.date().isoformat()
+    factory = ec2_client_factory or (lambda region: _client("ec2", region))
+    total = 1 + len(regions)
+    problems: list[str] = []
+    try:
+        progress("aws: instance types", 0, total)
+        pricing = client if client is not None else _client("pricing", PRICING_REGION)
+        shapes = _shapes(factory(regions[0]), problems)
+    except (NoCredentialsError, NoRegionError) as exc:
+        raise CredentialsError(CREDENTIALS_HELP) from exc
+    except (ClientError, BotoCoreError) as exc:
+        raise FetchError(f"aws: DescribeInstanceTypes failed: {one_line(exc)}") from exc
+    offers: list[Offer] = []
+    failed: list[tuple[str, str]] = []
+    cpus: dict[str, str] = {}
+    for step, region in enumerate(regions, start=1):
+        progress(f"aws: prices in {region}", step, total)
+        try:
+            ec2 = factory(region)
+            offered = sorted(_offered(ec2, sorted(shapes)))
+            on_demand, region_cpus = _on_demand(pricing, region, set(offered))
+            spot = _spot(ec2, offered, now)
+        except NoCredentialsError as exc:
+            raise CredentialsError(CREDENTIALS_HELP) from exc
+        except (ClientError, BotoCoreError) as exc:
+            failed.append((region, one_line(exc)))
+            continue
+        for k, v in region_cpus.items():
+            cpus.setdefault(k, v)
+        for name in offered:
+            if name in on_demand:
+                offers.append(
+                    Offer(
+                        Provider.AWS,
+                        name,
+                        region,
+                        Pricing.ON_DEMAND,
+                        float(on_demand[name]),
+                        PRICE_SOURCE,
+                        today,
+                    )
+                )
+            else:
+                problems.append(f"{name}: no on-demand price in {region}")
+            if name in spot:
+                offers.append(Offer(Provider.AWS, name, region, Pricing.SPOT, spot[name], SPOT_SOURCE, today))
+    progress("aws: done", total, total)
+    instances = tuple(_instance(n, it, cpus.get(n, ""), today, problems) for n, it in sorted(shapes.items()))
+    return FetchResult(
+        Provider.AWS, instances, tuple(offers), tuple(regions), today, tuple(failed), tuple(problems)
+    )
