@@ -82,8 +82,9 @@ def _activation_bytes_per_sample(model: ModelStats, precision: Precision, *, rec
 def activation_bytes_by_layer(model: ModelStats, precision: Precision) -> list[tuple[str, int]]:
     """Return each layer's saved bytes per sample, largest first (where the memory goes)."""
     value_bytes = ACTIVATION_BYTES[precision]
-    rows = [(layer.name, (layer.saved_values or layer.neurons) * value_bytes + layer.saved_mask_bytes)
-            for layer in model.layers]
+    saved = _has_saved_values(model)
+    rows = [(layer.name, (layer.saved_values if saved else layer.neurons) * value_bytes
+             + layer.saved_mask_bytes) for layer in model.layers]
     return sorted(rows, key=lambda row: row[1], reverse=True)
 
 

@@ -53,16 +53,11 @@ class IterationTime:
     tiny_layer_count: int = 0  # layers whose forward runs under rules.TINY_LAYER_MS
 
 
-@dataclass(frozen=True)
-class _LayerWork:
-    """A layer's forward work for one iteration's batch."""
-
-    kind: LayerKind
-    flops: float
-    traffic_bytes: float
-
-
+# A layer's forward work for one iteration's batch: (kind, FLOPs, traffic bytes). Plain tuples keep the
+# per-layer loop fast enough for the ranking loop (one model, ~33 GPUs x 4 counts).
+_LayerWork = tuple[LayerKind, float, float]
 _WORK: IdentityMemo[tuple[_LayerWork, ...]] = IdentityMemo()
+_SINGLE: IdentityMemo[IterationTime] = IdentityMemo(size=256)
 
 
 def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision) -> tuple[_LayerWork, ...]:
@@ -71,7 +66,7 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
     weight_bytes = COMPUTE_WEIGHT_BYTES[precision]
     if not model.layers:
         traffic = 2 * model.neurons * batch_size * value_bytes + model.parameters * weight_bytes
-        return (_LayerWork(LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic)),)
+        return ((LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic)),)
     work = []
     for layer in model.layers:
         if layer.traffic_values:
@@ -79,7 +74,7 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
         else:  # read the input, write the output: about twice the output
             per_sample = 2 * layer.neurons
         traffic = per_sample * batch_size * value_bytes + layer.parameters * weight_bytes
-        work.append(_LayerWork(layer.kind, 2.0 * layer.multiply_adds * batch_size, float(traffic)))
+        work.append((layer.kind, 2.0 * layer.multiply_adds * batch_size, float(traffic)))
     return tuple(work)
 
 
@@ -106,37 +101,42 @@ def _bottleneck(parts: dict[str, float]) -> str:
 
 def single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> IterationTime:
     """Return the predicted iteration time on one GPU, from the model alone (no profile)."""
+    return _SINGLE.get(model, (training, gpu), lambda: _single_gpu_time(model, training, gpu))
+
+
+def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> IterationTime:
+    """Compute single_gpu_time."""
     precision = effective_precision(training.precision, gpu)
     framework = training.framework
     work = layer_work(model, training.batch_size, precision)
-    bytes_per_ms = gpu.memory_bandwidth_gb_per_s * 1e6 * BANDWIDTH_EFFICIENCY
+    ms_per_byte = 1.0 / (gpu.memory_bandwidth_gb_per_s * 1e6 * BANDWIDTH_EFFICIENCY)
     passes = _passes(training)
     dispatch_ms = LAYER_DISPATCH_MS[framework] if model.layers else 0.0
     forward_dispatch_ms = dispatch_ms / (1.0 + BACKWARD_TO_FORWARD)
-    rates: dict[LayerKind, float] = {}
+    ms_per_flop = {kind: 1.0 / achieved_flops_per_ms(kind, precision, framework, gpu)
+                   for kind in {item[0] for item in work}}
     compute_ms = memory_ms = overhead_ms = forward_ms = 0.0
     tiny = 0
-    for item in work:
-        rate = rates.get(item.kind)
-        if rate is None:
-            rate = rates[item.kind] = achieved_flops_per_ms(item.kind, precision, framework, gpu)
-        arithmetic_ms = item.flops / rate
-        traffic_ms = item.traffic_bytes / bytes_per_ms
-        forward = arithmetic_ms if arithmetic_ms >= traffic_ms else traffic_ms
+    for kind, flops, traffic_bytes in work:
+        arithmetic_ms = flops * ms_per_flop[kind]
+        traffic_ms = traffic_bytes * ms_per_byte
+        if arithmetic_ms >= traffic_ms:
+            forward = arithmetic_ms
+            compute_ms += forward
+        else:
+            forward = traffic_ms
+            memory_ms += forward
         if forward < TINY_LAYER_MS:
             tiny += 1
         forward_ms += forward if forward > forward_dispatch_ms else forward_dispatch_ms
-        layer_ms = forward * passes
-        if arithmetic_ms >= traffic_ms:
-            compute_ms += layer_ms
-        else:
-            memory_ms += layer_ms
-        if layer_ms < dispatch_ms:
-            overhead_ms += dispatch_ms - layer_ms
+        if forward * passes < dispatch_ms:
+            overhead_ms += dispatch_ms - forward * passes
+    compute_ms *= passes
+    memory_ms *= passes
     trainable = model.parameters - model.frozen_parameters
     optimizer_bytes = trainable * (OPTIMIZER_TRAFFIC_BYTES[training.optimizer]
                                    + MIXED_PRECISION_COPY_BYTES[precision])
-    memory_ms += optimizer_bytes / bytes_per_ms
+    memory_ms += optimizer_bytes * ms_per_byte
     overhead_ms += ITERATION_OVERHEAD_MS
     forward_ms += ITERATION_OVERHEAD_MS
     total_ms = compute_ms + memory_ms + overhead_ms

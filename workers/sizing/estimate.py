@@ -1,0 +1,153 @@
+"""What a job needs, tied together: the contract's `requirements`, and one GPU's fit and time for ranking.
+
+When the caller names no GPU, the time-dependent figures (CPU score, time warnings) and the
+out-of-memory plan are worked out on a reference card: the T4 (16 GB), the one card both clouds rent
+in every region and the cheapest on each; `per_gpu` then stays empty.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+
+from catalog.types import GpuSpec
+from workers.sizing.advice import cpu_warning, gpu_warnings, memory_warnings, model_warnings
+from workers.sizing.checks import check_job
+from workers.sizing.errors import UnknownNameError
+from workers.sizing.machine import cpu_score_needed, machine_needs
+from workers.sizing.memory import (
+    baseline_formula_bytes,
+    estimate_memory,
+    fits,
+    sharded_memory,
+    usable_memory_bytes,
+)
+from workers.sizing.oom_plan import out_of_memory_plan
+from workers.sizing.requirements import Mitigation, PerGpu, Requirements, Warning
+from workers.sizing.schedule import iterations_per_epoch, iterations_total, training_hours
+from workers.sizing.spec import JobSpec
+from workers.sizing.timing import IterationTime, estimate_iteration_ms, training_flops
+
+REFERENCE_GPU = "t4"
+
+
+def unknown_gpu_error(slug: str, known_gpus: Mapping[str, GpuSpec], *, field: str) -> UnknownNameError:
+    """Build the error for a GPU slug not in the catalog, listing the valid ones."""
+    close = tuple(difflib.get_close_matches(slug, list(known_gpus), n=3, cutoff=0.5))
+    return UnknownNameError(field, f"unknown GPU {slug!r}; valid: {', '.join(sorted(known_gpus))}", close)
+
+
+def resolve_gpus(slugs: Sequence[str], known_gpus: Mapping[str, GpuSpec], *,
+                 field: str = "gpus") -> tuple[GpuSpec, ...]:
+    """Return the GpuSpec of each slug, or raise UnknownNameError naming `field[i]`."""
+    resolved = []
+    for index, slug in enumerate(slugs):
+        if slug not in known_gpus:
+            raise unknown_gpu_error(slug, known_gpus, field=f"{field}[{index}]")
+        resolved.append(known_gpus[slug])
+    return tuple(resolved)
+
+
+def profile_gpu(job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> GpuSpec | None:
+    """Return the GPU of `training.profile`, or raise UnknownNameError for a slug not in the catalog."""
+    profile = job.training.profile
+    if profile is None:
+        return None
+    if profile.gpu not in known_gpus:
+        raise unknown_gpu_error(profile.gpu, known_gpus, field="training.profile.gpu")
+    return known_gpus[profile.gpu]
+
+
+def _on_gpu(job: JobSpec, gpu: GpuSpec, *, gpu_count: int, reference: GpuSpec | None,
+            inter_node_gbit_per_s: float | None) -> tuple[PerGpu, IterationTime]:
+    """Return the PerGpu row and the iteration time behind it."""
+    training = job.training
+    memory = estimate_memory(job.model, training, gpu=gpu, gpu_count=gpu_count).total_bytes
+    time = estimate_iteration_ms(job.model, training, gpu, gpu_count=gpu_count, profile_gpu=reference,
+                                 inter_node_gbit_per_s=inter_node_gbit_per_s)
+    hours = training_hours(job.dataset, training, iteration_ms=time.total_ms, forward_ms=time.forward_ms,
+                           gpu_count=gpu_count)
+    row = PerGpu(
+        gpu=gpu.slug, gpu_count=gpu_count, fits=fits(memory, gpu), gpu_memory_bytes=memory,
+        iteration_ms=time.total_ms,
+        throughput_samples_per_s=training.batch_size * gpu_count * 1000.0 / time.total_ms,
+        training_hours=hours, speedup_vs_one_gpu=time.speedup_vs_one_gpu, calibrated=time.calibrated,
+        bottleneck=time.bottleneck,
+        cpu_single_thread_score=cpu_score_needed(
+            batch_size=training.batch_size, preprocess_ms_per_sample=job.dataset.preprocess_ms_per_sample,
+            iteration_ms=time.total_ms),
+    )
+    return row, time
+
+
+def estimate_on_gpu(job: JobSpec, gpu: GpuSpec, *, gpu_count: int, known_gpus: Mapping[str, GpuSpec],
+                    inter_node_gbit_per_s: float | None = None) -> PerGpu:
+    """Return the job's fit and time on `gpu_count` GPUs of one model (the ranking loop's call).
+
+    Pass `inter_node_gbit_per_s` when the GPUs span machines: the all-reduce then runs at the slower of
+    the GPUs' own link and that network.
+    """
+    check_job(job, gpu_count=gpu_count, inter_node_gbit_per_s=inter_node_gbit_per_s)
+    row, _ = _on_gpu(job, gpu, gpu_count=gpu_count, reference=profile_gpu(job, known_gpus),
+                     inter_node_gbit_per_s=inter_node_gbit_per_s)
+    return row
+
+
+def _targets(gpus: Sequence[GpuSpec], known_gpus: Mapping[str, GpuSpec]) -> tuple[GpuSpec, ...]:
+    """Return the cards the advice is worked out on: the requested ones, else the reference card."""
+    if gpus:
+        return tuple(gpus)
+    if REFERENCE_GPU in known_gpus:
+        return (known_gpus[REFERENCE_GPU],)
+    smallest = sorted(known_gpus.values(), key=lambda g: (g.memory_bytes, g.slug))
+    return tuple(smallest[:1])
+
+
+def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_count: int = 1,
+                          known_gpus: Mapping[str, GpuSpec]) -> Requirements:
+    """Return everything the job needs, and its fit and time on each requested GPU model."""
+    check_job(job, gpu_count=gpu_count)
+    reference = profile_gpu(job, known_gpus)
+    model, training = job.model, job.training
+    memory = estimate_memory(model, training, gpu=None, gpu_count=gpu_count)
+    baseline = baseline_formula_bytes(model, training.batch_size)
+    sharded = sharded_memory(model, training, gpu_count=gpu_count) if gpu_count > 1 else None
+    needs = machine_needs(job.dataset, gpu_count=gpu_count)
+    warnings: list[Warning] = [*memory_warnings(job, memory=memory, baseline_bytes=baseline,
+                                                gpu_count=gpu_count, sharded=sharded),
+                               *model_warnings(job, gpu_count=gpu_count)]
+    mitigations: list[Mitigation] = []
+    per_gpu: list[PerGpu] = []
+    cpu_scores: list[tuple[float, str]] = []
+    for gpu in _targets(gpus, known_gpus):
+        row, time = _on_gpu(job, gpu, gpu_count=gpu_count, reference=reference, inter_node_gbit_per_s=None)
+        if gpus:
+            per_gpu.append(row)
+        cpu_scores.append((row.cpu_single_thread_score, gpu.slug))
+        warnings += gpu_warnings(job, gpu, time=time, training_hours=row.training_hours, fits=row.fits,
+                                 gpu_memory_bytes=row.gpu_memory_bytes, usable_bytes=usable_memory_bytes(gpu),
+                                 gpu_count=gpu_count)
+        if not row.fits:
+            plan = out_of_memory_plan(job, gpu, gpu_count=gpu_count, profile_gpu=reference)
+            mitigations += plan.mitigations
+            warnings += plan.warnings
+    cpu_score, fastest = max(cpu_scores, default=(0.0, ""))
+    cpu = cpu_warning(cpu_score, gpu=fastest)
+    if cpu is not None:
+        warnings.append(cpu)
+    return Requirements(
+        gpu_memory_bytes=memory.total_bytes,
+        gpu_memory_breakdown=memory,
+        baseline_formula_bytes=baseline,
+        host_memory_bytes=needs.host_memory_bytes,
+        storage_min_bytes=needs.storage_min_bytes,
+        storage_max_bytes=needs.storage_max_bytes,
+        cpu_single_thread_score=cpu_score,
+        flops_per_iteration=training_flops(model, training),
+        iterations_per_epoch=iterations_per_epoch(job.dataset.samples, batch_size=training.batch_size,
+                                                  gpu_count=gpu_count),
+        iterations_total=iterations_total(job.dataset.samples, training, gpu_count=gpu_count),
+        per_gpu=tuple(per_gpu),
+        warnings=tuple(warnings),
+        mitigations=tuple(mitigations),
+    )

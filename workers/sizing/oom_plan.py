@@ -1,0 +1,211 @@
+"""The out-of-memory plan of domain.md §5: what to change, in order of simplicity, with exact figures.
+
+1. Smaller batch: halve it, halve the learning rate and double the update interval each time, down to
+   the first batch that fits (batch 1 not fitting means the batch is not the problem).
+2. Change the network where the per-layer figures show the memory goes.
+3. Recompute (gradient checkpointing).
+4. Mixed precision (ours: the notes list it among what the baseline ignores).
+5. More GPUs, the same samples per step split among them; or sharding optimizer state and gradients.
+Each step carries the peak memory it leaves and its training time relative to the job as given.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from catalog.types import GpuSpec
+from workers.sizing.memory import (
+    activation_bytes_by_layer,
+    estimate_memory,
+    fits,
+    sharded_memory,
+    usable_memory_bytes,
+)
+from workers.sizing.requirements import Mitigation, Warning
+from workers.sizing.spec import JobSpec, Precision, Training
+from workers.sizing.throughput import effective_precision, has_bf16
+from workers.sizing.timing import estimate_iteration_ms
+
+GIB = 2**30
+NAMED_LAYERS = 3  # how many of the heaviest layers the change-network step names
+SPREAD_SHARE = 0.25  # below this share for the named layers, say the memory is spread out
+
+
+@dataclass(frozen=True)
+class OutOfMemoryPlan:
+    """The mitigations for one card, and the warnings the plan raises."""
+
+    mitigations: tuple[Mitigation, ...]
+    warnings: tuple[Warning, ...]
+
+
+class _Planner:
+    """Price changes of one job on one card against the job as given."""
+
+    def __init__(self, job: JobSpec, gpu: GpuSpec, *, gpu_count: int, profile_gpu: GpuSpec | None,
+                 inter_node_gbit_per_s: float | None) -> None:
+        self.job, self.gpu, self.gpu_count = job, gpu, gpu_count
+        self.profile_gpu, self.inter_node = profile_gpu, inter_node_gbit_per_s
+        self.usable = usable_memory_bytes(gpu)
+        self.base_ms_per_sample = self.ms_per_sample(job.training, gpu_count)
+
+    def memory(self, training: Training, gpu_count: int) -> int:
+        """Return the per-GPU peak of a changed job."""
+        return estimate_memory(self.job.model, training, gpu=self.gpu, gpu_count=gpu_count).total_bytes
+
+    def ms_per_sample(self, training: Training, gpu_count: int) -> float:
+        """Return wall time per training sample of a changed job."""
+        time = estimate_iteration_ms(self.job.model, training, self.gpu, gpu_count=gpu_count,
+                                     profile_gpu=self.profile_gpu, inter_node_gbit_per_s=self.inter_node)
+        return time.total_ms / (training.batch_size * gpu_count)
+
+    def time_factor(self, training: Training, gpu_count: int) -> float:
+        """Return the changed job's training time relative to the job as given."""
+        return self.ms_per_sample(training, gpu_count) / self.base_ms_per_sample
+
+    def fits_line(self, peak: int) -> str:
+        """Describe a peak against this card."""
+        verdict = "fits" if peak <= self.usable else "still exceeds"
+        usable = self.usable / GIB
+        return f"peak {peak / GIB:.1f} GiB {verdict} the {usable:.1f} GiB usable on {self.gpu.slug}"
+
+
+def _smaller_batch(p: _Planner) -> tuple[Mitigation, Warning | None]:
+    """Halve the batch (learning rate halved, update interval doubled) until it fits or reaches 1."""
+    training = p.job.training
+    batch, rate, interval = training.batch_size, training.learning_rate, training.update_interval
+    chain = [str(batch)]
+    peak = p.memory(training, p.gpu_count)
+    while batch > 1 and peak > p.usable:
+        batch = max(1, batch // 2)
+        rate = None if rate is None else rate / 2
+        interval *= 2
+        chain.append(str(batch))
+        peak = p.memory(replace(training, batch_size=batch), p.gpu_count)
+    changed = replace(training, batch_size=batch, learning_rate=rate, update_interval=interval)
+    halvings = len(chain) - 1
+    rate_text = "" if rate is None else f", learning rate {training.learning_rate:g} -> {rate:g}"
+    description = (f"Halve the batch {halvings} time(s) ({' -> '.join(chain)}){rate_text}, update interval "
+                   f"{training.update_interval} -> {interval} (gradient accumulation keeps the effective "
+                   f"batch): {p.fits_line(peak)}.")
+    warning = None
+    if peak > p.usable:
+        description = (f"Even batch 1 needs {peak / GIB:.1f} GiB, more than the {p.usable / GIB:.1f} GiB "
+                       f"usable on {p.gpu.slug}: the batch is not the problem; the model itself must "
+                       f"shrink or spread.")
+        warning = Warning("batch-not-the-problem", (
+            f"At batch size 1 the job still needs {peak / GIB:.1f} GiB per GPU on {p.gpu.slug} "
+            f"({p.usable / GIB:.1f} GiB usable): parameters, optimizer state or one sample's activations are "
+            f"too large; see recompute, mixed precision, sharding and the layers named."))
+    mitigation = Mitigation(
+        kind="smaller-batch", description=description, gpu_memory_bytes=peak,
+        time_factor=p.time_factor(changed, p.gpu_count), batch_size=batch, learning_rate=rate,
+        update_interval=interval, gpu=p.gpu.slug)
+    return mitigation, warning
+
+
+def _change_network(p: _Planner) -> Mitigation | None:
+    """Name the layers that keep most activation memory, or hold most parameters."""
+    model, training = p.job.model, p.job.training
+    if not model.layers:
+        return None
+    memory = estimate_memory(model, training, gpu=p.gpu, gpu_count=p.gpu_count)
+    state = memory.parameters + memory.gradients + memory.optimizer_state
+    if state > memory.activations:
+        heavy = sorted(model.layers, key=lambda layer: layer.parameters, reverse=True)[:NAMED_LAYERS]
+        names = tuple(layer.name for layer in heavy)
+        share = sum(layer.parameters for layer in heavy) / max(model.parameters, 1)
+        what = (f"hold {share:.0%} of the parameters (parameters, gradients and optimizer state are "
+                f"{state / GIB:.1f} GiB): fewer or narrower Affine layers, or convolutions instead")
+    else:
+        rows = activation_bytes_by_layer(model, effective_precision(training.precision, p.gpu))
+        names = tuple(name for name, _ in rows[:NAMED_LAYERS])
+        share = sum(size for _, size in rows[:NAMED_LAYERS]) / max(sum(size for _, size in rows), 1)
+        what = (f"keep {share:.0%} of the activation memory: fewer channels there, downsample earlier, "
+                f"or a smaller input")
+        if share < SPREAD_SHARE:
+            what += " (the memory is spread over many layers: a smaller input or fewer layers helps most)"
+    return Mitigation(
+        kind="change-network", description=f"Layers {', '.join(names)} {what}. Peak as given: "
+        f"{memory.total_bytes / GIB:.1f} GiB.", gpu_memory_bytes=memory.total_bytes, layers=names,
+        gpu=p.gpu.slug)
+
+
+def _recompute(p: _Planner) -> Mitigation | None:
+    """Checkpoint activations and recompute them in backward."""
+    if p.job.training.recompute:
+        return None
+    changed = replace(p.job.training, recompute=True)
+    peak = p.memory(changed, p.gpu_count)
+    return Mitigation(
+        kind="recompute", description=f"Turn on recomputation (gradient checkpointing; one more forward "
+        f"pass per step): {p.fits_line(peak)}.", gpu_memory_bytes=peak,
+        time_factor=p.time_factor(changed, p.gpu_count), gpu=p.gpu.slug)
+
+
+def _mixed_precision(p: _Planner) -> Mitigation | None:
+    """Train in 16-bit activations with fp32 master weights."""
+    if effective_precision(p.job.training.precision, p.gpu) is not Precision.FP32:
+        return None
+    target = Precision.BF16_MIXED if has_bf16(p.gpu) else Precision.FP16_MIXED
+    changed = replace(p.job.training, precision=target)
+    peak = p.memory(changed, p.gpu_count)
+    return Mitigation(
+        kind="mixed-precision", description=f"Train in {target.value} (16-bit activations, fp32 master "
+        f"weights): {p.fits_line(peak)}.", gpu_memory_bytes=peak,
+        time_factor=p.time_factor(changed, p.gpu_count), gpu=p.gpu.slug)
+
+
+def _gpu_counts(p: _Planner) -> list[int]:
+    """Return the GPU counts to try: doublings above the current count, up to the job's limit."""
+    counts, n = [], 2
+    while n <= p.job.constraints.max_gpus:
+        if n > p.gpu_count:
+            counts.append(n)
+        n *= 2
+    return counts
+
+
+def _more_gpus(p: _Planner) -> list[Mitigation]:
+    """Split the same samples per step over more GPUs; shard state if that needs fewer GPUs."""
+    training, found = p.job.training, []
+    samples_per_step = training.batch_size * p.gpu_count
+    plain = None
+    for n in _gpu_counts(p):
+        changed = replace(training, batch_size=max(1, math.ceil(samples_per_step / n)))
+        peak = p.memory(changed, n)
+        if fits(peak, p.gpu):
+            plain = n
+            found.append(Mitigation(
+                kind="more-gpus", description=f"Use {n} x {p.gpu.slug} with batch {changed.batch_size} "
+                f"each (the same {samples_per_step} samples per step): {p.fits_line(peak)}.",
+                gpu_memory_bytes=peak, time_factor=p.time_factor(changed, n), batch_size=changed.batch_size,
+                gpu_count=n, gpu=p.gpu.slug))
+            break
+    for n in _gpu_counts(p):
+        if plain is not None and n >= plain:
+            break
+        changed = replace(training, batch_size=max(1, math.ceil(samples_per_step / n)))
+        peak = sharded_memory(p.job.model, changed, gpu=p.gpu, gpu_count=n).total_bytes
+        if fits(peak, p.gpu):
+            found.append(Mitigation(
+                kind="sharding", description=f"Use {n} x {p.gpu.slug} with batch {changed.batch_size} "
+                f"each and shard optimizer state and gradients {n} ways (ZeRO-2 / FSDP): "
+                f"{p.fits_line(peak)}.",
+                gpu_memory_bytes=peak, time_factor=p.time_factor(changed, n), batch_size=changed.batch_size,
+                gpu_count=n, gpu=p.gpu.slug))
+            break
+    return found
+
+
+def out_of_memory_plan(job: JobSpec, gpu: GpuSpec, *, gpu_count: int = 1, profile_gpu: GpuSpec | None = None,
+                       inter_node_gbit_per_s: float | None = None) -> OutOfMemoryPlan:
+    """Return the mitigations that make the job fit this card, in domain.md §5's order."""
+    planner = _Planner(job, gpu, gpu_count=gpu_count, profile_gpu=profile_gpu,
+                       inter_node_gbit_per_s=inter_node_gbit_per_s)
+    smaller, warning = _smaller_batch(planner)
+    steps = [smaller, _change_network(planner), _recompute(planner), _mixed_precision(planner),
+             *_more_gpus(planner)]
+    return OutOfMemoryPlan(tuple(step for step in steps if step is not None),
+                           () if warning is None else (warning,))
