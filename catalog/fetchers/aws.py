@@ -47,8 +47,8 @@ def client_config() -> Config:
     return Config(retries={"mode": "adaptive", "max_attempts": 10}, connect_timeout=5, read_timeout=30)
 
 
-def _client(service: str, region: str) -> Any:
-    return boto3.client(service, region_name=region, config=client_config())
+def _client(session: Any, service: str, region: str) -> Any:
+    return session.client(service, region_name=region, config=client_config())
 
 
 # AWS GpuInfo names -> our slugs; where a name came in two sizes, GPU memory (MiB) decides.
@@ -230,12 +230,13 @@ def fetch(
     """Read AWS GPU instance types, on-demand and spot prices in `regions`; `client` is the pricing client."""
     now = now or datetime.now(UTC)
     today = now.date().isoformat()
-    factory = ec2_client_factory or (lambda region: _client("ec2", region))
+    session = boto3.session.Session()  # a fresh session: credentials are resolved now, not cached from earlier
+    factory = ec2_client_factory or (lambda region: _client(session, "ec2", region))
     total = 1 + len(regions)
     problems: list[str] = []
     try:
         progress("aws: instance types", 0, total)
-        pricing = client if client is not None else _client("pricing", PRICING_REGION)
+        pricing = client if client is not None else _client(session, "pricing", PRICING_REGION)
         shapes = _shapes(factory(regions[0]), problems)
     except (NoCredentialsError, NoRegionError) as exc:
         raise CredentialsError(CREDENTIALS_HELP) from exc
