@@ -34,9 +34,11 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from itertools import compress
 
-from catalog.types import Catalog, Pricing
+from catalog.types import Catalog, Offer, Pricing
+from workers.catalog_index import catalog_index
 from workers.reasons import option_warnings, rejection_reason, why_line
 from workers.recommendation import RankedOption, Recommendation, Rejected
 from workers.scope import resolve_scope
@@ -99,58 +101,53 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     """Rank every offer in scope for the job by its objective; reject the rest with reasons."""
     scope = resolve_scope(job.constraints, catalog)
     hours_known = requirements.iterations_total > 0
-    shapes, owned = judge_shapes(job, requirements=requirements, per_gpu=per_gpu, catalog=catalog,
-                                 scope=scope, cpu_adjust=_cpu_adjust(job), hours_known=hours_known)
-    by_provider: dict[object, dict[str, Shape]] = {}
-    for s in shapes:
-        by_provider.setdefault(s.provider, {})[s.instance_type] = s
+    shapes = judge_shapes(job, requirements=requirements, per_gpu=per_gpu, index=catalog_index(catalog),
+                          scope=scope, cpu_adjust=_cpu_adjust(job), hours_known=hours_known)
     budget = job.constraints.budget_usd
     budget_usd = budget if budget is not None and hours_known else math.inf
     pricing_ok, regions_ok = scope.pricing, scope.regions
+    any_pricing = set(pricing_ok) >= set(Pricing)
     balanced, by_time = job.objective is Objective.BALANCED, job.objective is Objective.TIME
 
-    rows: list[_Row] = []
-    append = rows.append
-    for offers in (catalog.offers, owned):
-        for o in offers:
-            of_provider = by_provider.get(o.provider)
-            if of_provider is None:
+    # The hot loop keeps what it finds in lists of floats and existing objects: building a tuple
+    # per offer would wake the garbage collector over the whole catalog many times a run.
+    keys: list[float] = []
+    kept: list[Offer] = []
+    kept_shapes: list[Shape] = []
+    add_key, add_offer, add_shape = keys.append, kept.append, kept_shapes.append
+    for s in shapes:
+        if s.reject is not None:
+            s.seen = any((any_pricing or o.pricing in pricing_ok)
+                         and (not regions_ok or o.region in regions_ok) for o in s.m.offers)
+            continue
+        mult, block_factor, t, best = s.cost_mult, s.block_factor, s.time_metric, math.inf
+        for o in s.m.offers:
+            if not any_pricing and o.pricing not in pricing_ok:
                 continue
-            found = of_provider.get(o.instance_type)
-            if found is None or o.pricing not in pricing_ok:
-                continue
-            s = found
             region = o.region
             if regions_ok and region not in regions_ok:
                 continue
-            if s.reject is not None:
-                s.seen = True
-                continue
-            price = o.price_per_hour_usd
-            cost = price * s.cost_mult
-            if s.block_factor:
+            cost = o.price_per_hour_usd * mult
+            if block_factor:
                 per_gb_month = s.block_prices.get(region, s.block_fallback)
                 if per_gb_month is None:
-                    s.missing_storage_regions.add(region)
+                    s.missing_storage_regions = s.missing_storage_regions | {region}
                     continue
-                cost += s.block_factor * per_gb_month
+                cost += block_factor * per_gb_month
             if cost > budget_usd:
-                mark = (cost, region, o.pricing.value)
-                if s.over_budget is None or mark < s.over_budget:
-                    s.over_budget = mark
+                if s.over_budget is None or cost <= s.over_budget[0]:
+                    mark = (cost, region, o.pricing)
+                    if s.over_budget is None or mark < s.over_budget:
+                        s.over_budget = mark
                 continue
-            if cost < s.best_cost:
-                s.best_cost = cost
-            t = s.time_metric
-            name = s.instance_type
-            if balanced:
-                append((cost * t, cost, s.provider_name, name, region, o.pricing, price, cost, s.idx))
-            elif by_time:
-                append((t, cost, s.provider_name, name, region, o.pricing, price, cost, s.idx))
-            else:
-                append((cost, t, s.provider_name, name, region, o.pricing, price, cost, s.idx))
+            if cost < best:
+                best = cost
+            add_key(cost * t if balanced else t if by_time else cost)
+            add_offer(o)
+            add_shape(s)
+        s.best_cost = best
 
-    top = heapq.nsmallest(max(job.limit, 0), rows)
+    top = _top(job, keys, kept, kept_shapes)
     options = _options(top, shapes, job=job, hours_known=hours_known)
     in_scope = [s for s in shapes if s.seen or s.best_cost < math.inf or s.over_budget is not None
                 or s.missing_storage_regions]
@@ -165,6 +162,38 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     )
 
 
+def offer_cost_usd(offer: Offer, shape: Shape) -> float:
+    """Return the option's total cost: hourly price x hours, plus block storage where the shape needs it.
+
+    The ranking loop inlines these same steps; both must stay in step.
+    """
+    cost = offer.price_per_hour_usd * shape.cost_mult
+    if shape.block_factor:
+        per_gb_month = shape.block_prices.get(offer.region, shape.block_fallback)
+        cost += shape.block_factor * (per_gb_month or 0.0)
+    return cost
+
+
+def _top(job: JobSpec, keys: list[float], offers: list[Offer], shapes: list[Shape]) -> list[_Row]:
+    """Return the `limit` best rows in order: pick by the first key, then sort the few by every key."""
+    limit = max(job.limit, 0)
+    if limit == 0 or not keys:
+        return []
+    picked: Iterable[int] = range(len(keys))
+    if len(keys) > limit:
+        threshold = heapq.nsmallest(limit, keys)[-1]
+        picked = compress(range(len(keys)), map(threshold.__ge__, keys))  # every tie at the threshold too
+    by_cost = job.objective is Objective.COST
+    rows: list[_Row] = []
+    for i in picked:
+        o, s = offers[i], shapes[i]
+        cost = offer_cost_usd(o, s)
+        rows.append((keys[i], s.time_metric if by_cost else cost, s.m.provider_name, s.m.instance_type,
+                     o.region, o.pricing, o.price_per_hour_usd, cost, s.idx))
+    rows.sort()
+    return rows[:limit]
+
+
 def _options(top: list[_Row], shapes: list[Shape], *, job: JobSpec,
              hours_known: bool) -> tuple[RankedOption, ...]:
     """Build the ranked options from the kept rows, marking the Pareto front of all the options."""
@@ -175,13 +204,14 @@ def _options(top: list[_Row], shapes: list[Shape], *, job: JobSpec,
     options: list[RankedOption] = []
     for rank, (_, _, _, _, region, pricing, price, cost, idx) in enumerate(top, start=1):
         s = shapes[idx]
+        m = s.m
         storage_cost = cost - price * s.cost_mult if hours_known else 0.0
         score = math.sqrt(cost / best_cost * s.time_metric / best_time) if best_cost * best_time > 0 else 1.0
         options.append(RankedOption(
-            rank=rank, provider=s.provider_name, instance_type=s.instance_type, region=region,
-            pricing=pricing.value, gpu=s.gpu, gpu_count=s.gpu_count, gpu_memory_bytes=s.card_memory_bytes,
-            vcpus=s.vcpus, host_memory_bytes=s.host_memory_bytes, storage_bytes=s.storage_bytes,
-            cpu_single_thread_score=s.cpu_score, price_per_hour_usd=price,
+            rank=rank, provider=m.provider_name, instance_type=m.instance_type, region=region,
+            pricing=pricing.value, gpu=m.gpu, gpu_count=m.gpu_count, gpu_memory_bytes=m.card_memory_bytes,
+            vcpus=m.vcpus, host_memory_bytes=m.host_memory_bytes, storage_bytes=m.storage_bytes,
+            cpu_single_thread_score=m.cpu_score, price_per_hour_usd=price,
             training_hours=s.hours, training_cost_usd=cost if hours_known else 0.0, fits=True,
             why=why_line(s, pricing=pricing.value, price_per_hour_usd=price, cost_usd=cost,
                          storage_cost_usd=storage_cost, hours_known=hours_known, job=job,
@@ -209,13 +239,13 @@ def _rejected(shapes: list[Shape], *, job: JobSpec, requirements: Requirements,
             kind = NO_STORAGE_PRICE
         else:
             continue  # no offer in scope
-        groups.setdefault((s.provider_name, s.family, s.gpu, kind), []).append(s)
+        groups.setdefault((s.m.provider_name, s.m.family, s.m.gpu, kind), []).append(s)
     rejected: list[Rejected] = []
     for (provider, _, gpu, kind), members in sorted(groups.items()):
-        members.sort(key=lambda s: (s.gpu_count, s.vcpus, s.host_memory_bytes, s.instance_type))
-        counts = {s.gpu_count for s in members}
+        members.sort(key=lambda s: (s.m.gpu_count, s.m.vcpus, s.m.host_memory_bytes, s.m.instance_type))
+        counts = {s.m.gpu_count for s in members}
         rejected.append(Rejected(
-            instance_type=", ".join(s.instance_type for s in members),
+            instance_type=", ".join(s.m.instance_type for s in members),
             reason=rejection_reason(kind, members, requirements=requirements, job=job, catalog=catalog),
             provider=provider, gpu=gpu, gpu_count=counts.pop() if len(counts) == 1 else 0,
         ))

@@ -41,11 +41,11 @@ def option_warnings(shape: Shape, *, pricing: str, hours_known: bool) -> tuple[W
                                                   "checkpoint often and expect restarts"))
     if pg is not None and shape.iteration_ms > pg.iteration_ms * 1.0005:
         found.append(Warning("cpu-bound", f"pre-processing on this CPU (single-thread score "
-                                          f"{shape.cpu_score:g}) stretches an iteration from "
+                                          f"{shape.m.cpu_score:g}) stretches an iteration from "
                                           f"{pg.iteration_ms:.1f} to {shape.iteration_ms:.1f} ms"))
-    n = shape.gpu_count
+    n = shape.m.gpu_count
     if pg is not None and n > 1 and pg.speedup_vs_one_gpu < POOR_SCALING_EFFICIENCY * n:
-        found.append(Warning("poor-scaling", f"{shape.gpu_count} GPUs run only {pg.speedup_vs_one_gpu:.1f}x "
+        found.append(Warning("poor-scaling", f"{n} GPUs run only {pg.speedup_vs_one_gpu:.1f}x "
                                              "as fast as one; several single-GPU runs may use them better"))
     if not hours_known:
         found.append(Warning("duration-unknown", "dataset.samples is not given, so training time, cost, "
@@ -60,13 +60,13 @@ def why_line(shape: Shape, *, pricing: str, price_per_hour_usd: float, cost_usd:
     parts: list[str] = []
     if job.objective is Objective.BALANCED:
         parts.append(f"balanced score {balanced_score:.2f}")
-    if pg is not None and shape.card_memory_bytes > 0:
-        headroom = 1.0 - pg.gpu_memory_bytes / shape.card_memory_bytes
-        parts.append(f"{_gib(pg.gpu_memory_bytes)} of {_gib(shape.card_memory_bytes)} per GPU "
+    if pg is not None and shape.m.card_memory_bytes > 0:
+        headroom = 1.0 - pg.gpu_memory_bytes / shape.m.card_memory_bytes
+        parts.append(f"{_gib(pg.gpu_memory_bytes)} of {_gib(shape.m.card_memory_bytes)} per GPU "
                      f"({headroom:.0%} headroom)")
     timing = f"{shape.hours:.1f} h" if hours_known else f"{shape.time_metric * 1000:.2f} ms per sample"
-    if pg is not None and shape.gpu_count > 1:
-        timing += f" on {shape.gpu_count} GPUs ({pg.speedup_vs_one_gpu:.1f}x one)"
+    if pg is not None and shape.m.gpu_count > 1:
+        timing += f" on {shape.m.gpu_count} GPUs ({pg.speedup_vs_one_gpu:.1f}x one)"
     if pg is not None and shape.iteration_ms > pg.iteration_ms * 1.0005:
         timing += ", CPU-bound"
     elif pg is not None and pg.bottleneck:
@@ -90,30 +90,31 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
                      catalog: Catalog) -> str:
     """Return why a family of shapes, all rejected for `kind`, cannot run the job."""
     first = members[0]
-    name = gpu_name(catalog, first.gpu)
+    name = gpu_name(catalog, first.m.gpu)
     if kind == NO_ESTIMATE:
-        counts = ", ".join(str(n) for n in sorted({s.gpu_count for s in members}))
+        counts = ", ".join(str(n) for n in sorted({s.m.gpu_count for s in members}))
         return f"no memory or time estimate for {name} at {counts} GPU(s)"
     if kind == GPU_MEMORY:
         need = min(s.per_gpu.gpu_memory_bytes for s in members if s.per_gpu is not None)
-        card = first.card_memory_bytes
+        card = first.m.card_memory_bytes
         if need > card:
             return f"needs {_gib(need)} per GPU; {name} has {_gib(card)}"
         return f"needs {_gib(need)} per GPU, too little headroom on {name}'s {_gib(card)}"
     if kind == HOST_MEMORY:
-        most = max(s.host_memory_bytes for s in members)
-        return (f"needs {_gib(requirements.host_memory_bytes)} of host memory to hold the data; "
+        most = max(s.m.host_memory_bytes for s in members)
+        need = min(s.host_memory_needed_bytes for s in members)
+        return (f"needs {_gib(need)} of host memory to hold the data; "
                 f"{'has' if len(members) == 1 else 'these have at most'} {_gib(most)}")
     if kind == DEADLINE:
         fastest = min(s.hours for s in members)
         return f"takes {fastest:.1f} h at best, past the {job.constraints.deadline_hours:g} h deadline"
     if kind == BUDGET:
-        cheapest = min((s.over_budget, s.instance_type) for s in members if s.over_budget is not None)
+        cheapest = min((s.over_budget, s.m.instance_type) for s in members if s.over_budget is not None)
         (cost, region, pricing), instance_type = cheapest
-        return (f"costs {_usd(cost)} at the cheapest ({instance_type}, {region}, {pricing}), "
+        return (f"costs {_usd(cost)} at the cheapest ({instance_type}, {region}, {pricing.value}), "
                 f"over the {_usd(job.constraints.budget_usd or 0.0)} budget")
     if kind == NO_STORAGE_PRICE:
         regions = sorted(set().union(*(s.missing_storage_regions for s in members)))
         return (f"local disk is short of the {_gib(requirements.storage_min_bytes)} the data needs, and the "
-                f"catalog has no block storage price for {first.provider_name} in {', '.join(regions)}")
+                f"catalog has no block storage price for {first.m.provider_name} in {', '.join(regions)}")
     return kind

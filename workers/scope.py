@@ -15,7 +15,8 @@ import difflib
 from dataclasses import dataclass
 
 from catalog.types import Catalog, Pricing, Provider
-from workers.costing import ONPREM_REGION, cheapest_cards, onprem_gpu_counts
+from workers.catalog_index import catalog_index
+from workers.costing import ONPREM_REGION, onprem_gpu_counts
 from workers.sizing.errors import SpecError, UnknownNameError
 from workers.sizing.spec import Constraints
 
@@ -52,7 +53,7 @@ def resolve_scope(constraints: Constraints, catalog: Catalog) -> Scope:
             pricing.append(Pricing(name))
     regions: set[str] = set()
     if constraints.regions:
-        valid_regions = sorted({o.region for o in catalog.offers})
+        valid_regions = list(catalog_index(catalog).regions)
         for name in constraints.regions:
             if name not in valid_regions:
                 raise _unknown("constraints.regions", "region", name, valid_regions)
@@ -66,15 +67,14 @@ def resolve_scope(constraints: Constraints, catalog: Catalog) -> Scope:
 def gpu_counts_in_scope(constraints: Constraints, catalog: Catalog) -> tuple[tuple[str, int], ...]:
     """Return the (GPU model, count) pairs of the machines in scope, sorted; estimate each once."""
     scope = resolve_scope(constraints, catalog)
-    shapes = {(i.provider, i.instance_type): (i.gpu, i.gpu_count) for i in catalog.instances
-              if i.provider in scope.providers and 0 < i.gpu_count <= scope.max_gpus}
+    index = catalog_index(catalog)
     pairs: set[tuple[str, int]] = set()
-    for o in catalog.offers:
-        pair = shapes.get((o.provider, o.instance_type))
-        if (pair is not None and o.pricing in scope.pricing
-                and (not scope.regions or o.region in scope.regions)):
-            pairs.add(pair)
+    for m in index.machines:
+        if (m.provider in scope.providers and 0 < m.gpu_count <= scope.max_gpus
+                and any(o.pricing in scope.pricing and (not scope.regions or o.region in scope.regions)
+                        for o in m.offers)):
+            pairs.add((m.gpu, m.gpu_count))
     if Provider.ONPREM in scope.providers and Pricing.OWNED in scope.pricing:
-        for gpu in cheapest_cards(catalog.onprem_cards):
+        for gpu in index.cards:
             pairs.update((gpu, n) for n in onprem_gpu_counts(scope.max_gpus))
     return tuple(sorted(pairs))

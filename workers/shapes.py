@@ -5,18 +5,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
-from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Pricing, Provider
+from catalog.types import Offer, Pricing, Provider
+from workers.catalog_index import BlockTable, CatalogIndex, Machine
 from workers.costing import (
     BYTES_PER_BILLED_GB,
     HOURS_PER_MONTH,
     ONPREM_REGION,
-    block_storage_price_table,
-    cheapest_cards,
     onprem_gpu_counts,
     onprem_instance_type,
     onprem_price_per_hour_usd,
 )
 from workers.scope import Scope
+from workers.sizing.machine import host_memory_bytes
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 
@@ -33,64 +33,37 @@ CpuAdjust = Callable[[float, float], float]  # (per-GPU iteration ms, CPU single
 
 
 class Shape:
-    """One instance type (or owned machine) as judged for the job; mutable only while ranking runs."""
+    """One machine as judged for one job: its fit, time and storage need, then the ranking's findings.
 
-    __slots__ = (
-        "best_cost", "block_bytes", "block_factor", "block_fallback", "block_prices", "card_memory_bytes",
-        "cost_mult", "cpu_score", "family", "gpu", "gpu_count", "host_memory_bytes", "hours", "idx",
-        "instance_type", "iteration_ms", "missing_storage_regions", "over_budget", "per_gpu", "provider",
-        "provider_name", "reject", "seen", "storage_bytes", "time_metric", "vcpus",
-    )
+    Plain attributes with class defaults, so that judging a shape sets only what differs.
+    """
 
-    def __init__(self, *, idx: int, provider: Provider, instance_type: str, gpu: str, gpu_count: int,
-                 vcpus: int, host_memory_bytes: int, storage_bytes: int, cpu_score: float,
-                 card_memory_bytes: int) -> None:
+    reject: str | None = None  # the first reason the machine cannot run the job
+    per_gpu: PerGpu | None = None
+    iteration_ms = 0.0
+    hours = 0.0  # 0.0 when the data set's size is unknown
+    time_metric = math.inf  # hours, or seconds per sample when hours are unknown
+    cost_mult = math.inf  # what the hourly price is multiplied by: hours, or hours per sample
+    block_bytes = 0  # block storage added because local disk is short
+    block_factor = 0.0  # billed GB x hours / 730: times USD per GB-month gives the storage cost
+    block_prices: Mapping[str, float] = {}
+    block_fallback: float | None = None
+    host_memory_needed_bytes = 0
+    # What the ranking loop finds.
+    best_cost = math.inf  # cheapest offer that meets every constraint
+    seen = False  # an offer in scope was rejected for the shape's own reason
+    over_budget: tuple[float, str, Pricing] | None = None  # cheapest (cost, region, pricing) over the budget
+    missing_storage_regions: frozenset[str] | set[str] = frozenset()
+
+    def __init__(self, machine: Machine, idx: int) -> None:
+        self.m = machine
         self.idx = idx
-        self.provider = provider
-        self.provider_name: str = provider.value
-        self.instance_type = instance_type
-        self.family = instance_family(instance_type, gpu=gpu, provider=provider)
-        self.gpu = gpu
-        self.gpu_count = gpu_count
-        self.vcpus = vcpus
-        self.host_memory_bytes = host_memory_bytes
-        self.storage_bytes = storage_bytes
-        self.cpu_score = cpu_score
-        self.card_memory_bytes = card_memory_bytes
-        self.per_gpu: PerGpu | None = None
-        self.reject: str | None = None
-        self.iteration_ms = 0.0
-        self.hours = 0.0  # 0.0 when the data set's size is unknown
-        self.time_metric = math.inf  # hours, or seconds per sample when hours are unknown
-        self.cost_mult = math.inf  # what the hourly price is multiplied by: hours, or hours per sample
-        self.block_bytes = 0  # block storage added because local disk is short
-        self.block_factor = 0.0  # billed GB x hours / 730: times USD per GB-month gives the storage cost
-        self.block_prices: Mapping[str, float] = {}
-        self.block_fallback: float | None = None
-        # Outcomes, filled by the ranking loop.
-        self.best_cost = math.inf  # cheapest offer that meets every constraint
-        self.seen = False  # an offer in scope was rejected with the shape's own reason
-        self.over_budget: tuple[float, str, str] | None = None  # cheapest (cost, region, pricing) over it
-        self.missing_storage_regions: set[str] = set()
 
 
-def instance_family(instance_type: str, *, gpu: str, provider: Provider) -> str:
-    """Return the family an instance type belongs to: "g5" for g5.xlarge, "a2-highgpu" for a2-highgpu-1g."""
-    if provider is Provider.ONPREM and instance_type.startswith("onprem-"):
-        return f"onprem-{gpu}"
-    if "." in instance_type:
-        return instance_type.split(".", 1)[0]
-    return instance_type.rsplit("-", 1)[0] if "-" in instance_type else instance_type
-
-
-BlockTable = Mapping[Provider, tuple[dict[str, float], float | None]]
-
-
-def _judge(shape: Shape, *, job: JobSpec, requirements: Requirements,
-           per_gpu: Mapping[tuple[str, int], PerGpu], cpu_adjust: CpuAdjust, hours_known: bool,
-           block_table: BlockTable) -> None:
+def _judge(shape: Shape, pg: PerGpu | None, *, job: JobSpec, requirements: Requirements, host_need_bytes: int,
+           cpu_adjust: CpuAdjust, hours_known: bool, block_table: BlockTable) -> None:
     """Fill in the shape's fit, time and storage need, or the first reason it cannot run the job."""
-    pg = per_gpu.get((shape.gpu, shape.gpu_count))
+    m = shape.m
     shape.per_gpu = pg
     if pg is None:
         shape.reject = NO_ESTIMATE
@@ -98,12 +71,13 @@ def _judge(shape: Shape, *, job: JobSpec, requirements: Requirements,
     if not pg.fits:
         shape.reject = GPU_MEMORY
         return
-    if shape.host_memory_bytes < requirements.host_memory_bytes:
+    shape.host_memory_needed_bytes = host_need_bytes
+    if m.host_memory_bytes < host_need_bytes:
         shape.reject = HOST_MEMORY
         return
     ms = pg.iteration_ms
-    if shape.cpu_score > 0 and ms > 0:
-        ms = max(ms, cpu_adjust(ms, shape.cpu_score))
+    if m.cpu_score > 0 and ms > 0:
+        ms = max(ms, cpu_adjust(ms, m.cpu_score))
     stretch = ms / pg.iteration_ms if pg.iteration_ms > 0 else 1.0
     shape.iteration_ms = ms
     if hours_known:
@@ -118,49 +92,63 @@ def _judge(shape: Shape, *, job: JobSpec, requirements: Requirements,
         seconds_per_sample = stretch / throughput if throughput > 0 else math.inf
         shape.time_metric = seconds_per_sample
         shape.cost_mult = seconds_per_sample / 3600.0
-    if shape.provider is not Provider.ONPREM and shape.storage_bytes < requirements.storage_min_bytes:
+    if m.provider is not Provider.ONPREM and m.storage_bytes < requirements.storage_min_bytes:
         shape.block_bytes = requirements.storage_max_bytes
         if hours_known:
             shape.block_factor = shape.block_bytes / BYTES_PER_BILLED_GB * shape.hours / HOURS_PER_MONTH
-        shape.block_prices, shape.block_fallback = block_table.get(shape.provider, ({}, None))
+        shape.block_prices, shape.block_fallback = block_table.get(m.provider, ({}, None))
+
+
+def host_memory_need_bytes(job: JobSpec, requirements: Requirements, *, gpu_count: int) -> int:
+    """Return the host memory a machine with `gpu_count` GPUs needs for the job.
+
+    The requirements are for one GPU; each further GPU runs one more training process on the host
+    (machine.host_memory_bytes of the sizing core).
+    """
+    extra = host_memory_bytes(job.dataset, gpu_count=gpu_count) - host_memory_bytes(job.dataset, gpu_count=1)
+    return requirements.host_memory_bytes + extra
+
+
+def _owned_machines(job: JobSpec, *, requirements: Requirements, index: CatalogIndex,
+                    scope: Scope) -> list[Machine]:
+    """Return the machines a team could buy from the catalog's cards, each with its amortised offer."""
+    machines: list[Machine] = []
+    if Provider.ONPREM not in scope.providers or Pricing.OWNED not in scope.pricing:
+        return machines
+    for gpu in sorted(index.cards):
+        listed = index.cards[gpu]
+        for n in onprem_gpu_counts(scope.max_gpus):
+            price = onprem_price_per_hour_usd(listed, gpu_count=n, assumptions=job.constraints.onprem)
+            name = onprem_instance_type(gpu, n)
+            offer = Offer(provider=Provider.ONPREM, instance_type=name, region=ONPREM_REGION,
+                          pricing=Pricing.OWNED, price_per_hour_usd=price, source=listed.source,
+                          as_of=listed.as_of)
+            # An owned machine is bought to the job's needs: host memory, disk and CPU are whatever
+            # the job asks for, paid for by the host price of the assumptions.
+            machines.append(Machine(provider=Provider.ONPREM, instance_type=name, gpu=gpu, gpu_count=n,
+                                    vcpus=0, storage_bytes=requirements.storage_max_bytes,
+                                    host_memory_bytes=host_memory_need_bytes(job, requirements, gpu_count=n),
+                                    cpu_score=0.0, card_memory_bytes=index.gpu_memory.get(gpu, 0),
+                                    offers=(offer,)))
+    return machines
 
 
 def judge_shapes(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tuple[str, int], PerGpu],
-                 catalog: Catalog, scope: Scope, cpu_adjust: CpuAdjust,
-                 hours_known: bool) -> tuple[list[Shape], list[Offer]]:
-    """Return every shape in scope, judged, in a fixed order, and the owned machines as offers."""
-    gpu_memory = {g.slug: g.memory_bytes for g in catalog.gpus}
-    block_table = block_storage_price_table(catalog.block_storage)
-    shapes: list[Shape] = []
-    insts: dict[tuple[str, str], InstanceType] = {}
-    for inst in catalog.instances:
-        if inst.provider in scope.providers and 0 < inst.gpu_count <= scope.max_gpus:
-            insts[(inst.provider.value, inst.instance_type)] = inst
-    for _, inst in sorted(insts.items()):
-        shapes.append(Shape(idx=len(shapes), provider=inst.provider, instance_type=inst.instance_type,
-                            gpu=inst.gpu, gpu_count=inst.gpu_count, vcpus=inst.vcpus,
-                            host_memory_bytes=inst.host_memory_bytes, storage_bytes=inst.local_storage_bytes,
-                            cpu_score=inst.cpu_single_thread_score,
-                            card_memory_bytes=gpu_memory.get(inst.gpu, 0)))
-    owned: list[Offer] = []
-    if Provider.ONPREM in scope.providers and Pricing.OWNED in scope.pricing:
-        cards: Mapping[str, OnPremCard] = cheapest_cards(catalog.onprem_cards)
-        for gpu in sorted(cards):
-            for n in onprem_gpu_counts(scope.max_gpus):
-                name = onprem_instance_type(gpu, n)
-                if ("onprem", name) in insts:
-                    continue
-                # An owned machine is bought to the job's needs: host memory, disk and CPU are
-                # whatever the job asks for, paid for by the host price of the assumptions.
-                shapes.append(Shape(idx=len(shapes), provider=Provider.ONPREM, instance_type=name, gpu=gpu,
-                                    gpu_count=n, vcpus=0, host_memory_bytes=requirements.host_memory_bytes,
-                                    storage_bytes=requirements.storage_max_bytes, cpu_score=0.0,
-                                    card_memory_bytes=gpu_memory.get(gpu, 0)))
-                price = onprem_price_per_hour_usd(cards[gpu], gpu_count=n, assumptions=job.constraints.onprem)
-                owned.append(Offer(provider=Provider.ONPREM, instance_type=name, region=ONPREM_REGION,
-                                   pricing=Pricing.OWNED, price_per_hour_usd=price, source=cards[gpu].source,
-                                   as_of=cards[gpu].as_of))
+                 index: CatalogIndex, scope: Scope, cpu_adjust: CpuAdjust, hours_known: bool) -> list[Shape]:
+    """Return every machine in scope (cloud, then owned), judged, in the order of provider and name."""
+    providers, max_gpus = scope.providers, scope.max_gpus
+    machines = [m for m in index.machines if m.provider in providers and 0 < m.gpu_count <= max_gpus]
+    known = {(m.provider_name, m.instance_type) for m in machines}
+    machines += [m for m in _owned_machines(job, requirements=requirements, index=index, scope=scope)
+                 if (m.provider_name, m.instance_type) not in known]
+    machines.sort(key=lambda m: (m.provider_name, m.instance_type))
+    shapes = [Shape(m, i) for i, m in enumerate(machines)]
+    block_table = index.block_table
+    host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n)
+                 for n in {m.gpu_count for m in machines}}
     for shape in shapes:
-        _judge(shape, job=job, requirements=requirements, per_gpu=per_gpu, cpu_adjust=cpu_adjust,
-               hours_known=hours_known, block_table=block_table)
-    return shapes, owned
+        m = shape.m
+        _judge(shape, per_gpu.get((m.gpu, m.gpu_count)), job=job, requirements=requirements,
+               host_need_bytes=host_need[m.gpu_count], cpu_adjust=cpu_adjust, hours_known=hours_known,
+               block_table=block_table)
+    return shapes

@@ -1,0 +1,343 @@
+"""The ranking core: fit, cost, constraints, objectives, Pareto front, reasons, determinism."""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ranking_builders import (
+    GB,
+    GIB,
+    block_price,
+    card,
+    catalog,
+    gpu,
+    instance,
+    job,
+    offer,
+    per_gpu,
+    requirements,
+)
+
+from catalog.types import Catalog, Pricing, Provider
+from workers.costing import onprem_price_per_hour_usd
+from workers.ranking import rank_offers
+from workers.recommendation import Recommendation
+from workers.sizing.errors import SpecError
+from workers.sizing.machine import iteration_ms_with_cpu
+from workers.sizing.requirements import Mitigation, PerGpu, Requirements
+from workers.sizing.spec import JobSpec, Objective, OnPremAssumptions
+
+AWS, GCP, ONPREM = Provider.AWS, Provider.GCP, Provider.ONPREM
+SPOT, ON_DEMAND = Pricing.SPOT, Pricing.ON_DEMAND
+
+
+def _world() -> tuple[Catalog, dict[tuple[str, int], PerGpu]]:
+    """Three cloud shapes: a V100 too small, an A10G that fits slowly, an A100 that fits fast."""
+    cat = catalog(
+        [gpu("v100-16gb", 16, name="Tesla V100 16GB"), gpu("a10g", 24), gpu("a100-80gb", 80)],
+        [instance(AWS, "p3.2xlarge", "v100-16gb"), instance(AWS, "g5.xlarge", "a10g"),
+         instance(GCP, "a2-ultragpu-1g", "a100-80gb")],
+        [offer(AWS, "p3.2xlarge", "us-east-1", 0.5), offer(AWS, "g5.xlarge", "us-east-1", 1.0),
+         offer(AWS, "g5.xlarge", "us-east-1", 0.4, SPOT), offer(AWS, "g5.xlarge", "eu-west-1", 1.2),
+         offer(GCP, "a2-ultragpu-1g", "us-central1", 4.0),
+         offer(GCP, "a2-ultragpu-1g", "us-central1", 1.5, SPOT)],
+    )
+    table = {("v100-16gb", 1): per_gpu("v100-16gb", need_gib=20.0, fits=False, hours=8.0),
+             ("a10g", 1): per_gpu("a10g", need_gib=20.0, hours=10.0),
+             ("a100-80gb", 1): per_gpu("a100-80gb", need_gib=20.0, hours=3.0)}
+    return cat, table
+
+
+def _rank(j: JobSpec, cat: Catalog, table: dict[tuple[str, int], PerGpu],
+          req: Requirements | None = None) -> Recommendation:
+    return rank_offers(j, requirements=req or requirements(need_gib=20.0), per_gpu=table, catalog=cat)
+
+
+def test_cost_objective_ranks_the_cheapest_fitting_option_first() -> None:
+    cat, table = _world()
+    rec = _rank(job(objective=Objective.COST), cat, table)
+    costs = [o.training_cost_usd for o in rec.options]
+    assert costs == sorted(costs)
+    assert (rec.options[0].instance_type, rec.options[0].pricing) == ("g5.xlarge", "spot")
+    assert rec.options[0].training_cost_usd == pytest.approx(0.4 * 10.0)
+    assert "p3.2xlarge" not in {o.instance_type for o in rec.options}
+    assert [o.rank for o in rec.options] == list(range(1, len(rec.options) + 1))
+
+
+def test_time_objective_ranks_the_fastest_first_and_cheaper_among_equals() -> None:
+    cat, table = _world()
+    rec = _rank(job(objective=Objective.TIME), cat, table)
+    hours = [o.training_hours for o in rec.options]
+    assert hours == sorted(hours)
+    assert (rec.options[0].instance_type, rec.options[0].pricing) == ("a2-ultragpu-1g", "spot")
+    assert rec.options[1].pricing == "on_demand"
+
+
+def test_balanced_objective_orders_by_cost_times_hours() -> None:
+    cat, table = _world()
+    rec = _rank(job(objective=Objective.BALANCED), cat, table)
+    products = [o.training_cost_usd * o.training_hours for o in rec.options]
+    assert products == sorted(products)
+    assert all(o.why.startswith("balanced score ") for o in rec.options)
+
+
+def test_budget_rejects_options_over_it_naming_the_cost() -> None:
+    cat, table = _world()
+    rec = _rank(job(budget_usd=4.2), cat, table)
+    assert [(o.instance_type, o.pricing) for o in rec.options] == [("g5.xlarge", "spot")]
+    [a100] = [r for r in rec.rejected if r.instance_type == "a2-ultragpu-1g"]
+    assert "$4.50" in a100.reason and "us-central1, spot" in a100.reason and "$4.20 budget" in a100.reason
+
+
+def test_deadline_rejects_options_that_take_too_long() -> None:
+    cat, table = _world()
+    rec = _rank(job(deadline_hours=5.0), cat, table)
+    assert {o.instance_type for o in rec.options} == {"a2-ultragpu-1g"}
+    [g5] = [r for r in rec.rejected if r.instance_type == "g5.xlarge"]
+    assert "10.0 h" in g5.reason and "5 h deadline" in g5.reason
+
+
+def test_a_gpu_too_small_is_rejected_with_the_memory_figures() -> None:
+    cat, table = _world()
+    table[("v100-16gb", 1)] = replace(table[("v100-16gb", 1)], gpu_memory_bytes=int(31.2 * GIB))
+    rec = _rank(job(), cat, table)
+    [v100] = [r for r in rec.rejected if r.gpu == "v100-16gb"]
+    assert v100.reason == "needs 31.2 GiB per GPU; Tesla V100 16GB has 16.0 GiB"
+    assert (v100.provider, v100.instance_type, v100.gpu_count) == ("aws", "p3.2xlarge", 1)
+
+
+def test_a_gpu_that_fits_without_headroom_is_rejected_as_too_tight() -> None:
+    cat, table = _world()
+    table[("v100-16gb", 1)] = replace(table[("v100-16gb", 1)], gpu_memory_bytes=int(15.5 * GIB))
+    [v100] = [r for r in _rank(job(), cat, table).rejected if r.gpu == "v100-16gb"]
+    assert "15.5 GiB" in v100.reason and "headroom" in v100.reason
+
+
+def test_rejected_sizes_of_one_family_share_one_row() -> None:
+    cat = catalog([gpu("t4", 16)],
+                  [instance(AWS, "g4dn.xlarge", "t4"), instance(AWS, "g4dn.2xlarge", "t4", vcpus=16)],
+                  [offer(AWS, "g4dn.xlarge", "us-east-1", 0.5), offer(AWS, "g4dn.2xlarge", "us-east-1", 0.7),
+                   offer(AWS, "g4dn.2xlarge", "us-west-2", 0.7)])
+    rec = _rank(job(), cat, {("t4", 1): per_gpu("t4", need_gib=20.0, fits=False)})
+    assert len(rec.rejected) == 1
+    assert rec.rejected[0].instance_type == "g4dn.xlarge, g4dn.2xlarge"
+
+
+def test_host_memory_short_of_the_data_is_rejected_naming_both_figures() -> None:
+    cat, table = _world()
+    cat = replace(cat, instances=(*cat.instances[:1], instance(AWS, "g5.xlarge", "a10g", host_gib=16),
+                                  cat.instances[2]))
+    rec = _rank(job(), cat, table, requirements(need_gib=20.0, host_gib=100.0))
+    [g5] = [r for r in rec.rejected if r.gpu == "a10g"]
+    assert "100.0 GiB" in g5.reason and "16.0 GiB" in g5.reason
+    assert "g5.xlarge" not in {o.instance_type for o in rec.options}
+
+
+def test_block_storage_is_priced_in_where_local_disk_is_short() -> None:
+    cat = catalog([gpu("a10g", 24)],
+                  [instance(AWS, "g5.xlarge", "a10g", disk_gb=250),
+                   instance(AWS, "g5.big", "a10g", disk_gb=3800)],
+                  [offer(AWS, "g5.xlarge", "us-east-1", 1.0), offer(AWS, "g5.big", "us-east-1", 1.0)],
+                  block=[block_price(AWS, "us-east-1", 0.08), block_price(AWS, "us-east-1", 0.045, "st1")])
+    rec = _rank(job(), cat, {("a10g", 1): per_gpu("a10g", hours=10.0)},
+                requirements(storage_min_gb=450, storage_max_gb=600))
+    by_type = {o.instance_type: o for o in rec.options}
+    expected = 600 * GB / GIB * 0.045 * 10.0 / 730
+    assert by_type["g5.xlarge"].storage_cost_usd == pytest.approx(expected)
+    assert by_type["g5.xlarge"].training_cost_usd == pytest.approx(10.0 + expected)
+    assert by_type["g5.big"].storage_cost_usd == 0.0
+    assert by_type["g5.big"].training_cost_usd == pytest.approx(10.0)
+
+
+def test_onprem_cards_cost_their_amortised_price_plus_power() -> None:
+    assumptions = OnPremAssumptions(lifetime_years=2.0, utilisation=0.25, electricity_usd_per_kwh=0.3,
+                                    host_price_usd=2000.0)
+    cat = catalog([gpu("rtx-3090", 24)], [], [], cards=[card("rtx-3090", 1500.0, 350)])
+    table = {("rtx-3090", n): per_gpu("rtx-3090", n, hours=12.0 / n) for n in (1, 2, 4, 8)}
+    rec = _rank(job(onprem=assumptions, max_gpus=4), cat, table)
+    by_count = {o.gpu_count: o for o in rec.options}
+    assert set(by_count) == {1, 2, 4}
+    expected = (1500.0 * 2 + 2000.0) / (2.0 * 8760 * 0.25) + 350 * 2 * 0.3 / 1000
+    assert by_count[2].price_per_hour_usd == pytest.approx(expected)
+    assert by_count[2].training_cost_usd == pytest.approx(expected * 6.0)
+    assert (by_count[2].provider, by_count[2].pricing, by_count[2].instance_type) == (
+        "onprem", "owned", "onprem-2x-rtx-3090")
+    direct = onprem_price_per_hour_usd(cat.onprem_cards[0], gpu_count=2, assumptions=assumptions)
+    assert direct == pytest.approx(expected)
+
+
+def test_pricing_constraint_keeps_only_the_named_kinds() -> None:
+    cat, table = _world()
+    spot = _rank(job(pricing=("spot",)), cat, table)
+    on_demand = _rank(job(pricing=("on_demand",)), cat, table)
+    assert spot.options and {o.pricing for o in spot.options} == {"spot"}
+    assert on_demand.options and {o.pricing for o in on_demand.options} == {"on_demand"}
+
+
+def test_provider_region_and_gpu_count_constraints_leave_the_rest_out() -> None:
+    cat, table = _world()
+    cat = replace(cat, instances=(*cat.instances, instance(AWS, "g5.48xlarge", "a10g", 8)),
+                  offers=(*cat.offers, offer(AWS, "g5.48xlarge", "us-east-1", 8.0)))
+    table[("a10g", 8)] = per_gpu("a10g", 8, hours=1.5)
+    assert {o.provider for o in _rank(job(providers=("gcp",)), cat, table).options} == {"gcp"}
+    assert {o.region for o in _rank(job(regions=("eu-west-1",)), cat, table).options} == {"eu-west-1"}
+    assert "g5.48xlarge" not in {o.instance_type for o in _rank(job(max_gpus=4), cat, table).options}
+    assert "g5.48xlarge" in {o.instance_type for o in _rank(job(max_gpus=8), cat, table).options}
+
+
+@pytest.mark.parametrize(("field", "constraints", "valid"), [
+    ("constraints.providers", {"providers": ("aws", "azure")}, "aws, gcp, onprem"),
+    ("constraints.regions", {"regions": ("us-esat-1",)}, "eu-west-1, us-central1, us-east-1"),
+    ("constraints.pricing", {"pricing": ("reserved",)}, "on_demand, spot, owned"),
+])
+def test_unknown_constraint_names_raise_naming_the_field_and_the_valid_ones(
+        field: str, constraints: dict[str, tuple[str, ...]], valid: str) -> None:
+    cat, table = _world()
+    with pytest.raises(SpecError) as raised:
+        _rank(job(**constraints), cat, table)
+    assert raised.value.field == field
+    assert valid in raised.value.reason
+
+
+def test_limit_caps_the_options_and_keeps_the_best() -> None:
+    cat, table = _world()
+    full = _rank(job(limit=100), cat, table)
+    capped = _rank(job(limit=2), cat, table)
+    assert len(full.options) == 5
+    assert capped.options == full.options[:2]
+
+
+def test_equal_options_are_ordered_by_provider_instance_and_region() -> None:
+    cat = catalog([gpu("a10g", 24)], [instance(AWS, "g5.xlarge", "a10g")],
+                  [offer(AWS, "g5.xlarge", r, 1.0) for r in ("us-west-2", "ap-south-1", "eu-west-1")])
+    rec = _rank(job(), cat, {("a10g", 1): per_gpu("a10g")})
+    assert [o.region for o in rec.options] == ["ap-south-1", "eu-west-1", "us-west-2"]
+
+
+def test_nothing_fits_returns_the_out_of_memory_plan() -> None:
+    cat, table = _world()
+    table = {k: replace(v, fits=False) for k, v in table.items()}
+    plan = (Mitigation(kind="smaller-batch", description="halve the batch", gpu_memory_bytes=12 * GIB,
+                       batch_size=16),)
+    rec = _rank(job(), cat, table, requirements(need_gib=20.0, mitigations=plan))
+    assert rec.options == ()
+    assert rec.plan == plan
+    assert len(rec.rejected) == 3
+
+
+def test_no_plan_when_something_fits_but_the_budget_rules_it_out() -> None:
+    cat, table = _world()
+    plan = (Mitigation(kind="smaller-batch", description="halve the batch", gpu_memory_bytes=GIB),)
+    rec = _rank(job(budget_usd=0.01), cat, table, requirements(need_gib=20.0, mitigations=plan))
+    assert rec.options == () and rec.plan == ()
+
+
+def test_unknown_data_size_ranks_by_price_per_sample_and_warns() -> None:
+    cat, table = _world()
+    table = {k: replace(v, training_hours=0.0) for k, v in table.items()}
+    table[("a100-80gb", 1)] = replace(table[("a100-80gb", 1)], iteration_ms=20.0,
+                                      throughput_samples_per_s=32 / 20.0 * 1000)
+    rec = _rank(job(budget_usd=0.01), cat, table, requirements(need_gib=20.0, iterations_total=0))
+    per_sample = [o.price_per_hour_usd / (32 / o.iteration_ms * 1000) for o in rec.options]
+    assert len(rec.options) == 5 and per_sample == sorted(per_sample)
+    assert all("duration-unknown" in {w.code for w in o.warnings} for o in rec.options)
+
+
+def test_spot_options_warn_of_interruption() -> None:
+    cat, table = _world()
+    for o in _rank(job(), cat, table).options:
+        assert ("spot-interruption" in {w.code for w in o.warnings}) == (o.pricing == "spot")
+
+
+def test_why_names_the_memory_headroom_and_the_cost() -> None:
+    cat, table = _world()
+    first = _rank(job(), cat, table).options[0]
+    assert "20.0 GiB of 24.0 GiB per GPU (17% headroom)" in first.why
+    assert "$4.00 total" in first.why
+
+
+def _random_world(rng: random.Random, n_shapes: int) -> tuple[Catalog, dict[tuple[str, int], PerGpu]]:
+    gpus = [gpu(f"g{i}", rng.choice([8, 16, 24])) for i in range(n_shapes)]
+    insts = [instance(rng.choice([AWS, GCP]), f"fam{i % 3}.size{i}", g.slug, disk_gb=rng.choice([0, 5000]))
+             for i, g in enumerate(gpus)]
+    offers = [offer(inst.provider, inst.instance_type, region, rng.choice([0.5, 1.0, 1.5, 2.0, 3.0]), pricing)
+              for inst in insts for region in ("r1", "r2") for pricing in (ON_DEMAND, SPOT)
+              if rng.random() < 0.8]
+    blocks = [block_price(p, "r1", 0.1) for p in (AWS, GCP)]
+    table = {(g.slug, 1): per_gpu(g.slug, hours=rng.choice([1.0, 2.0, 4.0, 8.0]), fits=rng.random() < 0.8)
+             for g in gpus}
+    return catalog(gpus, insts, offers, block=blocks), table
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), objective=st.sampled_from(list(Objective)))
+def test_pareto_marks_exactly_the_non_dominated_options(seed: int, objective: Objective) -> None:
+    cat, table = _random_world(random.Random(seed), 8)
+    rec = _rank(job(objective=objective, limit=1000), cat, table, requirements(need_gib=4))
+    points = [(o.training_cost_usd, o.training_hours) for o in rec.options]
+    for o in rec.options:
+        c, h = o.training_cost_usd, o.training_hours
+        dominated = any(c2 <= c and h2 <= h and (c2 < c or h2 < h) for c2, h2 in points)
+        assert o.pareto is not dominated
+    if rec.options:
+        assert any(o.pareto for o in rec.options)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), shuffle_seed=st.integers(0, 10**6),
+       objective=st.sampled_from(list(Objective)), budget=st.sampled_from([None, 10.0, 30.0]))
+def test_ranking_does_not_depend_on_catalog_order(seed: int, shuffle_seed: int, objective: Objective,
+                                                  budget: float | None) -> None:
+    cat, table = _random_world(random.Random(seed), 10)
+    shuffler = random.Random(shuffle_seed)
+    offers, insts = list(cat.offers), list(cat.instances)
+    shuffler.shuffle(offers)
+    shuffler.shuffle(insts)
+    shuffled = replace(cat, offers=tuple(offers), instances=tuple(insts))
+    j = job(objective=objective, limit=7, budget_usd=budget)
+    req = requirements(need_gib=4)
+    assert _rank(j, shuffled, table, req) == _rank(j, cat, table, req)
+
+
+def test_every_option_cost_is_price_times_hours_plus_storage() -> None:
+    cat, table = _random_world(random.Random(7), 12)
+    for o in _rank(job(limit=1000), cat, table, requirements(need_gib=4)).options:
+        expected = o.price_per_hour_usd * o.training_hours + o.storage_cost_usd
+        assert o.training_cost_usd == pytest.approx(expected)
+        assert math.isfinite(o.training_cost_usd) and o.fits
+
+
+def test_a_slow_cpu_stretches_the_time_with_a_warning_instead_of_rejecting() -> None:
+    cat = catalog([gpu("a10g", 24)],
+                  [instance(AWS, "g5.old", "a10g", cpu_score=1000.0),
+                   instance(AWS, "g5.new", "a10g", cpu_score=4000.0)],
+                  [offer(AWS, "g5.old", "us-east-1", 1.0), offer(AWS, "g5.new", "us-east-1", 1.0)])
+    table = {("a10g", 1): per_gpu("a10g", hours=10.0, iteration_ms=100.0)}
+    rec = _rank(job(preprocess_ms=5.0, objective=Objective.TIME), cat, table)
+    by_type = {o.instance_type: o for o in rec.options}
+    slow = iteration_ms_with_cpu(100.0, batch_size=32, preprocess_ms_per_sample=5.0,
+                                 cpu_single_thread_score=1000.0)
+    assert slow > 100.0
+    assert by_type["g5.old"].iteration_ms == pytest.approx(slow)
+    assert by_type["g5.old"].training_hours == pytest.approx(10.0 * slow / 100.0)
+    assert "cpu-bound" in {w.code for w in by_type["g5.old"].warnings}
+    assert "CPU-bound" in by_type["g5.old"].why
+    assert by_type["g5.new"].training_hours < by_type["g5.old"].training_hours
+    assert [o.instance_type for o in rec.options] == ["g5.new", "g5.old"]
+
+
+def test_more_gpus_need_more_host_memory_for_their_training_processes() -> None:
+    cat = catalog([gpu("a10g", 24)],
+                  [instance(AWS, "g5.one", "a10g", 1, host_gib=20),
+                   instance(AWS, "g5.eight", "a10g", 8, host_gib=20)],
+                  [offer(AWS, "g5.one", "us-east-1", 1.0), offer(AWS, "g5.eight", "us-east-1", 8.0)])
+    table = {("a10g", 1): per_gpu("a10g"), ("a10g", 8): per_gpu("a10g", 8, hours=1.4)}
+    rec = _rank(job(), cat, table, requirements(host_gib=19.0))
+    assert [o.instance_type for o in rec.options] == ["g5.one"]
+    [eight] = rec.rejected
+    assert eight.instance_type == "g5.eight" and "host memory" in eight.reason

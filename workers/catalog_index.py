@@ -1,0 +1,91 @@
+"""A catalog arranged for ranking: machines in a fixed order, each with its offers; built once per catalog."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+
+from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Provider
+from workers.costing import block_storage_price_table, cheapest_cards
+
+PROVIDER_NAMES = {p: p.value for p in Provider}  # Enum.value is a slow descriptor; this is a dict look-up
+
+BlockTable = Mapping[Provider, tuple[dict[str, float], float | None]]
+
+
+class Machine:
+    """One instance type of the catalog with its offers: the part of a shape no job changes."""
+
+    __slots__ = ("card_memory_bytes", "cpu_score", "family", "gpu", "gpu_count", "host_memory_bytes",
+                 "instance_type", "offers", "provider", "provider_name", "storage_bytes", "vcpus")
+
+    def __init__(self, *, provider: Provider, instance_type: str, gpu: str, gpu_count: int, vcpus: int,
+                 host_memory_bytes: int, storage_bytes: int, cpu_score: float, card_memory_bytes: int,
+                 offers: tuple[Offer, ...]) -> None:
+        self.provider = provider
+        self.provider_name = PROVIDER_NAMES[provider]
+        self.instance_type = instance_type
+        self.family = instance_family(instance_type, gpu=gpu, provider=provider)
+        self.gpu = gpu
+        self.gpu_count = gpu_count
+        self.vcpus = vcpus
+        self.host_memory_bytes = host_memory_bytes
+        self.storage_bytes = storage_bytes
+        self.cpu_score = cpu_score
+        self.card_memory_bytes = card_memory_bytes
+        self.offers = offers
+
+
+class CatalogIndex:
+    """The catalog's machines sorted by provider and instance type, with what ranking looks up."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.gpu_memory = {g.slug: g.memory_bytes for g in catalog.gpus}
+        self.block_table: BlockTable = block_storage_price_table(catalog.block_storage)
+        self.cards: Mapping[str, OnPremCard] = cheapest_cards(catalog.onprem_cards)
+        by_name: dict[str, list[Offer]] = {}
+        for o in catalog.offers:
+            group = by_name.get(o.instance_type)
+            if group is None:
+                by_name[o.instance_type] = [o]
+            else:
+                group.append(o)
+        self.regions = tuple(sorted({o.region for o in catalog.offers}))
+        insts: dict[tuple[str, str], InstanceType] = {}
+        for inst in catalog.instances:
+            insts[(PROVIDER_NAMES[inst.provider], inst.instance_type)] = inst
+        self.machines = tuple(
+            Machine(provider=inst.provider, instance_type=inst.instance_type, gpu=inst.gpu,
+                    gpu_count=inst.gpu_count, vcpus=inst.vcpus, host_memory_bytes=inst.host_memory_bytes,
+                    storage_bytes=inst.local_storage_bytes, cpu_score=inst.cpu_single_thread_score,
+                    card_memory_bytes=self.gpu_memory.get(inst.gpu, 0),
+                    offers=tuple(o for o in by_name.get(inst.instance_type, ())
+                                 if o.provider is inst.provider))
+            for _, inst in sorted(insts.items()))
+
+
+def instance_family(instance_type: str, *, gpu: str, provider: Provider) -> str:
+    """Return the family an instance type belongs to: "g5" for g5.xlarge, "a2-highgpu" for a2-highgpu-1g."""
+    if provider is Provider.ONPREM and instance_type.startswith("onprem-"):
+        return f"onprem-{gpu}"
+    if "." in instance_type:
+        return instance_type.split(".", 1)[0]
+    return instance_type.rsplit("-", 1)[0] if "-" in instance_type else instance_type
+
+
+_INDEXES: dict[int, tuple[Catalog, CatalogIndex]] = {}
+_INDEXES_KEPT = 4  # a worker holds one catalog, and briefly the next while it reloads
+_LOCK = threading.Lock()
+
+
+def catalog_index(catalog: Catalog) -> CatalogIndex:
+    """Return the catalog's index, building it on first use; a catalog is immutable, so it is kept."""
+    cached = _INDEXES.get(id(catalog))
+    if cached is not None and cached[0] is catalog:
+        return cached[1]
+    index = CatalogIndex(catalog)
+    with _LOCK:
+        while len(_INDEXES) >= _INDEXES_KEPT:
+            del _INDEXES[next(iter(_INDEXES))]
+        _INDEXES[id(catalog)] = (catalog, index)
+    return index
