@@ -1,0 +1,100 @@
+"""The job spec's `model` (a preset, plain totals, a layer list or an ONNX file) resolved to ModelStats."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping, Sequence
+
+from workers.onnx_import import onnx_model_stats
+from workers.sizing.errors import OnnxError, SpecError, UnknownNameError
+from workers.sizing.layer_fields import closest, whole_number
+from workers.sizing.layers import compute_model_stats
+from workers.sizing.presets import preset_stats
+from workers.sizing.stats import ModelStats
+
+FORMS = ("preset", "stats", "layers", "onnx")
+KEYS = (*FORMS, "input_shape", "name")
+STATS_KEYS = ("neurons", "parameters", "multiply_adds")
+
+
+def resolve_model(model: Mapping[str, object], *, sequence_length: int | None) -> ModelStats:
+    """Turn the spec's `model` object, in whichever of its four forms, into per-sample statistics."""
+    if not isinstance(model, Mapping):
+        raise SpecError("model", "must be an object with one of preset, stats, layers or onnx")
+    for key in model:
+        if key not in KEYS:
+            raise UnknownNameError(f"model.{key}", f"unknown field {key!r}", closest(str(key), KEYS))
+    given = [form for form in FORMS if model.get(form) is not None]
+    if len(given) != 1:
+        found = f"got {', '.join(given)}" if given else "got none"
+        raise SpecError("model", f"give exactly one of preset, stats, layers or onnx; {found}")
+    form = given[0]
+    input_shape = model.get("input_shape")
+    if input_shape is not None and form in ("stats", "onnx"):
+        raise SpecError("model.input_shape", f"goes with layers or a preset, not with {form}")
+    name = model.get("name")
+    label = name if isinstance(name, str) and name else None
+    if form == "preset":
+        preset = model["preset"]
+        if not isinstance(preset, str):
+            raise SpecError("model.preset", f"must be a preset name, got {preset!r}")
+        return preset_stats(preset, sequence_length=sequence_length, input_shape=_shape(input_shape))
+    if form == "stats":
+        return _plain_stats(model["stats"], label or "custom", sequence_length)
+    if form == "layers":
+        layers = model["layers"]
+        if isinstance(layers, str | bytes) or not isinstance(layers, Sequence):
+            raise SpecError("model.layers", "must be a list of layer objects")
+        return compute_model_stats(
+            layers, input_shape=_shape(input_shape), sequence_length=sequence_length, name=label or "custom"
+        )
+    return onnx_model_stats(_onnx_bytes(model["onnx"]), name=label or "onnx", sequence_length=sequence_length)
+
+
+def _shape(value: object) -> Sequence[int] | None:
+    """Pass an input shape through for the layer walker to check, refusing non-lists early."""
+    if value is None:
+        return None
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise SpecError("model.input_shape", f"must be a list of sizes, e.g. [3, 224, 224], got {value!r}")
+    return value
+
+
+def _plain_stats(raw: object, name: str, sequence_length: int | None) -> ModelStats:
+    """Check the three totals a user gave directly and wrap them as statistics without layer rows."""
+    if not isinstance(raw, Mapping):
+        raise SpecError("model.stats", "must be an object with neurons, parameters and multiply_adds")
+    for key in raw:
+        if key not in STATS_KEYS:
+            raise UnknownNameError(
+                f"model.stats.{key}", f"unknown field {key!r}", closest(str(key), STATS_KEYS)
+            )
+    values = {}
+    for key in STATS_KEYS:
+        if raw.get(key) is None:
+            raise SpecError(f"model.stats.{key}", "required")
+        values[key] = whole_number(raw[key], f"model.stats.{key}", minimum=0)
+    if values["parameters"] == 0:
+        raise SpecError(
+            "model.stats.parameters", "must be at least 1: a model without weights does not train"
+        )
+    return ModelStats(
+        name=name,
+        neurons=values["neurons"],
+        parameters=values["parameters"],
+        multiply_adds=values["multiply_adds"],
+        sequence_length=sequence_length,
+    )
+
+
+def _onnx_bytes(raw: object) -> bytes:
+    """Return the ONNX file's bytes, decoding base64 text as the JSON API sends it."""
+    if isinstance(raw, bytes | bytearray):
+        return bytes(raw)
+    if isinstance(raw, str):
+        try:
+            return base64.b64decode("".join(raw.split()), validate=True)
+        except (binascii.Error, ValueError) as error:
+            raise OnnxError("model.onnx", f"not valid base64: {error}") from error
+    raise OnnxError("model.onnx", f"must be the file's bytes or base64 text, got {type(raw).__name__}")

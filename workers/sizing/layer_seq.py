@@ -1,0 +1,294 @@
+"""Layer rules for sequence models: LSTM, GRU, self-attention, the transformer block, a meta-learner.
+
+Sequences are [sequence, features] per sample. Attention counts the projections as dense rows and
+its core (Q K^T and probabilities x V, 2 * s^2 * h multiply-adds) as an attention row. A transformer
+block with the defaults (pre-norm, GELU, FFN 4h, dropout) keeps exactly the activations of
+Korthikanti et al. 2022: s*h*(34 + 5*a*s/h) bytes per sample at 16-bit, i.e.
+saved_values * 2 + saved_mask_bytes == 34*s*h + 5*a*s^2 over its rows.
+"""
+
+from __future__ import annotations
+
+from workers.sizing.layer_fields import Fields, Part, Rule, Shape, elementwise, show, size
+from workers.sizing.stats import LayerKind
+
+SEQUENCE = "[sequence, features]"
+# Values a recurrent cell keeps per step and hidden unit: LSTM 4 gates + cell + tanh(cell) + hidden;
+# GRU 3 gates + hidden + the reset-gated candidate term (PyTorch's fused cells and cuDNN's reserve).
+KEPT_PER_UNIT = {"lstm": 7, "gru": 5}
+GATES = {"lstm": 4, "gru": 3}
+
+
+def _recurrent(cell: str) -> Rule:
+    """Build the rule of a stacked, optionally bidirectional LSTM or GRU over [sequence, features]."""
+
+    def compute(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
+        (x,) = inputs
+        f.rank(x, (2,), SEQUENCE)
+        steps, features = x
+        hidden, layers = f.whole("hidden"), f.whole("num_layers", 1)
+        dirs = 2 if f.flag("bidirectional", False) else 1
+        gates = GATES[cell]
+        params = macs = 0
+        for layer in range(layers):
+            fan_in = features if layer == 0 else hidden * dirs
+            per_step = gates * hidden * (fan_in + hidden)
+            macs += steps * dirs * per_step
+            # PyTorch keeps two bias vectors per gate (b_ih and b_hh).
+            params += dirs * (per_step + (2 * gates * hidden if f.flag("bias", True) else 0))
+        width = hidden * dirs
+        shape = (steps, width) if f.flag("return_sequences", True) else (width,)
+        kept = steps * dirs * layers * KEPT_PER_UNIT[cell] * hidden
+        return [
+            Part(
+                cell,
+                LayerKind.RECURRENT,
+                shape,
+                parameters=params,
+                multiply_adds=macs,
+                keeps_input=True,  # the input weights' gradient needs the input sequence
+                extra_saved_values=kept,
+                traffic_values=size(x) + kept + params,
+                neurons=steps * width * layers,  # every layer's hidden state at every step
+            )
+        ]
+
+    return Rule(compute, frozenset({"hidden", "num_layers", "bidirectional", "return_sequences", "bias"}))
+
+
+def meta_lstm(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
+    """Update a learner's parameters coordinate-wise with an LSTM (Ravi & Larochelle 2017).
+
+    Each of `coordinates` learner parameters gets its own state; the weights are shared: an LSTM
+    cell (input: preprocessed loss and gradient, `input_features` values) and the meta cell's
+    forget and input gates over [hidden, parameter, previous gate]. The learned initial parameters
+    (cI in the reference code) are trainable too and counted here. One row is one update step.
+    """
+    coords = f.whole("coordinates", f.trainable_before or None)
+    hidden, fan_in = f.whole("hidden", 20), f.whole("input_features", 4)
+    lstm_weights = 4 * hidden * (fan_in + hidden)
+    gate_weights = 2 * (hidden + 2)  # W_F and W_I over [h, theta, previous gate]
+    params = lstm_weights + 8 * hidden + gate_weights + 2 + coords
+    # Per coordinate: the LSTM's input and 7 values per unit, the gates' two inputs of hidden + 2,
+    # their two sigmoid outputs and the gradient they scale.
+    kept = coords * (fan_in + KEPT_PER_UNIT["lstm"] * hidden + 2 * (hidden + 2) + 3)
+    return [
+        Part(
+            "meta_lstm",
+            LayerKind.RECURRENT,
+            (coords,),
+            parameters=params,
+            multiply_adds=coords * (lstm_weights + gate_weights),
+            extra_saved_values=kept,
+            traffic_values=2 * kept,
+            neurons=coords * (2 * hidden + 3),  # h and c of the LSTM; forget, input and new value
+        )
+    ]
+
+
+def attention_parts(
+    f: Fields, x: Shape, *, heads: int, dropout: float, bias: bool, prefix: str = ""
+) -> list[Part]:
+    """Return the rows of multi-head self-attention: QKV projection, attention core, output projection."""
+    steps, hidden = x
+    if hidden % heads:
+        raise f.shape_error(f"{heads} heads must divide the hidden size {hidden} (input {show(x)})")
+    b = 1 if bias else 0
+    qkv = (steps, 3 * hidden)
+    probs = heads * steps * steps
+    dropped = probs if dropout > 0 else 0
+    core = (steps, hidden)
+    return [
+        Part(
+            "dense",
+            LayerKind.DENSE,
+            qkv,
+            parameters=3 * hidden * (hidden + b),
+            multiply_adds=steps * hidden * 3 * hidden,
+            keeps_input=True,
+            traffic_values=size(x) + size(qkv) + 3 * hidden * (hidden + b),
+            suffix=f"{prefix}qkv",
+        ),
+        # Keeps Q, K and V (its input), the softmax output and, with dropout, the dropped
+        # probabilities (the AV matmul's input) and their 1-byte mask: Korthikanti et al. 2022.
+        Part(
+            "attention",
+            LayerKind.ATTENTION,
+            core,
+            multiply_adds=2 * steps * steps * hidden,
+            keeps_input=True,
+            extra_saved_values=probs + dropped,
+            saved_mask_bytes=dropped,
+            traffic_values=size(qkv) + size(core) + 4 * probs + 2 * dropped,
+            neurons=size(core) + 2 * probs + dropped,
+            suffix=f"{prefix}attn",
+        ),
+        Part(
+            "dense",
+            LayerKind.DENSE,
+            x,
+            parameters=hidden * (hidden + b),
+            multiply_adds=steps * hidden * hidden,
+            keeps_input=True,
+            traffic_values=2 * size(x) + hidden * (hidden + b),
+            suffix=f"{prefix}proj",
+        ),
+    ]
+
+
+def multihead_attention(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
+    """Apply multi-head self-attention to [sequence, features]; causal masking costs the same."""
+    (x,) = inputs
+    f.rank(x, (2,), SEQUENCE)
+    f.flag("causal", False)  # a masked full matmul: same multiply-adds and kept values
+    return attention_parts(
+        f, x, heads=f.whole("heads"), dropout=f.fraction("dropout", 0.0), bias=f.flag("bias", True)
+    )
+
+
+def _dropout_part(x: Shape, p: float, suffix: str) -> list[Part]:
+    """Return a dropout row (a 1-byte mask per value), or none when p is 0."""
+    if p == 0:
+        return []
+    return [
+        Part(
+            "dropout",
+            LayerKind.ELEMENTWISE,
+            x,
+            saved_mask_bytes=size(x),
+            traffic_values=2 * size(x),
+            suffix=suffix,
+        )
+    ]
+
+
+def _norm_part(x: Shape, norm_type: str, bias: bool, suffix: str) -> Part:
+    """Return a layernorm or rmsnorm row that keeps its input."""
+    params = x[1] * (2 if norm_type == "layernorm" and bias else 1)
+    return Part(
+        norm_type,
+        LayerKind.NORM,
+        x,
+        parameters=params,
+        keeps_input=True,
+        traffic_values=2 * size(x) + params,
+        suffix=suffix,
+    )
+
+
+def _dense_part(x: Shape, units: int, bias: bool, suffix: str, *, source: int = -1) -> Part:
+    """Return a dense row over the last axis that keeps its input."""
+    shape = (x[0], units)
+    params = x[1] * units + (units if bias else 0)
+    return Part(
+        "dense",
+        LayerKind.DENSE,
+        shape,
+        parameters=params,
+        multiply_adds=x[0] * x[1] * units,
+        keeps_input=True,
+        traffic_values=size(x) + size(shape) + params,
+        suffix=suffix,
+        source=source,
+    )
+
+
+def _ffn_parts(x: Shape, ffn: int, activation: str, bias: bool) -> list[Part]:
+    """Return the feed-forward rows: two dense layers around an activation, or SwiGLU's three."""
+    inner = (x[0], ffn)
+    if activation == "swiglu":  # LLaMA: down(silu(gate(x)) * up(x)); up reads the same input as gate
+        return [
+            _dense_part(x, ffn, bias, "gate"),
+            _dense_part(x, ffn, bias, "up", source=-2),
+            Part(
+                "silu",
+                LayerKind.ELEMENTWISE,
+                inner,
+                keeps_input=True,
+                traffic_values=2 * size(inner),
+                suffix="act",
+                source=-2,
+            ),
+            # The product keeps both factors: silu's output (its input here) and up's output.
+            Part(
+                "mul",
+                LayerKind.ELEMENTWISE,
+                inner,
+                keeps_input=True,
+                extra_saved_values=size(inner),
+                traffic_values=3 * size(inner),
+                suffix="mul",
+            ),
+            _dense_part(inner, x[1], bias, "down"),
+        ]
+    act = elementwise(
+        activation, inner, keeps_input=activation != "relu", keeps_output=activation == "relu", suffix="act"
+    )
+    return [_dense_part(x, ffn, bias, "fc1"), act, _dense_part(inner, x[1], bias, "fc2")]
+
+
+def _add_part(x: Shape, suffix: str) -> Part:
+    """Return a residual add row (keeps nothing)."""
+    return Part("add", LayerKind.ELEMENTWISE, x, traffic_values=3 * size(x), suffix=suffix)
+
+
+def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
+    """Expand one transformer layer (attention + feed-forward, residuals, norms) into its rows."""
+    (x,) = inputs
+    f.rank(x, (2,), SEQUENCE, hint="start with an embedding, or give input_shape as [sequence, features]")
+    if f.has("hidden") and f.whole("hidden") != x[1]:
+        raise f.shape_error(f"hidden {f.whole('hidden')} does not match the input's features {show(x)}")
+    if f.has("ffn") and f.has("ffn_multiplier"):
+        raise f.shape_error("give ffn or ffn_multiplier, not both")
+    ffn = f.whole("ffn") if f.has("ffn") else round(x[1] * f.number("ffn_multiplier", 4.0, minimum=0.01))
+    pre = f.choice("norm", ("pre", "post"), "pre") == "pre"
+    norm_type = f.choice("norm_type", ("layernorm", "rmsnorm"), "layernorm")
+    activation = f.choice("activation", ("gelu", "relu", "silu", "swiglu"), "gelu")
+    p = f.fraction("dropout", 0.1)  # GPT-2 and BERT train with 0.1 (resid, attention, embedding)
+    bias = f.flag("bias", True)
+    f.flag("causal", False)  # decoder (causal) or encoder: the same counts, see multihead_attention
+    attention = attention_parts(f, x, heads=f.whole("heads"), dropout=p, bias=bias)
+    attention_half = [*attention, *_dropout_part(x, p, "drop1"), _add_part(x, "add1")]
+    ffn_half = [
+        *_ffn_parts(x, max(ffn, 1), activation, bias),
+        *_dropout_part(x, p, "drop2"),
+        _add_part(x, "add2"),
+    ]
+    if pre:
+        return [
+            _norm_part(x, norm_type, bias, "ln1"),
+            *attention_half,
+            _norm_part(x, norm_type, bias, "ln2"),
+            *ffn_half,
+        ]
+    return [
+        *attention_half,
+        _norm_part(x, norm_type, bias, "ln1"),
+        *ffn_half,
+        _norm_part(x, norm_type, bias, "ln2"),
+    ]
+
+
+RULES: dict[str, Rule] = {
+    "lstm": _recurrent("lstm"),
+    "gru": _recurrent("gru"),
+    "meta_lstm": Rule(meta_lstm, frozenset({"coordinates", "hidden", "input_features"})),
+    "multihead_attention": Rule(multihead_attention, frozenset({"heads", "dropout", "bias", "causal"})),
+    "transformer_block": Rule(
+        transformer_block,
+        frozenset(
+            {
+                "hidden",
+                "heads",
+                "ffn",
+                "ffn_multiplier",
+                "norm",
+                "norm_type",
+                "activation",
+                "dropout",
+                "causal",
+                "bias",
+            }
+        ),
+    ),
+}

@@ -1,0 +1,256 @@
+"""A layer list (plain JSON) turned into per-layer statistics: shapes, neurons, parameters, multiply-adds.
+
+The layer-list convention
+-------------------------
+A model is a list of JSON objects, one per layer, read in order::
+
+    [{"type": "conv2d", "out_channels": 64, "kernel": 7, "stride": 2, "padding": 3, "name": "conv1"},
+     {"type": "batchnorm"}, {"type": "relu", "name": "stem"},
+     {"type": "conv2d", "out_channels": 64, "kernel": 3, "padding": 1},
+     {"type": "add", "from": "stem"}]
+
+- Shapes are per sample (no batch axis), channels first: an image is [3, 224, 224], a sequence of
+  vectors [sequence, features], a sequence of token ids [sequence].
+- `type` is required; `name` is optional (default "<type>_<index>") and must be unique; "input"
+  names the model's input.
+- A layer reads the previous layer's output, unless `inputs` names earlier layers:
+  `"inputs": ["block1"]` branches from an earlier layer (a ResNet's downsample shortcut), and
+  `add` / `concat` / `reparameterize` take every tensor named there (`"inputs": ["a", "b"]`).
+  `"from": "name"` is shorthand for the previous output plus that layer (a residual add, a U-Net
+  skip).
+- Any layer may carry `repeat` (runs n times per sample with the same weights), `frozen` (runs
+  without gradient, like a DQN's target network: its parameters count as frozen and it keeps
+  nothing for backward) and `shared_weights` (its weights belong to another layer: a tied LM head;
+  counted there).
+- The model's output is the last layer's output. Composite layers (`multihead_attention`,
+  `transformer_block`) give several rows, named "<name>.<part>".
+- Without `input_shape`, the input is `sequence_length` token ids; with a 1-D `input_shape` and a
+  sequence layer first (lstm, gru, attention, transformer_block), the input is
+  [sequence_length, *input_shape].
+
+What each layer keeps for backward (`saved_values`) follows PyTorch autograd; a tensor kept by two
+layers (a ReLU's output that the next conv keeps as its input) is counted once, at the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from workers.sizing import layer_basic, layer_conv, layer_seq
+from workers.sizing.errors import SpecError, UnknownNameError
+from workers.sizing.layer_fields import COMMON_KEYS, Fields, Part, Rule, Shape, closest, size, whole_number
+from workers.sizing.stats import LayerStats, ModelStats
+
+RULES: dict[str, Rule] = {**layer_basic.RULES, **layer_conv.RULES, **layer_seq.RULES}
+ALIASES: dict[str, str] = {
+    "affine": "dense",
+    "linear": "dense",
+    "fc": "dense",
+    "deconv1d": "conv_transpose1d",
+    "deconv2d": "conv_transpose2d",
+    "deconvolution": "conv_transpose2d",
+    "batchnorm1d": "batchnorm",
+    "batchnorm2d": "batchnorm",
+    "batch_norm": "batchnorm",
+    "layer_norm": "layernorm",
+    "swish": "silu",
+    "leakyrelu": "leaky_relu",
+    "global_average_pool": "global_avg_pool",
+    "attention": "multihead_attention",
+    "self_attention": "multihead_attention",
+    "transformer": "transformer_block",
+    "residual": "add",
+    "upsampling": "upsample",
+    "lstm_meta_learner": "meta_lstm",
+}
+SEQUENCE_FIRST = frozenset({"lstm", "gru", "multihead_attention", "transformer_block"})
+MAX_LAYERS = 10_000  # a guard against runaway input, far above any real network's layer count
+
+
+def layer_type(spec: object, field: str) -> str:
+    """Return the canonical type of one layer object, or fail naming the closest types."""
+    if not isinstance(spec, Mapping):
+        raise SpecError(field, 'must be an object with a \'type\', e.g. {"type": "relu"}')
+    raw = spec.get("type")
+    if not isinstance(raw, str) or not raw:
+        raise SpecError(f"{field}.type", f"required: one of {', '.join(sorted(RULES))}")
+    key = raw.strip().lower()
+    key = ALIASES.get(key, key)
+    if key not in RULES:
+        raise UnknownNameError(
+            f"{field}.type", f"unknown layer type {raw!r}", closest(key, [*RULES, *ALIASES])
+        )
+    return key
+
+
+def _input_shape(
+    raw: Sequence[int] | None, sequence_length: int | None, first_type: str
+) -> tuple[Shape, int | None]:
+    """Return the per-sample input shape and the sequence length it implies (None: not a sequence)."""
+    seq = (
+        None
+        if sequence_length is None
+        else whole_number(sequence_length, "training.sequence_length", minimum=1)
+    )
+    if raw is None:
+        if seq is None:
+            if first_type in SEQUENCE_FIRST or first_type == "embedding":
+                raise SpecError("training.sequence_length", f"required: the model starts with {first_type}")
+            raise SpecError(
+                "model.input_shape", "required with layers: one sample's shape, e.g. [3, 224, 224]"
+            )
+        return (seq,), seq
+    if isinstance(raw, str | bytes) or not isinstance(raw, Sequence) or not 1 <= len(raw) <= 4:
+        raise SpecError(
+            "model.input_shape", f"must be a list of 1 to 4 sizes, e.g. [3, 224, 224], got {raw!r}"
+        )
+    shape = tuple(whole_number(d, f"model.input_shape[{i}]", minimum=1) for i, d in enumerate(raw))
+    if first_type in SEQUENCE_FIRST:
+        if seq is not None and len(shape) == 1:
+            return (seq, *shape), seq
+        return shape, shape[0]
+    if first_type == "embedding":
+        return shape, shape[0]
+    return shape, None
+
+
+def _input_names(
+    spec: Mapping[str, object], field: str, rule: Rule, previous: str, known: dict[str, Shape]
+) -> list[str]:
+    """Return the tensor names a layer reads, checking that each names an earlier layer."""
+    if "inputs" in spec and "from" in spec:
+        raise SpecError(f"{field}.from", "give 'inputs' or 'from', not both")
+    if "from" in spec:
+        source = spec["from"]
+        if not isinstance(source, str):
+            raise SpecError(f"{field}.from", f"must be the name of an earlier layer, got {source!r}")
+        names, where = ([previous, source] if rule.many_inputs else [source]), f"{field}.from"
+    elif "inputs" in spec:
+        raw = spec["inputs"]
+        if isinstance(raw, str):
+            raw = [raw]
+        if not isinstance(raw, list) or not raw or not all(isinstance(n, str) for n in raw):
+            raise SpecError(f"{field}.inputs", f"must be a list of earlier layer names, got {raw!r}")
+        names, where = list(raw), f"{field}.inputs"
+    else:
+        return [previous]
+    for n in names:
+        if n not in known:
+            raise UnknownNameError(where, f"no earlier layer is named {n!r}", closest(n, list(known)))
+    if not rule.many_inputs and len(names) != 1:
+        raise SpecError(where, f"this layer reads one tensor, got {len(names)}: {', '.join(names)}")
+    return names
+
+
+def compute_model_stats(
+    layers: Sequence[Mapping[str, object]],
+    *,
+    input_shape: Sequence[int] | None,
+    sequence_length: int | None,
+    name: str = "custom",
+    field_prefix: str = "model.layers",
+) -> ModelStats:
+    """Propagate shapes through a layer list and total each layer's neurons, parameters and multiply-adds."""
+    if isinstance(layers, str | bytes) or not isinstance(layers, Sequence) or not layers:
+        raise SpecError(field_prefix, "must be a non-empty list of layer objects")
+    if len(layers) > MAX_LAYERS:
+        raise SpecError(field_prefix, f"has {len(layers)} layers; the limit is {MAX_LAYERS}")
+    types = [layer_type(spec, f"{field_prefix}[{i}]") for i, spec in enumerate(layers)]
+    shape, seq = _input_shape(input_shape, sequence_length, types[0])
+    known: dict[str, Shape] = {"input": shape}
+    kept: set[str] = set()  # tensors already counted as kept for backward
+    rows: list[LayerStats] = []
+    trainable = frozen_total = 0
+    previous = "input"
+    for i, (spec, type_name) in enumerate(zip(layers, types, strict=True)):
+        field = f"{field_prefix}[{i}]"
+        rule = RULES[type_name]
+        for key in spec:
+            if key not in COMMON_KEYS and key not in rule.keys:
+                allowed = sorted(COMMON_KEYS | rule.keys)
+                raise UnknownNameError(
+                    f"{field}.{key}", f"a {type_name} layer has no field {key!r}", closest(key, allowed)
+                )
+        layer_name = spec.get("name", f"{type_name}_{i}")
+        if not isinstance(layer_name, str) or not layer_name or layer_name in known:
+            raise SpecError(
+                f"{field}.name", f"must be a new, non-empty name; {layer_name!r} is taken or invalid"
+            )
+        sources = _input_names(spec, field, rule, previous, known)
+        f = Fields(spec, field=field, type_name=type_name, label=f"layer {i} ({layer_name}, {type_name})")
+        f.trainable_before = trainable
+        repeat = f.whole("repeat", 1)
+        frozen, shared = f.flag("frozen", False), f.flag("shared_weights", False)
+        parts = rule.compute(f, tuple(known[n] for n in sources))
+        ids: list[str] = []
+        for k, part in enumerate(parts):
+            part_id = layer_name if k == len(parts) - 1 else f"{layer_name}.{part.suffix or k}"
+            j = k + part.source
+            input_id, input_shape_k = (
+                (ids[j], parts[j].output_shape) if j >= 0 else (sources[0], known[sources[0]])
+            )
+            saved = count_kept_values(part, input_id, input_shape_k, part_id, kept) if not frozen else 0
+            params = 0 if shared else part.parameters
+            if frozen:
+                frozen_total += params
+            else:
+                trainable += params
+            rows.append(
+                _row(
+                    part,
+                    layer_name,
+                    params=0 if frozen else params,
+                    saved=saved,
+                    repeat=repeat,
+                    frozen=frozen,
+                )
+            )
+            ids.append(part_id)
+        known[layer_name] = parts[-1].output_shape
+        previous = layer_name
+    return ModelStats(
+        name=name,
+        neurons=sum(r.neurons for r in rows),
+        parameters=trainable,
+        multiply_adds=sum(r.multiply_adds for r in rows),
+        layers=tuple(rows),
+        sequence_length=seq,
+        frozen_parameters=frozen_total,
+    )
+
+
+def count_kept_values(
+    part: Part,
+    input_id: str,
+    input_shape: Shape,
+    part_id: str,
+    kept: set[str],
+    *,
+    output_values: int | None = None,
+) -> int:
+    """Count the values a part keeps for backward, skipping tensors an earlier layer already keeps."""
+    values = part.extra_saved_values
+    if part.keeps_input and input_id not in kept:
+        kept.add(input_id)
+        values += size(input_shape)
+    if part.keeps_output and part_id not in kept:
+        kept.add(part_id)
+        values += size(part.output_shape) if output_values is None else output_values
+    return values
+
+
+def _row(part: Part, layer_name: str, *, params: int, saved: int, repeat: int, frozen: bool) -> LayerStats:
+    """Build one statistics row, scaled by the layer's repeat count."""
+    neurons = size(part.output_shape) if part.neurons < 0 else part.neurons
+    return LayerStats(
+        name=f"{layer_name}.{part.suffix}" if part.suffix else layer_name,
+        type=part.type,
+        output_shape=part.output_shape,
+        neurons=neurons * repeat,
+        parameters=params,
+        multiply_adds=part.multiply_adds * repeat,
+        kind=part.kind,
+        saved_values=saved * repeat,
+        saved_mask_bytes=0 if frozen else part.saved_mask_bytes * repeat,
+        traffic_values=part.traffic_values * repeat,
+    )

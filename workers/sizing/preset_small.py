@@ -1,0 +1,174 @@
+"""Small-model presets written as layer lists: DCGAN, an MNIST VAE, the Atari DQN, the LSTM meta-learner."""
+
+from __future__ import annotations
+
+Layer = dict[str, object]
+
+DCGAN_LATENT, DCGAN_WIDTH = 100, 64  # nz, ngf = ndf in pytorch/examples dcgan/main.py
+
+
+def dcgan_layers() -> list[Layer]:
+    """Return the 64x64 DCGAN of pytorch/examples: generator then discriminator, trained together.
+
+    One sample is one latent vector through the generator and its image through the discriminator;
+    a real training step also runs the discriminator on a real image (and again on the fake for
+    the generator's loss), which these per-network statistics leave to the time model.
+    """
+    w = DCGAN_WIDTH
+    layers: list[Layer] = []
+    widths = (8 * w, 4 * w, 2 * w, w)
+    for i, width in enumerate(widths):
+        first = i == 0
+        layers += [
+            {
+                "type": "conv_transpose2d",
+                "name": f"G.deconv{i + 1}",
+                "out_channels": width,
+                "kernel": 4,
+                "stride": 1 if first else 2,
+                "padding": 0 if first else 1,
+                "bias": False,
+            },
+            {"type": "batchnorm", "name": f"G.bn{i + 1}"},
+            {"type": "relu", "name": f"G.relu{i + 1}"},
+        ]
+    layers += [
+        {
+            "type": "conv_transpose2d",
+            "name": "G.deconv5",
+            "out_channels": 3,
+            "kernel": 4,
+            "stride": 2,
+            "padding": 1,
+            "bias": False,
+        },
+        {"type": "tanh", "name": "G.image"},
+    ]
+    for i, width in enumerate(reversed(widths)):
+        layers.append(
+            {
+                "type": "conv2d",
+                "name": f"D.conv{i + 1}",
+                "out_channels": width,
+                "kernel": 4,
+                "stride": 2,
+                "padding": 1,
+                "bias": False,
+            }
+        )
+        if i:
+            layers.append({"type": "batchnorm", "name": f"D.bn{i + 1}"})
+        layers.append({"type": "leaky_relu", "name": f"D.lrelu{i + 1}", "negative_slope": 0.2})
+    return [
+        *layers,
+        {"type": "conv2d", "name": "D.conv5", "out_channels": 1, "kernel": 4, "bias": False},
+        {"type": "sigmoid", "name": "D.probability"},
+    ]
+
+
+def vae_mnist_layers() -> list[Layer]:
+    """Return the VAE of pytorch/examples vae/main.py: 784-400-(20, 20)-sample-400-784."""
+    return [
+        {"type": "flatten", "name": "pixels"},
+        {"type": "dense", "name": "fc1", "out_features": 400},
+        {"type": "relu", "name": "h1"},
+        {"type": "dense", "name": "fc21.mu", "out_features": 20, "inputs": ["h1"]},
+        {"type": "dense", "name": "fc22.logvar", "out_features": 20, "inputs": ["h1"]},
+        {"type": "reparameterize", "name": "z", "inputs": ["fc21.mu", "fc22.logvar"]},
+        {"type": "dense", "name": "fc3", "out_features": 400},
+        {"type": "relu", "name": "h3"},
+        {"type": "dense", "name": "fc4", "out_features": 784},
+        {"type": "sigmoid", "name": "reconstruction"},
+    ]
+
+
+def _dqn_network(prefix: str, *, frozen: bool, actions: int) -> list[Layer]:
+    """Return one Nature-DQN network (Mnih et al. 2015) reading the stacked 4x84x84 frames."""
+    extra: Layer = {"frozen": True} if frozen else {}
+    convs = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
+    layers: list[Layer] = []
+    for i, (width, kernel, stride) in enumerate(convs, start=1):
+        conv: Layer = {
+            "type": "conv2d",
+            "name": f"{prefix}.conv{i}",
+            "out_channels": width,
+            "kernel": kernel,
+            "stride": stride,
+            **extra,
+        }
+        if i == 1:
+            conv["inputs"] = ["input"]
+        layers += [conv, {"type": "relu", "name": f"{prefix}.relu{i}", **extra}]
+    return [
+        *layers,
+        {"type": "flatten", "name": f"{prefix}.flatten", **extra},
+        {"type": "dense", "name": f"{prefix}.fc", "out_features": 512, **extra},
+        {"type": "relu", "name": f"{prefix}.relu4", **extra},
+        {"type": "dense", "name": f"{prefix}.q", "out_features": actions, **extra},
+    ]
+
+
+def dqn_atari_layers(*, actions: int = 18) -> list[Layer]:
+    """Return the online Q-network and its frozen target copy (which evaluates the next state)."""
+    return [
+        *_dqn_network("online", frozen=False, actions=actions),
+        *_dqn_network("target", frozen=True, actions=actions),
+    ]
+
+
+# Ravi & Larochelle 2017 on miniImageNet, 5-way 5-shot, as twitter-research/meta-learning-lstm's
+# config/lstm/train-imagenet-5shot.lua sets it: 25 support images per update step, 8 steps;
+# 15 query images per class (75) for the meta-loss.
+META_STEPS, META_SUPPORT, META_QUERY = 8, 25, 75
+
+
+def _learner(prefix: str, extra: Layer, *, classes: int) -> list[Layer]:
+    """Return the learner: four conv-BN-ReLU-maxpool blocks of 32 filters, then a linear classifier."""
+    layers: list[Layer] = []
+    for i in range(1, 5):
+        conv: Layer = {
+            "type": "conv2d",
+            "name": f"{prefix}.conv{i}",
+            "out_channels": 32,
+            "kernel": 3,
+            "padding": 1,
+            **extra,
+        }
+        if i == 1:
+            conv["inputs"] = ["input"]
+        layers += [
+            conv,
+            {"type": "batchnorm", "name": f"{prefix}.bn{i}", **extra},
+            {"type": "relu", "name": f"{prefix}.relu{i}", **extra},
+            {"type": "maxpool2d", "name": f"{prefix}.pool{i}", "kernel": 2, **extra},
+        ]
+    return [
+        *layers,
+        {"type": "flatten", "name": f"{prefix}.flatten", **extra},
+        {"type": "dense", "name": f"{prefix}.cls", "out_features": classes, **extra},
+    ]
+
+
+def lstm_meta_learner_layers(*, classes: int = 5) -> list[Layer]:
+    """Return one meta-training episode of the LSTM meta-learner as a single sample.
+
+    - `support.*`: the learner's copy that computes the gradients fed to the meta-learner, run on
+      25 images for each of 8 steps (frozen: it takes no meta-gradient; its weights are a copy);
+    - `meta`: the coordinate-wise meta-LSTM, 8 update steps over every learner parameter, whose
+      weights include the learner's learned initial parameters;
+    - `query.*`: the learner with the meta-learner's final parameters (shared weights) on the 75
+      query images, through which the meta-loss back-propagates.
+    Set the batch size to the number of episodes per step (1 in the paper).
+    """
+    support = _learner("support", {"frozen": True, "repeat": META_STEPS * META_SUPPORT}, classes=classes)
+    query = _learner("query", {"shared_weights": True, "repeat": META_QUERY}, classes=classes)
+    learner_params = 32 * (3 * 9 + 1) + 3 * 32 * (32 * 9 + 1) + 4 * 64 + 32 * 5 * 5 * classes + classes
+    meta: Layer = {
+        "type": "meta_lstm",
+        "name": "meta",
+        "coordinates": learner_params,
+        "hidden": 20,
+        "input_features": 4,
+        "repeat": META_STEPS,
+    }
+    return [*support, meta, *query]

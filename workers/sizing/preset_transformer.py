@@ -1,0 +1,147 @@
+"""Transformer presets written as layer lists: BERT, GPT-2 (four sizes), a LLaMA-7B decoder, ViT-B/16.
+
+Language models read `sequence_length` token ids per sample, so their multiply-adds are per
+sequence: about one per weight per token (the "2 x parameters FLOPs per token" rule) plus the
+attention term 2 * layers * hidden * sequence^2. Each ends with its loss's log-softmax over the
+vocabulary, which keeps a [sequence, vocabulary] tensor: a large share of an LM's activations.
+"""
+
+from __future__ import annotations
+
+Layer = dict[str, object]
+
+GPT2_SIZES: dict[str, tuple[int, int, int]] = {  # (layers, hidden, heads), Radford et al. 2019 Table 2
+    "gpt2": (12, 768, 12),
+    "gpt2-medium": (24, 1024, 16),
+    "gpt2-large": (36, 1280, 20),
+    "gpt2-xl": (48, 1600, 25),
+}
+GPT2_VOCAB, GPT2_CONTEXT = 50257, 1024
+BERT_SIZES: dict[str, tuple[int, int, int]] = {  # Devlin et al. 2019: L, H, A
+    "bert-base": (12, 768, 12),
+    "bert-large": (24, 1024, 16),
+}
+BERT_VOCAB, BERT_CONTEXT = 30522, 512  # the uncased WordPiece vocabulary of google-research/bert
+
+
+def gpt2_layers(size: str) -> list[Layer]:
+    """Return GPT-2 (pre-norm, GELU, learned positions, LM head tied to the token embedding)."""
+    depth, hidden, heads = GPT2_SIZES[size]
+    blocks: list[Layer] = [
+        {
+            "type": "transformer_block",
+            "name": f"h{i}",
+            "heads": heads,
+            "norm": "pre",
+            "activation": "gelu",
+            "dropout": 0.1,
+            "causal": True,
+        }
+        for i in range(depth)
+    ]
+    return [
+        {"type": "embedding", "name": "wte", "vocab": GPT2_VOCAB, "dim": hidden},
+        {"type": "position_embedding", "name": "wpe", "max_positions": GPT2_CONTEXT},
+        {"type": "dropout", "name": "drop", "p": 0.1},
+        *blocks,
+        {"type": "layernorm", "name": "ln_f"},
+        {
+            "type": "dense",
+            "name": "lm_head",
+            "out_features": GPT2_VOCAB,
+            "bias": False,
+            "shared_weights": True,
+        },
+        {"type": "log_softmax", "name": "loss"},
+    ]
+
+
+def bert_layers(size: str, *, classes: int = 2) -> list[Layer]:
+    """Return BERT for fine-tuning: embeddings, post-norm encoder, pooler, a sentence classifier."""
+    depth, hidden, heads = BERT_SIZES[size]
+    blocks: list[Layer] = [
+        {
+            "type": "transformer_block",
+            "name": f"layer{i}",
+            "heads": heads,
+            "norm": "post",
+            "activation": "gelu",
+            "dropout": 0.1,
+        }
+        for i in range(depth)
+    ]
+    return [
+        {"type": "embedding", "name": "embeddings", "vocab": BERT_VOCAB, "dim": hidden, "token_types": 2},
+        {"type": "position_embedding", "name": "positions", "max_positions": BERT_CONTEXT},
+        {"type": "layernorm", "name": "embeddings.ln"},
+        {"type": "dropout", "name": "embeddings.drop", "p": 0.1},
+        *blocks,
+        {"type": "select", "name": "cls", "index": 0},
+        {"type": "dense", "name": "pooler", "out_features": hidden},
+        {"type": "tanh", "name": "pooler.tanh"},
+        {"type": "dropout", "name": "classifier.drop", "p": 0.1},
+        {"type": "dense", "name": "classifier", "out_features": classes},
+    ]
+
+
+def llama_7b_layers() -> list[Layer]:
+    """Return LLaMA-7B (Touvron et al. 2023): RMSNorm, SwiGLU FFN 11008, no biases, untied output."""
+    vocab, hidden, heads = 32000, 4096, 32
+    blocks: list[Layer] = [
+        {
+            "type": "transformer_block",
+            "name": f"layers.{i}",
+            "heads": heads,
+            "ffn": 11008,
+            "norm": "pre",
+            "norm_type": "rmsnorm",
+            "activation": "swiglu",
+            "dropout": 0.0,
+            "bias": False,
+            "causal": True,
+        }
+        for i in range(32)
+    ]
+    # Rotary position embeddings have no weights and are not modelled (elementwise on Q and K).
+    return [
+        {"type": "embedding", "name": "tok_embeddings", "vocab": vocab, "dim": hidden},
+        *blocks,
+        {"type": "rmsnorm", "name": "norm"},
+        {"type": "dense", "name": "output", "out_features": vocab, "bias": False},
+        {"type": "log_softmax", "name": "loss"},
+    ]
+
+
+def vit_b16_layers(*, classes: int = 1000) -> list[Layer]:
+    """Return ViT-B/16 at 224x224 as torchvision builds it (196 patches + a class token, no dropout)."""
+    blocks: list[Layer] = [
+        {
+            "type": "transformer_block",
+            "name": f"encoder{i}",
+            "heads": 12,
+            "norm": "pre",
+            "activation": "gelu",
+            "dropout": 0.0,
+        }
+        for i in range(12)
+    ]
+    return [
+        {"type": "conv2d", "name": "patch_embed", "out_channels": 768, "kernel": 16, "stride": 16},
+        {"type": "to_sequence", "name": "patches"},
+        {"type": "class_token", "name": "class_token"},
+        {"type": "position_embedding", "name": "positions", "max_positions": 197},
+        *blocks,
+        {"type": "layernorm", "name": "ln"},
+        {"type": "select", "name": "cls", "index": 0},
+        {"type": "dense", "name": "head", "out_features": classes},
+    ]
+
+
+def lm_multiply_adds(*, matmul_weights: int, layers: int, hidden: int, sequence_length: int) -> int:
+    """Return a transformer's forward multiply-adds per sequence by the closed form of llm-foundry.
+
+    Forward FLOPs per token = 2 x the weights used in matrix products, plus
+    layers * 2 * 2 * hidden * sequence^2 per sequence for attention (MosaicML llm-foundry's
+    benchmarking README); halved here to count multiply-adds.
+    """
+    return matmul_weights * sequence_length + 2 * layers * hidden * sequence_length**2

@@ -1,0 +1,232 @@
+"""Named architectures, defined by their layers, with the published figures they are checked against.
+
+`preset_stats(name)` computes a preset's statistics from its layer list (never from typed totals);
+`preset_layers(name)` returns that list so a user can copy and edit it. Image models take their
+default `input_shape`; language models take `sequence_length` token ids (default: the model's
+context length) and report multiply-adds per sequence of that length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import NamedTuple
+
+from workers.sizing.errors import ShapeError, SpecError, UnknownNameError
+from workers.sizing.layer_fields import closest
+from workers.sizing.layers import compute_model_stats
+from workers.sizing.preset_cnn import alexnet_layers, resnet_layers, vgg16_layers
+from workers.sizing.preset_small import (
+    DCGAN_LATENT,
+    dcgan_layers,
+    dqn_atari_layers,
+    lstm_meta_learner_layers,
+    vae_mnist_layers,
+)
+from workers.sizing.preset_transformer import bert_layers, gpt2_layers, llama_7b_layers, vit_b16_layers
+from workers.sizing.stats import ModelStats
+
+Layer = dict[str, object]
+TORCHVISION = (
+    "torchvision model docs (pytorch.org/vision/stable/models), {} IMAGENET1K_V1: num_params, GFLOPS"
+)
+KERAS_HUB = "KerasHub presets (keras-team/keras-hub, {} backbone 'params'); the paper rounds to {}"
+
+
+class Published(NamedTuple):
+    """A figure from the literature: parameters, forward multiply-adds per sample (None: not published)."""
+
+    parameters: int
+    multiply_adds: int | None
+    source: str
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named architecture: how to build its layers, its defaults, and what was published about it."""
+
+    name: str
+    description: str
+    build: Callable[[], list[Layer]]
+    published: Published
+    input_shape: tuple[int, ...] | None = None  # None: a language model reading token ids
+    sequence_length: int | None = None
+    aliases: tuple[str, ...] = ()
+
+
+def _resnet(depth: int, params: int, gflops: float) -> Preset:
+    """Describe one torchvision ResNet preset."""
+    return Preset(
+        f"resnet{depth}",
+        f"ResNet-{depth} (He et al. 2016), torchvision layout (v1.5: stride on the 3x3), 224x224",
+        partial(resnet_layers, depth),
+        Published(params, round(gflops * 1e9), TORCHVISION.format(f"ResNet{depth}_Weights")),
+        input_shape=(3, 224, 224),
+        aliases=(f"resnet-{depth}", f"resnet_{depth}"),
+    )
+
+
+def _gpt2(size: str, params: int, paper: str, keras: str, aliases: tuple[str, ...]) -> Preset:
+    """Describe one GPT-2 preset (context 1024)."""
+    return Preset(
+        size,
+        f"GPT-2 {paper} (Radford et al. 2019): pre-norm decoder, LM head tied to the embedding",
+        partial(gpt2_layers, size),
+        Published(params, None, KERAS_HUB.format(keras, paper)),
+        sequence_length=1024,
+        aliases=aliases,
+    )
+
+
+_PRESETS: tuple[Preset, ...] = (
+    _resnet(18, 11_689_512, 1.81),
+    _resnet(34, 21_797_672, 3.66),
+    _resnet(50, 25_557_032, 4.09),
+    _resnet(101, 44_549_160, 7.80),
+    _resnet(152, 60_192_808, 11.51),
+    Preset(
+        "vgg16",
+        "VGG-16 (configuration D, Simonyan & Zisserman 2015), torchvision layout, 224x224",
+        vgg16_layers,
+        Published(138_357_544, round(15.47e9), TORCHVISION.format("VGG16_Weights")),
+        input_shape=(3, 224, 224),
+        aliases=("vgg-16", "vgg_16"),
+    ),
+    Preset(
+        "alexnet",
+        "AlexNet as torchvision builds it (one-GPU variant, Krizhevsky 2014), 224x224",
+        alexnet_layers,
+        Published(61_100_840, round(0.71e9), TORCHVISION.format("AlexNet_Weights")),
+        input_shape=(3, 224, 224),
+    ),
+    Preset(
+        "vit-b16",
+        "ViT-B/16 (Dosovitskiy et al. 2021), torchvision layout, 224x224 (197 tokens)",
+        vit_b16_layers,
+        Published(86_567_656, round(17.56e9), TORCHVISION.format("ViT_B_16_Weights")),
+        input_shape=(3, 224, 224),
+        aliases=("vit-b-16", "vit_b_16", "vit-base-16", "vit"),
+    ),
+    Preset(
+        "bert-base",
+        "BERT-base uncased (12 layers, hidden 768, 12 heads) with a 2-class fine-tuning head",
+        partial(bert_layers, "bert-base"),
+        Published(109_482_240, None, KERAS_HUB.format("bert_base_en_uncased", "110M")),
+        sequence_length=512,
+        aliases=("bert", "bert-base-uncased", "bert_base"),
+    ),
+    Preset(
+        "bert-large",
+        "BERT-large uncased (24 layers, hidden 1024, 16 heads) with a 2-class fine-tuning head",
+        partial(bert_layers, "bert-large"),
+        Published(335_141_888, None, KERAS_HUB.format("bert_large_en_uncased", "340M")),
+        sequence_length=512,
+        aliases=("bert-large-uncased", "bert_large"),
+    ),
+    _gpt2(
+        "gpt2", 124_439_808, "124M (117M in the paper)", "gpt2_base_en", ("gpt2-small", "gpt-2", "gpt2-124m")
+    ),
+    _gpt2("gpt2-medium", 354_823_168, "355M (345M in the paper)", "gpt2_medium_en", ("gpt2-355m",)),
+    _gpt2("gpt2-large", 774_030_080, "774M (762M in the paper)", "gpt2_large_en", ("gpt2-774m",)),
+    _gpt2("gpt2-xl", 1_557_611_200, "1.5B (1542M in the paper)", "gpt2_extra_large_en", ("gpt2-1.5b",)),
+    Preset(
+        "llama-7b",
+        "LLaMA-7B decoder (32 layers, hidden 4096, 32 heads, SwiGLU 11008, vocabulary 32000)",
+        llama_7b_layers,
+        Published(6_700_000_000, None, "Touvron et al. 2023, LLaMA, Table 2: 6.7B parameters"),
+        sequence_length=2048,
+        aliases=("llama", "llama7b", "llama-1-7b", "7b"),
+    ),
+    Preset(
+        "dcgan",
+        "DCGAN 64x64 of pytorch/examples (nz 100, ngf = ndf = 64): generator + discriminator",
+        dcgan_layers,
+        Published(
+            3_576_704 + 2_765_568,
+            104_600_000 + 103_800_000,
+            "estimation-methods.md §5 [derived]: G 3,576,704 params / 104.6M MACs, D 2,765,568 / 103.8M",
+        ),
+        input_shape=(DCGAN_LATENT, 1, 1),
+        aliases=("dcgan-64", "dcgan64"),
+    ),
+    Preset(
+        "vae-mnist",
+        "VAE of pytorch/examples for 28x28 MNIST (784-400-20-400-784)",
+        vae_mnist_layers,
+        Published(652_824, 650_000, "estimation-methods.md §5 [derived] from pytorch/examples vae/main.py"),
+        input_shape=(1, 28, 28),
+        aliases=("vae", "vae-28"),
+    ),
+    Preset(
+        "dqn-atari",
+        "Nature DQN (Mnih et al. 2015), 4x84x84 frames, 18 actions, online + frozen target",
+        dqn_atari_layers,
+        Published(1_693_362, 9_350_000, "estimation-methods.md §5 [derived]: one network's params and MACs"),
+        input_shape=(4, 84, 84),
+        aliases=("dqn", "dqn-nature"),
+    ),
+    Preset(
+        "lstm-meta-learner",
+        "LSTM meta-learner (Ravi & Larochelle 2017), miniImageNet 5-way 5-shot; one sample is one episode",
+        lstm_meta_learner_layers,
+        Published(
+            32_901 + 2_126,
+            None,
+            "[derived] learner of markdtw/meta-learning-lstm-pytorch learner.py "
+            "(32,901) + its metalearner.py LSTM and gates (2,126)",
+        ),
+        input_shape=(3, 84, 84),
+        aliases=("meta-learner", "lstm-meta", "meta-lstm"),
+    ),
+)
+PRESETS: Mapping[str, Preset] = {p.name: p for p in _PRESETS}
+_ALIASES: dict[str, str] = {alias: p.name for p in _PRESETS for alias in p.aliases}
+
+
+def preset_names() -> tuple[str, ...]:
+    """Return the canonical preset names, in catalogue order."""
+    return tuple(PRESETS)
+
+
+def find_preset(name: str) -> Preset:
+    """Return the preset a name or alias refers to, or fail naming the closest presets."""
+    key = name.strip().lower() if isinstance(name, str) else ""
+    key = _ALIASES.get(key, _ALIASES.get(key.replace("_", "-"), key.replace("_", "-")))
+    if key not in PRESETS:
+        raise UnknownNameError(
+            "model.preset", f"unknown preset {name!r}", closest(key, [*PRESETS, *_ALIASES])
+        )
+    return PRESETS[key]
+
+
+def preset_layers(name: str) -> list[Layer]:
+    """Return a fresh copy of a preset's layer list, ready to edit and pass back as `layers`."""
+    return find_preset(name).build()
+
+
+def preset_stats(
+    name: str, *, sequence_length: int | None = None, input_shape: Sequence[int] | None = None
+) -> ModelStats:
+    """Compute a preset's statistics from its layers, optionally at another input shape or sequence length."""
+    preset = find_preset(name)
+    if preset.input_shape is None:
+        if input_shape is not None:
+            raise SpecError(
+                "model.input_shape", f"{preset.name} reads token ids; set training.sequence_length"
+            )
+        shape, seq = None, sequence_length or preset.sequence_length
+    else:
+        shape, seq = (input_shape or preset.input_shape), None
+    try:
+        return compute_model_stats(
+            preset.build(),
+            input_shape=shape,
+            sequence_length=seq,
+            name=preset.name,
+            field_prefix=f"model.preset({preset.name}).layers",
+        )
+    except ShapeError as error:
+        if error.field.startswith("model.preset"):  # only the user's input shape can make a preset misfit
+            raise ShapeError("model.input_shape", error.reason) from error
+        raise
