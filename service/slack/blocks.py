@@ -190,13 +190,14 @@ def render_fit(requirements: Mapping[str, Any], *, title: str) -> Message:
     return message(f"{title}: {'; '.join(verdicts) or 'no GPU answered'}", blocks)
 
 
-def render_error(summary: str, *, problems: Sequence[str] = ()) -> Message:
+def render_error(summary: str, *, problems: Sequence[str] = (), detail: str = "") -> Message:
     """Render a readable failure: what went wrong and, line by line, what to change."""
-    blocks: list[Block] = [_section(f":warning: *{summary}*")]
+    blocks: list[Block] = [_section(f":warning: *{summary}*" + (f"\n{detail}" if detail else ""))]
     if problems:
         blocks.append(_bullets(list(problems), title="What to change"))
     blocks.append(_context("`/gpugauge help` lists the words gpugauge understands."))
-    return message(f"{summary}: {'; '.join(problems)}" if problems else summary, blocks)
+    said = "; ".join(problems) or detail
+    return message(f"{summary}: {said}" if said else summary, blocks)
 
 
 def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
