@@ -61,6 +61,7 @@ class Mitigation:
     gpu_count: int | None = None
     layers: tuple[str, ...] = ()
     gpu: str | None = None  # the card this step makes the job fit (added by the sizing core)
+    opens: tuple[str, ...] = ()  # options this step would open, one line each (added by the recommendation)
 
 
 @dataclass(frozen=True)
