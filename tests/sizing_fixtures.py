@@ -41,7 +41,8 @@ def resnet50() -> ModelStats:
     """Return a ResNet-50 (v1.5, 224x224) with conv/bn/relu rows; about 25.6 M params and 4.1 G MACs."""
     rows = list(_conv("stem", 3, 64, 7, 224, 2, saves_input=True))
     rows.append(LayerStats("maxpool", "maxpool", (64, 56, 56), 64 * 56 * 56, 0, 0, LayerKind.POOL,
-                           saved_values=64 * 56 * 56, saved_mask_bytes=8 * 64 * 56 * 56, traffic_values=64 * 112 * 112 + 64 * 56 * 56))
+                           saved_values=64 * 56 * 56, saved_mask_bytes=8 * 64 * 56 * 56,
+                           traffic_values=64 * 112 * 112 + 64 * 56 * 56))
     cin, hw = 64, 56
     for stage, (width, blocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]):
         for block in range(blocks):
@@ -97,3 +98,20 @@ def stats_only(*, neurons: int, parameters: int, multiply_adds: int) -> ModelSta
 def training(**changes: object) -> Training:
     """Return a Training with batch 64 and the defaults, changed by keyword."""
     return replace(Training(batch_size=64), **changes)  # type: ignore[arg-type]
+
+
+def transformer(*, seq: int = 512, hidden: int = 768, heads: int = 12, blocks: int = 12) -> ModelStats:
+    """Return a BERT-like encoder whose blocks keep Korthikanti's s*h*(34 + 5*a*s/h) bytes at 16 bits."""
+    rows: list[LayerStats] = []
+    for i in range(blocks):
+        dense_params = 12 * hidden * hidden
+        rows.append(LayerStats(f"block{i}.dense", "dense", (seq, hidden), 8 * seq * hidden, dense_params,
+                               12 * hidden * hidden * seq, LayerKind.DENSE, saved_values=16 * seq * hidden,
+                               saved_mask_bytes=2 * seq * hidden,
+                               traffic_values=16 * seq * hidden + dense_params))
+        rows.append(LayerStats(f"block{i}.attention", "attention", (seq, hidden), 2 * heads * seq * seq, 0,
+                               2 * seq * seq * hidden, LayerKind.ATTENTION,
+                               saved_values=2 * heads * seq * seq, saved_mask_bytes=heads * seq * seq,
+                               traffic_values=4 * heads * seq * seq))
+    model = totals("transformer", rows)
+    return replace(model, sequence_length=seq)

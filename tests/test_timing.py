@@ -1,0 +1,197 @@
+"""Iteration time: per-layer roofline across GPUs, precision, recompute, profiles, multi-GPU, schedule."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+from sizing_fixtures import gpu, mlp, resnet50, stats_only, tiny_layers, totals, training, transformer
+
+from workers.sizing.efficiency import BANDWIDTH_EFFICIENCY, NVLINK_EFFICIENCY, PCIE_EFFICIENCY, PCIE_GB_PER_S
+from workers.sizing.multigpu import allreduce_ms, framework_speedup_cap, ring_link
+from workers.sizing.schedule import (
+    evaluation_ms,
+    iterations_per_epoch,
+    iterations_total,
+    training_hours,
+)
+from workers.sizing.spec import Dataset, Framework, Precision, Profile
+from workers.sizing.stats import LayerKind, LayerStats
+from workers.sizing.timing import (
+    BOTTLENECK_MEMORY,
+    BOTTLENECK_OVERHEAD,
+    estimate_iteration_ms,
+    training_flops,
+)
+
+
+def _ms(model_slug_pairs: list[str], **changes: object) -> list[float]:
+    job = training(**changes)
+    return [estimate_iteration_ms(resnet50(), job, gpu(slug)).total_ms for slug in model_slug_pairs]
+
+
+def test_a100_trains_resnet50_faster_than_a_1080_ti_in_both_precisions() -> None:
+    for precision in (Precision.FP32, Precision.FP16_MIXED):
+        a100, gtx = _ms(["a100-80gb", "gtx-1080-ti"], precision=precision)
+        assert a100 < gtx / 2
+
+
+def test_newer_generations_train_resnet50_faster_in_mixed_precision() -> None:
+    times = _ms(["gtx-1080-ti", "v100-16gb", "a100-80gb", "h100-sxm"], precision=Precision.FP16_MIXED)
+    assert times == sorted(times, reverse=True)
+
+
+def test_flops_are_multiply_adds_times_2_times_3_and_recompute_adds_a_forward() -> None:
+    model = resnet50()
+    assert training_flops(model, training(batch_size=10)) == model.multiply_adds * 2 * 3 * 10
+    assert training_flops(model, training(batch_size=10, recompute=True)) == model.multiply_adds * 2 * 4 * 10
+
+
+def test_recompute_raises_time_by_about_a_third_of_the_layers() -> None:
+    plain = estimate_iteration_ms(resnet50(), training(), gpu("v100-16gb"))
+    again = estimate_iteration_ms(resnet50(), training(recompute=True), gpu("v100-16gb"))
+    assert 1.2 < again.total_ms / plain.total_ms <= 4 / 3
+
+
+def test_layer_kind_matters_not_only_multiply_adds() -> None:
+    # Same multiply-adds and parameters: a convolution and a dense layer run at different efficiencies,
+    # and a network with bandwidth-bound layers in between runs slower still.
+    macs, params = 10**9, 10**6
+    conv = totals("conv", [LayerStats("c", "conv2d", (64, 56, 56), 200_704, params, macs, LayerKind.CONV,
+                                      saved_values=200_704, traffic_values=401_408 + params)])
+    dense = totals("dense", [LayerStats("d", "dense", (64, 56, 56), 200_704, params, macs, LayerKind.DENSE,
+                                        saved_values=200_704, traffic_values=401_408 + params)])
+    heavy = totals("heavy", [*conv.layers, *(LayerStats(f"bn{i}", "batchnorm", (64, 56, 56), 200_704, 0, 0,
+                                                        LayerKind.NORM, saved_values=200_704,
+                                                        traffic_values=401_408) for i in range(20))])
+    card, job = gpu("v100-16gb"), training()
+    times = [estimate_iteration_ms(m, job, card).total_ms for m in (conv, dense, heavy)]
+    assert times[0] != pytest.approx(times[1], rel=0.05)
+    assert times[2] > times[0] * 1.1
+
+
+def test_mixed_precision_pays_on_tensor_cores_and_little_without_them() -> None:
+    model = resnet50()
+    for slug, low, high in (("v100-16gb", 0.0, 0.5), ("gtx-1080-ti", 0.6, 1.0)):
+        fp32 = estimate_iteration_ms(model, training(), gpu(slug)).total_ms
+        mixed = estimate_iteration_ms(model, training(precision=Precision.FP16_MIXED), gpu(slug)).total_ms
+        assert low < mixed / fp32 <= high, slug
+
+
+def test_bf16_without_bf16_hardware_runs_as_fp32() -> None:
+    model = mlp()
+    bf16 = estimate_iteration_ms(model, training(precision=Precision.BF16_MIXED), gpu("t4")).total_ms
+    fp32 = estimate_iteration_ms(model, training(), gpu("t4")).total_ms
+    assert bf16 == fp32
+
+
+def test_tensorflow_uses_tf32_for_fp32_matmuls_on_ampere_and_pytorch_does_not() -> None:
+    model, job = mlp(), training(batch_size=1024)
+    a100, v100 = gpu("a100-40gb"), gpu("v100-16gb")
+    torch_a100 = estimate_iteration_ms(model, job, a100).compute_ms
+    tf_a100 = estimate_iteration_ms(model, replace(job, framework=Framework.TENSORFLOW), a100).compute_ms
+    assert tf_a100 < torch_a100 / 2
+    torch_v100 = estimate_iteration_ms(model, job, v100).compute_ms
+    tf_v100 = estimate_iteration_ms(model, replace(job, framework=Framework.TENSORFLOW), v100).compute_ms
+    assert tf_v100 == pytest.approx(torch_v100)
+
+
+def test_bandwidth_bound_job_scales_with_memory_bandwidth() -> None:
+    rows = [LayerStats(f"relu{i}", "relu", (10**6,), 10**6, 0, 0, LayerKind.ELEMENTWISE, saved_values=10**6,
+                       traffic_values=2 * 10**6) for i in range(10)]
+    model = totals("elementwise", rows)
+    a100_40, a100_80 = gpu("a100-40gb"), gpu("a100-80gb")
+    slow = estimate_iteration_ms(model, training(), a100_40)
+    fast = estimate_iteration_ms(model, training(), a100_80)
+    assert slow.bottleneck == BOTTLENECK_MEMORY
+    expected = a100_80.memory_bandwidth_gb_per_s / a100_40.memory_bandwidth_gb_per_s
+    assert slow.memory_ms / fast.memory_ms == pytest.approx(expected)
+    one_pass_ms = 2 * 10**6 * 64 * 4 / (a100_40.memory_bandwidth_gb_per_s * 1e6 * BANDWIDTH_EFFICIENCY)
+    # forward + 2x backward for each of 10 layers; no weights, so no optimizer step
+    assert slow.memory_ms == pytest.approx(10 * 3 * one_pass_ms)
+
+
+def test_profile_calibrates_its_own_gpu_exactly_and_scales_the_others() -> None:
+    model, v100, a100 = resnet50(), gpu("v100-16gb"), gpu("a100-80gb")
+    plain = training()
+    measured = replace(plain, profile=Profile(gpu="v100-16gb", iteration_ms=300.0))
+    on_v100 = estimate_iteration_ms(model, measured, v100)
+    assert on_v100.calibrated and on_v100.total_ms == pytest.approx(300.0)
+    on_a100 = estimate_iteration_ms(model, measured, a100, profile_gpu=v100)
+    ratio = (estimate_iteration_ms(model, plain, a100).total_ms
+             / estimate_iteration_ms(model, plain, v100).total_ms)
+    assert on_a100.calibrated and on_a100.total_ms == pytest.approx(300.0 * ratio)
+    assert not estimate_iteration_ms(model, plain, a100).calibrated
+
+
+def test_launch_overhead_bounds_a_model_of_many_tiny_layers() -> None:
+    time = estimate_iteration_ms(tiny_layers(200), training(batch_size=8), gpu("h100-sxm"))
+    assert time.bottleneck == BOTTLENECK_OVERHEAD
+    assert time.layer_count == 200 and time.tiny_layer_count == 200
+
+
+def test_ring_allreduce_sends_2_n_minus_1_over_n_of_the_gradients() -> None:
+    gigabyte = 10**9
+    two = allreduce_ms(gigabyte, gpu_count=2, link_gb_per_s=10.0)
+    eight = allreduce_ms(gigabyte, gpu_count=8, link_gb_per_s=10.0)
+    assert two == pytest.approx(100.0, rel=0.05)  # 2 x 1/2 x 1 GB at 10 GB/s
+    assert eight == pytest.approx(175.0, rel=0.05)  # 2 x 7/8 x 1 GB
+    assert allreduce_ms(gigabyte, gpu_count=1, link_gb_per_s=10.0) == 0.0
+
+
+def test_links_nvlink_pcie_pairs_and_network() -> None:
+    assert ring_link(gpu("v100-16gb"), 8) == ("nvlink", pytest.approx(150 * NVLINK_EFFICIENCY))
+    assert ring_link(gpu("t4"), 4) == ("pcie", pytest.approx(PCIE_GB_PER_S[3] * PCIE_EFFICIENCY))
+    assert ring_link(gpu("rtx-3090"), 2)[0] == "nvlink"
+    assert ring_link(gpu("rtx-3090"), 4)[0] == "pcie"  # the bridge joins two cards only
+    assert ring_link(gpu("a100-80gb"), 16, inter_node_gbit_per_s=100.0)[0] == "network"
+
+
+@pytest.mark.parametrize(("framework", "cap"), [(Framework.PYTORCH, 3.7), (Framework.TENSORFLOW, 2.5),
+                                                 (Framework.CNTK, 3.9), (Framework.JAX, 3.7)])
+def test_four_gpu_speedup_is_capped_by_the_framework(framework: Framework, cap: float) -> None:
+    assert framework_speedup_cap(framework, 4) == pytest.approx(cap)
+    time = estimate_iteration_ms(resnet50(), training(framework=framework), gpu("a100-80gb"), gpu_count=4)
+    assert 1.0 < time.speedup_vs_one_gpu <= cap + 1e-9
+    assert time.speedup_vs_one_gpu == pytest.approx(cap, rel=0.05)  # compute-heavy: near the cap
+
+
+def test_parameter_heavy_model_gains_little_from_gpus_on_pcie() -> None:
+    model = mlp(width=8192, depth=4)  # multiply-adds = parameters
+    time = estimate_iteration_ms(model, training(batch_size=16), gpu("t4"), gpu_count=4)
+    assert time.speedup_vs_one_gpu < 2.0
+    assert time.allreduce_ms > 0
+
+
+def test_a_slow_network_between_machines_slows_the_exchange() -> None:
+    model, card = mlp(), gpu("a100-80gb")
+    local = estimate_iteration_ms(model, training(), card, gpu_count=8)
+    spread = estimate_iteration_ms(model, training(), card, gpu_count=8, inter_node_gbit_per_s=10.0)
+    assert spread.total_ms > local.total_ms and spread.speedup_vs_one_gpu < local.speedup_vs_one_gpu
+
+
+def test_iterations_per_epoch_round_up_over_all_gpus() -> None:
+    assert iterations_per_epoch(1000, batch_size=64) == 16
+    assert iterations_per_epoch(1000, batch_size=64, gpu_count=4) == 4
+    assert iterations_per_epoch(0, batch_size=64) == 0
+    assert iterations_total(1000, training(batch_size=64, epochs=2.5)) == 40
+
+
+def test_training_hours_are_iterations_times_iteration_time_plus_evaluation() -> None:
+    data = Dataset(samples=64_000)
+    job = training(batch_size=64, epochs=10)
+    hours = training_hours(data, job, iteration_ms=100.0, forward_ms=30.0)
+    assert hours == pytest.approx(1000 * 10 * 100.0 / 3_600_000)
+    evaluated = replace(job, eval_every_epochs=2)
+    eval_ms = evaluation_ms(data, evaluated, forward_ms=30.0)
+    assert eval_ms == 5 * math.ceil(6400 / 64) * 30.0
+    assert training_hours(data, evaluated, iteration_ms=100.0, forward_ms=30.0) == pytest.approx(
+        hours + eval_ms / 3_600_000)
+
+
+def test_stats_only_model_times_as_one_generic_layer() -> None:
+    model = stats_only(neurons=10**7, parameters=25 * 10**6, multiply_adds=4 * 10**9)
+    time = estimate_iteration_ms(model, training(), gpu("v100-16gb"))
+    assert time.layer_count == 0 and time.total_ms > 0
+    assert estimate_iteration_ms(transformer(), training(batch_size=8), gpu("a100-80gb")).total_ms > 0
