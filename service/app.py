@@ -9,9 +9,10 @@ process and live in its memory (service/queues.py), so serve it as one process.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any
 
@@ -23,6 +24,9 @@ from redis import Redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
+from catalog.loader import load_catalog
+from catalog.store import CatalogStore, FileCatalogStore, RedisCatalogStore
+from catalog.types import Catalog
 from service import docs, ops
 from service import tasks as _tasks  # noqa: F401  (registers the @shared_task functions)
 from service.api import catalog as catalog_api
@@ -45,7 +49,8 @@ DEFAULTS: dict[str, Any] = {
     "READY_TIMEOUT_S": 0.5,  # how long /readyz waits for a worker's pong
     "EMBEDDED_THREADS": 4,  # tasks at once in the embedded mode
     "CATALOG_RELOAD_S": 300,  # how often a running app looks for a refreshed catalog
-    "CATALOG_LOADER": None,  # a zero-argument callable returning a Catalog; None: catalog.loader
+    "CATALOG_DIR": None,  # where `catalog refresh` keeps versions when there is no Redis
+    "CATALOG_LOADER": None,  # a zero-argument callable returning a Catalog (tests); None: the store's
     "TASK_TIME_LIMIT_S": 120,
     "TASK_SOFT_TIME_LIMIT_S": 100,
     "CELERY": {},  # overrides of workers.celery_app's settings
@@ -134,9 +139,9 @@ def celery_init_app(app: Flask) -> Celery:
 
 
 def _runtime(app: Flask, celery: Celery) -> Runtime:
-    catalog = CatalogCache(app.config["CATALOG_LOADER"] or _default_catalog_loader(),
-                           reload_s=float(app.config["CATALOG_RELOAD_S"]))
     url = app.config["REDIS_URL"]
+    catalog = CatalogCache(app.config["CATALOG_LOADER"] or _catalog_loader(url, app.config["CATALOG_DIR"]),
+                           reload_s=float(app.config["CATALOG_RELOAD_S"]))
     if not url:
         return Runtime(jobs=MemoryJobStore(), catalog=catalog, embedded=True,
                        queue=ThreadQueue(celery, threads=int(app.config["EMBEDDED_THREADS"])))
@@ -152,10 +157,14 @@ def _redis(url: str, *, timeout_s: float) -> Redis:
                           health_check_interval=25)
 
 
-def _default_catalog_loader() -> Any:
-    from catalog.loader import load_catalog
-
-    return load_catalog
+def _catalog_loader(redis_url: str | None, data_dir: str | None) -> Callable[[], Catalog]:
+    """Load the current version from Redis or the catalog directory, else the bundled snapshot."""
+    store: CatalogStore | None = None
+    if redis_url:
+        store = RedisCatalogStore(_redis(redis_url, timeout_s=2.0))
+    elif data_dir:
+        store = FileCatalogStore(data_dir)
+    return functools.partial(load_catalog, store=store)
 
 
 def _register_optional(app: Flask, module_name: str) -> None:

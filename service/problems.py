@@ -6,7 +6,7 @@ The map:
     webargs/marshmallow validation (422)                 `errors: {"training.batch_size": [...]}`
     marshmallow ValidationError raised in a view (422)   the same
     workers.sizing.errors.SizingError (422)              `errors: {field: [reason]}`
-    Redis, kombu and Celery-backend connection errors    503 with Retry-After
+    Redis, kombu and catalog-store connection errors     503 with Retry-After
     anything else                                        500, logged with a request id, no internals
 
 `problem_for` gives the same documents as plain dicts, for failed jobs to store.
@@ -27,6 +27,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from werkzeug.exceptions import HTTPException
 
+from catalog.store import CatalogStoreError
 from service.specs import flatten_errors
 from workers.sizing.errors import SizingError
 
@@ -37,7 +38,7 @@ RETRY_AFTER_S = 5
 # webargs nests its messages under the request location; a field path should not show it.
 _LOCATIONS = ("json", "query", "querystring", "view_args", "form", "headers", "cookies", "files")
 # What a lost connection to Redis looks like through redis-py and through kombu (Celery).
-_UNREACHABLE = (RedisConnectionError, RedisTimeoutError, KombuOperationalError)
+_UNREACHABLE = (RedisConnectionError, RedisTimeoutError, KombuOperationalError, CatalogStoreError)
 INVALID_INPUT = "urn:gpugauge:problem:invalid-input"
 UNAVAILABLE = "urn:gpugauge:problem:unavailable"
 
@@ -76,7 +77,7 @@ def problem_for(error: BaseException) -> dict[str, Any]:
     if isinstance(error, Unavailable):
         return problem(503, type_=UNAVAILABLE, detail=error.detail)
     if isinstance(error, _UNREACHABLE):
-        return problem(503, type_=UNAVAILABLE, detail="the job queue (Redis) is unreachable; retry shortly")
+        return problem(503, type_=UNAVAILABLE, detail="Redis (jobs, catalog) is unreachable; retry shortly")
     if isinstance(error, HTTPException):
         return _http_problem(error)
     return problem(500, detail="an internal error occurred; it has been logged")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import flask_smorest
 from flask import request
@@ -19,7 +19,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class StrictJsonParser(FlaskParser):
-    """webargs' parser, answering 400 (not 500) for JSON that Python's decoder refuses oddly."""
+    """webargs' parser: 400 (not 500) for JSON Python's decoder refuses oddly; unknown query keys 422."""
+
+    # None: the schema's own `unknown` (RAISE) applies, so a misspelt filter is refused, not ignored.
+    DEFAULT_UNKNOWN_BY_LOCATION: ClassVar[dict[str, str | None]] = {
+        **FlaskParser.DEFAULT_UNKNOWN_BY_LOCATION, "query": None, "querystring": None}
 
     def _raw_load_json(self, req: Any) -> Any:
         try:

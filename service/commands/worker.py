@@ -1,0 +1,32 @@
+"""`gpugauge worker`: a Celery worker (prefork, so time limits hold) for the app's Celery."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from service.app import create_app
+
+
+def register(subparsers: Any) -> None:
+    """Add the `worker` subcommand."""
+    p = subparsers.add_parser("worker", help="run a Celery worker for queued jobs (needs REDIS_URL)")
+    p.add_argument("--concurrency", type=int, default=None, help="worker processes (default: cores)")
+    p.add_argument("--loglevel", default="INFO", help="Celery log level (default INFO)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the worker until interrupted; exit 2 without REDIS_URL."""
+    app = create_app()
+    if not app.config["REDIS_URL"]:
+        print("gpugauge: REDIS_URL is not set; without it `gpugauge serve` runs jobs in-process "
+              "and no worker is needed", file=sys.stderr)
+        return 2
+    argv = ["worker", "--pool=prefork", f"--loglevel={args.loglevel}"]
+    if args.concurrency:
+        argv.append(f"--concurrency={args.concurrency}")
+    # The Celery object itself, not a module that also holds a Flask app (ecosystem-notes §0).
+    app.extensions["celery"].worker_main(argv)
+    return 0

@@ -1,0 +1,89 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+# ------------------------------------------------------------------------------------------------
+# HTTP service and job queue (service/app.py, service/jobs.py, service/queues.py)
+#
+# Integration tests run the app from the factory against the real Redis on 127.0.0.1:6379, db 9
+# (flushed once per session, before the worker starts; job keys are dropped before each test),
+# and a real Celery worker thread (celery.contrib.testing.worker.start_worker, solo pool), never
+# eager mode. `private_redis` starts a redis-server of its own on a free port for tests that stop it.
+# ------------------------------------------------------------------------------------------------
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+from flask import Flask
+from flask.testing import FlaskClient
+
+from tests.service_helpers import JOB_KEYS, SERVICE_REDIS_URL, PrivateRedis, queue_config
+
+
+@pytest.fixture(scope="session")
+def service_redis() -> redis.Redis:
+    """The machine's Redis, db 9, emptied once for this session."""
+    client = redis.Redis.from_url(SERVICE_REDIS_URL)
+    try:
+        client.ping()
+    except redis.exceptions.ConnectionError:
+        pytest.fail("the service tests need Redis on 127.0.0.1:6379 (.ci/run starts it)")
+    client.flushdb()
+    return client
+
+
+@pytest.fixture(scope="session")
+def queue_app(service_redis: redis.Redis) -> Iterator[Flask]:
+    """The app in queue mode on db 9, with a task queue of its own name, served by a real worker."""
+    from celery.contrib.testing.worker import start_worker
+
+    from service.app import create_app
+
+    app = create_app(queue_config())
+    # No ping task: results are off (the job registry holds them), so start_worker's ping check
+    # could not read its pong; start_worker still waits until the worker consumes.
+    with start_worker(app.extensions["celery"], pool="solo", perform_ping_check=False,
+                      shutdown_timeout=10):
+        yield app
+
+
+@pytest.fixture()
+def queue_client(queue_app: Flask, service_redis: redis.Redis) -> FlaskClient:
+    """A client of the queue-mode app, with no job left from an earlier test."""
+    for key in service_redis.scan_iter(JOB_KEYS):
+        service_redis.delete(key)
+    return queue_app.test_client()
+
+
+@pytest.fixture()
+def make_app() -> Iterator[Callable[..., Flask]]:
+    """Build apps from the factory (embedded unless REDIS_URL is given); close their queues after."""
+    from service.app import create_app
+    from service.runtime import runtime
+
+    apps: list[Flask] = []
+
+    def build(**config: Any) -> Flask:
+        app = create_app({"TESTING": True, "REDIS_URL": None, "API_KEYS": "", **config})
+        apps.append(app)
+        return app
+
+    yield build
+    for app in apps:
+        runtime(app).queue.close()
+
+
+@pytest.fixture()
+def embedded_client(make_app: Callable[..., Flask]) -> FlaskClient:
+    """A client of an app in the embedded mode (no Redis; jobs on in-process threads)."""
+    return make_app().test_client()
+
+
+@pytest.fixture()
+def private_redis() -> Iterator[PrivateRedis]:
+    """A started redis-server of this test's own; stopped at teardown if the test did not."""
+    server = PrivateRedis()
+    server.start()
+    yield server
+    server.stop()

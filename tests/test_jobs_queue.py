@@ -1,0 +1,38 @@
+"""The task queues: the embedded thread pool serialises like a broker; Celery readiness fails fast."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+from flask import Flask
+from kombu.exceptions import EncodeError
+
+from service.queues import CeleryQueue, ThreadQueue
+from service.runtime import runtime
+from service.tasks import RECOMMEND_TASK
+
+
+def test_the_embedded_queue_refuses_what_a_broker_could_not_carry(make_app: Callable[..., Flask]) -> None:
+    queue = runtime(make_app()).queue
+    assert isinstance(queue, ThreadQueue)
+    with pytest.raises(EncodeError):
+        queue.enqueue(RECOMMEND_TASK, "job", {"not-json": {1, 2}})
+
+
+def test_the_embedded_queue_stops_taking_tasks_when_closed(make_app: Callable[..., Flask]) -> None:
+    queue = runtime(make_app()).queue
+    assert queue.unready_reason(timeout_s=0.1) is None
+    queue.close()
+    assert queue.unready_reason(timeout_s=0.1) is not None
+
+
+def test_celery_readiness_answers_within_its_timeout_when_nothing_listens(
+        make_app: Callable[..., Flask]) -> None:
+    queue = runtime(make_app(REDIS_URL="redis://127.0.0.1:1/0")).queue  # port 1: refused at once
+    assert isinstance(queue, CeleryQueue)
+    started = time.monotonic()
+    reason = queue.unready_reason(timeout_s=0.5)
+    assert reason is not None and "Redis" in reason
+    assert time.monotonic() - started < 1.0

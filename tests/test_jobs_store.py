@@ -1,0 +1,127 @@
+"""The job registry in Redis and in memory: claim once, move forward only, expire, release on failure."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from service.jobs import (
+    DONE,
+    FAILED,
+    QUEUED,
+    RUNNING,
+    JobStore,
+    MemoryJobStore,
+    RedisJobStore,
+    finish,
+    mark_running,
+    new_record,
+    public_view,
+    submit,
+)
+from tests.service_helpers import SERVICE_REDIS_URL
+
+
+class FakeClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now_s = 1000.0
+
+    def __call__(self) -> float:
+        return self.now_s
+
+
+@pytest.fixture(params=["redis", "memory"])
+def store(request: pytest.FixtureRequest, service_redis: redis.Redis) -> Iterator[JobStore]:
+    """Each store, the Redis one under a key prefix of this test's own."""
+    if request.param == "memory":
+        yield MemoryJobStore()
+        return
+    prefix = f"gpugauge:test-jobs:{uuid.uuid4().hex}:"
+    yield RedisJobStore(redis.Redis.from_url(SERVICE_REDIS_URL), prefix=prefix)
+    for key in service_redis.scan_iter(prefix + "*"):
+        service_redis.delete(key)
+
+
+def test_a_job_id_is_claimed_once(store: JobStore) -> None:
+    assert store.claim(new_record("a", ttl_s=60), ttl_s=60)
+    assert not store.claim(new_record("a", ttl_s=60), ttl_s=60)
+    assert store.get("a")["status"] == QUEUED  # type: ignore[index]
+
+
+def test_an_unknown_id_reads_as_none(store: JobStore) -> None:
+    assert store.get("never-submitted") is None
+
+
+def test_a_job_moves_forward_but_never_back(store: JobStore) -> None:
+    store.claim(new_record("b", ttl_s=60), ttl_s=60)
+    mark_running(store, "b")
+    assert store.get("b")["status"] == RUNNING  # type: ignore[index]
+    finish(store, "b", result={"options": []}, ttl_s=60)
+    mark_running(store, "b")  # a late duplicate delivery
+    record = store.get("b")
+    assert record is not None and record["status"] == DONE and record["result"] == {"options": []}
+
+
+def test_a_failure_is_stored_with_its_problem(store: JobStore) -> None:
+    store.claim(new_record("c", ttl_s=60), ttl_s=60)
+    finish(store, "c", problem={"status": 422, "title": "Invalid input"}, ttl_s=60)
+    record = store.get("c")
+    assert record is not None and record["status"] == FAILED and record["problem"]["status"] == 422
+
+
+def test_the_public_view_hides_bookkeeping() -> None:
+    assert "ttl_s" not in public_view(new_record("d", ttl_s=60))
+
+
+def test_a_redis_record_expires_with_the_ttl_it_was_submitted_with(service_redis: redis.Redis) -> None:
+    prefix = f"gpugauge:test-jobs:{uuid.uuid4().hex}:"
+    store = RedisJobStore(redis.Redis.from_url(SERVICE_REDIS_URL), prefix=prefix)
+    store.claim(new_record("e", ttl_s=30), ttl_s=30)
+    finish(store, "e", result={}, ttl_s=3600)  # the worker's default loses to the job's own TTL
+    assert 0 < service_redis.ttl(prefix + "e") <= 30
+    service_redis.delete(prefix + "e")
+
+
+def test_a_memory_record_expires() -> None:
+    clock = FakeClock()
+    store = MemoryJobStore(clock=clock)
+    store.claim(new_record("f", ttl_s=10), ttl_s=10)
+    clock.now_s += 9.9
+    assert store.get("f") is not None
+    clock.now_s += 0.2
+    assert store.get("f") is None
+    assert store.claim(new_record("f", ttl_s=10), ttl_s=10)
+
+
+def test_submit_enqueues_only_for_the_first_caller(store: JobStore) -> None:
+    calls: list[str] = []
+    first = submit(store, lambda: calls.append("x"), job_id="g", ttl_s=60)
+    second = submit(store, lambda: calls.append("y"), job_id="g", ttl_s=60)
+    assert calls == ["x"] and first["id"] == second["id"] == "g"
+
+
+def test_submit_releases_the_claim_when_enqueueing_fails(store: JobStore) -> None:
+    def broken() -> None:
+        raise ConnectionError("broker down")
+
+    with pytest.raises(ConnectionError):
+        submit(store, broken, job_id="h", ttl_s=60)
+    assert store.get("h") is None
+    calls: list[int] = []
+    submit(store, lambda: calls.append(1), job_id="h", ttl_s=60)
+    assert calls == [1]
+
+
+def test_submit_reruns_a_job_that_failed_on_our_side_but_not_one_the_user_broke(store: JobStore) -> None:
+    calls: list[str] = []
+    for job_id, status in (("i", 500), ("j", 422)):
+        store.claim(new_record(job_id, ttl_s=60), ttl_s=60)
+        finish(store, job_id, problem={"status": status}, ttl_s=60)
+        submit(store, lambda job_id=job_id: calls.append(job_id), job_id=job_id, ttl_s=60)
+    assert calls == ["i"]
+    assert store.get("j")["status"] == FAILED  # type: ignore[index]
