@@ -1,4 +1,4 @@
-"""AWS fetcher against botocore Stubber, fed hand-trimmed responses shaped like the real EC2 and Pricing APIs."""
+"""AWS fetcher against botocore Stubber, fed hand-trimmed responses shaped like the real EC2/Pricing APIs."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 def fixture(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((FIXTURES / f"{name}.json").read_text())
-    if "PriceList" in data:  # the API returns each price item as a JSON *string*; the files keep them readable
+    if "PriceList" in data:  # the API sends each price item as a JSON *string*; the files keep them readable
         data["PriceList"] = [json.dumps(item) for item in data["PriceList"]]
     return data
 
@@ -49,19 +49,29 @@ class FakeAws:
     def queue_types(self) -> None:
         stub = self.ec2_stub[self.regions[0]]
         stub.add_response("describe_instance_types", fixture("describe_instance_types_page1"), {})
-        stub.add_response("describe_instance_types", fixture("describe_instance_types_page2"),
-                          {"NextToken": "page-2"})
+        stub.add_response(
+            "describe_instance_types", fixture("describe_instance_types_page2"), {"NextToken": "page-2"}
+        )
 
     def queue_region(self, region: str, *, prices: list[str], fail: str | None = None) -> None:
         stub = self.ec2_stub[region]
         if fail:
-            stub.add_client_error("describe_instance_type_offerings", service_error_code=fail,
-                                  service_message="You are not authorized to perform this operation.",
-                                  http_status_code=403)
+            stub.add_client_error(
+                "describe_instance_type_offerings",
+                service_error_code=fail,
+                service_message="You are not authorized to perform this operation.",
+                http_status_code=403,
+            )
             return
-        stub.add_response("describe_instance_type_offerings", fixture(f"describe_instance_type_offerings_{region}"))
+        stub.add_response(
+            "describe_instance_type_offerings", fixture(f"describe_instance_type_offerings_{region}")
+        )
         for i, name in enumerate(prices):
-            params = {"ServiceCode": "AmazonEC2", "Filters": aws.price_filters(region), "FormatVersion": "aws_v1"}
+            params = {
+                "ServiceCode": "AmazonEC2",
+                "Filters": aws.price_filters(region),
+                "FormatVersion": "aws_v1",
+            }
             if i:
                 params["NextToken"] = "prices-page-2"
             self.pricing_stub.add_response("get_products", fixture(name), params)
@@ -71,8 +81,9 @@ class FakeAws:
         for s in (self.pricing_stub, *self.ec2_stub.values()):
             s.activate()
         try:
-            return aws.fetch(client=self.pricing, regions=self.regions, ec2_client_factory=self.ec2.__getitem__,
-                             now=NOW)
+            return aws.fetch(
+                client=self.pricing, regions=self.regions, ec2_client_factory=self.ec2.__getitem__, now=NOW
+            )
         finally:
             for s in (self.pricing_stub, *self.ec2_stub.values()):
                 s.assert_no_pending_responses()
@@ -89,8 +100,11 @@ def two_regions(aws_env: None) -> aws.FetchResult:
 
 
 def _offer(result: aws.FetchResult, itype: str, region: str, pricing: Pricing) -> float | None:
-    found = [o.price_per_hour_usd for o in result.offers
-             if (o.instance_type, o.region, o.pricing) == (itype, region, pricing)]
+    found = [
+        o.price_per_hour_usd
+        for o in result.offers
+        if (o.instance_type, o.region, o.pricing) == (itype, region, pricing)
+    ]
     return found[0] if found else None
 
 
@@ -109,8 +123,11 @@ def test_prices_come_per_region_with_spot_as_the_zone_median(two_regions: aws.Fe
     assert _offer(two_regions, "p3.2xlarge", "us-east-1", Pricing.SPOT) == pytest.approx(0.7031)
     assert _offer(two_regions, "p3.2xlarge", "us-west-2", Pricing.SPOT) == pytest.approx(1.01)
     p3 = next(i for i in two_regions.instances if i.instance_type == "p3.2xlarge")
-    assert (p3.gpu, p3.cpu_model, p3.cpu_single_thread_score) == ("v100-16gb", "Intel Xeon E5-2686 v4 (Broadwell)",
-                                                                  1700)
+    assert (p3.gpu, p3.cpu_model, p3.cpu_single_thread_score) == (
+        "v100-16gb",
+        "Intel Xeon E5-2686 v4 (Broadwell)",
+        1700,
+    )
 
 
 def test_fractional_and_unknown_gpus_are_reported_not_silently_dropped(two_regions: aws.FetchResult) -> None:
@@ -120,7 +137,7 @@ def test_fractional_and_unknown_gpus_are_reported_not_silently_dropped(two_regio
     assert "m5.large" not in text
 
 
-def test_a_type_without_a_price_in_a_region_is_reported_and_gets_no_offer(two_regions: aws.FetchResult) -> None:
+def test_a_type_without_a_price_in_a_region_is_reported_without_offer(two_regions: aws.FetchResult) -> None:
     assert "g5.xlarge: no on-demand price in us-west-2" in two_regions.problems
     assert _offer(two_regions, "g5.xlarge", "us-west-2", Pricing.ON_DEMAND) is None
     assert _offer(two_regions, "g5.xlarge", "us-east-1", Pricing.ON_DEMAND) == pytest.approx(1.006)
@@ -133,12 +150,14 @@ def test_a_failing_region_is_isolated_and_reported(aws_env: None) -> None:
     fake.queue_region("eu-west-1", prices=[], fail="UnauthorizedOperation")
     result = fake.fetch()
     assert result.fetched_regions == ("us-east-1",)
-    (region, reason), = result.failed_regions
+    ((region, reason),) = result.failed_regions
     assert region == "eu-west-1" and "UnauthorizedOperation" in reason
     assert {o.region for o in result.offers} == {"us-east-1"}
 
 
-def test_missing_credentials_stop_the_fetch_with_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_missing_credentials_stop_the_fetch_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
@@ -154,25 +173,44 @@ def test_missing_credentials_stop_the_fetch_with_one_line(monkeypatch: pytest.Mo
 
 @pytest.mark.parametrize(
     ("name", "mib", "slug"),
-    [("V100", 16384, "v100-16gb"), ("V100", 32768, "v100-32gb"), ("A100", 40960, "a100-40gb"),
-     ("A100", 81920, "a100-80gb"), ("A100-80GB", 81920, "a100-80gb"), ("H100", 81920, "h100-sxm"),
-     ("H200", 144384, "h200"), ("B200", 183359, "b200"), ("A10G", 22888, "a10g"), ("L40S", 45776, "l40s"),
-     ("K80", 12288, "k80"), ("M60", 8192, "m60"), ("T4g", 16384, None), ("Radeon Pro V520", 8192, None)],
+    [
+        ("V100", 16384, "v100-16gb"),
+        ("V100", 32768, "v100-32gb"),
+        ("A100", 40960, "a100-40gb"),
+        ("A100", 81920, "a100-80gb"),
+        ("A100-80GB", 81920, "a100-80gb"),
+        ("H100", 81920, "h100-sxm"),
+        ("H200", 144384, "h200"),
+        ("B200", 183359, "b200"),
+        ("A10G", 22888, "a10g"),
+        ("L40S", 45776, "l40s"),
+        ("K80", 12288, "k80"),
+        ("M60", 8192, "m60"),
+        ("T4g", 16384, None),
+        ("Radeon Pro V520", 8192, None),
+    ],
 )
 def test_aws_gpu_names_map_to_our_slugs_by_memory(name: str, mib: int, slug: str | None) -> None:
     assert aws.gpu_slug(name, mib) == slug
 
 
-@pytest.mark.parametrize(("info", "gbit"), [({"NetworkPerformance": "Up to 25 Gigabit"}, 25.0),
-                                           ({"NetworkPerformance": "4x 100 Gigabit"}, 400.0),
-                                           ({"NetworkPerformance": "3200 Gigabit"}, 3200.0),
-                                           ({"NetworkPerformance": "High"}, 1.0)])
+@pytest.mark.parametrize(
+    ("info", "gbit"),
+    [
+        ({"NetworkPerformance": "Up to 25 Gigabit"}, 25.0),
+        ({"NetworkPerformance": "4x 100 Gigabit"}, 400.0),
+        ({"NetworkPerformance": "3200 Gigabit"}, 3200.0),
+        ({"NetworkPerformance": "High"}, 1.0),
+    ],
+)
 def test_network_performance_text_becomes_gbit_per_s(info: dict[str, Any], gbit: float) -> None:
     assert aws.network_gbit(info) == gbit
 
 
 def test_a_price_item_with_two_on_demand_terms_is_not_trusted() -> None:
     dim = {"unit": "Hrs", "pricePerUnit": {"USD": "1.0"}}
-    item = {"product": {"attributes": {"instanceType": "x.large"}},
-            "terms": {"OnDemand": {"a": {"priceDimensions": {"d": dim}}, "b": {"priceDimensions": {"d": dim}}}}}
+    item = {
+        "product": {"attributes": {"instanceType": "x.large"}},
+        "terms": {"OnDemand": {"a": {"priceDimensions": {"d": dim}}, "b": {"priceDimensions": {"d": dim}}}},
+    }
     assert aws.parse_price_item(item)[1] is None

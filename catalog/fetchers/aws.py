@@ -230,7 +230,7 @@ def fetch(
     """Read AWS GPU instance types, on-demand and spot prices in `regions`; `client` is the pricing client."""
     now = now or datetime.now(UTC)
     today = now.date().isoformat()
-    session = boto3.session.Session()  # a fresh session: credentials are resolved now, not cached from earlier
+    session = boto3.session.Session()  # fresh: credentials resolved now, not cached by an earlier client
     factory = ec2_client_factory or (lambda region: _client(session, "ec2", region))
     total = 1 + len(regions)
     problems: list[str] = []
@@ -254,8 +254,8 @@ def fetch(
             spot = _spot(ec2, offered, now)
         except NoCredentialsError as exc:
             raise CredentialsError(CREDENTIALS_HELP) from exc
-        except (ClientError, BotoCoreError) as exc:
-            failed.append((region, one_line(exc)))
+        except (ClientError, BotoCoreError, ValueError, KeyError, TypeError) as exc:  # malformed reply too
+            failed.append((region, f"{type(exc).__name__}: {one_line(exc)}"))
             continue
         for k, v in region_cpus.items():
             cpus.setdefault(k, v)

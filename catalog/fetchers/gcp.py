@@ -146,13 +146,14 @@ def _shapes(
             continue  # includes scopes that carry only a warning (NO_RESULTS_ON_PAGE)
         for mt in scoped.machine_types:
             family = mt.name.split("-")[0]
-            if family not in FAMILIES:
-                continue
             if mt.name in N1_HOSTS.values():
                 hosts[(mt.name, region)] = mt
             for acc in mt.accelerators:
                 if acc.guest_accelerator_type not in ACCELERATORS:
                     problems.append(f"{mt.name}: unknown GPU {acc.guest_accelerator_type!r} skipped")
+                    continue
+                if family not in FAMILIES:
+                    problems.append(f"{mt.name}: machine family {family!r} has no billing SKU map; skipped")
                     continue
                 ssd = int(mt.bundled_local_ssds.partition_count or 0) * LOCAL_SSD_PARTITION_GB
                 shapes[(mt.name, region)] = Shape(
