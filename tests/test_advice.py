@@ -1,0 +1,157 @@
+"""Warnings: each rule of thumb fires at its threshold and not below, and names its inputs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from sizing_fixtures import GIB, gpu, mlp, resnet50, stats_only, training
+
+from workers.sizing.advice import cpu_warning, gpu_warnings, machine_warnings, memory_warnings, model_warnings
+from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, MachineNeeds
+from workers.sizing.memory import baseline_formula_bytes, estimate_memory, sharded_memory
+from workers.sizing.requirements import MemoryBreakdown
+from workers.sizing.spec import Dataset, Framework, JobSpec, Precision
+from workers.sizing.timing import IterationTime
+
+
+def _time(total_ms: float = 100.0, *, layers: int = 0, tiny: int = 0, overhead_ms: float = 1.0,
+          speedup: float = 1.0) -> IterationTime:
+    return IterationTime(compute_ms=total_ms - overhead_ms, memory_ms=0.0, allreduce_ms=0.0,
+                         overhead_ms=overhead_ms, total_ms=total_ms, bottleneck="compute",
+                         single_gpu_ms=total_ms, forward_ms=total_ms / 3, speedup_vs_one_gpu=speedup,
+                         layer_count=layers, tiny_layer_count=tiny)
+
+
+def _codes(job: JobSpec, slug: str = "v100-16gb", *, time: IterationTime | None = None, hours: float = 10.0,
+           fits: bool = True, gpu_count: int = 1) -> list[str]:
+    found = gpu_warnings(job, gpu(slug), time=time or _time(), training_hours=hours, fits=fits,
+                         gpu_memory_bytes=GIB, usable_bytes=2 * GIB, gpu_count=gpu_count)
+    return [w.code for w in found]
+
+
+JOB = JobSpec(resnet50(), training(), Dataset(samples=1000))
+
+
+def test_short_iteration_fires_under_10_ms_and_not_at_10() -> None:
+    assert "short-iteration" in _codes(JOB, time=_time(9.99))
+    assert "short-iteration" not in _codes(JOB, time=_time(10.0))
+
+
+def test_short_run_fires_under_10_minutes_and_not_at_10() -> None:
+    assert "short-run" in _codes(JOB, hours=9.9 / 60)
+    assert "short-run" not in _codes(JOB, hours=10 / 60)
+    assert "short-run" not in _codes(JOB, hours=0.0)  # unknown, not short
+
+
+def test_tiny_layers_fire_with_many_layers_mostly_tiny() -> None:
+    assert "tiny-layers" in _codes(JOB, time=_time(layers=50, tiny=25))
+    assert "tiny-layers" not in _codes(JOB, time=_time(layers=50, tiny=24))
+    assert "tiny-layers" not in _codes(JOB, time=_time(layers=49, tiny=49))
+
+
+def test_parameter_exchange_fires_at_10x_parameters_and_not_above() -> None:
+    at = JobSpec(stats_only(neurons=10, parameters=1000, multiply_adds=10_000), training())
+    above = JobSpec(stats_only(neurons=10, parameters=1000, multiply_adds=10_001), training())
+    found = [w for w in model_warnings(at, gpu_count=4) if w.code == "parameter-exchange-bound"]
+    assert found and "10.0x the parameters" in found[0].message and "4 GPUs" in found[0].message
+    assert not [w for w in model_warnings(above, gpu_count=4) if w.code == "parameter-exchange-bound"]
+
+
+@pytest.mark.parametrize(("slug", "fires", "words"), [
+    ("gtx-1060-3gb", True, "not recommended"), ("gtx-1050-ti", True, "toys"), ("gtx-1060-6gb", False, ""),
+])
+def test_small_gpu_memory_fires_at_4_gb_and_below(slug: str, fires: bool, words: str) -> None:
+    found = [w for w in gpu_warnings(JOB, gpu(slug), time=_time(), training_hours=1.0, fits=True,
+                                     gpu_memory_bytes=GIB, usable_bytes=2 * GIB, gpu_count=1)
+             if w.code == "small-gpu-memory"]
+    assert bool(found) == fires
+    if fires:
+        assert words in found[0].message
+
+
+def test_old_architectures_are_flagged() -> None:
+    for slug in ("k80", "m60", "gtx-970", "titan-x-maxwell"):
+        assert "old-architecture" in _codes(JOB, slug)
+    assert "old-architecture" not in _codes(JOB, "p100-16gb")
+
+
+def test_mixed_precision_without_tensor_cores_is_flagged() -> None:
+    mixed = replace(JOB, training=training(precision=Precision.FP16_MIXED))
+    assert "no-tensor-cores-for-mixed-precision" in _codes(mixed, "gtx-1080-ti")
+    assert "no-tensor-cores-for-mixed-precision" not in _codes(mixed, "v100-16gb")
+    assert "no-tensor-cores-for-mixed-precision" not in _codes(JOB, "gtx-1080-ti")
+
+
+def test_bf16_before_ampere_is_flagged() -> None:
+    bf16 = replace(JOB, training=training(precision=Precision.BF16_MIXED))
+    assert "bf16-unsupported" in _codes(bf16, "v100-16gb")
+    assert "bf16-unsupported" not in _codes(bf16, "a100-40gb")
+
+
+def test_does_not_fit_names_the_card_and_its_usable_memory() -> None:
+    found = gpu_warnings(JOB, gpu("gtx-1080"), time=_time(), training_hours=1.0, fits=False,
+                         gpu_memory_bytes=20 * GIB, usable_bytes=7 * GIB, gpu_count=1)
+    message = next(w.message for w in found if w.code == "does-not-fit")
+    assert "20.0 GiB" in message and "gtx-1080" in message and "7.0 GiB" in message
+
+
+def test_top_end_card_on_a_small_network_is_flagged() -> None:
+    assert "top-end-underused" in _codes(JOB, "h100-sxm", time=_time(4.0, overhead_ms=2.0))
+    assert "top-end-underused" not in _codes(JOB, "h100-sxm", time=_time(100.0, overhead_ms=2.0))
+    assert "top-end-underused" not in _codes(JOB, "t4", time=_time(4.0, overhead_ms=2.0))
+
+
+def test_poor_scaling_suggests_parallel_trials() -> None:
+    assert "run-trials-in-parallel" in _codes(JOB, time=_time(speedup=2.9), gpu_count=4)
+    assert "run-trials-in-parallel" not in _codes(JOB, time=_time(speedup=3.0), gpu_count=4)
+
+
+def test_baseline_understates_when_the_realistic_peak_is_over_1_2_times_it() -> None:
+    model = mlp()
+    job = JobSpec(model, training(batch_size=1))
+    memory = estimate_memory(model, job.training)
+    low = memory.total_bytes / 1.2
+    assert [w.code for w in memory_warnings(job, memory=memory, baseline_bytes=int(low) - 1, gpu_count=1,
+                                            sharded=None)] == ["baseline-formula-understates"]
+    assert memory_warnings(job, memory=memory, baseline_bytes=int(low) + 1, gpu_count=1, sharded=None) == []
+    assert baseline_formula_bytes(model, 1) < memory.total_bytes  # Adam and the reserve push it past
+
+
+def test_data_parallel_full_copy_offers_the_sharded_figure() -> None:
+    model = mlp()
+    job = JobSpec(model, training())
+    memory = estimate_memory(model, job.training, gpu_count=4)
+    sharded = sharded_memory(model, job.training, gpu_count=4)
+    found = memory_warnings(job, memory=memory, baseline_bytes=memory.total_bytes, gpu_count=4,
+                            sharded=sharded)
+    assert [w.code for w in found] == ["data-parallel-full-copy"]
+    assert f"{sharded.total_bytes / GIB:.1f} GiB" in found[0].message
+
+
+def test_cpu_bound_fires_above_the_cores_score_and_not_at_it() -> None:
+    assert cpu_warning(REFERENCE_CPU_SINGLE_THREAD_SCORE, gpu="a100-80gb") is None
+    warning = cpu_warning(2 * REFERENCE_CPU_SINGLE_THREAD_SCORE, gpu="a100-80gb")
+    assert warning is not None and warning.code == "cpu-bound" and "2.0x longer" in warning.message
+    assert cpu_warning(3000.0, gpu="t4", cpu_single_thread_score=3500.0) is None
+
+
+def test_host_memory_and_storage_short() -> None:
+    needs = MachineNeeds(host_memory_bytes=64 * GIB, storage_min_bytes=300 * GIB, storage_max_bytes=400 * GIB)
+    codes = [w.code for w in machine_warnings(needs, host_memory_bytes=32 * GIB, storage_bytes=100 * GIB)]
+    assert codes == ["host-memory-short", "storage-short"]
+    assert machine_warnings(needs, host_memory_bytes=64 * GIB, storage_bytes=300 * GIB) == []
+    assert machine_warnings(needs) == []
+
+
+def test_model_warnings_for_unknown_size_operators_and_preallocating_frameworks() -> None:
+    model = replace(resnet50(), unknown_operators=("GridSample",))
+    job = JobSpec(model, training(framework=Framework.TENSORFLOW))
+    codes = [w.code for w in model_warnings(job, gpu_count=1)]
+    assert codes == ["unknown-dataset-size", "unknown-operators", "framework-preallocates"]
+    assert model_warnings(JOB, gpu_count=1) == []
+
+
+def test_breakdown_sum_is_the_peak() -> None:
+    memory = MemoryBreakdown(1, 2, 3, 4, 5)
+    assert memory.total_bytes == 15
