@@ -205,7 +205,11 @@ def out_of_memory_plan(job: JobSpec, gpu: GpuSpec, *, gpu_count: int = 1, profil
     planner = _Planner(job, gpu, gpu_count=gpu_count, profile_gpu=profile_gpu,
                        inter_node_gbit_per_s=inter_node_gbit_per_s)
     smaller, warning = _smaller_batch(planner)
-    steps = [smaller, _change_network(planner), _recompute(planner), _mixed_precision(planner),
-             *_more_gpus(planner)]
+    as_given = planner.memory(job.training, gpu_count)
+    # Recompute and mixed precision are offered only where they lower the peak (mixed precision adds a
+    # 16-bit copy of the weights, which outweighs the halved activations of a parameter-heavy model).
+    lowering = [step for step in (_recompute(planner), _mixed_precision(planner))
+                if step is not None and step.gpu_memory_bytes < as_given]
+    steps = [smaller, _change_network(planner), *lowering, *_more_gpus(planner)]
     return OutOfMemoryPlan(tuple(step for step in steps if step is not None),
                            () if warning is None else (warning,))
