@@ -113,7 +113,11 @@ class FileCatalogStore:
             if target.exists():
                 raise CatalogStoreError(f"version {name} already exists; versions are never overwritten")
             self._write_atomic(target, json.dumps(rows_to_payload(rows)))
-            self._write_atomic(self._pointer(), name + "\n")
+            try:
+                self._write_atomic(self._pointer(), name + "\n")
+            except BaseException:
+                target.unlink(missing_ok=True)  # never current, so not a version at all
+                raise
         except OSError as exc:
             raise CatalogStoreError(f"cannot write catalog under {self.root}: {exc}") from exc
         self._prune(keep_also=name)

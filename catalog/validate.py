@@ -125,9 +125,8 @@ def check_rows(
     """Return every problem with a catalog version (empty when it may become current)."""
     slugs = {g.slug for g in gpus}
     gpu_counts = {(i.provider, i.instance_type): i.gpu_count for i in rows.instances}
-    problems = [*_prices(rows, gpu_counts), *_references(rows, slugs)]
-    if previous is not None:
-        problems += _collapse(rows, previous)
+    problems = list(_collapse(rows, previous)) if previous is not None else []
+    problems += [*_prices(rows, gpu_counts), *_references(rows, slugs)]
     return problems
 
 
