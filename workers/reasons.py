@@ -16,12 +16,21 @@ GIB = 2**30
 POOR_SCALING_EFFICIENCY = 0.75
 
 
-def _gib(n_bytes: float) -> str:
+def gib_text(n_bytes: float) -> str:
+    """Return a byte count in GiB with one decimal, e.g. "16.0 GiB"."""
     return f"{n_bytes / GIB:.1f} GiB"
 
 
-def _usd(amount: float) -> str:
+def usd_text(amount: float) -> str:
+    """Return dollars: four decimals below a cent, cents below $100, whole dollars above."""
+    if amount < 0.01:
+        return f"${amount:.4f}"
     return f"${amount:,.2f}" if amount < 100 else f"${amount:,.0f}"
+
+
+def hours_text(hours: float) -> str:
+    """Return a duration in hours, or in minutes below one hour."""
+    return f"{hours:.1f} h" if hours >= 1 else f"{hours * 60:.1f} min"
 
 
 def gpu_name(catalog: Catalog, slug: str) -> str:
@@ -62,9 +71,9 @@ def why_line(shape: Shape, *, pricing: str, price_per_hour_usd: float, cost_usd:
         parts.append(f"balanced score {balanced_score:.2f}")
     if pg is not None and shape.m.card_memory_bytes > 0:
         headroom = 1.0 - pg.gpu_memory_bytes / shape.m.card_memory_bytes
-        parts.append(f"{_gib(pg.gpu_memory_bytes)} of {_gib(shape.m.card_memory_bytes)} per GPU "
+        parts.append(f"{gib_text(pg.gpu_memory_bytes)} of {gib_text(shape.m.card_memory_bytes)} per GPU "
                      f"({headroom:.0%} headroom)")
-    timing = f"{shape.hours:.1f} h" if hours_known else f"{shape.time_metric * 1000:.2f} ms per sample"
+    timing = hours_text(shape.hours) if hours_known else f"{shape.time_metric * 1000:.2f} ms per sample"
     if pg is not None and shape.m.gpu_count > 1:
         timing += f" on {shape.m.gpu_count} GPUs ({pg.speedup_vs_one_gpu:.1f}x one)"
     if pg is not None and shape.iteration_ms > pg.iteration_ms * 1.0005:
@@ -73,13 +82,13 @@ def why_line(shape: Shape, *, pricing: str, price_per_hour_usd: float, cost_usd:
         timing += f", {pg.bottleneck}-bound"
     parts.append(timing)
     if hours_known:
-        cost = f"{_usd(cost_usd)} total"
+        cost = f"{usd_text(cost_usd)} total"
         if storage_cost_usd > 0:
             cost += f", block storage {storage_cost_usd / cost_usd:.0%} of it" if cost_usd > 0 else ""
         parts.append(cost)
     if pricing == Pricing.OWNED.value:
         a = job.constraints.onprem
-        parts.append(f"owned at {_usd(price_per_hour_usd)}/h: purchase over {a.lifetime_years:g} y "
+        parts.append(f"owned at {usd_text(price_per_hour_usd)}/h: purchase over {a.lifetime_years:g} y "
                      f"at {a.utilisation:.0%} use, plus power")
     elif pricing == Pricing.SPOT.value:
         parts.append("spot: may be interrupted")
@@ -98,23 +107,23 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
         need = min(s.per_gpu.gpu_memory_bytes for s in members if s.per_gpu is not None)
         card = first.m.card_memory_bytes
         if need > card:
-            return f"needs {_gib(need)} per GPU; {name} has {_gib(card)}"
-        return f"needs {_gib(need)} per GPU, too little headroom on {name}'s {_gib(card)}"
+            return f"needs {gib_text(need)} per GPU; {name} has {gib_text(card)}"
+        return f"needs {gib_text(need)} per GPU, too little headroom on {name}'s {gib_text(card)}"
     if kind == HOST_MEMORY:
         most = max(s.m.host_memory_bytes for s in members)
         need = min(s.host_memory_needed_bytes for s in members)
-        return (f"needs {_gib(need)} of host memory to hold the data; "
-                f"{'has' if len(members) == 1 else 'these have at most'} {_gib(most)}")
+        return (f"needs {gib_text(need)} of host memory to hold the data; "
+                f"{'has' if len(members) == 1 else 'these have at most'} {gib_text(most)}")
     if kind == DEADLINE:
         fastest = min(s.hours for s in members)
-        return f"takes {fastest:.1f} h at best, past the {job.constraints.deadline_hours:g} h deadline"
+        return f"takes {hours_text(fastest)} at best, past the {job.constraints.deadline_hours:g} h deadline"
     if kind == BUDGET:
         cheapest = min((s.over_budget, s.m.instance_type) for s in members if s.over_budget is not None)
         (cost, region, pricing), instance_type = cheapest
-        return (f"costs {_usd(cost)} at the cheapest ({instance_type}, {region}, {pricing.value}), "
-                f"over the {_usd(job.constraints.budget_usd or 0.0)} budget")
+        return (f"costs {usd_text(cost)} at the cheapest ({instance_type}, {region}, {pricing.value}), "
+                f"over the {usd_text(job.constraints.budget_usd or 0.0)} budget")
     if kind == NO_STORAGE_PRICE:
         regions = sorted(set().union(*(s.missing_storage_regions for s in members)))
-        return (f"local disk is short of the {_gib(requirements.storage_min_bytes)} the data needs, and the "
-                f"catalog has no block storage price for {first.m.provider_name} in {', '.join(regions)}")
+        return (f"local disk is short of the {gib_text(requirements.storage_min_bytes)} the data needs, and "
+                f"the catalog has no block storage price for {first.m.provider_name} in {', '.join(regions)}")
     return kind

@@ -1,0 +1,140 @@
+"""When nothing fits: the out-of-memory plan, one step per kind, each with the options it would open.
+
+The sizing core plans against one card at a time (oom_plan.py). Here every GPU model in scope gets
+its plan; steps that change the job the same way are merged; for each kind of step, in domain.md §5's
+order, the least change that opens an option is kept (the largest batch, the fewest GPUs), and the
+job so changed is estimated once per (GPU model, count) and ranked to say which options it opens.
+A step that opens nothing is kept with no options (its description says how far it gets); a change
+of the network cannot be estimated and opens nothing by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from catalog.types import Catalog, GpuSpec
+from workers.ranking import rank_offers
+from workers.reasons import hours_text, usd_text
+from workers.recommendation import RankedOption
+from workers.sizing.errors import SizingError
+from workers.sizing.estimate import estimate_on_gpu, profile_gpu
+from workers.sizing.memory import fits, sharded_memory
+from workers.sizing.oom_plan import out_of_memory_plan
+from workers.sizing.requirements import Mitigation, PerGpu, Requirements
+from workers.sizing.spec import JobSpec, Precision
+from workers.sizing.throughput import has_bf16
+
+KIND_ORDER = ("smaller-batch", "change-network", "recompute", "mixed-precision", "more-gpus", "sharding")
+OPENS_SHOWN = 3  # options listed per step, one per machine
+OPENS_SEARCHED = 20  # options ranked per machine shown, to find that many different machines
+
+
+@dataclass(frozen=True)
+class _Step:
+    """A mitigation and the job it makes: estimated on `min_gpus` GPUs or more, sharded or not."""
+
+    mitigation: Mitigation
+    job: JobSpec | None  # None: the change cannot be estimated (change-network)
+    min_gpus: int = 1
+    sharded: bool = False
+
+
+def _step(m: Mitigation, job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> _Step:
+    """Return the job a mitigation makes."""
+    t = job.training
+    batch = m.batch_size if m.batch_size is not None else t.batch_size
+    if m.kind == "smaller-batch":
+        interval = m.update_interval if m.update_interval is not None else t.update_interval
+        changed = replace(t, batch_size=batch, learning_rate=m.learning_rate, update_interval=interval)
+    elif m.kind == "recompute":
+        changed = replace(t, recompute=True)
+    elif m.kind == "mixed-precision":
+        card = known_gpus.get(m.gpu or "")
+        target = Precision.BF16_MIXED if card is not None and has_bf16(card) else Precision.FP16_MIXED
+        changed = replace(t, precision=target)
+    elif m.kind in ("more-gpus", "sharding"):
+        return _Step(m, replace(job, training=replace(t, batch_size=batch)), min_gpus=m.gpu_count or 2,
+                     sharded=m.kind == "sharding")
+    else:
+        return _Step(m, None)
+    return _Step(m, replace(job, training=changed))
+
+
+def _order(step: _Step) -> tuple[int, int, str]:
+    """Order the steps of one kind from the least change to the most."""
+    t = step.job.training if step.job is not None else None
+    batch = t.batch_size if t is not None else 0
+    precision = t.precision.value if t is not None else ""
+    return step.min_gpus, -batch, precision  # "bf16-mixed" before "fp16-mixed"
+
+
+def _estimates(changed: JobSpec, step: _Step, *, pairs: Sequence[tuple[str, int]],
+               known_gpus: Mapping[str, GpuSpec]) -> dict[tuple[str, int], PerGpu]:
+    """Return the changed job's fit and time on each (GPU model, count) the step allows."""
+    rows: dict[tuple[str, int], PerGpu] = {}
+    for slug, n in pairs:
+        gpu = known_gpus.get(slug)
+        if gpu is None or n < step.min_gpus:
+            continue
+        row = estimate_on_gpu(changed, gpu, gpu_count=n, known_gpus=known_gpus)
+        if step.sharded:
+            peak = sharded_memory(changed.model, changed.training, gpu=gpu, gpu_count=n).total_bytes
+            row = replace(row, fits=fits(peak, gpu), gpu_memory_bytes=peak)
+        rows[(slug, n)] = row
+    return rows
+
+
+def describe_option(o: RankedOption) -> str:
+    """Return one option as one line: where, on what, how long, how much."""
+    return (f"{o.provider} {o.instance_type} ({o.gpu_count}x {o.gpu}), {o.region}, {o.pricing}: "
+            f"{hours_text(o.training_hours)}, {usd_text(o.training_cost_usd)}")
+
+
+def _opens(step: _Step, *, catalog: Catalog, requirements: Requirements, pairs: Sequence[tuple[str, int]],
+           known_gpus: Mapping[str, GpuSpec]) -> tuple[str, ...]:
+    """Return the options the step opens, best first, or () when it opens none."""
+    if step.job is None:
+        return ()
+    try:
+        rows = _estimates(step.job, step, pairs=pairs, known_gpus=known_gpus)
+    except SizingError:
+        return ()  # the changed job is out of the estimator's range: it opens nothing we can show
+    if not any(row.fits for row in rows.values()):
+        return ()
+    rec = rank_offers(replace(step.job, limit=OPENS_SHOWN * OPENS_SEARCHED), requirements=requirements,
+                      per_gpu=rows, catalog=catalog)
+    shown: dict[tuple[str, str], RankedOption] = {}
+    for o in rec.options:  # the best offer of each machine, so that regions do not crowd out machines
+        shown.setdefault((o.provider, o.instance_type), o)
+    return tuple(describe_option(o) for o in list(shown.values())[:OPENS_SHOWN])
+
+
+def plan_with_options(job: JobSpec, *, catalog: Catalog, requirements: Requirements,
+                      pairs: Sequence[tuple[str, int]]) -> tuple[Mitigation, ...]:
+    """Return the out-of-memory plan over the GPU models in scope, each step with the options it opens."""
+    known_gpus = {g.slug: g for g in catalog.gpus}
+    reference = profile_gpu(job, known_gpus)
+    models = sorted({slug for slug, _ in pairs if slug in known_gpus},
+                    key=lambda slug: (-known_gpus[slug].memory_bytes, slug))  # closest to fitting first
+    steps: dict[tuple[object, ...], _Step] = {}
+    for slug in models:
+        for m in out_of_memory_plan(job, known_gpus[slug], gpu_count=1, profile_gpu=reference).mitigations:
+            step = _step(m, job, known_gpus)
+            t = step.job.training if step.job is not None else None
+            key = (m.kind, step.min_gpus, t) if t is not None else (m.kind,)
+            steps.setdefault(key, step)
+    plan: list[Mitigation] = []
+    for kind in KIND_ORDER:
+        candidates = sorted((s for s in steps.values() if s.mitigation.kind == kind), key=_order)
+        if not candidates:
+            continue
+        kept = candidates[0].mitigation
+        for step in candidates:
+            opened = _opens(step, catalog=catalog, requirements=requirements, pairs=pairs,
+                            known_gpus=known_gpus)
+            if opened:
+                kept = replace(step.mitigation, opens=opened)
+                break
+        plan.append(kept)
+    return tuple(plan)

@@ -1,0 +1,42 @@
+"""A recommendation end to end: size the job, estimate it once per (GPU model, count) in scope, rank.
+
+This is the one call the Celery task and the CLI make. The estimation (sizing core) happens here,
+once per (GPU model, count) that a machine in scope carries; the ranking (ranking.py) then joins
+those figures to every offer. When no GPU in scope can hold the job, the out-of-memory plan comes
+back with the options each of its steps would open (plan_options.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from catalog.types import Catalog, GpuSpec
+from workers.plan_options import plan_with_options
+from workers.ranking import rank_offers
+from workers.recommendation import Recommendation
+from workers.scope import gpu_counts_in_scope
+from workers.sizing.estimate import estimate_on_gpu, estimate_requirements
+from workers.sizing.requirements import PerGpu
+from workers.sizing.spec import JobSpec
+
+
+def estimate_per_gpu(job: JobSpec, pairs: Sequence[tuple[str, int]],
+                     known_gpus: Mapping[str, GpuSpec]) -> dict[tuple[str, int], PerGpu]:
+    """Return the job's fit and time on each (GPU model, count); a GPU the catalog lacks is left out."""
+    return {(slug, n): estimate_on_gpu(job, known_gpus[slug], gpu_count=n, known_gpus=known_gpus)
+            for slug, n in pairs if slug in known_gpus}
+
+
+def recommend(job: JobSpec, catalog: Catalog) -> Recommendation:
+    """Return the ranked options for the job over the catalog, the rejected with reasons, and any plan."""
+    known_gpus = {g.slug: g for g in catalog.gpus}
+    pairs = gpu_counts_in_scope(job.constraints, catalog)  # raises SpecError for unknown names
+    requirements = estimate_requirements(job, known_gpus=known_gpus)
+    per_gpu = estimate_per_gpu(job, pairs, known_gpus)
+    requirements = replace(requirements, per_gpu=tuple(per_gpu[pair] for pair in sorted(per_gpu)))
+    rec = rank_offers(job, requirements=requirements, per_gpu=per_gpu, catalog=catalog)
+    nothing_fits = bool(per_gpu) and not any(row.fits for row in per_gpu.values())
+    if not nothing_fits:
+        return replace(rec, plan=())
+    return replace(rec, plan=plan_with_options(job, catalog=catalog, requirements=requirements, pairs=pairs))
