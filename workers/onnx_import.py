@@ -7,8 +7,9 @@ of a constant bias counts as one dense layer, as a layer list writes it. Constan
 shape arithmetic on integer tensors give no rows. Operators without a rule still give a row
 (their output values) and are listed in `ModelStats.unknown_operators`.
 
-The batch: a symbolic first dimension of each input is set to 1; a fixed one (N) divides every
-count by N. Other symbolic dimensions take `sequence_length`.
+The batch: the input axis named like a batch ("N", "batch_size"), else the first, is the batch; set
+to 1 when symbolic, and a fixed size N divides every count by N. Other symbolic dimensions take
+`sequence_length`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from workers.sizing.stats import LayerStats, ModelStats
 FIELD = "model.onnx"
 FLOAT_TYPES = frozenset({TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE})
 TensorTypes = dict[str, tuple[int, Dims | None]]
+BATCH_NAMES = frozenset({"n", "b", "bs", "batch", "batch_size", "batchsize"})
 
 
 def _parse(data: bytes, max_bytes: int) -> onnx.ModelProto:
@@ -47,6 +49,15 @@ def _parse(data: bytes, max_bytes: int) -> onnx.ModelProto:
     return model
 
 
+def _batch_axis(dims: list[onnx.TensorShapeProto.Dimension]) -> int:
+    """Return the axis that holds the batch: one named like a batch ("N", "batch_size"), else the first."""
+    for axis, dim in enumerate(dims):
+        label = dim.dim_param.lower()
+        if label in BATCH_NAMES or "batch" in label:
+            return axis
+    return 0
+
+
 def _fix_inputs(model: onnx.ModelProto, sequence_length: int | None) -> tuple[set[str], int]:
     """Make every input dimension concrete (batch 1, others `sequence_length`); return inputs and batch."""
     initializers = {t.name for t in model.graph.initializer}
@@ -56,19 +67,21 @@ def _fix_inputs(model: onnx.ModelProto, sequence_length: int | None) -> tuple[se
         if value.name in initializers:  # old exporters list the weights as inputs too
             continue
         inputs.add(value.name)
-        for axis, dim in enumerate(value.type.tensor_type.shape.dim):
+        dims = list(value.type.tensor_type.shape.dim)
+        batch_axis = _batch_axis(dims)
+        for axis, dim in enumerate(dims):
             if dim.HasField("dim_value") and dim.dim_value > 0:
-                batch = batch or (dim.dim_value if axis == 0 else 0)
+                batch = batch or (dim.dim_value if axis == batch_axis else 0)
                 continue
             label = dim.dim_param or f"axis {axis}"
-            if axis > 0 and sequence_length is None:
+            if axis != batch_axis and sequence_length is None:
                 raise SpecError(
                     "training.sequence_length",
                     f"the ONNX input {value.name!r} has a symbolic dimension {label!r} besides the batch; "
                     "give the sequence length",
                 )
             dim.Clear()
-            dim.dim_value = 1 if axis == 0 else int(sequence_length or 1)
+            dim.dim_value = 1 if axis == batch_axis else int(sequence_length or 1)
     if not inputs:
         raise OnnxError(FIELD, "the graph has no inputs besides its weights")
     return inputs, batch or 1
