@@ -111,11 +111,21 @@ def test_baseline_understates_when_the_realistic_peak_is_over_1_2_times_it() -> 
     model = mlp()
     job = JobSpec(model, training(batch_size=1))
     memory = estimate_memory(model, job.training)
+    assert memory.total_bytes <= 8 * GIB  # below the memory tier, so only the baseline rule speaks
     low = memory.total_bytes / 1.2
     assert [w.code for w in memory_warnings(job, memory=memory, baseline_bytes=int(low) - 1, gpu_count=1,
                                             sharded=None)] == ["baseline-formula-understates"]
     assert memory_warnings(job, memory=memory, baseline_bytes=int(low) + 1, gpu_count=1, sharded=None) == []
     assert baseline_formula_bytes(model, 1) < memory.total_bytes  # Adam and the reserve push it past
+
+
+def test_memory_tier_fires_above_the_individual_tier_of_8_gib() -> None:
+    job = JobSpec(mlp(), training())
+    tiny = MemoryBreakdown(8 * GIB, 0, 0, 0, 0)
+    assert memory_warnings(job, memory=tiny, baseline_bytes=8 * GIB, gpu_count=1, sharded=None) == []
+    over = MemoryBreakdown(8 * GIB + 1, 0, 0, 0, 0)
+    found = memory_warnings(job, memory=over, baseline_bytes=8 * GIB, gpu_count=1, sharded=None)
+    assert [w.code for w in found] == ["memory-tier"] and "32-64 GB" in found[0].message
 
 
 def test_data_parallel_full_copy_offers_the_sharded_figure() -> None:
@@ -125,7 +135,7 @@ def test_data_parallel_full_copy_offers_the_sharded_figure() -> None:
     sharded = sharded_memory(model, job.training, gpu_count=4)
     found = memory_warnings(job, memory=memory, baseline_bytes=memory.total_bytes, gpu_count=4,
                             sharded=sharded)
-    assert [w.code for w in found] == ["data-parallel-full-copy"]
+    assert [w.code for w in found if w.code != "memory-tier"] == ["data-parallel-full-copy"]
     assert f"{sharded.total_bytes / GIB:.1f} GiB" in found[0].message
 
 

@@ -2,7 +2,7 @@
 
 Codes (CONTRACT warnings[].code): baseline-formula-understates, data-parallel-full-copy,
 parameter-exchange-bound, run-trials-in-parallel, short-iteration, short-run, tiny-layers,
-small-gpu-memory, old-architecture, no-tensor-cores-for-mixed-precision, bf16-unsupported,
+small-gpu-memory, memory-tier, old-architecture, no-tensor-cores-for-mixed-precision, bf16-unsupported,
 top-end-underused, does-not-fit, batch-not-the-problem, cpu-bound, host-memory-short, storage-short,
 unknown-dataset-size, unknown-operators, framework-preallocates.
 """
@@ -56,6 +56,12 @@ def memory_warnings(job: JobSpec, *, memory: MemoryBreakdown, baseline_bytes: in
             f"{_gb(baseline_bytes)}; the realistic peak is {_gb(peak)}, because the formula leaves out "
             f"optimizer state ({job.training.optimizer.value}), mixed-precision copies and the framework's "
             f"reserve. The largest term is {largest[0]} ({_gb(largest[1])}).")))
+    if peak > INDIVIDUAL_TIER_BYTES:
+        tier = ("the 32-64 GB a company's research work wants" if peak <= 64 * GIB
+                else "more than one card of today's largest memory")
+        found.append(Warning("memory-tier", (
+            f"The job needs {_gb(peak)} per GPU: beyond the 6-8 GB cards that suffice for an individual's "
+            f"work; plan for {tier}, or see the out-of-memory plan.")))
     if gpu_count > 1 and sharded is not None:
         found.append(Warning("data-parallel-full-copy", (
             f"Data parallel keeps a full copy of parameters, gradients and optimizer state on each of the "
