@@ -137,6 +137,25 @@ def pareto_front(plans: Iterable[Plan]) -> tuple[Plan, ...]:
     return tuple(front)
 
 
+def _cheap_key(plan: Plan) -> tuple[float, float, tuple[str, str, str, str]]:
+    return (plan.cost_usd, plan.wall_hours, _key(plan))
+
+
+def machine_sample(plans: Iterable[Plan], *, limit: int) -> tuple[Plan, ...]:
+    """Return each machine's cheapest plan (any region or pricing), the `limit` best by cost x wall-clock.
+
+    cost x time is the ranking's balanced order (workers/ranking.py): the sample keeps the options
+    a reader would weigh, one point per machine, for the cost-against-time chart.
+    """
+    best: dict[tuple[str, str], Plan] = {}
+    for p in plans:
+        known = best.get((p.provider, p.instance_type))
+        if known is None or _cheap_key(p) < _cheap_key(known):
+            best[(p.provider, p.instance_type)] = p
+    ranked = sorted(best.values(), key=lambda p: (p.cost_usd * p.wall_hours, p.cost_usd, _key(p)))
+    return tuple(ranked[:limit])
+
+
 def cheapest_within_deadline(plans: Sequence[Plan], *, deadline_hours: float | None,
                              source: str = NO_LIMIT) -> Pick:
     """Pick the cheapest plan that finishes all runs by the deadline (ties: the faster)."""

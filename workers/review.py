@@ -22,6 +22,7 @@ from workers.budget import (
     fastest_within_budget,
     job_budget,
     job_deadline,
+    machine_sample,
     pareto_front,
     plan_runs,
     planned,
@@ -42,6 +43,9 @@ ProgressFn = Callable[[int, int], None]
 # A review wants every option of a job, not the ranking's usual top ten: the picks and the
 # cost/time front are taken from all of them.
 REVIEW_OPTION_LIMIT = 100_000
+# Machines per job kept for the cost/time chart besides the front: enough to show the spread,
+# few enough that a 200-job review stays a few MB of JSON.
+SAMPLE_PER_JOB = 30
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,7 @@ def review_item(item: ReviewItem, rec: Recommendation, *, review_budget_usd: flo
     return JobReview(
         name=item.name, team=item.team, runs=item.runs, parallel=min(item.parallel, item.runs), status=OK,
         cheapest=cheapest, fastest=fastest, planned=plan, planned_basis=basis, front=pareto_front(plans),
+        sample=machine_sample(plans, limit=SAMPLE_PER_JOB),
         options_count=len(plans), sweep=item.sweep, sweep_comparison=sweep,
         gpu_memory_bytes=req.gpu_memory_bytes, warnings=req.warnings,
     )

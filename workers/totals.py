@@ -26,6 +26,7 @@ class JobReview:
     planned: Plan | None = None  # what the totals count (see budget.planned)
     planned_basis: str = ""
     front: tuple[Plan, ...] = ()  # the cost/time Pareto front of its options, all runs on each
+    sample: tuple[Plan, ...] = ()  # one plan per machine, the best few by cost x time (for the chart)
     options_count: int = 0
     sweep: Sweep | None = None
     sweep_comparison: SweepComparison | None = None
@@ -45,7 +46,7 @@ class Total:
     cost_usd: float  # the planned cost of all runs
     machine_hours: float
     gpu_hours: float
-    fastest_cost_usd: float  # what the fastest options within budget would cost instead
+    fastest_cost_usd: float  # if each job took its fastest option within budget (else its planned one)
     unplanned_jobs: int  # failed, or with no option: their cost is not in the sums
     jobs_missing_deadline: int
     share_of_cost: float  # of the overall planned cost (1.0 for the overall total)
@@ -62,13 +63,20 @@ class BudgetStanding:
     used_share: float | None  # cost / budget
 
 
+def _fastest_or_planned_usd(job: JobReview) -> float:
+    """Return the job's cost on its fastest option within budget, else on its planned option, else 0."""
+    if job.fastest.plan is not None:
+        return job.fastest.plan.cost_usd
+    return job.planned.cost_usd if job.planned is not None else 0.0
+
+
 def _sum(jobs: Sequence[JobReview], *, team: str, overall_cost_usd: float) -> Total:
     plans = [j.planned for j in jobs if j.planned is not None]
     cost = sum(p.cost_usd for p in plans)
     return Total(
         team=team, jobs=len(jobs), runs=sum(j.runs for j in jobs), cost_usd=cost,
         machine_hours=sum(p.machine_hours for p in plans), gpu_hours=sum(p.gpu_hours for p in plans),
-        fastest_cost_usd=sum(j.fastest.plan.cost_usd for j in jobs if j.fastest.plan is not None),
+        fastest_cost_usd=sum(_fastest_or_planned_usd(j) for j in jobs),
         unplanned_jobs=len(jobs) - len(plans),
         jobs_missing_deadline=sum(1 for j in jobs if j.planned_basis == MISSES_DEADLINE),
         share_of_cost=cost / overall_cost_usd if overall_cost_usd > 0 else 0.0,

@@ -1,0 +1,76 @@
+"""POST /v1/reports: a budget review, inline when small, else queued; GET /v1/reports/{id} polls it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, current_app, request, url_for
+from marshmallow import ValidationError
+from werkzeug.exceptions import NotFound
+
+from service.api import ApiBlueprint
+from service.jobs import DONE, FAILED, Record, public_view, submit
+from service.reports import MEDIA_TYPES, render_review
+from service.review_tasks import REVIEW_TASK
+from service.reviews import build_review, review_digest
+from service.runtime import runtime
+from service.schemas.review import FORMATS, ReviewRequestSchema
+from service.schemas.review_result import ReviewResultSchema
+from workers.review import run_review
+
+blp = ApiBlueprint("reports", __name__, url_prefix="/v1",
+                   description="Review a team's planned jobs against a budget.")
+reports_bp = blp
+# Reviews of up to this many jobs are answered in the request; larger ones run as a job (202 + poll).
+INLINE_MAX_JOBS = 5
+POLL_AFTER_S = "2"
+# A report page runs nothing and fetches nothing: its CSS and SVG charts are inline.
+HTML_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'"
+
+
+@blp.route("/reports", methods=["POST"])
+@blp.arguments(ReviewRequestSchema)
+@blp.problems(400, 401, 413, 415, 422, 503)
+def create_report(data: dict[str, Any]) -> Any:
+    """Review the jobs against the budget: 200 with the report when small, 202 with a job when large."""
+    review, catalog = build_review(data), runtime().catalog.get()
+    if len(review.items) <= int(current_app.config.get("REPORT_INLINE_MAX_JOBS", INLINE_MAX_JOBS)):
+        return document(ReviewResultSchema().dump(run_review(review, catalog)), data["format"])
+    rt = runtime()
+    job_id = "review-" + review_digest(data, catalog_version=catalog.version)
+    record = submit(rt.jobs, lambda: rt.queue.enqueue(REVIEW_TASK, job_id, data), job_id=job_id,
+                    ttl_s=int(current_app.config["RESULT_TTL_S"]))
+    return job_answer(record, 202)
+
+
+@blp.route("/reports/<string:job_id>", methods=["GET"])
+@blp.problems(401, 404, 422, 503)
+def get_report(job_id: str) -> Any:
+    """Report a review job's state and progress; once done, `?format=csv|markdown|html` gives the document."""
+    fmt = request.args.get("format", "json")
+    if fmt not in FORMATS:
+        raise ValidationError({"format": [f"must be one of {', '.join(FORMATS)}"]})
+    record = runtime().jobs.get(job_id) if job_id.startswith("review-") else None
+    if record is None:
+        raise NotFound(f"no review {job_id!r}: the id is unknown or its report has expired")
+    if record["status"] == DONE and fmt != "json":
+        return document(record["result"], fmt)
+    return job_answer(record, 200)
+
+
+def document(payload: dict[str, Any], fmt: str) -> Any:
+    """Answer a dumped review in the requested format (JSON as the API's JSON)."""
+    if fmt == "json":
+        return payload, 200
+    response = Response(render_review(payload, fmt), status=200, mimetype=MEDIA_TYPES[fmt].split(";")[0])
+    if fmt == "html":
+        response.headers["Content-Security-Policy"] = HTML_POLICY
+    return response
+
+
+def job_answer(record: Record, status: int) -> tuple[dict[str, Any], int, dict[str, str]]:
+    """Answer a review job's record with its URL, and when to poll again while it runs."""
+    headers = {"Location": url_for("reports.get_report", job_id=record["id"])}
+    if record["status"] not in (DONE, FAILED):
+        headers["Retry-After"] = POLL_AFTER_S
+    return public_view(record), status, headers

@@ -1,0 +1,89 @@
+"""The budget review request of `POST /v1/reports` and `gpugauge report`: named jobs, a budget, providers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate, validates_schema
+
+from service.schemas.fields import StrictFloat, bounded_int
+from service.schemas.spec import PROVIDERS, JobSpecSchema, OnPremSchema
+
+# Bounds: a review is a team's plan for a quarter, not a catalog dump. 200 jobs keep even the
+# HTML page readable; 10,000 runs covers a random search of thousands of trials.
+MAX_JOBS = 200
+MAX_RUNS = 10_000
+MAX_SWEEP_PARAMETERS = 100
+FORMATS = ("json", "csv", "markdown", "html")
+NAME_LENGTH = validate.Length(min=1, max=200)
+
+
+class _Strict(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+class SweepSchema(_Strict):
+    """A hyper-parameter search: grid or random, over how many parameters."""
+
+    kind = fields.String(required=True, validate=validate.OneOf(("grid", "random")))
+    parameters = bounded_int(minimum=1, maximum=MAX_SWEEP_PARAMETERS, required=True)
+
+
+class ReviewJobSchema(_Strict):
+    """One named job of a review: its team (or owner), its runs, its sweep, its own limits, its spec."""
+
+    name = fields.String(required=True, validate=NAME_LENGTH)
+    team = fields.String(validate=NAME_LENGTH)
+    owner = fields.String(validate=NAME_LENGTH)
+    runs = bounded_int(minimum=1, maximum=MAX_RUNS, load_default=1,
+                       metadata={"description": "How many times the job runs, e.g. a search's trials."})
+    parallel = bounded_int(minimum=1, maximum=MAX_RUNS, load_default=1,
+                           metadata={"description": "Runs at once, each on its own machine."})
+    sweep = fields.Nested(SweepSchema)
+    budget_usd = StrictFloat(minimum=0.0, maximum=1e10,
+                             metadata={"description": "For all runs; default: the spec's, else the "
+                                                      "review's."})
+    deadline_hours = StrictFloat(minimum=0.001, maximum=1e6,
+                                 metadata={"description": "Wall-clock for all runs; default: the spec's."})
+    spec = fields.Nested(JobSpecSchema, required=True)
+
+    @validates_schema
+    def _team_and_runs(self, data: dict[str, Any], **_: Any) -> None:
+        if "team" in data and "owner" in data and data["team"] != data["owner"]:
+            raise ValidationError("give team or owner, not two different ones", "owner")
+        if "team" not in data and "owner" not in data:
+            raise ValidationError("a job needs a team (or an owner)", "team")
+        if data.get("parallel", 1) > data.get("runs", 1):
+            raise ValidationError("cannot exceed runs", "parallel")
+        sweep = data.get("sweep")
+        if sweep is not None and data.get("runs", 1) < 2:
+            raise ValidationError("a sweep runs at least 2 trials: set runs to the trial count", "runs")
+
+
+class ReviewRequestSchema(_Strict):
+    """A budget review: named jobs, the budget they share, the providers allowed, the output format."""
+
+    name = fields.String(load_default="budget review", validate=NAME_LENGTH)
+    budget_usd = StrictFloat(minimum=0.0, maximum=1e10)
+    providers = fields.List(fields.String(validate=validate.OneOf(PROVIDERS)),
+                            validate=validate.Length(min=1, max=3), load_default=list(PROVIDERS))
+    onprem = fields.Nested(OnPremSchema,
+                           metadata={"description": "How a bought card becomes an hourly cost."})
+    jobs = fields.List(fields.Nested(ReviewJobSchema), required=True,
+                       validate=validate.Length(min=1, max=MAX_JOBS))
+    format = fields.String(load_default="json", validate=validate.OneOf(FORMATS))
+
+    @pre_load
+    def _fill_onprem(self, data: Any, **_: Any) -> Any:
+        if isinstance(data, dict) and "onprem" not in data:
+            data = {**data, "onprem": {}}
+        return data
+
+    @validates_schema
+    def _unique_names(self, data: dict[str, Any], **_: Any) -> None:
+        seen: set[str] = set()
+        for index, job in enumerate(data.get("jobs", [])):
+            if job["name"] in seen:
+                raise ValidationError({"jobs": {index: {"name": [f"{job['name']!r} is named twice"]}}})
+            seen.add(job["name"])
