@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 
 from workers.sizing.errors import ShapeError, SpecError, UnknownNameError
@@ -420,3 +424,11 @@ def test_totals_are_the_sums_of_the_rows() -> None:
     assert m.neurons == sum(r.neurons for r in m.layers) == 8 * 30 * 30 * 2 + 8 + 2
     assert m.parameters == sum(r.parameters for r in m.layers)
     assert m.multiply_adds == sum(r.multiply_adds for r in m.layers)
+
+
+def test_the_documented_example_computes() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "layers.md").read_text(encoding="utf-8")
+    spec = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))  # type: ignore[union-attr]
+    m = stats(spec["model"]["layers"], spec["model"]["input_shape"])
+    assert m.layers[-1].output_shape == (10,)
+    assert m.parameters == (3 * 9 * 32 + 64) + 2 * (32 * 9 * 32 + 64) + (32 * 10 + 10)  # stem, block, head
