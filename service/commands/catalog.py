@@ -1,0 +1,338 @@
+"""`gpugauge catalog info|gpus|instances|refresh`: browse the catalog as tables or JSON, and refresh it."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from catalog.fetchers import FETCHERS
+from catalog.fetchers.result import CredentialsError, FetchError
+from catalog.loader import load_catalog
+from catalog.payload import CatalogDataError
+from catalog.refresh import RefreshError, RefreshReport, refresh_catalog
+from catalog.store import CatalogStore, CatalogStoreError, FileCatalogStore, RedisCatalogStore
+from catalog.types import Catalog, Provider
+from catalog.units import parse_bytes, parse_usd
+from catalog.validate import CatalogValidationError
+from service.catalog_listing import catalog_info, list_gpus, list_instances
+from service.commands.common import fail, print_json
+from service.render import fmt_bytes, fmt_usd
+
+DEFAULT_DATA_DIR = "var"  # where a refresh keeps versions when neither --data-dir, REDIS_URL nor the env say
+
+
+def register(subparsers: Any) -> None:
+    """Add the `catalog` subcommand and its own subcommands."""
+    p = subparsers.add_parser("catalog", help="browse GPUs, instances and prices; refresh them from AWS/GCP")
+    sub = p.add_subparsers(dest="catalog_command", required=True, metavar="info|gpus|instances|refresh")
+    info = sub.add_parser("info", help="catalog version, prices_as_of and sources")
+    gpus = sub.add_parser("gpus", help="the GPU table")
+    gpus.add_argument("--min-memory", help="at least this much GPU memory, e.g. 16GB or 24GiB")
+    inst = sub.add_parser("instances", help="cloud instance types with prices by region (or on-prem cards)")
+    inst.add_argument("--provider", help="aws, gcp or onprem")
+    inst.add_argument("--region", help="only prices in this region, e.g. us-east-1")
+    inst.add_argument("--gpu", help="only this GPU slug, e.g. v100-16gb")
+    inst.add_argument("--min-gpu-memory", help="at least this much memory per GPU, e.g. 16GB")
+    inst.add_argument("--max-price", help="at most this many dollars per hour, e.g. 3.5 or $3.50")
+    inst.add_argument("--pricing", help="on_demand or spot")
+    ref = sub.add_parser("refresh", help="read current instance types and prices from a provider")
+    ref.add_argument("--provider", required=True, help="aws or gcp")
+    ref.add_argument(
+        "--region", action="append", help="a region to read (repeatable; default: three per provider)"
+    )
+    ref.add_argument(
+        "--data-dir", help="keep catalog versions here (default: $GPUGAUGE_CATALOG_DIR, else ./var)"
+    )
+    ref.add_argument("--project", help="Google Cloud project for the Compute API (gcp only)")
+    for command in (info, gpus, inst, ref):
+        command.add_argument("--json", action="store_true", help="print the API's JSON payload")
+    p.set_defaults(func=run)
+
+
+class _BadInput(Exception):
+    """A flag value the user can fix; printed in one line, exit code 2."""
+
+
+def open_store(*, data_dir: str | None = None, for_writing: bool = False) -> CatalogStore | None:
+    """Return the store this machine is configured for: --data-dir, REDIS_URL, $GPUGAUGE_CATALOG_DIR."""
+    if data_dir:
+        return FileCatalogStore(data_dir)
+    if os.environ.get("REDIS_URL"):
+        return RedisCatalogStore(url=os.environ["REDIS_URL"])
+    directory = os.environ.get("GPUGAUGE_CATALOG_DIR")
+    if directory or for_writing:
+        return FileCatalogStore(directory or DEFAULT_DATA_DIR)
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one catalog subcommand; bad input is one line on stderr and exit code 2."""
+    command = getattr(args, "catalog_command", None)
+    try:
+        if command == "refresh":
+            return _refresh(args)
+        catalog = load_catalog(store=open_store(data_dir=getattr(args, "data_dir", None)))
+        if command == "info":
+            return _info(catalog, as_json=args.json)
+        if command == "gpus":
+            return _gpus(catalog, args)
+        if command == "instances":
+            return _instances(catalog, args)
+        raise _BadInput(f"unknown catalog command {command!r} (valid: info, gpus, instances, refresh)")
+    except _BadInput as exc:
+        return fail(str(exc))
+    except (CatalogDataError, CatalogValidationError, CatalogStoreError) as exc:
+        return fail(f"catalog: {exc}")
+
+
+def _bytes_flag(flag: str, value: str | None) -> int:
+    if value is None:
+        return 0
+    try:
+        return parse_bytes(value)
+    except ValueError as exc:
+        raise _BadInput(f"{flag}: {exc}") from None
+
+
+def _one_of(flag: str, value: str | None, valid: list[str]) -> None:
+    if value is not None and value not in valid:
+        close = sorted(v for v in valid if v.startswith(value)) or difflib.get_close_matches(
+            value, valid, n=3
+        )
+        hint = f"did you mean {', '.join(close)}? " if close else ""
+        raise _BadInput(f"{flag}: unknown {flag.lstrip('-')} {value!r} ({hint}valid: {', '.join(valid)})")
+
+
+def _info(catalog: Catalog, *, as_json: bool) -> int:
+    payload = catalog_info(catalog)
+    if as_json:
+        print_json(payload)
+        return 0
+    console = Console()
+    console.print(f"catalog version [bold]{catalog.version}[/], prices as of [bold]{catalog.prices_as_of}[/]")
+    console.print(
+        f"{len(catalog.instances)} instance types, {len(catalog.offers)} prices, "
+        f"{len(catalog.onprem_cards)} on-prem cards, {len(catalog.gpus)} GPUs"
+    )
+    table = Table(title="sources")
+    table.add_column("source")
+    for source in catalog.sources:
+        table.add_row(source)
+    console.print(table)
+    return 0
+
+
+def _gpus(catalog: Catalog, args: argparse.Namespace) -> int:
+    payload = list_gpus(catalog, min_memory_bytes=_bytes_flag("--min-memory", args.min_memory))
+    if args.json:
+        print_json(payload)
+        return 0
+    table = Table(title=f"GPUs (catalog {catalog.version})")
+    for name, justify in (
+        ("slug", "left"),
+        ("name", "left"),
+        ("arch", "left"),
+        ("memory", "right"),
+        ("bandwidth GB/s", "right"),
+        ("fp32 TFLOPS", "right"),
+        ("fp16 TFLOPS", "right"),
+        ("TDP W", "right"),
+        ("launch $", "right"),
+        ("segment", "left"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for g in payload["gpus"]:
+        launch = g["launch_price_usd"]
+        table.add_row(
+            g["slug"],
+            g["name"],
+            g["architecture"],
+            fmt_bytes(g["memory_bytes"]),
+            f"{g['memory_bandwidth_gb_per_s']:.0f}",
+            f"{g['fp32_tflops']:.1f}",
+            f"{g['fp16_tflops']:.1f}",
+            str(g["tdp_watts"]),
+            "" if launch is None else fmt_usd(launch),
+            g["segment"],
+        )
+    Console().print(table)
+    return 0
+
+
+def _instances(catalog: Catalog, args: argparse.Namespace) -> int:
+    _one_of("--provider", args.provider, [p.value for p in Provider])
+    _one_of("--pricing", args.pricing, ["on_demand", "spot"])
+    _one_of("--gpu", args.gpu, sorted(g.slug for g in catalog.gpus))
+    regions = sorted(
+        {o.region for o in catalog.offers if args.provider is None or o.provider.value == args.provider}
+    )
+    _one_of("--region", args.region, regions)
+    try:
+        max_price = None if args.max_price is None else parse_usd(args.max_price)
+    except ValueError as exc:
+        raise _BadInput(f"--max-price: {exc}") from None
+    min_memory = _bytes_flag("--min-gpu-memory", args.min_gpu_memory)
+    if args.provider == "onprem":
+        return _onprem(catalog, args, min_memory=min_memory, max_price=max_price)
+    payload = list_instances(
+        catalog,
+        provider=args.provider,
+        region=args.region,
+        gpu=args.gpu,
+        pricing=args.pricing,
+        min_gpu_memory_bytes=min_memory,
+        max_price_per_hour_usd=max_price,
+    )
+    if args.json:
+        print_json(payload)
+        return 0
+    print_instance_table(payload)
+    return 0
+
+
+def print_instance_table(payload: dict[str, Any]) -> None:
+    """Print one row per instance type and region, on-demand and spot side by side."""
+    table = Table(title=f"instances (catalog {payload['version']}, prices as of {payload['prices_as_of']})")
+    for name, justify in (
+        ("provider", "left"),
+        ("instance type", "left"),
+        ("GPUs", "left"),
+        ("GPU mem", "right"),
+        ("vCPUs", "right"),
+        ("RAM", "right"),
+        ("local disk", "right"),
+        ("CPU score", "right"),
+        ("region", "left"),
+        ("on-demand $/h", "right"),
+        ("spot $/h", "right"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    rows = 0
+    for inst in payload["instances"]:
+        by_region: dict[str, dict[str, float]] = {}
+        for price in inst["prices"]:
+            by_region.setdefault(price["region"], {})[price["pricing"]] = price["price_per_hour_usd"]
+        for region, prices in sorted(by_region.items()) or [("-", {})]:
+            rows += 1
+            table.add_row(
+                inst["provider"],
+                inst["instance_type"],
+                f"{inst['gpu_count']} x {inst['gpu']}",
+                fmt_bytes(inst["gpu_memory_bytes"]),
+                str(inst["vcpus"]),
+                fmt_bytes(inst["host_memory_bytes"]),
+                fmt_bytes(inst["local_storage_bytes"]) if inst["local_storage_bytes"] else "-",
+                f"{inst['cpu_single_thread_score']:.0f}",
+                region,
+                fmt_usd(prices["on_demand"]) if "on_demand" in prices else "-",
+                fmt_usd(prices["spot"]) if "spot" in prices else "-",
+            )
+    console = Console()
+    console.print(table)
+    console.print(
+        f"{len(payload['instances'])} instance types, {rows} rows; sources: `gpugauge catalog info`"
+    )
+
+
+def _onprem(catalog: Catalog, args: argparse.Namespace, *, min_memory: int, max_price: float | None) -> int:
+    cards = [
+        c
+        for c in catalog.onprem_cards
+        if (args.gpu is None or c.gpu == args.gpu) and catalog.gpu(c.gpu).memory_bytes >= min_memory
+    ]
+    payload = {
+        **catalog_info(catalog),
+        "instances": [],
+        "onprem_cards": [
+            {
+                "gpu": c.gpu,
+                "gpu_memory_bytes": catalog.gpu(c.gpu).memory_bytes,
+                "price_usd": c.price_usd,
+                "power_watts": c.power_watts,
+                "source": c.source,
+                "as_of": c.as_of,
+            }
+            for c in cards
+        ],
+    }
+    if args.json:
+        print_json(payload)
+        return 0
+    table = Table(title=f"on-prem cards (catalog {catalog.version}); hourly cost: see `gpugauge recommend`")
+    for name in ("GPU", "memory", "price", "power W"):
+        table.add_column(name)
+    for c in cards:
+        table.add_row(
+            c.gpu, fmt_bytes(catalog.gpu(c.gpu).memory_bytes), fmt_usd(c.price_usd), str(c.power_watts)
+        )
+    Console().print(table)
+    return 0
+
+
+def _refresh(args: argparse.Namespace) -> int:
+    _one_of("--provider", args.provider, sorted(FETCHERS))
+    store = open_store(data_dir=args.data_dir, for_writing=True)
+    assert store is not None
+    kwargs = {"project": args.project} if args.provider == "gcp" and args.project else {}
+    console = Console(stderr=True)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=args.json or not console.is_terminal,
+    )
+    task = bar.add_task(f"{args.provider}: starting", total=1)
+
+    def progress(message: str, done: int, total: int) -> None:
+        bar.update(task, description=message, completed=done, total=max(total, 1))
+
+    try:
+        with bar:
+            report = refresh_catalog(
+                args.provider, store=store, regions=args.region, progress=progress, fetch_kwargs=kwargs
+            )
+    except CredentialsError as exc:
+        return fail(f"{args.provider}: {exc}")
+    except (FetchError, RefreshError, CatalogValidationError, CatalogStoreError, CatalogDataError) as exc:
+        print(f"gpugauge: catalog refresh failed, the current catalog is unchanged: {exc}", file=sys.stderr)
+        return 1
+    _print_report(report, as_json=args.json)
+    return 0
+
+
+def _print_report(report: RefreshReport, *, as_json: bool) -> None:
+    if as_json:
+        print_json(
+            {
+                "provider": report.provider,
+                "version": report.version,
+                "prices_as_of": report.prices_as_of,
+                "instances": report.instances,
+                "offers": report.offers,
+                "fetched_regions": list(report.fetched_regions),
+                "failed_regions": [{"region": r, "reason": why} for r, why in report.failed_regions],
+                "problems": list(report.problems),
+            }
+        )
+        return
+    console = Console()
+    console.print(
+        f"catalog version [bold]{report.version}[/] is current: {report.instances} {report.provider} "
+        f"instance types, {report.offers} prices as of {report.prices_as_of}"
+    )
+    for region, why in report.failed_regions:
+        console.print(f"[yellow]{region}: not refreshed ({why}); its last prices are kept[/]")
+    for problem in report.problems[:20]:
+        console.print(f"[dim]note: {problem}[/]")
+    if len(report.problems) > 20:
+        console.print(f"[dim]... and {len(report.problems) - 20} more notes (use --json to see all)[/]")

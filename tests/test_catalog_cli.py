@@ -1,0 +1,143 @@
+"""`gpugauge catalog ...` run through its own parser: tables, the API's JSON, one-line errors, refresh."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from catalog.fetchers import FETCHERS
+from catalog.fetchers.result import CredentialsError
+from catalog.loader import load_catalog
+from service.catalog_listing import list_instances
+from service.commands import catalog as catalog_cli
+from tests.test_catalog_refresh import aws_result
+
+
+def run(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="gpugauge")
+    catalog_cli.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["catalog", *argv])
+    code: int = args.func(args)
+    return code
+
+
+@pytest.fixture(autouse=True)
+def no_configured_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.delenv("GPUGAUGE_CATALOG_DIR", raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def test_v100_instances_on_aws_list_p3_with_prices_by_region(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("instances", "--gpu", "v100-16gb", "--provider", "aws") == 0
+    out = capsys.readouterr().out
+    for itype in ("p3.2xlarge", "p3.8xlarge", "p3.16xlarge"):
+        assert itype in out
+    for region in ("us-east-1", "us-west-2", "eu-west-1"):
+        assert region in out
+    assert "$3.06" in out and "p3dn" not in out  # p3dn carries v100-32gb
+
+
+def test_json_is_exactly_the_api_payload(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("instances", "--gpu", "t4", "--region", "us-central1", "--max-price", "$1", "--json") == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == list_instances(
+        load_catalog(), gpu="t4", region="us-central1", max_price_per_hour_usd=1.0
+    )
+    assert printed["instances"] and all(
+        p["price_per_hour_usd"] <= 1.0 for i in printed["instances"] for p in i["prices"]
+    )
+
+
+def test_info_json_names_version_date_and_sources(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("info", "--json") == 0
+    info = json.loads(capsys.readouterr().out)
+    assert set(info) == {"version", "prices_as_of", "sources"} and info["sources"]
+
+
+def test_gpus_filter_by_human_memory_size(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("gpus", "--min-memory", "40GB", "--json") == 0
+    slugs = {g["slug"] for g in json.loads(capsys.readouterr().out)["gpus"]}
+    assert {"a100-80gb", "h200"} <= slugs and "t4" not in slugs
+
+
+def test_min_gpu_memory_filters_instances(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("instances", "--provider", "gcp", "--min-gpu-memory", "70GiB", "--json") == 0
+    gpus = {i["gpu"] for i in json.loads(capsys.readouterr().out)["instances"]}
+    assert gpus and gpus <= {"a100-80gb", "h100-sxm", "h200", "b200"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (("instances", "--provider", "azure"), "valid: aws, gcp, onprem"),
+        (
+            ("instances", "--provider", "aws", "--region", "us-central1"),
+            "valid: eu-west-1, us-east-1, us-west-2",
+        ),
+        (("instances", "--gpu", "v100"), "did you mean v100-16gb, v100-32gb"),
+        (("instances", "--min-gpu-memory=-3GB"), "negative"),
+        (("instances", "--max-price", "cheap"), "--max-price"),
+        (("gpus", "--min-memory", "16XB"), "unknown size unit"),
+        (("refresh", "--provider", "azure"), "valid: aws, gcp"),
+    ],
+)
+def test_bad_input_is_one_line_on_stderr_with_exit_2(
+    argv: tuple[str, ...], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(*argv) == 2
+    captured = capsys.readouterr()
+    assert needle in captured.err and captured.err.count("\n") == 1 and captured.out == ""
+
+
+def test_onprem_lists_cards_to_buy(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("instances", "--provider", "onprem", "--json") == 0
+    cards = {c["gpu"]: c for c in json.loads(capsys.readouterr().out)["onprem_cards"]}
+    assert cards["rtx-4090"]["price_usd"] == 1599 and cards["rtx-4090"]["power_watts"] == 450
+
+
+def _fake(result: Any) -> Any:
+    def fetch(**kwargs: Any) -> Any:
+        kwargs["progress"]("aws: fake", 0, 1)
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    return fetch
+
+
+def test_refresh_makes_a_new_version_that_info_then_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(FETCHERS, "aws", _fake(aws_result(failed=(("eu-west-1", "throttled"),))))
+    assert run("refresh", "--provider", "aws", "--data-dir", str(tmp_path), "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["failed_regions"] == [{"region": "eu-west-1", "reason": "throttled"}]
+    monkeypatch.setenv("GPUGAUGE_CATALOG_DIR", str(tmp_path))
+    assert run("info", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["version"] == report["version"]
+
+
+def test_refresh_without_credentials_says_so_in_one_line_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(
+        FETCHERS, "aws", _fake(CredentialsError("no AWS credentials found: run `aws configure`"))
+    )
+    assert run("refresh", "--provider", "aws", "--data-dir", str(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no AWS credentials" in err
+    assert not list(tmp_path.rglob("version-*.json"))
+
+
+def test_a_rejected_refresh_exits_1_and_says_the_catalog_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(FETCHERS, "aws", _fake(aws_result(factor=-1.0)))
+    assert run("refresh", "--provider", "aws", "--data-dir", str(tmp_path)) == 1
+    assert "unchanged" in capsys.readouterr().err
+    assert not list(tmp_path.rglob("version-*.json"))
