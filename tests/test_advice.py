@@ -7,10 +7,17 @@ from dataclasses import replace
 import pytest
 from sizing_fixtures import GIB, gpu, mlp, resnet50, stats_only, training
 
-from workers.sizing.advice import cpu_warning, gpu_warnings, machine_warnings, memory_warnings, model_warnings
+from workers.sizing.advice import (
+    cpu_warning,
+    gpu_warnings,
+    machine_warnings,
+    memory_warnings,
+    merge_warnings,
+    model_warnings,
+)
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, MachineNeeds
 from workers.sizing.memory import baseline_formula_bytes, estimate_memory, sharded_memory
-from workers.sizing.requirements import MemoryBreakdown
+from workers.sizing.requirements import MemoryBreakdown, Warning
 from workers.sizing.spec import Dataset, Framework, JobSpec, Precision
 from workers.sizing.timing import IterationTime
 
@@ -45,8 +52,8 @@ def test_short_run_fires_under_10_minutes_and_not_at_10() -> None:
 
 
 def test_tiny_layers_fire_with_many_layers_mostly_tiny() -> None:
-    assert "tiny-layers" in _codes(JOB, time=_time(layers=50, tiny=25))
-    assert "tiny-layers" not in _codes(JOB, time=_time(layers=50, tiny=24))
+    assert "tiny-layers" in _codes(JOB, time=_time(layers=50, tiny=45))
+    assert "tiny-layers" not in _codes(JOB, time=_time(layers=50, tiny=44))
     assert "tiny-layers" not in _codes(JOB, time=_time(layers=49, tiny=49))
 
 
@@ -160,6 +167,16 @@ def test_model_warnings_for_unknown_size_operators_and_preallocating_frameworks(
     codes = [w.code for w in model_warnings(job, gpu_count=1)]
     assert codes == ["unknown-dataset-size", "unknown-operators", "framework-preallocates"]
     assert model_warnings(JOB, gpu_count=1) == []
+
+
+def test_one_warning_per_code_names_every_card_it_holds_on() -> None:
+    merged = merge_warnings([
+        ("gtx-1080-ti", Warning("short-iteration", "One iteration takes 1.0 ms on gtx-1080-ti.")),
+        ("", Warning("cpu-bound", "x")),
+        ("gtx-1080", Warning("short-iteration", "One iteration takes 0.5 ms on gtx-1080.")),
+    ])
+    assert [w.code for w in merged] == ["short-iteration", "cpu-bound"]
+    assert merged[0].message == "One iteration takes 1.0 ms on gtx-1080-ti. The same holds on gtx-1080."
 
 
 def test_breakdown_sum_is_the_peak() -> None:

@@ -182,3 +182,23 @@ def machine_warnings(needs: MachineNeeds, *, host_memory_bytes: int | None = Non
             f"({_gb(needs.storage_min_bytes)} to {_gb(needs.storage_max_bytes)}). SSD over HDD matters "
             f"little for training speed.")))
     return found
+
+
+def merge_warnings(warnings: list[tuple[str, Warning]]) -> list[Warning]:
+    """Return one warning per code, in first-seen order; a code raised on several cards names them all.
+
+    Each item is (card, warning), card "" for a warning that belongs to no card.
+    """
+    first: dict[str, Warning] = {}
+    others: dict[str, list[str]] = {}
+    for card, warning in warnings:
+        if warning.code not in first:
+            first[warning.code], others[warning.code] = warning, []
+        elif card and card not in others[warning.code]:
+            others[warning.code].append(card)
+    merged = []
+    for code, warning in first.items():
+        if others[code]:
+            warning = Warning(code, f"{warning.message} The same holds on {', '.join(others[code])}.")
+        merged.append(warning)
+    return merged

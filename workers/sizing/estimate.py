@@ -11,7 +11,7 @@ import difflib
 from collections.abc import Mapping, Sequence
 
 from catalog.types import GpuSpec
-from workers.sizing.advice import cpu_warning, gpu_warnings, memory_warnings, model_warnings
+from workers.sizing.advice import cpu_warning, gpu_warnings, memory_warnings, merge_warnings, model_warnings
 from workers.sizing.checks import check_job
 from workers.sizing.errors import UnknownNameError
 from workers.sizing.machine import cpu_score_needed, machine_needs
@@ -113,9 +113,9 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
     baseline = baseline_formula_bytes(model, training.batch_size)
     sharded = sharded_memory(model, training, gpu_count=gpu_count) if gpu_count > 1 else None
     needs = machine_needs(job.dataset, gpu_count=gpu_count)
-    warnings: list[Warning] = [*memory_warnings(job, memory=memory, baseline_bytes=baseline,
-                                                gpu_count=gpu_count, sharded=sharded),
-                               *model_warnings(job, gpu_count=gpu_count)]
+    warnings: list[tuple[str, Warning]] = [
+        ("", w) for w in (*memory_warnings(job, memory=memory, baseline_bytes=baseline, gpu_count=gpu_count,
+                                           sharded=sharded), *model_warnings(job, gpu_count=gpu_count))]
     mitigations: list[Mitigation] = []
     per_gpu: list[PerGpu] = []
     cpu_scores: list[tuple[float, str]] = []
@@ -124,17 +124,18 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
         if gpus:
             per_gpu.append(row)
         cpu_scores.append((row.cpu_single_thread_score, gpu.slug))
-        warnings += gpu_warnings(job, gpu, time=time, training_hours=row.training_hours, fits=row.fits,
-                                 gpu_memory_bytes=row.gpu_memory_bytes, usable_bytes=usable_memory_bytes(gpu),
-                                 gpu_count=gpu_count)
+        warnings += [(gpu.slug, w) for w in gpu_warnings(
+            job, gpu, time=time, training_hours=row.training_hours, fits=row.fits,
+            gpu_memory_bytes=row.gpu_memory_bytes, usable_bytes=usable_memory_bytes(gpu),
+            gpu_count=gpu_count)]
         if not row.fits:
             plan = out_of_memory_plan(job, gpu, gpu_count=gpu_count, profile_gpu=reference)
             mitigations += plan.mitigations
-            warnings += plan.warnings
+            warnings += [(gpu.slug, w) for w in plan.warnings]
     cpu_score, fastest = max(cpu_scores, default=(0.0, ""))
     cpu = cpu_warning(cpu_score, gpu=fastest)
     if cpu is not None:
-        warnings.append(cpu)
+        warnings.append((fastest, cpu))
     return Requirements(
         gpu_memory_bytes=memory.total_bytes,
         gpu_memory_breakdown=memory,
@@ -148,6 +149,6 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
                                                   gpu_count=gpu_count),
         iterations_total=iterations_total(job.dataset.samples, training, gpu_count=gpu_count),
         per_gpu=tuple(per_gpu),
-        warnings=tuple(warnings),
+        warnings=tuple(merge_warnings(warnings)),
         mitigations=tuple(mitigations),
     )

@@ -17,10 +17,11 @@ BASELINE_UNDERSTATES_RATIO = 1.2
 SHORT_ITERATION_MS = 10.0
 SHORT_RUN_MINUTES = 10.0
 # domain.md §4: "each layer's forward or backward under about 0.1 ms, with a huge number of layers".
-# "Huge" is ours: at least TINY_LAYERS_MIN_COUNT layers, at least half of them that short.
+# "Huge" is ours: at least TINY_LAYERS_MIN_COUNT layers; "each" we read as 90% of them that short (a
+# ResNet-50 at batch 128 on an A100 has half its layers under 0.1 ms yet is not launch-bound).
 TINY_LAYER_MS = 0.1
 TINY_LAYERS_MIN_COUNT = 50
-TINY_LAYERS_MIN_SHARE = 0.5
+TINY_LAYERS_MIN_SHARE = 0.9
 # domain.md §4: "multiply-adds at most about 10x the parameter count ... multi-GPU helps little".
 PARAMETER_EXCHANGE_RATIO = 10.0
 
