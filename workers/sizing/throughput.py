@@ -1,4 +1,4 @@
-"""Which arithmetic units a layer runs on, at what peak, for a precision, framework and GPU."""
+"""Which arithmetic units a layer runs on, and at what peak, for a precision and a GPU."""
 
 from __future__ import annotations
 
@@ -10,15 +10,17 @@ from workers.sizing.efficiency import (
     compute_efficiency,
 )
 from workers.sizing.rules import BF16_ARCHITECTURES, TENSOR_CORE_ARCHITECTURES
-from workers.sizing.spec import Framework, Precision
+from workers.sizing.spec import Precision
 from workers.sizing.stats import LayerKind
 
-# Frameworks that run fp32 matmuls in TF32 on Ampere and later by default. PyTorch does so only for
-# cuDNN convolutions (torch.backends.cudnn.allow_tf32 defaults to True; cuda.matmul.allow_tf32 to
-# False since 1.12); TensorFlow enables TF32 everywhere since 2.4; JAX's default matmul precision on
-# GPU uses TF32. CNTK predates Ampere.
-_TF32_MATMUL_FRAMEWORKS = frozenset({Framework.TENSORFLOW, Framework.JAX})
-_MATMUL_KINDS = frozenset({LayerKind.DENSE, LayerKind.ATTENTION, LayerKind.GENERIC})
+# fp32 jobs on Ampere and later run their convolutions and matmuls on TF32 tensor cores: cuDNN
+# convolutions by default in every framework (torch.backends.cudnn.allow_tf32 defaults to True),
+# matmuls by default in TensorFlow (2.4 on), JAX, PyTorch 1.7-1.11 and NVIDIA's NGC containers.
+# PyTorch 1.12 turned matmul TF32 off by default, but training code commonly turns it back on
+# (torch.set_float32_matmul_precision("high"), HF Trainer --tf32), and every public fp32 measurement
+# on Ampere in validation/ ran TF32; so do we. Element-wise, norm and pooling layers are unaffected.
+_TF32_KINDS = frozenset({LayerKind.CONV, LayerKind.DENSE, LayerKind.ATTENTION, LayerKind.RECURRENT,
+                         LayerKind.GENERIC})
 
 
 def has_bf16(gpu: GpuSpec) -> bool:
@@ -42,12 +44,10 @@ def effective_precision(precision: Precision, gpu: GpuSpec | None) -> Precision:
     return precision
 
 
-def math_unit(kind: LayerKind, precision: Precision, framework: Framework, gpu: GpuSpec) -> MathUnit:
+def math_unit(kind: LayerKind, precision: Precision, gpu: GpuSpec) -> MathUnit:
     """Return the units a layer of this kind computes on."""
     if precision is Precision.FP32:
-        if gpu.architecture in BF16_ARCHITECTURES and (
-            kind is LayerKind.CONV or (kind in _MATMUL_KINDS and framework in _TF32_MATMUL_FRAMEWORKS)
-        ):
+        if gpu.architecture in BF16_ARCHITECTURES and kind in _TF32_KINDS:
             return MathUnit.TF32
         return MathUnit.SIMT
     # Without tensor cores, frameworks compute fp16 with fp32 accumulation at the fp32 rate (cuDNN's
@@ -67,9 +67,9 @@ def peak_tflops(unit: MathUnit, precision: Precision, gpu: GpuSpec) -> float:
     return gpu.fp16_tflops
 
 
-def achieved_flops_per_ms(kind: LayerKind, precision: Precision, framework: Framework, gpu: GpuSpec) -> float:
+def achieved_flops_per_ms(kind: LayerKind, precision: Precision, gpu: GpuSpec) -> float:
     """Return the FLOPs per millisecond a layer of this kind achieves on the GPU."""
-    unit = math_unit(kind, precision, framework, gpu)
+    unit = math_unit(kind, precision, gpu)
     rate = peak_tflops(unit, precision, gpu) * compute_efficiency(kind, unit, gpu.architecture)
     if gpu.tdp_watts <= LOW_POWER_TDP_WATTS:
         rate *= LOW_POWER_FACTOR
