@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 
-class Provider(str, Enum):
+class Provider(StrEnum):
     """Where an offer comes from."""
 
     AWS = "aws"
@@ -14,7 +14,7 @@ class Provider(str, Enum):
     ONPREM = "onprem"
 
 
-class Pricing(str, Enum):
+class Pricing(StrEnum):
     """How an offer is billed."""
 
     ON_DEMAND = "on_demand"

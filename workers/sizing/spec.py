@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from workers.sizing.stats import ModelStats
 
 
-class Precision(str, Enum):
+class Precision(StrEnum):
     """Numeric format of activations and gradients during training."""
 
     FP32 = "fp32"
@@ -16,7 +16,7 @@ class Precision(str, Enum):
     BF16_MIXED = "bf16-mixed"
 
 
-class Optimizer(str, Enum):
+class Optimizer(StrEnum):
     """The update rule; it sets how many extra copies of the parameters the optimizer keeps."""
 
     SGD = "sgd"
@@ -25,7 +25,7 @@ class Optimizer(str, Enum):
     ADAMW = "adamw"
 
 
-class Framework(str, Enum):
+class Framework(StrEnum):
     """The training framework; it sets multi-GPU scaling and the memory it reserves."""
 
     PYTORCH = "pytorch"
@@ -34,7 +34,7 @@ class Framework(str, Enum):
     CNTK = "cntk"
 
 
-class Objective(str, Enum):
+class Objective(StrEnum):
     """What the ranking optimises."""
 
     COST = "cost"

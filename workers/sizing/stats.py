@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class LayerKind(str, Enum):
+class LayerKind(StrEnum):
     """How a layer spends time on a GPU; the timing model keeps one efficiency factor per kind."""
 
     CONV = "conv"  # convolutions and transposed convolutions (cuDNN)
