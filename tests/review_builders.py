@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from catalog.types import Catalog, GpuSpec, InstanceType, Offer, OnPremCard, Pricing, Provider
 from workers.budget import ReviewItem, Sweep
@@ -107,3 +107,18 @@ def catalog(gpus: Sequence[GpuSpec] = (), instances: Sequence[InstanceType] = ()
     """Return a catalog of these rows."""
     return Catalog(version="test-1", prices_as_of="2024-01-01", sources=("test",), gpus=tuple(gpus),
                    instances=tuple(instances), offers=tuple(offers), onprem_cards=tuple(cards))
+
+
+class FakeRanking:
+    """A stand-in for workers.recommend.recommend, answering by the job's model name."""
+
+    def __init__(self, answers: Mapping[str, Recommendation | Exception]) -> None:
+        self.answers = answers
+        self.seen: list[JobSpec] = []
+
+    def __call__(self, job: JobSpec, catalog: Catalog) -> Recommendation:
+        self.seen.append(job)
+        answer = self.answers[job.model.name]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer

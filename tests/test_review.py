@@ -2,37 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import pytest
 
 from catalog.types import Catalog
-from tests.review_builders import card, catalog, gpu_spec, item, job, option, per_gpu, recommendation
+from tests.review_builders import (
+    FakeRanking,
+    card,
+    catalog,
+    gpu_spec,
+    item,
+    job,
+    option,
+    per_gpu,
+    recommendation,
+)
 from workers.budget import DEADLINE, DURATION_UNKNOWN, FAILED, MISSES_DEADLINE, Review, Sweep, SweepKind
-from workers.recommendation import Recommendation
 from workers.review import REVIEW_OPTION_LIMIT, run_review, scoped_job
 from workers.sizing.errors import SpecError
-from workers.sizing.spec import JobSpec
 
 CHEAP = option("g4dn.xlarge", hours=10.0, price=0.5, gpu="t4")
 FAST = option("p4d.1", hours=2.0, price=8.0, gpu="a100-40gb")
 FOUR_SMALL = option("g4dn.12xlarge", hours=3.0, price=4.0, gpu="t4", gpu_count=4)
 ROWS = (per_gpu("t4", hours=10.0), per_gpu("a100-40gb", hours=2.0))
-
-
-class FakeRanking:
-    """A stand-in for workers.recommend.recommend, answering by the job's model name."""
-
-    def __init__(self, answers: Mapping[str, Recommendation | Exception]) -> None:
-        self.answers = answers
-        self.seen: list[JobSpec] = []
-
-    def __call__(self, job: JobSpec, catalog: Catalog) -> Recommendation:
-        self.seen.append(job)
-        answer = self.answers[job.model.name]
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
 
 
 def _catalog() -> Catalog:
