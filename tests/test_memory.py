@@ -124,6 +124,13 @@ def test_data_parallel_keeps_a_full_copy_and_pytorch_adds_gradient_buckets() -> 
     assert tf_four.gradients == one.gradients
 
 
+def test_graph_mode_tensorflow_keeps_more_activations_than_pytorch() -> None:
+    model = resnet50()
+    torch = estimate_memory(model, training()).activations
+    tensorflow = estimate_memory(model, training(framework=Framework.TENSORFLOW)).activations
+    assert tensorflow > torch
+
+
 def test_sharding_splits_optimizer_state_and_gradients_n_ways() -> None:
     model = mlp()
     full = estimate_memory(model, training())

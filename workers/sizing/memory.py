@@ -18,6 +18,7 @@ from workers.sizing.overheads import (
     CUDA_CONTEXT_BYTES,
     DDP_BUCKET_COPIES_PYTORCH,
     DEFAULT_CUDA_CONTEXT_BYTES,
+    FRAMEWORK_ACTIVATION_FACTOR,
     GRADIENT_BYTES,
     OPTIMIZER_STATE_BYTES,
     RECOMPUTE_SEGMENT_FACTOR,
@@ -110,8 +111,8 @@ def estimate_memory(model: ModelStats, training: Training, *, gpu: GpuSpec | Non
     """
     precision = effective_precision(training.precision, gpu)
     trainable = model.parameters - model.frozen_parameters
-    activations = round(training.batch_size * activation_bytes_per_sample(
-        model, precision, recompute=training.recompute))
+    activations = round(training.batch_size * FRAMEWORK_ACTIVATION_FACTOR[training.framework]
+                        * activation_bytes_per_sample(model, precision, recompute=training.recompute))
     parameters = model.parameters * WEIGHT_BYTES[precision]
     gradient_copies = 1.0
     if gpu_count > 1 and training.framework is Framework.PYTORCH:

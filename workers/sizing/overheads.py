@@ -7,7 +7,7 @@ to be checked against validation/ (the calibration step may adjust the ones so m
 from __future__ import annotations
 
 from workers.sizing.rules import MIB
-from workers.sizing.spec import Optimizer, Precision
+from workers.sizing.spec import Framework, Optimizer, Precision
 
 # Activations kept for backward: fp32 4 B; mixed precision keeps them in 16 bits (domain.md §2:
 # "mixed precision (2-byte activations, fp32 master weights)").
@@ -47,6 +47,18 @@ STATS_ONLY_SAVED_PER_NEURON = 1.0
 # With per-layer rows: while backward runs, the gradient of the largest layer's output and of its
 # input are alive besides what is saved [rule of thumb: two buffers of the largest layer].
 TRANSIENT_GRADIENT_BUFFERS = 2
+
+# Activations a framework keeps relative to PyTorch's fused kernels. [anchor] google-research/bert's
+# max-batch table (TensorFlow 1.11, 12 GB Titan X; validation/ gbert-*) fits 1.5-4.5x fewer samples
+# than PyTorch-style counting predicts: graph-mode TensorFlow builds GELU, layer norm and dropout from
+# primitive ops that each keep their inputs (dropout keeps an fp32 mask). We take 2.0. JAX (XLA fuses
+# and rematerialises) and CNTK: 1.0 [rule of thumb].
+FRAMEWORK_ACTIVATION_FACTOR: dict[Framework, float] = {
+    Framework.PYTORCH: 1.0,
+    Framework.TENSORFLOW: 2.0,
+    Framework.JAX: 1.0,
+    Framework.CNTK: 1.0,
+}
 
 # Recompute (gradient checkpointing, Chen et al. 2016): keep sqrt(n) checkpoints of n layers and
 # recompute one segment at a time: about 2 sqrt(n) layers' worth alive, i.e. a share 2 / sqrt(n) of
