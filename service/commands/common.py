@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 from marshmallow import Schema, ValidationError
+from rich.console import Console
 
 from service.humanize import apply_human_units
 from service.specs import load_job
@@ -70,6 +71,11 @@ def first_error(messages: Any) -> str:
         return "; ".join(f"{k}: {' '.join(map(str, v)) if isinstance(v, list) else v}"
                          for k, v in messages.items())
     return str(messages)
+
+
+def console() -> Console:
+    """Return a console for tables: the terminal's width, or 160 columns when piped."""
+    return Console(width=None if sys.stdout.isatty() else 160)
 
 
 def fail(message: str) -> int:

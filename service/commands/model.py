@@ -6,10 +6,10 @@ import argparse
 from typing import Any
 
 from marshmallow import ValidationError
-from rich.console import Console
 from rich.table import Table
 
 from service.commands.common import CliError, fail, first_error, print_json, read_spec_file
+from service.commands.common import console as make_console
 from service.render import bar, fmt_bytes, fmt_count
 from service.schemas.results import ModelStatsSchema
 from service.schemas.spec import ModelSchema
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
 def print_table(stats: ModelStats) -> None:
     """Print the per-layer table the way a network editor's statistics panel shows it."""
-    console = Console()
+    console = make_console()
     saved_total = sum(layer.saved_values for layer in stats.layers) or 1
     table = Table(title=f"{stats.name}: per-sample statistics", show_footer=True)
     table.add_column("#", justify="right")

@@ -1,5 +1,6 @@
 """The marshmallow schemas every boundary passes: HTTP bodies, CLI spec files, Slack, Celery payloads."""
 
+from service.schemas.problem import ProblemSchema
 from service.schemas.results import (
     ModelStatsSchema,
     RecommendationSchema,
@@ -11,6 +12,7 @@ __all__ = [
     "EstimateRequestSchema",
     "JobSpecSchema",
     "ModelStatsSchema",
+    "ProblemSchema",
     "RecommendationSchema",
     "RequirementsSchema",
 ]

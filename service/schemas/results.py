@@ -78,6 +78,8 @@ class MitigationSchema(Schema):
     update_interval = fields.Integer(allow_none=True)
     gpu_count = fields.Integer(allow_none=True)
     layers = fields.List(fields.String())
+    gpu = fields.String(allow_none=True)
+    opens = fields.List(fields.String())
 
 
 def _storage(req: Any) -> dict[str, int]:

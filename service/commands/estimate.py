@@ -1,0 +1,90 @@
+"""`gpugauge estimate SPEC [--gpu SLUG]... [--gpu-count N] [--json]`: what the job needs, per GPU."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from catalog.loader import load_catalog
+from service.commands.catalog import open_store
+from service.commands.common import CliError, fail, load_spec, print_json
+from service.commands.common import console as make_console
+from service.render import bar, fmt_bytes, fmt_count, fmt_hours
+from service.schemas import EstimateRequestSchema, RequirementsSchema
+from workers.sizing.errors import SizingError
+from workers.sizing.estimate import estimate_requirements, resolve_gpus
+from workers.sizing.requirements import Requirements
+
+
+def register(subparsers: Any) -> None:
+    """Add the `estimate` subcommand."""
+    p = subparsers.add_parser("estimate", help="GPU memory, time, host memory, CPU and storage a job needs")
+    p.add_argument("spec", help="a job spec file (JSON or YAML)")
+    p.add_argument("--gpu", action="append", default=[], metavar="SLUG",
+                   help="also fit and time the job on this GPU (repeatable); see `gpugauge catalog gpus`")
+    p.add_argument("--gpu-count", type=int, default=1, metavar="N", help="GPUs per machine (data parallel)")
+    p.add_argument("--json", action="store_true", help="print exactly what POST /v1/estimate returns")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Size the spec and print the requirements (or their JSON)."""
+    try:
+        data, job = load_spec(args.spec, schema=EstimateRequestSchema(),
+                              extra={"gpus": args.gpu, "gpu_count": args.gpu_count})
+        known = {gpu.slug: gpu for gpu in load_catalog(store=open_store()).gpus}
+        requirements = estimate_requirements(job, gpus=resolve_gpus(data["gpus"], known, field="--gpu"),
+                                             gpu_count=data["gpu_count"], known_gpus=known)
+    except CliError as exc:
+        return fail(str(exc))
+    except SizingError as exc:
+        return fail(f"{exc.field}: {exc.reason}")
+    if args.json:
+        print_json(RequirementsSchema().dump(requirements))
+    else:
+        print_requirements(requirements, title=f"{job.model.name}, batch {job.training.batch_size} per GPU")
+    return 0
+
+
+def print_requirements(req: Requirements, *, title: str) -> None:
+    """Print requirements, memory breakdown, per-GPU fit and time, warnings and the out-of-memory plan."""
+    console = make_console()
+    console.rule(f"[bold]{title}")
+    b = req.gpu_memory_breakdown
+    terms = {"activations": b.activations, "parameters": b.parameters, "gradients": b.gradients,
+             "optimizer state": b.optimizer_state, "framework reserve": b.framework_reserve}
+    mem = Table(title=f"GPU memory per GPU: {fmt_bytes(req.gpu_memory_bytes)} "
+                      f"(baseline formula of the domain notes: {fmt_bytes(req.baseline_formula_bytes)})")
+    mem.add_column("term")
+    mem.add_column("bytes", justify="right")
+    mem.add_column("share")
+    for name, value in terms.items():
+        share = value / req.gpu_memory_bytes if req.gpu_memory_bytes else 0.0
+        mem.add_row(name, fmt_bytes(value), f"{bar(share)} {share:.0%}")
+    console.print(mem)
+    console.print(f"host memory {fmt_bytes(req.host_memory_bytes)}   storage {fmt_bytes(req.storage_min_bytes)}"
+                  f"-{fmt_bytes(req.storage_max_bytes)}   CPU single-thread score "
+                  f"{req.cpu_single_thread_score:,.0f}   {fmt_count(req.flops_per_iteration)}FLOP per iteration"
+                  f"   {req.iterations_per_epoch:,} iterations per epoch, {req.iterations_total:,} in all")
+    if req.per_gpu:
+        gpus = Table(title="Per GPU")
+        for col in ("GPU", "count", "fits", "memory", "iteration", "samples/s", "training", "bound by"):
+            gpus.add_column(col, justify="left" if col in ("GPU", "bound by") else "right")
+        for row in req.per_gpu:
+            gpus.add_row(row.gpu, str(row.gpu_count), "[green]yes[/]" if row.fits else "[red]no[/]",
+                         fmt_bytes(row.gpu_memory_bytes), f"{row.iteration_ms:,.1f} ms",
+                         f"{row.throughput_samples_per_s:,.0f}", fmt_hours(row.training_hours),
+                         row.bottleneck + (" (calibrated)" if row.calibrated else ""))
+        console.print(gpus)
+    for w in req.warnings:
+        console.print(f"[yellow]warning[/] {escape(f'[{w.code}]')} {escape(w.message)}")
+    if req.mitigations:
+        plan = Table(title="Out of memory: what to change")
+        for col in ("change", "memory", "time x", "details"):
+            plan.add_column(col)
+        for m in req.mitigations:
+            plan.add_row(m.kind, fmt_bytes(m.gpu_memory_bytes), f"{m.time_factor:.2f}", m.description)
+        console.print(plan)
