@@ -69,10 +69,9 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
         return ((LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic)),)
     work = []
     for layer in model.layers:
-        if layer.traffic_values:
-            per_sample = max(layer.traffic_values - layer.parameters, 0)
-        else:  # read the input, write the output: about twice the output
-            per_sample = 2 * layer.neurons
+        # Without a traffic figure: read the input, write the output, about twice the output.
+        per_sample = (max(layer.traffic_values - layer.parameters, 0) if layer.traffic_values
+                      else 2 * layer.neurons)
         traffic = per_sample * batch_size * value_bytes + layer.parameters * weight_bytes
         work.append((layer.kind, 2.0 * layer.multiply_adds * batch_size, float(traffic)))
     return tuple(work)
