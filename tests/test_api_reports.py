@@ -1,0 +1,127 @@
+"""POST /v1/reports from the app factory: small reviews inline, large ones as a job with progress, bad input 422."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service.jobs import RUNNING, MemoryJobStore, new_record
+from service.review_tasks import record_progress
+from tests.service_helpers import wait_for_job
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "budget-review.json"
+SPEC = {"model": {"stats": {"neurons": 2_000_000, "parameters": 5_000_000, "multiply_adds": 2 * 10**9}},
+        "training": {"batch_size": 64, "epochs": 3}, "dataset": {"samples": 100_000, "bytes": 10**9},
+        "constraints": {"providers": ["aws", "gcp"], "max_gpus": 4}}
+
+
+def _example() -> dict[str, Any]:
+    raw: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    return raw
+
+
+def _review(jobs: int, **top: Any) -> dict[str, Any]:
+    return {"name": "many", "budget_usd": 500, "providers": ["aws", "gcp"], **top,
+            "jobs": [{"name": f"job {i}", "team": ("a", "b")[i % 2], "runs": 1 + i % 3, "spec": SPEC}
+                     for i in range(jobs)]}
+
+
+def test_a_small_review_is_answered_inline_as_json(embedded_client: FlaskClient) -> None:
+    answer = embedded_client.post("/v1/reports", json={**_example(), "format": "json"})
+    assert answer.status_code == 200, answer.get_json()
+    body = answer.get_json()
+    assert [j["name"] for j in body["jobs"]] == [j["name"] for j in _example()["jobs"]]
+    assert body["standing"]["budget_usd"] == _example()["budget_usd"]
+    assert {t["team"] for t in body["teams"]} == {j.get("team", j.get("owner")) for j in _example()["jobs"]}
+
+
+def test_the_html_format_is_a_page_that_may_run_and_fetch_nothing(embedded_client: FlaskClient) -> None:
+    answer = embedded_client.post("/v1/reports", json={**_example(), "format": "html"})
+    assert answer.status_code == 200
+    assert answer.mimetype == "text/html"
+    assert "default-src 'none'" in answer.headers["Content-Security-Policy"]
+    page = answer.get_data(as_text=True)
+    assert page.count("<svg") == 2 and "https://" not in page
+
+
+def test_csv_and_markdown_come_with_their_media_types(embedded_client: FlaskClient) -> None:
+    csv_answer = embedded_client.post("/v1/reports", json={**_review(2), "format": "csv"})
+    assert csv_answer.mimetype == "text/csv"
+    rows = list(csv.DictReader(io.StringIO(csv_answer.get_data(as_text=True))))
+    assert [r["row"] for r in rows].count("job") == 2
+    md = embedded_client.post("/v1/reports", json={**_review(2), "format": "markdown"})
+    assert md.mimetype == "text/markdown" and md.get_data(as_text=True).startswith("# Budget review")
+
+
+def test_a_bad_field_is_a_422_problem_naming_its_path(embedded_client: FlaskClient) -> None:
+    review = _example()
+    review["jobs"][2]["spec"]["training"]["batch_size"] = -1
+    answer = embedded_client.post("/v1/reports", json=review)
+    assert answer.status_code == 422
+    assert answer.mimetype == "application/problem+json"
+    assert "jobs[2].spec.training.batch_size" in answer.get_json()["errors"]
+
+
+def test_an_unknown_preset_is_a_422_naming_its_job(embedded_client: FlaskClient) -> None:
+    review = _example()
+    review["jobs"][1]["spec"]["model"] = {"preset": "bert-bse"}
+    answer = embedded_client.post("/v1/reports", json=review)
+    assert answer.status_code == 422
+    assert list(answer.get_json()["errors"]) == ["jobs[1].spec.model.preset"]
+
+
+def test_a_large_review_runs_as_a_job_with_progress(make_app: Callable[..., Flask]) -> None:
+    client = make_app(REPORT_INLINE_MAX_JOBS=2).test_client()
+    answer = client.post("/v1/reports", json=_review(4))
+    assert answer.status_code == 202
+    location = answer.headers["Location"]
+    assert location.startswith("/v1/reports/review-")
+    done = wait_for_job(client, location, timeout_s=30)
+    assert done["status"] == "done", done
+    assert done["progress"] == {"done": 4, "total": 4}
+    assert len(done["result"]["jobs"]) == 4
+    page = client.get(location + "?format=html")
+    assert page.mimetype == "text/html" and "<svg" in page.get_data(as_text=True)
+
+
+def test_the_same_large_review_twice_is_one_job(make_app: Callable[..., Flask]) -> None:
+    client = make_app(REPORT_INLINE_MAX_JOBS=1).test_client()
+    first = client.post("/v1/reports", json=_review(3))
+    second = client.post("/v1/reports", json=_review(3))
+    assert first.headers["Location"] == second.headers["Location"]
+    wait_for_job(client, first.headers["Location"], timeout_s=30)
+
+
+def test_unknown_reports_and_formats_are_refused(embedded_client: FlaskClient) -> None:
+    assert embedded_client.get("/v1/reports/review-" + "0" * 64).status_code == 404
+    assert embedded_client.get("/v1/reports/" + "0" * 64).status_code == 404
+    answer = embedded_client.get("/v1/reports/review-x?format=pdf")
+    assert answer.status_code == 422 and "format" in answer.get_json()["errors"]
+
+
+def test_progress_is_written_only_on_a_running_job() -> None:
+    store = MemoryJobStore()
+    store.put({**new_record("j", ttl_s=60)}, ttl_s=60)
+    record_progress(store, "j", done=1, total=3)
+    assert "progress" not in (store.get("j") or {})
+    store.put({**new_record("j", ttl_s=60), "status": RUNNING}, ttl_s=60)
+    record_progress(store, "j", done=2, total=3)
+    assert (store.get("j") or {})["progress"] == {"done": 2, "total": 3}
+
+
+def test_a_large_review_through_redis_and_a_celery_worker(queue_client: FlaskClient) -> None:
+    answer = queue_client.post("/v1/reports", json=_review(7))
+    assert answer.status_code == 202, answer.get_json()
+    done = wait_for_job(queue_client, answer.headers["Location"], timeout_s=60)
+    assert done["status"] == "done", done
+    assert done["progress"] == {"done": 7, "total": 7}
+    assert done["result"]["total"]["jobs"] == 7
+    csv_answer = queue_client.get(answer.headers["Location"] + "?format=csv")
+    assert csv_answer.mimetype == "text/csv"
