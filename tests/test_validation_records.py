@@ -29,7 +29,8 @@ checker = _load_checker()
 
 GENERATION = {
     "titan-x-maxwell": "maxwell", "gtx-1080": "pascal", "gtx-1080-ti": "pascal", "titan-x-pascal": "pascal",
-    "p100-16gb": "pascal", "v100-16gb": "volta", "v100-32gb": "volta", "rtx-2080-ti": "turing",
+    "p100-16gb": "pascal", "v100-16gb": "volta", "v100-32gb": "volta", "titan-v": "volta",
+    "rtx-2080-ti": "turing",
     "rtx-3090": "ampere", "a100-40gb": "ampere", "a100-80gb": "ampere", "rtx-4090": "ada",
     "h100-pcie": "hopper", "h100-sxm": "hopper",
 }
@@ -65,6 +66,15 @@ def test_records_meet_the_requested_coverage(records: list[dict[str, Any]]) -> N
     assert len(memory) >= 15
     assert len(speed) >= 25
     assert len({r["gpu"] for r in records}) >= 6
+
+
+def test_explicit_peak_memory_records_span_models_gpus_and_kinds(records: list[dict[str, Any]]) -> None:
+    peaks = [r for r in records if "peak_memory_bytes" in r["measured"]]
+    assert len(peaks) >= 25
+    assert len({r["gpu"] for r in peaks}) >= 5
+    assert {"cnn", "bert", "decoder-llm"} <= {_family(r["model"]) for r in peaks}
+    assert {"nvidia-smi", "max_memory_reserved"} <= {r["measured"]["memory_kind"] for r in peaks}
+    assert {r["split"] for r in peaks} == {"fit", "holdout"}
 
 
 def test_each_main_family_and_generation_is_in_both_splits(records: list[dict[str, Any]]) -> None:
@@ -125,6 +135,12 @@ def test_tampered_derived_stats_are_reported(records: list[dict[str, Any]]) -> N
     bad = copy.deepcopy(next(r for r in records if r["model"].startswith("dcgan-mnist-")))
     bad["stats"]["parameters"] += 1
     assert any("stats.parameters" in p for p in checker.check_derivations([bad]))
+
+
+def test_tampered_llmfs_gpt_stats_are_reported(records: list[dict[str, Any]]) -> None:
+    bad = copy.deepcopy(next(r for r in records if r["model"] == "gpt-llmfs-163m"))
+    bad["stats"]["multiply_adds"] -= 1
+    assert any("stats.multiply_adds" in p for p in checker.check_derivations([bad]))
 
 
 def test_main_exits_nonzero_on_a_bad_file(tmp_path: Path, records: list[dict[str, Any]]) -> None:

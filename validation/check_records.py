@@ -174,6 +174,16 @@ def llama3_8b_parameters() -> int:
     return layers * per_layer + dim + 2 * vocab * dim
 
 
+def llmfs_gpt_stats(seq: int) -> tuple[int, int]:
+    """Return (params, multiply-adds per sequence) of the LLMs-from-scratch GPT (GPT-2 small, untied head)."""
+    vocab, ctx, d, layers = 50257, 1024, 768, 12
+    # qkv without bias, out_proj with bias, two FF linears with bias, two LayerNorms (scale + shift)
+    per_layer = 3 * d * d + d * d + d + 2 * 4 * d * d + 4 * d + d + 2 * 2 * d
+    params = vocab * d + ctx * d + layers * per_layer + 2 * d + d * vocab
+    macs = (params - vocab * d - ctx * d) * seq + layers * 2 * d * seq * seq
+    return params, macs
+
+
 def check_derivations(records: Sequence[dict[str, Any]]) -> list[str]:
     """Recompute the derived model statistics stored in the records and report mismatches."""
     problems: list[str] = []
@@ -186,6 +196,9 @@ def check_derivations(records: Sequence[dict[str, Any]]) -> list[str]:
             want = {"parameters": g[0] + d[0], "multiply_adds": g[1] + d[1], "neurons": g[2] + d[2]}
         elif model == "llama3-8b":
             want = {"parameters": llama3_8b_parameters()}
+        elif model == "gpt-llmfs-163m":
+            params, macs = llmfs_gpt_stats(rec["sequence_length"])
+            want = {"parameters": params, "multiply_adds": macs}
         elif model.startswith("mpt-"):
             seq, layers, d_model = rec["sequence_length"], stats["layers"], stats["d_model"]
             want = {"multiply_adds": stats["parameters"] * seq + layers * 2 * d_model * seq * seq}
