@@ -16,8 +16,9 @@ BlockTable = Mapping[Provider, tuple[dict[str, float], float | None]]
 class Machine:
     """One instance type of the catalog with its offers: the part of a shape no job changes."""
 
-    __slots__ = ("card_memory_bytes", "cpu_score", "family", "gpu", "gpu_count", "host_memory_bytes",
-                 "instance_type", "offers", "provider", "provider_name", "storage_bytes", "vcpus")
+    __slots__ = ("block_rates", "block_rates_complete", "card_memory_bytes", "cpu_score", "family", "gpu",
+                 "gpu_count", "host_memory_bytes", "instance_type", "offers", "prices", "provider",
+                 "provider_name", "storage_bytes", "vcpus")
 
     def __init__(self, *, provider: Provider, instance_type: str, gpu: str, gpu_count: int, vcpus: int,
                  host_memory_bytes: int, storage_bytes: int, cpu_score: float, card_memory_bytes: int,
@@ -34,6 +35,10 @@ class Machine:
         self.cpu_score = cpu_score
         self.card_memory_bytes = card_memory_bytes
         self.offers = offers
+        self.prices = tuple(o.price_per_hour_usd for o in offers)
+        # Per offer, the USD per GB-month of block storage in its region (set by the index).
+        self.block_rates: tuple[float, ...] = ()
+        self.block_rates_complete = False
 
 
 class CatalogIndex:
@@ -62,6 +67,11 @@ class CatalogIndex:
                     offers=tuple(o for o in by_name.get(inst.instance_type, ())
                                  if o.provider is inst.provider))
             for _, inst in sorted(insts.items()))
+        for m in self.machines:
+            regions, fallback = self.block_table.get(m.provider, ({}, None))
+            rates = [regions.get(o.region, fallback) for o in m.offers]
+            m.block_rates = tuple(r or 0.0 for r in rates)
+            m.block_rates_complete = None not in rates
 
 
 def instance_family(instance_type: str, *, gpu: str, provider: Provider) -> str:

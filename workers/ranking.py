@@ -34,10 +34,10 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Mapping
-from itertools import compress
+from collections.abc import Callable, Mapping
 
-from catalog.types import Catalog, Offer, Pricing
+from catalog.types import Catalog, Pricing
+from workers.candidates import Span, collect_candidates
 from workers.catalog_index import catalog_index
 from workers.reasons import option_warnings, rejection_reason, why_line
 from workers.recommendation import RankedOption, Recommendation, Rejected
@@ -104,50 +104,9 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     shapes = judge_shapes(job, requirements=requirements, per_gpu=per_gpu, index=catalog_index(catalog),
                           scope=scope, cpu_adjust=_cpu_adjust(job), hours_known=hours_known)
     budget = job.constraints.budget_usd
-    budget_usd = budget if budget is not None and hours_known else math.inf
-    pricing_ok, regions_ok = scope.pricing, scope.regions
-    any_pricing = set(pricing_ok) >= set(Pricing)
-    balanced, by_time = job.objective is Objective.BALANCED, job.objective is Objective.TIME
-
-    # The hot loop keeps what it finds in lists of floats and existing objects: building a tuple
-    # per offer would wake the garbage collector over the whole catalog many times a run.
-    keys: list[float] = []
-    kept: list[Offer] = []
-    kept_shapes: list[Shape] = []
-    add_key, add_offer, add_shape = keys.append, kept.append, kept_shapes.append
-    for s in shapes:
-        if s.reject is not None:
-            s.seen = any((any_pricing or o.pricing in pricing_ok)
-                         and (not regions_ok or o.region in regions_ok) for o in s.m.offers)
-            continue
-        mult, block_factor, t, best = s.cost_mult, s.block_factor, s.time_metric, math.inf
-        for o in s.m.offers:
-            if not any_pricing and o.pricing not in pricing_ok:
-                continue
-            region = o.region
-            if regions_ok and region not in regions_ok:
-                continue
-            cost = o.price_per_hour_usd * mult
-            if block_factor:
-                per_gb_month = s.block_prices.get(region, s.block_fallback)
-                if per_gb_month is None:
-                    s.missing_storage_regions = s.missing_storage_regions | {region}
-                    continue
-                cost += block_factor * per_gb_month
-            if cost > budget_usd:
-                if s.over_budget is None or cost <= s.over_budget[0]:
-                    mark = (cost, region, o.pricing)
-                    if s.over_budget is None or mark < s.over_budget:
-                        s.over_budget = mark
-                continue
-            if cost < best:
-                best = cost
-            add_key(cost * t if balanced else t if by_time else cost)
-            add_offer(o)
-            add_shape(s)
-        s.best_cost = best
-
-    top = _top(job, keys, kept, kept_shapes)
+    found = collect_candidates(shapes, scope=scope, objective=job.objective,
+                               budget_usd=budget if budget is not None and hours_known else math.inf)
+    top = _top(job, found)  # found: the spans
     options = _options(top, shapes, job=job, hours_known=hours_known)
     in_scope = [s for s in shapes if s.seen or s.best_cost < math.inf or s.over_budget is not None
                 or s.missing_storage_regions]
@@ -162,34 +121,30 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     )
 
 
-def offer_cost_usd(offer: Offer, shape: Shape) -> float:
-    """Return the option's total cost: hourly price x hours, plus block storage where the shape needs it.
+def _top(job: JobSpec, spans: list[Span]) -> list[_Row]:
+    """Return the `limit` best rows in order: bound the first key, then sort the rows under it by all keys.
 
-    The ranking loop inlines these same steps; both must stay in step.
+    With at least `limit` machines, the limit-th smallest of their best keys bounds the limit-th
+    smallest key overall (that many machines each have an offer at or under it), so only offers at
+    or under it can make the cut, ties included.
     """
-    cost = offer.price_per_hour_usd * shape.cost_mult
-    if shape.block_factor:
-        per_gb_month = shape.block_prices.get(offer.region, shape.block_fallback)
-        cost += shape.block_factor * (per_gb_month or 0.0)
-    return cost
-
-
-def _top(job: JobSpec, keys: list[float], offers: list[Offer], shapes: list[Shape]) -> list[_Row]:
-    """Return the `limit` best rows in order: pick by the first key, then sort the few by every key."""
     limit = max(job.limit, 0)
-    if limit == 0 or not keys:
+    if limit == 0 or not spans:
         return []
-    picked: Iterable[int] = range(len(keys))
-    if len(keys) > limit:
-        threshold = heapq.nsmallest(limit, keys)[-1]
-        picked = compress(range(len(keys)), map(threshold.__ge__, keys))  # every tie at the threshold too
-    by_cost = job.objective is Objective.COST
+    bests = heapq.nsmallest(limit, (span.min_key for span in spans))
+    threshold = bests[-1] if len(spans) >= limit else math.inf
+    by_cost, by_time = job.objective is Objective.COST, job.objective is Objective.TIME
     rows: list[_Row] = []
-    for i in picked:
-        o, s = offers[i], shapes[i]
-        cost = offer_cost_usd(o, s)
-        rows.append((keys[i], s.time_metric if by_cost else cost, s.m.provider_name, s.m.instance_type,
-                     o.region, o.pricing, o.price_per_hour_usd, cost, s.idx))
+    for span in spans:
+        if span.min_key > threshold:
+            continue
+        s = span.shape
+        t, provider, name = s.time_metric, s.m.provider_name, s.m.instance_type
+        for cost, o in zip(span.costs, span.offers, strict=True):
+            key = cost if by_cost else t if by_time else cost * t
+            if key <= threshold:
+                rows.append((key, t if by_cost else cost, provider, name, o.region, o.pricing,
+                             o.price_per_hour_usd, cost, s.idx))
     rows.sort()
     return rows[:limit]
 

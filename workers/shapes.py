@@ -138,10 +138,11 @@ def judge_shapes(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[t
     """Return every machine in scope (cloud, then owned), judged, in the order of provider and name."""
     providers, max_gpus = scope.providers, scope.max_gpus
     machines = [m for m in index.machines if m.provider in providers and 0 < m.gpu_count <= max_gpus]
-    known = {(m.provider_name, m.instance_type) for m in machines}
-    machines += [m for m in _owned_machines(job, requirements=requirements, index=index, scope=scope)
-                 if (m.provider_name, m.instance_type) not in known]
-    machines.sort(key=lambda m: (m.provider_name, m.instance_type))
+    owned = _owned_machines(job, requirements=requirements, index=index, scope=scope)
+    if owned:  # the index's machines are already in order
+        known = {(m.provider_name, m.instance_type) for m in machines}
+        machines += [m for m in owned if (m.provider_name, m.instance_type) not in known]
+        machines.sort(key=lambda m: (m.provider_name, m.instance_type))
     shapes = [Shape(m, i) for i, m in enumerate(machines)]
     block_table = index.block_table
     host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n)

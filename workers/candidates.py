@@ -1,0 +1,110 @@
+"""The offers that meet every constraint, costed, with their sort key: the ranking's per-offer step.
+
+Each machine's offers are costed together. Where the scope filters no offer out (every pricing
+kind, every region) and every region has a block storage price, the costs of a machine come from
+one list comprehension over its prices; otherwise each offer is checked in turn. Both paths cost an
+offer the same way: hourly price x hours (`Shape.cost_mult`), plus the block storage rate of its
+region x `Shape.block_factor` where local disk is short. A machine's kept offers stay together (a
+`Span`) as a list of floats and the existing offers: building a tuple per offer would wake the
+garbage collector over the whole catalog many times a run, and the ranking needs to look only into
+the spans whose best key could make the cut.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from catalog.types import Offer, Pricing
+from workers.scope import Scope
+from workers.shapes import Shape
+from workers.sizing.spec import Objective
+
+
+class Span:
+    """One machine's offers that meet every constraint, with their costs, and the smallest sort key."""
+
+    __slots__ = ("costs", "min_key", "offers", "shape")
+
+    def __init__(self, shape: Shape, costs: list[float], offers: Sequence[Offer], objective: Objective,
+                 ) -> None:
+        self.shape, self.costs, self.offers = shape, costs, offers
+        shape.best_cost = cheapest = min(costs)
+        t = shape.time_metric
+        # Each objective's first sort key (see ranking.py); with t > 0, min(cost) x t is min(cost x t).
+        self.min_key = t if objective is Objective.TIME else cheapest * t if objective is Objective.BALANCED \
+            else cheapest
+
+
+def _note_over_budget(s: Shape, costs: Sequence[float], offers: Sequence[Offer], budget_usd: float) -> None:
+    """Keep the cheapest offer over the budget (ties by region and pricing) for the rejection's reason."""
+    cheapest = min(c for c in costs if c > budget_usd)
+    mark = min((c, o.region, o.pricing) for c, o in zip(costs, offers, strict=True) if c == cheapest)
+    if s.over_budget is None or mark < s.over_budget:
+        s.over_budget = mark
+
+
+def _costed_together(s: Shape, found: list[Span], *, budget_usd: float, objective: Objective) -> None:
+    """Cost all of a machine's offers in one comprehension; keep those within the budget."""
+    m, mult, block_factor = s.m, s.cost_mult, s.block_factor
+    if block_factor:
+        costs = [p * mult + block_factor * q for p, q in zip(m.prices, m.block_rates, strict=True)]
+    else:
+        costs = [p * mult for p in m.prices]
+    offers: Sequence[Offer] = m.offers
+    if budget_usd < math.inf and costs and max(costs) > budget_usd:
+        _note_over_budget(s, costs, offers, budget_usd)
+        within = [i for i, c in enumerate(costs) if c <= budget_usd]
+        costs, offers = [costs[i] for i in within], [offers[i] for i in within]
+    if costs:
+        found.append(Span(s, costs, offers, objective))
+
+
+def _costed_one_by_one(s: Shape, found: list[Span], *, scope: Scope, any_pricing: bool, budget_usd: float,
+                       objective: Objective) -> None:
+    """Check each of a machine's offers against the scope, then cost it and keep it within the budget."""
+    pricing_ok, regions_ok = scope.pricing, scope.regions
+    costs: list[float] = []
+    offers: list[Offer] = []
+    mult, block_factor = s.cost_mult, s.block_factor
+    for o in s.m.offers:
+        if not any_pricing and o.pricing not in pricing_ok:
+            continue
+        region = o.region
+        if regions_ok and region not in regions_ok:
+            continue
+        cost = o.price_per_hour_usd * mult
+        if block_factor:
+            per_gb_month = s.block_prices.get(region, s.block_fallback)
+            if per_gb_month is None:
+                s.missing_storage_regions = s.missing_storage_regions | {region}
+                continue
+            cost += block_factor * per_gb_month
+        if cost > budget_usd:
+            if s.over_budget is None or cost <= s.over_budget[0]:
+                mark = (cost, region, o.pricing)
+                if s.over_budget is None or mark < s.over_budget:
+                    s.over_budget = mark
+            continue
+        costs.append(cost)
+        offers.append(o)
+    if costs:
+        found.append(Span(s, costs, offers, objective))
+
+
+def collect_candidates(shapes: Sequence[Shape], *, scope: Scope, budget_usd: float,
+                       objective: Objective) -> list[Span]:
+    """Return, per machine that can run the job, its offers in scope and within the budget, costed."""
+    found: list[Span] = []
+    any_pricing = set(scope.pricing) >= set(Pricing)
+    unfiltered = any_pricing and not scope.regions
+    for s in shapes:
+        if s.reject is not None:
+            s.seen = any((any_pricing or o.pricing in scope.pricing)
+                         and (not scope.regions or o.region in scope.regions) for o in s.m.offers)
+        elif unfiltered and (not s.block_factor or s.m.block_rates_complete):
+            _costed_together(s, found, budget_usd=budget_usd, objective=objective)
+        else:
+            _costed_one_by_one(s, found, scope=scope, any_pricing=any_pricing, budget_usd=budget_usd,
+                               objective=objective)
+    return found
