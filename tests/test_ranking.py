@@ -268,7 +268,9 @@ def _random_world(rng: random.Random, n_shapes: int) -> tuple[Catalog, dict[tupl
     offers = [offer(inst.provider, inst.instance_type, region, rng.choice([0.5, 1.0, 1.5, 2.0, 3.0]), pricing)
               for inst in insts for region in ("r1", "r2") for pricing in (ON_DEMAND, SPOT)
               if rng.random() < 0.8]
-    blocks = [block_price(p, "r1", 0.1) for p in (AWS, GCP)]
+    # r2 sometimes has no block storage price: those offers then need local disk.
+    blocks = [block_price(p, r, rate) for p in (AWS, GCP) for r, rate in (("r1", 0.1), ("r2", 0.13))
+              if r == "r1" or rng.random() < 0.5]
     table = {(g.slug, 1): per_gpu(g.slug, hours=rng.choice([1.0, 2.0, 4.0, 8.0]), fits=rng.random() < 0.8)
              for g in gpus}
     return catalog(gpus, insts, offers, block=blocks), table
@@ -341,3 +343,50 @@ def test_more_gpus_need_more_host_memory_for_their_training_processes() -> None:
     assert [o.instance_type for o in rec.options] == ["g5.one"]
     [eight] = rec.rejected
     assert eight.instance_type == "g5.eight" and "host memory" in eight.reason
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), limit=st.integers(1, 15), objective=st.sampled_from(list(Objective)),
+       budget=st.sampled_from([None, 6.0, 20.0]))
+def test_a_limit_keeps_the_first_options_of_the_full_ranking(seed: int, limit: int, objective: Objective,
+                                                             budget: float | None) -> None:
+    cat, table = _random_world(random.Random(seed), 9)
+    req = requirements(need_gib=4)
+    full = _rank(job(objective=objective, limit=10_000, budget_usd=budget), cat, table, req)
+    capped = _rank(job(objective=objective, limit=limit, budget_usd=budget), cat, table, req)
+    assert capped.options == full.options[:limit]
+    assert capped.rejected == full.rejected
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), objective=st.sampled_from(list(Objective)),
+       budget=st.sampled_from([None, 6.0, 20.0]))
+def test_naming_every_region_and_pricing_kind_ranks_as_naming_none(seed: int, objective: Objective,
+                                                                   budget: float | None) -> None:
+    cat, table = _random_world(random.Random(seed), 9)
+    req = requirements(need_gib=4)
+    every = _rank(job(objective=objective, limit=50, budget_usd=budget, regions=("r1", "r2"),
+                      pricing=("spot", "on_demand")), cat, table, req)
+    unnamed = _rank(job(objective=objective, limit=50, budget_usd=budget, pricing=("on_demand", "spot", "owned")),
+                    cat, table, req)
+    assert every == unnamed
+
+
+def test_short_local_disk_without_a_block_storage_price_is_rejected_naming_the_region() -> None:
+    cat = catalog([gpu("a10g", 24)], [instance(AWS, "g5.xlarge", "a10g", disk_gb=100)],
+                  [offer(AWS, "g5.xlarge", "us-east-1", 1.0), offer(AWS, "g5.xlarge", "ap-east-9", 1.0)],
+                  block=[block_price(GCP, "us-central1", 0.04)])
+    rec = _rank(job(), cat, {("a10g", 1): per_gpu("a10g")})
+    assert rec.options == ()
+    [row] = rec.rejected
+    assert "block storage price for aws in ap-east-9, us-east-1" in row.reason
+
+
+def test_a_region_without_a_block_storage_price_falls_back_to_the_dearest_of_the_provider() -> None:
+    cat = catalog([gpu("a10g", 24)], [instance(AWS, "g5.xlarge", "a10g", disk_gb=100)],
+                  [offer(AWS, "g5.xlarge", "us-east-1", 1.0), offer(AWS, "g5.xlarge", "ap-east-9", 1.0)],
+                  block=[block_price(AWS, "us-east-1", 0.08), block_price(AWS, "eu-west-1", 0.11)])
+    rec = _rank(job(), cat, {("a10g", 1): per_gpu("a10g", hours=10.0)})
+    by_region = {o.region: o for o in rec.options}
+    assert by_region["ap-east-9"].storage_cost_usd == pytest.approx(
+        by_region["us-east-1"].storage_cost_usd * 0.11 / 0.08)
