@@ -37,7 +37,7 @@ def record_progress(store: JobStore, job_id: str, *, done: int, total: int) -> N
                       record={**record, "progress": {"done": done, "total": total}})
 
 
-@shared_task(name=REVIEW_TASK, acks_late=True, reject_on_worker_lost=True,
+@shared_task(name=REVIEW_TASK, acks_late=True, reject_on_worker_lost=True,  # type: ignore[untyped-decorator]
              time_limit=REVIEW_TIME_LIMIT_S, soft_time_limit=REVIEW_SOFT_TIME_LIMIT_S,
              autoretry_for=(RedisConnectionError, RedisTimeoutError), retry_backoff=True, max_retries=3)
 def review_job(job_id: str, request: dict[str, Any]) -> dict[str, str]:

@@ -95,3 +95,26 @@ def test_a_missing_or_broken_file_is_exit_code_2(tmp_path: Path, capsys: pytest.
     assert main(["report", str(broken)]) == 2
     assert main(["report", str(_write(tmp_path, [1, 2], "list.json"))]) == 2  # type: ignore[arg-type]
     assert len(capsys.readouterr().err.strip().splitlines()) == 3
+
+
+def test_the_progress_bar_counts_the_reviewed_jobs_on_a_terminal() -> None:
+    from rich.console import Console
+
+    from service.commands.report import progress_bar
+
+    out = io.StringIO()
+    with progress_bar(3, console=Console(file=out, force_terminal=True, width=100)) as on_progress:
+        for done in (1, 2, 3):
+            on_progress(done, 3)
+    assert "reviewing jobs" in out.getvalue() and "3/3" in out.getvalue()
+
+
+def test_no_progress_bar_is_drawn_when_standard_error_is_not_a_terminal() -> None:
+    from rich.console import Console
+
+    from service.commands.report import progress_bar
+
+    out = io.StringIO()
+    with progress_bar(2, console=Console(file=out, force_terminal=False)) as on_progress:
+        on_progress(2, 2)
+    assert out.getvalue() == ""

@@ -45,7 +45,7 @@ ProgressFn = Callable[[int, int], None]
 REVIEW_OPTION_LIMIT = 100_000
 # Machines per job kept for the cost/time chart besides the front: enough to show the spread,
 # few enough that a 200-job review stays a few MB of JSON.
-SAMPLE_PER_JOB = 30
+SAMPLE_PER_JOB = 12
 
 
 @dataclass(frozen=True)

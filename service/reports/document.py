@@ -80,7 +80,7 @@ def summary_section(p: Payload) -> Section:
     else:
         lines.append(f"Under budget by {fmt_usd(s['remaining_usd'])}: planned {fmt_usd(s['cost_usd'])} "
                      f"against {fmt_usd(s['budget_usd'])} ({_share(s['used_share'])} of it).")
-    lines.append(f"{total['jobs']} jobs, {total['runs']} runs, {total['gpu_hours']:,.0f} GPU-hours; "
+    lines.append(f"{total['jobs']:,} jobs, {total['runs']:,} runs, {total['gpu_hours']:,.0f} GPU-hours; "
                  f"taking each job's fastest option within its budget instead would cost "
                  f"{fmt_usd(total['fastest_cost_usd'])}.")
     if total["unplanned_jobs"]:
