@@ -9,7 +9,8 @@ cheap per-offer step:
    disk against the storage need (block storage of the full need is priced in where local disk
    is short of its minimum), and the deadline;
 2. every offer of a shape that passes gets its total cost, hourly price x hours + block storage,
-   and is checked against the budget (owned machines: costing.onprem_price_per_hour_usd);
+   and is checked against the budget (candidates.py; owned machines are priced by
+   costing.onprem_price_per_hour_usd, with 1, 2, 4 or 8 cards);
 3. the options are ordered by the objective and the first `limit` kept; each is marked when it
    lies on the cost/time Pareto front of all the options and gets a one-line `why`. Shapes that
    cannot run the job are grouped by provider, family, GPU and reason into `rejected`.
@@ -24,7 +25,12 @@ Objectives:
 Every tie is then broken by provider, instance type, region, pricing kind and price, so that the
 same input gives the same order whatever the order of the catalog.
 
-Budget and deadline reject (see scope.py for why they differ from the scope constraints). When the
+Budget and deadline reject: an option over the budget or past the deadline is not ranked, and its
+family is listed in `rejected` with the figure that fails (the cheapest cost, the fastest time),
+so the options are exactly what may be bought. Providers, regions, pricing kinds and max_gpus only
+scope the catalog (scope.py). When nothing in scope has the GPU memory for the job, `plan` is the
+sizing core's out-of-memory plan (recommend.py replaces it with one that names the options each
+step opens). When the
 data set's size is unknown there are no training hours: time is then the time per sample and cost
 the price per sample, budget and deadline go unchecked, and each option warns so.
 """
@@ -104,9 +110,9 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     shapes = judge_shapes(job, requirements=requirements, per_gpu=per_gpu, index=catalog_index(catalog),
                           scope=scope, cpu_adjust=_cpu_adjust(job), hours_known=hours_known)
     budget = job.constraints.budget_usd
-    found = collect_candidates(shapes, scope=scope, objective=job.objective,
+    spans = collect_candidates(shapes, scope=scope, objective=job.objective,
                                budget_usd=budget if budget is not None and hours_known else math.inf)
-    top = _top(job, found)  # found: the spans
+    top = _top(job, spans)
     options = _options(top, shapes, job=job, hours_known=hours_known)
     in_scope = [s for s in shapes if s.seen or s.best_cost < math.inf or s.over_budget is not None
                 or s.missing_storage_regions]
