@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx_builders import (
@@ -155,3 +158,18 @@ def test_empty_and_oversized_files_raise_onnx_error() -> None:
         onnx_model_stats(b"")
     with pytest.raises(OnnxError, match="limit"):
         onnx_model_stats(residual_cnn_onnx(), max_bytes=1000)
+
+
+def test_a_model_with_external_weights_is_sized_from_its_graph_alone(tmp_path: Path) -> None:
+    proto = onnx.load_model_from_string(residual_cnn_onnx())
+    onnx.save_model(
+        proto,
+        tmp_path / "model.onnx",
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        size_threshold=0,
+        location="weights.bin",
+    )
+    graph_only = (tmp_path / "model.onnx").read_bytes()
+    assert len(graph_only) < (tmp_path / "weights.bin").stat().st_size
+    assert totals(onnx_model_stats(graph_only)) == totals(onnx_model_stats(residual_cnn_onnx()))

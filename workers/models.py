@@ -6,7 +6,7 @@ import base64
 import binascii
 from collections.abc import Mapping, Sequence
 
-from workers.onnx_import import onnx_model_stats
+from workers.onnx_import import MAX_ONNX_BYTES, onnx_model_stats
 from workers.sizing.errors import OnnxError, SpecError, UnknownNameError
 from workers.sizing.layer_fields import closest, whole_number
 from workers.sizing.layers import compute_model_stats
@@ -93,6 +93,8 @@ def _onnx_bytes(raw: object) -> bytes:
     if isinstance(raw, bytes | bytearray):
         return bytes(raw)
     if isinstance(raw, str):
+        if len(raw) > 4 * MAX_ONNX_BYTES // 3 + 1024:  # refuse before decoding, not after
+            raise OnnxError("model.onnx", f"the file is over the limit of {MAX_ONNX_BYTES:,} bytes")
         try:
             return base64.b64decode("".join(raw.split()), validate=True)
         except (binascii.Error, ValueError) as error:

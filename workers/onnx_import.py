@@ -27,6 +27,9 @@ from workers.sizing.layers import count_kept_values
 from workers.sizing.stats import LayerStats, ModelStats
 
 FIELD = "model.onnx"
+# The default upload limit. Only the graph and the weights' dims are read, so a large model fits
+# when exported with its weights as external data (onnx.save_model(..., save_as_external_data=True)).
+MAX_ONNX_BYTES = 64 * 1024 * 1024
 FLOAT_TYPES = frozenset({TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE})
 TensorTypes = dict[str, tuple[int, Dims | None]]
 BATCH_NAMES = frozenset({"n", "b", "bs", "batch", "batch_size", "batchsize"})
@@ -179,7 +182,7 @@ def _weight_inputs(node: NodeProto, rule: OpRule, roots: dict[str, frozenset[str
 
 
 def onnx_model_stats(
-    data: bytes, *, max_bytes: int = 64 * 1024 * 1024, name: str = "onnx", sequence_length: int | None = None
+    data: bytes, *, max_bytes: int = MAX_ONNX_BYTES, name: str = "onnx", sequence_length: int | None = None
 ) -> ModelStats:
     """Parse an ONNX file and compute per-node statistics per sample, listing operators it has no rule for."""
     model = _parse(data, max_bytes)

@@ -158,7 +158,7 @@ def concat(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     if len(inputs) < 2:
         raise f.shape_error("concat needs at least two inputs: name them in 'inputs' or 'from'")
     rank = len(inputs[0])
-    axis = int(f.number("axis", 0, minimum=-rank))
+    axis = f.whole("axis", 0, minimum=-rank) if f.has("axis") else 0
     axis = axis + rank if axis < 0 else axis
     if axis >= rank:
         raise f.shape_error(f"axis {axis} does not exist in {show(inputs[0])}")

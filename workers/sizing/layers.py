@@ -62,6 +62,18 @@ ALIASES: dict[str, str] = {
     "residual": "add",
     "upsampling": "upsample",
     "lstm_meta_learner": "meta_lstm",
+    # Keras class names, lower-cased
+    "batchnormalization": "batchnorm",
+    "layernormalization": "layernorm",
+    "conv2dtranspose": "conv_transpose2d",
+    "conv1dtranspose": "conv_transpose1d",
+    "maxpooling2d": "maxpool2d",
+    "averagepooling2d": "avgpool2d",
+    "maxpooling1d": "maxpool1d",
+    "averagepooling1d": "avgpool1d",
+    "globalaveragepooling2d": "global_avg_pool",
+    "upsampling2d": "upsample",
+    "multiheadattention": "multihead_attention",
 }
 SEQUENCE_FIRST = frozenset({"lstm", "gru", "multihead_attention", "transformer_block"})
 MAX_LAYERS = 10_000  # a guard against runaway input, far above any real network's layer count
