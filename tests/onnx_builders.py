@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import NodeProto, TensorProto, ValueInfoProto, helper, numpy_helper
 
 from workers.sizing.stats import ModelStats
 
@@ -12,16 +12,24 @@ def weight(name: str, *shape: int) -> TensorProto:
     return numpy_helper.from_array(np.zeros(shape, dtype=np.float32), name)
 
 
-def model_bytes(nodes: list, inputs: list, outputs: list, weights: list, *, opset: int = 17) -> bytes:  # type: ignore[type-arg]
+def model_bytes(
+    nodes: list[NodeProto],
+    inputs: list[ValueInfoProto],
+    outputs: list[ValueInfoProto],
+    weights: list[TensorProto],
+    *,
+    opset: int = 17,
+) -> bytes:
     graph = helper.make_graph(nodes, "test", inputs, outputs, weights)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+    data: bytes = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+    return data
 
 
-def image_input(batch: int | str = "N", channels: int = 3, side: int = 16) -> list:  # type: ignore[type-arg]
+def image_input(batch: int | str = "N", channels: int = 3, side: int = 16) -> list[ValueInfoProto]:
     return [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, channels, side, side])]
 
 
-def output(name: str = "y") -> list:  # type: ignore[type-arg]
+def output(name: str = "y") -> list[ValueInfoProto]:
     return [helper.make_tensor_value_info(name, TensorProto.FLOAT, None)]
 
 

@@ -13,9 +13,7 @@ from workers.sizing.layers import compute_model_stats
 from workers.sizing.stats import LayerKind, ModelStats
 
 
-def stats(
-    layers: list[dict[str, object]], shape: list[int] | None = None, seq: int | None = None
-) -> ModelStats:
+def stats(layers: list[dict[str, object]], shape: list[int] | None = None, seq: int | None = None) -> ModelStats:
     return compute_model_stats(layers, input_shape=shape, sequence_length=seq)
 
 
@@ -30,9 +28,7 @@ def test_conv2d_counts_he_multiply_adds_without_bias() -> None:
 
 def test_same_padding_keeps_size_at_stride_one_and_divides_by_stride() -> None:
     one = stats([{"type": "conv2d", "out_channels": 8, "kernel": 5, "padding": "same"}], [3, 31, 31])
-    two = stats(
-        [{"type": "conv2d", "out_channels": 8, "kernel": 5, "stride": 2, "padding": "same"}], [3, 31, 31]
-    )
+    two = stats([{"type": "conv2d", "out_channels": 8, "kernel": 5, "stride": 2, "padding": "same"}], [3, 31, 31])
     assert one.layers[0].output_shape == (8, 31, 31)
     assert two.layers[0].output_shape == (8, 16, 16)
 
@@ -44,9 +40,7 @@ def test_dilation_widens_the_kernel_reach() -> None:
 
 def test_depthwise_conv_divides_multiply_adds_by_groups() -> None:
     full = stats([{"type": "conv2d", "out_channels": 32, "kernel": 3, "padding": 1}], [32, 8, 8])
-    depthwise = stats(
-        [{"type": "conv2d", "out_channels": 32, "kernel": 3, "padding": 1, "groups": 32}], [32, 8, 8]
-    )
+    depthwise = stats([{"type": "conv2d", "out_channels": 32, "kernel": 3, "padding": 1, "groups": 32}], [32, 8, 8])
     assert depthwise.multiply_adds * 32 == full.multiply_adds
     assert depthwise.parameters == 32 * 9 + 32
 
@@ -428,7 +422,9 @@ def test_totals_are_the_sums_of_the_rows() -> None:
 
 def test_the_documented_example_computes() -> None:
     text = (Path(__file__).resolve().parent.parent / "docs" / "layers.md").read_text(encoding="utf-8")
-    spec = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))  # type: ignore[union-attr]
+    block = re.search(r"```json\n(.*?)```", text, re.S)
+    assert block is not None
+    spec = json.loads(block.group(1))
     m = stats(spec["model"]["layers"], spec["model"]["input_shape"])
     assert m.layers[-1].output_shape == (10,)
     assert m.parameters == (3 * 9 * 32 + 64) + 2 * (32 * 9 * 32 + 64) + (32 * 10 + 10)  # stem, block, head

@@ -9,14 +9,14 @@ from workers.sizing.layers import compute_model_stats
 from workers.sizing.preset_cnn import resnet_layers
 from workers.sizing.preset_transformer import GPT2_SIZES, lm_multiply_adds
 from workers.sizing.presets import PRESETS, find_preset, preset_layers, preset_names, preset_stats
-from workers.sizing.stats import LayerKind, ModelStats
+from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 
 
 def within(value: int, published: float, tolerance: float) -> bool:
     return abs(value - published) <= tolerance * published
 
 
-def rows_under(stats: ModelStats, prefix: str) -> list:  # type: ignore[type-arg]
+def rows_under(stats: ModelStats, prefix: str) -> list[LayerStats]:
     return [r for r in stats.layers if r.name.startswith(prefix)]
 
 
@@ -53,16 +53,12 @@ HE_TABLE_1 = {18: 1.8e9, 34: 3.6e9, 50: 3.8e9, 101: 7.6e9, 152: 11.3e9}
 
 @pytest.mark.parametrize("depth", sorted(HE_TABLE_1))
 def test_original_resnet_layout_matches_he_et_al_table_1(depth: int) -> None:
-    m = compute_model_stats(
-        resnet_layers(depth, stride_on_1x1=True), input_shape=[3, 224, 224], sequence_length=None
-    )
+    m = compute_model_stats(resnet_layers(depth, stride_on_1x1=True), input_shape=[3, 224, 224], sequence_length=None)
     assert within(m.multiply_adds, HE_TABLE_1[depth], 0.02)
 
 
 def test_stride_placement_is_the_only_difference_between_the_resnet_layouts() -> None:
-    v1 = compute_model_stats(
-        resnet_layers(50, stride_on_1x1=True), input_shape=[3, 224, 224], sequence_length=None
-    )
+    v1 = compute_model_stats(resnet_layers(50, stride_on_1x1=True), input_shape=[3, 224, 224], sequence_length=None)
     v15 = preset_stats("resnet50")
     assert v1.parameters == v15.parameters
     assert v15.multiply_adds > v1.multiply_adds * 1.05
@@ -194,10 +190,7 @@ def test_every_preset_totals_its_rows_and_cites_a_source(name: str) -> None:
     assert m.neurons == sum(r.neurons for r in m.layers) > 0
     assert m.parameters == sum(r.parameters for r in m.layers) > 0
     assert m.multiply_adds == sum(r.multiply_adds for r in m.layers) > 0
-    assert all(
-        min(r.neurons, r.parameters, r.multiply_adds, r.saved_values, r.saved_mask_bytes) >= 0
-        for r in m.layers
-    )
+    assert all(min(r.neurons, r.parameters, r.multiply_adds, r.saved_values, r.saved_mask_bytes) >= 0 for r in m.layers)
     preset = PRESETS[name]
     assert preset.description and preset.published.source
     assert within(m.parameters, preset.published.parameters, 0.01)
