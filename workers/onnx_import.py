@@ -81,7 +81,7 @@ def _fix_inputs(model: onnx.ModelProto, sequence_length: int | None) -> tuple[se
                 raise SpecError(
                     "training.sequence_length",
                     f"the ONNX input {value.name!r} has a symbolic dimension {label!r} besides the batch; "
-                    "give the sequence length",
+                    "give the sequence length (or export the model with fixed sizes)",
                 )
             dim.Clear()
             dim.dim_value = 1 if axis == batch_axis else int(sequence_length or 1)

@@ -89,33 +89,21 @@ def layer_type(spec: object, field: str) -> str:
     key = raw.strip().lower()
     key = ALIASES.get(key, key)
     if key not in RULES:
-        raise UnknownNameError(
-            f"{field}.type", f"unknown layer type {raw!r}", closest(key, [*RULES, *ALIASES])
-        )
+        raise UnknownNameError(f"{field}.type", f"unknown layer type {raw!r}", closest(key, [*RULES, *ALIASES]))
     return key
 
 
-def _input_shape(
-    raw: Sequence[int] | None, sequence_length: int | None, first_type: str
-) -> tuple[Shape, int | None]:
+def _input_shape(raw: Sequence[int] | None, sequence_length: int | None, first_type: str) -> tuple[Shape, int | None]:
     """Return the per-sample input shape and the sequence length it implies (None: not a sequence)."""
-    seq = (
-        None
-        if sequence_length is None
-        else whole_number(sequence_length, "training.sequence_length", minimum=1)
-    )
+    seq = None if sequence_length is None else whole_number(sequence_length, "training.sequence_length", minimum=1)
     if raw is None:
         if seq is None:
             if first_type in SEQUENCE_FIRST or first_type == "embedding":
                 raise SpecError("training.sequence_length", f"required: the model starts with {first_type}")
-            raise SpecError(
-                "model.input_shape", "required with layers: one sample's shape, e.g. [3, 224, 224]"
-            )
+            raise SpecError("model.input_shape", "required with layers: one sample's shape, e.g. [3, 224, 224]")
         return (seq,), seq
     if isinstance(raw, str | bytes) or not isinstance(raw, Sequence) or not 1 <= len(raw) <= 4:
-        raise SpecError(
-            "model.input_shape", f"must be a list of 1 to 4 sizes, e.g. [3, 224, 224], got {raw!r}"
-        )
+        raise SpecError("model.input_shape", f"must be a list of 1 to 4 sizes, e.g. [3, 224, 224], got {raw!r}")
     shape = tuple(whole_number(d, f"model.input_shape[{i}]", minimum=1) for i, d in enumerate(raw))
     if first_type in SEQUENCE_FIRST:
         if seq is not None and len(shape) == 1:
@@ -170,6 +158,7 @@ def compute_model_stats(
     types = [layer_type(spec, f"{field_prefix}[{i}]") for i, spec in enumerate(layers)]
     shape, seq = _input_shape(input_shape, sequence_length, types[0])
     known: dict[str, Shape] = {"input": shape}
+    taken = {"input"}  # layer and row names in use
     kept: set[str] = set()  # tensors already counted as kept for backward
     rows: list[LayerStats] = []
     trainable = frozen_total = 0
@@ -177,17 +166,10 @@ def compute_model_stats(
     for i, (spec, type_name) in enumerate(zip(layers, types, strict=True)):
         field = f"{field_prefix}[{i}]"
         rule = RULES[type_name]
-        for key in spec:
-            if key not in COMMON_KEYS and key not in rule.keys:
-                allowed = sorted(COMMON_KEYS | rule.keys)
-                raise UnknownNameError(
-                    f"{field}.{key}", f"a {type_name} layer has no field {key!r}", closest(key, allowed)
-                )
+        _check_keys(spec, field, type_name, rule)
         layer_name = spec.get("name", f"{type_name}_{i}")
-        if not isinstance(layer_name, str) or not layer_name or layer_name in known:
-            raise SpecError(
-                f"{field}.name", f"must be a new, non-empty name; {layer_name!r} is taken or invalid"
-            )
+        if not isinstance(layer_name, str) or not layer_name or layer_name in taken:
+            raise SpecError(f"{field}.name", f"must be a new, non-empty name; {layer_name!r} is taken or invalid")
         sources = _input_names(spec, field, rule, previous, known)
         f = Fields(spec, field=field, type_name=type_name, label=f"layer {i} ({layer_name}, {type_name})")
         f.trainable_before = trainable
@@ -198,9 +180,7 @@ def compute_model_stats(
         for k, part in enumerate(parts):
             part_id = layer_name if k == len(parts) - 1 else f"{layer_name}.{part.suffix or k}"
             j = k + part.source
-            input_id, input_shape_k = (
-                (ids[j], parts[j].output_shape) if j >= 0 else (sources[0], known[sources[0]])
-            )
+            input_id, input_shape_k = (ids[j], parts[j].output_shape) if j >= 0 else (sources[0], known[sources[0]])
             saved = count_kept_values(part, input_id, input_shape_k, part_id, kept) if not frozen else 0
             params = 0 if shared else part.parameters
             if frozen:
@@ -218,6 +198,8 @@ def compute_model_stats(
                 )
             )
             ids.append(part_id)
+        taken.update(r.name for r in rows[-len(parts) :])
+        taken.add(layer_name)
         known[layer_name] = parts[-1].output_shape
         previous = layer_name
     return ModelStats(
@@ -229,6 +211,14 @@ def compute_model_stats(
         sequence_length=seq,
         frozen_parameters=frozen_total,
     )
+
+
+def _check_keys(spec: Mapping[str, object], field: str, type_name: str, rule: Rule) -> None:
+    """Fail on a field the layer type does not have, suggesting the closest one (catches typos)."""
+    for key in spec:
+        if key not in COMMON_KEYS and key not in rule.keys:
+            allowed = sorted(COMMON_KEYS | rule.keys)
+            raise UnknownNameError(f"{field}.{key}", f"a {type_name} layer has no field {key!r}", closest(key, allowed))
 
 
 def count_kept_values(
