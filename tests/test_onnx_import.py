@@ -41,9 +41,7 @@ def test_batchnorm_running_statistics_are_not_parameters() -> None:
 
 
 def test_a_fixed_batch_is_divided_out() -> None:
-    assert totals(onnx_model_stats(residual_cnn_onnx(batch=8))) == totals(
-        onnx_model_stats(residual_cnn_onnx())
-    )
+    assert totals(onnx_model_stats(residual_cnn_onnx(batch=8))) == totals(onnx_model_stats(residual_cnn_onnx()))
 
 
 @pytest.mark.parametrize("gemm", [True, False])
@@ -56,14 +54,10 @@ def test_mlp_gives_the_same_totals_as_its_layer_list(gemm: bool) -> None:
 
 def test_transposed_conv_matches_the_layer_rule() -> None:
     nodes = [
-        helper.make_node(
-            "ConvTranspose", ["x", "w"], ["y"], kernel_shape=[4, 4], strides=[2, 2], pads=[1, 1, 1, 1]
-        )
+        helper.make_node("ConvTranspose", ["x", "w"], ["y"], kernel_shape=[4, 4], strides=[2, 2], pads=[1, 1, 1, 1])
     ]
     data = model_bytes(nodes, image_input(channels=8, side=4), output(), [weight("w", 8, 4, 4, 4)])
-    layers = [
-        {"type": "conv_transpose2d", "out_channels": 4, "kernel": 4, "stride": 2, "padding": 1, "bias": False}
-    ]
+    layers = [{"type": "conv_transpose2d", "out_channels": 4, "kernel": 4, "stride": 2, "padding": 1, "bias": False}]
     assert totals(onnx_model_stats(data)) == totals(
         compute_model_stats(layers, input_shape=[8, 4, 4], sequence_length=None)
     )

@@ -67,18 +67,14 @@ def _plain_stats(raw: object, name: str, sequence_length: int | None) -> ModelSt
         raise SpecError("model.stats", "must be an object with neurons, parameters and multiply_adds")
     for key in raw:
         if key not in STATS_KEYS:
-            raise UnknownNameError(
-                f"model.stats.{key}", f"unknown field {key!r}", closest(str(key), STATS_KEYS)
-            )
+            raise UnknownNameError(f"model.stats.{key}", f"unknown field {key!r}", closest(str(key), STATS_KEYS))
     values = {}
     for key in STATS_KEYS:
         if raw.get(key) is None:
             raise SpecError(f"model.stats.{key}", "required")
         values[key] = whole_number(raw[key], f"model.stats.{key}", minimum=0)
     if values["parameters"] == 0:
-        raise SpecError(
-            "model.stats.parameters", "must be at least 1: a model without weights does not train"
-        )
+        raise SpecError("model.stats.parameters", "must be at least 1: a model without weights does not train")
     return ModelStats(
         name=name,
         neurons=values["neurons"],

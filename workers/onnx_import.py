@@ -112,11 +112,7 @@ def _tensor_types(model: onnx.ModelProto) -> TensorTypes:
     for init in graph.initializer:
         found[init.name] = (init.data_type, tuple(init.dims))
     for node in graph.node:
-        if (
-            node.op_type == "Constant"
-            and node.attribute
-            and node.attribute[0].type == onnx.AttributeProto.TENSOR
-        ):
+        if node.op_type == "Constant" and node.attribute and node.attribute[0].type == onnx.AttributeProto.TENSOR:
             t = node.attribute[0].t
             found[node.output[0]] = (t.data_type, tuple(t.dims))
     return found
@@ -211,9 +207,7 @@ def onnx_model_stats(
         if dims is None:
             unknown.add(f"{node.op_type} (output shape unknown)")
             continue
-        neurons = sum(context.values(o) for o in node.output[1:] if node.op_type == "Split") + context.values(
-            out
-        )
+        neurons = sum(context.values(o) for o in node.output[1:] if node.op_type == "Split") + context.values(out)
         params = weights.take(_weight_inputs(node, rule, roots), explicit=rule.weights is not None)
         if i in fused:
             params += weights.take([n for n in nodes[fused[i]].input if n in roots], explicit=True)

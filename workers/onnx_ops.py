@@ -147,16 +147,12 @@ SETTINGS = OpRule(LayerKind.ELEMENTWISE, params=False)
 
 RULES: dict[str, OpRule] = {
     "Conv": OpRule(LayerKind.CONV, keeps="input", weights=frozenset({1, 2}), macs=_conv_macs),
-    "ConvTranspose": OpRule(
-        LayerKind.CONV, keeps="input", weights=frozenset({1, 2}), macs=_conv_transpose_macs
-    ),
+    "ConvTranspose": OpRule(LayerKind.CONV, keeps="input", weights=frozenset({1, 2}), macs=_conv_transpose_macs),
     "Gemm": OpRule(LayerKind.DENSE, keeps="input", weights=frozenset({1, 2}), macs=_gemm_macs),
     "LSTM": OpRule(
         LayerKind.RECURRENT, keeps="input", weights=frozenset({1, 2, 3}), macs=LSTM_MACS, extra_kept=LSTM_KEPT
     ),
-    "GRU": OpRule(
-        LayerKind.RECURRENT, keeps="input", weights=frozenset({1, 2, 3}), macs=GRU_MACS, extra_kept=GRU_KEPT
-    ),
+    "GRU": OpRule(LayerKind.RECURRENT, keeps="input", weights=frozenset({1, 2, 3}), macs=GRU_MACS, extra_kept=GRU_KEPT),
     "BatchNormalization": NORM,
     "LayerNormalization": NORM,
     "InstanceNormalization": NORM,
@@ -171,9 +167,7 @@ RULES: dict[str, OpRule] = {
     "Mul": OpRule(LayerKind.ELEMENTWISE, keeps="input", extra_kept=_other_input),
     "Div": OpRule(LayerKind.ELEMENTWISE, keeps="input", extra_kept=_other_input),
     "PRelu": OpRule(LayerKind.ELEMENTWISE, keeps="input", weights=frozenset({1})),
-    **dict.fromkeys(
-        ("Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Exp", "Sqrt", "Reciprocal"), KEEPS_OUTPUT
-    ),
+    **dict.fromkeys(("Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Exp", "Sqrt", "Reciprocal"), KEEPS_OUTPUT),
     **dict.fromkeys(
         (
             "LeakyRelu",
@@ -251,9 +245,7 @@ RULES: dict[str, OpRule] = {
 def matmul_rule(context: NodeContext) -> OpRule:
     """Return MatMul's rule: dense against a constant weight, attention between two activations."""
     if len(context.active_inputs()) >= 2:  # Q K^T or probabilities x V
-        return OpRule(
-            LayerKind.ATTENTION, keeps="input", params=False, macs=_matmul_macs, extra_kept=_other_input
-        )
+        return OpRule(LayerKind.ATTENTION, keeps="input", params=False, macs=_matmul_macs, extra_kept=_other_input)
     return OpRule(LayerKind.DENSE, keeps="input", weights=frozenset({0, 1}), macs=_matmul_macs)
 
 

@@ -135,9 +135,7 @@ def reshape(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
             raise f.shape_error(f"cannot reshape {show(x)} ({total} values) into {show(dims)}")
         dims[dims.index(-1)] = total // known
     if size(dims) != total:
-        raise f.shape_error(
-            f"cannot reshape {show(x)} ({total} values) into {show(dims)} ({size(dims)} values)"
-        )
+        raise f.shape_error(f"cannot reshape {show(x)} ({total} values) into {show(dims)} ({size(dims)} values)")
     return [Part("reshape", LayerKind.ELEMENTWISE, tuple(dims))]
 
 
@@ -168,8 +166,7 @@ def concat(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
         )
         if not same:
             raise f.shape_error(
-                f"concat along axis {axis} needs the other axes equal, "
-                f"got {show(inputs[0])} and {show(other)}"
+                f"concat along axis {axis} needs the other axes equal, got {show(inputs[0])} and {show(other)}"
             )
     shape = list(inputs[0])
     shape[axis] = sum(s[axis] for s in inputs)
@@ -220,11 +217,7 @@ def position_embedding(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
             f"{f.label}: sequence length {x[0]} exceeds the model's {limit} learned positions",
         )
     # Keeps nothing: an add of a table slice.
-    return [
-        Part(
-            "position_embedding", LayerKind.EMBEDDING, x, parameters=limit * x[1], traffic_values=3 * size(x)
-        )
-    ]
+    return [Part("position_embedding", LayerKind.EMBEDDING, x, parameters=limit * x[1], traffic_values=3 * size(x))]
 
 
 def class_token(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
@@ -232,9 +225,7 @@ def class_token(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     (x,) = inputs
     f.rank(x, (2,), "[sequence, features]")
     shape = (x[0] + 1, x[1])
-    return [
-        Part("class_token", LayerKind.ELEMENTWISE, shape, parameters=x[1], traffic_values=2 * size(shape))
-    ]
+    return [Part("class_token", LayerKind.ELEMENTWISE, shape, parameters=x[1], traffic_values=2 * size(shape))]
 
 
 def to_sequence(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
@@ -252,11 +243,7 @@ def reparameterize(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
         raise f.shape_error(f"reparameterize needs two inputs of one shape [mean, log_var], got {got}")
     n = size(inputs[0])
     # Keeps the noise eps and the standard deviation exp(log_var / 2) for the two products' gradients.
-    return [
-        Part(
-            "reparameterize", LayerKind.ELEMENTWISE, inputs[0], extra_saved_values=2 * n, traffic_values=4 * n
-        )
-    ]
+    return [Part("reparameterize", LayerKind.ELEMENTWISE, inputs[0], extra_saved_values=2 * n, traffic_values=4 * n)]
 
 
 RULES: dict[str, Rule] = {

@@ -48,8 +48,7 @@ def _sliding_output(
         span = n + 2 * p - reach
         if span < 0:
             raise f.shape_error(
-                f"kernel {show(kernel)} (dilation {show(dilation)}, padding {show(pads)}) "
-                f"does not fit input {show(x)}"
+                f"kernel {show(kernel)} (dilation {show(dilation)}, padding {show(pads)}) does not fit input {show(x)}"
             )
         length = (-(-span // s) if ceil_mode else span // s) + 1
         if ceil_mode and (length - 1) * s >= n + p:  # PyTorch: the last window must start inside
@@ -85,9 +84,7 @@ def _conv(rank: int) -> Rule:
             )
         ]
 
-    return Rule(
-        compute, frozenset({"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"})
-    )
+    return Rule(compute, frozenset({"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}))
 
 
 def _conv_transpose(rank: int) -> Rule:

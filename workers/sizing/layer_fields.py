@@ -97,9 +97,7 @@ class Fields:
             return default
         return whole_number(self.spec[key], self.path(key), minimum=minimum)
 
-    def per_axis(
-        self, key: str, rank: int, default: int | None = None, *, minimum: int = 1
-    ) -> tuple[int, ...]:
+    def per_axis(self, key: str, rank: int, default: int | None = None, *, minimum: int = 1) -> tuple[int, ...]:
         """Read a field given as one number or as a list of `rank` numbers (one per spatial axis)."""
         if not self.has(key):
             if default is None:
@@ -108,12 +106,8 @@ class Fields:
         value = self.spec[key]
         if isinstance(value, list | tuple):
             if len(value) != rank:
-                raise SpecError(
-                    self.path(key), f"needs {rank} values (one per spatial axis), got {len(value)}"
-                )
-            return tuple(
-                whole_number(v, f"{self.path(key)}[{i}]", minimum=minimum) for i, v in enumerate(value)
-            )
+                raise SpecError(self.path(key), f"needs {rank} values (one per spatial axis), got {len(value)}")
+            return tuple(whole_number(v, f"{self.path(key)}[{i}]", minimum=minimum) for i, v in enumerate(value))
         return (whole_number(value, self.path(key), minimum=minimum),) * rank
 
     def flag(self, key: str, default: bool) -> bool:

@@ -86,9 +86,7 @@ def meta_lstm(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     ]
 
 
-def attention_parts(
-    f: Fields, x: Shape, *, heads: int, dropout: float, bias: bool, prefix: str = ""
-) -> list[Part]:
+def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bool, prefix: str = "") -> list[Part]:
     """Return the rows of multi-head self-attention: QKV projection, attention core, output projection."""
     steps, hidden = x
     if hidden % heads:
@@ -141,9 +139,7 @@ def multihead_attention(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     (x,) = inputs
     f.rank(x, (2,), SEQUENCE)
     f.flag("causal", False)  # a masked full matmul: same multiply-adds and kept values
-    return attention_parts(
-        f, x, heads=f.whole("heads"), dropout=f.fraction("dropout", 0.0), bias=f.flag("bias", True)
-    )
+    return attention_parts(f, x, heads=f.whole("heads"), dropout=f.fraction("dropout", 0.0), bias=f.flag("bias", True))
 
 
 def _dropout_part(x: Shape, p: float, suffix: str) -> list[Part]:

@@ -28,9 +28,7 @@ from workers.sizing.preset_transformer import bert_layers, gpt2_layers, llama_7b
 from workers.sizing.stats import ModelStats
 
 Layer = dict[str, object]
-TORCHVISION = (
-    "torchvision model docs (pytorch.org/vision/stable/models), {} IMAGENET1K_V1: num_params, GFLOPS"
-)
+TORCHVISION = "torchvision model docs (pytorch.org/vision/stable/models), {} IMAGENET1K_V1: num_params, GFLOPS"
 KERAS_HUB = "KerasHub presets (keras-team/keras-hub, {} backbone 'params'); the paper rounds to {}"
 
 
@@ -124,9 +122,7 @@ _PRESETS: tuple[Preset, ...] = (
         sequence_length=512,
         aliases=("bert-large-uncased", "bert_large"),
     ),
-    _gpt2(
-        "gpt2", 124_439_808, "124M (117M in the paper)", "gpt2_base_en", ("gpt2-small", "gpt-2", "gpt2-124m")
-    ),
+    _gpt2("gpt2", 124_439_808, "124M (117M in the paper)", "gpt2_base_en", ("gpt2-small", "gpt-2", "gpt2-124m")),
     _gpt2("gpt2-medium", 354_823_168, "355M (345M in the paper)", "gpt2_medium_en", ("gpt2-355m",)),
     _gpt2("gpt2-large", 774_030_080, "774M (762M in the paper)", "gpt2_large_en", ("gpt2-774m",)),
     _gpt2("gpt2-xl", 1_557_611_200, "1.5B (1542M in the paper)", "gpt2_extra_large_en", ("gpt2-1.5b",)),
@@ -194,9 +190,7 @@ def find_preset(name: str) -> Preset:
     key = name.strip().lower() if isinstance(name, str) else ""
     key = _ALIASES.get(key, _ALIASES.get(key.replace("_", "-"), key.replace("_", "-")))
     if key not in PRESETS:
-        raise UnknownNameError(
-            "model.preset", f"unknown preset {name!r}", closest(key, [*PRESETS, *_ALIASES])
-        )
+        raise UnknownNameError("model.preset", f"unknown preset {name!r}", closest(key, [*PRESETS, *_ALIASES]))
     return PRESETS[key]
 
 
@@ -212,9 +206,7 @@ def preset_stats(
     preset = find_preset(name)
     if preset.input_shape is None:
         if input_shape is not None:
-            raise SpecError(
-                "model.input_shape", f"{preset.name} reads token ids; set training.sequence_length"
-            )
+            raise SpecError("model.input_shape", f"{preset.name} reads token ids; set training.sequence_length")
         shape, seq = None, sequence_length or preset.sequence_length
     else:
         shape, seq = (input_shape or preset.input_shape), None
