@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,7 +22,11 @@ from service.render import fmt_hours, fmt_usd
 # Ten colours that stay apart for colour-blind readers: matplotlib's "tab10" cycle.
 MAX_SERIES = 10
 LABEL_CHARS = 40
-_RC: Any = {"svg.fonttype": "none", "svg.hashsalt": "gpugauge", "font.family": "DejaVu Sans", "font.size": 9}
+_RC: Any = {"svg.fonttype": "none", "svg.hashsalt": "gpugauge", "font.family": ["DejaVu Sans", "sans-serif"],
+            "font.size": 9}
+# rc_context swaps matplotlib's global settings; reports drawn on two threads at once (the embedded
+# mode's task pool, gunicorn threads) take turns so that neither draws with the other's settings.
+_DRAW_LOCK = threading.Lock()
 # What an inline <svg> in HTML does not need and a self-contained page must not carry: the XML
 # prolog, the DTD reference and the namespace URLs (the HTML parser supplies the SVG namespace).
 _PROLOG = re.compile(r"<\?xml[^>]*>\s*|<!DOCTYPE[^>]*>\s*", re.DOTALL)
@@ -86,7 +91,7 @@ def cost_time_svg(payload: Mapping[str, Any]) -> str | None:
     if not jobs:
         return None
     names, series_of = _series(jobs)
-    with matplotlib.rc_context(_RC):
+    with _DRAW_LOCK, matplotlib.rc_context(_RC):
         fig = Figure(figsize=(9.0, 5.2), layout="constrained")
         ax = fig.add_subplot()
         colours = [f"C{i}" for i in range(MAX_SERIES)]
@@ -134,7 +139,7 @@ def team_spend_svg(payload: Mapping[str, Any]) -> str | None:
         return None
     budget = payload["standing"]["budget_usd"]
     total = payload["total"]["cost_usd"]
-    with matplotlib.rc_context(_RC):
+    with _DRAW_LOCK, matplotlib.rc_context(_RC):
         fig = Figure(figsize=(9.0, 0.5 + 0.45 * (len(teams) + 1)), layout="constrained")
         ax = fig.add_subplot()
         labels = [chart_label(t["team"]) for t in teams] + ["all teams"]
