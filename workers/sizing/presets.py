@@ -158,7 +158,12 @@ _PRESETS: tuple[Preset, ...] = (
         "dqn-atari",
         "Nature DQN (Mnih et al. 2015), 4x84x84 frames, 18 actions, online + frozen target",
         dqn_atari_layers,
-        Published(1_693_362, 9_350_000, "estimation-methods.md §5 [derived]: one network's params and MACs"),
+        Published(
+            1_693_362,
+            2 * 9_350_000,
+            "estimation-methods.md §5 [derived]: 1,693,362 params and 9.35M MACs per network; "
+            "the target network's forward pass on the next state doubles the MACs",
+        ),
         input_shape=(4, 84, 84),
         aliases=("dqn", "dqn-nature"),
     ),
