@@ -24,7 +24,7 @@ from ranking_builders import (
 )
 
 from catalog.types import Catalog, Pricing, Provider
-from workers.costing import onprem_price_per_hour_usd
+from workers.costing import block_storage_cost_usd, onprem_price_per_hour_usd
 from workers.ranking import rank_offers
 from workers.recommendation import Recommendation
 from workers.sizing.errors import SpecError
@@ -149,6 +149,8 @@ def test_block_storage_is_priced_in_where_local_disk_is_short() -> None:
     by_type = {o.instance_type: o for o in rec.options}
     expected = 600 * GB / GIB * 0.045 * 10.0 / 730
     assert by_type["g5.xlarge"].storage_cost_usd == pytest.approx(expected)
+    assert block_storage_cost_usd(storage_bytes=600 * GB, price_per_gb_month_usd=0.045, hours=10.0) == (
+        pytest.approx(expected))
     assert by_type["g5.xlarge"].training_cost_usd == pytest.approx(10.0 + expected)
     assert by_type["g5.big"].storage_cost_usd == 0.0
     assert by_type["g5.big"].training_cost_usd == pytest.approx(10.0)
