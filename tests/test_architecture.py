@@ -8,7 +8,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = {"catalog": 0, "workers": 1, "service": 2}
 # The pure core may import only the standard library and our own catalog types.
-PURE = ("workers/sizing", "workers/ranking.py")
+PURE = ("workers/sizing", "workers/ranking.py", "workers/candidates.py", "workers/catalog_index.py",
+        "workers/costing.py", "workers/plan_options.py", "workers/reasons.py", "workers/recommend.py",
+        "workers/scope.py", "workers/shapes.py", "workers/recommendation.py", "workers/budget.py",
+        "workers/sweeps.py", "workers/ownership.py", "workers/totals.py")
 FRAMEWORKS = {"flask", "celery", "redis", "marshmallow", "boto3", "botocore", "google", "onnx", "kombu",
               "slack_sdk", "flask_smorest", "yaml", "rich", "matplotlib", "numpy"}
 
