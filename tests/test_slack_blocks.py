@@ -153,3 +153,12 @@ def test_the_help_lists_the_words_defaults_presets_and_gpus() -> None:
     blocks = text_of(msg)
     for expected in ("`batch=64`", "`spot`", "resnet50, vgg16", "t4, v100-16gb", "batch=32"):
         assert expected in blocks
+
+
+def test_a_long_list_of_rejected_offers_is_cut_to_the_first_few() -> None:
+    rejected = tuple(Rejected(instance_type=f"x{i}.large", reason="too small") for i in range(20))
+    msg = render_recommendation(result((), rejected=rejected), title="vgg16")
+    assert_valid_message(msg)
+    why_not = next(b["text"]["text"] for b in msg["blocks"] if b["type"] == "section"
+                   and b["text"]["text"].startswith("*Why not*"))
+    assert why_not.count("• ") == 8 and why_not.endswith("…and 12 more")

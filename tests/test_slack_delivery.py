@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from service.jobs import MemoryJobStore
 from service.slack.blocks import render_error
 from service.slack.delivery import DeliveryError, deliver, webhook_client
-from service.slack.store import SlackJobs
+from service.slack.store import MemoryKeyValue, SlackJobs
 
 MESSAGE = render_error("gpugauge test message", detail="hello")
 
@@ -49,7 +48,7 @@ def open_job(jobs: SlackJobs, url: str = "https://hooks.slack.com/commands/T1/1/
 
 @pytest.fixture
 def jobs() -> SlackJobs:
-    return SlackJobs(MemoryJobStore())
+    return SlackJobs(MemoryKeyValue())
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ MAX_SECTION_CHARS = 3000
 MAX_FIELD_CHARS = 2000
 MAX_HEADER_CHARS = 150
 TOP_OPTIONS = 5
+MAX_REJECTED_LINES = 8
 Message = dict[str, Any]
 
 
@@ -51,12 +52,12 @@ def _context(text: str) -> ContextBlock:
     return ContextBlock(elements=[MarkdownTextObject(text=_clip(text, MAX_SECTION_CHARS))])
 
 
-def _bullets(lines: Sequence[str], *, title: str) -> SectionBlock:
+def _bullets(lines: Sequence[str], *, title: str, most: int | None = None) -> SectionBlock:
     """Return one section of bullet lines, cut with "…and N more" to stay within the text limit."""
     text = f"*{title}*"
     for shown, line in enumerate(lines):
         more = f"\n…and {len(lines) - shown} more"
-        if len(text) + len(line) + 3 + len(more) > MAX_SECTION_CHARS:
+        if len(text) + len(line) + 3 + len(more) > MAX_SECTION_CHARS or shown == most:
             text += more
             break
         text += f"\n• {line}"
@@ -146,19 +147,20 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
     else:
         fallback = f"{title}: nothing fits within the constraints"
         blocks.append(_section(":no_entry: *Nothing fits* within the constraints."))
-        rejected = [f"{r.get('instance_type', '')}: {r.get('reason', '')}"
-                    for r in result.get("rejected") or ()]
-        if rejected:
-            blocks.append(_bullets(rejected, title="Why not"))
         plan = result.get("plan") or requirements.get("mitigations") or []
         if plan:
             blocks.append(_bullets(_plan_lines(plan), title="Out-of-memory plan"))
+        rejected = [f"{r.get('instance_type', '')}: {r.get('reason', '')}"
+                    for r in result.get("rejected") or ()]
+        if rejected:
+            blocks.append(_bullets(rejected, title="Why not", most=MAX_REJECTED_LINES))
     if requirements.get("warnings"):
         blocks.append(_bullets(_warning_lines(requirements["warnings"]), title="Warnings"))
     catalog = result.get("catalog") or {}
     if catalog:
+        legend = " · ★ on the cost/time Pareto front" if any(o.get("pareto") for o in options[:top]) else ""
         blocks.append(_context(f"catalog {catalog.get('version', '?')}, prices as of "
-                               f"{catalog.get('prices_as_of', '?')} · ★ on the cost/time Pareto front"))
+                               f"{catalog.get('prices_as_of', '?')}{legend}"))
     return message(fallback, blocks)
 
 

@@ -6,6 +6,7 @@ Config keys (the environment sets them with the GPUGAUGE_ prefix, e.g. GPUGAUGE_
                                   a list or a comma-separated string
     SLACK_REPLAY_CHECK            refuse a signed request seen in the last 5 minutes (default true)
     SLACK_JOB_TTL_S               how long a command waits for its answer (default 1800, Slack's limit)
+    SLACK_KEY_PREFIX              where its keys live in Redis (default gpugauge:slack:)
 Tests also pass objects: SLACK_CLOCK (a slack_sdk Clock), SLACK_WEBHOOK_FACTORY (url -> sender),
 SLACK_ANSWERER (command record -> message). Jobs live in Redis at REDIS_URL, else in memory.
 """
@@ -23,10 +24,9 @@ from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 from slack_sdk.signature import Clock
 
-from service.jobs import JobStore, MemoryJobStore, RedisJobStore
 from service.slack.blocks import Message
 from service.slack.delivery import WebhookFactory, webhook_client
-from service.slack.store import JOB_TTL_S, KEY_PREFIX, SlackJobs
+from service.slack.store import JOB_TTL_S, KEY_PREFIX, KeyValue, MemoryKeyValue, SlackJobs
 from service.slack.verify import RequestVerifier
 
 EXTENSION = "gpugauge.slack"
@@ -50,7 +50,8 @@ class SlackSettings:
 def install(app: Flask) -> None:
     """Build the Slack settings from `app.config` and keep them in `app.extensions`."""
     config = app.config
-    jobs = SlackJobs(_store(config.get("REDIS_URL")), ttl_s=int(config.get("SLACK_JOB_TTL_S", JOB_TTL_S)))
+    jobs = SlackJobs(_key_value(config.get("REDIS_URL")), ttl_s=int(config.get("SLACK_JOB_TTL_S", JOB_TTL_S)),
+                     prefix=str(config.get("SLACK_KEY_PREFIX", KEY_PREFIX)))
     clock = config.get("SLACK_CLOCK") or Clock()
     remember = jobs.remember if config.get("SLACK_REPLAY_CHECK", True) else None
     app.extensions[EXTENSION] = SlackSettings(
@@ -84,10 +85,9 @@ def _prefixes(value: object) -> tuple[str, ...]:
     return tuple(str(p).strip() for p in items if str(p).strip())
 
 
-def _store(redis_url: str | None) -> JobStore:
+def _key_value(redis_url: str | None) -> KeyValue:
     if not redis_url:
-        return MemoryJobStore()
+        return MemoryKeyValue()
     # One quick retry: a command must be answered within Slack's 3 s even when Redis is down.
-    client = Redis.from_url(redis_url, socket_connect_timeout=1.0, socket_timeout=2.0,
-                            retry=Retry(ExponentialBackoff(cap=0.05, base=0.01), 1), health_check_interval=25)
-    return RedisJobStore(client, prefix=KEY_PREFIX)
+    return Redis.from_url(redis_url, socket_connect_timeout=1.0, socket_timeout=2.0,
+                          retry=Retry(ExponentialBackoff(cap=0.05, base=0.01), 1), health_check_interval=25)

@@ -1,0 +1,114 @@
+"""A verified slash command turned into its immediate reply: help, a parse error, or a queued job's ack.
+
+Everything here must finish well inside Slack's 3 seconds (docs.slack.dev/interactivity/
+implementing-slash-commands: "respond within 3000 ms"), so the sizing itself is left to the task;
+only the grammar and the schema run here. Every reply is ephemeral (only the asker sees it) and
+answered with HTTP 200, even when the queue is down, since Slack shows any other status as a failure.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qs
+
+from kombu.exceptions import OperationalError as KombuOperationalError
+from marshmallow import ValidationError
+from redis.exceptions import RedisError
+
+from catalog.store import CatalogStoreError
+from service.problems import Unavailable
+from service.runtime import runtime
+from service.slack.blocks import Message, render_error, render_help
+from service.slack.grammar import Command, CommandError, describe_errors, parse_command
+from service.slack.settings import SlackSettings
+from service.slack.tasks import SLACK_TASK
+from service.specs import flatten_errors, load_job
+from workers.sizing.presets import PRESETS
+
+log = logging.getLogger(__name__)
+
+MAX_TITLE_CHARS = 120
+# Redis (jobs, catalog versions) or the broker out of reach: the command can wait, the reply cannot.
+_UNAVAILABLE = (RedisError, KombuOperationalError, CatalogStoreError, Unavailable, OSError)
+
+
+def read_form(body: bytes) -> dict[str, str]:
+    """Decode Slack's url-encoded form from the raw body (first value of each field)."""
+    fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=64)
+    return {name: values[0] for name, values in fields.items()}
+
+
+def ephemeral(message: Message) -> dict[str, Any]:
+    """Mark a message as seen by the asker only."""
+    return {"response_type": "ephemeral", **message}
+
+
+def preset_words() -> tuple[str, ...]:
+    """Return every preset name and alias the command accepts."""
+    return tuple(word for preset in PRESETS.values() for word in (preset.name, *preset.aliases))
+
+
+def acknowledge(form: Mapping[str, str], settings: SlackSettings) -> dict[str, Any]:
+    """Return the immediate reply to a verified command, queuing the work when there is work to do."""
+    try:
+        return _acknowledge(form, settings)
+    except _UNAVAILABLE as error:
+        log.warning("slack command not queued: %s", type(error).__name__)
+        return ephemeral(render_error("gpugauge is temporarily unavailable",
+                                      detail="Its job queue does not answer; try again in a minute."))
+    except Exception:  # Slack shows a non-200 as a bare failure; a person deserves a sentence
+        log.exception("slack command failed before it was queued")
+        return ephemeral(render_error("gpugauge hit an internal error",
+                                      detail="It has been logged; try again in a minute."))
+
+
+def _acknowledge(form: Mapping[str, str], settings: SlackSettings) -> dict[str, Any]:
+    gpus = [gpu.slug for gpu in runtime().catalog.get().gpus]
+    text = form.get("text", "")
+    try:
+        command = parse_command(text, presets=preset_words(), gpus=gpus)
+    except CommandError as error:
+        return ephemeral(render_error("gpugauge did not understand that", problems=error.problems))
+    if command.kind == "help":
+        return ephemeral(render_help(presets=tuple(PRESETS), gpus=gpus))
+    try:
+        data, _ = load_job(command.spec)
+    except ValidationError as error:
+        problems = describe_errors(flatten_errors(error.messages))
+        return ephemeral(render_error("gpugauge cannot size this job", problems=problems))
+    url = form.get("response_url", "")
+    if not url.startswith(settings.response_url_prefixes):
+        log.warning("slack command refused: its response_url is not on an allowed host")
+        return ephemeral(render_error("gpugauge cannot answer this request",
+                                      detail="It came without a Slack response_url to post the answer to."))
+    return ephemeral(_queue(command, data, url=url, text=text, settings=settings))
+
+
+def _queue(command: Command, data: Mapping[str, Any], *, url: str, text: str,
+           settings: SlackSettings) -> Message:
+    title = _title(text)
+    job_id = settings.jobs.open(kind=command.kind, spec=data, gpus=command.gpus,
+                                gpu_count=command.gpu_count, title=title, response_url=url)
+    runtime().queue.enqueue(SLACK_TASK, job_id)
+    log.info("slack job %s queued (%s)", job_id, command.kind)
+    return {"text": _ack_text(command, title)}
+
+
+def _ack_text(command: Command, title: str) -> str:
+    doing = "Checking the fit of" if command.kind == "fit" else "Ranking machines for"
+    lines = [f":hourglass_flowing_sand: {doing} `{title}`; the answer will appear here shortly."]
+    if command.defaults_used:
+        lines.append(f"Assumed {', '.join(command.defaults_used)} (say otherwise to change it).")
+    if not command.spec.get("dataset", {}).get("samples"):
+        lines.append("Tip: add `samples=` (e.g. samples=1.28M) to get training hours and cost.")
+    return "\n".join(lines)
+
+
+def _title(text: str) -> str:
+    # Echoed inside a code span: no backticks, and Slack's three escaped characters stay escaped.
+    words = html.escape(html.unescape(" ".join(text.split())).replace("`", "'"), quote=False)
+    return words if len(words) <= MAX_TITLE_CHARS else words[: MAX_TITLE_CHARS - 1] + "…"
+

@@ -1,0 +1,80 @@
+"""The Celery task that answers a queued slash command at its response_url; its one argument is a job id.
+
+It lives in service/ (registered when service.slack.views is imported, as the app factory does) so
+that it may use the service's schemas and Block Kit rendering; workers/ never imports service/.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from marshmallow import ValidationError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from service.runtime import runtime
+from service.schemas import RecommendationSchema, RequirementsSchema
+from service.slack.blocks import Message, render_error, render_fit, render_recommendation
+from service.slack.delivery import DeliveryError, deliver
+from service.slack.grammar import describe_errors
+from service.slack.settings import slack_settings
+from service.specs import flatten_errors, load_job
+from workers.recommend import recommend
+from workers.sizing.errors import SizingError
+from workers.sizing.estimate import estimate_requirements, resolve_gpus
+
+log = logging.getLogger(__name__)
+
+SLACK_TASK = "gpugauge.slack.answer"
+
+
+# A post Slack did not take, or a lost Redis, can heal; everything else is answered once.
+@shared_task(name=SLACK_TASK, acks_late=True, reject_on_worker_lost=True, max_retries=3,  # type: ignore[untyped-decorator]
+             autoretry_for=(DeliveryError, RedisConnectionError, RedisTimeoutError), retry_backoff=True)
+def answer_slack_command(job_id: str) -> dict[str, str]:
+    """Size or rank the command stored under `job_id` and post the answer, or a readable error."""
+    settings = slack_settings()
+    command = settings.jobs.command(job_id)
+    if command is None or settings.jobs.delivered(job_id):
+        log.info("slack job %s: nothing to do (expired or already answered)", job_id)
+        return {"id": job_id, "status": "skipped"}
+    message = compose_answer(command, answerer=settings.answerer or answer_command, job_id=job_id)
+    posted = deliver(job_id, message, jobs=settings.jobs, webhook_factory=settings.webhook_factory)
+    return {"id": job_id, "status": "posted" if posted else "skipped"}
+
+
+def answer_command(command: Mapping[str, Any]) -> Message:
+    """Rank the offers for a command's spec, or fit it on its GPUs, and render the answer."""
+    catalog = runtime().catalog.get()
+    _, job = load_job(command["spec"])
+    if command["kind"] == "fit":
+        known = {gpu.slug: gpu for gpu in catalog.gpus}
+        requirements = estimate_requirements(job, gpus=resolve_gpus(command["gpus"], known),
+                                             gpu_count=int(command["gpu_count"]), known_gpus=known)
+        return render_fit(RequirementsSchema().dump(requirements), title=command["title"])
+    return render_recommendation(RecommendationSchema().dump(recommend(job, catalog)), title=command["title"])
+
+
+def compose_answer(command: Mapping[str, Any], *, answerer: Any, job_id: str) -> Message:
+    """Return the answer, or an error message a person can act on; never raise, never stay silent."""
+    try:
+        message: Message = answerer(command)
+        return message
+    except SizingError as error:
+        problems = describe_errors({error.field: [error.reason]})
+        return render_error("gpugauge cannot size this job", problems=problems)
+    except ValidationError as error:
+        return render_error("gpugauge cannot size this job",
+                            problems=describe_errors(flatten_errors(error.messages)))
+    except SoftTimeLimitExceeded:
+        log.warning("slack job %s: ran past its time limit", job_id)
+        return render_error("gpugauge took too long on this job",
+                            problems=["name fewer providers or regions, or ask for fewer GPUs with gpus="])
+    except Exception:  # any bug still owes the user an answer; the traceback goes to the log
+        log.exception("slack job %s: failed", job_id)
+        return render_error("gpugauge hit an internal error", detail=f"It is logged as job {job_id}; "
+                            "try again in a minute, and tell the team if it keeps happening.")
