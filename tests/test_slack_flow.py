@@ -334,3 +334,18 @@ def test_neither_the_signing_secret_nor_a_response_url_reaches_the_logs(
     assert "slack job" in caplog.text  # the flow did log
     for secret in (SECRET, *urls, *(u.rsplit("/", 1)[1] for u in urls)):
         assert secret not in caplog.text
+
+
+def test_the_embedded_mode_answers_without_redis(app: Flask, slack: ResponseUrl) -> None:
+    embedded = create_app({"REDIS_URL": None, "SLACK_SIGNING_SECRET": SECRET, "SLACK_CLOCK": FixedClock(),
+                           "SLACK_RESPONSE_URL_PREFIXES": [slack.base]})
+    app.extensions["celery"].set_default()  # see the Redis-down test
+    url = slack.new_url()
+    try:
+        response = signed_post(embedded.test_client(), command_form("resnet50 batch=64 samples=50k", url))
+        assert "Ranking machines for" in response.json["text"]
+        answer = slack.answer(url)
+    finally:
+        runtime(embedded).queue.close()
+    assert_valid_message(answer)
+    assert "best is" in answer["text"]

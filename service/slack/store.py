@@ -27,15 +27,16 @@ JOB_TTL_S = 30 * 60
 class KeyValue(Protocol):
     """The three Redis calls the Slack jobs need; redis.Redis and MemoryKeyValue have them."""
 
-    def set(self, name: str, value: str, *, ex: int, nx: bool = False) -> bool | None:
+    # Any: redis-py's own annotations are wider (bytes, str, awaitables); callers test truthiness only.
+    def set(self, name: str, value: str, *, ex: int, nx: bool = False) -> Any:
         """Set a key expiring in `ex` seconds (only if absent with `nx`); truthy when set."""
         ...
 
-    def get(self, name: str) -> bytes | str | None:
-        """Return a key's value, or None."""
+    def get(self, name: str) -> Any:
+        """Return a key's value (bytes or str), or None."""
         ...
 
-    def delete(self, *names: str) -> int:
+    def delete(self, *names: str) -> Any:
         """Remove keys; return how many existed."""
         ...
 
