@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any
 
+import flask_smorest
 from celery import Celery, Task
 from flask import Flask
 from flask.json.provider import DefaultJSONProvider
@@ -45,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "REDIS_URL": None,  # absent: the embedded default
     "API_KEYS": "",  # comma-separated keys or their sha256; empty: the API is open
     "RESULT_TTL_S": 3600,  # a job and its result live this long
+    "JOB_KEY_PREFIX": "gpugauge:job:",  # Redis keys of the job registry
     "MAX_CONTENT_LENGTH": 8 * 1024 * 1024,  # request bodies; a spec with an inline ONNX graph fits
     "READY_TIMEOUT_S": 0.5,  # how long /readyz waits for a worker's pong
     "EMBEDDED_THREADS": 4,  # tasks at once in the embedded mode
@@ -62,8 +64,8 @@ DEFAULTS: dict[str, Any] = {
     "OPENAPI_SWAGGER_UI_PATH": "docs",
     "OPENAPI_SWAGGER_UI_URL": docs.ASSETS_URL,
 }
-# Blueprints of other parts of the service (Slack, reports), registered when their module exists.
-OPTIONAL_BLUEPRINTS = ("service.slack.views", "service.reports.views")
+# Blueprints of other parts of the service ("module:attribute"), registered when their module exists.
+OPTIONAL_BLUEPRINTS = ("service.reports.views:blp", "service.slack.views:slack_bp")
 
 
 class StrictJSONProvider(DefaultJSONProvider):
@@ -77,7 +79,7 @@ class StrictJSONProvider(DefaultJSONProvider):
         return super().dumps(obj, **kwargs)
 
 
-class ProblemApi(Api):
+class ProblemApi(Api):  # type: ignore[misc]  # flask-smorest ships no types
     """flask-smorest's Api, answering and documenting every error as application/problem+json."""
 
     ERROR_SCHEMA = ProblemSchema
@@ -113,7 +115,7 @@ def create_app(config: Mapping[str, object] | None = None) -> Flask:
         api.register_blueprint(module.blp)
     app.register_blueprint(docs.blp)
     for name in OPTIONAL_BLUEPRINTS:
-        _register_optional(app, name)
+        _register_optional(app, api, name)
     register_error_handlers(app)
     return app
 
@@ -146,7 +148,8 @@ def _runtime(app: Flask, celery: Celery) -> Runtime:
         return Runtime(jobs=MemoryJobStore(), catalog=catalog, embedded=True,
                        queue=ThreadQueue(celery, threads=int(app.config["EMBEDDED_THREADS"])))
     probe = _redis(url, timeout_s=float(app.config["READY_TIMEOUT_S"]))
-    return Runtime(jobs=RedisJobStore(_redis(url, timeout_s=2.0)), catalog=catalog, embedded=False,
+    jobs = RedisJobStore(_redis(url, timeout_s=2.0), prefix=str(app.config["JOB_KEY_PREFIX"]))
+    return Runtime(jobs=jobs, catalog=catalog, embedded=False,
                    queue=CeleryQueue(celery, redis_probe=probe))
 
 
@@ -167,14 +170,19 @@ def _catalog_loader(redis_url: str | None, data_dir: str | None) -> Callable[[],
     return functools.partial(load_catalog, store=store)
 
 
-def _register_optional(app: Flask, module_name: str) -> None:
+def _register_optional(app: Flask, api: Api, target: str) -> None:
+    module_name, _, attribute = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as error:
         if error.name is not None and module_name.startswith(error.name):
             return
         raise
-    app.register_blueprint(module.blp)
+    blueprint = getattr(module, attribute)
+    if isinstance(blueprint, flask_smorest.Blueprint):
+        api.register_blueprint(blueprint)  # documented in /openapi.json
+    else:
+        app.register_blueprint(blueprint)
 
 
 def _problem_doc(description: str) -> dict[str, Any]:

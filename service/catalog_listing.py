@@ -128,7 +128,8 @@ def list_gpus(catalog: Catalog, *, min_memory_bytes: int = 0, segment: str | Non
         and (segment is None or g.segment == segment)
         and (architecture is None or g.architecture == architecture.lower())
     ]
-    return GpuListSchema().dump({**catalog_info(catalog), "gpus": gpus})
+    listing: dict[str, Any] = GpuListSchema().dump({**catalog_info(catalog), "gpus": gpus})
+    return listing
 
 
 def list_instances(catalog: Catalog, *, provider: str | None = None, region: str | None = None,
@@ -156,7 +157,8 @@ def list_instances(catalog: Catalog, *, provider: str | None = None, region: str
             continue
         rows.append({"instance": instance, "gpu_memory_bytes": memory.get(instance.gpu, 0),
                      "prices": sorted(prices.get(key, []), key=lambda o: (o.region, o.pricing.value))})
-    return InstanceListSchema().dump({**catalog_info(catalog), "instances": rows})
+    listing: dict[str, Any] = InstanceListSchema().dump({**catalog_info(catalog), "instances": rows})
+    return listing
 
 
 def _instance_matches(instance: InstanceType, *, provider: str | None, gpu: str | None) -> bool:

@@ -1,9 +1,11 @@
 """The job registry: each recommendation job's state and result under a key that expires.
 
 A job's id is the digest of its normalised spec and the catalog version (service.specs.spec_digest),
-so identical requests name the same job; `submit` claims that id once (SET NX) and only the claimant
-enqueues the task. Keys are `gpugauge:job:{id}` in Redis, or entries of a dict in the embedded mode.
-Unknown and expired ids read as None (the API answers 404), never as Celery's eternal PENDING.
+so identical requests name the same job; `submit` claims that id once and only the claimant enqueues
+the task. A job is kept as its status plus the JSON the API shows, written once per state change, so
+polling and repeated specs are answered with the stored bytes, never decoded and encoded again.
+Keys are hashes `gpugauge:job:{id}` in Redis, or entries of a dict in the embedded mode. Unknown and
+expired ids read as None (the API answers 404), never as Celery's eternal PENDING.
 """
 
 from __future__ import annotations
@@ -25,13 +27,18 @@ KEY_PREFIX = "gpugauge:job:"
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 
 Record = dict[str, Any]
+Stored = tuple[str, str]  # (status, the record's JSON)
 
-# Compare-and-set on the record's status, so a late or duplicate delivery cannot move a job backwards.
-_SET_IF_STATUS = """
-local current = redis.call('GET', KEYS[1])
-if not current then return 0 end
-if cjson.decode(current)['status'] ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+_CLAIM = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'job', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+# Compare-and-set on the status, so a late or duplicate delivery cannot move a job backwards.
+_ADVANCE = """
+if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'job', ARGV[3])
 return 1
 """
 
@@ -44,7 +51,11 @@ class JobStore(Protocol):
         ...
 
     def get(self, job_id: str) -> Record | None:
-        """Return the record, or None for an unknown or expired id."""
+        """Return the decoded record, or None for an unknown or expired id."""
+        ...
+
+    def get_stored(self, job_id: str) -> Stored | None:
+        """Return (status, record JSON), or None for an unknown or expired id."""
         ...
 
     def advance(self, job_id: str, *, expected_status: str, record: Record) -> bool:
@@ -60,15 +71,15 @@ class JobStore(Protocol):
         ...
 
 
-def new_record(job_id: str, *, ttl_s: int) -> Record:
-    """Return the record of a job just queued; it carries its TTL so any worker can honour it."""
-    now = _now_iso()
-    return {"id": job_id, "status": QUEUED, "created_at": now, "updated_at": now, "ttl_s": ttl_s}
-
-
 def public_view(record: Record) -> Record:
-    """Return what the API shows of a record (its bookkeeping left out)."""
-    return {k: v for k, v in record.items() if k != "ttl_s"}
+    """Return what the API shows of a record: all of it (kept for callers written against v1)."""
+    return dict(record)
+
+
+def new_record(job_id: str, *, ttl_s: int) -> Record:
+    """Return the record of a job just queued; it says how long it is kept, so any worker honours it."""
+    now = _now_iso()
+    return {"id": job_id, "status": QUEUED, "created_at": now, "updated_at": now, "expires_after_s": ttl_s}
 
 
 def mark_running(store: JobStore, job_id: str) -> None:
@@ -81,16 +92,21 @@ def mark_running(store: JobStore, job_id: str) -> None:
 
 def finish(store: JobStore, job_id: str, *, result: Mapping[str, Any] | None = None,
            problem: Mapping[str, Any] | None = None, ttl_s: int) -> None:
-    """Record a job's result (done) or its problem (failed), expiring `ttl_s` from now."""
+    """Record a job's result (done) or its problem (failed), kept for the job's own expiry time."""
     record = store.get(job_id) or new_record(job_id, ttl_s=ttl_s)
-    ttl_s = int(record.get("ttl_s", ttl_s))
     outcome = ({"status": DONE, "result": result} if problem is None
                else {"status": FAILED, "problem": problem})
-    store.put({**record, **outcome, "updated_at": _now_iso()}, ttl_s=ttl_s)
+    store.put({**record, **outcome, "updated_at": _now_iso()}, ttl_s=int(record["expires_after_s"]))
 
 
 def submit(store: JobStore, enqueue: Callable[[], None], *, job_id: str, ttl_s: int) -> Record:
     """Return the job named `job_id`, claiming it and calling `enqueue` only if nobody holds it."""
+    record: Record = json.loads(submit_stored(store, enqueue, job_id=job_id, ttl_s=ttl_s)[1])
+    return record
+
+
+def submit_stored(store: JobStore, enqueue: Callable[[], None], *, job_id: str, ttl_s: int) -> Stored:
+    """Do what `submit` does, returning the job as stored: (status, JSON) to answer with as it is."""
     for _ in range(3):
         record = new_record(job_id, ttl_s=ttl_s)
         if store.claim(record, ttl_s=ttl_s):
@@ -99,15 +115,20 @@ def submit(store: JobStore, enqueue: Callable[[], None], *, job_id: str, ttl_s: 
             except BaseException:
                 _release(store, job_id)
                 raise
-            return record
-        existing = store.get(job_id)
-        if existing is None:
+            return QUEUED, dumps(record)
+        stored = store.get_stored(job_id)
+        if stored is None:
             continue  # expired between the claim and the read
-        if existing["status"] == FAILED and existing.get("problem", {}).get("status", 500) >= 500:
+        if stored[0] == FAILED and json.loads(stored[1])["problem"].get("status", 500) >= 500:
             store.forget(job_id)  # a server-side failure may not recur: let this request run it again
             continue
-        return existing
+        return stored
     raise RuntimeError(f"job {job_id} could not be claimed")
+
+
+def dumps(record: Record) -> str:
+    """Serialise a record; strict like the API, so a NaN in a result fails here, not in a client."""
+    return json.dumps(record, separators=(",", ":"), allow_nan=False)
 
 
 def _release(store: JobStore, job_id: str) -> None:
@@ -118,29 +139,39 @@ def _release(store: JobStore, job_id: str) -> None:
 
 
 class RedisJobStore:
-    """Job records as JSON strings under `gpugauge:job:{id}`, expiring with SET EX."""
+    """Job records as hashes {status, job} under `gpugauge:job:{id}`, with EXPIRE."""
 
     def __init__(self, client: Redis, *, prefix: str = KEY_PREFIX) -> None:
         self._client = client
         self._prefix = prefix
-        self._set_if_status = client.register_script(_SET_IF_STATUS)
+        self._claim = client.register_script(_CLAIM)
+        self._advance = client.register_script(_ADVANCE)
 
     def claim(self, record: Record, *, ttl_s: int) -> bool:
         """Store a new record unless one with its id exists; return True when stored."""
-        return bool(self._client.set(self._key(record["id"]), _dumps(record), nx=True, ex=ttl_s))
+        key = self._key(record["id"])
+        return bool(self._claim(keys=[key], args=[record["status"], dumps(record), ttl_s]))
 
     def get(self, job_id: str) -> Record | None:
-        """Return the record, or None for an unknown or expired id."""
-        raw = self._client.get(self._key(job_id))
-        return None if raw is None else json.loads(raw)
+        """Return the decoded record, or None for an unknown or expired id."""
+        return _decoded(self.get_stored(job_id))
+
+    def get_stored(self, job_id: str) -> Stored | None:
+        """Return (status, record JSON), or None for an unknown or expired id."""
+        status, job = self._client.hmget(self._key(job_id), ["status", "job"])
+        return None if status is None or job is None else (_text(status), _text(job))
 
     def advance(self, job_id: str, *, expected_status: str, record: Record) -> bool:
         """Replace the record if its status is still `expected_status`, keeping its expiry."""
-        return bool(self._set_if_status(keys=[self._key(job_id)], args=[expected_status, _dumps(record)]))
+        return bool(self._advance(keys=[self._key(job_id)], args=[expected_status, record["status"], dumps(record)]))
 
     def put(self, record: Record, *, ttl_s: int) -> None:
         """Store the record unconditionally, expiring in `ttl_s`."""
-        self._client.set(self._key(record["id"]), _dumps(record), ex=ttl_s)
+        key = self._key(record["id"])
+        pipe = self._client.pipeline(transaction=True)
+        pipe.hset(key, mapping={"status": record["status"], "job": dumps(record)})
+        pipe.expire(key, ttl_s)
+        pipe.execute()
 
     def forget(self, job_id: str) -> None:
         """Remove the record."""
@@ -156,7 +187,7 @@ class MemoryJobStore:
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._lock = threading.Lock()
-        self._records: dict[str, tuple[float, str]] = {}  # id -> (expires at, JSON)
+        self._records: dict[str, tuple[float, str, str]] = {}  # id -> (expires at, status, JSON)
 
     def claim(self, record: Record, *, ttl_s: int) -> bool:
         """Store a new record unless one with its id exists; return True when stored."""
@@ -164,35 +195,39 @@ class MemoryJobStore:
             self._drop_expired()
             if record["id"] in self._records:
                 return False
-            self._records[record["id"]] = (self._clock() + ttl_s, _dumps(record))
+            self._records[record["id"]] = (self._clock() + ttl_s, record["status"], dumps(record))
             return True
 
     def get(self, job_id: str) -> Record | None:
-        """Return the record, or None for an unknown or expired id."""
+        """Return the decoded record, or None for an unknown or expired id."""
+        return _decoded(self.get_stored(job_id))
+
+    def get_stored(self, job_id: str) -> Stored | None:
+        """Return (status, record JSON), or None for an unknown or expired id."""
         with self._lock:
             entry = self._live(job_id)
-            return None if entry is None else json.loads(entry[1])
+            return None if entry is None else (entry[1], entry[2])
 
     def advance(self, job_id: str, *, expected_status: str, record: Record) -> bool:
         """Replace the record if its status is still `expected_status`, keeping its expiry."""
         with self._lock:
             entry = self._live(job_id)
-            if entry is None or json.loads(entry[1])["status"] != expected_status:
+            if entry is None or entry[1] != expected_status:
                 return False
-            self._records[job_id] = (entry[0], _dumps(record))
+            self._records[job_id] = (entry[0], record["status"], dumps(record))
             return True
 
     def put(self, record: Record, *, ttl_s: int) -> None:
         """Store the record unconditionally, expiring in `ttl_s`."""
         with self._lock:
-            self._records[record["id"]] = (self._clock() + ttl_s, _dumps(record))
+            self._records[record["id"]] = (self._clock() + ttl_s, record["status"], dumps(record))
 
     def forget(self, job_id: str) -> None:
         """Remove the record."""
         with self._lock:
             self._records.pop(job_id, None)
 
-    def _live(self, job_id: str) -> tuple[float, str] | None:
+    def _live(self, job_id: str) -> tuple[float, str, str] | None:
         entry = self._records.get(job_id)
         if entry is not None and entry[0] <= self._clock():
             del self._records[job_id]
@@ -201,13 +236,16 @@ class MemoryJobStore:
 
     def _drop_expired(self) -> None:
         now = self._clock()
-        for job_id in [k for k, (expires_at, _) in self._records.items() if expires_at <= now]:
+        for job_id in [k for k, (expires_at, _, _) in self._records.items() if expires_at <= now]:
             del self._records[job_id]
 
 
-def _dumps(record: Record) -> str:
-    # Stored JSON is strict like the API's: a NaN that slipped into a result fails here, not in a client.
-    return json.dumps(record, separators=(",", ":"), allow_nan=False)
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _decoded(stored: Stored | None) -> Record | None:
+    return None if stored is None else json.loads(stored[1])
 
 
 def _now_iso() -> str:

@@ -77,7 +77,7 @@ class ThreadQueue:
     def enqueue(self, task_name: str, *args: Any) -> None:
         """Serialise the arguments as a Celery message would and run the task on a pool thread."""
         task = self._celery.tasks[task_name]
-        content_type, encoding, body = kombu_dumps(list(args), serializer="json")
+        content_type, encoding, body = kombu_dumps(list(args), serializer="json")  # type: ignore[no-untyped-call]
         self._pool.submit(self._run, task, body, content_type, encoding)
 
     def unready_reason(self, *, timeout_s: float) -> str | None:
@@ -92,6 +92,6 @@ class ThreadQueue:
     @staticmethod
     def _run(task: Any, body: bytes | str, content_type: str, encoding: str) -> None:
         try:
-            task(*kombu_loads(body, content_type, encoding, accept=[content_type]))
+            task(*kombu_loads(body, content_type, encoding, accept=[content_type]))  # type: ignore[no-untyped-call]
         except Exception:  # the task has recorded the failure on its job; keep the thread alive
             log.exception("task %s failed", task.name)

@@ -14,19 +14,19 @@ from flask import current_app
 from marshmallow import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from workers.recommend import recommend
 
 from service.jobs import finish, mark_running
 from service.problems import problem, problem_for
 from service.runtime import runtime
 from service.schemas import RecommendationSchema
 from service.specs import load_job
+from workers.recommend import recommend
 from workers.sizing.errors import SizingError
 
 RECOMMEND_TASK = "gpugauge.recommend"
 
 
-@shared_task(name=RECOMMEND_TASK, acks_late=True, reject_on_worker_lost=True,
+@shared_task(name=RECOMMEND_TASK, acks_late=True, reject_on_worker_lost=True,  # type: ignore[untyped-decorator]
              # Only a lost Redis connection can heal by itself; bad specs and bugs fail at once.
              autoretry_for=(RedisConnectionError, RedisTimeoutError), retry_backoff=True, max_retries=3)
 def recommend_job(job_id: str, spec: dict[str, Any]) -> dict[str, str]:

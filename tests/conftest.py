@@ -6,7 +6,7 @@ from __future__ import annotations
 # HTTP service and job queue (service/app.py, service/jobs.py, service/queues.py)
 #
 # Integration tests run the app from the factory against the real Redis on 127.0.0.1:6379, db 9
-# (flushed once per session, before the worker starts; job keys are dropped before each test),
+# (under a job key prefix and a task queue of the session's own; job keys dropped before each test),
 # and a real Celery worker thread (celery.contrib.testing.worker.start_worker, solo pool), never
 # eager mode. `private_redis` starts a redis-server of its own on a free port for tests that stop it.
 # ------------------------------------------------------------------------------------------------
@@ -18,40 +18,44 @@ import redis
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.service_helpers import JOB_KEYS, SERVICE_REDIS_URL, PrivateRedis, queue_config
+from tests.service_helpers import (
+    SERVICE_JOB_PREFIX,
+    SERVICE_QUEUE,
+    SERVICE_REDIS_URL,
+    PrivateRedis,
+    queue_config,
+    start_pinned_worker,
+)
 
 
 @pytest.fixture(scope="session")
-def service_redis() -> redis.Redis:
-    """The machine's Redis, db 9, emptied once for this session."""
+def service_redis() -> Iterator[redis.Redis]:
+    """The machine's Redis, db 9; this session's keys are removed at its end."""
     client = redis.Redis.from_url(SERVICE_REDIS_URL)
     try:
         client.ping()
     except redis.exceptions.ConnectionError:
         pytest.fail("the service tests need Redis on 127.0.0.1:6379 (.ci/run starts it)")
-    client.flushdb()
-    return client
+    yield client
+    for pattern in (SERVICE_JOB_PREFIX + "*", SERVICE_QUEUE, f"_kombu.binding*.{SERVICE_QUEUE}"):
+        for key in client.scan_iter(pattern):
+            client.delete(key)
 
 
 @pytest.fixture(scope="session")
 def queue_app(service_redis: redis.Redis) -> Iterator[Flask]:
-    """The app in queue mode on db 9, with a task queue of its own name, served by a real worker."""
-    from celery.contrib.testing.worker import start_worker
-
+    """The app in queue mode on db 9 and this session's task queue, served by a real worker."""
     from service.app import create_app
 
     app = create_app(queue_config())
-    # No ping task: results are off (the job registry holds them), so start_worker's ping check
-    # could not read its pong; start_worker still waits until the worker consumes.
-    with start_worker(app.extensions["celery"], pool="solo", perform_ping_check=False,
-                      shutdown_timeout=10):
+    with start_pinned_worker(app.extensions["celery"]):
         yield app
 
 
 @pytest.fixture()
 def queue_client(queue_app: Flask, service_redis: redis.Redis) -> FlaskClient:
     """A client of the queue-mode app, with no job left from an earlier test."""
-    for key in service_redis.scan_iter(JOB_KEYS):
+    for key in service_redis.scan_iter(SERVICE_JOB_PREFIX + "*"):
         service_redis.delete(key)
     return queue_app.test_client()
 

@@ -9,24 +9,51 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
+from celery import Celery
+from celery.contrib.testing.worker import start_worker, test_worker_started
 from flask.testing import FlaskClient
 
 SERVICE_REDIS_URL = "redis://127.0.0.1:6379/9"
-JOB_KEYS = "gpugauge:job:*"
-# This session's own task queue, so that no other worker on db 9 takes our tasks.
+# Several test sessions may share db 9 (developers working side by side): each has its own task
+# queue, so no other worker takes its tasks, and its own job keys, so no other session drops them.
 SERVICE_QUEUE = f"gpugauge-test-{os.getpid()}"
+SERVICE_JOB_PREFIX = f"gpugauge:test-{os.getpid()}:job:"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def queue_config(**overrides: Any) -> dict[str, Any]:
     """Return the settings of an app in queue mode on db 9 and this session's task queue."""
-    return {"TESTING": True, "REDIS_URL": SERVICE_REDIS_URL, "API_KEYS": "",
+    return {"TESTING": True, "REDIS_URL": SERVICE_REDIS_URL, "API_KEYS": "", "JOB_KEY_PREFIX": SERVICE_JOB_PREFIX,
             "CELERY": {"task_default_queue": SERVICE_QUEUE}, **overrides}
+
+
+@contextmanager
+def start_pinned_worker(celery: Celery, **options: Any) -> Iterator[Any]:
+    """Run celery's test worker (solo pool, in a thread) for `celery` alone.
+
+    The worker looks tasks up in Celery's *current* app; every create_app() makes its own app the
+    process default, so a worker thread would run its tasks in whichever app the last test built.
+    Pinning the app as the worker thread's current app keeps tasks in the worker's own app.
+    """
+    def pin(sender: Celery, **_: Any) -> None:
+        if sender is celery:
+            sender.set_current()  # runs in the worker thread: its thread-local current app
+
+    test_worker_started.connect(pin, weak=False)
+    try:
+        # No ping task: results are off (the job registry holds them), so start_worker's ping check
+        # could not read its pong; start_worker still waits until the worker consumes.
+        with start_worker(celery, pool="solo", perform_ping_check=False, shutdown_timeout=10, **options) as worker:
+            yield worker
+    finally:
+        test_worker_started.disconnect(pin)
 
 
 def example_spec(name: str = "resnet50-imagenet") -> dict[str, Any]:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from celery.contrib.testing.worker import start_worker
 from flask import Flask
 
-from tests.service_helpers import PrivateRedis, example_spec
+from tests.service_helpers import PrivateRedis, example_spec, start_pinned_worker
 
 
 def _app(make_app: Callable[..., Flask], server: PrivateRedis) -> Flask:
@@ -18,7 +17,7 @@ def _app(make_app: Callable[..., Flask], server: PrivateRedis) -> Flask:
 def test_ready_when_redis_and_a_worker_answer(make_app: Callable[..., Flask],
                                               private_redis: PrivateRedis) -> None:
     app = _app(make_app, private_redis)
-    with start_worker(app.extensions["celery"], pool="solo", perform_ping_check=False):
+    with start_pinned_worker(app.extensions["celery"]):
         answer = app.test_client().get("/readyz")
     assert answer.status_code == 200, answer.get_json()
 
@@ -61,7 +60,7 @@ def test_the_same_app_recovers_when_redis_returns(make_app: Callable[..., Flask]
     private_redis.stop()
     assert client.post("/v1/recommendations", json=example_spec()).status_code == 503
     private_redis.start()
-    with start_worker(app.extensions["celery"], pool="solo", perform_ping_check=False):
+    with start_pinned_worker(app.extensions["celery"]):
         answer = client.post("/v1/recommendations", json=example_spec())
         assert answer.status_code == 202
         deadline = time.monotonic() + 10

@@ -104,3 +104,12 @@ def test_results_expire_after_the_configured_time(queue_client: FlaskClient,
     assert client.get(location).status_code == 404
     assert client.post("/v1/recommendations", json=spec).status_code == 202  # the id is free again
     assert wait_for_job(client, location)["status"] == "done"
+
+
+def test_the_queue_worker_runs_in_its_own_app_after_another_app_ran_the_task(
+        queue_client: FlaskClient, make_app: Callable[..., Flask]) -> None:
+    embedded = make_app().test_client()  # now Celery's default app, and it runs the task in-process
+    assert wait_for_job(embedded, embedded.post("/v1/recommendations", json=example_spec("vae-mnist"))
+                        .headers["Location"])["status"] == "done"
+    location = queue_client.post("/v1/recommendations", json=example_spec("vae-mnist")).headers["Location"]
+    assert wait_for_job(queue_client, location)["status"] == "done"

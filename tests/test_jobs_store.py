@@ -19,7 +19,6 @@ from service.jobs import (
     finish,
     mark_running,
     new_record,
-    public_view,
     submit,
 )
 from tests.service_helpers import SERVICE_REDIS_URL
@@ -54,7 +53,7 @@ def test_a_job_id_is_claimed_once(store: JobStore) -> None:
 
 
 def test_an_unknown_id_reads_as_none(store: JobStore) -> None:
-    assert store.get("never-submitted") is None
+    assert store.get_stored("never-submitted") is None
 
 
 def test_a_job_moves_forward_but_never_back(store: JobStore) -> None:
@@ -74,16 +73,13 @@ def test_a_failure_is_stored_with_its_problem(store: JobStore) -> None:
     assert record is not None and record["status"] == FAILED and record["problem"]["status"] == 422
 
 
-def test_the_public_view_hides_bookkeeping() -> None:
-    assert "ttl_s" not in public_view(new_record("d", ttl_s=60))
-
-
 def test_a_redis_record_expires_with_the_ttl_it_was_submitted_with(service_redis: redis.Redis) -> None:
     prefix = f"gpugauge:test-jobs:{uuid.uuid4().hex}:"
     store = RedisJobStore(redis.Redis.from_url(SERVICE_REDIS_URL), prefix=prefix)
     store.claim(new_record("e", ttl_s=30), ttl_s=30)
     finish(store, "e", result={}, ttl_s=3600)  # the worker's default loses to the job's own TTL
     assert 0 < service_redis.ttl(prefix + "e") <= 30
+    assert store.get("e")["expires_after_s"] == 30  # type: ignore[index]
     service_redis.delete(prefix + "e")
 
 
@@ -92,9 +88,9 @@ def test_a_memory_record_expires() -> None:
     store = MemoryJobStore(clock=clock)
     store.claim(new_record("f", ttl_s=10), ttl_s=10)
     clock.now_s += 9.9
-    assert store.get("f") is not None
+    assert store.get_stored("f") is not None
     clock.now_s += 0.2
-    assert store.get("f") is None
+    assert store.get_stored("f") is None
     assert store.claim(new_record("f", ttl_s=10), ttl_s=10)
 
 
@@ -102,7 +98,7 @@ def test_submit_enqueues_only_for_the_first_caller(store: JobStore) -> None:
     calls: list[str] = []
     first = submit(store, lambda: calls.append("x"), job_id="g", ttl_s=60)
     second = submit(store, lambda: calls.append("y"), job_id="g", ttl_s=60)
-    assert calls == ["x"] and first["id"] == second["id"] == "g"
+    assert calls == ["x"] and first == second and first["status"] == "queued"
 
 
 def test_submit_releases_the_claim_when_enqueueing_fails(store: JobStore) -> None:
@@ -111,7 +107,7 @@ def test_submit_releases_the_claim_when_enqueueing_fails(store: JobStore) -> Non
 
     with pytest.raises(ConnectionError):
         submit(store, broken, job_id="h", ttl_s=60)
-    assert store.get("h") is None
+    assert store.get_stored("h") is None
     calls: list[int] = []
     submit(store, lambda: calls.append(1), job_id="h", ttl_s=60)
     assert calls == [1]

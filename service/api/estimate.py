@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from workers.sizing.estimate import estimate_requirements
-
 from service.api import ApiBlueprint
 from service.runtime import runtime
 from service.schemas import EstimateRequestSchema, RequirementsSchema
 from service.specs import build_job
+from workers.sizing.estimate import estimate_requirements, resolve_gpus
 from workers.sizing.requirements import Requirements
 
 blp = ApiBlueprint("estimate", __name__, url_prefix="/v1", description="Size a training job.")
@@ -21,6 +20,7 @@ blp = ApiBlueprint("estimate", __name__, url_prefix="/v1", description="Size a t
 @blp.problems(400, 401, 413, 415, 422)
 def estimate(data: dict[str, Any]) -> Requirements:
     """Size a job spec; with `gpus`, also fit and time it on `gpu_count` of each of those GPUs."""
-    gpus, gpu_count = data.pop("gpus"), data.pop("gpu_count")
-    return estimate_requirements(build_job(data), gpus=tuple(gpus), gpu_count=gpu_count,
-                                 known_gpus=runtime().catalog.get().gpus)
+    slugs, gpu_count = data.pop("gpus"), data.pop("gpu_count")
+    known = {gpu.slug: gpu for gpu in runtime().catalog.get().gpus}
+    return estimate_requirements(build_job(data), gpus=resolve_gpus(slugs, known), gpu_count=gpu_count,
+                                 known_gpus=known)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app, url_for
+from flask import Response, current_app, url_for
 from werkzeug.exceptions import NotFound
 
 from service.api import ApiBlueprint
 from service.api.schemas import JobSchema
-from service.jobs import DONE, FAILED, Record, public_view, submit
+from service.jobs import DONE, FAILED, Stored, submit_stored
 from service.runtime import runtime
 from service.schemas import JobSpecSchema
 from service.specs import spec_digest
@@ -25,32 +25,31 @@ POLL_AFTER_S = "1"
 @blp.alt_response(202, schema=JobSchema, success=True,
                   headers={"Location": {"description": "the job's URL", "schema": {"type": "string"}}})
 @blp.problems(400, 401, 413, 415, 422, 503)
-def submit_recommendation(data: dict[str, Any]) -> tuple[dict[str, Any], int, dict[str, str]]:
+def submit_recommendation(data: dict[str, Any]) -> Response:
     """Queue a ranking job; an identical spec on the same catalog gets the same job and result."""
-    record = _submit(data)
-    return _job_answer(record, 202)
+    rt = runtime()
+    job_id = spec_digest(data, catalog_version=rt.catalog.get().version)
+    stored = submit_stored(rt.jobs, lambda: rt.queue.enqueue(RECOMMEND_TASK, job_id, data), job_id=job_id,
+                    ttl_s=int(current_app.config["RESULT_TTL_S"]))
+    return _job_response(job_id, stored, 202)
 
 
 @blp.route("/recommendations/<string:job_id>", methods=["GET"])
 @blp.alt_response(200, schema=JobSchema, success=True)
 @blp.problems(401, 404, 503)
-def get_recommendation(job_id: str) -> tuple[dict[str, Any], int, dict[str, str]]:
+def get_recommendation(job_id: str) -> Response:
     """Report a job's state, with its result when done or its problem when failed."""
-    record = runtime().jobs.get(job_id)
-    if record is None:
+    stored = runtime().jobs.get_stored(job_id)
+    if stored is None:
         raise NotFound(f"no job {job_id!r}: the id is unknown or its result has expired")
-    return _job_answer(record, 200)
+    return _job_response(job_id, stored, 200)
 
 
-def _submit(data: dict[str, Any]) -> Record:
-    rt = runtime()
-    job_id = spec_digest(data, catalog_version=rt.catalog.get().version)
-    return submit(rt.jobs, lambda: rt.queue.enqueue(RECOMMEND_TASK, job_id, data), job_id=job_id,
-                  ttl_s=int(current_app.config["RESULT_TTL_S"]))
-
-
-def _job_answer(record: Record, status: int) -> tuple[dict[str, Any], int, dict[str, str]]:
-    headers = {"Location": url_for("recommendations.get_recommendation", job_id=record["id"])}
-    if record["status"] not in (DONE, FAILED):
-        headers["Retry-After"] = POLL_AFTER_S
-    return public_view(record), status, headers
+def _job_response(job_id: str, stored: Stored, status: int) -> Response:
+    # The stored JSON is the answer's body as it is: no decoding and encoding of a large result.
+    job_status, body = stored
+    response = Response(body, status=status, mimetype="application/json")
+    response.headers["Location"] = url_for("recommendations.get_recommendation", job_id=job_id)
+    if job_status not in (DONE, FAILED):
+        response.headers["Retry-After"] = POLL_AFTER_S
+    return response

@@ -1,0 +1,216 @@
+"""Benchmark the HTTP service and the queue side by side, on one gunicorn and one Redis.
+
+Run by hand (Redis on 127.0.0.1:6379; the bench uses db 10 and empties it):
+
+    PYTHONPATH=. .venv/bin/python bench/bench_api.py [--seconds 5] [--rounds 3] [--jobs 200]
+
+It starts gunicorn (the settings of `gpugauge serve` in queue mode) on the app from the factory
+plus one bare Flask JSON route, and one prefork Celery worker (concurrency 1) for the same app, then
+prints medians and ratios against the issue's targets:
+
+- POST /v1/estimate throughput as a fraction of the bare route's (same body, same gunicorn): >= 50%;
+- recommendation submit-to-done latency (POST, then GET every 2 ms until done) against a no-op
+  Celery task's round trip (apply_async + get through the Redis result backend): p50 <= 2x,
+  p99 <= 150 ms;
+- a repeated spec answered from the shared job (POST of a spec whose job is done): <= 5 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+from celery import shared_task
+from flask import Flask, request
+
+ROOT = Path(__file__).resolve().parent.parent
+REDIS_URL = "redis://127.0.0.1:6379/10"
+SPEC = json.loads((ROOT / "examples" / "resnet50-imagenet.json").read_text(encoding="utf-8"))
+NOOP_TASK = "bench.noop"
+
+
+@shared_task(name=NOOP_TASK, ignore_result=False)
+def noop() -> None:
+    """Do nothing: the floor of a Celery round trip."""
+
+
+def bench_app() -> Flask:
+    """Return the service's app plus a bare JSON route that parses the body and answers."""
+    from service.app import create_app
+
+    app = create_app({"REDIS_URL": REDIS_URL, "API_KEYS": ""})
+
+    @app.post("/bench/bare")
+    def bare() -> dict[str, int]:
+        return {"keys": len(request.get_json())}
+
+    return app
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _wait_http(port: int, path: str, *, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            status, _ = _request(port, "GET", path)
+            if status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{path} did not answer 200 within {timeout_s} s")
+
+
+def _request(port: int, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
+    # A connection per request: gunicorn's sync workers close each one anyway.
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request(method, path, body=body, headers={"Content-Type": "application/json"} if body else {})
+        answer = conn.getresponse()
+        return answer.status, answer.read()
+    finally:
+        conn.close()
+
+
+def _hammer(args: tuple[int, str, bytes, float]) -> int:
+    port, path, body, seconds = args
+    done, deadline = 0, time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        status, _ = _request(port, "POST", path, body)
+        if status != 200:
+            raise RuntimeError(f"{path} answered {status}")
+        done += 1
+    return done
+
+
+def throughput(port: int, path: str, *, seconds: float, clients: int) -> float:
+    """Return requests per second of `clients` processes posting the example spec to `path`."""
+    body = json.dumps(SPEC).encode()
+    with multiprocessing.Pool(clients) as pool:
+        counts = pool.map(_hammer, [(port, path, body, seconds)] * clients)
+    return sum(counts) / seconds
+
+
+def submit_to_done_ms(port: int, spec: dict[str, Any]) -> float:
+    """POST a spec and poll its job every 2 ms; return the milliseconds until it is done."""
+    started = time.perf_counter()
+    status, data = _request(port, "POST", "/v1/recommendations", json.dumps(spec).encode())
+    if status != 202:
+        raise RuntimeError(f"submit answered {status}: {data[:200]!r}")
+    job = json.loads(data)
+    while job["status"] not in ("done", "failed"):
+        time.sleep(0.002)
+        _, data = _request(port, "GET", f"/v1/recommendations/{job['id']}")
+        job = json.loads(data)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    if job["status"] != "done":
+        raise RuntimeError(f"job failed: {job['problem']}")
+    return elapsed_ms
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def run_worker() -> None:
+    """Run the bench's Celery worker (prefork, one process) until killed."""
+    app = bench_app()
+    argv = ["worker", "--pool=prefork", "--concurrency=1", "--loglevel=WARNING"]
+    app.extensions["celery"].worker_main(argv)
+
+
+def main() -> int:
+    """Start gunicorn and a worker, measure, print medians and ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="length of one throughput run")
+    parser.add_argument("--rounds", type=int, default=3, help="throughput runs per route (median kept)")
+    parser.add_argument("--jobs", type=int, default=200, help="recommendation jobs and no-op tasks timed")
+    parser.add_argument("--clients", type=int, default=4, help="client processes for throughput")
+    parser.add_argument("--web-workers", type=int, default=2, help="gunicorn processes")
+    args = parser.parse_args()
+
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    port = _free_port()
+    env = {**os.environ, "REDIS_URL": REDIS_URL,
+           "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    env.pop("GPUGAUGE_API_KEYS", None)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-w", str(args.web_workers), "-b", f"127.0.0.1:{port}",
+         "--no-control-socket", "--log-level", "warning", "bench.bench_api:bench_app()"], env=env, cwd=ROOT)
+    worker = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker"], env=env, cwd=ROOT)
+    try:
+        _wait_http(port, "/readyz")
+        report(port, args)
+    finally:
+        for process in (server, worker):
+            process.terminate()
+        for process in (server, worker):
+            process.wait(timeout=30)
+    return 0
+
+
+def report(port: int, args: argparse.Namespace) -> None:
+    """Measure and print every figure."""
+    _request(port, "POST", "/v1/estimate", json.dumps(SPEC).encode())  # warm the catalog
+    bare, estimate = [], []
+    for _ in range(args.rounds):
+        bare.append(throughput(port, "/bench/bare", seconds=args.seconds, clients=args.clients))
+        estimate.append(throughput(port, "/v1/estimate", seconds=args.seconds, clients=args.clients))
+    bare_rps, estimate_rps = statistics.median(bare), statistics.median(estimate)
+    print(f"bare JSON route       {bare_rps:8.0f} req/s (median of {args.rounds})")
+    print(f"POST /v1/estimate     {estimate_rps:8.0f} req/s   = {estimate_rps / bare_rps:.0%} of bare "
+          f"(target >= 50%)")
+
+    app = bench_app()
+    celery = app.extensions["celery"]
+    noop_ms = []
+    for _ in range(args.jobs):
+        started = time.perf_counter()
+        celery.tasks[NOOP_TASK].apply_async().get(timeout=30)
+        noop_ms.append((time.perf_counter() - started) * 1000)
+    job_ms = []
+    for i in range(args.jobs):
+        spec = json.loads(json.dumps(SPEC))
+        spec["training"]["epochs"] = 1 + i  # a new spec each time: no shared job
+        job_ms.append(submit_to_done_ms(port, spec))
+    noop_p50, job_p50 = statistics.median(noop_ms), statistics.median(job_ms)
+    job_p99 = _percentile(job_ms, 0.99)
+    print(f"no-op Celery task     p50 {noop_p50:6.1f} ms  p99 {_percentile(noop_ms, 0.99):6.1f} ms")
+    print(f"recommendation job    p50 {job_p50:6.1f} ms  p99 {job_p99:6.1f} ms   "
+          f"p50 = {job_p50 / noop_p50:.1f}x no-op (target <= 2x), p99 target <= 150 ms")
+
+    submit_to_done_ms(port, SPEC)
+    repeat_ms = []
+    for _ in range(args.jobs):
+        started = time.perf_counter()
+        status, _ = _request(port, "POST", "/v1/recommendations", json.dumps(SPEC).encode())
+        repeat_ms.append((time.perf_counter() - started) * 1000)
+        if status != 202:
+            raise RuntimeError(f"repeat answered {status}")
+    print(f"repeated spec (shared job) p50 {statistics.median(repeat_ms):5.1f} ms  "
+          f"p99 {_percentile(repeat_ms, 0.99):5.1f} ms (target <= 5 ms)")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--worker"]:
+        run_worker()
+    else:
+        sys.exit(main())

@@ -1,0 +1,35 @@
+"""POST /v1/estimate: the contract's requirements, synchronously, and per requested GPU."""
+
+from __future__ import annotations
+
+from flask.testing import FlaskClient
+
+from tests.service_helpers import contract_check, example_spec, wait_for_job
+
+
+def test_an_estimate_conforms_to_the_contract(embedded_client: FlaskClient) -> None:
+    answer = embedded_client.post("/v1/estimate", json=example_spec())
+    assert answer.status_code == 200
+    assert contract_check().contract_requirements(answer.get_json()) == []
+
+
+def test_requested_gpus_each_get_a_fit_and_a_time(embedded_client: FlaskClient) -> None:
+    spec = {**example_spec(), "gpus": ["v100-16gb", "a100-80gb"], "gpu_count": 2}
+    body = embedded_client.post("/v1/estimate", json=spec).get_json()
+    assert contract_check().contract_requirements(body) == []
+    assert [(row["gpu"], row["gpu_count"]) for row in body["per_gpu"]] == [("v100-16gb", 2), ("a100-80gb", 2)]
+    assert all(row["training_hours"] > 0 for row in body["per_gpu"])
+
+
+def test_an_unknown_gpu_is_422_naming_its_place_in_the_list(embedded_client: FlaskClient) -> None:
+    spec = {**example_spec(), "gpus": ["v100-16gb", "v100"]}
+    answer = embedded_client.post("/v1/estimate", json=spec)
+    assert answer.status_code == 422 and answer.mimetype == "application/problem+json"
+    assert "gpus[1]" in answer.get_json()["errors"]
+
+
+def test_the_api_and_the_queue_agree_on_requirements(embedded_client: FlaskClient) -> None:
+    estimate = embedded_client.post("/v1/estimate", json=example_spec("vae-mnist")).get_json()
+    location = embedded_client.post("/v1/recommendations", json=example_spec("vae-mnist")).headers["Location"]
+    job = wait_for_job(embedded_client, location)
+    assert job["result"]["requirements"]["gpu_memory_bytes"] == estimate["gpu_memory_bytes"]
