@@ -24,25 +24,26 @@ class MathUnit(StrEnum):
     TENSOR = "tensor"  # tensor cores in fp16/bf16 with fp32 accumulate
 
 
-# Share of the unit's peak a layer kind reaches, on the reference generation (Volta for tensor
-# units, every generation for SIMT).
-# [anchor] big GEMMs: Megatron 52%, Korthikanti 54%, MosaicML 43-64% of tensor peak on A100 for
-# whole LLMs (estimation-methods.md §3), so a dense layer alone reaches about 60%.
-# [anchor] fp32 convolution: ResNet-50 on a GTX 1080 Ti trains at about 200 images/s = 5 TFLOP/s,
-# 45% of fp32 peak for the whole network; the convolutions alone about 65%.
-# [anchor] mixed-precision convolution: ResNet-50 on V100 about 1200 images/s = 30 TFLOP/s, 24% of
-# tensor peak for the whole network; the convolutions alone about 40%.
-# [rule of thumb] attention (batched s x s matmuls, smaller than the projections), recurrent cells
-# (small sequential GEMMs) and a model given as totals sit below those.
+# Share of the unit's peak a layer kind reaches (before ARCHITECTURE_FACTOR).
+# [fitted] conv and dense on every unit: fitted on the "fit" split of validation/measurements.json
+# (53 throughput records), minimising the summed |log(predicted / measured)| by coordinate descent
+# with BANDWIDTH_EFFICIENCY and the Maxwell/Pascal and Hopper factors below, each kept within
+# 0.05-0.90; docs/sizing.md "Calibration" has the procedure and the errors on the "holdout" split.
+# They are effective shares: a conv factor near 0.8-0.9 says that cuDNN's convolutions are rarely the
+# bound (the bandwidth-bound layers around them are), so only GeForce cards with small tensor peaks
+# (RTX 3090, 4090) and VGG's large 3x3 layers pin them down.
+# [rule of thumb, not fitted] attention (batched s x s matmuls, smaller than the projections): the
+# fit moved it by less than its noise, so it keeps its prior below dense; recurrent cells (small
+# sequential GEMMs) and a model given as totals (no public record) also keep theirs.
 # Norm, element-wise, pooling and embedding layers are bandwidth-bound; their compute factor only
 # matters if their multiply-adds are large, and a low one keeps them honest.
 COMPUTE_EFFICIENCY: dict[tuple[LayerKind, MathUnit], float] = {
-    (LayerKind.CONV, MathUnit.SIMT): 0.65,
-    (LayerKind.CONV, MathUnit.TF32): 0.35,
-    (LayerKind.CONV, MathUnit.TENSOR): 0.40,
-    (LayerKind.DENSE, MathUnit.SIMT): 0.75,
-    (LayerKind.DENSE, MathUnit.TF32): 0.55,
-    (LayerKind.DENSE, MathUnit.TENSOR): 0.60,
+    (LayerKind.CONV, MathUnit.SIMT): 0.90,
+    (LayerKind.CONV, MathUnit.TF32): 0.89,
+    (LayerKind.CONV, MathUnit.TENSOR): 0.77,
+    (LayerKind.DENSE, MathUnit.SIMT): 0.69,
+    (LayerKind.DENSE, MathUnit.TF32): 0.64,
+    (LayerKind.DENSE, MathUnit.TENSOR): 0.62,
     (LayerKind.ATTENTION, MathUnit.SIMT): 0.50,
     (LayerKind.ATTENTION, MathUnit.TF32): 0.35,
     (LayerKind.ATTENTION, MathUnit.TENSOR): 0.40,
@@ -55,31 +56,42 @@ COMPUTE_EFFICIENCY: dict[tuple[LayerKind, MathUnit], float] = {
 }
 BANDWIDTH_BOUND_COMPUTE_EFFICIENCY = 0.25  # norm, element-wise, pool, embedding [rule of thumb]
 
-# Per generation: how much of a unit's peak the libraries reach relative to the reference.
-# [anchor] MosaicML MFU: A100 43-64%, H100 26-46% (bf16) -> Hopper about 0.7 of Ampere; bigger
-# tensor peaks are harder to feed. [rule of thumb] Turing, Ada and Blackwell in between; Kepler's
-# cuDNN kernels reach less of its fp32 peak.
+# Winograd's algorithm (Lavin & Gray 2016) computes a 3x3 stride-1 convolution with fewer multiplies;
+# cuDNN picks it for such layers on CUDA cores (fp32). We charge the share of F(2x2, 3x3), 2.25x fewer
+# multiplies (4 x 4 = 16 instead of 4 x 9 = 36 per output tile and channel pair); the transforms'
+# cost is left in the layer's traffic. [anchor] VGG-16 on Maxwell and Pascal trains at or above the
+# cards' fp32 peak counted in multiply-adds (jcjohnson/cnn-benchmarks, validation/ jcj-vgg16-*):
+# only a cheaper algorithm does that. A free fit on the "fit" split gave 0.43; we keep 1 / 2.25.
+WINOGRAD_KERNEL_POSITIONS = frozenset({9})
+WINOGRAD_MAC_SHARE = 1 / 2.25
+
+# Per generation: how much of a unit's peak the libraries reach relative to Volta to Ada (1.0).
+# [fitted, with COMPUTE_EFFICIENCY] Maxwell and Pascal CUDA cores: 0.66 (their cuDNN kernels reach
+# less of the fp32 peak than Volta's, whose L1/shared memory was rebuilt); Hopper: 0.94 (its far larger
+# tensor peak is harder to feed; MosaicML's MFU tables show the same, estimation-methods.md §3: A100
+# 43-64%, H100 26-46%). Turing, Ampere and Ada: the fit found no factor apart from Volta's. Blackwell
+# (no public record) takes Hopper's. [rule of thumb] Kepler (no public record): its cuDNN kernels reach
+# less still; we keep the prior ratio, 0.75 of Maxwell's: 0.50.
 ARCHITECTURE_FACTOR: dict[tuple[str, MathUnit], float] = {
-    ("kepler", MathUnit.SIMT): 0.75,
-    ("volta", MathUnit.TENSOR): 1.0,
-    ("turing", MathUnit.TENSOR): 0.9,
-    ("ampere", MathUnit.TENSOR): 0.85,
-    ("ampere", MathUnit.TF32): 0.85,
-    ("ada", MathUnit.TENSOR): 0.8,
-    ("ada", MathUnit.TF32): 0.8,
-    ("hopper", MathUnit.TENSOR): 0.6,
-    ("hopper", MathUnit.TF32): 0.6,
-    ("blackwell", MathUnit.TENSOR): 0.5,
-    ("blackwell", MathUnit.TF32): 0.5,
+    ("kepler", MathUnit.SIMT): 0.50,
+    ("maxwell", MathUnit.SIMT): 0.66,
+    ("pascal", MathUnit.SIMT): 0.66,
+    ("hopper", MathUnit.TENSOR): 0.94,
+    ("hopper", MathUnit.TF32): 0.94,
+    ("blackwell", MathUnit.TENSOR): 0.94,
+    ("blackwell", MathUnit.TF32): 0.94,
 }
 # Cards with a 70-75 W envelope (T4, L4, P4) cannot hold boost clocks under sustained training load
 # [rule of thumb: 0.7 of their datasheet peak].
 LOW_POWER_TDP_WATTS = 75
 LOW_POWER_FACTOR = 0.7
 
-# Share of datasheet memory bandwidth that element-wise kernels reach: 70-80% (STREAM-like copies on
-# GDDR and HBM) [rule of thumb, from the brief's anchor "elementwise ~70-80% of bandwidth"].
-BANDWIDTH_EFFICIENCY = 0.75
+# Share of datasheet memory bandwidth that bandwidth-bound layers reach, as the traffic model counts
+# their bytes (one read of each input and one write of the output per pass). [fitted with
+# COMPUTE_EFFICIENCY] 0.54: STREAM-like copies reach 70-80%, but batchnorm reads its input twice (the
+# statistics, then the normalisation) and the backward kernels read more than twice the forward's
+# bytes, which this effective share absorbs.
+BANDWIDTH_EFFICIENCY = 0.54
 
 # Backward costs twice the forward in arithmetic and in traffic (HF: "2x flops in the backward";
 # training = 3 x forward, estimation-methods.md §3).
@@ -116,14 +128,26 @@ MIXED_PRECISION_COPY_BYTES: dict[Precision, int] = {
 }
 
 # All-reduce links. NVIDIA quotes NVLink as the total of both directions; a ring sends one way.
-# [rule of thumb] NCCL reaches about 80% of the one-way NVLink rate, about 60% of PCIe x16 through
-# the host bridge, and 80% of a network link.
+# [rule of thumb] NCCL reaches about 80% of the one-way NVLink rate and 80% of a network link.
+# [anchor] PCIe: a public DDP measurement on 2 x T4 over PCIe (dev.to, "DDP Is Not Always Faster",
+# nanoGPT 4M parameters) spent 11.2 ms per step exchanging 16 MB of fp32 gradients: 1.4 GB/s, 9% of
+# PCIe 3 x16 one way (cloud VMs and GeForce cards route it through host memory, without peer-to-peer);
+# GPUs behind a PCIe switch with peer-to-peer reach about 60%. We take 25% for a PCIe ring.
 NVLINK_EFFICIENCY = 0.8
 PCIE_GB_PER_S: dict[int, float] = {1: 4.0, 2: 8.0, 3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}  # x16, one way
-PCIE_EFFICIENCY = 0.6
+PCIE_EFFICIENCY = 0.25
 NETWORK_EFFICIENCY = 0.8
-# NCCL start-up per ring step [rule of thumb: 5 us].
-ALLREDUCE_STEP_LATENCY_MS = 0.005
+# NCCL's own latency model of a ring all-reduce (NVIDIA/nccl src/graph/tuning.cc, ring / Simple
+# protocol): 8.4 us per call plus, per ring step, 3.4 us over NVLink, 5.7 us over PCIe, 9.6 us over the
+# network; a ring all-reduce on n GPUs takes 2(n-1) steps, once per gradient bucket.
+ALLREDUCE_BASE_LATENCY_MS = 0.0084
+ALLREDUCE_STEP_LATENCY_MS: dict[str, float] = {"nvlink": 0.0034, "pcie": 0.0057, "network": 0.0096}
+# Data parallel costs every iteration a fixed host-side price besides the exchange: PyTorch DDP's
+# reducer prepares the buckets before backward, launches one all-reduce per bucket from the autograd
+# hooks, and the step then waits for the last one (the ranks meet at every iteration, so the slowest
+# rank's Python loop sets the pace) [rule of thumb: 0.5 ms, about the fixed cost of an iteration's
+# own Python loop, ITERATION_OVERHEAD_MS / 2].
+DATA_PARALLEL_SYNC_MS = 0.5
 # PyTorch DDP packs gradients into 25 MB buckets and reduces each while backward goes on
 # (bucket_cap_mb=25, PyTorch DDP docs); the last bucket cannot overlap.
 ALLREDUCE_BUCKET_BYTES = 25 * 2**20

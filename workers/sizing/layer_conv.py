@@ -81,6 +81,8 @@ def _conv(rank: int) -> Rule:
                 multiply_adds=size(shape) * per_output,
                 keeps_input=True,
                 traffic_values=size(x) + size(shape) + params,
+                kernel_positions=(math.prod(kernel) if groups == 1 and set(stride) == {1}
+                                  and set(dilation) == {1} else 0),
             )
         ]
 

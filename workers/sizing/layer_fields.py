@@ -13,7 +13,7 @@ from workers.sizing.stats import LayerKind
 Shape = tuple[int, ...]
 
 # Fields every layer may carry, whatever its type (see the convention in layers.py).
-COMMON_KEYS = frozenset({"type", "name", "inputs", "from", "repeat", "frozen", "shared_weights"})
+COMMON_KEYS = frozenset({"type", "name", "inputs", "from", "repeat", "frozen", "shared_weights", "passes"})
 
 
 def size(shape: Sequence[int]) -> int:
@@ -69,6 +69,7 @@ class Part:
     suffix: str = ""  # row name suffix inside a composite layer ("qkv", "attn", ...)
     source: int = -1  # where the part's (first) input comes from: -1 the previous part, -2 the one before;
     #                   the first part of a layer reads the layer's input
+    kernel_positions: int = 0  # k x k of a dense stride-1 convolution (LayerStats.kernel_positions)
 
 
 class Fields:

@@ -20,8 +20,9 @@ A model is a list of JSON objects, one per layer, read in order::
   skip).
 - Any layer may carry `repeat` (runs n times per sample with the same weights), `frozen` (runs
   without gradient, like a DQN's target network: its parameters count as frozen and it keeps
-  nothing for backward) and `shared_weights` (its weights belong to another layer: a tied LM head;
-  counted there).
+  nothing for backward), `shared_weights` (its weights belong to another layer: a tied LM head;
+  counted there) and `passes` (forward-and-backward passes per training step, time only: a GAN's
+  discriminator runs 3).
 - The model's output is the last layer's output. Composite layers (`multihead_attention`,
   `transformer_block`) give several rows, named "<name>.<part>".
 - Without `input_shape`, the input is `sequence_length` token ids; with a 1-D `input_shape` and a
@@ -174,6 +175,7 @@ def compute_model_stats(
         f = Fields(spec, field=field, type_name=type_name, label=f"layer {i} ({layer_name}, {type_name})")
         f.trainable_before = trainable
         repeat = f.whole("repeat", 1)
+        passes = f.whole("passes", 1)
         frozen, shared = f.flag("frozen", False), f.flag("shared_weights", False)
         parts = rule.compute(f, tuple(known[n] for n in sources))
         ids: list[str] = []
@@ -195,6 +197,7 @@ def compute_model_stats(
                     saved=saved,
                     repeat=repeat,
                     frozen=frozen,
+                    passes=passes,
                 )
             )
             ids.append(part_id)
@@ -241,7 +244,8 @@ def count_kept_values(
     return values
 
 
-def _row(part: Part, layer_name: str, *, params: int, saved: int, repeat: int, frozen: bool) -> LayerStats:
+def _row(part: Part, layer_name: str, *, params: int, saved: int, repeat: int, frozen: bool,
+         passes: int = 1) -> LayerStats:
     """Build one statistics row, scaled by the layer's repeat count."""
     neurons = size(part.output_shape) if part.neurons < 0 else part.neurons
     return LayerStats(
@@ -255,4 +259,6 @@ def _row(part: Part, layer_name: str, *, params: int, saved: int, repeat: int, f
         saved_values=saved * repeat,
         saved_mask_bytes=0 if frozen else part.saved_mask_bytes * repeat,
         traffic_values=part.traffic_values * repeat,
+        passes=passes,
+        kernel_positions=part.kernel_positions,
     )

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 from catalog.types import GpuSpec
 from workers.sizing.efficiency import (
+    ALLREDUCE_BASE_LATENCY_MS,
     ALLREDUCE_BUCKET_BYTES,
     ALLREDUCE_OVERLAP_OF_BACKWARD,
     ALLREDUCE_STEP_LATENCY_MS,
+    DATA_PARALLEL_SYNC_MS,
     NETWORK_EFFICIENCY,
     NVLINK_EFFICIENCY,
     PCIE_EFFICIENCY,
@@ -28,8 +30,14 @@ from workers.sizing.spec import Framework
 NVLINK_PAIRS_ONLY = frozenset({"rtx-2080-ti", "rtx-3090", "h100-pcie"})
 # One machine holds at most 8 GPUs (DGX/HGX, p4d, a2-highgpu-8g); more GPUs span machines.
 MAX_GPUS_PER_NODE = 8
-# Between machines, when the caller does not say [rule of thumb: 100 Gbit/s, e.g. AWS p3dn].
+# Between machines, when the caller does not say: the network of the cloud instance built on that GPU
+# (AWS instance types: p3dn.24xlarge V100 100 Gbit/s, p4d.24xlarge A100 400 Gbit/s EFA, p5.48xlarge
+# H100 3200 Gbit/s EFA, p5e H200 3200, p6-b200 3200); 100 Gbit/s for any other card.
 DEFAULT_INTER_NODE_GBIT_PER_S = 100.0
+INTER_NODE_GBIT_PER_S_BY_GPU: dict[str, float] = {
+    "a100-40gb": 400.0, "a100-80gb": 400.0, "h100-sxm": 3200.0, "h100-pcie": 3200.0, "h200": 3200.0,
+    "b200": 3200.0,
+}
 
 
 @dataclass(frozen=True)
@@ -55,7 +63,7 @@ def ring_link(gpu: GpuSpec, gpu_count: int, *,
     else:
         link, bandwidth = "pcie", pcie
     if inter_node_gbit_per_s is None and gpu_count > MAX_GPUS_PER_NODE:
-        inter_node_gbit_per_s = DEFAULT_INTER_NODE_GBIT_PER_S
+        inter_node_gbit_per_s = INTER_NODE_GBIT_PER_S_BY_GPU.get(gpu.slug, DEFAULT_INTER_NODE_GBIT_PER_S)
     if inter_node_gbit_per_s is not None:
         network = inter_node_gbit_per_s / 8 * NETWORK_EFFICIENCY
         if network < bandwidth:
@@ -63,14 +71,22 @@ def ring_link(gpu: GpuSpec, gpu_count: int, *,
     return link, bandwidth
 
 
-def allreduce_ms(gradient_bytes: int, *, gpu_count: int, link_gb_per_s: float) -> float:
-    """Return a ring all-reduce's time: 2(n-1)/n x bytes over the link, plus per-step latency."""
+def allreduce_latency_ms(*, gpu_count: int, buckets: int, link: str) -> float:
+    """Return the latency part of the all-reduces of one iteration: NCCL's per-call and per-step costs."""
+    if gpu_count <= 1:
+        return 0.0
+    steps = 2 * (gpu_count - 1)
+    return buckets * (ALLREDUCE_BASE_LATENCY_MS + steps * ALLREDUCE_STEP_LATENCY_MS[link])
+
+
+def allreduce_ms(gradient_bytes: int, *, gpu_count: int, link_gb_per_s: float, link: str = "pcie") -> float:
+    """Return a ring all-reduce's time: 2(n-1)/n x bytes over the link, plus NCCL's latency per bucket."""
     if gpu_count <= 1 or gradient_bytes <= 0:
         return 0.0
     steps = 2 * (gpu_count - 1)
     buckets = max(1, math.ceil(gradient_bytes / ALLREDUCE_BUCKET_BYTES))
     transfer_ms = steps / gpu_count * gradient_bytes / (link_gb_per_s * 1e6)
-    return transfer_ms + steps * buckets * ALLREDUCE_STEP_LATENCY_MS
+    return transfer_ms + allreduce_latency_ms(gpu_count=gpu_count, buckets=buckets, link=link)
 
 
 def framework_speedup_cap(framework: Framework, gpu_count: int) -> float:
@@ -86,10 +102,12 @@ def multi_gpu_time(single_gpu_ms: float, *, backward_ms: float, gradient_bytes: 
                    inter_node_gbit_per_s: float | None = None) -> MultiGpuTime:
     """Return one iteration's time on n GPUs, each on its own batch, from the one-GPU time."""
     link, bandwidth = ring_link(gpu, gpu_count, inter_node_gbit_per_s=inter_node_gbit_per_s)
-    full_ms = allreduce_ms(gradient_bytes, gpu_count=gpu_count, link_gb_per_s=bandwidth)
+    full_ms = allreduce_ms(gradient_bytes, gpu_count=gpu_count, link_gb_per_s=bandwidth, link=link)
     buckets = max(1, math.ceil(gradient_bytes / ALLREDUCE_BUCKET_BYTES))
-    # The last bucket starts only when backward ends, so at least its share shows.
+    # The last bucket starts only when backward ends, so at least its share shows; the ranks then meet
+    # (DATA_PARALLEL_SYNC_MS), which no amount of backward hides.
     exposed_ms = max(full_ms - ALLREDUCE_OVERLAP_OF_BACKWARD * backward_ms, full_ms / buckets)
+    exposed_ms += DATA_PARALLEL_SYNC_MS if gpu_count > 1 else 0.0
     with_exchange_ms = single_gpu_ms + exposed_ms
     capped_ms = gpu_count * single_gpu_ms / framework_speedup_cap(framework, gpu_count)
     total_ms = max(with_exchange_ms, capped_ms)

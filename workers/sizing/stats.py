@@ -30,6 +30,11 @@ class LayerStats:
     keeps nothing extra), and `saved_mask_bytes` for 1-byte masks (dropout).
     `traffic_values` is what the layer reads and writes in one forward pass (inputs, outputs,
     weights), the memory-bound part of the roofline time model.
+    `passes` counts the layer's forward-and-backward passes in one training step: 1 for most layers;
+    a GAN's discriminator runs 3 (the real batch and the fake batch for its own loss, the fake batch
+    again for the generator's). Passes run one after another, so they cost time, not memory.
+    `kernel_positions` is k x k of a dense (ungrouped) stride-1 convolution, the shape cuDNN can run
+    with Winograd's algorithm (fewer multiplies than multiply-adds); 0 for every other layer.
     """
 
     name: str
@@ -42,6 +47,8 @@ class LayerStats:
     saved_values: int
     saved_mask_bytes: int = 0
     traffic_values: int = 0
+    passes: int = 1
+    kernel_positions: int = 0
 
 
 @dataclass(frozen=True)

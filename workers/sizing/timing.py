@@ -19,6 +19,9 @@ from workers.sizing.efficiency import (
     MIXED_PRECISION_COPY_BYTES,
     OPTIMIZER_TRAFFIC_BYTES,
     RECOMPUTE_EXTRA_FORWARDS,
+    WINOGRAD_KERNEL_POSITIONS,
+    WINOGRAD_MAC_SHARE,
+    MathUnit,
 )
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.multigpu import multi_gpu_time
@@ -26,7 +29,7 @@ from workers.sizing.overheads import ACTIVATION_BYTES, COMPUTE_WEIGHT_BYTES, GRA
 from workers.sizing.rules import TINY_LAYER_MS
 from workers.sizing.spec import Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
-from workers.sizing.throughput import achieved_flops_per_ms, effective_precision
+from workers.sizing.throughput import achieved_flops_per_ms, effective_precision, math_unit
 
 BOTTLENECK_COMPUTE = "compute"
 BOTTLENECK_MEMORY = "memory-bandwidth"
@@ -53,9 +56,10 @@ class IterationTime:
     tiny_layer_count: int = 0  # layers whose forward runs under rules.TINY_LAYER_MS
 
 
-# A layer's forward work for one iteration's batch: (kind, FLOPs, traffic bytes). Plain tuples keep the
-# per-layer loop fast enough for the ranking loop (one model, ~33 GPUs x 4 counts).
-_LayerWork = tuple[LayerKind, float, float]
+# A layer's forward work for one iteration's batch: (kind, FLOPs, traffic bytes, passes per step, whether
+# Winograd applies). Plain tuples keep the per-layer loop fast enough for the ranking loop (one model,
+# ~33 GPUs x 4 counts).
+_LayerWork = tuple[LayerKind, float, float, int, bool]
 _WORK: IdentityMemo[tuple[_LayerWork, ...]] = IdentityMemo()
 _SINGLE: IdentityMemo[IterationTime] = IdentityMemo(size=256)
 
@@ -66,14 +70,15 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
     weight_bytes = COMPUTE_WEIGHT_BYTES[precision]
     if not model.layers:
         traffic = 2 * model.neurons * batch_size * value_bytes + model.parameters * weight_bytes
-        return ((LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic)),)
+        return ((LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic), 1, False),)
     work = []
     for layer in model.layers:
         # Without a traffic figure: read the input, write the output, about twice the output.
         per_sample = (max(layer.traffic_values - layer.parameters, 0) if layer.traffic_values
                       else 2 * layer.neurons)
         traffic = per_sample * batch_size * value_bytes + layer.parameters * weight_bytes
-        work.append((layer.kind, 2.0 * layer.multiply_adds * batch_size, float(traffic)))
+        work.append((layer.kind, 2.0 * layer.multiply_adds * batch_size, float(traffic), layer.passes,
+                     layer.kernel_positions in WINOGRAD_KERNEL_POSITIONS))
     return tuple(work)
 
 
@@ -89,8 +94,13 @@ def _passes(training: Training) -> float:
 
 
 def training_flops(model: ModelStats, training: Training) -> float:
-    """Return FLOPs of one iteration on one GPU: multiply-adds x 2 x 3, plus a forward with recompute."""
-    return 2.0 * model.multiply_adds * training.batch_size * _passes(training)
+    """Return FLOPs of one iteration on one GPU: multiply-adds x 2 x 3, plus a forward with recompute.
+
+    A layer that runs several passes per step (a GAN's discriminator) counts each.
+    """
+    multiply_adds = (sum(layer.multiply_adds * layer.passes for layer in model.layers) if model.layers
+                     else model.multiply_adds)
+    return 2.0 * multiply_adds * training.batch_size * _passes(training)
 
 
 def _bottleneck(parts: dict[str, float]) -> str:
@@ -114,22 +124,22 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
     forward_dispatch_ms = dispatch_ms / (1.0 + BACKWARD_TO_FORWARD)
     ms_per_flop = {kind: 1.0 / achieved_flops_per_ms(kind, precision, gpu)
                    for kind in {item[0] for item in work}}
+    winograd = WINOGRAD_MAC_SHARE if math_unit(LayerKind.CONV, precision, gpu) is MathUnit.SIMT else 1.0
     compute_ms = memory_ms = overhead_ms = forward_ms = 0.0
     tiny = 0
-    for kind, flops, traffic_bytes in work:
-        arithmetic_ms = flops * ms_per_flop[kind]
+    for kind, flops, traffic_bytes, layer_passes, fast_conv in work:
+        arithmetic_ms = flops * ms_per_flop[kind] * (winograd if fast_conv else 1.0)
         traffic_ms = traffic_bytes * ms_per_byte
+        forward = max(arithmetic_ms, traffic_ms)
         if arithmetic_ms >= traffic_ms:
-            forward = arithmetic_ms
-            compute_ms += forward
+            compute_ms += forward * layer_passes
         else:
-            forward = traffic_ms
-            memory_ms += forward
+            memory_ms += forward * layer_passes
         if forward < TINY_LAYER_MS:
             tiny += 1
         forward_ms += forward if forward > forward_dispatch_ms else forward_dispatch_ms
         if forward * passes < dispatch_ms:
-            overhead_ms += dispatch_ms - forward * passes
+            overhead_ms += (dispatch_ms - forward * passes) * layer_passes
     compute_ms *= passes
     memory_ms *= passes
     trainable = model.parameters - model.frozen_parameters
