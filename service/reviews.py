@@ -58,8 +58,9 @@ def load_review(raw: object) -> tuple[dict[str, Any], Review]:
 
 
 def review_digest(data: Mapping[str, Any], *, catalog_version: str) -> str:
-    """Return a review job's digest: sha256 of the canonical request, the catalog version and the kind."""
-    payload = f"{canonical_json(data)}|catalog={catalog_version}|review-v1"
+    """Return a review job's digest: sha256 of the canonical request (any format), the catalog version."""
+    request = {k: v for k, v in data.items() if k != "format"}  # one review, rendered in any format
+    payload = f"{canonical_json(request)}|catalog={catalog_version}|review-v1"
     return hashlib.sha256(payload.encode()).hexdigest()
 
 

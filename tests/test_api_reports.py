@@ -79,10 +79,11 @@ def test_an_unknown_preset_is_a_422_naming_its_job(embedded_client: FlaskClient)
 
 def test_a_large_review_runs_as_a_job_with_progress(make_app: Callable[..., Flask]) -> None:
     client = make_app(REPORT_INLINE_MAX_JOBS=2).test_client()
-    answer = client.post("/v1/reports", json=_review(4))
+    answer = client.post("/v1/reports", json=_review(4, format="html"))
     assert answer.status_code == 202
     location = answer.headers["Location"]
     assert location.startswith("/v1/reports/review-")
+    assert answer.headers["Link"] == f'<{location}?format=html>; rel="alternate"'
     done = wait_for_job(client, location, timeout_s=30)
     assert done["status"] == "done", done
     assert done["progress"] == {"done": 4, "total": 4}

@@ -107,3 +107,5 @@ def test_equal_reviews_share_a_digest_and_another_catalog_does_not() -> None:
     b, _ = load_review(_review(_job(runs=1)))
     assert review_digest(a, catalog_version="1") == review_digest(b, catalog_version="1")
     assert review_digest(a, catalog_version="1") != review_digest(a, catalog_version="2")
+    html, _ = load_review(_review(_job(), format="html"))
+    assert review_digest(html, catalog_version="1") == review_digest(a, catalog_version="1")

@@ -40,7 +40,10 @@ def create_report(data: dict[str, Any]) -> Any:
     job_id = "review-" + review_digest(data, catalog_version=catalog.version)
     record = submit(rt.jobs, lambda: rt.queue.enqueue(REVIEW_TASK, job_id, data), job_id=job_id,
                     ttl_s=int(current_app.config["RESULT_TTL_S"]))
-    return job_answer(record, 202)
+    body, status, headers = job_answer(record, 202)
+    if data["format"] != "json":  # where the document will be, once the job is done
+        headers["Link"] = f'<{headers["Location"]}?format={data["format"]}>; rel="alternate"'
+    return body, status, headers
 
 
 @blp.route("/reports/<string:job_id>", methods=["GET"])
