@@ -5,18 +5,24 @@ from __future__ import annotations
 Layer = dict[str, object]
 
 DCGAN_LATENT, DCGAN_WIDTH = 100, 64  # nz, ngf = ndf in pytorch/examples dcgan/main.py
+# Forward-and-backward passes of the discriminator per step in dcgan/main.py: netD(real), then
+# netD(fake.detach()) for its own loss, then netD(fake) for the generator's loss.
+DCGAN_DISCRIMINATOR_PASSES = 3
 
 
 def dcgan_layers() -> list[Layer]:
     """Return the 64x64 DCGAN of pytorch/examples: generator then discriminator, trained together.
 
-    One sample is one latent vector through the generator and its image through the discriminator;
-    a real training step also runs the discriminator on a real image (and again on the fake for
-    the generator's loss), which these per-network statistics leave to the time model.
+    One sample is one latent vector through the generator and its image through the discriminator,
+    so the statistics (parameters, multiply-adds, memory) count each network once. The time of a
+    step counts what dcgan/main.py runs: the discriminator forward and backward on the real batch, on
+    the detached fake batch, and on the fake batch again for the generator's loss (`passes` 3), the
+    generator once (`passes` 1). The passes run one after another, so memory holds one of each.
     """
     w = DCGAN_WIDTH
     layers: list[Layer] = []
     widths = (8 * w, 4 * w, 2 * w, w)
+    d_passes: Layer = {"passes": DCGAN_DISCRIMINATOR_PASSES}
     for i, width in enumerate(widths):
         first = i == 0
         layers += [
@@ -54,15 +60,16 @@ def dcgan_layers() -> list[Layer]:
                 "stride": 2,
                 "padding": 1,
                 "bias": False,
+                **d_passes,
             }
         )
         if i:
-            layers.append({"type": "batchnorm", "name": f"D.bn{i + 1}"})
-        layers.append({"type": "leaky_relu", "name": f"D.lrelu{i + 1}", "negative_slope": 0.2})
+            layers.append({"type": "batchnorm", "name": f"D.bn{i + 1}", **d_passes})
+        layers.append({"type": "leaky_relu", "name": f"D.lrelu{i + 1}", "negative_slope": 0.2, **d_passes})
     return [
         *layers,
-        {"type": "conv2d", "name": "D.conv5", "out_channels": 1, "kernel": 4, "bias": False},
-        {"type": "sigmoid", "name": "D.probability"},
+        {"type": "conv2d", "name": "D.conv5", "out_channels": 1, "kernel": 4, "bias": False, **d_passes},
+        {"type": "sigmoid", "name": "D.probability", **d_passes},
     ]
 
 

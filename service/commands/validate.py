@@ -1,0 +1,115 @@
+"""`gpugauge validate [--split fit|holdout|all] [--json]`: the sizing core against public measurements."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from catalog.gpus import gpus_by_slug
+from service.commands.common import console as make_console
+from service.commands.common import fail, print_json
+from service.render import fmt_bytes
+from workers.accuracy import MEASUREMENTS_PATH, SPLITS, Row, Summary, compare_all, load_measurements, summarise
+from workers.sizing.errors import SizingError
+
+METRIC_TITLES = {
+    "memory": "peak GPU memory (relative error)",
+    "throughput": "throughput, samples/s (relative error)",
+    "max_batch": "largest batch that fit (fit/no-fit agreement)",
+    "runs": "the run's batch fits the card (agreement)",
+}
+
+
+def register(subparsers: Any) -> None:
+    """Add the `validate` subcommand."""
+    p = subparsers.add_parser("validate", help="compare the sizing core with public training measurements")
+    p.add_argument("--split", choices=SPLITS, default="all",
+                   help="the records to show: those the factors were fitted on, the held-out ones, or all")
+    p.add_argument("--json", action="store_true", help="print every row and the summaries as JSON")
+    p.add_argument("--notes", action="store_true", help="add each row's note (what bounds the time, the model built)")
+    p.add_argument("--measurements", default=str(MEASUREMENTS_PATH), metavar="PATH",
+                   help="the measurement records (default: validation/measurements.json)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Predict every record, print each comparison and the error summaries; accuracy never fails the run."""
+    try:
+        records = load_measurements(Path(args.measurements))
+        rows = compare_all(records, gpus_by_slug())
+    except (OSError, json.JSONDecodeError) as exc:
+        return fail(f"--measurements: cannot read {args.measurements}: {exc}")
+    except (KeyError, TypeError, ValueError, SizingError) as exc:
+        return fail(f"--measurements: a record could not be predicted: {exc}")
+    chosen = [row for row in rows if args.split == "all" or row.split == args.split]
+    splits = SPLITS if args.split == "all" else (args.split,)
+    summaries = summarise(rows, splits=splits)
+    if args.json:
+        print_json({"rows": [_finite(asdict(row)) for row in chosen],
+                    "summary": [_finite(asdict(summary)) for summary in summaries]})
+    else:
+        print_rows(chosen, title=f"Predicted against measured ({args.split}: {len(chosen)} figures)",
+                   notes=args.notes)
+        print_summaries(summaries)
+    return 0
+
+
+def _finite(values: dict[str, Any]) -> dict[str, Any]:
+    """Replace NaN and infinities by None so that the JSON stays strict."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in values.items()}
+
+
+def format_value(value: float, unit: str) -> str:
+    """Format a predicted or measured figure in its unit."""
+    if unit == "bytes":
+        return fmt_bytes(value)
+    if unit == "samples/s":
+        return f"{value:,.1f}/s"
+    if unit == "fits":
+        return "fits" if value else "does not fit"
+    return f"{value:,.0f}"
+
+
+def format_error(row: Row) -> str:
+    """Format a row's error: signed percent, or the fit/no-fit verdict."""
+    if row.metric == "runs":
+        return "agrees" if row.agrees else "[red]disagrees[/]"
+    text = f"{row.error:+.1%}"
+    if row.agrees is not None:
+        text += " agrees" if row.agrees else " [red]disagrees[/]"
+    return text
+
+
+def print_rows(rows: list[Row], *, title: str, notes: bool = False) -> None:
+    """Print every comparison, one row per measured figure."""
+    table = Table(title=title)
+    columns = ["id", "model", "GPU", "batch", "precision", "metric", "predicted", "measured", "error"]
+    for col in [*columns, *(["note"] if notes else [])]:
+        table.add_column(col, justify="right" if col in ("batch", "predicted", "measured", "error") else "left",
+                         no_wrap=col in ("id", "GPU"))
+    for row in rows:
+        gpu = row.gpu if row.gpu_count == 1 else f"{row.gpu_count} x {row.gpu}"
+        metric = f"memory ({row.note.split(';')[0]})" if row.metric == "memory" else row.metric
+        cells = [escape(row.id), escape(row.model), gpu, str(row.batch_size), row.precision, metric,
+                 format_value(row.predicted, row.unit), format_value(row.measured, row.unit), format_error(row)]
+        table.add_row(*cells, *([escape(row.note)] if notes else []))
+    make_console().print(table)
+
+
+def print_summaries(summaries: list[Summary]) -> None:
+    """Print the median and 90th percentile of the errors per metric and split."""
+    table = Table(title="Errors per metric and split (absolute relative error)")
+    for col in ("metric", "split", "count", "median", "p90", "median signed", "agreement"):
+        table.add_column(col, justify="left" if col in ("metric", "split") else "right")
+    for s in summaries:
+        agreement = "" if s.agreement is None else f"{s.agreement:.0%}"
+        table.add_row(METRIC_TITLES.get(s.metric, s.metric), s.split, str(s.count), f"{s.median_abs_error:.1%}",
+                      f"{s.p90_abs_error:.1%}", f"{s.median_error:+.1%}", agreement)
+    make_console().print(table)
