@@ -10,6 +10,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from service.app import create_app
+from service.runtime import runtime
 
 log = logging.getLogger("gpugauge.serve")
 
@@ -39,7 +40,9 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
                 self.cfg.set(key, value)
 
     def load(self) -> Any:
-        return create_app()
+        app = create_app()
+        runtime(app).catalog.get()  # load it now, not on the first request
+        return app
 
 
 def gunicorn_options(*, host: str, port: int, embedded: bool, workers: int | None) -> dict[str, Any]:

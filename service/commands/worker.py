@@ -6,7 +6,10 @@ import argparse
 import sys
 from typing import Any
 
+from flask import Flask
+
 from service.app import create_app
+from service.runtime import runtime
 
 
 def register(subparsers: Any) -> None:
@@ -24,9 +27,15 @@ def run(args: argparse.Namespace) -> int:
         print("gpugauge: REDIS_URL is not set; without it `gpugauge serve` runs jobs in-process "
               "and no worker is needed", file=sys.stderr)
         return 2
-    argv = ["worker", "--pool=prefork", f"--loglevel={args.loglevel}"]
-    if args.concurrency:
-        argv.append(f"--concurrency={args.concurrency}")
+    run_worker(app, concurrency=args.concurrency, loglevel=args.loglevel)
+    return 0
+
+
+def run_worker(app: Flask, *, concurrency: int | None = None, loglevel: str = "INFO") -> None:
+    """Load the catalog once, then run the app's Celery worker (its processes inherit the catalog)."""
+    runtime(app).catalog.get()  # before the fork: no child pays for loading it on its first job
+    argv = ["worker", "--pool=prefork", f"--loglevel={loglevel}"]
+    if concurrency:
+        argv.append(f"--concurrency={concurrency}")
     # The Celery object itself, not a module that also holds a Flask app (ecosystem-notes §0).
     app.extensions["celery"].worker_main(argv)
-    return 0
