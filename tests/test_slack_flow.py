@@ -1,5 +1,9 @@
-"""The whole slash-command flow: the app from its factory, a real Celery worker on Redis db 10, and a
-loopback HTTP server standing in for Slack's response_url."""
+"""The whole slash-command flow: the app from its factory with a real Celery worker on Redis (the
+session's `queue_app` of conftest.py), and a loopback HTTP server standing in for Slack's response_url.
+
+One in-thread worker serves the whole session: two `start_worker` threads in one process share
+kombu's event loop and Celery's default app, and run each other's messages against the wrong app.
+So this module configures the session's app for Slack and gives its settings back afterwards."""
 
 from __future__ import annotations
 
@@ -15,7 +19,6 @@ from urllib.parse import urlencode
 
 import pytest
 import redis
-from celery.contrib.testing.worker import start_worker
 from flask import Flask
 from flask.testing import FlaskClient
 from slack_sdk.models.blocks import Block
@@ -24,14 +27,13 @@ from slack_sdk.signature import Clock, SignatureVerifier
 from service.app import create_app
 from service.runtime import runtime
 from service.slack.blocks import MAX_BLOCKS
+from service.slack.settings import EXTENSION, install
 from service.slack.tasks import SLACK_TASK, answer_command
 from service.slack.verify import MAX_AGE_S
+from tests.service_helpers import SERVICE_REDIS_URL
 from workers.sizing.errors import SpecError
 
-REDIS_URL = "redis://127.0.0.1:6379/10"
-RUN = secrets.token_hex(4)  # other runs of this suite may share db 10: own queue, own keys
-KEY_PREFIX = f"gpugauge:slack-test-{RUN}:"
-QUEUE = f"slack-test-{RUN}"
+KEY_PREFIX = f"gpugauge:slack-test-{secrets.token_hex(4)}:"  # other sessions may share the db
 SECRET = "test-signing-" + secrets.token_hex(8)
 NOW = int(time.time())
 ACK_LIMIT_S = 3.0  # Slack's limit for the HTTP answer to a slash command
@@ -48,14 +50,15 @@ class ResponseUrl:
 
     def __init__(self) -> None:
         self.posts: dict[str, list[dict[str, Any]]] = {}
-        self.statuses: list[int] = []
+        self.statuses: dict[str, list[int]] = {}  # path -> statuses to answer before 200
         self.arrived = threading.Condition()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                status = owner.statuses.pop(0) if owner.statuses else 200
+                queued = owner.statuses.get(self.path) or [200]
+                status = queued.pop(0)
                 if status == 200:
                     with owner.arrived:
                         owner.posts.setdefault(self.path, []).append(json.loads(body))
@@ -74,13 +77,16 @@ class ResponseUrl:
     def new_url(self) -> str:
         return f"{self.base}commands/T01/{secrets.randbelow(10**9)}/{secrets.token_urlsafe(18)}"
 
+    def path(self, url: str) -> str:
+        return url.removeprefix(self.base[:-1])
+
     def posts_to(self, url: str) -> list[dict[str, Any]]:
         with self.arrived:
-            return list(self.posts.get(url.removeprefix(self.base[:-1]), []))
+            return list(self.posts.get(self.path(url), []))
 
     def answer(self, url: str) -> dict[str, Any]:
         """Wait for the first post to `url` and return it."""
-        path = url.removeprefix(self.base[:-1])
+        path = self.path(url)
         with self.arrived:
             assert self.arrived.wait_for(lambda: path in self.posts, timeout=WAIT_S), "no answer posted"
             return self.posts[path][0]
@@ -126,11 +132,7 @@ def assert_valid_message(msg: Mapping[str, Any]) -> None:
 
 @pytest.fixture(scope="module")
 def store() -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(REDIS_URL)
-    try:
-        client.ping()
-    except redis.exceptions.ConnectionError:
-        pytest.skip("no Redis on 127.0.0.1:6379")
+    client = redis.Redis.from_url(SERVICE_REDIS_URL)
     yield client
     client.close()
 
@@ -146,16 +148,18 @@ def switch() -> Switch:
 
 
 @pytest.fixture(scope="module")
-def app(store: redis.Redis, slack: ResponseUrl, switch: Switch) -> Iterator[Flask]:
-    app = create_app({"REDIS_URL": REDIS_URL, "SLACK_SIGNING_SECRET": SECRET, "SLACK_CLOCK": FixedClock(),
-                      "SLACK_RESPONSE_URL_PREFIXES": [slack.base], "SLACK_ANSWERER": switch,
-                      "SLACK_KEY_PREFIX": KEY_PREFIX, "CELERY": {"task_default_queue": QUEUE},
-                      "API_KEYS": ""})
-    # No ping check: it waits for the ping's result, and the app stores no task results (its job store does).
-    with start_worker(app.extensions["celery"], pool="solo", perform_ping_check=False, shutdown_timeout=10):
-        yield app
-    for key in store.scan_iter(f"*{QUEUE}*"):  # the queue and kombu's bindings for it
-        store.delete(key)
+def app(queue_app: Flask, slack: ResponseUrl, switch: Switch) -> Iterator[Flask]:
+    settings = {"SLACK_SIGNING_SECRET": SECRET, "SLACK_CLOCK": FixedClock(), "SLACK_ANSWERER": switch,
+                "SLACK_RESPONSE_URL_PREFIXES": [slack.base], "SLACK_KEY_PREFIX": KEY_PREFIX}
+    saved = {key: queue_app.config[key] for key in settings if key in queue_app.config}
+    saved_extension = queue_app.extensions[EXTENSION]
+    queue_app.config.update(settings)
+    install(queue_app)
+    yield queue_app
+    for key in settings:
+        queue_app.config.pop(key, None)
+    queue_app.config.update(saved)
+    queue_app.extensions[EXTENSION] = saved_extension
 
 
 @pytest.fixture(autouse=True)
@@ -275,11 +279,11 @@ def test_a_job_the_core_refuses_posts_what_to_change_in_the_users_words(
 
 
 def test_a_post_slack_refuses_with_a_500_is_retried_until_it_lands(app: Flask, slack: ResponseUrl) -> None:
-    slack.statuses = [500]
     url = slack.new_url()
+    slack.statuses[slack.path(url)] = [500]
     signed_post(app.test_client(), command_form("resnet50 batch=64", url))
     assert_valid_message(slack.answer(url))
-    assert slack.statuses == [] and len(slack.posts_to(url)) == 1
+    assert slack.statuses[slack.path(url)] == [] and len(slack.posts_to(url)) == 1
 
 
 def test_a_job_delivered_twice_posts_once(app: Flask, slack: ResponseUrl, store: redis.Redis) -> None:
@@ -311,7 +315,7 @@ def test_when_redis_is_down_the_command_gets_a_200_temporarily_unavailable(
     down = create_app({"REDIS_URL": "redis://127.0.0.1:1/0", "SLACK_SIGNING_SECRET": SECRET,
                        "SLACK_CLOCK": FixedClock(), "SLACK_RESPONSE_URL_PREFIXES": [slack.base]})
     # A new app becomes Celery's default, and the in-thread worker runs tasks from the default app's
-    # registry (celery.app.trace.trace_task_ret): give the default back to the worker's app.
+    # registry (celery.app.trace.trace_task_ret): give the default back to the session worker's app.
     app.extensions["celery"].set_default()
     started = time.perf_counter()
     response = signed_post(down.test_client(), command_form("resnet50 batch=64", slack.new_url()))
