@@ -162,3 +162,11 @@ def test_a_long_list_of_rejected_offers_is_cut_to_the_first_few() -> None:
     why_not = next(b["text"]["text"] for b in msg["blocks"] if b["type"] == "section"
                    and b["text"]["text"].startswith("*Why not*"))
     assert why_not.count("• ") == 8 and why_not.endswith("…and 12 more")
+
+
+def test_without_a_dataset_size_hours_and_cost_read_unknown_not_zero() -> None:
+    msg = render_recommendation(result((option(1, training_hours=0.0, training_cost_usd=0.0),)), title="x")
+    assert_valid_message(msg)
+    blocks = text_of(msg)
+    assert "n/a: add samples=" in blocks and "$0.00" not in blocks
+    assert "per hour" in msg["text"] and "$0.00" not in msg["text"]

@@ -124,10 +124,22 @@ def _option_block(option: Mapping[str, Any]) -> SectionBlock:
     fields = [
         f"*GPUs*\n{option['gpu_count']} × {option['gpu']} ({fmt_bytes(option.get('gpu_memory_bytes', 0))})",
         f"*Price per hour*\n{fmt_usd(option['price_per_hour_usd'])}",
-        f"*Hours*\n{fmt_hours(option['training_hours'])}",
-        f"*Total cost*\n{fmt_usd(option['training_cost_usd'])}",
+        f"*Hours*\n{_hours(option)}",
+        f"*Total cost*\n{fmt_usd(option['training_cost_usd']) if option['training_hours'] > 0 else 'n/a'}",
     ]
     return _section(text, fields=fields)
+
+
+def _hours(option: Mapping[str, Any]) -> str:
+    # No dataset size, no iteration count: the time (and so the total) is unknown, not zero.
+    return fmt_hours(option["training_hours"]) if option["training_hours"] > 0 else "n/a: add samples="
+
+
+def _best(option: Mapping[str, Any]) -> str:
+    machine = f"{option['provider']} {option['instance_type']} ({option['gpu_count']}× {option['gpu']})"
+    if option["training_hours"] > 0:
+        return f"{machine}, {fmt_hours(option['training_hours'])}, {fmt_usd(option['training_cost_usd'])}"
+    return f"{machine}, {fmt_usd(option['price_per_hour_usd'])} per hour"
 
 
 def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = TOP_OPTIONS) -> Message:
@@ -138,10 +150,7 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
                            DividerBlock()]
     if options:
         blocks += [_option_block(o) for o in options[:top]]
-        best = options[0]
-        fallback = (f"{title}: best is {best['provider']} {best['instance_type']} "
-                    f"({best['gpu_count']}× {best['gpu']}), {fmt_hours(best['training_hours'])}, "
-                    f"{fmt_usd(best['training_cost_usd'])}")
+        fallback = f"{title}: best is {_best(options[0])}"
         if len(options) > top:
             blocks.append(_context(f"…and {len(options) - top} more options"))
     else:

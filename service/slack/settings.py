@@ -89,5 +89,5 @@ def _key_value(redis_url: str | None) -> KeyValue:
     if not redis_url:
         return MemoryKeyValue()
     # One quick retry: a command must be answered within Slack's 3 s even when Redis is down.
-    return Redis.from_url(redis_url, socket_connect_timeout=1.0, socket_timeout=2.0,
+    return Redis.from_url(redis_url, socket_connect_timeout=0.5, socket_timeout=1.0,
                           retry=Retry(ExponentialBackoff(cap=0.05, base=0.01), 1), health_check_interval=25)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import cast
+from typing import Any, cast
 
 from flask import Blueprint, Flask, Response, jsonify, request
 from flask.blueprints import BlueprintSetupState
@@ -17,6 +17,27 @@ log = logging.getLogger(__name__)
 
 # Slack's form bodies are a few hundred bytes; refuse anything far larger before reading it.
 MAX_BODY_BYTES = 32 * 1024
+
+# For the OpenAPI document (the blueprint is plain Flask): api.spec.path(path="/slack/commands",
+# operations=OPENAPI_OPERATIONS). Answers are Slack messages, not the JSON API's shapes.
+_PROBLEM = {"content": {"application/problem+json": {"schema": {"type": "object"}}}}
+OPENAPI_OPERATIONS: dict[str, Any] = {"post": {
+    "summary": "A Slack slash command (`/gpugauge ...`), signature-checked; answered within 3 s",
+    "tags": ["slack"],
+    "parameters": [{"name": name, "in": "header", "required": True, "schema": {"type": "string"}}
+                   for name in ("X-Slack-Request-Timestamp", "X-Slack-Signature")],
+    "requestBody": {"required": True, "content": {"application/x-www-form-urlencoded": {"schema": {
+        "type": "object", "properties": {name: {"type": "string"} for name in (
+            "command", "text", "response_url", "user_id", "team_id", "channel_id", "trigger_id")}}}}},
+    "responses": {
+        "200": {"description": "An ephemeral Slack message: the ack, the help, or what to change",
+                "content": {"application/json": {"schema": {"type": "object", "properties": {
+                    "response_type": {"type": "string"}, "text": {"type": "string"},
+                    "blocks": {"type": "array", "items": {"type": "object"}}}}}}},
+        "401": {"description": "Signature missing, wrong, stale or replayed", **_PROBLEM},
+        "413": {"description": "Body over 32 KiB", **_PROBLEM},
+    },
+}}
 
 slack_bp = Blueprint("slack", __name__)
 blp = slack_bp  # the name service.app registers optional blueprints by
