@@ -110,3 +110,25 @@ def test_winograd_cuts_3x3_convolutions_on_cuda_cores_only() -> None:
     mixed = replace(job, precision=Precision.FP16_MIXED)
     volta = [estimate_iteration_ms(m, mixed, gpu("v100-16gb")).compute_ms for m in (winograd, plain)]
     assert volta[0] == pytest.approx(volta[1])  # tensor cores: implicit GEMM
+
+
+def test_the_calibration_fits_within_bounds_lowers_its_loss_and_leaves_the_core_as_shipped() -> None:
+    from workers.accuracy import load_measurements
+    from workers.calibration import FITTED, fit_efficiency, shipped_values
+
+    records = [r for r in load_measurements() if r["id"].startswith(("jcj-", "timm-3090-resnet"))]
+    before = shipped_values()
+    result = fit_efficiency(records, KNOWN, rounds=1)
+    assert result.loss_after <= result.loss_before
+    assert all(p.low <= result.values[p.name] <= p.high for p in FITTED)
+    assert shipped_values() == before
+
+
+def test_applied_values_change_predictions_only_inside_the_block() -> None:
+    from workers.calibration import applied
+
+    model, job, card = resnet50(), training(batch_size=64), gpu("gtx-1080")
+    shipped = estimate_iteration_ms(model, job, card).total_ms
+    with applied({"conv.simt": 0.1}):
+        assert estimate_iteration_ms(model, job, card).total_ms > 2 * shipped
+    assert estimate_iteration_ms(model, job, card).total_ms == pytest.approx(shipped)

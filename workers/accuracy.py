@@ -176,7 +176,7 @@ def compare_record(record: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> li
         best = largest_fitting_batch(case, gpu)
         rows.append(_row(record, "max_batch", "batch", best, wanted, agrees=agrees,
                          note=f"predicted largest batch {best}, measured {wanted}"))
-    samples_per_s = _measured_samples_per_s(record)
+    samples_per_s = measured_samples_per_s(record)
     if samples_per_s is not None:
         time = estimate_iteration_ms(case.job.model, training, gpu, gpu_count=case.gpu_count)
         predicted_rate = training.batch_size * case.gpu_count * 1000.0 / time.total_ms
@@ -189,7 +189,7 @@ def compare_record(record: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> li
     return rows
 
 
-def _measured_samples_per_s(record: Mapping[str, Any]) -> float | None:
+def measured_samples_per_s(record: Mapping[str, Any]) -> float | None:
     """Return the measured samples/s of the whole job, from a throughput or a step time."""
     measured = record["measured"]
     if "throughput_samples_per_s" in measured:

@@ -17,6 +17,7 @@ from service.commands.common import console as make_console
 from service.commands.common import fail, print_json
 from service.render import fmt_bytes
 from workers.accuracy import MEASUREMENTS_PATH, SPLITS, Row, Summary, compare_all, load_measurements, summarise
+from workers.calibration import PRIORS, FitResult, fit_efficiency, shipped_values
 from workers.sizing.errors import SizingError
 
 METRIC_TITLES = {
@@ -34,6 +35,9 @@ def register(subparsers: Any) -> None:
                    help="the records to show: those the factors were fitted on, the held-out ones, or all")
     p.add_argument("--json", action="store_true", help="print every row and the summaries as JSON")
     p.add_argument("--notes", action="store_true", help="add each row's note (what bounds the time, the model built)")
+    p.add_argument("--fit", action="store_true",
+                   help="re-run the calibration of the time factors on the fit split (about a minute) and "
+                        "print the fitted values beside the shipped ones")
     p.add_argument("--measurements", default=str(MEASUREMENTS_PATH), metavar="PATH",
                    help="the measurement records (default: validation/measurements.json)")
     p.set_defaults(func=run)
@@ -48,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"--measurements: cannot read {args.measurements}: {exc}")
     except (KeyError, TypeError, ValueError, SizingError) as exc:
         return fail(f"--measurements: a record could not be predicted: {exc}")
+    if args.fit:
+        return print_fit(fit_efficiency(records, gpus_by_slug()), as_json=args.json)
     chosen = [row for row in rows if args.split == "all" or row.split == args.split]
     splits = SPLITS if args.split == "all" else (args.split,)
     summaries = summarise(rows, splits=splits)
@@ -113,3 +119,20 @@ def print_summaries(summaries: list[Summary]) -> None:
         table.add_row(METRIC_TITLES.get(s.metric, s.metric), s.split, str(s.count), f"{s.median_abs_error:.1%}",
                       f"{s.p90_abs_error:.1%}", f"{s.median_error:+.1%}", agreement)
     make_console().print(table)
+
+
+def print_fit(result: FitResult, *, as_json: bool) -> int:
+    """Print the calibration's fitted values beside the priors and the shipped ones."""
+    shipped = shipped_values()
+    if as_json:
+        print_json({"priors": PRIORS, "shipped": shipped, "fitted": result.values,
+                    "loss_before": result.loss_before, "loss_after": result.loss_after})
+        return 0
+    table = Table(title="Time factors fitted on the fit split (sum of |log(predicted / measured)| "
+                        f"{result.loss_before:.2f} at the priors -> {result.loss_after:.2f})")
+    for col in ("parameter", "prior", "shipped", "fitted"):
+        table.add_column(col, justify="left" if col == "parameter" else "right")
+    for name, value in result.values.items():
+        table.add_row(name, f"{PRIORS[name]:.3f}", f"{shipped[name]:.3f}", f"{value:.3f}")
+    make_console().print(table)
+    return 0

@@ -26,24 +26,25 @@ class MathUnit(StrEnum):
 
 # Share of the unit's peak a layer kind reaches (before ARCHITECTURE_FACTOR).
 # [fitted] conv and dense on every unit: fitted on the "fit" split of validation/measurements.json
-# (53 throughput records), minimising the summed |log(predicted / measured)| by coordinate descent
-# with BANDWIDTH_EFFICIENCY and the Maxwell/Pascal and Hopper factors below, each kept within
-# 0.05-0.90; docs/sizing.md "Calibration" has the procedure and the errors on the "holdout" split.
-# They are effective shares: a conv factor near 0.8-0.9 says that cuDNN's convolutions are rarely the
-# bound (the bandwidth-bound layers around them are), so only GeForce cards with small tensor peaks
-# (RTX 3090, 4090) and VGG's large 3x3 layers pin them down.
-# [rule of thumb, not fitted] attention (batched s x s matmuls, smaller than the projections): the
-# fit moved it by less than its noise, so it keeps its prior below dense; recurrent cells (small
-# sequential GEMMs) and a model given as totals (no public record) also keep theirs.
+# (53 throughput records) together with BANDWIDTH_EFFICIENCY and the Maxwell/Pascal and Hopper/Blackwell
+# factors below, by workers/calibration.py (`gpugauge validate --fit`): coordinate descent from the
+# priors (conv 0.65 / 0.40 / 0.35, dense 0.75 / 0.60 / 0.55 on SIMT / tensor / TF32) minimising the
+# summed |log(predicted / measured)|, each kept within 0.05-0.90. docs/sizing.md "Calibration" has
+# the errors on the "holdout" split. They are effective shares: cuDNN's convolutions are rarely the
+# bound in these networks (the bandwidth-bound layers around them are), so mostly GeForce cards with
+# small tensor peaks (RTX 3090, 4090) and VGG's large 3x3 layers pin the conv values down.
+# [rule of thumb, not fitted] attention (batched s x s matmuls, smaller than the projections): few
+# records separate it from dense, so it keeps its prior below dense; recurrent cells (small sequential
+# GEMMs) and a model given as totals (no public record) also keep theirs.
 # Norm, element-wise, pooling and embedding layers are bandwidth-bound; their compute factor only
 # matters if their multiply-adds are large, and a low one keeps them honest.
 COMPUTE_EFFICIENCY: dict[tuple[LayerKind, MathUnit], float] = {
-    (LayerKind.CONV, MathUnit.SIMT): 0.90,
-    (LayerKind.CONV, MathUnit.TF32): 0.89,
-    (LayerKind.CONV, MathUnit.TENSOR): 0.77,
+    (LayerKind.CONV, MathUnit.SIMT): 0.73,
+    (LayerKind.CONV, MathUnit.TF32): 0.87,
+    (LayerKind.CONV, MathUnit.TENSOR): 0.78,
     (LayerKind.DENSE, MathUnit.SIMT): 0.69,
-    (LayerKind.DENSE, MathUnit.TF32): 0.64,
-    (LayerKind.DENSE, MathUnit.TENSOR): 0.62,
+    (LayerKind.DENSE, MathUnit.TF32): 0.65,
+    (LayerKind.DENSE, MathUnit.TENSOR): 0.69,
     (LayerKind.ATTENTION, MathUnit.SIMT): 0.50,
     (LayerKind.ATTENTION, MathUnit.TF32): 0.35,
     (LayerKind.ATTENTION, MathUnit.TENSOR): 0.40,
@@ -61,25 +62,26 @@ BANDWIDTH_BOUND_COMPUTE_EFFICIENCY = 0.25  # norm, element-wise, pool, embedding
 # multiplies (4 x 4 = 16 instead of 4 x 9 = 36 per output tile and channel pair); the transforms'
 # cost is left in the layer's traffic. [anchor] VGG-16 on Maxwell and Pascal trains at or above the
 # cards' fp32 peak counted in multiply-adds (jcjohnson/cnn-benchmarks, validation/ jcj-vgg16-*):
-# only a cheaper algorithm does that. A free fit on the "fit" split gave 0.43; we keep 1 / 2.25.
+# only a cheaper algorithm does that. Left free, a fit on the "fit" split gave 0.43; we keep 1 / 2.25.
 WINOGRAD_KERNEL_POSITIONS = frozenset({9})
 WINOGRAD_MAC_SHARE = 1 / 2.25
 
-# Per generation: how much of a unit's peak the libraries reach relative to Volta to Ada (1.0).
-# [fitted, with COMPUTE_EFFICIENCY] Maxwell and Pascal CUDA cores: 0.66 (their cuDNN kernels reach
-# less of the fp32 peak than Volta's, whose L1/shared memory was rebuilt); Hopper: 0.94 (its far larger
-# tensor peak is harder to feed; MosaicML's MFU tables show the same, estimation-methods.md §3: A100
-# 43-64%, H100 26-46%). Turing, Ampere and Ada: the fit found no factor apart from Volta's. Blackwell
-# (no public record) takes Hopper's. [rule of thumb] Kepler (no public record): its cuDNN kernels reach
-# less still; we keep the prior ratio, 0.75 of Maxwell's: 0.50.
+# Per generation: how much of a unit's peak the libraries reach relative to Volta, Turing, Ampere and
+# Ada (1.0: those four share the fitted base; freeing them as well fitted the "fit" split to 7% but
+# left the "holdout" at 12.5%, i.e. it over-fitted).
+# [fitted with COMPUTE_EFFICIENCY] Maxwell and Pascal CUDA cores: 0.81 (their cuDNN kernels reach less
+# of the fp32 peak than Volta's, whose L1/shared memory was rebuilt); Hopper: 0.84 (a far larger tensor
+# peak is harder to feed; MosaicML's MFU tables show the same, estimation-methods.md §3: A100 43-64%,
+# H100 26-46%). Blackwell (no public record) is tied to Hopper. [rule of thumb] Kepler (no public
+# record): its cuDNN kernels reach less still; we keep the prior ratio, 0.75 of Maxwell's: 0.61.
 ARCHITECTURE_FACTOR: dict[tuple[str, MathUnit], float] = {
-    ("kepler", MathUnit.SIMT): 0.50,
-    ("maxwell", MathUnit.SIMT): 0.66,
-    ("pascal", MathUnit.SIMT): 0.66,
-    ("hopper", MathUnit.TENSOR): 0.94,
-    ("hopper", MathUnit.TF32): 0.94,
-    ("blackwell", MathUnit.TENSOR): 0.94,
-    ("blackwell", MathUnit.TF32): 0.94,
+    ("kepler", MathUnit.SIMT): 0.61,
+    ("maxwell", MathUnit.SIMT): 0.81,
+    ("pascal", MathUnit.SIMT): 0.81,
+    ("hopper", MathUnit.TENSOR): 0.84,
+    ("hopper", MathUnit.TF32): 0.84,
+    ("blackwell", MathUnit.TENSOR): 0.84,
+    ("blackwell", MathUnit.TF32): 0.84,
 }
 # Cards with a 70-75 W envelope (T4, L4, P4) cannot hold boost clocks under sustained training load
 # [rule of thumb: 0.7 of their datasheet peak].

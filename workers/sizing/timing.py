@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
+from workers.sizing import efficiency
 from workers.sizing.efficiency import (
     BACKWARD_TO_FORWARD,
-    BANDWIDTH_EFFICIENCY,
     ITERATION_OVERHEAD_MS,
     LAYER_DISPATCH_MS,
     MIXED_PRECISION_COPY_BYTES,
@@ -82,6 +82,12 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
     return tuple(work)
 
 
+def forget_cached_times() -> None:
+    """Drop the remembered single-GPU times (for the calibration tool, which changes the factors)."""
+    global _SINGLE
+    _SINGLE = IdentityMemo(size=256)
+
+
 def layer_work(model: ModelStats, batch_size: int, precision: Precision) -> tuple[_LayerWork, ...]:
     """Return the per-layer work, remembered per model (the ranking loop asks ~130 times per job)."""
     return _WORK.get(model, (batch_size, precision),
@@ -118,7 +124,7 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
     precision = effective_precision(training.precision, gpu)
     framework = training.framework
     work = layer_work(model, training.batch_size, precision)
-    ms_per_byte = 1.0 / (gpu.memory_bandwidth_gb_per_s * 1e6 * BANDWIDTH_EFFICIENCY)
+    ms_per_byte = 1.0 / (gpu.memory_bandwidth_gb_per_s * 1e6 * efficiency.BANDWIDTH_EFFICIENCY)
     passes = _passes(training)
     dispatch_ms = LAYER_DISPATCH_MS[framework] if model.layers else 0.0
     forward_dispatch_ms = dispatch_ms / (1.0 + BACKWARD_TO_FORWARD)
