@@ -27,8 +27,12 @@ KNOWN = gpus_by_slug()
 
 
 def test_allreduce_latency_is_nccls_per_call_and_per_ring_step_cost() -> None:
-    eight = allreduce_latency_ms(gpu_count=8, buckets=1, link="pcie")
-    assert eight == pytest.approx(ALLREDUCE_BASE_LATENCY_MS + 14 * ALLREDUCE_STEP_LATENCY_MS["pcie"])
+    two = allreduce_latency_ms(gpu_count=2, buckets=1, link="pcie")  # a ring: 2 x (2 - 1) steps
+    assert two == pytest.approx(ALLREDUCE_BASE_LATENCY_MS + 2 * ALLREDUCE_STEP_LATENCY_MS["pcie"])
+    eight = allreduce_latency_ms(gpu_count=8, buckets=1, link="pcie")  # a tree: 2 x log2(8) steps
+    assert eight == pytest.approx(ALLREDUCE_BASE_LATENCY_MS + 2 * 3 * ALLREDUCE_STEP_LATENCY_MS["pcie"])
+    assert allreduce_latency_ms(gpu_count=128, buckets=1, link="network") == pytest.approx(
+        ALLREDUCE_BASE_LATENCY_MS + 2 * 7 * ALLREDUCE_STEP_LATENCY_MS["network"])
     assert allreduce_latency_ms(gpu_count=8, buckets=3, link="pcie") == pytest.approx(3 * eight)
     assert allreduce_latency_ms(gpu_count=8, buckets=1, link="nvlink") < eight
     assert allreduce_latency_ms(gpu_count=8, buckets=1, link="network") > eight

@@ -72,10 +72,14 @@ def ring_link(gpu: GpuSpec, gpu_count: int, *,
 
 
 def allreduce_latency_ms(*, gpu_count: int, buckets: int, link: str) -> float:
-    """Return the latency part of the all-reduces of one iteration: NCCL's per-call and per-step costs."""
+    """Return the latency part of the all-reduces of one iteration: NCCL's per-call and per-step costs.
+
+    A ring takes 2(n-1) steps; where that is more than a tree's 2 log2(n) (up and down), NCCL runs
+    double binary trees instead (NCCL 2.4 on: logarithmic latency at scale), so we count the fewer.
+    """
     if gpu_count <= 1:
         return 0.0
-    steps = 2 * (gpu_count - 1)
+    steps = min(2 * (gpu_count - 1), 2 * math.ceil(math.log2(gpu_count)))
     return buckets * (ALLREDUCE_BASE_LATENCY_MS + steps * ALLREDUCE_STEP_LATENCY_MS[link])
 
 
