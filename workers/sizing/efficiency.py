@@ -40,11 +40,11 @@ class MathUnit(StrEnum):
 # matters if their multiply-adds are large, and a low one keeps them honest.
 COMPUTE_EFFICIENCY: dict[tuple[LayerKind, MathUnit], float] = {
     (LayerKind.CONV, MathUnit.SIMT): 0.73,
-    (LayerKind.CONV, MathUnit.TF32): 0.87,
+    (LayerKind.CONV, MathUnit.TF32): 0.86,
     (LayerKind.CONV, MathUnit.TENSOR): 0.78,
     (LayerKind.DENSE, MathUnit.SIMT): 0.69,
-    (LayerKind.DENSE, MathUnit.TF32): 0.65,
-    (LayerKind.DENSE, MathUnit.TENSOR): 0.69,
+    (LayerKind.DENSE, MathUnit.TF32): 0.64,
+    (LayerKind.DENSE, MathUnit.TENSOR): 0.62,
     (LayerKind.ATTENTION, MathUnit.SIMT): 0.50,
     (LayerKind.ATTENTION, MathUnit.TF32): 0.35,
     (LayerKind.ATTENTION, MathUnit.TENSOR): 0.40,
@@ -70,7 +70,7 @@ WINOGRAD_MAC_SHARE = 1 / 2.25
 # Ada (1.0: those four share the fitted base; freeing them as well fitted the "fit" split to 7% but
 # left the "holdout" at 12.5%, i.e. it over-fitted).
 # [fitted with COMPUTE_EFFICIENCY] Maxwell and Pascal CUDA cores: 0.81 (their cuDNN kernels reach less
-# of the fp32 peak than Volta's, whose L1/shared memory was rebuilt); Hopper: 0.84 (a far larger tensor
+# of the fp32 peak than Volta's, whose L1/shared memory was rebuilt); Hopper: 0.93 (a far larger tensor
 # peak is harder to feed; MosaicML's MFU tables show the same, estimation-methods.md §3: A100 43-64%,
 # H100 26-46%). Blackwell (no public record) is tied to Hopper. [rule of thumb] Kepler (no public
 # record): its cuDNN kernels reach less still; we keep the prior ratio, 0.75 of Maxwell's: 0.61.
@@ -78,10 +78,10 @@ ARCHITECTURE_FACTOR: dict[tuple[str, MathUnit], float] = {
     ("kepler", MathUnit.SIMT): 0.61,
     ("maxwell", MathUnit.SIMT): 0.81,
     ("pascal", MathUnit.SIMT): 0.81,
-    ("hopper", MathUnit.TENSOR): 0.84,
-    ("hopper", MathUnit.TF32): 0.84,
-    ("blackwell", MathUnit.TENSOR): 0.84,
-    ("blackwell", MathUnit.TF32): 0.84,
+    ("hopper", MathUnit.TENSOR): 0.93,
+    ("hopper", MathUnit.TF32): 0.93,
+    ("blackwell", MathUnit.TENSOR): 0.93,
+    ("blackwell", MathUnit.TF32): 0.93,
 }
 # Cards with a 70-75 W envelope (T4, L4, P4) cannot hold boost clocks under sustained training load
 # [rule of thumb: 0.7 of their datasheet peak].
