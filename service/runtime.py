@@ -40,11 +40,15 @@ class CatalogCache:
             if self._catalog is not None and now - self._loaded_at < self._reload_s:
                 return self._catalog
             try:
-                self._catalog = self._loader()
+                loaded = self._loader()
             except Exception:
                 if self._catalog is None:
                     raise
                 log.exception("catalog reload failed; keeping version %s", self._catalog.version)
+            else:
+                # The same version keeps the same object, and so whatever the ranking cached for it.
+                if self._catalog is None or loaded.version != self._catalog.version:
+                    self._catalog = loaded
             self._loaded_at = now
             return self._catalog
 

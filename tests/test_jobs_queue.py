@@ -36,3 +36,43 @@ def test_celery_readiness_answers_within_its_timeout_when_nothing_listens(
     reason = queue.unready_reason(timeout_s=0.5)
     assert reason is not None and "Redis" in reason
     assert time.monotonic() - started < 1.0
+
+
+def test_the_catalog_is_loaded_once_and_reloaded_only_as_a_new_version() -> None:
+    from catalog.types import Catalog
+    from service.runtime import CatalogCache
+
+    versions = iter(["v1", "v1", "v2"])
+    loads: list[str] = []
+
+    def loader() -> Catalog:
+        loads.append(next(versions))
+        return Catalog(version=loads[-1], prices_as_of="2026-01-01", sources=(), gpus=())
+
+    now = [0.0]
+    cache = CatalogCache(loader, reload_s=10, clock=lambda: now[0])
+    first = cache.get()
+    assert cache.get() is first and loads == ["v1"]
+    now[0] = 11.0
+    assert cache.get() is first  # the same version: the object its caches hang on is kept
+    now[0] = 22.0
+    assert cache.get().version == "v2" and loads == ["v1", "v1", "v2"]
+
+
+def test_a_failed_catalog_reload_keeps_the_last_good_version() -> None:
+    from catalog.types import Catalog
+    from service.runtime import CatalogCache
+
+    calls: list[int] = []
+
+    def loader() -> Catalog:
+        calls.append(1)
+        if len(calls) > 1:
+            raise OSError("snapshot unreadable")
+        return Catalog(version="v1", prices_as_of="2026-01-01", sources=(), gpus=())
+
+    now = [0.0]
+    cache = CatalogCache(loader, reload_s=10, clock=lambda: now[0])
+    assert cache.get().version == "v1"
+    now[0] = 11.0
+    assert cache.get().version == "v1" and len(calls) == 2

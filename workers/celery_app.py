@@ -49,7 +49,9 @@ def celery_settings(redis_url: str, *, time_limit_s: float = 120.0,
         "redis_socket_timeout": 5,
         "redis_backend_health_check_interval": 25,
         "broker_connection_retry_on_startup": True,
-        "worker_max_tasks_per_child": 200,
+        # Recycling a child costs a fork and a cold start (a slow job); our caches are bounded, so
+        # recycle rarely, as gunicorn does (max_requests 1000), only against leaks in libraries.
+        "worker_max_tasks_per_child": 1000,
         "worker_cancel_long_running_tasks_on_connection_loss": True,
         "worker_hijack_root_logger": False,
     }
