@@ -38,7 +38,8 @@ def model_stats_from_arg(spec: str, *, sequence_length: int | None) -> ModelStat
     else:
         raw = read_spec_file(spec)
     model_raw = raw.get("model", raw)
-    training = raw.get("training") if isinstance(raw.get("training"), dict) else {}
+    training_raw = raw.get("training")
+    training: dict[str, Any] = training_raw if isinstance(training_raw, dict) else {}
     seq = sequence_length or training.get("sequence_length")
     try:
         model = ModelSchema().load(model_raw)
