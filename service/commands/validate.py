@@ -116,8 +116,9 @@ def print_summaries(summaries: list[Summary]) -> None:
         table.add_column(col, justify="left" if col in ("metric", "split") else "right")
     for s in summaries:
         agreement = "" if s.agreement is None else f"{s.agreement:.0%}"
-        table.add_row(METRIC_TITLES.get(s.metric, s.metric), s.split, str(s.count), f"{s.median_abs_error:.1%}",
-                      f"{s.p90_abs_error:.1%}", f"{s.median_error:+.1%}", agreement)
+        errors = (["-", "-", "-"] if s.metric == "runs"  # a verdict only: no size to the error
+                  else [f"{s.median_abs_error:.1%}", f"{s.p90_abs_error:.1%}", f"{s.median_error:+.1%}"])
+        table.add_row(METRIC_TITLES.get(s.metric, s.metric), s.split, str(s.count), *errors, agreement)
     make_console().print(table)
 
 
