@@ -36,7 +36,7 @@ from service.api import recommendations as recommendations_api
 from service.auth import EXTENSION as API_KEYS_EXTENSION
 from service.auth import api_key_hashes
 from service.jobs import MemoryJobStore, RedisJobStore
-from service.problems import PROBLEM_MEDIA_TYPE, handle_http_exception, register_error_handlers
+from service.problems import PROBLEM_MEDIA_TYPE, register_error_handlers
 from service.queues import CeleryQueue, ThreadQueue
 from service.runtime import EXTENSION, CatalogCache, Runtime
 from service.schemas import ProblemSchema
@@ -80,13 +80,12 @@ class StrictJSONProvider(DefaultJSONProvider):
 
 
 class ProblemApi(Api):  # type: ignore[misc]  # flask-smorest ships no types
-    """flask-smorest's Api, answering and documenting every error as application/problem+json."""
+    """flask-smorest's Api, documenting every error as application/problem+json.
+
+    Its own {code, status, message} handler is replaced by service/problems.py's, registered after it.
+    """
 
     ERROR_SCHEMA = ProblemSchema
-
-    def handle_http_exception(self, error: Any) -> Any:
-        """Answer an HTTPException as problem+json."""
-        return handle_http_exception(error)
 
     def _register_responses(self) -> None:
         for status in HTTPStatus:
@@ -110,7 +109,9 @@ def create_app(config: Mapping[str, object] | None = None) -> Flask:
     app.extensions[EXTENSION] = _runtime(app, celery)
 
     api = ProblemApi(app)
-    api.spec.components.security_scheme("bearerAuth", {"type": "http", "scheme": "bearer"})
+    if app.extensions[API_KEYS_EXTENSION]:
+        api.spec.components.security_scheme("bearerAuth", {"type": "http", "scheme": "bearer"})
+        api.spec.options["security"] = [{"bearerAuth": []}]  # ops routes say `security: []`
     for module in (estimate_api, recommendations_api, catalog_api, ops):
         api.register_blueprint(module.blp)
     app.register_blueprint(docs.blp)

@@ -14,6 +14,7 @@ blp = ApiBlueprint("ops", __name__, guarded=False, description="Liveness and rea
 
 @blp.route("/healthz", methods=["GET"])
 @blp.alt_response(200, schema=HealthSchema, success=True)
+@blp.doc(security=[])
 def healthz() -> dict[str, str]:
     """Say the process is alive; touches nothing else."""
     return {"status": "ok"}
@@ -21,6 +22,7 @@ def healthz() -> dict[str, str]:
 
 @blp.route("/readyz", methods=["GET"])
 @blp.alt_response(200, schema=HealthSchema, success=True)
+@blp.doc(security=[])
 @blp.problems(503)
 def readyz() -> dict[str, str]:
     """Say whether jobs can run now: Redis answers and a worker replies (embedded: the pool runs)."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from flask import Flask
 from flask.testing import FlaskClient
 
 CONTRACT_PATHS = ("/v1/estimate", "/v1/recommendations", "/v1/recommendations/{job_id}", "/v1/catalog",
@@ -39,3 +41,14 @@ def test_the_docs_page_loads_its_assets_from_this_server(embedded_client: FlaskC
         asset = embedded_client.get(source)
         asset.close()
         assert asset.status_code == 200, source
+
+
+def test_with_api_keys_the_spec_asks_for_a_bearer_key_except_on_the_probes(make_app: Callable[..., Flask]) -> None:
+    spec = make_app(API_KEYS="s3cret").test_client().get("/openapi.json").get_json()
+    assert spec["security"] == [{"bearerAuth": []}]
+    assert spec["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
+    assert spec["paths"]["/healthz"]["get"]["security"] == []
+
+
+def test_an_open_api_declares_no_security(embedded_client: FlaskClient) -> None:
+    assert "security" not in embedded_client.get("/openapi.json").get_json()

@@ -68,6 +68,11 @@ class ApiBlueprint(flask_smorest.Blueprint):  # type: ignore[misc]  # flask-smor
         decorator: Callable[[F], F] = super().alt_response(status_code, **options)
         return decorator
 
+    def doc(self, **fields: Any) -> Callable[[F], F]:
+        """Copy fields into the route's OpenAPI operation."""
+        decorator: Callable[[F], F] = flask_smorest.Blueprint.doc(**fields)
+        return decorator
+
     def problems(self, *statuses: int) -> Callable[[F], F]:
         """Document the problem+json answers a route can give."""
         def decorate(view: F) -> F:
