@@ -74,6 +74,7 @@ def print_table(stats: ModelStats) -> None:
     """Print the per-layer table the way a network editor's statistics panel shows it."""
     console = make_console()
     saved_total = sum(layer.saved_values for layer in stats.layers) or 1
+    saved_max = max((layer.saved_values for layer in stats.layers), default=0) or 1
     table = Table(title=f"{stats.name}: per-sample statistics", show_footer=True)
     table.add_column("#", justify="right")
     table.add_column("layer", footer="total")
@@ -82,12 +83,12 @@ def print_table(stats: ModelStats) -> None:
     table.add_column("neurons", justify="right", footer=fmt_count(stats.neurons))
     table.add_column("parameters", justify="right", footer=fmt_count(stats.parameters))
     table.add_column("multiply-adds", justify="right", footer=fmt_count(stats.multiply_adds))
-    table.add_column("activation memory share")
+    table.add_column("activation memory share (bar: against the largest layer)")
     for i, layer in enumerate(stats.layers):
         share = layer.saved_values / saved_total
         table.add_row(str(i), layer.name, layer.type, "x".join(map(str, layer.output_shape)),
                       fmt_count(layer.neurons), fmt_count(layer.parameters), fmt_count(layer.multiply_adds),
-                      f"{bar(share)} {share:5.1%}")
+                      f"{bar(layer.saved_values / saved_max)} {share:5.1%}")
     console.print(table)
     console.print(f"neurons {stats.neurons:,}  parameters {stats.parameters:,}  "
                   f"multiply-adds {stats.multiply_adds:,}  "

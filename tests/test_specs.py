@@ -1,0 +1,90 @@
+"""Spec loading shared by every face: flat field errors, defaults, canonical form, human units."""
+
+from __future__ import annotations
+
+import pytest
+from marshmallow import ValidationError
+
+from service.humanize import apply_human_units, parse_count
+from service.specs import canonical_json, flatten_errors, load_job, spec_digest, validate_spec
+
+SPEC = {"model": {"preset": "resnet18"}, "training": {"batch_size": 32}}
+
+
+def test_flatten_errors_gives_dotted_paths_with_list_indices() -> None:
+    nested = {"model": {"_schema": ["give exactly one"], "layers": {3: {"kernel": ["Missing."]}}},
+              "training": {"batch_size": ["Too small."]}}
+    assert flatten_errors(nested) == {"model": ["give exactly one"], "model.layers[3].kernel": ["Missing."],
+                                      "training.batch_size": ["Too small."]}
+
+
+def test_every_section_gets_its_documented_defaults() -> None:
+    data = validate_spec(SPEC)
+    assert data["training"]["precision"] == "fp32" and data["training"]["optimizer"] == "adam"
+    assert data["constraints"]["providers"] == ["aws", "gcp", "onprem"]
+    assert data["constraints"]["onprem"]["lifetime_years"] == 3.0
+    assert data["objective"] == "balanced" and data["limit"] == 10
+
+
+def test_equal_specs_have_equal_canonical_forms_and_digests() -> None:
+    a = validate_spec({"training": {"epochs": 7, "batch_size": 32}, "model": {"preset": "resnet18"}})
+    b = validate_spec({"model": {"preset": "resnet18"}, "training": {"batch_size": 32, "epochs": 7.0}})
+    assert canonical_json(a) == canonical_json(b)
+    assert spec_digest(a, catalog_version="v1") == spec_digest(b, catalog_version="v1")
+    assert spec_digest(a, catalog_version="v1") != spec_digest(a, catalog_version="v2")
+
+
+def test_a_different_spec_has_a_different_digest() -> None:
+    a = validate_spec(SPEC)
+    b = validate_spec({**SPEC, "training": {"batch_size": 64}})
+    assert spec_digest(a, catalog_version="v1") != spec_digest(b, catalog_version="v1")
+
+
+@pytest.mark.parametrize(("raw", "field"), [
+    ([1, 2], "body"),
+    ({"training": {"batch_size": 8}}, "model"),
+    ({"model": {"preset": "resnet18"}, "training": {"batch_size": True}}, "training.batch_size"),
+    ({"model": {"preset": "resnet18"}, "training": {"batch_size": 2.5}}, "training.batch_size"),
+    ({"model": {"preset": "resnet18"}, "training": {"batch_size": 10**400}}, "training.batch_size"),
+    ({"model": {"preset": "resnet18"}, "training": {"batch_size": 8}, "extra": 1}, "extra"),
+    ({"model": {"onnx": "%%%"}, "training": {"batch_size": 8}}, "model.onnx"),
+    ({"model": {"preset": "resnet18"}, "training": {"batch_size": 8, "epochs": float("inf")}}, "training.epochs"),
+    ({"model": {"preset": "resnet18"}, "training": {"batch_size": 8, "precision": "fp7"}}, "training.precision"),
+])
+def test_bad_specs_name_the_field(raw: object, field: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        load_job(raw)
+    assert field in info.value.messages
+
+
+def test_core_errors_come_out_as_field_errors_too() -> None:
+    with pytest.raises(ValidationError) as info:
+        load_job({"model": {"preset": "gpt3"}, "training": {"batch_size": 8}})
+    assert list(info.value.messages) == ["model.preset"]
+
+
+def test_human_units_become_plain_numbers() -> None:
+    raw = {**SPEC, "dataset": {"bytes": "150GB", "samples": "1.28M"},
+           "constraints": {"budget_usd": "$500", "deadline_hours": "2d"}}
+    out = apply_human_units(raw)
+    assert out["dataset"] == {"bytes": 150 * 10**9, "samples": 1_280_000}
+    assert out["constraints"] == {"budget_usd": 500.0, "deadline_hours": 48.0}
+    assert raw["dataset"]["bytes"] == "150GB"  # the input is not changed
+
+
+@pytest.mark.parametrize(("text", "count"), [("1281167", 1281167), ("50k", 50_000), ("1.28M", 1_280_000),
+                                             ("2B", 2 * 10**9)])
+def test_parse_count_reads_suffixes(text: str, count: int) -> None:
+    assert parse_count(text) == count
+
+
+@pytest.mark.parametrize("text", ["", "-5", "1.2.3", "ten", "5x"])
+def test_parse_count_refuses_what_is_not_a_count(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_count(text)
+
+
+def test_a_bad_human_unit_names_its_field() -> None:
+    with pytest.raises(ValidationError) as info:
+        apply_human_units({**SPEC, "dataset": {"bytes": "lots"}})
+    assert list(info.value.messages) == ["dataset.bytes"]
