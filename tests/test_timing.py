@@ -14,6 +14,7 @@ from workers.sizing.schedule import (
     evaluation_ms,
     iterations_per_epoch,
     iterations_total,
+    startup_ms,
     training_hours,
 )
 from workers.sizing.spec import Dataset, Framework, Precision, Profile
@@ -184,12 +185,20 @@ def test_training_hours_are_iterations_times_iteration_time_plus_evaluation() ->
     data = Dataset(samples=64_000)
     job = training(batch_size=64, epochs=10)
     hours = training_hours(data, job, iteration_ms=100.0, forward_ms=30.0)
-    assert hours == pytest.approx(1000 * 10 * 100.0 / 3_600_000)
+    assert hours == pytest.approx((startup_ms(gpu_count=1) + 1000 * 10 * 100.0) / 3_600_000)
     evaluated = replace(job, eval_every_epochs=2)
     eval_ms = evaluation_ms(data, evaluated, forward_ms=30.0)
     assert eval_ms == 5 * math.ceil(6400 / 64) * 30.0
     assert training_hours(data, evaluated, iteration_ms=100.0, forward_ms=30.0) == pytest.approx(
         hours + eval_ms / 3_600_000)
+
+
+def test_start_up_counts_once_per_run_and_more_on_several_gpus() -> None:
+    data = Dataset(samples=64)
+    short = training_hours(data, training(batch_size=64, epochs=1), iteration_ms=1.0, forward_ms=0.3)
+    assert short * 3_600_000 == pytest.approx(startup_ms(gpu_count=1) + 1.0)
+    assert startup_ms(gpu_count=8) > startup_ms(gpu_count=2) > startup_ms(gpu_count=1) > 0
+    assert training_hours(Dataset(samples=0), training(), iteration_ms=1.0, forward_ms=0.3) == 0.0
 
 
 def test_stats_only_model_times_as_one_generic_layer() -> None:

@@ -9,6 +9,22 @@ from workers.sizing.spec import Dataset, Training
 
 MS_PER_HOUR = 3_600_000.0
 
+# Start-up before the first iteration, counted once per run. domain.md §4: for a run under about
+# ten minutes, start-up (and, on several GPUs, setting up their communication) dominates. Estimates,
+# not measurements: importing the framework, creating the CUDA context (1.3 GiB of it on a V100, HF
+# docs) and starting data-loader workers take ~20 s; a data-parallel run adds process-group / NCCL
+# set-up and the first broadcast of the weights, ~10 s plus ~2 s per GPU.
+STARTUP_MS = 20_000.0
+MULTI_GPU_STARTUP_MS = 10_000.0
+MULTI_GPU_STARTUP_MS_PER_GPU = 2_000.0
+
+
+def startup_ms(*, gpu_count: int) -> float:
+    """Return the one-off start-up time of a run on `gpu_count` GPUs."""
+    if gpu_count <= 1:
+        return STARTUP_MS
+    return STARTUP_MS + MULTI_GPU_STARTUP_MS + MULTI_GPU_STARTUP_MS_PER_GPU * gpu_count
+
 
 def iterations_per_epoch(samples: int, *, batch_size: int, gpu_count: int = 1) -> int:
     """Return ceil(samples / (batch x GPUs)): one iteration covers a batch on every GPU (0 if unknown)."""
@@ -42,7 +58,10 @@ def evaluation_ms(dataset: Dataset, training: Training, *, forward_ms: float, gp
 
 def training_hours(dataset: Dataset, training: Training, *, iteration_ms: float, forward_ms: float,
                    gpu_count: int = 1) -> float:
-    """Return time per iteration x total iterations, plus evaluation, in hours (0: samples unknown)."""
-    total_ms = iterations_total(dataset.samples, training, gpu_count=gpu_count) * iteration_ms
+    """Return start-up, time per iteration x total iterations, and evaluation, in hours (0: samples unknown)."""
+    iterations = iterations_total(dataset.samples, training, gpu_count=gpu_count)
+    if iterations == 0:
+        return 0.0
+    total_ms = startup_ms(gpu_count=gpu_count) + iterations * iteration_ms
     total_ms += evaluation_ms(dataset, training, forward_ms=forward_ms, gpu_count=gpu_count)
     return total_ms / MS_PER_HOUR
