@@ -126,7 +126,7 @@ def _handle_unavailable(error: Exception) -> Response:
 
 
 def _handle_unexpected(error: Exception) -> Response:
-    request_id = request.headers.get("X-Request-ID") or uuid.uuid4().hex
+    request_id = uuid.uuid4().hex  # ours, not a client's header: it goes into the logs
     log.exception("unhandled error on %s %s (request_id=%s)", request.method, request.path, request_id)
     return problem_response({**problem_for(error), "instance": request.path, "request_id": request_id})
 
