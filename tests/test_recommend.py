@@ -140,3 +140,15 @@ def test_every_example_gets_ranked_options_or_a_plan_from_the_bundled_catalog(pa
     assert all(o.fits and o.why for o in rec.options)
     if rec.options:
         assert any(o.pareto for o in rec.options)
+
+
+def test_advice_speaks_of_the_first_option_not_the_reference_card() -> None:
+    from catalog.loader import load_catalog
+    from service.specs import load_job
+    from tests.service_helpers import example_spec
+
+    _, job = load_job(example_spec("gpt2-pretrain"))
+    rec = recommend(job, load_catalog())
+    text = " ".join(w.message for w in rec.requirements.warnings)
+    assert rec.options
+    assert "t4" not in text.split() and rec.options[0].gpu != "t4"

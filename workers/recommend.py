@@ -17,7 +17,7 @@ from workers.ranking import rank_offers
 from workers.recommendation import Recommendation
 from workers.scope import gpu_counts_in_scope
 from workers.sizing.estimate import estimate_on_gpu, estimate_requirements
-from workers.sizing.requirements import PerGpu
+from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 
 
@@ -26,6 +26,21 @@ def estimate_per_gpu(job: JobSpec, pairs: Sequence[tuple[str, int]],
     """Return the job's fit and time on each (GPU model, count); a GPU the catalog lacks is left out."""
     return {(slug, n): estimate_on_gpu(job, known_gpus[slug], gpu_count=n, known_gpus=known_gpus)
             for slug, n in pairs if slug in known_gpus}
+
+
+def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mapping[str, GpuSpec]) -> Requirements:
+    """Return the requirements with warnings and CPU need worked out on the first option's GPUs.
+
+    Without a named GPU the sizing core advises on a reference card (the T4); once the ranking has
+    chosen, the advice is about the machine the user is told to take.
+    """
+    if not rec.options or rec.options[0].gpu not in known_gpus:
+        return rec.requirements
+    top = rec.options[0]
+    advice = estimate_requirements(job, gpus=(known_gpus[top.gpu],), gpu_count=top.gpu_count,
+                                   known_gpus=known_gpus)
+    return replace(rec.requirements, warnings=advice.warnings,
+                   cpu_single_thread_score=advice.cpu_single_thread_score)
 
 
 def recommend(job: JobSpec, catalog: Catalog) -> Recommendation:
@@ -38,5 +53,5 @@ def recommend(job: JobSpec, catalog: Catalog) -> Recommendation:
     rec = rank_offers(job, requirements=requirements, per_gpu=per_gpu, catalog=catalog)
     nothing_fits = bool(per_gpu) and not any(row.fits for row in per_gpu.values())
     if not nothing_fits:
-        return replace(rec, plan=())
+        return replace(rec, plan=(), requirements=_advice_for_top_option(job, rec, known_gpus))
     return replace(rec, plan=plan_with_options(job, catalog=catalog, requirements=requirements, pairs=pairs))
