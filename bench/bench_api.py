@@ -1,6 +1,6 @@
 """Benchmark the HTTP service and the queue side by side, on one gunicorn and one Redis.
 
-Run by hand (Redis on 127.0.0.1:6379; the bench uses db 10 and empties it):
+Run by hand (Redis on 127.0.0.1:6379; the bench uses db 14 and empties it):
 
     PYTHONPATH=. .venv/bin/python bench/bench_api.py [--seconds 5] [--rounds 3] [--jobs 200]
 
@@ -37,7 +37,7 @@ from celery import shared_task
 from flask import Flask, request
 
 ROOT = Path(__file__).resolve().parent.parent
-REDIS_URL = "redis://127.0.0.1:6379/10"
+REDIS_URL = "redis://127.0.0.1:6379/14"  # a db no test uses: the bench empties it
 SPEC = json.loads((ROOT / "examples" / "resnet50-imagenet.json").read_text(encoding="utf-8"))
 NOOP_TASK = "bench.noop"
 
