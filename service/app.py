@@ -29,6 +29,7 @@ from catalog.loader import load_catalog
 from catalog.store import CatalogStore, FileCatalogStore, RedisCatalogStore
 from catalog.types import Catalog
 from service import docs, ops
+from service import refresh_tasks as _refresh_tasks  # noqa: F401  (the catalog refresh task)
 from service import tasks as _tasks  # noqa: F401  (registers the @shared_task functions)
 from service.api import catalog as catalog_api
 from service.api import estimate as estimate_api
@@ -36,6 +37,7 @@ from service.api import recommendations as recommendations_api
 from service.auth import EXTENSION as API_KEYS_EXTENSION
 from service.auth import api_key_hashes
 from service.jobs import MemoryJobStore, RedisJobStore
+from service.limits import init_limits
 from service.problems import PROBLEM_MEDIA_TYPE, register_error_handlers
 from service.queues import CeleryQueue, ThreadQueue
 from service.runtime import EXTENSION, CatalogCache, Runtime
@@ -118,6 +120,7 @@ def create_app(config: Mapping[str, object] | None = None) -> Flask:
     for name in OPTIONAL_BLUEPRINTS:
         _register_optional(app, api, name)
     register_error_handlers(app)
+    init_limits(app)  # service/limits.py: per-key rate limits, 429 problem+json
     return app
 
 

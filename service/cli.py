@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "service.commands.validate",
     "service.commands.serve",
     "service.commands.worker",
+    "service.commands.beat",
 )
 
 
