@@ -8,6 +8,7 @@ context length) and report multiply-adds per sequence of that length.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -208,6 +209,13 @@ def preset_stats(
     name: str, *, sequence_length: int | None = None, input_shape: Sequence[int] | None = None
 ) -> ModelStats:
     """Compute a preset's statistics from its layers, optionally at another input shape or sequence length."""
+    preset = find_preset(name)
+    return _preset_stats(preset.name, sequence_length, None if input_shape is None else tuple(input_shape))
+
+
+@functools.lru_cache(maxsize=256)
+def _preset_stats(name: str, sequence_length: int | None, input_shape: tuple[int, ...] | None) -> ModelStats:
+    """Build a preset's statistics once per (name, sequence length, input shape); ModelStats is frozen."""
     preset = find_preset(name)
     if preset.input_shape is None:
         if input_shape is not None:
