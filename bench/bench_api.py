@@ -51,7 +51,7 @@ def bench_app() -> Flask:
     """Return the service's app plus a bare JSON route that parses the body and answers."""
     from service.app import create_app
 
-    app = create_app({"REDIS_URL": REDIS_URL, "API_KEYS": ""})
+    app = create_app({"REDIS_URL": REDIS_URL, "API_KEYS": "", "RATE_LIMIT_ENABLED": False})
 
     @app.post("/bench/bare")
     def bare() -> dict[str, int]:

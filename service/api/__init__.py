@@ -54,7 +54,13 @@ class ApiBlueprint(flask_smorest.Blueprint):  # type: ignore[misc]  # flask-smor
         return decorator
 
     def arguments(self, schema: Any, **options: Any) -> Callable[[F], F]:
-        """Load a request location with a schema, passing the result to the view."""
+        """Load a request location with a schema, passing the result to the view.
+
+        A schema class is made an instance once here: webargs would build one (and every nested
+        schema) on each request, which cost more than the estimate itself.
+        """
+        if isinstance(schema, type):
+            schema = schema()
         decorator: Callable[[F], F] = super().arguments(schema, **options)
         return decorator
 
