@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from pathlib import Path
@@ -22,35 +23,41 @@ class CliError(Exception):
     """A user error the CLI reports in one line with exit code 2."""
 
 
-def read_spec_file(path: str) -> dict[str, Any]:
-    """Read a JSON or YAML spec file; an `onnx` model may be given as a path to the file."""
+def read_document(path: str, *, what: str = "spec") -> dict[str, Any]:
+    """Read a JSON or YAML file holding one object; CliError says what is wrong with it."""
     p = Path(path)
     if not p.is_file():
-        raise CliError(f"{path}: no such spec file")
+        raise CliError(f"{path}: no such {what} file")
     if p.stat().st_size > MAX_SPEC_FILE_BYTES:
-        raise CliError(f"{path}: spec file over {MAX_SPEC_FILE_BYTES // 2**20} MiB")
+        raise CliError(f"{path}: {what} file over {MAX_SPEC_FILE_BYTES // 2**20} MiB")
     text = p.read_text(encoding="utf-8")
     try:
         raw = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise CliError(f"{path}: not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {exc}") from None
     if not isinstance(raw, dict):
-        raise CliError(f"{path}: a job spec must be an object at the top level")
-    return _inline_onnx(raw, base=p.parent)
-
-
-def _inline_onnx(raw: dict[str, Any], *, base: Path) -> dict[str, Any]:
-    import base64
-
-    model = raw.get("model")
-    if isinstance(model, dict) and isinstance(model.get("onnx"), str):
-        onnx_path = (base / model["onnx"]) if not Path(model["onnx"]).is_absolute() else Path(model["onnx"])
-        if onnx_path.suffix == ".onnx" or onnx_path.is_file():
-            if not onnx_path.is_file():
-                raise CliError(f"model.onnx: no such file {onnx_path}")
-            model = {**model, "onnx": base64.b64encode(onnx_path.read_bytes()).decode()}
-            raw = {**raw, "model": model}
+        raise CliError(f"{path}: a {what} must be an object at the top level")
     return raw
+
+
+def read_spec_file(path: str) -> dict[str, Any]:
+    """Read a JSON or YAML job spec; an `onnx` model may be given as a path to the file."""
+    raw = read_document(path, what="spec")
+    return inline_onnx(raw, base=Path(path).parent, field="model.onnx")
+
+
+def inline_onnx(spec: dict[str, Any], *, base: Path, field: str) -> dict[str, Any]:
+    """Replace a `model.onnx` that names a file (relative to `base`) by the file's base64 text."""
+    model = spec.get("model")
+    if not isinstance(model, dict) or not isinstance(model.get("onnx"), str):
+        return spec
+    onnx_path = base / model["onnx"]  # an absolute path stays absolute
+    if onnx_path.suffix != ".onnx" and not onnx_path.is_file():
+        return spec  # already base64
+    if not onnx_path.is_file():
+        raise CliError(f"{field}: no such file {onnx_path}")
+    encoded = base64.b64encode(onnx_path.read_bytes()).decode()
+    return {**spec, "model": {**model, "onnx": encoded}}
 
 
 def load_spec(path: str, *, schema: Schema | None = None,

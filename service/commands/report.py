@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import base64
-import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import yaml
 from marshmallow import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from service.commands.common import MAX_SPEC_FILE_BYTES, CliError, fail, first_error
+from service.commands.common import CliError, fail, first_error, inline_onnx, read_document
 from service.reports import render_review
 from service.reviews import apply_review_units, load_review
 from service.schemas.review_result import ReviewResultSchema
@@ -43,38 +40,18 @@ def register(subparsers: Any) -> None:
 
 def read_review_file(path: str) -> dict[str, Any]:
     """Read a review file; a job's `model.onnx` may be a path to the file, relative to the review."""
-    p = Path(path)
-    if not p.is_file():
-        raise CliError(f"{path}: no such review file")
-    if p.stat().st_size > MAX_SPEC_FILE_BYTES:
-        raise CliError(f"{path}: review file over {MAX_SPEC_FILE_BYTES // 2**20} MiB")
-    text = p.read_text(encoding="utf-8")
-    try:
-        raw = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise CliError(f"{path}: not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {exc}") from None
-    if not isinstance(raw, dict):
-        raise CliError(f"{path}: a budget review must be an object at the top level")
+    raw = read_document(path, what="budget review")
     jobs = raw.get("jobs")
     if isinstance(jobs, list):
-        raw = {**raw, "jobs": [_inline_onnx(job, index=i, base=p.parent) for i, job in enumerate(jobs)]}
+        raw = {**raw, "jobs": [_inline_job_onnx(job, index=i, base=Path(path).parent)
+                               for i, job in enumerate(jobs)]}
     return raw
 
 
-def _inline_onnx(job: Any, *, index: int, base: Path) -> Any:
+def _inline_job_onnx(job: Any, *, index: int, base: Path) -> Any:
     if not isinstance(job, dict) or not isinstance(job.get("spec"), dict):
         return job
-    spec: dict[str, Any] = job["spec"]
-    model = spec.get("model")
-    if not isinstance(model, dict) or not isinstance(model.get("onnx"), str):
-        return job
-    onnx_path = base / model["onnx"]
-    if onnx_path.suffix != ".onnx" and not onnx_path.is_file():
-        return job  # already base64
-    if not onnx_path.is_file():
-        raise CliError(f"jobs[{index}].spec.model.onnx: no such file {onnx_path}")
-    encoded = base64.b64encode(onnx_path.read_bytes()).decode()
-    return {**job, "spec": {**spec, "model": {**model, "onnx": encoded}}}
+    return {**job, "spec": inline_onnx(job["spec"], base=base, field=f"jobs[{index}].spec.model.onnx")}
 
 
 @contextmanager
