@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate, validates_schema
+from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate, validates, validates_schema
 
 from service.schemas.fields import StrictFloat, bounded_int
 
 # Bounds: far beyond any real job, tight enough that no figure overflows or loses meaning.
 MAX_LAYERS = 5_000
+# A number inside a free-form layer (units, channels, kernel, rates) never comes near this; the bound
+# keeps 400-digit integers and 1e308 out of the core's arithmetic. NaN and Infinity are refused too.
+MAX_LAYER_NUMBER = 10**15
 MAX_ONNX_BASE64_CHARS = 48 * 1024 * 1024  # ~36 MiB of ONNX; the HTTP body limit is lower still
 PROVIDERS = ("aws", "gcp", "onprem")
 PRICING_KINDS = ("on_demand", "spot", "owned")
@@ -40,6 +44,12 @@ class ModelSchema(_Strict):
     onnx = fields.String(validate=validate.Length(min=1, max=MAX_ONNX_BASE64_CHARS),
                          metadata={"description": "An ONNX file, base64-encoded."})
 
+    @validates("layers")
+    def _finite_layer_numbers(self, layers: list[dict[str, Any]], **_: Any) -> None:
+        errors = {index: bad for index, layer in enumerate(layers) if (bad := _unbounded_numbers(layer))}
+        if errors:
+            raise ValidationError(errors)
+
     @validates_schema
     def _one_form(self, data: dict[str, Any], **_: Any) -> None:
         forms = [k for k in ("preset", "stats", "layers", "onnx") if k in data]
@@ -53,6 +63,21 @@ class ModelSchema(_Strict):
                 base64.b64decode(data["onnx"], validate=True)
             except (binascii.Error, ValueError) as exc:
                 raise ValidationError("not valid base64", "onnx") from exc
+
+
+def _unbounded_numbers(layer: dict[str, Any]) -> dict[str, list[str]]:
+    """Return {key: [message]} for the layer's values holding a non-finite or out-of-bounds number."""
+    def bad(value: Any) -> bool:
+        if isinstance(value, list):
+            return any(bad(item) for item in value)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        if isinstance(value, float) and not math.isfinite(value):
+            return True
+        return not -MAX_LAYER_NUMBER <= value <= MAX_LAYER_NUMBER  # an int of any size compares exactly
+
+    return {key: [f"must be a finite number between -{MAX_LAYER_NUMBER:.0e} and {MAX_LAYER_NUMBER:.0e}"]
+            for key, value in layer.items() if bad(value)}
 
 
 class ProfileSchema(_Strict):
