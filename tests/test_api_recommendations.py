@@ -82,11 +82,21 @@ def test_different_specs_get_different_jobs(queue_client: FlaskClient) -> None:
     assert queue_client.post("/v1/recommendations", json=spec).get_json()["id"] != first
 
 
-def test_a_failed_job_reports_why(queue_client: FlaskClient) -> None:
+def test_a_failed_job_reports_why(queue_app: Flask, queue_client: FlaskClient) -> None:
+    # The API refuses such a spec at submit (422); a job can still fail in the worker (a catalog
+    # refreshed in between, say), so queue one directly, as the view would, and watch it fail.
+    from service.jobs import submit_stored
+    from service.runtime import runtime
+    from service.specs import validate_spec
+
     spec = example_spec()
     spec["model"] = {"preset": "resnet5O"}  # passes the schema; the core knows no such preset
-    answer = queue_client.post("/v1/recommendations", json=spec)
-    job = wait_for_job(queue_client, answer.headers["Location"])
+    data = validate_spec(spec)
+    with queue_app.app_context():
+        rt = runtime()
+        submit_stored(rt.jobs, lambda: rt.queue.enqueue(RECOMMEND_TASK, "failing-job", data),
+                      job_id="failing-job", ttl_s=60)
+    job = wait_for_job(queue_client, "/v1/recommendations/failing-job")
     assert job["status"] == "failed"
     assert job["problem"]["status"] == 422 and "model.preset" in job["problem"]["errors"]
     assert "result" not in job

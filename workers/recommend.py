@@ -16,7 +16,7 @@ from workers.plan_options import plan_with_options
 from workers.ranking import rank_offers
 from workers.recommendation import Recommendation
 from workers.scope import gpu_counts_in_scope
-from workers.sizing.estimate import estimate_on_gpu, estimate_requirements
+from workers.sizing.estimate import estimate_on_gpu, estimate_requirements, profile_gpu
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 
@@ -41,6 +41,12 @@ def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mappin
                                    known_gpus=known_gpus)
     return replace(rec.requirements, warnings=advice.warnings,
                    cpu_single_thread_score=advice.cpu_single_thread_score)
+
+
+def check_recommendable(job: JobSpec, catalog: Catalog) -> None:
+    """Raise SpecError now for what would fail the job later: unknown providers, regions, pricing, GPUs."""
+    gpu_counts_in_scope(job.constraints, catalog)
+    profile_gpu(job, {g.slug: g for g in catalog.gpus})
 
 
 def recommend(job: JobSpec, catalog: Catalog) -> Recommendation:

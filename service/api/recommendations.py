@@ -12,8 +12,9 @@ from service.api.schemas import JobSchema
 from service.jobs import DONE, FAILED, Stored, submit_stored
 from service.runtime import runtime
 from service.schemas import JobSpecSchema
-from service.specs import spec_digest
+from service.specs import build_job, spec_digest
 from service.tasks import RECOMMEND_TASK
+from workers.recommend import check_recommendable
 
 blp = ApiBlueprint("recommendations", __name__, url_prefix="/v1",
                    description="Rank machines for a training job, through the job queue.")
@@ -28,7 +29,9 @@ POLL_AFTER_S = "1"
 def submit_recommendation(data: dict[str, Any]) -> Response:
     """Queue a ranking job; an identical spec on the same catalog gets the same job and result."""
     rt = runtime()
-    job_id = spec_digest(data, catalog_version=rt.catalog.get().version)
+    catalog = rt.catalog.get()
+    check_recommendable(build_job(data), catalog)  # a spec the job would refuse is a 422 now, not later
+    job_id = spec_digest(data, catalog_version=catalog.version)
     stored = submit_stored(rt.jobs, lambda: rt.queue.enqueue(RECOMMEND_TASK, job_id, data), job_id=job_id,
                     ttl_s=int(current_app.config["RESULT_TTL_S"]))
     return _job_response(job_id, stored, 202)
