@@ -42,6 +42,8 @@ from service.problems import PROBLEM_MEDIA_TYPE, register_error_handlers
 from service.queues import CeleryQueue, ThreadQueue
 from service.runtime import EXTENSION, CatalogCache, Runtime
 from service.schemas import ProblemSchema
+from service.schemas.review import OPENAPI_REVIEW_JOB_EXTRAS
+from service.schemas.spec import OPENAPI_MODEL_EXTRAS
 from workers.celery_app import celery_settings, embedded_settings
 
 DEFAULTS: dict[str, Any] = {
@@ -119,6 +121,9 @@ def create_app(config: Mapping[str, object] | None = None) -> Flask:
     app.register_blueprint(docs.blp)
     for name in OPTIONAL_BLUEPRINTS:
         _register_optional(app, api, name)
+    for component, extras in (("Model", OPENAPI_MODEL_EXTRAS), ("ReviewJob", OPENAPI_REVIEW_JOB_EXTRAS)):
+        if component in api.spec.components.schemas:  # rules between fields, which fields cannot state
+            api.spec.components.schemas[component].update(extras)
     register_error_handlers(app)
     init_limits(app)  # service/limits.py: per-key rate limits, 429 problem+json
     return app

@@ -52,6 +52,9 @@ def gunicorn_options(*, host: str, port: int, embedded: bool, workers: int | Non
         "timeout": 30,  # API handlers are quick; the slow work is the workers'
         "graceful_timeout": 30,
         "accesslog": "-",
+        # gunicorn's maximum (default 4094): the catalog filters' longest documented query string
+        # (six 64-character values, percent-encoded) must reach the app, whose answers are problem+json.
+        "limit_request_line": 8190,
         # gunicorn 25+ opens a control socket at one fixed path per user; two servers would collide.
         "control_socket_disable": True,
     }

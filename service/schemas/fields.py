@@ -20,6 +20,21 @@ class StrictFloat(fields.Float):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
+class WholeNumber(fields.Integer):
+    """A JSON integer: an int, or a float with no fractional part (JSON Schema's `integer`: 3.0 is 3).
+
+    Refuses 2.5, strings ("3"), booleans, NaN and Infinity.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, float) and value.is_integer():  # False for NaN and Infinity
+            value = int(value)
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 def bounded_int(*, minimum: int, maximum: int, **kwargs: Any) -> fields.Integer:
-    """Return an integer field that refuses floats, strings, booleans and out-of-range values."""
-    return fields.Integer(strict=True, validate=validate.Range(min=minimum, max=maximum), **kwargs)
+    """Return an integer field that refuses fractions, strings, booleans and out-of-range values."""
+    return WholeNumber(validate=validate.Range(min=minimum, max=maximum), **kwargs)

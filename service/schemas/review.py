@@ -18,6 +18,15 @@ FORMATS = ("json", "csv", "markdown", "html")
 NAME_LENGTH = validate.Length(min=1, max=200)
 
 
+# What the OpenAPI document cannot learn from the fields (service/app.py adds it to "ReviewJob"): a
+# team or an owner, and a sweep only with 2 runs or more. Rules between two values (parallel <= runs,
+# team == owner when both are given, unique names) have no JSON Schema form: the API answers 422.
+OPENAPI_REVIEW_JOB_EXTRAS: dict[str, Any] = {
+    "anyOf": [{"required": ["team"]}, {"required": ["owner"]}],
+    "dependentSchemas": {"sweep": {"required": ["runs"], "properties": {"runs": {"minimum": 2}}}},
+}
+
+
 class _Strict(Schema):
     class Meta:
         unknown = RAISE

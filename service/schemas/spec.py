@@ -17,6 +17,15 @@ MAX_LAYERS = 5_000
 # keeps 400-digit integers and 1e308 out of the core's arithmetic. NaN and Infinity are refused too.
 MAX_LAYER_NUMBER = 10**15
 MAX_ONNX_BASE64_CHARS = 48 * 1024 * 1024  # ~36 MiB of ONNX; the HTTP body limit is lower still
+MODEL_FORMS = ("preset", "stats", "layers", "onnx")
+# What the OpenAPI document cannot learn from the fields (service/app.py adds it to the "Model"
+# component): exactly one form of model, and input_shape only beside layers (JSON Schema 2020-12).
+OPENAPI_MODEL_EXTRAS: dict[str, Any] = {
+    "oneOf": [{"required": [form]} for form in MODEL_FORMS],
+    "dependentRequired": {"input_shape": ["layers"]},
+}
+# Standard base64 with its padding, as base64.b64decode(validate=True) accepts it.
+BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 PROVIDERS = ("aws", "gcp", "onprem")
 PRICING_KINDS = ("on_demand", "spot", "owned")
 
@@ -42,7 +51,7 @@ class ModelSchema(_Strict):
     layers = fields.List(fields.Dict(keys=fields.String()), validate=validate.Length(min=1, max=MAX_LAYERS))
     input_shape = fields.List(bounded_int(minimum=1, maximum=1_000_000), validate=validate.Length(min=1, max=4))
     onnx = fields.String(validate=validate.Length(min=1, max=MAX_ONNX_BASE64_CHARS),
-                         metadata={"description": "An ONNX file, base64-encoded."})
+                         metadata={"description": "An ONNX file, base64-encoded.", "pattern": BASE64_PATTERN})
 
     @validates("layers")
     def _finite_layer_numbers(self, layers: list[dict[str, Any]], **_: Any) -> None:
@@ -52,7 +61,7 @@ class ModelSchema(_Strict):
 
     @validates_schema
     def _one_form(self, data: dict[str, Any], **_: Any) -> None:
-        forms = [k for k in ("preset", "stats", "layers", "onnx") if k in data]
+        forms = [k for k in MODEL_FORMS if k in data]
         if len(forms) != 1:
             got = ", ".join(forms) if forms else "none"
             raise ValidationError(f"give exactly one of preset, stats, layers, onnx (got {got})", "_schema")
