@@ -27,9 +27,28 @@ POLL_AFTER_S = "2"
 # A report page runs nothing and fetches nothing: its CSS and SVG charts are inline.
 HTML_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'"
 
+# The OpenAPI description of the answers (one status, several media types: beyond alt_response).
+_JOB = {"type": "object", "required": ["id", "status"], "properties": {
+    "id": {"type": "string"}, "status": {"type": "string", "enum": ["queued", "running", "done", "failed"]}}}
+_DOCUMENTS = {MEDIA_TYPES[fmt].split(";")[0]: {"schema": {"type": "string"}} for fmt in FORMATS if fmt != "json"}
+_LOCATION = {"Location": {"description": "the review job's URL", "schema": {"type": "string"}}}
+_CREATE_DOC = {"responses": {
+    "200": {"description": "The review, in the requested format", "content": {
+        "application/json": {"schema": ReviewResultSchema}, **_DOCUMENTS}},
+    "202": {"description": "A large review, queued as a job", "headers": _LOCATION,
+            "content": {"application/json": {"schema": _JOB}}},
+}}
+_GET_DOC = {
+    "parameters": [{"in": "query", "name": "format", "required": False,
+                    "schema": {"type": "string", "enum": list(FORMATS), "default": "json"}}],
+    "responses": {"200": {"description": "The job (JSON), or once done the review in the requested format",
+                          "content": {"application/json": {"schema": _JOB}, **_DOCUMENTS}}},
+}
+
 
 @blp.route("/reports", methods=["POST"])
 @blp.arguments(ReviewRequestSchema)
+@blp.doc(**_CREATE_DOC)
 @blp.problems(400, 401, 413, 415, 422, 503)
 def create_report(data: dict[str, Any]) -> Any:
     """Review the jobs against the budget: 200 with the report when small, 202 with a job when large."""
@@ -47,6 +66,7 @@ def create_report(data: dict[str, Any]) -> Any:
 
 
 @blp.route("/reports/<string:job_id>", methods=["GET"])
+@blp.doc(**_GET_DOC)
 @blp.problems(401, 404, 422, 503)
 def get_report(job_id: str) -> Any:
     """Report a review job's state and progress; once done, `?format=csv|markdown|html` gives the document."""

@@ -24,6 +24,13 @@ OPENAPI_MODEL_EXTRAS: dict[str, Any] = {
     "oneOf": [{"required": [form]} for form in MODEL_FORMS],
     "dependentRequired": {"input_shape": ["layers"]},
 }
+_BOUNDED_NUMBER = {"type": "number", "minimum": -MAX_LAYER_NUMBER, "maximum": MAX_LAYER_NUMBER}
+# The values of a free-form layer, as ModelSchema checks them: numbers bounded at the top and in lists.
+LAYER_VALUE_SCHEMA: dict[str, Any] = {"anyOf": [
+    {"type": ["string", "boolean", "null", "object"]}, _BOUNDED_NUMBER,
+    {"type": "array", "items": {"anyOf": [{"type": ["string", "boolean", "null", "object", "array"]},
+                                          _BOUNDED_NUMBER]}},
+]}
 # Standard base64 with its padding, as base64.b64decode(validate=True) accepts it.
 BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 PROVIDERS = ("aws", "gcp", "onprem")
@@ -48,7 +55,8 @@ class ModelSchema(_Strict):
 
     preset = fields.String(validate=validate.Length(min=1, max=64))
     stats = fields.Nested(StatsSchema)
-    layers = fields.List(fields.Dict(keys=fields.String()), validate=validate.Length(min=1, max=MAX_LAYERS))
+    layers = fields.List(fields.Dict(keys=fields.String(), metadata={"additionalProperties": LAYER_VALUE_SCHEMA}),
+                         validate=validate.Length(min=1, max=MAX_LAYERS))
     input_shape = fields.List(bounded_int(minimum=1, maximum=1_000_000), validate=validate.Length(min=1, max=4))
     onnx = fields.String(validate=validate.Length(min=1, max=MAX_ONNX_BASE64_CHARS),
                          metadata={"description": "An ONNX file, base64-encoded.", "pattern": BASE64_PATTERN})
@@ -75,18 +83,20 @@ class ModelSchema(_Strict):
 
 
 def _unbounded_numbers(layer: dict[str, Any]) -> dict[str, list[str]]:
-    """Return {key: [message]} for the layer's values holding a non-finite or out-of-bounds number."""
-    def bad(value: Any) -> bool:
-        if isinstance(value, list):
-            return any(bad(item) for item in value)
+    """Return {key: [message]} for the layer's values holding a refused number (LAYER_VALUE_SCHEMA)."""
+    def bad(value: Any, *, bounded: bool) -> bool:
+        if isinstance(value, list):  # a kernel [3, 3]: the core reads numbers there, one list deep
+            return any(bad(item, bounded=bounded and not isinstance(item, list)) for item in value)
+        if isinstance(value, dict):
+            return any(bad(item, bounded=False) for item in value.values())
         if isinstance(value, bool) or not isinstance(value, int | float):
             return False
         if isinstance(value, float) and not math.isfinite(value):
-            return True
-        return not -MAX_LAYER_NUMBER <= value <= MAX_LAYER_NUMBER  # an int of any size compares exactly
+            return True  # at any depth: NaN and Infinity are not JSON, and never reach the core
+        return bounded and not -MAX_LAYER_NUMBER <= value <= MAX_LAYER_NUMBER  # ints compare exactly
 
     return {key: [f"must be a finite number between -{MAX_LAYER_NUMBER:.0e} and {MAX_LAYER_NUMBER:.0e}"]
-            for key, value in layer.items() if bad(value)}
+            for key, value in layer.items() if bad(value, bounded=True)}
 
 
 class ProfileSchema(_Strict):
