@@ -11,6 +11,9 @@ the route uses and fails when that schema refuses it.
 
 from __future__ import annotations
 
+import atexit
+import json
+import os
 from collections import Counter
 from typing import Any
 
@@ -55,3 +58,13 @@ def positive_data_passes_the_request_schema(ctx: Any, response: Any, case: Any) 
         raise AssertionError(f"the OpenAPI document accepts what the request schema refuses: {errors}")
     SEMANTIC_REJECTIONS[f"{case.method.upper()} {case.path}"] += 1
     return None
+
+
+def _write_counts() -> None:
+    path = os.environ.get("GPUGAUGE_FUZZ_SEMANTIC_FILE")  # set by bench/fuzz_api.py
+    if path:
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(dict(SEMANTIC_REJECTIONS), out)
+
+
+atexit.register(_write_counts)

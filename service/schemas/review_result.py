@@ -38,6 +38,8 @@ class PickSchema(Schema):
     limit = fields.Float(allow_none=True)
     limit_source = fields.String()
     closest = fields.Nested(PlanSchema, allow_none=True)
+    # Written by _message below; declared so that the OpenAPI document names it.
+    message = fields.String(dump_only=True, metadata={"description": "The pick, or why there is none, in words"})
 
     @post_dump
     def _message(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
