@@ -35,6 +35,20 @@ REFRESH_DEFAULTS: dict[str, Any] = {
 REFRESH_TIME_LIMIT_S = 1800
 REFRESH_SOFT_TIME_LIMIT_S = 1700
 _REASON_MAX_CHARS = 300
+# At DEBUG, botocore logs each request's headers: the access key id and the session token
+# (ecosystem-notes §6.1). These loggers stay at INFO whatever the root level; lower one on purpose only.
+SDK_LOGGERS = ("botocore", "boto3", "s3transfer", "urllib3")
+
+
+def quiet_sdk_loggers() -> None:
+    """Keep the cloud SDKs' loggers at INFO or above, so credentials in request headers are never logged."""
+    for name in SDK_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level < logging.INFO:  # NOTSET (0) or DEBUG
+            logger.setLevel(logging.INFO)
+
+
+quiet_sdk_loggers()  # at import: the app factory imports this module in every process
 
 
 @shared_task(name=REFRESH_TASK, time_limit=REFRESH_TIME_LIMIT_S,  # type: ignore[untyped-decorator]
