@@ -39,7 +39,7 @@ class Loopback(BaseHTTPRequestHandler):
 
     posts: list[str] = []  # noqa: RUF012  (shared by the handler instances of one server)
 
-    def do_POST(self) -> None:  # noqa: N802  (http.server's naming)
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
         if self.path.startswith("/services/"):
             Loopback.posts.append(body)
@@ -61,7 +61,7 @@ class Loopback(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (http.server's signature)
+    def log_message(self, format: str, *args: Any) -> None:
         """Keep the server quiet."""
 
 
