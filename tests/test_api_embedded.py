@@ -32,10 +32,21 @@ def test_identical_specs_share_the_job(embedded_client: FlaskClient) -> None:
 
 
 def test_a_failed_embedded_job_reports_why(embedded_client: FlaskClient) -> None:
+    # The API refuses such a spec at submit (422); queue one directly, as the view would, so the
+    # embedded task's failure path runs.
+    from service.jobs import submit_stored
+    from service.specs import validate_spec
+    from service.tasks import RECOMMEND_TASK
+
     spec = example_spec()
     spec["model"] = {"preset": "resnet5O"}
-    job = wait_for_job(embedded_client,
-                       embedded_client.post("/v1/recommendations", json=spec).headers["Location"])
+    assert embedded_client.post("/v1/recommendations", json=spec).status_code == 422
+    data = validate_spec(spec)
+    with embedded_client.application.app_context():
+        rt = runtime()
+        submit_stored(rt.jobs, lambda: rt.queue.enqueue(RECOMMEND_TASK, "failing-job", data),
+                      job_id="failing-job", ttl_s=60)
+    job = wait_for_job(embedded_client, "/v1/recommendations/failing-job")
     assert job["status"] == "failed" and "model.preset" in job["problem"]["errors"]
 
 
