@@ -51,7 +51,9 @@ def bench_app() -> Flask:
     """Return the service's app plus a bare JSON route that parses the body and answers."""
     from service.app import create_app
 
-    app = create_app({"REDIS_URL": REDIS_URL, "API_KEYS": "", "RATE_LIMIT_ENABLED": False})
+    # The no-op floor reads its result back: a result backend for this bench (the service has none).
+    app = create_app({"REDIS_URL": REDIS_URL, "API_KEYS": "", "RATE_LIMIT_ENABLED": False,
+                      "CELERY": {"result_backend": REDIS_URL}})
 
     @app.post("/bench/bare")
     def bare() -> dict[str, int]:

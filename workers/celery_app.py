@@ -19,15 +19,20 @@ VISIBILITY_TIMEOUT_S = 3600
 def celery_settings(redis_url: str, *, time_limit_s: float = 120.0,
                     soft_time_limit_s: float = 100.0,
                     overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Return the Celery configuration for a broker and result backend at `redis_url`."""
+    """Return the Celery configuration for a broker at `redis_url` (results live in our job registry)."""
     settings: dict[str, Any] = {
         "broker_url": redis_url,
-        "result_backend": redis_url,
+        # No result backend: our job registry (service/jobs.py) holds states and results. With one on
+        # the same Redis, a Redis outage lost the jobs running at that moment: the worker cancels them
+        # on the connection loss, its cancel fails writing a RETRY state to the unreachable backend,
+        # and on reconnecting Celery takes them for revoked and acknowledges their messages (seen in
+        # bench/faults.py redis-outage). Without a backend the cancel completes, the messages stay
+        # un-acknowledged and come back after the visibility timeout. A caller that needs Celery
+        # results (bench/bench_api.py's no-op round trip) sets CELERY={"result_backend": url}.
+        "result_backend": None,
         "task_serializer": "json",
         "result_serializer": "json",
         "accept_content": ["json"],
-        # Our job registry (service/jobs.py) holds states and results; tasks that want a
-        # Celery result opt in with ignore_result=False.
         "task_ignore_result": True,
         "result_expires": 3600,
         # A job survives a worker crash: ack after the run, requeue when the child dies
