@@ -12,10 +12,9 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from flask import current_app
 from marshmallow import ValidationError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service.jobs import RUNNING, JobStore, finish, mark_running
+from service.outage import when_redis_answers
 from service.problems import problem, problem_for
 from service.reviews import load_review
 from service.runtime import runtime
@@ -38,28 +37,30 @@ def record_progress(store: JobStore, job_id: str, *, done: int, total: int) -> N
 
 
 @shared_task(name=REVIEW_TASK, acks_late=True, reject_on_worker_lost=True,  # type: ignore[untyped-decorator]
-             time_limit=REVIEW_TIME_LIMIT_S, soft_time_limit=REVIEW_SOFT_TIME_LIMIT_S,
-             autoretry_for=(RedisConnectionError, RedisTimeoutError), retry_backoff=True, max_retries=3)
+             time_limit=REVIEW_TIME_LIMIT_S, soft_time_limit=REVIEW_SOFT_TIME_LIMIT_S)
 def review_job(job_id: str, request: dict[str, Any]) -> dict[str, str]:
     """Run a budget review, recording progress per job and then the dumped review, or why it failed."""
     rt = runtime()
     ttl_s = int(current_app.config["RESULT_TTL_S"])
-    mark_running(rt.jobs, job_id)
+    what = f"review job {job_id}"
+    when_redis_answers(lambda: mark_running(rt.jobs, job_id), what=what)
     try:
         _, review = load_review(request)
         result = run_review(review, rt.catalog.get(),
-                            on_progress=lambda done, total: record_progress(rt.jobs, job_id, done=done,
-                                                                            total=total))
+                            on_progress=lambda done, total: when_redis_answers(
+                                lambda: record_progress(rt.jobs, job_id, done=done, total=total), what=what))
         payload = ReviewResultSchema().dump(result)
     except (ValidationError, SizingError) as error:
-        finish(rt.jobs, job_id, problem=problem_for(error), ttl_s=ttl_s)
+        refused = problem_for(error)
+        when_redis_answers(lambda: finish(rt.jobs, job_id, problem=refused, ttl_s=ttl_s), what=what)
         return {"id": job_id, "status": "failed"}
     except SoftTimeLimitExceeded:
         late = problem(500, detail="the review ran past its time limit")
-        finish(rt.jobs, job_id, problem=late, ttl_s=ttl_s)
+        when_redis_answers(lambda: finish(rt.jobs, job_id, problem=late, ttl_s=ttl_s), what=what)
         return {"id": job_id, "status": "failed"}
     except Exception as error:
-        finish(rt.jobs, job_id, problem=problem_for(error), ttl_s=ttl_s)
+        broken = problem_for(error)
+        when_redis_answers(lambda: finish(rt.jobs, job_id, problem=broken, ttl_s=ttl_s), what=what)
         raise
-    finish(rt.jobs, job_id, result=payload, ttl_s=ttl_s)
+    when_redis_answers(lambda: finish(rt.jobs, job_id, result=payload, ttl_s=ttl_s), what=what)
     return {"id": job_id, "status": "done"}

@@ -12,10 +12,9 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from flask import current_app
 from marshmallow import ValidationError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service.jobs import finish, mark_running
+from service.outage import when_redis_answers
 from service.problems import problem, problem_for
 from service.runtime import runtime
 from service.schemas import RecommendationSchema
@@ -26,25 +25,29 @@ from workers.sizing.errors import SizingError
 RECOMMEND_TASK = "gpugauge.recommend"
 
 
-@shared_task(name=RECOMMEND_TASK, acks_late=True, reject_on_worker_lost=True,  # type: ignore[untyped-decorator]
-             # Only a lost Redis connection can heal by itself; bad specs and bugs fail at once.
-             autoretry_for=(RedisConnectionError, RedisTimeoutError), retry_backoff=True, max_retries=3)
+# A lost Redis is waited out (service/outage.py), not retried: a retry cannot be published to a dead
+# broker, and Celery then drops the message. Bad specs and bugs fail at once.
+@shared_task(name=RECOMMEND_TASK, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
 def recommend_job(job_id: str, spec: dict[str, Any]) -> dict[str, str]:
     """Rank the catalog's offers for a spec and record the result, or why it failed, on the job."""
     rt = runtime()
     ttl_s = int(current_app.config["RESULT_TTL_S"])
-    mark_running(rt.jobs, job_id)
+    what = f"recommend job {job_id}"
+    when_redis_answers(lambda: mark_running(rt.jobs, job_id), what=what)
     try:
         _, job = load_job(spec)
         result = RecommendationSchema().dump(recommend(job, rt.catalog.get()))
     except (ValidationError, SizingError) as error:
-        finish(rt.jobs, job_id, problem=problem_for(error), ttl_s=ttl_s)
+        refused = problem_for(error)
+        when_redis_answers(lambda: finish(rt.jobs, job_id, problem=refused, ttl_s=ttl_s), what=what)
         return {"id": job_id, "status": "failed"}
     except SoftTimeLimitExceeded:
-        finish(rt.jobs, job_id, problem=problem(500, detail="the job ran past its time limit"), ttl_s=ttl_s)
+        late = problem(500, detail="the job ran past its time limit")
+        when_redis_answers(lambda: finish(rt.jobs, job_id, problem=late, ttl_s=ttl_s), what=what)
         return {"id": job_id, "status": "failed"}
     except Exception as error:
-        finish(rt.jobs, job_id, problem=problem_for(error), ttl_s=ttl_s)
+        broken = problem_for(error)
+        when_redis_answers(lambda: finish(rt.jobs, job_id, problem=broken, ttl_s=ttl_s), what=what)
         raise
-    finish(rt.jobs, job_id, result=result, ttl_s=ttl_s)
+    when_redis_answers(lambda: finish(rt.jobs, job_id, result=result, ttl_s=ttl_s), what=what)
     return {"id": job_id, "status": "done"}

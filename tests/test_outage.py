@@ -1,0 +1,79 @@
+"""A task waits out a Redis outage (service/outage.py) instead of failing, and so losing, its job."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from celery import _state as celery_state
+from flask import Flask
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from service.outage import when_redis_answers
+
+
+class FakeTime:
+    """A clock that only moves when slept on."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def flaky(failures: list[Exception], value: str = "written") -> Callable[[], str]:
+    def call() -> str:
+        if failures:
+            raise failures.pop(0)
+        return value
+    return call
+
+
+def test_a_call_is_repeated_until_redis_answers() -> None:
+    fake = FakeTime()
+    call = flaky([RedisConnectionError("refused"), RedisTimeoutError("timeout"), RedisConnectionError("refused")])
+    assert when_redis_answers(call, what="job j", pause_s=0.5, clock=fake.clock, sleep=fake.sleep) == "written"
+    assert fake.sleeps == [0.5, 0.5, 0.5]
+
+
+def test_after_the_wait_the_outage_error_is_raised() -> None:
+    fake = FakeTime()
+    call = flaky([RedisConnectionError("refused")] * 100)
+    with pytest.raises(RedisConnectionError):
+        when_redis_answers(call, what="job j", wait_s=3.0, pause_s=0.5, clock=fake.clock, sleep=fake.sleep)
+    assert sum(fake.sleeps) <= 3.0 and len(fake.sleeps) == 6
+
+
+def test_other_errors_are_not_waited_on() -> None:
+    fake = FakeTime()
+    with pytest.raises(KeyError):
+        when_redis_answers(flaky([KeyError("job")]), what="job j", clock=fake.clock, sleep=fake.sleep)
+    assert fake.sleeps == []
+
+
+@pytest.fixture()
+def keep_celery_default() -> Iterator[None]:
+    """Give Celery's default app back after the test builds its own (the session worker runs from it)."""
+    saved = celery_state.default_app
+    yield
+    if saved is not None:
+        saved.set_default()
+
+
+@pytest.mark.usefixtures("keep_celery_default")
+def test_the_job_tasks_wait_for_redis_instead_of_autoretrying(make_app: Callable[..., Flask]) -> None:
+    from service.review_tasks import REVIEW_TASK
+    from service.tasks import RECOMMEND_TASK
+
+    app = make_app()
+    for name in (RECOMMEND_TASK, REVIEW_TASK):
+        task = app.extensions["celery"].tasks[name]
+        assert not getattr(task, "autoretry_for", ()), name  # a retry to a dead broker drops the message
+        assert task.acks_late and task.reject_on_worker_lost, name
