@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -44,3 +44,35 @@ def when_redis_answers(call: Callable[[], T], *, what: str, wait_s: float = WAIT
                             wait_s)
                 warned = True
             sleep(pause_s)
+
+
+def patch_kombu_restore_unacked() -> None:
+    """Make kombu's Redis QoS leave un-acknowledged messages in Redis when its connection is already gone.
+
+    On a broker outage the worker closes its connection twice (collect, then close); the second close
+    asks the channel to restore its un-acked deliveries through a transport whose client is already
+    None, and kombu 5.7 raises AttributeError there: the consumer stops for good and the worker, still
+    alive, never consumes again (bench/faults.py redis-outage; the family of celery/celery#8384,
+    celery/kombu#2007). With the transport gone, doing nothing is right: the messages are still in
+    Redis's unacked set and come back after the visibility timeout.
+    """
+    from kombu.transport import redis as kombu_redis
+
+    original = kombu_redis.QoS.restore_unacked
+    if getattr(original, "gpugauge_patched", False):
+        return
+
+    def restore_unacked(self: Any, client: Any = None) -> Any:
+        transport = getattr(self.channel, "connection", None)
+        if client is None and getattr(transport, "client", None) is None:
+            log.warning("broker connection already closed: %d un-acknowledged message(s) stay in Redis and "
+                        "return after the visibility timeout", len(self._delivered))
+            self._delivered.clear()
+            return None
+        return original(self, client)  # type: ignore[no-untyped-call]
+
+    restore_unacked.gpugauge_patched = True  # type: ignore[attr-defined]
+    kombu_redis.QoS.restore_unacked = restore_unacked  # type: ignore[method-assign]
+
+
+patch_kombu_restore_unacked()  # at import: the app factory imports this module (through service.tasks)

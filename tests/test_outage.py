@@ -77,3 +77,17 @@ def test_the_job_tasks_wait_for_redis_instead_of_autoretrying(make_app: Callable
         task = app.extensions["celery"].tasks[name]
         assert not getattr(task, "autoretry_for", ()), name  # a retry to a dead broker drops the message
         assert task.acks_late and task.reject_on_worker_lost, name
+
+
+def test_kombu_leaves_unacked_messages_in_redis_when_its_connection_is_already_gone() -> None:
+    from types import SimpleNamespace
+
+    from kombu.transport import redis as kombu_redis
+
+    import service.outage  # noqa: F401  (installs the patch)
+
+    qos = SimpleNamespace(channel=SimpleNamespace(connection=SimpleNamespace(client=None)),
+                          _delivered={"tag-1": object(), "tag-2": object()})
+    # kombu 5.7 raised AttributeError here, and the worker's consumer stopped for good.
+    assert kombu_redis.QoS.restore_unacked(qos) is None  # type: ignore[arg-type]
+    assert qos._delivered == {}
