@@ -210,16 +210,18 @@ def redis_outage() -> bool:
     finally:
         stack.stop()
     before = [a for a in answers if a[0] < stopping_at]
-    during = [a for a in answers if down_at <= a[0] < up_at]  # sent once Redis had gone
-    after = [a for a in answers if a[0] >= up_at]
+    during = [a for a in answers if down_at <= a[0] and a[0] + a[1] < up_at]  # sent and answered while down
+    after = [a for a in answers if a[0] >= up_at]  # sent once Redis was being started again
     during_ok = [a for a in during if a[2] == 503 and a[3] is not None and "Retry-After" in a[3]["_headers"]
                  and a[3]["_headers"].get("Content-Type", "").startswith("application/problem+json")]
+    odd = [(round(a[0] - down_at, 3), a[2], (a[3] or {}).get("_headers")) for a in during if a not in during_ok]
     first_accept = next((a[0] - up_at for a in after if a[2] == 202), None)
     accepted_before = sum(a[2] == 202 for a in before)
     print(f"redis-outage: {len(answers)} submissions; before the outage {len(before)} "
           f"({accepted_before} accepted), during {len(during)}, after {len(after)}")
     print(f"  during: {len(during_ok)}/{len(during)} were 503 problem+json with Retry-After; slowest answer "
-          f"{max((a[1] for a in during), default=0):.3f} s; /readyz {readyz_down}, /healthz {healthz_down}")
+          f"{max((a[1] for a in during), default=0):.3f} s; /readyz {readyz_down}, /healthz {healthz_down}"
+          + (f"; the others (s after Redis exited, status, headers): {odd}" if odd else ""))
     print(f"  after Redis returned: first 202 after {first_accept if first_accept is None else round(first_accept, 2)}"
           f" s, {sum(a[2] == 202 for a in after)} accepted; statuses "
           f"{sorted({a[2] for a in after})}")

@@ -35,6 +35,16 @@ redis.call('HSET', KEYS[1], 'status', ARGV[1], 'job', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
 """
+# Mark a claimed job as handed to the queue, unless it expired meanwhile (never re-create a key).
+_CONFIRM = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'enqueued', '1')
+return 1
+"""
+# A claim still unconfirmed this long after it was made lost its enqueue (Redis died between the two,
+# and the claim could not be released either): the next request for the job claims and enqueues it again.
+# Far above the milliseconds between a claim and its confirmation.
+CLAIM_GRACE_S = 5.0
 # Compare-and-set on the status, so a late or duplicate delivery cannot move a job backwards.
 _ADVANCE = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
@@ -68,6 +78,14 @@ class JobStore(Protocol):
 
     def forget(self, job_id: str) -> None:
         """Remove the record."""
+        ...
+
+    def confirm(self, job_id: str) -> None:
+        """Note that the job's task was enqueued (no-op for an unknown or expired id)."""
+        ...
+
+    def enqueued(self, job_id: str) -> bool:
+        """Say whether the job's task was confirmed enqueued."""
         ...
 
 
@@ -115,12 +133,18 @@ def submit_stored(store: JobStore, enqueue: Callable[[], None], *, job_id: str, 
             except BaseException:
                 _release(store, job_id)
                 raise
+            store.confirm(job_id)
             return QUEUED, dumps(record)
         stored = store.get_stored(job_id)
         if stored is None:
             continue  # expired between the claim and the read
         if stored[0] == FAILED and json.loads(stored[1])["problem"].get("status", 500) >= 500:
             store.forget(job_id)  # a server-side failure may not recur: let this request run it again
+            continue
+        if stored[0] == QUEUED and _lost_its_enqueue(store, job_id, stored):
+            log.warning("job %s: its claim was never enqueued (Redis went down between the two); "
+                        "enqueueing it now", job_id)
+            store.forget(job_id)
             continue
         return stored
     raise RuntimeError(f"job {job_id} could not be claimed")
@@ -129,6 +153,12 @@ def submit_stored(store: JobStore, enqueue: Callable[[], None], *, job_id: str, 
 def dumps(record: Record) -> str:
     """Serialise a record; strict like the API, so a NaN in a result fails here, not in a client."""
     return json.dumps(record, separators=(",", ":"), allow_nan=False)
+
+
+def _lost_its_enqueue(store: JobStore, job_id: str, stored: Stored) -> bool:
+    created = datetime.fromisoformat(json.loads(stored[1])["created_at"])
+    old = (datetime.now(UTC) - created).total_seconds() > CLAIM_GRACE_S
+    return old and not store.enqueued(job_id)
 
 
 def _release(store: JobStore, job_id: str) -> None:
@@ -146,6 +176,7 @@ class RedisJobStore:
         self._prefix = prefix
         self._claim = client.register_script(_CLAIM)
         self._advance = client.register_script(_ADVANCE)
+        self._confirm = client.register_script(_CONFIRM)
 
     def claim(self, record: Record, *, ttl_s: int) -> bool:
         """Store a new record unless one with its id exists; return True when stored."""
@@ -177,6 +208,14 @@ class RedisJobStore:
         """Remove the record."""
         self._client.delete(self._key(job_id))
 
+    def confirm(self, job_id: str) -> None:
+        """Note that the job's task was enqueued (no-op for an unknown or expired id)."""
+        self._confirm(keys=[self._key(job_id)])
+
+    def enqueued(self, job_id: str) -> bool:
+        """Say whether the job's task was confirmed enqueued."""
+        return self._client.hget(self._key(job_id), "enqueued") is not None
+
     def _key(self, job_id: str) -> str:
         return self._prefix + job_id
 
@@ -188,6 +227,7 @@ class MemoryJobStore:
         self._clock = clock
         self._lock = threading.Lock()
         self._records: dict[str, tuple[float, str, str]] = {}  # id -> (expires at, status, JSON)
+        self._enqueued: set[str] = set()
 
     def claim(self, record: Record, *, ttl_s: int) -> bool:
         """Store a new record unless one with its id exists; return True when stored."""
@@ -226,11 +266,24 @@ class MemoryJobStore:
         """Remove the record."""
         with self._lock:
             self._records.pop(job_id, None)
+            self._enqueued.discard(job_id)
+
+    def confirm(self, job_id: str) -> None:
+        """Note that the job's task was enqueued (no-op for an unknown or expired id)."""
+        with self._lock:
+            if self._live(job_id) is not None:
+                self._enqueued.add(job_id)
+
+    def enqueued(self, job_id: str) -> bool:
+        """Say whether the job's task was confirmed enqueued."""
+        with self._lock:
+            return job_id in self._enqueued and self._live(job_id) is not None
 
     def _live(self, job_id: str) -> tuple[float, str, str] | None:
         entry = self._records.get(job_id)
         if entry is not None and entry[0] <= self._clock():
             del self._records[job_id]
+            self._enqueued.discard(job_id)
             return None
         return entry
 
@@ -238,6 +291,7 @@ class MemoryJobStore:
         now = self._clock()
         for job_id in [k for k, (expires_at, _, _) in self._records.items() if expires_at <= now]:
             del self._records[job_id]
+            self._enqueued.discard(job_id)
 
 
 def _text(value: bytes | str) -> str:

@@ -121,3 +121,24 @@ def test_submit_reruns_a_job_that_failed_on_our_side_but_not_one_the_user_broke(
         submit(store, lambda job_id=job_id: calls.append(job_id), job_id=job_id, ttl_s=60)
     assert calls == ["i"]
     assert store.get("j")["status"] == FAILED  # type: ignore[index]
+
+
+def test_a_claim_whose_enqueue_was_lost_is_enqueued_by_the_next_request(store: JobStore) -> None:
+    # Redis died between the claim and the enqueue, and the claim could not be released: a "queued"
+    # record with no task behind it. Within the grace period it is taken as an enqueue in progress.
+    from datetime import UTC, datetime, timedelta
+
+    from service.jobs import CLAIM_GRACE_S
+
+    record = new_record("k", ttl_s=60)
+    store.claim(record, ttl_s=60)
+    calls: list[str] = []
+    assert submit(store, lambda: calls.append("young"), job_id="k", ttl_s=60)["status"] == "queued"
+    assert calls == []
+    old = datetime.now(UTC) - timedelta(seconds=CLAIM_GRACE_S + 1)
+    store.forget("k")
+    store.claim({**record, "created_at": old.isoformat()}, ttl_s=60)
+    assert submit(store, lambda: calls.append("stale"), job_id="k", ttl_s=60)["status"] == "queued"
+    assert calls == ["stale"] and store.enqueued("k")
+    assert submit(store, lambda: calls.append("again"), job_id="k", ttl_s=60)["status"] == "queued"
+    assert calls == ["stale"]  # confirmed now: later requests share it
