@@ -64,6 +64,7 @@ class Stack:
     redis_proc: subprocess.Popen[bytes] | None = None
     worker_proc: subprocess.Popen[bytes] | None = None
     api_proc: subprocess.Popen[bytes] | None = None
+    beat_proc: subprocess.Popen[bytes] | None = None
 
     @property
     def redis_url(self) -> str:
@@ -115,6 +116,13 @@ class Stack:
             self.worker_proc.wait(timeout=10)
             self.worker_proc = None
 
+    def start_beat(self) -> None:
+        """Start `gpugauge beat` (the catalog refresh and the lost-job sweep), its files in the work dir."""
+        log = (self.work / "beat.log").open("ab")
+        env = {**self.env(), "GPUGAUGE_BEAT_SCHEDULE_FILE": str(self.work / "beat-schedule")}
+        self.beat_proc = subprocess.Popen([sys.executable, "-m", "service.cli", "beat"], cwd=ROOT, env=env,
+                                          stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
     def start_api(self, *, workers: int = 2) -> None:
         """Start `gpugauge serve` (gunicorn, queue mode) and wait until /healthz answers."""
         log = (self.work / "api.log").open("ab")
@@ -137,16 +145,16 @@ class Stack:
 
     def stop(self) -> None:
         """Stop every process of the stack."""
-        for proc in (self.api_proc, self.worker_proc):
+        for proc in (self.api_proc, self.worker_proc, self.beat_proc):
             if proc is not None and proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
-        for proc in (self.api_proc, self.worker_proc):
+        for proc in (self.api_proc, self.worker_proc, self.beat_proc):
             if proc is not None:
                 try:
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
-        self.api_proc = self.worker_proc = None
+        self.api_proc = self.worker_proc = self.beat_proc = None
         if self.redis_proc is not None and self.redis_proc.poll() is None:
             self.stop_redis()
 

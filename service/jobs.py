@@ -35,10 +35,12 @@ redis.call('HSET', KEYS[1], 'status', ARGV[1], 'job', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
 """
-# Mark a claimed job as handed to the queue, unless it expired meanwhile (never re-create a key).
+# Mark a claimed job as handed to the queue, unless it expired meanwhile (never re-create a key), and
+# keep the task's name and arguments, for service/reconcile.py to enqueue again if the message is lost.
 _CONFIRM = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'enqueued', '1')
+if ARGV[1] ~= '' then redis.call('HSET', KEYS[1], 'replay', ARGV[1]) end
 return 1
 """
 # A claim still unconfirmed this long after it was made lost its enqueue (Redis died between the two,
@@ -80,8 +82,8 @@ class JobStore(Protocol):
         """Remove the record."""
         ...
 
-    def confirm(self, job_id: str) -> None:
-        """Note that the job's task was enqueued (no-op for an unknown or expired id)."""
+    def confirm(self, job_id: str, *, replay: str | None = None) -> None:
+        """Note that the job's task was enqueued, keeping `replay` (its task as JSON) when given."""
         ...
 
     def enqueued(self, job_id: str) -> bool:
@@ -117,13 +119,19 @@ def finish(store: JobStore, job_id: str, *, result: Mapping[str, Any] | None = N
     store.put({**record, **outcome, "updated_at": _now_iso()}, ttl_s=int(record["expires_after_s"]))
 
 
-def submit(store: JobStore, enqueue: Callable[[], None], *, job_id: str, ttl_s: int) -> Record:
-    """Return the job named `job_id`, claiming it and calling `enqueue` only if nobody holds it."""
-    record: Record = json.loads(submit_stored(store, enqueue, job_id=job_id, ttl_s=ttl_s)[1])
+def submit(store: JobStore, enqueue: Callable[[], None], *, job_id: str, ttl_s: int,
+           replay: str | None = None) -> Record:
+    """Return the job named `job_id`, claiming it and calling `enqueue` only if nobody holds it.
+
+    `replay` is the enqueued task as JSON (service.reconcile.replay_of), kept to enqueue it again if
+    its message is lost.
+    """
+    record: Record = json.loads(submit_stored(store, enqueue, job_id=job_id, ttl_s=ttl_s, replay=replay)[1])
     return record
 
 
-def submit_stored(store: JobStore, enqueue: Callable[[], None], *, job_id: str, ttl_s: int) -> Stored:
+def submit_stored(store: JobStore, enqueue: Callable[[], None], *, job_id: str, ttl_s: int,
+                  replay: str | None = None) -> Stored:
     """Do what `submit` does, returning the job as stored: (status, JSON) to answer with as it is."""
     for _ in range(3):
         record = new_record(job_id, ttl_s=ttl_s)
@@ -133,7 +141,7 @@ def submit_stored(store: JobStore, enqueue: Callable[[], None], *, job_id: str, 
             except BaseException:
                 _release(store, job_id)
                 raise
-            store.confirm(job_id)
+            store.confirm(job_id, replay=replay)
             return QUEUED, dumps(record)
         stored = store.get_stored(job_id)
         if stored is None:
@@ -208,9 +216,9 @@ class RedisJobStore:
         """Remove the record."""
         self._client.delete(self._key(job_id))
 
-    def confirm(self, job_id: str) -> None:
-        """Note that the job's task was enqueued (no-op for an unknown or expired id)."""
-        self._confirm(keys=[self._key(job_id)])
+    def confirm(self, job_id: str, *, replay: str | None = None) -> None:
+        """Note that the job's task was enqueued, keeping `replay` (its task as JSON) when given."""
+        self._confirm(keys=[self._key(job_id)], args=[replay or ""])
 
     def enqueued(self, job_id: str) -> bool:
         """Say whether the job's task was confirmed enqueued."""
@@ -268,8 +276,8 @@ class MemoryJobStore:
             self._records.pop(job_id, None)
             self._enqueued.discard(job_id)
 
-    def confirm(self, job_id: str) -> None:
-        """Note that the job's task was enqueued (no-op for an unknown or expired id)."""
+    def confirm(self, job_id: str, *, replay: str | None = None) -> None:
+        """Note that the job's task was enqueued (one process: nothing to replay, so `replay` is unused)."""
         with self._lock:
             if self._live(job_id) is not None:
                 self._enqueued.add(job_id)

@@ -103,6 +103,10 @@ def refresh_time(setting: str) -> tuple[int, int]:
 
 
 def beat_schedule(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Return Celery beat's schedule: the catalog refresh once a day at CATALOG_REFRESH_AT (UTC)."""
+    """Return Celery beat's schedule: the catalog refresh daily at CATALOG_REFRESH_AT (UTC), the lost-job sweep."""
+    from service.reconcile import RECONCILE_DEFAULTS, REQUEUE_TASK
+
     hour, minute = refresh_time(config.get("CATALOG_REFRESH_AT", REFRESH_DEFAULTS["CATALOG_REFRESH_AT"]))
-    return {"catalog-refresh": {"task": REFRESH_TASK, "schedule": crontab(hour=hour, minute=minute)}}
+    every_s = float(config.get("JOB_REQUEUE_EVERY_S", RECONCILE_DEFAULTS["JOB_REQUEUE_EVERY_S"]))
+    return {"catalog-refresh": {"task": REFRESH_TASK, "schedule": crontab(hour=hour, minute=minute)},
+            "lost-job-sweep": {"task": REQUEUE_TASK, "schedule": every_s}}

@@ -17,6 +17,7 @@ import yaml
 from service.app import DEFAULTS
 from service.cli import build_parser
 from service.limits import LIMIT_DEFAULTS
+from service.reconcile import RECONCILE_DEFAULTS
 from service.refresh_tasks import REFRESH_DEFAULTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +64,7 @@ def env_example_names() -> set[str]:
 
 def settings_the_code_reads() -> set[str]:
     """Return the environment variables our code reads: GPUGAUGE_<config key>, REDIS_URL and os.environ names."""
-    keys = set(DEFAULTS) | set(LIMIT_DEFAULTS) | set(REFRESH_DEFAULTS)
+    keys = set(DEFAULTS) | set(LIMIT_DEFAULTS) | set(REFRESH_DEFAULTS) | set(RECONCILE_DEFAULTS)
     names: set[str] = set()
     for package in ("service", "catalog", "workers"):
         for path in (ROOT / package).rglob("*.py"):

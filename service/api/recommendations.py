@@ -10,6 +10,7 @@ from werkzeug.exceptions import NotFound
 from service.api import ApiBlueprint
 from service.api.schemas import JobSchema
 from service.jobs import DONE, FAILED, Stored, submit_stored
+from service.reconcile import replay_of
 from service.runtime import runtime
 from service.schemas import JobSpecSchema
 from service.specs import build_job, spec_digest
@@ -33,7 +34,8 @@ def submit_recommendation(data: dict[str, Any]) -> Response:
     check_recommendable(build_job(data), catalog)  # a spec the job would refuse is a 422 now, not later
     job_id = spec_digest(data, catalog_version=catalog.version)
     stored = submit_stored(rt.jobs, lambda: rt.queue.enqueue(RECOMMEND_TASK, job_id, data), job_id=job_id,
-                    ttl_s=int(current_app.config["RESULT_TTL_S"]))
+                           ttl_s=int(current_app.config["RESULT_TTL_S"]),
+                           replay=replay_of(RECOMMEND_TASK, job_id, data))
     return _job_response(job_id, stored, 202)
 
 

@@ -10,6 +10,7 @@ from werkzeug.exceptions import NotFound
 
 from service.api import ApiBlueprint
 from service.jobs import DONE, FAILED, Record, public_view, submit
+from service.reconcile import replay_of
 from service.reports import MEDIA_TYPES, render_review
 from service.review_tasks import REVIEW_TASK
 from service.reviews import build_review, review_digest
@@ -58,7 +59,7 @@ def create_report(data: dict[str, Any]) -> Any:
     rt = runtime()
     job_id = "review-" + review_digest(data, catalog_version=catalog.version)
     record = submit(rt.jobs, lambda: rt.queue.enqueue(REVIEW_TASK, job_id, data), job_id=job_id,
-                    ttl_s=int(current_app.config["RESULT_TTL_S"]))
+                    ttl_s=int(current_app.config["RESULT_TTL_S"]), replay=replay_of(REVIEW_TASK, job_id, data))
     body, status, headers = job_answer(record, 202)
     if data["format"] != "json":  # where the document will be, once the job is done
         headers["Link"] = f'<{headers["Location"]}?format={data["format"]}>; rel="alternate"'
