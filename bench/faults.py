@@ -185,6 +185,7 @@ def redis_outage() -> bool:
     try:
         stack.start_redis()
         stack.start_worker(concurrency=2)
+        stack.start_beat()
         stack.start_api(workers=2)
         stack.wait_ready()
         # ~40 submissions a second: under what 2 pool processes finish on a 2-core machine, so the
@@ -234,8 +235,9 @@ def redis_outage() -> bool:
     print(f"  after Redis returned: first 202 after {first_accept if first_accept is None else round(first_accept, 2)}"
           f" s, {sum(a[2] == 202 for a in after)} accepted; statuses "
           f"{sorted({a[2] for a in after})}")
+    swept = len(re.findall(r"untouched for .* enqueued again", (stack.work / "worker.log").read_text(errors="replace")))
     print(f"  jobs accepted (202) in all: {len(accepted)}; unfinished {len(unfinished)}; failed {len(failed)}; "
-          f"job records left queued or running: {len(stale)}")
+          f"job records left queued or running: {len(stale)}; enqueued again by the lost-job sweep: {swept}")
     passed = (bool(during) and len(during_ok) == len(during) and max(a[1] for a in during) < 1.0
               and first_accept is not None and not unfinished and not failed and not stale and accepted_before > 0)
     print("  PASS" if passed else f"  FAIL (logs in {stack.work})")
