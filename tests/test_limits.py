@@ -319,3 +319,16 @@ def test_the_range_check_would_see_an_unbounded_field() -> None:
 def test_the_example_specs_pass_every_bound(embedded_client: FlaskClient) -> None:
     for name in ("resnet50-imagenet", "gpt2-pretrain", "vae-mnist"):
         assert embedded_client.post("/v1/estimate", json=example_spec(name)).status_code == 200, name
+
+
+def test_the_openapi_document_names_429_on_every_v1_operation_and_not_on_the_probes(
+        embedded_client: FlaskClient) -> None:
+    paths = embedded_client.get("/openapi.json").get_json()["paths"]
+    for path, operations in paths.items():
+        for method, operation in operations.items():
+            if method == "parameters":
+                continue
+            documented = "429" in operation["responses"]
+            assert documented == path.startswith("/v1/"), f"{method} {path}"
+            if documented:
+                assert "application/problem+json" in operation["responses"]["429"]["content"]

@@ -44,14 +44,21 @@ class ApiBlueprint(flask_smorest.Blueprint):  # type: ignore[misc]  # flask-smor
 
     def __init__(self, *args: Any, guarded: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._guarded = guarded
         if guarded:
             self.before_request(require_api_key)
             self.before_request(_require_json_body)
 
     def route(self, rule: str, **options: Any) -> Callable[[F], F]:
-        """Register a view (flask-smorest's `route`)."""
+        """Register a view (flask-smorest's `route`); a guarded one also documents 401 and 429."""
         decorator: Callable[[F], F] = super().route(rule, **options)
-        return decorator
+        if not self._guarded:
+            return decorator
+
+        def register(view: F) -> F:
+            # An API key is asked for (service/auth.py) and rate-limited (service/limits.py).
+            return decorator(self.problems(401, 429)(view))
+        return register
 
     def arguments(self, schema: Any, **options: Any) -> Callable[[F], F]:
         """Load a request location with a schema, passing the result to the view.
