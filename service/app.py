@@ -38,6 +38,7 @@ from service.auth import EXTENSION as API_KEYS_EXTENSION
 from service.auth import api_key_hashes
 from service.jobs import MemoryJobStore, RedisJobStore
 from service.limits import init_limits
+from service.outage import patch_kombu_restore_unacked
 from service.problems import PROBLEM_MEDIA_TYPE, register_error_handlers
 from service.queues import CeleryQueue, ThreadQueue
 from service.runtime import EXTENSION, CatalogCache, Runtime
@@ -137,6 +138,7 @@ def celery_init_app(app: Flask) -> Celery:
             with app.app_context():
                 return self.run(*args, **kwargs)
 
+    patch_kombu_restore_unacked()  # a kombu 5.7 bug stops a worker's consumer for good on a broker outage
     url = app.config["REDIS_URL"]
     overrides = app.config["CELERY"]
     settings = (embedded_settings(overrides) if not url else celery_settings(

@@ -73,6 +73,3 @@ def patch_kombu_restore_unacked() -> None:
 
     restore_unacked.gpugauge_patched = True  # type: ignore[attr-defined]
     kombu_redis.QoS.restore_unacked = restore_unacked  # type: ignore[method-assign]
-
-
-patch_kombu_restore_unacked()  # at import: the app factory imports this module (through service.tasks)
