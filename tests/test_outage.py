@@ -84,7 +84,10 @@ def test_kombu_leaves_unacked_messages_in_redis_when_its_connection_is_already_g
 
     from kombu.transport import redis as kombu_redis
 
-    import service.outage  # noqa: F401  (installs the patch)
+    from service.outage import patch_kombu_restore_unacked
+
+    patch_kombu_restore_unacked()  # the app factory does this; twice is harmless
+    patch_kombu_restore_unacked()
 
     qos = SimpleNamespace(channel=SimpleNamespace(connection=SimpleNamespace(client=None)),
                           _delivered={"tag-1": object(), "tag-2": object()})
