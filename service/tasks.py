@@ -6,6 +6,7 @@ architecture test allows no arrow from workers/ up to service/.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from celery import shared_task
@@ -30,19 +31,33 @@ RECOMMEND_TASK = "gpugauge.recommend"
 @shared_task(name=RECOMMEND_TASK, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
 def recommend_job(job_id: str, spec: dict[str, Any]) -> dict[str, str]:
     """Rank the catalog's offers for a spec and record the result, or why it failed, on the job."""
+
+    def work() -> dict[str, Any]:
+        _, job = load_job(spec)
+        result: dict[str, Any] = RecommendationSchema().dump(recommend(job, runtime().catalog.get()))
+        return result
+
+    return run_recorded(job_id, work, what=f"recommend job {job_id}", late_detail="the job ran past its time limit")
+
+
+def run_recorded(job_id: str, work: Callable[[], dict[str, Any]], *, what: str,
+                 late_detail: str) -> dict[str, str]:
+    """Mark the job running, run `work`, and record its result or the problem that stopped it.
+
+    A spec the core refuses and a soft time limit end the job as failed with a problem; any other
+    error is recorded and re-raised (Celery logs it). Every write waits out a lost Redis.
+    """
     rt = runtime()
     ttl_s = int(current_app.config["RESULT_TTL_S"])
-    what = f"recommend job {job_id}"
     when_redis_answers(lambda: mark_running(rt.jobs, job_id), what=what)
     try:
-        _, job = load_job(spec)
-        result = RecommendationSchema().dump(recommend(job, rt.catalog.get()))
+        result = work()
     except (ValidationError, SizingError) as error:
         refused = problem_for(error)
         when_redis_answers(lambda: finish(rt.jobs, job_id, problem=refused, ttl_s=ttl_s), what=what)
         return {"id": job_id, "status": "failed"}
     except SoftTimeLimitExceeded:
-        late = problem(500, detail="the job ran past its time limit")
+        late = problem(500, detail=late_detail)
         when_redis_answers(lambda: finish(rt.jobs, job_id, problem=late, ttl_s=ttl_s), what=what)
         return {"id": job_id, "status": "failed"}
     except Exception as error:
