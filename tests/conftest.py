@@ -28,6 +28,17 @@ from tests.service_helpers import (
 )
 
 
+@pytest.fixture()
+def keep_celery_default() -> Iterator[None]:
+    """Give Celery's default app back after the test builds its own (the session worker runs from it)."""
+    from celery import _state as celery_state
+
+    saved = celery_state.default_app
+    yield
+    if saved is not None:
+        saved.set_default()
+
+
 @pytest.fixture(scope="session")
 def service_redis() -> Iterator[redis.Redis]:
     """The machine's Redis, db 9; this session's keys are removed at its end."""

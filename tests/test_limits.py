@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 import redis
-from celery import _state as celery_state
 from flask import Flask
 from flask.testing import FlaskClient
 from marshmallow import Schema, fields, validate
@@ -23,13 +22,7 @@ KEYS = {"alpha": "alpha-key-0001", "beta": "beta-key-0002"}
 JSON_ENDPOINTS = ("/v1/estimate", "/v1/recommendations")
 
 
-@pytest.fixture(autouse=True)
-def keep_celery_default() -> Iterator[None]:
-    """Give Celery's default app back after the test builds its own (the session worker runs from it)."""
-    saved = celery_state.default_app
-    yield
-    if saved is not None:
-        saved.set_default()
+pytestmark = pytest.mark.usefixtures("keep_celery_default")
 
 
 def bearer(name: str) -> dict[str, str]:

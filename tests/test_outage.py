@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
-from celery import _state as celery_state
 from flask import Flask
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -57,14 +56,6 @@ def test_other_errors_are_not_waited_on() -> None:
         when_redis_answers(flaky([KeyError("job")]), what="job j", clock=fake.clock, sleep=fake.sleep)
     assert fake.sleeps == []
 
-
-@pytest.fixture()
-def keep_celery_default() -> Iterator[None]:
-    """Give Celery's default app back after the test builds its own (the session worker runs from it)."""
-    saved = celery_state.default_app
-    yield
-    if saved is not None:
-        saved.set_default()
 
 
 @pytest.mark.usefixtures("keep_celery_default")

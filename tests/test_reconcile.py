@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
 import redis
-from celery import _state as celery_state
 from flask import Flask
 
 from service.jobs import QUEUED, RUNNING, new_record, submit
@@ -21,13 +20,7 @@ PREFIX = "gpugauge:test-reconcile:job:"
 QUEUE = "gpugauge-test-reconcile"
 
 
-@pytest.fixture(autouse=True)
-def keep_celery_default() -> Iterator[None]:
-    """Give Celery's default app back after the test builds its own (the session worker runs from it)."""
-    saved = celery_state.default_app
-    yield
-    if saved is not None:
-        saved.set_default()
+pytestmark = pytest.mark.usefixtures("keep_celery_default")
 
 
 def aged(store_client: redis.Redis, job_id: str, *, status: str, seconds: float) -> None:

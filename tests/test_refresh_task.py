@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from celery import _state as celery_state
 from celery.schedules import crontab
 from flask import Flask
 
@@ -18,14 +17,7 @@ from service import refresh_tasks
 from service.cli import main
 from service.commands import beat
 
-
-@pytest.fixture(autouse=True)
-def keep_celery_default() -> Iterator[None]:
-    """Give Celery's default app back after the test builds its own (the session worker runs from it)."""
-    saved = celery_state.default_app
-    yield
-    if saved is not None:
-        saved.set_default()
+pytestmark = pytest.mark.usefixtures("keep_celery_default")
 
 
 def fake_report(provider: str) -> RefreshReport:

@@ -18,7 +18,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from celery import _state as celery_state
 from flask import Flask
 from slack_sdk.signature import SignatureVerifier
 
@@ -77,13 +76,7 @@ def loopback() -> Iterator[str]:
     server.server_close()
 
 
-@pytest.fixture(autouse=True)
-def keep_celery_default() -> Iterator[None]:
-    """Give Celery's default app back after the test builds its own (the session worker runs from it)."""
-    saved = celery_state.default_app
-    yield
-    if saved is not None:
-        saved.set_default()
+pytestmark = pytest.mark.usefixtures("keep_celery_default")
 
 
 def signed(body: str, secret: str = SIGNING_SECRET) -> dict[str, str]:
