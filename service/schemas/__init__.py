@@ -1,18 +1,1 @@
-"""The marshmallow schemas every boundary passes: HTTP bodies, CLI spec files, Slack, Celery payloads."""
-
-from service.schemas.problem import ProblemSchema
-from service.schemas.results import (
-    ModelStatsSchema,
-    RecommendationSchema,
-    RequirementsSchema,
-)
-from service.schemas.spec import EstimateRequestSchema, JobSpecSchema
-
-__all__ = [
-    "EstimateRequestSchema",
-    "JobSpecSchema",
-    "ModelStatsSchema",
-    "ProblemSchema",
-    "RecommendationSchema",
-    "RequirementsSchema",
-]
+"""Schemas of the service's own envelopes (jobs, health); the job spec and result schemas live in workers/schemas/ (both sides of the queue)."""

@@ -1,0 +1,1 @@
+"""Budget reviews: many jobs priced at once, their picks, sweeps, totals, and buy-vs-rent; pure."""

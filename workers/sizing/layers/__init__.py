@@ -1,0 +1,1 @@
+"""Layer rules: each layer kind's shape, neurons, parameters, multiply-adds and kept values."""
