@@ -139,8 +139,8 @@ def _percentile(values: list[float], q: float) -> float:
 def estimate_steps_ms(*, repeat: int = 30) -> dict[str, float]:
     """Return the in-process median of each step of POST /v1/estimate, for the example spec."""
     from catalog.loader import load_catalog
-    from service.schemas import EstimateRequestSchema, RequirementsSchema
-    from service.specs import build_job
+    from workers.schemas import EstimateRequestSchema, RequirementsSchema
+    from workers.schemas.specs import build_job
     from workers.sizing.estimate import estimate_requirements
 
     known = {gpu.slug: gpu for gpu in load_catalog().gpus}
@@ -159,10 +159,10 @@ def estimate_steps_ms(*, repeat: int = 30) -> dict[str, float]:
 
 def task_body_ms(app: Flask, *, jobs: int) -> list[float]:
     """Time the recommendation task called in this process (load, core, dump, registry writes)."""
-    from service.jobs import new_record
-    from service.runtime import runtime
-    from service.schemas import JobSpecSchema
-    from service.tasks import RECOMMEND_TASK
+    from workers.schemas import JobSpecSchema
+    from workers.tasks.jobs import new_record
+    from workers.tasks.recommend import RECOMMEND_TASK
+    from workers.tasks.runtime import runtime
 
     task, store = app.extensions["celery"].tasks[RECOMMEND_TASK], runtime(app).jobs
     times = []

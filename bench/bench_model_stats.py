@@ -15,7 +15,7 @@ import statistics
 import sys
 import time
 
-from workers.sizing.presets import preset_names, preset_stats
+from workers.sizing.presets.registry import preset_names, preset_stats
 
 TARGET_MS = 50.0
 

@@ -31,7 +31,7 @@ from ranking_builders import (
 )
 
 from catalog.types import Catalog, Pricing, Provider
-from workers.ranking import rank_offers
+from workers.ranking.ranking import rank_offers
 from workers.sizing.requirements import PerGpu
 from workers.sizing.spec import Objective
 

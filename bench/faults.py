@@ -18,8 +18,8 @@ submissions are accepted again after Redis returns, and every job that got a 202
 
 A job whose pool process dies is requeued by the worker at once (task_reject_on_worker_lost). A job
 whose whole worker dies stays un-acknowledged in Redis until the broker's visibility timeout passes
-(here 20 s, swept every 5 s; production: 3600 s, swept every ~100 s, workers/celery_app.py), or until
-beat's lost-job sweep enqueues it again (service/reconcile.py; here after 15 s, checked every 2 s;
+(here 20 s, swept every 5 s; production: 3600 s, swept every ~100 s, workers/tasks/celery_app.py), or until
+beat's lost-job sweep enqueues it again (workers/tasks/reconcile.py; here after 15 s, checked every 2 s;
 production: 900 s, every 60 s). The sweep also recovers a message the worker had popped from the
 queue but not yet recorded as un-acked when it was killed, which nothing else brings back.
 """
@@ -59,10 +59,10 @@ def spec_number(i: int) -> dict[str, Any]:
 def reference_results(specs: list[dict[str, Any]]) -> list[str]:
     """Compute each spec's recommendation in-process, as canonical JSON."""
     from service.app import create_app
-    from service.runtime import runtime
-    from service.schemas import RecommendationSchema
-    from service.specs import load_job
-    from workers.recommend import recommend
+    from workers.ranking.recommend import recommend
+    from workers.schemas import RecommendationSchema
+    from workers.schemas.specs import load_job
+    from workers.tasks.runtime import runtime
 
     app = create_app({"TESTING": True})
     catalog = runtime(app).catalog.get()
@@ -74,7 +74,7 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-# beat's lost-job sweep (service/reconcile.py) every 2 s for jobs untouched 15 s (production: 60 s, 900 s).
+# beat's lost-job sweep (workers/tasks/reconcile.py) every 2 s for jobs untouched 15 s (production: 60 s, 900 s).
 SWEEP = {"GPUGAUGE_JOB_REQUEUE_AFTER_S": "15", "GPUGAUGE_JOB_REQUEUE_EVERY_S": "2"}
 
 

@@ -21,9 +21,9 @@ import schemathesis
 from marshmallow import Schema
 
 from service.catalog_listing import GpuFilterSchema, InstanceFilterSchema
-from service.schemas import EstimateRequestSchema, JobSpecSchema
-from service.schemas.review import ReviewRequestSchema
-from service.specs import flatten_errors
+from workers.schemas import EstimateRequestSchema, JobSpecSchema
+from workers.schemas.review import ReviewRequestSchema
+from workers.schemas.specs import flatten_errors
 
 # (method, path template) -> (the schema the route loads, where the input is)
 REQUEST_SCHEMAS: dict[tuple[str, str], tuple[type[Schema], str]] = {

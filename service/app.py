@@ -4,7 +4,7 @@ Settings, later ones winning: DEFAULTS below; the environment (REDIS_URL, and ev
 variable with the prefix dropped, values parsed as JSON where they parse: GPUGAUGE_RESULT_TTL_S=600
 sets RESULT_TTL_S); then the mapping passed to create_app. With REDIS_URL, jobs go through Redis to
 `gpugauge worker` processes; without it the app runs embedded: jobs run on a thread pool of this
-process and live in its memory (service/queues.py), so serve it as one process.
+process and live in its memory (workers/tasks/queues.py), so serve it as one process.
 """
 
 from __future__ import annotations
@@ -28,24 +28,24 @@ from redis.retry import Retry
 from catalog.loader import load_catalog
 from catalog.store import CatalogStore, FileCatalogStore, RedisCatalogStore
 from catalog.types import Catalog
-from service import docs, ops
-from service import refresh_tasks as _refresh_tasks  # noqa: F401  (the catalog refresh task)
-from service import tasks as _tasks  # noqa: F401  (registers the @shared_task functions)
 from service.api import catalog as catalog_api
+from service.api import docs, ops
 from service.api import estimate as estimate_api
 from service.api import recommendations as recommendations_api
 from service.auth import EXTENSION as API_KEYS_EXTENSION
 from service.auth import api_key_hashes
-from service.jobs import MemoryJobStore, RedisJobStore
 from service.limits import init_limits
-from service.outage import patch_kombu_restore_unacked
 from service.problems import PROBLEM_MEDIA_TYPE, register_error_handlers
-from service.queues import CeleryQueue, ThreadQueue
-from service.runtime import EXTENSION, CatalogCache, Runtime
-from service.schemas import ProblemSchema
-from service.schemas.review import OPENAPI_REVIEW_JOB_EXTRAS
-from service.schemas.spec import OPENAPI_MODEL_EXTRAS
-from workers.celery_app import celery_settings, embedded_settings
+from workers.schemas import ProblemSchema
+from workers.schemas.review import OPENAPI_REVIEW_JOB_EXTRAS
+from workers.schemas.spec import OPENAPI_MODEL_EXTRAS
+from workers.tasks import recommend as _tasks  # noqa: F401  (registers the @shared_task functions)
+from workers.tasks import refresh as _refresh_tasks  # noqa: F401  (the catalog refresh task)
+from workers.tasks.celery_app import celery_settings, embedded_settings
+from workers.tasks.jobs import MemoryJobStore, RedisJobStore
+from workers.tasks.outage import patch_kombu_restore_unacked
+from workers.tasks.queues import CeleryQueue, ThreadQueue
+from workers.tasks.runtime import EXTENSION, CatalogCache, Runtime
 
 DEFAULTS: dict[str, Any] = {
     "REDIS_URL": None,  # absent: the embedded default
@@ -60,7 +60,7 @@ DEFAULTS: dict[str, Any] = {
     "CATALOG_LOADER": None,  # a zero-argument callable returning a Catalog (tests); None: the store's
     "TASK_TIME_LIMIT_S": 120,
     "TASK_SOFT_TIME_LIMIT_S": 100,
-    "CELERY": {},  # overrides of workers.celery_app's settings
+    "CELERY": {},  # overrides of workers.tasks.celery_app's settings
     "API_TITLE": "gpugauge",
     "API_VERSION": "1",
     "OPENAPI_VERSION": "3.1.0",
@@ -70,7 +70,7 @@ DEFAULTS: dict[str, Any] = {
     "OPENAPI_SWAGGER_UI_URL": docs.ASSETS_URL,
 }
 # Blueprints of other parts of the service ("module:attribute"), registered when their module exists.
-OPTIONAL_BLUEPRINTS = ("service.reports.views:blp", "service.slack.views:slack_bp")
+OPTIONAL_BLUEPRINTS = ("service.api.reports:blp", "service.api.slack:slack_bp")
 
 
 class StrictJSONProvider(DefaultJSONProvider):

@@ -30,7 +30,8 @@ from redis.retry import Retry
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.auth import EXTENSION as API_KEYS_EXTENSION
-from service.problems import problem, problem_response
+from service.problems import problem_response
+from workers.tasks.problems import problem
 
 EXTENSION = "gpugauge.limiter"
 LIMIT_DEFAULTS: dict[str, Any] = {

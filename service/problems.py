@@ -1,4 +1,4 @@
-"""Every error as an RFC 9457 problem+json document, mapped in this one module.
+"""Every error answered as an RFC 9457 problem+json response; the documents come from workers/tasks/problems.py.
 
 The map:
 
@@ -17,70 +17,19 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Mapping
-from http import HTTPStatus
 from typing import Any
 
 from flask import Flask, Response, current_app, request
-from kombu.exceptions import OperationalError as KombuOperationalError
 from marshmallow import ValidationError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from werkzeug.exceptions import HTTPException
 
-from catalog.store import CatalogStoreError
-from service.specs import flatten_errors
 from workers.sizing.errors import SizingError
+from workers.tasks.problems import UNREACHABLE, Unavailable, http_problem, problem_for
 
 log = logging.getLogger(__name__)
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 RETRY_AFTER_S = 5
-# webargs nests its messages under the request location; a field path should not show it.
-_LOCATIONS = ("json", "query", "querystring", "view_args", "form", "headers", "cookies", "files")
-# What a lost connection to Redis looks like through redis-py and through kombu (Celery).
-_UNREACHABLE = (RedisConnectionError, RedisTimeoutError, KombuOperationalError, CatalogStoreError)
-INVALID_INPUT = "urn:gpugauge:problem:invalid-input"
-UNAVAILABLE = "urn:gpugauge:problem:unavailable"
-
-
-class Unavailable(Exception):
-    """A dependency (Redis, the workers) cannot serve now; the client should retry later."""
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
-
-
-def problem(status: int, *, detail: str | None = None, title: str | None = None,
-            type_: str = "about:blank", **extensions: Any) -> dict[str, Any]:
-    """Build a problem document; `title` defaults to the status phrase."""
-    doc: dict[str, Any] = {"type": type_, "title": title or HTTPStatus(status).phrase, "status": status}
-    if detail:
-        doc["detail"] = detail
-    doc.update(extensions)
-    return doc
-
-
-def validation_problem(errors: Mapping[str, list[str]]) -> dict[str, Any]:
-    """Return the 422 problem for flat per-field errors."""
-    fields = ", ".join(sorted(errors)) or "the body"
-    return problem(422, type_=INVALID_INPUT, title="Invalid input",
-                   detail=f"invalid value for {fields}", errors=dict(errors))
-
-
-def problem_for(error: BaseException) -> dict[str, Any]:
-    """Return the problem document that describes `error` (no internals for unexpected ones)."""
-    if isinstance(error, SizingError):
-        return validation_problem({error.field: [error.reason]})
-    if isinstance(error, ValidationError):
-        return validation_problem(_field_errors(error.messages))
-    if isinstance(error, Unavailable):
-        return problem(503, type_=UNAVAILABLE, detail=error.detail)
-    if isinstance(error, _UNREACHABLE):
-        return problem(503, type_=UNAVAILABLE, detail="Redis (jobs, catalog) is unreachable; retry shortly")
-    if isinstance(error, HTTPException):
-        return _http_problem(error)
-    return problem(500, detail="an internal error occurred; it has been logged")
 
 
 def problem_response(doc: Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> Response:
@@ -94,7 +43,7 @@ def problem_response(doc: Mapping[str, Any], *, headers: Mapping[str, str] | Non
 
 def handle_http_exception(error: HTTPException) -> Response:
     """Answer an HTTPException as problem+json, keeping its headers (Allow, Retry-After, ...)."""
-    doc = _http_problem(error)
+    doc = http_problem(error)
     headers = {k: v for k, v in error.get_response().headers.items()
                if k.lower() not in ("content-type", "content-length")}
     data = getattr(error, "data", None) or {}
@@ -110,7 +59,7 @@ def register_error_handlers(app: Flask) -> None:
     app.register_error_handler(SizingError, _handle_known)
     app.register_error_handler(ValidationError, _handle_known)
     app.register_error_handler(Unavailable, _handle_unavailable)
-    for error_class in _UNREACHABLE:
+    for error_class in UNREACHABLE:
         app.register_error_handler(error_class, _handle_unavailable)
     app.register_error_handler(Exception, _handle_unexpected)
 
@@ -131,28 +80,3 @@ def _handle_unexpected(error: Exception) -> Response:
     return problem_response({**problem_for(error), "instance": request.path, "request_id": request_id})
 
 
-def _http_problem(error: HTTPException) -> dict[str, Any]:
-    status = error.code or 500
-    data = getattr(error, "data", None) or {}
-    messages = data.get("messages") or data.get("errors")
-    if status == 422 and messages:
-        return validation_problem(_field_errors(messages))
-    if status == 400 and messages:
-        return problem(400, detail=_json_error_detail(getattr(error, "exc", None)))
-    detail = error.description if status < 500 else None
-    return problem(status, detail=detail)
-
-
-def _field_errors(messages: Any) -> dict[str, list[str]]:
-    if isinstance(messages, dict) and messages and set(messages) <= set(_LOCATIONS):
-        merged: dict[str, list[str]] = {}
-        for location_messages in messages.values():
-            for path, reasons in flatten_errors(location_messages).items():
-                merged.setdefault(path, []).extend(reasons)
-        return merged
-    return flatten_errors(messages)
-
-
-def _json_error_detail(exc: object) -> str:
-    # The decoder's own message ("Expecting value: line 1 column 2 (char 1)") shows where, not internals.
-    return f"the body is not valid JSON: {exc}" if exc else "the body is not valid JSON"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # ------------------------------------------------------------------------------------------------
-# HTTP service and job queue (service/app.py, service/jobs.py, service/queues.py)
+# HTTP service and job queue (service/app.py, workers/tasks/jobs.py, workers/tasks/queues.py)
 #
 # Integration tests run the app from the factory against the real Redis on 127.0.0.1:6379, db 9
 # (under a job key prefix and a task queue of the session's own; job keys dropped before each test),
@@ -75,7 +75,7 @@ def queue_client(queue_app: Flask, service_redis: redis.Redis) -> FlaskClient:
 def make_app() -> Iterator[Callable[..., Flask]]:
     """Build apps from the factory (embedded unless REDIS_URL is given); close their queues after."""
     from service.app import create_app
-    from service.runtime import runtime
+    from workers.tasks.runtime import runtime
 
     apps: list[Flask] = []
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from catalog.types import Catalog, GpuSpec, InstanceType, Offer, OnPremCard, Pricing, Provider
-from workers.budget import ReviewItem, Sweep
-from workers.recommendation import RankedOption, Recommendation
+from workers.ranking.recommendation import RankedOption, Recommendation
+from workers.review.budget import ReviewItem, Sweep
 from workers.sizing.requirements import MemoryBreakdown, PerGpu, Requirements, Warning
 from workers.sizing.spec import Constraints, Dataset, JobSpec, Training
 from workers.sizing.stats import ModelStats
@@ -110,7 +110,7 @@ def catalog(gpus: Sequence[GpuSpec] = (), instances: Sequence[InstanceType] = ()
 
 
 class FakeRanking:
-    """A stand-in for workers.recommend.recommend, answering by the job's model name."""
+    """A stand-in for workers.ranking.recommend.recommend, answering by the job's model name."""
 
     def __init__(self, answers: Mapping[str, Recommendation | Exception]) -> None:
         self.answers = answers

@@ -1,4 +1,4 @@
-"""The sizing core against validation/measurements.json: every record predicted, errors reported, never failed."""
+"""The sizing core against workers/accuracy/data/measurements.json: every record predicted, errors reported, never failed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from catalog.gpus import gpus_by_slug
 from service.cli import main
-from workers.accuracy import (
+from workers.accuracy.accuracy import (
     METRICS,
     Row,
     compare_all,
@@ -24,7 +24,7 @@ from workers.accuracy import (
     predicted_memory,
     summarise,
 )
-from workers.accuracy_jobs import record_job, record_model
+from workers.accuracy.jobs import record_job, record_model
 from workers.sizing.overheads import CUDA_CONTEXT_BYTES
 
 GPUS = gpus_by_slug()

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service.runtime import runtime
 from tests.service_helpers import contract_check, example_spec, wait_for_job
+from workers.tasks.runtime import runtime
 
 
 def test_the_embedded_app_needs_no_redis_and_says_it_is_ready(embedded_client: FlaskClient) -> None:
@@ -34,9 +34,9 @@ def test_identical_specs_share_the_job(embedded_client: FlaskClient) -> None:
 def test_a_failed_embedded_job_reports_why(embedded_client: FlaskClient) -> None:
     # The API refuses such a spec at submit (422); queue one directly, as the view would, so the
     # embedded task's failure path runs.
-    from service.jobs import submit_stored
-    from service.specs import validate_spec
-    from service.tasks import RECOMMEND_TASK
+    from workers.schemas.specs import validate_spec
+    from workers.tasks.jobs import submit_stored
+    from workers.tasks.recommend import RECOMMEND_TASK
 
     spec = example_spec()
     spec["model"] = {"preset": "resnet5O"}

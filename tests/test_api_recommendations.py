@@ -12,8 +12,8 @@ from celery.signals import task_prerun
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service.tasks import RECOMMEND_TASK
 from tests.service_helpers import contract_check, example_spec, queue_config, wait_for_job
+from workers.tasks.recommend import RECOMMEND_TASK
 
 
 @pytest.fixture()
@@ -85,9 +85,9 @@ def test_different_specs_get_different_jobs(queue_client: FlaskClient) -> None:
 def test_a_failed_job_reports_why(queue_app: Flask, queue_client: FlaskClient) -> None:
     # The API refuses such a spec at submit (422); a job can still fail in the worker (a catalog
     # refreshed in between, say), so queue one directly, as the view would, and watch it fail.
-    from service.jobs import submit_stored
-    from service.runtime import runtime
-    from service.specs import validate_spec
+    from workers.schemas.specs import validate_spec
+    from workers.tasks.jobs import submit_stored
+    from workers.tasks.runtime import runtime
 
     spec = example_spec()
     spec["model"] = {"preset": "resnet5O"}  # passes the schema; the core knows no such preset

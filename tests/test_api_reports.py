@@ -12,9 +12,9 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service.jobs import RUNNING, MemoryJobStore, new_record
-from service.review_tasks import record_progress
 from tests.service_helpers import wait_for_job
+from workers.tasks.jobs import RUNNING, MemoryJobStore, new_record
+from workers.tasks.review import record_progress
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "budget-review.json"
 SPEC = {"model": {"stats": {"neurons": 2_000_000, "parameters": 5_000_000, "multiply_adds": 2 * 10**9}},

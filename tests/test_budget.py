@@ -9,7 +9,8 @@ import pytest
 
 from catalog.types import Pricing, Provider
 from tests.review_builders import card, catalog, gpu_spec, instance, item, job, offer, option, per_gpu
-from workers.budget import (
+from workers.ranking.costing import HOURS_PER_YEAR
+from workers.review.budget import (
     BUDGET,
     DEADLINE,
     FROM_JOB,
@@ -28,11 +29,10 @@ from workers.budget import (
     plan_runs,
     planned,
 )
-from workers.costing import HOURS_PER_YEAR
-from workers.ownership import NEVER, NO_CLOUD_GPU, ReviewUse, buy_vs_rent
+from workers.review.ownership import NEVER, NO_CLOUD_GPU, ReviewUse, buy_vs_rent
+from workers.review.sweeps import GRID_MAX_PARAMETERS, NO_SMALL_GPUS, advise_sweep, compare_sweep
+from workers.review.totals import OK, JobReview, budget_standing, overall_total, team_totals
 from workers.sizing.spec import OnPremAssumptions
-from workers.sweeps import GRID_MAX_PARAMETERS, NO_SMALL_GPUS, advise_sweep, compare_sweep
-from workers.totals import OK, JobReview, budget_standing, overall_total, team_totals
 
 SLOW_CHEAP = option("slow.cheap", hours=10.0, price=1.0)
 MID = option("mid", hours=4.0, price=4.0)

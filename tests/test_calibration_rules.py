@@ -16,9 +16,9 @@ from workers.sizing.efficiency import (
 )
 from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_requirements
-from workers.sizing.layers import compute_model_stats
+from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.multigpu import allreduce_latency_ms, allreduce_ms, ring_link
-from workers.sizing.presets import preset_stats
+from workers.sizing.presets.registry import preset_stats
 from workers.sizing.spec import Dataset, JobSpec, Optimizer, Precision
 from workers.sizing.stats import ModelStats
 from workers.sizing.timing import estimate_iteration_ms, training_flops
@@ -117,8 +117,8 @@ def test_winograd_cuts_3x3_convolutions_on_cuda_cores_only() -> None:
 
 
 def test_the_calibration_fits_within_bounds_lowers_its_loss_and_leaves_the_core_as_shipped() -> None:
-    from workers.accuracy import load_measurements
-    from workers.calibration import FITTED, fit_efficiency, shipped_values
+    from workers.accuracy.accuracy import load_measurements
+    from workers.accuracy.calibration import FITTED, fit_efficiency, shipped_values
 
     records = [r for r in load_measurements() if r["id"].startswith(("jcj-", "timm-3090-resnet"))]
     before = shipped_values()
@@ -129,7 +129,7 @@ def test_the_calibration_fits_within_bounds_lowers_its_loss_and_leaves_the_core_
 
 
 def test_applied_values_change_predictions_only_inside_the_block() -> None:
-    from workers.calibration import applied
+    from workers.accuracy.calibration import applied
 
     model, job, card = resnet50(), training(batch_size=64), gpu("gtx-1080")
     shipped = estimate_iteration_ms(model, job, card).total_ms

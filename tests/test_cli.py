@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 
 from service.cli import main
 from tests.service_helpers import contract_check
-from workers.sizing.presets import preset_names, preset_stats
+from workers.sizing.presets.registry import preset_names, preset_stats
 
 EXAMPLES = sorted(p for p in (Path(__file__).resolve().parent.parent / "examples").glob("*.json")
                   if p.name != "budget-review.json")

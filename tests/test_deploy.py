@@ -17,8 +17,8 @@ import yaml
 from service.app import DEFAULTS
 from service.cli import build_parser
 from service.limits import LIMIT_DEFAULTS
-from service.reconcile import RECONCILE_DEFAULTS
-from service.refresh_tasks import REFRESH_DEFAULTS
+from workers.tasks.reconcile import RECONCILE_DEFAULTS
+from workers.tasks.refresh import REFRESH_DEFAULTS
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"

@@ -9,9 +9,9 @@ import pytest
 from flask import Flask
 from kombu.exceptions import EncodeError
 
-from service.queues import CeleryQueue, ThreadQueue
-from service.runtime import runtime
-from service.tasks import RECOMMEND_TASK
+from workers.tasks.queues import CeleryQueue, ThreadQueue
+from workers.tasks.recommend import RECOMMEND_TASK
+from workers.tasks.runtime import runtime
 
 
 def test_the_embedded_queue_refuses_what_a_broker_could_not_carry(make_app: Callable[..., Flask]) -> None:
@@ -40,7 +40,7 @@ def test_celery_readiness_answers_within_its_timeout_when_nothing_listens(
 
 def test_the_catalog_is_loaded_once_and_reloaded_only_as_a_new_version() -> None:
     from catalog.types import Catalog
-    from service.runtime import CatalogCache
+    from workers.tasks.runtime import CatalogCache
 
     versions = iter(["v1", "v1", "v2"])
     loads: list[str] = []
@@ -61,7 +61,7 @@ def test_the_catalog_is_loaded_once_and_reloaded_only_as_a_new_version() -> None
 
 def test_a_failed_catalog_reload_keeps_the_last_good_version() -> None:
     from catalog.types import Catalog
-    from service.runtime import CatalogCache
+    from workers.tasks.runtime import CatalogCache
 
     calls: list[int] = []
 

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from service.jobs import (
+from tests.service_helpers import SERVICE_REDIS_URL
+from workers.tasks.jobs import (
     DONE,
     FAILED,
     QUEUED,
@@ -21,7 +22,6 @@ from service.jobs import (
     new_record,
     submit,
 )
-from tests.service_helpers import SERVICE_REDIS_URL
 
 
 class FakeClock:
@@ -128,7 +128,7 @@ def test_a_claim_whose_enqueue_was_lost_is_enqueued_by_the_next_request(store: J
     # record with no task behind it. Within the grace period it is taken as an enqueue in progress.
     from datetime import UTC, datetime, timedelta
 
-    from service.jobs import CLAIM_GRACE_S
+    from workers.tasks.jobs import CLAIM_GRACE_S
 
     record = new_record("k", ttl_s=60)
     store.claim(record, ttl_s=60)

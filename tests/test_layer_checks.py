@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from workers.sizing.errors import ShapeError, SpecError, UnknownNameError
-from workers.sizing.layers import compute_model_stats
+from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.stats import ModelStats
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workers.sizing.errors import ShapeError, SpecError
-from workers.sizing.layers import compute_model_stats
+from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.stats import LayerKind, ModelStats
 
 

@@ -223,7 +223,7 @@ def test_json_integers_written_as_whole_floats_are_read_as_integers(embedded_cli
 
 
 def test_nan_can_never_be_written_in_an_answer(embedded_client: FlaskClient) -> None:
-    from service.jobs import dumps
+    from workers.tasks.jobs import dumps
 
     with pytest.raises(ValueError):
         embedded_client.application.json.dumps({"x": float("nan")})

@@ -7,9 +7,9 @@ import base64
 import pytest
 from onnx_builders import RESIDUAL_CNN_LAYERS, residual_cnn_onnx
 
-from workers.models import resolve_model
+from workers.modelimport.models import resolve_model
 from workers.sizing.errors import OnnxError, SpecError, UnknownNameError
-from workers.sizing.presets import preset_stats
+from workers.sizing.presets.registry import preset_stats
 
 
 def test_preset_form_uses_the_training_sequence_length() -> None:

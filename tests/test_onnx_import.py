@@ -20,9 +20,9 @@ from onnx_builders import (
     weight,
 )
 
-from workers.onnx_import import onnx_model_stats
+from workers.modelimport.onnx_import import onnx_model_stats
 from workers.sizing.errors import OnnxError, SpecError
-from workers.sizing.layers import compute_model_stats
+from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.stats import LayerKind
 
 

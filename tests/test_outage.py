@@ -1,4 +1,4 @@
-"""A task waits out a Redis outage (service/outage.py) instead of failing, and so losing, its job."""
+"""A task waits out a Redis outage (workers/tasks/outage.py) instead of failing, and so losing, its job."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from flask import Flask
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from service.outage import when_redis_answers
+from workers.tasks.outage import when_redis_answers
 
 
 class FakeTime:
@@ -60,8 +60,8 @@ def test_other_errors_are_not_waited_on() -> None:
 
 @pytest.mark.usefixtures("keep_celery_default")
 def test_the_job_tasks_wait_for_redis_instead_of_autoretrying(make_app: Callable[..., Flask]) -> None:
-    from service.review_tasks import REVIEW_TASK
-    from service.tasks import RECOMMEND_TASK
+    from workers.tasks.recommend import RECOMMEND_TASK
+    from workers.tasks.review import REVIEW_TASK
 
     app = make_app()
     for name in (RECOMMEND_TASK, REVIEW_TASK):
@@ -75,7 +75,7 @@ def test_kombu_leaves_unacked_messages_in_redis_when_its_connection_is_already_g
 
     from kombu.transport import redis as kombu_redis
 
-    from service.outage import patch_kombu_restore_unacked
+    from workers.tasks.outage import patch_kombu_restore_unacked
 
     patch_kombu_restore_unacked()  # the app factory does this; twice is harmless
     patch_kombu_restore_unacked()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from workers.sizing.errors import ShapeError, SpecError, UnknownNameError
-from workers.sizing.layers import compute_model_stats
-from workers.sizing.preset_cnn import resnet_layers
-from workers.sizing.preset_transformer import GPT2_SIZES, lm_multiply_adds
-from workers.sizing.presets import PRESETS, find_preset, preset_layers, preset_names, preset_stats
+from workers.sizing.layers.build import compute_model_stats
+from workers.sizing.presets.cnn import resnet_layers
+from workers.sizing.presets.registry import PRESETS, find_preset, preset_layers, preset_names, preset_stats
+from workers.sizing.presets.transformer import GPT2_SIZES, lm_multiply_adds
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 
 

@@ -24,9 +24,9 @@ from ranking_builders import (
 )
 
 from catalog.types import Catalog, Pricing, Provider
-from workers.costing import block_storage_cost_usd, onprem_price_per_hour_usd
-from workers.ranking import rank_offers
-from workers.recommendation import Recommendation
+from workers.ranking.costing import block_storage_cost_usd, onprem_price_per_hour_usd
+from workers.ranking.ranking import rank_offers
+from workers.ranking.recommendation import Recommendation
 from workers.sizing.errors import SpecError
 from workers.sizing.machine import iteration_ms_with_cpu
 from workers.sizing.requirements import Mitigation, PerGpu, Requirements

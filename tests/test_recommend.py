@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from ranking_builders import catalog, instance, offer
 
-import workers.recommend as recommend_module
+import workers.ranking.recommend as recommend_module
 from catalog.gpus import gpus_by_slug
 from catalog.loader import load_catalog
 from catalog.types import Catalog, Pricing, Provider
-from service.specs import load_job
-from workers.recommend import recommend
+from workers.ranking.recommend import recommend
+from workers.schemas.specs import load_job
 from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_on_gpu
 from workers.sizing.spec import Constraints, Dataset, JobSpec, Objective, Training
@@ -144,8 +144,8 @@ def test_every_example_gets_ranked_options_or_a_plan_from_the_bundled_catalog(pa
 
 def test_advice_speaks_of_the_first_option_not_the_reference_card() -> None:
     from catalog.loader import load_catalog
-    from service.specs import load_job
     from tests.service_helpers import example_spec
+    from workers.schemas.specs import load_job
 
     _, job = load_job(example_spec("gpt2-pretrain"))
     rec = recommend(job, load_catalog())

@@ -10,11 +10,11 @@ import pytest
 import redis
 from flask import Flask
 
-from service.jobs import QUEUED, RUNNING, new_record, submit
-from service.reconcile import MAX_REPLAY_CHARS, replay_of, requeue_stalled
-from service.refresh_tasks import beat_schedule
-from service.runtime import runtime
 from tests.service_helpers import PrivateRedis
+from workers.tasks.jobs import QUEUED, RUNNING, new_record, submit
+from workers.tasks.reconcile import MAX_REPLAY_CHARS, replay_of, requeue_stalled
+from workers.tasks.refresh import beat_schedule
+from workers.tasks.runtime import runtime
 
 PREFIX = "gpugauge:test-reconcile:job:"
 QUEUE = "gpugauge-test-reconcile"
@@ -70,7 +70,7 @@ def test_beat_runs_the_sweep_at_its_interval() -> None:
 
 
 def test_a_claim_keeps_its_task_for_replay(private_redis: PrivateRedis) -> None:
-    from service.jobs import RedisJobStore
+    from workers.tasks.jobs import RedisJobStore
 
     client = redis.Redis(port=private_redis.port)
     store = RedisJobStore(client, prefix=PREFIX)

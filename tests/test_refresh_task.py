@@ -13,9 +13,9 @@ from celery.schedules import crontab
 from flask import Flask
 
 from catalog.refresh import RefreshError, RefreshReport
-from service import refresh_tasks
 from service.cli import main
 from service.commands import beat
+from workers.tasks import refresh as refresh_tasks
 
 pytestmark = pytest.mark.usefixtures("keep_celery_default")
 
@@ -86,7 +86,7 @@ def test_provider_names_are_trimmed_and_deduplicated_in_order() -> None:
 
 def test_the_refresh_task_is_registered_with_a_time_limit_under_the_visibility_timeout(
         make_app: Callable[..., Flask]) -> None:
-    from workers.celery_app import VISIBILITY_TIMEOUT_S
+    from workers.tasks.celery_app import VISIBILITY_TIMEOUT_S
 
     task = make_app().extensions["celery"].tasks[refresh_tasks.REFRESH_TASK]
     assert task.soft_time_limit < task.time_limit < VISIBILITY_TIMEOUT_S

@@ -18,8 +18,6 @@ from catalog.types import Provider
 from service.reports import render_review
 from service.reports.chart import chart_label, cost_time_svg
 from service.reports.markdown import escape_markdown
-from service.reports.words import advice_message, pick_message
-from service.schemas.review_result import ReviewResultSchema
 from tests.review_builders import (
     FakeRanking,
     card,
@@ -32,8 +30,10 @@ from tests.review_builders import (
     per_gpu,
     recommendation,
 )
-from workers.budget import Review, Sweep, SweepKind
-from workers.review import run_review
+from workers.review.budget import Review, Sweep, SweepKind
+from workers.review.review import run_review
+from workers.review.words import advice_message, pick_message
+from workers.schemas.review_result import ReviewResultSchema
 
 HOSTILE = '<script>alert("x")</script> & $5 | `tick` *'
 FORMULA_TEAM = "=SUM(A1:A9)"

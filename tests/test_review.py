@@ -16,8 +16,8 @@ from tests.review_builders import (
     per_gpu,
     recommendation,
 )
-from workers.budget import DEADLINE, DURATION_UNKNOWN, FAILED, MISSES_DEADLINE, Review, Sweep, SweepKind
-from workers.review import REVIEW_OPTION_LIMIT, run_review, scoped_job
+from workers.review.budget import DEADLINE, DURATION_UNKNOWN, FAILED, MISSES_DEADLINE, Review, Sweep, SweepKind
+from workers.review.review import REVIEW_OPTION_LIMIT, run_review, scoped_job
 from workers.sizing.errors import SpecError
 
 CHEAP = option("g4dn.xlarge", hours=10.0, price=0.5, gpu="t4")

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from marshmallow import ValidationError
 
-from service.reviews import apply_review_units, load_review, review_digest
-from service.schemas.review import MAX_JOBS, MAX_RUNS
-from workers.budget import SweepKind
+from workers.review.budget import SweepKind
+from workers.schemas.review import MAX_JOBS, MAX_RUNS
+from workers.schemas.reviews import apply_review_units, load_review, review_digest
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "budget-review.json"
 SPEC = {"model": {"stats": {"neurons": 1_000_000, "parameters": 2_000_000, "multiply_adds": 10**9}},

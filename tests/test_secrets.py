@@ -21,8 +21,8 @@ import pytest
 from flask import Flask
 from slack_sdk.signature import SignatureVerifier
 
-from service import refresh_tasks
 from tests.service_helpers import example_spec, wait_for_job
+from workers.tasks import refresh as refresh_tasks
 
 API_KEY = "gpk-live-7hQ2vN9xR4mK8pL1sT6wZ3yB"
 WRONG_KEY = "gpk-guess-Jd82kS0qLm4nV7cX1zP9"

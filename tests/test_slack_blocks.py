@@ -8,9 +8,11 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block
 
-from service.render import fmt_hours, fmt_usd
-from service.schemas import RecommendationSchema, RequirementsSchema
-from service.slack.blocks import (
+from workers.ranking.recommendation import RankedOption, Recommendation, Rejected
+from workers.render import fmt_hours, fmt_usd
+from workers.schemas import RecommendationSchema, RequirementsSchema
+from workers.sizing.requirements import MemoryBreakdown, Mitigation, PerGpu, Requirements, Warning
+from workers.slack.blocks import (
     MAX_BLOCKS,
     MAX_SECTION_CHARS,
     render_error,
@@ -18,8 +20,6 @@ from service.slack.blocks import (
     render_help,
     render_recommendation,
 )
-from workers.recommendation import RankedOption, Recommendation, Rejected
-from workers.sizing.requirements import MemoryBreakdown, Mitigation, PerGpu, Requirements, Warning
 
 GIB = 2**30
 

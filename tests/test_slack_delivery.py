@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from service.slack.blocks import render_error
-from service.slack.delivery import DeliveryError, deliver, webhook_client
-from service.slack.store import MemoryKeyValue, SlackJobs
+from workers.slack.blocks import render_error
+from workers.slack.delivery import DeliveryError, deliver, webhook_client
+from workers.slack.store import MemoryKeyValue, SlackJobs
 
 MESSAGE = render_error("gpugauge test message", detail="hello")
 

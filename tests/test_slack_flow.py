@@ -25,13 +25,14 @@ from slack_sdk.models.blocks import Block
 from slack_sdk.signature import Clock, SignatureVerifier
 
 from service.app import create_app
-from service.runtime import runtime
-from service.slack.blocks import MAX_BLOCKS
-from service.slack.settings import EXTENSION, install
-from service.slack.tasks import SLACK_TASK, answer_command
+from service.slack.install import install
 from service.slack.verify import MAX_AGE_S
 from tests.service_helpers import SERVICE_REDIS_URL
 from workers.sizing.errors import SpecError
+from workers.slack.blocks import MAX_BLOCKS
+from workers.slack.settings import EXTENSION
+from workers.tasks.runtime import runtime
+from workers.tasks.slack import SLACK_TASK, answer_command
 
 KEY_PREFIX = f"gpugauge:slack-test-{secrets.token_hex(4)}:"  # other sessions may share the db
 SECRET = "test-signing-" + secrets.token_hex(8)

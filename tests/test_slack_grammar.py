@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.schemas import JobSpecSchema
-from service.slack.grammar import (
+from workers.schemas import JobSpecSchema
+from workers.slack.grammar import (
     DEFAULT_BATCH_SIZE,
     FLAGS,
     Command,

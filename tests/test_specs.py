@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from marshmallow import ValidationError
 
-from service.humanize import apply_human_units, parse_count
-from service.specs import canonical_json, flatten_errors, load_job, spec_digest, validate_spec
+from workers.schemas.humanize import apply_human_units, parse_count
+from workers.schemas.specs import canonical_json, flatten_errors, load_job, spec_digest, validate_spec
 
 SPEC = {"model": {"preset": "resnet18"}, "training": {"batch_size": 32}}
 

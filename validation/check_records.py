@@ -1,4 +1,4 @@
-"""Check validation/measurements.json: fields, known slugs and enums, sane numbers, reproducible stats."""
+"""Check workers/accuracy/data/measurements.json: fields, known slugs and enums, sane numbers, reproducible stats."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-RECORDS_PATH = Path(__file__).with_name("measurements.json")
+RECORDS_PATH = Path(__file__).resolve().parent.parent / "workers" / "accuracy" / "data" / "measurements.json"
 
 # The fixed GPU slugs every gpugauge part uses (helper brief, "GPU slugs (fixed; everyone uses these)").
 GPU_SLUGS = frozenset({

@@ -13,7 +13,7 @@ from werkzeug.exceptions import UnsupportedMediaType
 
 from service.auth import require_api_key
 from service.problems import PROBLEM_MEDIA_TYPE
-from service.schemas import ProblemSchema
+from workers.schemas import ProblemSchema
 
 F = TypeVar("F", bound=Callable[..., Any])
 

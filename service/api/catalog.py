@@ -15,7 +15,7 @@ from service.catalog_listing import (
     list_gpus,
     list_instances,
 )
-from service.runtime import runtime
+from workers.tasks.runtime import runtime
 
 blp = ApiBlueprint("catalog", __name__, url_prefix="/v1/catalog",
                    description="The GPUs, instance types and prices gpugauge ranks against.")

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from service.api import ApiBlueprint
-from service.runtime import runtime
-from service.schemas import EstimateRequestSchema, RequirementsSchema
-from service.specs import build_job
+from workers.schemas import EstimateRequestSchema, RequirementsSchema
+from workers.schemas.specs import build_job
 from workers.sizing.estimate import estimate_requirements, resolve_gpus
 from workers.sizing.requirements import Requirements
+from workers.tasks.runtime import runtime
 
 blp = ApiBlueprint("estimate", __name__, url_prefix="/v1", description="Size a training job.")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from flask import current_app
 
 from service.api import ApiBlueprint
-from service.api.schemas import HealthSchema
-from service.problems import Unavailable
-from service.runtime import runtime
+from service.schemas.envelopes import HealthSchema
+from workers.tasks.problems import Unavailable
+from workers.tasks.runtime import runtime
 
 blp = ApiBlueprint("ops", __name__, guarded=False, description="Liveness and readiness probes.")
 

@@ -8,14 +8,14 @@ from flask import Response, current_app, url_for
 from werkzeug.exceptions import NotFound
 
 from service.api import ApiBlueprint
-from service.api.schemas import JobSchema
-from service.jobs import DONE, FAILED, Stored, submit_stored
-from service.reconcile import replay_of
-from service.runtime import runtime
-from service.schemas import JobSpecSchema
-from service.specs import build_job, spec_digest
-from service.tasks import RECOMMEND_TASK
-from workers.recommend import check_recommendable
+from service.schemas.envelopes import JobSchema
+from workers.ranking.recommend import check_recommendable
+from workers.schemas import JobSpecSchema
+from workers.schemas.specs import build_job, spec_digest
+from workers.tasks.jobs import DONE, FAILED, Stored, submit_stored
+from workers.tasks.recommend import RECOMMEND_TASK
+from workers.tasks.reconcile import replay_of
+from workers.tasks.runtime import runtime
 
 blp = ApiBlueprint("recommendations", __name__, url_prefix="/v1",
                    description="Rank machines for a training job, through the job queue.")

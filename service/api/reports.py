@@ -9,15 +9,15 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import NotFound
 
 from service.api import ApiBlueprint
-from service.jobs import DONE, FAILED, Record, public_view, submit
-from service.reconcile import replay_of
 from service.reports import MEDIA_TYPES, render_review
-from service.review_tasks import REVIEW_TASK
-from service.reviews import build_review, review_digest
-from service.runtime import runtime
-from service.schemas.review import FORMATS, ReviewRequestSchema
-from service.schemas.review_result import ReviewResultSchema
-from workers.review import run_review
+from workers.review.review import run_review
+from workers.schemas.review import FORMATS, ReviewRequestSchema
+from workers.schemas.review_result import ReviewResultSchema
+from workers.schemas.reviews import build_review, review_digest
+from workers.tasks.jobs import DONE, FAILED, Record, public_view, submit
+from workers.tasks.reconcile import replay_of
+from workers.tasks.review import REVIEW_TASK
+from workers.tasks.runtime import runtime
 
 blp = ApiBlueprint("reports", __name__, url_prefix="/v1",
                    description="Review a team's planned jobs against a budget.")

@@ -8,10 +8,12 @@ from typing import Any, cast
 from flask import Blueprint, Flask, Response, jsonify, request
 from flask.blueprints import BlueprintSetupState
 
-from service.problems import problem, problem_response
-from service.slack import tasks as _tasks  # noqa: F401  (registers the @shared_task with Celery)
+from service.problems import problem_response
+from service.slack.install import install
 from service.slack.intake import acknowledge, read_form
-from service.slack.settings import install, slack_settings
+from workers.slack.settings import slack_settings
+from workers.tasks import slack as _tasks  # noqa: F401  (registers the @shared_task with Celery)
+from workers.tasks.problems import problem
 
 log = logging.getLogger(__name__)
 

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         return check()
     from service.app import create_app
-    from service.refresh_tasks import beat_schedule
+    from workers.tasks.refresh import beat_schedule
 
     app = create_app()
     if not app.config["REDIS_URL"]:

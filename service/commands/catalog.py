@@ -23,7 +23,7 @@ from catalog.units import parse_bytes, parse_usd
 from catalog.validate import CatalogValidationError
 from service.catalog_listing import catalog_info, list_gpus, list_instances
 from service.commands.common import fail, print_json
-from service.render import fmt_bytes, fmt_usd
+from workers.render import fmt_bytes, fmt_usd
 
 DEFAULT_DATA_DIR = "var"  # where a refresh keeps versions when neither --data-dir, REDIS_URL nor the env say
 

@@ -12,8 +12,8 @@ import yaml
 from marshmallow import Schema, ValidationError
 from rich.console import Console
 
-from service.humanize import apply_human_units
-from service.specs import load_job
+from workers.schemas.humanize import apply_human_units
+from workers.schemas.specs import load_job
 from workers.sizing.spec import JobSpec
 
 MAX_SPEC_FILE_BYTES = 64 * 1024 * 1024

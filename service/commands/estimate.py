@@ -12,8 +12,8 @@ from catalog.loader import load_catalog
 from service.commands.catalog import open_store
 from service.commands.common import CliError, fail, load_spec, print_json
 from service.commands.common import console as make_console
-from service.render import bar, fmt_bytes, fmt_count, fmt_hours
-from service.schemas import EstimateRequestSchema, RequirementsSchema
+from workers.render import bar, fmt_bytes, fmt_count, fmt_hours
+from workers.schemas import EstimateRequestSchema, RequirementsSchema
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_requirements, resolve_gpus
 from workers.sizing.requirements import Requirements

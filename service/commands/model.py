@@ -10,13 +10,13 @@ from rich.table import Table
 
 from service.commands.common import CliError, fail, first_error, print_json, read_spec_file
 from service.commands.common import console as make_console
-from service.render import bar, fmt_bytes, fmt_count
-from service.schemas.results import ModelStatsSchema
-from service.schemas.spec import ModelSchema
-from service.specs import flatten_errors
-from workers.models import resolve_model
+from workers.modelimport.models import resolve_model
+from workers.render import bar, fmt_bytes, fmt_count
+from workers.schemas.results import ModelStatsSchema
+from workers.schemas.spec import ModelSchema
+from workers.schemas.specs import flatten_errors
 from workers.sizing.errors import SizingError
-from workers.sizing.presets import preset_names
+from workers.sizing.presets.registry import preset_names
 from workers.sizing.stats import ModelStats
 
 

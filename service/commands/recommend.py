@@ -13,10 +13,10 @@ from service.commands.catalog import open_store
 from service.commands.common import CliError, fail, load_spec, print_json
 from service.commands.common import console as make_console
 from service.commands.estimate import print_requirements
-from service.render import fmt_bytes, fmt_hours, fmt_usd
-from service.schemas import RecommendationSchema
-from workers.recommend import recommend
-from workers.recommendation import Recommendation
+from workers.ranking.recommend import recommend
+from workers.ranking.recommendation import Recommendation
+from workers.render import fmt_bytes, fmt_hours, fmt_usd
+from workers.schemas import RecommendationSchema
 from workers.sizing.errors import SizingError
 
 

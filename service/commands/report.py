@@ -15,9 +15,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from service.commands.common import CliError, fail, first_error, inline_onnx, read_document
 from service.reports import render_review
-from service.reviews import apply_review_units, load_review
-from service.schemas.review_result import ReviewResultSchema
-from workers.review import run_review
+from workers.review.review import run_review
+from workers.schemas.review_result import ReviewResultSchema
+from workers.schemas.reviews import apply_review_units, load_review
 
 # The CLI says "md"; the API and the review file say "markdown".
 CLI_FORMATS = {"json": "json", "csv": "csv", "md": "markdown", "markdown": "markdown", "html": "html"}

@@ -10,7 +10,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from service.app import create_app
-from service.runtime import runtime
+from workers.tasks.runtime import runtime
 
 log = logging.getLogger("gpugauge.serve")
 

@@ -15,9 +15,9 @@ from rich.table import Table
 from catalog.gpus import gpus_by_slug
 from service.commands.common import console as make_console
 from service.commands.common import fail, print_json
-from service.render import fmt_bytes
-from workers.accuracy import MEASUREMENTS_PATH, SPLITS, Row, Summary, compare_all, load_measurements, summarise
-from workers.calibration import PRIORS, FitResult, fit_efficiency, shipped_values
+from workers.accuracy.accuracy import MEASUREMENTS_PATH, SPLITS, Row, Summary, compare_all, load_measurements, summarise
+from workers.accuracy.calibration import PRIORS, FitResult, fit_efficiency, shipped_values
+from workers.render import fmt_bytes
 from workers.sizing.errors import SizingError
 
 METRIC_TITLES = {
@@ -39,7 +39,7 @@ def register(subparsers: Any) -> None:
                    help="re-run the calibration of the time factors on the fit split (about a minute) and "
                         "print the fitted values beside the shipped ones")
     p.add_argument("--measurements", default=str(MEASUREMENTS_PATH), metavar="PATH",
-                   help="the measurement records (default: validation/measurements.json)")
+                   help="the measurement records (default: workers/accuracy/data/measurements.json)")
     p.set_defaults(func=run)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from flask import Flask
 
 from service.app import create_app
-from service.runtime import runtime
+from workers.tasks.runtime import runtime
 
 
 def register(subparsers: Any) -> None:

@@ -17,7 +17,7 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
-from service.render import fmt_hours, fmt_usd
+from workers.render import fmt_hours, fmt_usd
 
 # Ten colours that stay apart for colour-blind readers: matplotlib's "tab10" cycle.
 MAX_SERIES = 10

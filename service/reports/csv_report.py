@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from service.reports.document import Payload
-from service.reports.words import advice_message, pick_message
+from workers.review.words import advice_message, pick_message
 
 COLUMNS = (
     "row", "team", "job", "status", "runs", "parallel", "planned_basis",

@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from service.render import fmt_bytes, fmt_hours, fmt_usd
-from service.reports.words import advice_message, limit_text, pick_message
+from workers.render import fmt_bytes, fmt_hours, fmt_usd
+from workers.review.words import advice_message, limit_text, pick_message
 
 Payload = Mapping[str, Any]
 

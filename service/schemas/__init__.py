@@ -1,1 +1,4 @@
-"""Schemas of the service's own envelopes (jobs, health); the job spec and result schemas live in workers/schemas/ (both sides of the queue)."""
+"""Schemas of the service's own envelopes (jobs, health).
+
+The job spec and result schemas are needed on both sides of the queue, so they live in workers/schemas/.
+"""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from service.schemas import ProblemSchema, RecommendationSchema
+from workers.schemas import ProblemSchema, RecommendationSchema
 
 
 class JobSchema(Schema):

@@ -19,14 +19,14 @@ from marshmallow import ValidationError
 from redis.exceptions import RedisError
 
 from catalog.store import CatalogStoreError
-from service.problems import Unavailable
-from service.runtime import runtime
-from service.slack.blocks import Message, render_error, render_help
-from service.slack.grammar import Command, CommandError, describe_errors, parse_command
-from service.slack.settings import SlackSettings
-from service.slack.tasks import SLACK_TASK
-from service.specs import flatten_errors, load_job
-from workers.sizing.presets import PRESETS
+from workers.schemas.specs import flatten_errors, load_job
+from workers.sizing.presets.registry import PRESETS
+from workers.slack.blocks import Message, render_error, render_help
+from workers.slack.grammar import Command, CommandError, describe_errors, parse_command
+from workers.slack.settings import SlackSettings
+from workers.tasks.problems import Unavailable
+from workers.tasks.runtime import runtime
+from workers.tasks.slack import SLACK_TASK
 
 log = logging.getLogger(__name__)
 

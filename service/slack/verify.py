@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from redis.exceptions import RedisError
 from slack_sdk.signature import Clock, SignatureVerifier
 
+from workers.slack.store import MAX_AGE_S
+
 log = logging.getLogger(__name__)
 
 # Slack refuses requests older than five minutes and asks apps to do the same
 # (docs.slack.dev/authentication/verifying-requests-from-slack, "Validating a request").
-MAX_AGE_S = 5 * 60
 _TIMESTAMP = re.compile(r"^[0-9]{1,12}$")
 _SIGNATURE = re.compile(r"^v0=[0-9a-f]{64}$")
 

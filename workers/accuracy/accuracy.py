@@ -1,6 +1,6 @@
 """The sizing core against public measurements: one row per measured figure, and error summaries.
 
-Each record of validation/measurements.json becomes a JobSpec (accuracy_jobs.py), is predicted with
+Each record of workers/accuracy/data/measurements.json becomes a JobSpec (accuracy_jobs.py), is predicted with
 the sizing core, and yields one row per figure it measured:
 
 - `memory`: an explicit peak, scored as the relative error (predicted - measured) / measured. The
@@ -33,14 +33,15 @@ from pathlib import Path
 from typing import Any
 
 from catalog.types import GpuSpec
-from workers.accuracy_jobs import MeasuredJob, record_job
+from workers.accuracy.jobs import MeasuredJob, record_job
 from workers.sizing.memory import estimate_memory, framework_reserve_bytes
 from workers.sizing.overheads import CUDA_CONTEXT_BYTES
 from workers.sizing.requirements import MemoryBreakdown
 from workers.sizing.stats import LayerKind
 from workers.sizing.timing import estimate_iteration_ms
 
-MEASUREMENTS_PATH = Path(__file__).resolve().parent.parent / "validation" / "measurements.json"
+# Package data, so that `gpugauge validate` works from the installed wheel and the Docker image.
+MEASUREMENTS_PATH = Path(__file__).resolve().parent / "data" / "measurements.json"
 SPLITS = ("fit", "holdout", "all")
 METRICS = ("memory", "throughput", "max_batch", "runs")
 # Largest batch searched for when a prediction fits the measured one (the search doubles, then bisects).

@@ -1,7 +1,7 @@
 """The procedure that fitted efficiency.py's time factors: coordinate descent on the "fit" split.
 
 A development tool, run by `gpugauge validate --fit`; the sizing core never calls it. It predicts the
-throughput of every "fit" record of validation/measurements.json, and minimises the summed
+throughput of every "fit" record of workers/accuracy/data/measurements.json, and minimises the summed
 |log(predicted / measured)| (an L1 loss: a median fit, robust to the few records the model cannot
 describe) over the parameters of FITTED, one at a time by golden-section search on a log scale within
 each parameter's bounds, starting from PRIORS (the values before calibration), for ROUNDS rounds in
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from catalog.types import GpuSpec
-from workers.accuracy import measured_samples_per_s
-from workers.accuracy_jobs import MeasuredJob, record_job
+from workers.accuracy.accuracy import measured_samples_per_s
+from workers.accuracy.jobs import MeasuredJob, record_job
 from workers.sizing import efficiency, timing
 from workers.sizing.efficiency import MathUnit
 from workers.sizing.stats import LayerKind

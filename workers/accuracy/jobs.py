@@ -1,4 +1,4 @@
-"""A public measurement record (validation/measurements.json) turned into the core's JobSpec.
+"""A public measurement record (workers/accuracy/data/measurements.json) turned into the core's JobSpec.
 
 A record names a preset (`resnet50`, `bert-large`, ...) or carries `stats` for a model outside the
 presets. Where the record's architecture fields pin the layers down (decoder LLMs with `layers`,
@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from workers.sizing.layers import compute_model_stats
-from workers.sizing.preset_transformer import BERT_VOCAB, bert_layers
-from workers.sizing.presets import PRESETS, preset_stats
+from workers.sizing.layers.build import compute_model_stats
+from workers.sizing.presets.registry import PRESETS, preset_stats
+from workers.sizing.presets.transformer import BERT_VOCAB, bert_layers
 from workers.sizing.spec import Framework, JobSpec, Optimizer, Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
 

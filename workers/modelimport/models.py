@@ -6,11 +6,11 @@ import base64
 import binascii
 from collections.abc import Mapping, Sequence
 
-from workers.onnx_import import MAX_ONNX_BYTES, onnx_model_stats
+from workers.modelimport.onnx_import import MAX_ONNX_BYTES, onnx_model_stats
 from workers.sizing.errors import OnnxError, SpecError, UnknownNameError
-from workers.sizing.layer_fields import closest, whole_number
-from workers.sizing.layers import compute_model_stats
-from workers.sizing.presets import preset_stats
+from workers.sizing.layers.build import compute_model_stats
+from workers.sizing.layers.fields import closest, whole_number
+from workers.sizing.presets.registry import preset_stats
 from workers.sizing.stats import ModelStats
 
 FORMS = ("preset", "stats", "layers", "onnx")

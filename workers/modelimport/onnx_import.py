@@ -2,7 +2,7 @@
 
 Each computing node becomes one row: its output values per sample (neurons), the weights it reads
 (initializers, each counted once; batchnorm running statistics excluded), its multiply-adds and
-what autograd would keep for backward (rules in `workers.onnx_ops`). A MatMul followed by the Add
+what autograd would keep for backward (rules in `workers.modelimport.onnx_ops`). A MatMul followed by the Add
 of a constant bias counts as one dense layer, as a layer list writes it. Constant folding and
 shape arithmetic on integer tensors give no rows. Operators without a rule still give a row
 (their output values) and are listed in `ModelStats.unknown_operators`.
@@ -20,10 +20,10 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import NodeProto, TensorProto
 
-from workers.onnx_ops import PLUMBING, Dims, NodeContext, OpRule, rule_for
+from workers.modelimport.onnx_ops import PLUMBING, Dims, NodeContext, OpRule, rule_for
 from workers.sizing.errors import OnnxError, SpecError
-from workers.sizing.layer_fields import Part
-from workers.sizing.layers import count_kept_values
+from workers.sizing.layers.build import count_kept_values
+from workers.sizing.layers.fields import Part
 from workers.sizing.stats import LayerStats, ModelStats
 
 FIELD = "model.onnx"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import onnx
 from onnx import NodeProto
 
-from workers.sizing.layer_seq import GATES, KEPT_PER_UNIT
+from workers.sizing.layers.seq import GATES, KEPT_PER_UNIT
 from workers.sizing.stats import LayerKind
 
 Dims = tuple[int, ...]

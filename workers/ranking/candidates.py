@@ -16,8 +16,8 @@ import math
 from collections.abc import Sequence
 
 from catalog.types import Offer, Pricing
-from workers.scope import Scope
-from workers.shapes import Shape
+from workers.ranking.scope import Scope
+from workers.ranking.shapes import Shape
 from workers.sizing.spec import Objective
 
 

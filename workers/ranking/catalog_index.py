@@ -6,7 +6,7 @@ import threading
 from collections.abc import Mapping
 
 from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Provider
-from workers.costing import block_storage_price_table, cheapest_cards
+from workers.ranking.costing import block_storage_price_table, cheapest_cards
 
 PROVIDER_NAMES = {p: p.value for p in Provider}  # Enum.value is a slow descriptor; this is a dict look-up
 

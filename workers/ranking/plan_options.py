@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from catalog.types import Catalog, GpuSpec
-from workers.ranking import rank_offers
-from workers.reasons import hours_text, usd_text
-from workers.recommendation import RankedOption
+from workers.ranking.ranking import rank_offers
+from workers.ranking.reasons import hours_text, usd_text
+from workers.ranking.recommendation import RankedOption
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpu, profile_gpu
 from workers.sizing.memory import fits, sharded_memory

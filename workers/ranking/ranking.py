@@ -43,12 +43,12 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping
 
 from catalog.types import Catalog, Pricing
-from workers.candidates import Span, collect_candidates
-from workers.catalog_index import catalog_index
-from workers.reasons import option_warnings, rejection_reason, why_line
-from workers.recommendation import RankedOption, Recommendation, Rejected
-from workers.scope import resolve_scope
-from workers.shapes import BUDGET, GPU_MEMORY, NO_ESTIMATE, NO_STORAGE_PRICE, CpuAdjust, Shape, judge_shapes
+from workers.ranking.candidates import Span, collect_candidates
+from workers.ranking.catalog_index import catalog_index
+from workers.ranking.reasons import option_warnings, rejection_reason, why_line
+from workers.ranking.recommendation import RankedOption, Recommendation, Rejected
+from workers.ranking.scope import resolve_scope
+from workers.ranking.shapes import BUDGET, GPU_MEMORY, NO_ESTIMATE, NO_STORAGE_PRICE, CpuAdjust, Shape, judge_shapes
 from workers.sizing.machine import iteration_ms_with_cpu
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec, Objective

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from catalog.types import Catalog, Pricing
-from workers.shapes import BUDGET, DEADLINE, GPU_MEMORY, HOST_MEMORY, NO_ESTIMATE, NO_STORAGE_PRICE, Shape
+from workers.ranking.shapes import BUDGET, DEADLINE, GPU_MEMORY, HOST_MEMORY, NO_ESTIMATE, NO_STORAGE_PRICE, Shape
 from workers.sizing.requirements import Requirements, Warning
 from workers.sizing.spec import JobSpec, Objective
 

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from catalog.types import Catalog, GpuSpec
-from workers.plan_options import plan_with_options
-from workers.ranking import rank_offers
-from workers.recommendation import Recommendation
-from workers.scope import gpu_counts_in_scope
+from workers.ranking.plan_options import plan_with_options
+from workers.ranking.ranking import rank_offers
+from workers.ranking.recommendation import Recommendation
+from workers.ranking.scope import gpu_counts_in_scope
 from workers.sizing.estimate import estimate_on_gpu, estimate_requirements, profile_gpu
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec

@@ -15,8 +15,8 @@ import difflib
 from dataclasses import dataclass
 
 from catalog.types import Catalog, Pricing, Provider
-from workers.catalog_index import catalog_index
-from workers.costing import ONPREM_REGION, onprem_gpu_counts
+from workers.ranking.catalog_index import catalog_index
+from workers.ranking.costing import ONPREM_REGION, onprem_gpu_counts
 from workers.sizing.errors import SpecError, UnknownNameError
 from workers.sizing.spec import Constraints
 

@@ -6,8 +6,8 @@ import math
 from collections.abc import Callable, Mapping
 
 from catalog.types import Offer, Pricing, Provider
-from workers.catalog_index import BlockTable, CatalogIndex, Machine
-from workers.costing import (
+from workers.ranking.catalog_index import BlockTable, CatalogIndex, Machine
+from workers.ranking.costing import (
     BYTES_PER_BILLED_GB,
     HOURS_PER_MONTH,
     ONPREM_REGION,
@@ -15,7 +15,7 @@ from workers.costing import (
     onprem_instance_type,
     onprem_price_per_hour_usd,
 )
-from workers.scope import Scope
+from workers.ranking.scope import Scope
 from workers.sizing.machine import host_memory_bytes
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec

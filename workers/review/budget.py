@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from workers.recommendation import RankedOption
+from workers.ranking.recommendation import RankedOption
 from workers.sizing.spec import JobSpec, OnPremAssumptions
 
 # Reason codes: why a pick has no plan, or why a job has none at all.
@@ -144,7 +144,7 @@ def _cheap_key(plan: Plan) -> tuple[float, float, tuple[str, str, str, str]]:
 def machine_sample(plans: Iterable[Plan], *, limit: int) -> tuple[Plan, ...]:
     """Return each machine's cheapest plan (any region or pricing), the `limit` best by cost x wall-clock.
 
-    cost x time is the ranking's balanced order (workers/ranking.py): the sample keeps the options
+    cost x time is the ranking's balanced order (workers/ranking/ranking.py): the sample keeps the options
     a reader would weigh, one point per machine, for the cost-against-time chart.
     """
     best: dict[tuple[str, str], Plan] = {}

@@ -2,7 +2,7 @@
 
 domain.md §6: cloud GPUs cost nothing up front, scale to the job and need no server room; owning
 pays off when a card is busy long enough. For each card a team could buy, as one card in a host
-of its own (the owned 1-GPU machine the ranking prices, workers/costing.py):
+of its own (the owned 1-GPU machine the ranking prices, workers/ranking/costing.py):
 
     owning H hours  = card price + host price + H x card watts / 1000 x electricity USD per kWh
     renting H hours = H x the cheapest on-demand cloud price of one comparable GPU-hour
@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from catalog.types import Catalog, GpuSpec, OnPremCard, Pricing, Provider
-from workers.costing import HOURS_PER_YEAR, cheapest_cards, onprem_price_per_hour_usd
+from workers.ranking.costing import HOURS_PER_YEAR, cheapest_cards, onprem_price_per_hour_usd
 from workers.sizing.spec import OnPremAssumptions
 
 NO_CLOUD_GPU = "no-cloud-gpu"  # no cloud GPU in the catalog matches the card's memory and bandwidth

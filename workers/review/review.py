@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog.types import Catalog
-from workers.budget import (
+from workers.ranking.recommendation import Recommendation
+from workers.review.budget import (
     DURATION_UNKNOWN,
     FAILED,
     Pick,
@@ -27,13 +28,12 @@ from workers.budget import (
     plan_runs,
     planned,
 )
-from workers.ownership import BuyVsRent, ReviewUse, buy_vs_rent
-from workers.recommendation import Recommendation
+from workers.review.ownership import BuyVsRent, ReviewUse, buy_vs_rent
+from workers.review.sweeps import compare_sweep
+from workers.review.totals import FAILED as JOB_FAILED
+from workers.review.totals import OK, BudgetStanding, JobReview, Total, budget_standing, overall_total, team_totals
 from workers.sizing.errors import SizingError
 from workers.sizing.spec import JobSpec, OnPremAssumptions
-from workers.sweeps import compare_sweep
-from workers.totals import FAILED as JOB_FAILED
-from workers.totals import OK, BudgetStanding, JobReview, Total, budget_standing, overall_total, team_totals
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ def _add_use(use: dict[str, ReviewUse], item: ReviewItem, rec: Recommendation) -
 
 def _default_recommend() -> RecommendFn:
     # The ranking entry point, imported when first needed so that tests can pass their own.
-    from workers.recommend import recommend
+    from workers.ranking.recommend import recommend
 
     found: RecommendFn = recommend
     return found

@@ -17,8 +17,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from workers.budget import Sweep, SweepKind
-from workers.recommendation import RankedOption
+from workers.ranking.recommendation import RankedOption
+from workers.review.budget import Sweep, SweepKind
 from workers.sizing.requirements import PerGpu
 
 # domain.md §7: "a grid over at most about 3 parameters (values on a log scale), random search beyond".

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from workers.budget import MISSES_DEADLINE, Pick, Plan, Sweep
+from workers.review.budget import MISSES_DEADLINE, Pick, Plan, Sweep
+from workers.review.sweeps import SweepComparison
 from workers.sizing.requirements import Warning
-from workers.sweeps import SweepComparison
 
 OK, FAILED = "ok", "failed"
 

@@ -1,12 +1,12 @@
 """The marshmallow schemas every boundary passes: HTTP bodies, CLI spec files, Slack, Celery payloads."""
 
-from service.schemas.problem import ProblemSchema
-from service.schemas.results import (
+from workers.schemas.problem import ProblemSchema
+from workers.schemas.results import (
     ModelStatsSchema,
     RecommendationSchema,
     RequirementsSchema,
 )
-from service.schemas.spec import EstimateRequestSchema, JobSpecSchema
+from workers.schemas.spec import EstimateRequestSchema, JobSpecSchema
 
 __all__ = [
     "EstimateRequestSchema",

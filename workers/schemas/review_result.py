@@ -6,8 +6,8 @@ from typing import Any
 
 from marshmallow import Schema, fields, post_dump
 
-from service.reports.words import advice_message, pick_message
-from service.schemas.results import WarningSchema
+from workers.review.words import advice_message, pick_message
+from workers.schemas.results import WarningSchema
 
 
 class PlanSchema(Schema):

@@ -9,10 +9,10 @@ from typing import Any
 from marshmallow import ValidationError
 
 from catalog.units import parse_duration_hours, parse_usd
-from service.humanize import apply_human_units
-from service.schemas.review import ReviewRequestSchema
-from service.specs import build_job, canonical_json, flatten_errors
-from workers.budget import Review, ReviewItem, Sweep, SweepKind
+from workers.review.budget import Review, ReviewItem, Sweep, SweepKind
+from workers.schemas.humanize import apply_human_units
+from workers.schemas.review import ReviewRequestSchema
+from workers.schemas.specs import build_job, canonical_json, flatten_errors
 from workers.sizing.errors import SizingError
 from workers.sizing.spec import OnPremAssumptions
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate, validates, validates_schema
 
-from service.schemas.fields import StrictFloat, bounded_int
+from workers.schemas.fields import StrictFloat, bounded_int
 
 # Bounds: far beyond any real job, tight enough that no figure overflows or loses meaning.
 MAX_LAYERS = 5_000

@@ -10,8 +10,8 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError
 
-from service.schemas import JobSpecSchema
-from workers.models import resolve_model
+from workers.modelimport.models import resolve_model
+from workers.schemas import JobSpecSchema
 from workers.sizing.errors import SizingError
 from workers.sizing.spec import (
     Constraints,

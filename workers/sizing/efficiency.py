@@ -25,9 +25,9 @@ class MathUnit(StrEnum):
 
 
 # Share of the unit's peak a layer kind reaches (before ARCHITECTURE_FACTOR).
-# [fitted] conv and dense on every unit: fitted on the "fit" split of validation/measurements.json
+# [fitted] conv and dense on every unit: fitted on the "fit" split of workers/accuracy/data/measurements.json
 # (53 throughput records) together with BANDWIDTH_EFFICIENCY and the Maxwell/Pascal and Hopper/Blackwell
-# factors below, by workers/calibration.py (`gpugauge validate --fit`): coordinate descent from the
+# factors below, by workers/accuracy/calibration.py (`gpugauge validate --fit`): coordinate descent from the
 # priors (conv 0.65 / 0.40 / 0.35, dense 0.75 / 0.60 / 0.55 on SIMT / tensor / TF32) minimising the
 # summed |log(predicted / measured)|, each kept within 0.05-0.90. docs/sizing.md "Calibration" has
 # the errors on the "holdout" split. They are effective shares: cuDNN's convolutions are rarely the

@@ -21,8 +21,8 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from service.render import fmt_bytes, fmt_hours, fmt_usd
-from service.slack import grammar
+from workers.render import fmt_bytes, fmt_hours, fmt_usd
+from workers.slack import grammar
 
 # Slack's documented limits (docs.slack.dev/reference/block-kit/blocks): 50 blocks a message,
 # 3000 characters of section text, 2000 per section field, 150 for a header.

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 from slack_sdk.errors import SlackRequestError
 from slack_sdk.webhook import WebhookClient
 
-from service.slack.blocks import Message
-from service.slack.store import SlackJobs
+from workers.slack.blocks import Message
+from workers.slack.store import SlackJobs
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ def celery_settings(redis_url: str, *, time_limit_s: float = 120.0,
     """Return the Celery configuration for a broker at `redis_url` (results live in our job registry)."""
     settings: dict[str, Any] = {
         "broker_url": redis_url,
-        # No result backend: our job registry (service/jobs.py) holds states and results. With one on
+        # No result backend: our job registry (workers/tasks/jobs.py) holds states and results. With one on
         # the same Redis, a Redis outage lost the jobs running at that moment: the worker cancels them
         # on the connection loss, its cancel fails writing a RETRY state to the unreachable backend,
         # and on reconnecting Celery takes them for revoked and acknowledges their messages (seen in
@@ -66,7 +66,7 @@ def celery_settings(redis_url: str, *, time_limit_s: float = 120.0,
 
 def embedded_settings(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Return the Celery configuration of the embedded mode, where no broker is ever used."""
-    # Tasks run on the in-process thread pool of service/queues.py; the Celery app only keeps
+    # Tasks run on the in-process thread pool of workers/tasks/queues.py; the Celery app only keeps
     # the task registry, so nothing here may reach for a network.
     settings: dict[str, Any] = {
         "broker_url": "memory://",

@@ -1,6 +1,6 @@
 """The job registry: each recommendation job's state and result under a key that expires.
 
-A job's id is the digest of its normalised spec and the catalog version (service.specs.spec_digest),
+A job's id is the digest of its normalised spec and the catalog version (workers.schemas.specs.spec_digest),
 so identical requests name the same job; `submit` claims that id once and only the claimant enqueues
 the task. A job is kept as its status plus the JSON the API shows, written once per state change, so
 polling and repeated specs are answered with the stored bytes, never decoded and encoded again.
@@ -36,7 +36,7 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
 """
 # Mark a claimed job as handed to the queue, unless it expired meanwhile (never re-create a key), and
-# keep the task's name and arguments, for service/reconcile.py to enqueue again if the message is lost.
+# keep the task's name and arguments, for workers/tasks/reconcile.py to enqueue again if the message is lost.
 _CONFIRM = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'enqueued', '1')
@@ -123,7 +123,7 @@ def submit(store: JobStore, enqueue: Callable[[], None], *, job_id: str, ttl_s: 
            replay: str | None = None) -> Record:
     """Return the job named `job_id`, claiming it and calling `enqueue` only if nobody holds it.
 
-    `replay` is the enqueued task as JSON (service.reconcile.replay_of), kept to enqueue it again if
+    `replay` is the enqueued task as JSON (workers.tasks.reconcile.replay_of), kept to enqueue it again if
     its message is lost.
     """
     record: Record = json.loads(submit_stored(store, enqueue, job_id=job_id, ttl_s=ttl_s, replay=replay)[1])

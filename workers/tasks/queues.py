@@ -1,6 +1,6 @@
 """Where tasks run: Celery workers over Redis, or the embedded mode's in-process thread pool.
 
-Both take a task name and JSON arguments and run the same `@shared_task` of service/tasks.py. The
+Both take a task name and JSON arguments and run the same `@shared_task` of workers/tasks/recommend.py. The
 embedded mode (no REDIS_URL) round-trips the arguments through kombu's JSON serializer, exactly as a
 broker message would, then calls the task on a thread of this process inside the Flask app context.
 It keeps one process's state, so the embedded service runs as one gunicorn process with threads.

@@ -14,19 +14,19 @@ from celery.exceptions import SoftTimeLimitExceeded
 from flask import current_app
 from marshmallow import ValidationError
 
-from service.jobs import finish, mark_running
-from service.outage import when_redis_answers
-from service.problems import problem, problem_for
-from service.runtime import runtime
-from service.schemas import RecommendationSchema
-from service.specs import load_job
-from workers.recommend import recommend
+from workers.ranking.recommend import recommend
+from workers.schemas import RecommendationSchema
+from workers.schemas.specs import load_job
 from workers.sizing.errors import SizingError
+from workers.tasks.jobs import finish, mark_running
+from workers.tasks.outage import when_redis_answers
+from workers.tasks.problems import problem, problem_for
+from workers.tasks.runtime import runtime
 
 RECOMMEND_TASK = "gpugauge.recommend"
 
 
-# A lost Redis is waited out (service/outage.py), not retried: a retry cannot be published to a dead
+# A lost Redis is waited out (workers/tasks/outage.py), not retried: a retry cannot be published to a dead
 # broker, and Celery then drops the message. Bad specs and bugs fail at once.
 @shared_task(name=RECOMMEND_TASK, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
 def recommend_job(job_id: str, spec: dict[str, Any]) -> dict[str, str]:

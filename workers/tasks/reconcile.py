@@ -25,8 +25,8 @@ from celery import shared_task
 from flask import current_app
 from redis import Redis
 
-from service.jobs import QUEUED, RUNNING
-from service.runtime import runtime
+from workers.tasks.jobs import QUEUED, RUNNING
+from workers.tasks.runtime import runtime
 
 log = logging.getLogger(__name__)
 

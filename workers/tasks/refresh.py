@@ -31,7 +31,7 @@ REFRESH_DEFAULTS: dict[str, Any] = {
     "CATALOG_REFRESH_AT": "03:17",  # off the hour, when many schedules fire at once
 }
 # A full AWS price read takes minutes (pricing pages of 100 items); the broker's visibility timeout
-# (workers/celery_app.py, 3600 s) must stay above the hard limit or the task would run twice.
+# (workers/tasks/celery_app.py, 3600 s) must stay above the hard limit or the task would run twice.
 REFRESH_TIME_LIMIT_S = 1800
 REFRESH_SOFT_TIME_LIMIT_S = 1700
 _REASON_MAX_CHARS = 300
@@ -104,7 +104,7 @@ def refresh_time(setting: str) -> tuple[int, int]:
 
 def beat_schedule(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Return Celery beat's schedule: the catalog refresh daily at CATALOG_REFRESH_AT (UTC), the lost-job sweep."""
-    from service.reconcile import RECONCILE_DEFAULTS, REQUEUE_TASK
+    from workers.tasks.reconcile import RECONCILE_DEFAULTS, REQUEUE_TASK
 
     hour, minute = refresh_time(config.get("CATALOG_REFRESH_AT", REFRESH_DEFAULTS["CATALOG_REFRESH_AT"]))
     every_s = float(config.get("JOB_REQUEUE_EVERY_S", RECONCILE_DEFAULTS["JOB_REQUEUE_EVERY_S"]))

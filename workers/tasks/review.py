@@ -1,6 +1,6 @@
 """The Celery task of a large budget review: load the request, run the review, record progress on the job.
 
-It lives in service/ rather than workers/ for the reason service/tasks.py gives: it passes the
+It lives in service/ rather than workers/ for the reason workers/tasks/recommend.py gives: it passes the
 service's schemas and job registry, and no arrow may point from workers/ up to service/.
 """
 
@@ -10,13 +10,13 @@ from typing import Any
 
 from celery import shared_task
 
-from service.jobs import RUNNING, JobStore
-from service.outage import when_redis_answers
-from service.reviews import load_review
-from service.runtime import runtime
-from service.schemas.review_result import ReviewResultSchema
-from service.tasks import run_recorded
-from workers.review import run_review
+from workers.review.review import run_review
+from workers.schemas.review_result import ReviewResultSchema
+from workers.schemas.reviews import load_review
+from workers.tasks.jobs import RUNNING, JobStore
+from workers.tasks.outage import when_redis_answers
+from workers.tasks.recommend import run_recorded
+from workers.tasks.runtime import runtime
 
 REVIEW_TASK = "gpugauge.review"
 # A review of 200 jobs ranks 200 times; give it longer than one ranking's default limit.

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from flask import Flask, current_app
 
 from catalog.types import Catalog
-from service.jobs import JobStore
-from service.queues import TaskQueue
+from workers.tasks.jobs import JobStore
+from workers.tasks.queues import TaskQueue
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The Celery task that answers a queued slash command at its response_url; its one argument is a job id.
 
-It lives in service/ (registered when service.slack.views is imported, as the app factory does) so
+It lives in service/ (registered when service.api.slack is imported, as the app factory does) so
 that it may use the service's schemas and Block Kit rendering; workers/ never imports service/.
 """
 
@@ -16,16 +16,16 @@ from marshmallow import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from service.runtime import runtime
-from service.schemas import RecommendationSchema, RequirementsSchema
-from service.slack.blocks import Message, render_error, render_fit, render_recommendation
-from service.slack.delivery import DeliveryError, deliver
-from service.slack.grammar import describe_errors
-from service.slack.settings import slack_settings
-from service.specs import flatten_errors, load_job
-from workers.recommend import recommend
+from workers.ranking.recommend import recommend
+from workers.schemas import RecommendationSchema, RequirementsSchema
+from workers.schemas.specs import flatten_errors, load_job
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_requirements, resolve_gpus
+from workers.slack.blocks import Message, render_error, render_fit, render_recommendation
+from workers.slack.delivery import DeliveryError, deliver
+from workers.slack.grammar import describe_errors
+from workers.slack.settings import slack_settings
+from workers.tasks.runtime import runtime
 
 log = logging.getLogger(__name__)
 

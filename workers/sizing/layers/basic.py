@@ -8,7 +8,7 @@ same way), so elementwise layers carry their cost in `traffic_values` instead.
 from __future__ import annotations
 
 from workers.sizing.errors import ShapeError, SpecError
-from workers.sizing.layer_fields import Fields, Part, Rule, Shape, elementwise, show, size
+from workers.sizing.layers.fields import Fields, Part, Rule, Shape, elementwise, show, size
 from workers.sizing.stats import LayerKind
 
 INDEX_BYTES = 8  # int64 indices and token ids, as PyTorch stores them

@@ -37,9 +37,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from workers.sizing import layer_basic, layer_conv, layer_seq
 from workers.sizing.errors import SpecError, UnknownNameError
-from workers.sizing.layer_fields import COMMON_KEYS, Fields, Part, Rule, Shape, closest, size, whole_number
+from workers.sizing.layers import basic as layer_basic
+from workers.sizing.layers import conv as layer_conv
+from workers.sizing.layers import seq as layer_seq
+from workers.sizing.layers.fields import COMMON_KEYS, Fields, Part, Rule, Shape, closest, size, whole_number
 from workers.sizing.stats import LayerStats, ModelStats
 
 RULES: dict[str, Rule] = {**layer_basic.RULES, **layer_conv.RULES, **layer_seq.RULES}

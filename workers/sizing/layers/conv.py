@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 
 from workers.sizing.errors import SpecError
-from workers.sizing.layer_basic import INDEX_BYTES
-from workers.sizing.layer_fields import Fields, Part, Rule, Shape, show, size
+from workers.sizing.layers.basic import INDEX_BYTES
+from workers.sizing.layers.fields import Fields, Part, Rule, Shape, show, size
 from workers.sizing.stats import LayerKind
 
 AXES = {1: "[channels, length]", 2: "[channels, height, width]"}

@@ -9,7 +9,7 @@ saved_values * 2 + saved_mask_bytes == 34*s*h + 5*a*s^2 over its rows.
 
 from __future__ import annotations
 
-from workers.sizing.layer_fields import Fields, Part, Rule, Shape, elementwise, show, size
+from workers.sizing.layers.fields import Fields, Part, Rule, Shape, elementwise, show, size
 from workers.sizing.stats import LayerKind
 
 SEQUENCE = "[sequence, features]"

@@ -15,17 +15,17 @@ from functools import partial
 from typing import NamedTuple
 
 from workers.sizing.errors import ShapeError, SpecError, UnknownNameError
-from workers.sizing.layer_fields import closest
-from workers.sizing.layers import compute_model_stats
-from workers.sizing.preset_cnn import alexnet_layers, resnet_layers, vgg16_layers
-from workers.sizing.preset_small import (
+from workers.sizing.layers.build import compute_model_stats
+from workers.sizing.layers.fields import closest
+from workers.sizing.presets.cnn import alexnet_layers, resnet_layers, vgg16_layers
+from workers.sizing.presets.small import (
     DCGAN_LATENT,
     dcgan_layers,
     dqn_atari_layers,
     lstm_meta_learner_layers,
     vae_mnist_layers,
 )
-from workers.sizing.preset_transformer import bert_layers, gpt2_layers, llama_7b_layers, vit_b16_layers
+from workers.sizing.presets.transformer import bert_layers, gpt2_layers, llama_7b_layers, vit_b16_layers
 from workers.sizing.stats import ModelStats
 
 Layer = dict[str, object]

@@ -1,50 +1,24 @@
-"""What the Slack command needs at run time, built from the app's config when its blueprint registers.
-
-Config keys (the environment sets them with the GPUGAUGE_ prefix, e.g. GPUGAUGE_SLACK_SIGNING_SECRET):
-    SLACK_SIGNING_SECRET          the app's signing secret; absent: every command is refused (401)
-    SLACK_RESPONSE_URL_PREFIXES   where answers may be posted (default https://hooks.slack.com/),
-                                  a list or a comma-separated string
-    SLACK_REPLAY_CHECK            refuse a signed request seen in the last 5 minutes (default true)
-    SLACK_JOB_TTL_S               how long a command waits for its answer (default 1800, Slack's limit)
-    SLACK_KEY_PREFIX              where its keys live in Redis (default gpugauge:slack:)
-Tests also pass objects: SLACK_CLOCK (a slack_sdk Clock), SLACK_WEBHOOK_FACTORY (url -> sender),
-SLACK_ANSWERER (command record -> message). Jobs live in Redis at REDIS_URL, else in memory.
-"""
+"""Builds the Slack settings from the app's config when the blueprint registers (keys: workers/slack/settings.py)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
-from flask import Flask, current_app
+from flask import Flask
 from redis import Redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 from slack_sdk.signature import Clock
 
-from service.slack.blocks import Message
-from service.slack.delivery import WebhookFactory, webhook_client
-from service.slack.store import JOB_TTL_S, KEY_PREFIX, KeyValue, MemoryKeyValue, SlackJobs
 from service.slack.verify import RequestVerifier
+from workers.slack.delivery import webhook_client
+from workers.slack.settings import EXTENSION, SlackSettings
+from workers.slack.store import JOB_TTL_S, KEY_PREFIX, KeyValue, MemoryKeyValue, SlackJobs
 
-EXTENSION = "gpugauge.slack"
 SECRET_ENV = "GPUGAUGE_SLACK_SIGNING_SECRET"
 DEFAULT_RESPONSE_URL_PREFIXES = ("https://hooks.slack.com/",)
-
-Answerer = Callable[[Mapping[str, Any]], Message]
-
-
-@dataclass(frozen=True)
-class SlackSettings:
-    """The signature check, the job store, how answers are made and where they may be posted."""
-
-    verifier: RequestVerifier
-    jobs: SlackJobs
-    webhook_factory: WebhookFactory
-    answerer: Answerer | None  # None: the real sizing and ranking (service.slack.tasks.answer_command)
-    response_url_prefixes: tuple[str, ...]
 
 
 def install(app: Flask) -> None:
@@ -61,12 +35,6 @@ def install(app: Flask) -> None:
         answerer=config.get("SLACK_ANSWERER"),
         response_url_prefixes=_prefixes(config.get("SLACK_RESPONSE_URL_PREFIXES")),
     )
-
-
-def slack_settings() -> SlackSettings:
-    """Return the current app's Slack settings."""
-    settings: SlackSettings = current_app.extensions[EXTENSION]
-    return settings
 
 
 def _signing_secret(config: Mapping[str, Any]) -> str | None:

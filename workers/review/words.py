@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from service.render import fmt_hours, fmt_usd
+from workers.render import fmt_hours, fmt_usd
 
 SOURCES = {"job": "the job's", "spec": "the spec's", "review": "the review's", "none": "no"}
 
