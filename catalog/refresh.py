@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from catalog.fetchers import DEFAULT_REGIONS, FETCHERS
 from catalog.fetchers.result import FetchResult, Progress, no_progress
 from catalog.gpus import load_gpus
 from catalog.loader import load_snapshot_rows
 from catalog.payload import CatalogRows
+from catalog.providers import FETCHED_PROVIDERS, PROVIDERS
 from catalog.store import CatalogStore, next_version
 from catalog.types import GpuSpec, Provider
 from catalog.validate import validate_rows
@@ -85,13 +85,14 @@ def refresh_catalog(
     now: datetime | None = None,
 ) -> RefreshReport:
     """Fetch `provider`, make a validated new version current; on any failure raise and change nothing."""
-    if provider not in FETCHERS:
-        raise ValueError(f"unknown provider {provider!r} (valid: {', '.join(sorted(FETCHERS))})")
+    entry = PROVIDERS.get(provider)
+    if entry is None or entry.fetch is None:
+        raise ValueError(f"unknown provider {provider!r} (valid: {', '.join(sorted(FETCHED_PROVIDERS))})")
     now = now or datetime.now(UTC)
     gpus = gpus if gpus is not None else load_gpus()
     base = store.current() or load_snapshot_rows()
-    result = (fetcher or FETCHERS[provider])(
-        regions=tuple(regions or DEFAULT_REGIONS[provider]),
+    result = (fetcher or entry.fetch)(
+        regions=tuple(regions or entry.default_regions),
         progress=progress,
         now=now,
         **(fetch_kwargs or {}),

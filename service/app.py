@@ -10,13 +10,11 @@ process and live in its memory (workers/tasks/queues.py), so serve it as one pro
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any
 
-import flask_smorest
 from celery import Celery, Task
 from flask import Flask
 from flask.json.provider import DefaultJSONProvider
@@ -32,8 +30,11 @@ from service.api import catalog as catalog_api
 from service.api import docs, ops
 from service.api import estimate as estimate_api
 from service.api import recommendations as recommendations_api
+from service.api import reports as reports_api
+from service.api import slack as slack_api
 from service.auth import EXTENSION as API_KEYS_EXTENSION
 from service.auth import api_key_hashes
+from service.config import DEFAULTS
 from service.limits import init_limits
 from service.problems import PROBLEM_MEDIA_TYPE, register_error_handlers
 from workers.schemas import ProblemSchema
@@ -47,30 +48,7 @@ from workers.tasks.outage import patch_kombu_restore_unacked
 from workers.tasks.queues import CeleryQueue, ThreadQueue
 from workers.tasks.runtime import EXTENSION, CatalogCache, Runtime
 
-DEFAULTS: dict[str, Any] = {
-    "REDIS_URL": None,  # absent: the embedded default
-    "API_KEYS": "",  # comma-separated keys or their sha256; empty: the API is open
-    "RESULT_TTL_S": 3600,  # a job and its result live this long
-    "JOB_KEY_PREFIX": "gpugauge:job:",  # Redis keys of the job registry
-    "MAX_CONTENT_LENGTH": 8 * 1024 * 1024,  # request bodies; a spec with an inline ONNX graph fits
-    "READY_TIMEOUT_S": 0.5,  # how long /readyz waits for a worker's pong
-    "EMBEDDED_THREADS": 4,  # tasks at once in the embedded mode
-    "CATALOG_RELOAD_S": 300,  # how often a running app looks for a refreshed catalog
-    "CATALOG_DIR": None,  # where `catalog refresh` keeps versions when there is no Redis
-    "CATALOG_LOADER": None,  # a zero-argument callable returning a Catalog (tests); None: the store's
-    "TASK_TIME_LIMIT_S": 120,
-    "TASK_SOFT_TIME_LIMIT_S": 100,
-    "CELERY": {},  # overrides of workers.tasks.celery_app's settings
-    "API_TITLE": "gpugauge",
-    "API_VERSION": "1",
-    "OPENAPI_VERSION": "3.1.0",
-    "OPENAPI_URL_PREFIX": "/",
-    "OPENAPI_JSON_PATH": "openapi.json",
-    "OPENAPI_SWAGGER_UI_PATH": "docs",
-    "OPENAPI_SWAGGER_UI_URL": docs.ASSETS_URL,
-}
-# Blueprints of other parts of the service ("module:attribute"), registered when their module exists.
-OPTIONAL_BLUEPRINTS = ("service.api.reports:blp", "service.api.slack:slack_bp")
+ROUTES = (estimate_api, recommendations_api, catalog_api, reports_api, ops, docs, slack_api)
 
 
 class StrictJSONProvider(DefaultJSONProvider):
@@ -117,11 +95,8 @@ def create_app(config: Mapping[str, object] | None = None) -> Flask:
     if app.extensions[API_KEYS_EXTENSION]:
         api.spec.components.security_scheme("bearerAuth", {"type": "http", "scheme": "bearer"})
         api.spec.options["security"] = [{"bearerAuth": []}]  # ops routes say `security: []`
-    for module in (estimate_api, recommendations_api, catalog_api, ops):
+    for module in ROUTES:  # every route, one way: flask-smorest's register_blueprint
         api.register_blueprint(module.blp)
-    app.register_blueprint(docs.blp)
-    for name in OPTIONAL_BLUEPRINTS:
-        _register_optional(app, api, name)
     for component, extras in (("Model", OPENAPI_MODEL_EXTRAS), ("ReviewJob", OPENAPI_REVIEW_JOB_EXTRAS)):
         if component in api.spec.components.schemas:  # rules between fields, which fields cannot state
             api.spec.components.schemas[component].update(extras)
@@ -179,21 +154,6 @@ def _catalog_loader(redis_url: str | None, data_dir: str | None) -> Callable[[],
     elif data_dir:
         store = FileCatalogStore(data_dir)
     return functools.partial(load_catalog, store=store)
-
-
-def _register_optional(app: Flask, api: Api, target: str) -> None:
-    module_name, _, attribute = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        if error.name is not None and module_name.startswith(error.name):
-            return
-        raise
-    blueprint = getattr(module, attribute)
-    if isinstance(blueprint, flask_smorest.Blueprint):
-        api.register_blueprint(blueprint)  # documented in /openapi.json
-    else:
-        app.register_blueprint(blueprint)
 
 
 def _problem_doc(description: str) -> dict[str, Any]:

@@ -8,10 +8,10 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, fields, validate
 
+from catalog.providers import PROVIDER_NAMES
 from catalog.types import Catalog, GpuSpec, InstanceType, Offer
 from workers.sizing.errors import UnknownNameError
 
-PROVIDERS = ("aws", "gcp", "onprem")
 PRICING_KINDS = ("on_demand", "spot", "owned")
 SEGMENTS = ("consumer", "workstation", "datacenter")
 
@@ -105,7 +105,7 @@ class InstanceFilterSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    provider = fields.String(validate=validate.OneOf(PROVIDERS))
+    provider = fields.String(validate=validate.OneOf(PROVIDER_NAMES))
     region = fields.String(validate=validate.Length(min=1, max=64))
     gpu = fields.String(validate=validate.Length(min=1, max=64))
     pricing = fields.String(validate=validate.OneOf(PRICING_KINDS))

@@ -34,15 +34,6 @@ from service.problems import problem_response
 from workers.tasks.problems import problem
 
 EXTENSION = "gpugauge.limiter"
-LIMIT_DEFAULTS: dict[str, Any] = {
-    # A sizing call is ~10 ms of CPU; 600 a minute lets a procurement script sweep a catalog, and
-    # stops one key from taking a gunicorn process for itself.
-    "RATE_LIMIT": "600/minute",
-    "SLACK_RATE_LIMIT": "120/minute",
-    "RATE_LIMIT_ENABLED": None,
-    "RATE_LIMIT_STORAGE_URI": None,
-    "PROXY_HOPS": 0,
-}
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json"})
 OPEN_PREFIXES = ("/docs",)
 SLACK_PREFIX = "/slack/"
@@ -52,8 +43,6 @@ _STORAGE_TIMEOUT_S = 0.3
 
 def init_limits(app: Flask) -> Limiter | None:
     """Install the limiter on `app` from its settings; return it, or None when limits are off."""
-    for name, value in LIMIT_DEFAULTS.items():
-        app.config.setdefault(name, value)
     hops = int(app.config["PROXY_HOPS"])
     if hops > 0:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)  # type: ignore[method-assign]

@@ -1,4 +1,4 @@
-"""The sizing core against workers/accuracy/data/measurements.json: every record predicted, errors reported, never failed."""
+"""The sizing core against its measurement records: every record predicted, errors reported, never failed."""
 
 from __future__ import annotations
 

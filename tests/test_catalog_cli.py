@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from catalog.fetchers import FETCHERS
 from catalog.fetchers.result import CredentialsError
 from catalog.loader import load_catalog
+from catalog.providers import PROVIDERS
 from service.catalog_listing import list_instances
 from service.commands import catalog as catalog_cli
 from tests.test_catalog_refresh import aws_result
@@ -113,7 +114,8 @@ def _fake(result: Any) -> Any:
 def test_refresh_makes_a_new_version_that_info_then_reports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(FETCHERS, "aws", _fake(aws_result(failed=(("eu-west-1", "throttled"),))))
+    throttled = _fake(aws_result(failed=(("eu-west-1", "throttled"),)))
+    monkeypatch.setitem(PROVIDERS, "aws", replace(PROVIDERS["aws"], fetch=throttled))
     assert run("refresh", "--provider", "aws", "--data-dir", str(tmp_path), "--json") == 0
     report = json.loads(capsys.readouterr().out)
     assert report["failed_regions"] == [{"region": "eu-west-1", "reason": "throttled"}]
@@ -125,9 +127,8 @@ def test_refresh_makes_a_new_version_that_info_then_reports(
 def test_refresh_without_credentials_says_so_in_one_line_and_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(
-        FETCHERS, "aws", _fake(CredentialsError("no AWS credentials found: run `aws configure`"))
-    )
+    no_credentials = _fake(CredentialsError("no AWS credentials found: run `aws configure`"))
+    monkeypatch.setitem(PROVIDERS, "aws", replace(PROVIDERS["aws"], fetch=no_credentials))
     assert run("refresh", "--provider", "aws", "--data-dir", str(tmp_path)) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no AWS credentials" in err
@@ -137,7 +138,7 @@ def test_refresh_without_credentials_says_so_in_one_line_and_changes_nothing(
 def test_a_rejected_refresh_exits_1_and_says_the_catalog_is_unchanged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(FETCHERS, "aws", _fake(aws_result(factor=-1.0)))
+    monkeypatch.setitem(PROVIDERS, "aws", replace(PROVIDERS["aws"], fetch=_fake(aws_result(factor=-1.0))))
     assert run("refresh", "--provider", "aws", "--data-dir", str(tmp_path)) == 1
     assert "unchanged" in capsys.readouterr().err
     assert not list(tmp_path.rglob("version-*.json"))

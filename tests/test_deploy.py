@@ -14,11 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from service.app import DEFAULTS
 from service.cli import build_parser
-from service.limits import LIMIT_DEFAULTS
-from workers.tasks.reconcile import RECONCILE_DEFAULTS
-from workers.tasks.refresh import REFRESH_DEFAULTS
+from service.config import DEFAULTS
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
@@ -64,7 +61,7 @@ def env_example_names() -> set[str]:
 
 def settings_the_code_reads() -> set[str]:
     """Return the environment variables our code reads: GPUGAUGE_<config key>, REDIS_URL and os.environ names."""
-    keys = set(DEFAULTS) | set(LIMIT_DEFAULTS) | set(REFRESH_DEFAULTS) | set(RECONCILE_DEFAULTS)
+    keys = set(DEFAULTS)
     names: set[str] = set()
     for package in ("service", "catalog", "workers"):
         for path in (ROOT / package).rglob("*.py"):

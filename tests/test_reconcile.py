@@ -10,6 +10,7 @@ import pytest
 import redis
 from flask import Flask
 
+from service.config import DEFAULTS
 from tests.service_helpers import PrivateRedis
 from workers.tasks.jobs import QUEUED, RUNNING, new_record, submit
 from workers.tasks.reconcile import MAX_REPLAY_CHARS, replay_of, requeue_stalled
@@ -65,7 +66,7 @@ def test_without_redis_there_is_nothing_to_sweep(make_app: Callable[..., Flask])
 
 
 def test_beat_runs_the_sweep_at_its_interval() -> None:
-    entry = beat_schedule({"JOB_REQUEUE_EVERY_S": 30})["lost-job-sweep"]
+    entry = beat_schedule({**DEFAULTS, "JOB_REQUEUE_EVERY_S": 30})["lost-job-sweep"]
     assert entry == {"task": "gpugauge.requeue_stalled", "schedule": 30.0}
 
 

@@ -15,6 +15,7 @@ from flask import Flask
 from catalog.refresh import RefreshError, RefreshReport
 from service.cli import main
 from service.commands import beat
+from service.config import DEFAULTS
 from workers.tasks import refresh as refresh_tasks
 
 pytestmark = pytest.mark.usefixtures("keep_celery_default")
@@ -66,17 +67,17 @@ def test_without_a_store_the_refresh_is_skipped_not_written_anywhere(
 
 
 def test_the_beat_schedule_runs_the_refresh_daily_at_the_configured_utc_time() -> None:
-    entry = refresh_tasks.beat_schedule({"CATALOG_REFRESH_AT": "04:05"})["catalog-refresh"]
+    entry = refresh_tasks.beat_schedule({**DEFAULTS, "CATALOG_REFRESH_AT": "04:05"})["catalog-refresh"]
     assert entry["task"] == refresh_tasks.REFRESH_TASK
     assert entry["schedule"] == crontab(hour=4, minute=5)
-    default = refresh_tasks.beat_schedule({})["catalog-refresh"]["schedule"]
+    default = refresh_tasks.beat_schedule(DEFAULTS)["catalog-refresh"]["schedule"]
     assert default == crontab(hour=3, minute=17)
 
 
 @pytest.mark.parametrize("setting", ["24:00", "3", "03:60", "noon", "-1:10"])
 def test_a_malformed_refresh_time_is_refused_naming_the_setting(setting: str) -> None:
     with pytest.raises(ValueError, match="GPUGAUGE_CATALOG_REFRESH_AT"):
-        refresh_tasks.beat_schedule({"CATALOG_REFRESH_AT": setting})
+        refresh_tasks.beat_schedule({**DEFAULTS, "CATALOG_REFRESH_AT": setting})
 
 
 def test_provider_names_are_trimmed_and_deduplicated_in_order() -> None:

@@ -30,7 +30,6 @@ from catalog.fetchers.result import (
 )
 from catalog.types import InstanceType, Offer, Pricing, Provider
 
-DEFAULT_REGIONS = ("us-east-1", "us-west-2", "eu-west-1")
 PRICING_REGION = "us-east-1"  # the Price List API endpoint (ecosystem notes §4); not the priced region
 SOURCE = "AWS API: EC2 DescribeInstanceTypes"
 PRICE_SOURCE = "AWS Price List API GetProducts (Linux, shared tenancy, on-demand)"
@@ -222,7 +221,7 @@ def _instance(name: str, it: dict[str, Any], cpu: str, today: str, problems: lis
 def fetch(
     *,
     client: Any = None,
-    regions: Sequence[str] = DEFAULT_REGIONS,
+    regions: Sequence[str] = ("us-east-1",),  # the registry (catalog/providers.py) passes its default regions
     ec2_client_factory: Callable[[str], Any] | None = None,
     progress: Progress = no_progress,
     now: datetime | None = None,

@@ -19,7 +19,6 @@ from catalog.fetchers.result import CredentialsError, FetchError, FetchResult, P
 from catalog.types import InstanceType, Offer, Pricing, Provider
 
 COMPUTE_SERVICE = "services/6F81-5844-456A"  # Compute Engine's id in the Cloud Billing Catalog
-DEFAULT_REGIONS = ("us-central1", "europe-west4", "asia-east1")
 SOURCE = "Google Compute Engine API: machineTypes / acceleratorTypes aggregatedList"
 PRICE_SOURCE = "Google Cloud Billing Catalog API (Compute Engine SKUs): vCPU + RAM + GPU list prices"
 CREDENTIALS_HELP = (
@@ -207,7 +206,7 @@ def fetch(
     *,
     client: Any = None,
     project: str | None = None,
-    regions: Sequence[str] = DEFAULT_REGIONS,
+    regions: Sequence[str] = ("us-central1",),  # the registry (catalog/providers.py) passes its default regions
     machine_types_client: Any = None,
     accelerator_types_client: Any = None,
     progress: Progress = no_progress,

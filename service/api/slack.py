@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 from typing import Any, cast
 
-from flask import Blueprint, Flask, Response, jsonify, request
+import flask
+import flask_smorest
+from flask import Flask, Response, jsonify, request
 from flask.blueprints import BlueprintSetupState
 
 from service.problems import problem_response
@@ -41,16 +43,16 @@ OPENAPI_OPERATIONS: dict[str, Any] = {"post": {
     },
 }}
 
-slack_bp = Blueprint("slack", __name__)
-blp = slack_bp  # the name service.app registers optional blueprints by
+blp = flask_smorest.Blueprint("slack", __name__, description="The Slack slash command")
 
 
-@slack_bp.record_once
 def _install(state: BlueprintSetupState) -> None:
     install(cast(Flask, state.app))
 
 
-@slack_bp.post("/slack/commands")
+flask.Blueprint.record_once(blp, _install)
+
+
 def slash_command() -> Response:
     """Verify Slack's signature on the raw body, then reply at once; the answer follows at response_url."""
     if (request.content_length or 0) > MAX_BODY_BYTES:
@@ -64,3 +66,8 @@ def slash_command() -> Response:
         return problem_response({**problem(401, detail="the Slack signature is missing, wrong or stale"),
                                  "instance": request.path})
     return jsonify(acknowledge(read_form(body), settings))
+
+
+# Slack's form body, not the JSON API: Flask's own add_url_rule keeps flask-smorest from parsing or
+# documenting it; the document describes it from OPENAPI_OPERATIONS instead.
+flask.Blueprint.add_url_rule(blp, "/slack/commands", view_func=slash_command, methods=["POST"])

@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from catalog.fetchers import FETCHERS
 from catalog.fetchers.result import CredentialsError, FetchError
 from catalog.loader import load_catalog
 from catalog.payload import CatalogDataError
+from catalog.providers import FETCHED_PROVIDERS
 from catalog.refresh import RefreshError, RefreshReport, refresh_catalog
 from catalog.store import CatalogStore, CatalogStoreError, FileCatalogStore, RedisCatalogStore
 from catalog.types import Catalog, Provider
@@ -277,7 +277,7 @@ def _onprem(catalog: Catalog, args: argparse.Namespace, *, min_memory: int, max_
 
 
 def _refresh(args: argparse.Namespace) -> int:
-    _one_of("--provider", args.provider, sorted(FETCHERS))
+    _one_of("--provider", args.provider, sorted(FETCHED_PROVIDERS))
     store = open_store(data_dir=args.data_dir, for_writing=True)
     assert store is not None
     kwargs = {"project": args.project} if args.provider == "gcp" and args.project else {}

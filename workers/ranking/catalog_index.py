@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 
+from catalog.providers import instance_family
 from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Provider
 from workers.ranking.costing import block_storage_price_table, cheapest_cards
 
@@ -72,15 +73,6 @@ class CatalogIndex:
             rates = [regions.get(o.region, fallback) for o in m.offers]
             m.block_rates = tuple(r or 0.0 for r in rates)
             m.block_rates_complete = None not in rates
-
-
-def instance_family(instance_type: str, *, gpu: str, provider: Provider) -> str:
-    """Return the family an instance type belongs to: "g5" for g5.xlarge, "a2-highgpu" for a2-highgpu-1g."""
-    if provider is Provider.ONPREM and instance_type.startswith("onprem-"):
-        return f"onprem-{gpu}"
-    if "." in instance_type:
-        return instance_type.split(".", 1)[0]
-    return instance_type.rsplit("-", 1)[0] if "-" in instance_type else instance_type
 
 
 _INDEXES: dict[int, tuple[Catalog, CatalogIndex]] = {}

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from catalog.providers import PROVIDER_NAMES
 from workers.ranking.recommendation import RankedOption
 from workers.sizing.spec import JobSpec, OnPremAssumptions
 
@@ -73,7 +74,7 @@ class Review:
     name: str
     items: tuple[ReviewItem, ...]
     budget_usd: float | None = None
-    providers: tuple[str, ...] = ("aws", "gcp", "onprem")
+    providers: tuple[str, ...] = PROVIDER_NAMES
     onprem: OnPremAssumptions = field(default_factory=OnPremAssumptions)
 
 

@@ -6,8 +6,9 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate, validates_schema
 
+from catalog.providers import PROVIDER_NAMES as PROVIDERS
 from workers.schemas.fields import StrictFloat, bounded_int
-from workers.schemas.spec import PROVIDERS, JobSpecSchema, OnPremSchema
+from workers.schemas.spec import JobSpecSchema, OnPremSchema
 
 # Bounds: a review is a team's plan for a quarter, not a catalog dump. 200 jobs keep even the
 # HTML page readable; 10,000 runs covers a random search of thousands of trials.

@@ -9,6 +9,7 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate, validates, validates_schema
 
+from catalog.providers import PROVIDER_NAMES
 from workers.schemas.fields import StrictFloat, bounded_int
 
 # Bounds: far beyond any real job, tight enough that no figure overflows or loses meaning.
@@ -33,7 +34,6 @@ LAYER_VALUE_SCHEMA: dict[str, Any] = {"anyOf": [
 ]}
 # Standard base64 with its padding, as base64.b64decode(validate=True) accepts it.
 BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
-PROVIDERS = ("aws", "gcp", "onprem")
 PRICING_KINDS = ("on_demand", "spot", "owned")
 
 
@@ -146,8 +146,9 @@ class ConstraintsSchema(_Strict):
 
     budget_usd = StrictFloat(minimum=0.0, maximum=1e10)
     deadline_hours = StrictFloat(minimum=0.001, maximum=1e6)
-    providers = fields.List(fields.String(validate=validate.OneOf(PROVIDERS)),
-                            validate=validate.Length(min=1, max=3), load_default=list(PROVIDERS))
+    providers = fields.List(fields.String(validate=validate.OneOf(PROVIDER_NAMES)),
+                            validate=validate.Length(min=1, max=len(PROVIDER_NAMES)),
+                            load_default=list(PROVIDER_NAMES))
     regions = fields.List(fields.String(validate=validate.Length(min=1, max=64)),
                           validate=validate.Length(max=64), load_default=list)
     pricing = fields.List(fields.String(validate=validate.OneOf(PRICING_KINDS)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from catalog.providers import PROVIDER_NAMES
 from workers.sizing.stats import ModelStats
 
 
@@ -93,7 +94,7 @@ class Constraints:
 
     budget_usd: float | None = None
     deadline_hours: float | None = None
-    providers: tuple[str, ...] = ("aws", "gcp", "onprem")
+    providers: tuple[str, ...] = PROVIDER_NAMES
     regions: tuple[str, ...] = ()  # empty: every region
     pricing: tuple[str, ...] = ("on_demand", "spot", "owned")
     max_gpus: int = 8

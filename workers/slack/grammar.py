@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from catalog.providers import PROVIDER_NAMES
 from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count
 
@@ -102,7 +103,7 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
 
 # bare word -> (group, value); a group may be named once (providers and pricing collect)
 FLAGS: dict[str, tuple[str, Any]] = {
-    "aws": ("providers", "aws"), "gcp": ("providers", "gcp"), "onprem": ("providers", "onprem"),
+    **{name: ("providers", name) for name in PROVIDER_NAMES},
     "spot": ("pricing", "spot"), "ondemand": ("pricing", "on_demand"),
     "on-demand": ("pricing", "on_demand"),
     "fp32": ("precision", "fp32"), "fp16": ("precision", "fp16-mixed"), "bf16": ("precision", "bf16-mixed"),

@@ -31,7 +31,6 @@ from workers.tasks.runtime import runtime
 log = logging.getLogger(__name__)
 
 REQUEUE_TASK = "gpugauge.requeue_stalled"
-RECONCILE_DEFAULTS: dict[str, Any] = {"JOB_REQUEUE_AFTER_S": 900, "JOB_REQUEUE_EVERY_S": 60}
 # A spec with an inline ONNX graph can be megabytes; such a job is not kept for replay.
 MAX_REPLAY_CHARS = 256 * 1024
 
@@ -48,7 +47,7 @@ def requeue_stalled() -> dict[str, int]:
     config = current_app.config
     if not config.get("REDIS_URL"):
         return {"requeued": 0, "checked": 0}
-    after_s = float(config.get("JOB_REQUEUE_AFTER_S", RECONCILE_DEFAULTS["JOB_REQUEUE_AFTER_S"]))
+    after_s = float(config["JOB_REQUEUE_AFTER_S"])
     client = Redis.from_url(config["REDIS_URL"], socket_timeout=5, socket_connect_timeout=2, decode_responses=True)
     rt, now = runtime(), datetime.now(UTC)
     checked = requeued = 0

@@ -1,7 +1,7 @@
 """The daily catalog refresh: a Celery task over each provider in turn, and the beat schedule that runs it.
 
 Settings (environment: the GPUGAUGE_ prefix):
-    CATALOG_REFRESH_PROVIDERS   providers to refresh, comma-separated (default "aws,gcp"); empty: none
+    CATALOG_REFRESH_PROVIDERS   providers to refresh, comma-separated (default: every fetched provider); empty: none
     CATALOG_REFRESH_AT          when, each day, as HH:MM in UTC (default 03:17)
 
 One provider failing (no credentials, a throttled API, a validation refusal) is logged and reported,
@@ -26,10 +26,6 @@ from catalog.store import store_from_settings
 log = logging.getLogger(__name__)
 
 REFRESH_TASK = "gpugauge.refresh_catalog"
-REFRESH_DEFAULTS: dict[str, Any] = {
-    "CATALOG_REFRESH_PROVIDERS": "aws,gcp",
-    "CATALOG_REFRESH_AT": "03:17",  # off the hour, when many schedules fire at once
-}
 # A full AWS price read takes minutes (pricing pages of 100 items); the broker's visibility timeout
 # (workers/tasks/celery_app.py, 3600 s) must stay above the hard limit or the task would run twice.
 REFRESH_TIME_LIMIT_S = 1800
@@ -57,7 +53,7 @@ def refresh_catalogs(providers: list[str] | None = None) -> dict[str, dict[str, 
     """Refresh each provider's rows in the configured catalog store; one failing never stops the next."""
     config = current_app.config
     names = providers if providers is not None else provider_names(
-        config.get("CATALOG_REFRESH_PROVIDERS", REFRESH_DEFAULTS["CATALOG_REFRESH_PROVIDERS"]))
+        config["CATALOG_REFRESH_PROVIDERS"])
     store = store_from_settings(redis_url=config.get("REDIS_URL"), data_dir=config.get("CATALOG_DIR"))
     outcomes: dict[str, dict[str, Any]] = {}
     if store is None:
@@ -104,9 +100,9 @@ def refresh_time(setting: str) -> tuple[int, int]:
 
 def beat_schedule(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Return Celery beat's schedule: the catalog refresh daily at CATALOG_REFRESH_AT (UTC), the lost-job sweep."""
-    from workers.tasks.reconcile import RECONCILE_DEFAULTS, REQUEUE_TASK
+    from workers.tasks.reconcile import REQUEUE_TASK
 
-    hour, minute = refresh_time(config.get("CATALOG_REFRESH_AT", REFRESH_DEFAULTS["CATALOG_REFRESH_AT"]))
-    every_s = float(config.get("JOB_REQUEUE_EVERY_S", RECONCILE_DEFAULTS["JOB_REQUEUE_EVERY_S"]))
+    hour, minute = refresh_time(config["CATALOG_REFRESH_AT"])
+    every_s = float(config["JOB_REQUEUE_EVERY_S"])
     return {"catalog-refresh": {"task": REFRESH_TASK, "schedule": crontab(hour=hour, minute=minute)},
             "lost-job-sweep": {"task": REQUEUE_TASK, "schedule": every_s}}
