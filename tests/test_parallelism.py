@@ -1,0 +1,189 @@
+"""Strategies beyond one GPU: model-state bytes per ZeRO stage, adapters, checkpointing, communication."""
+
+from __future__ import annotations
+
+import pytest
+
+from workers.sizing.adapters import (
+    NF4_BITS_PER_PARAMETER,
+    lora_parameters,
+    quantized_parameters,
+    transformer_shape,
+)
+from workers.sizing.checkpointing import activation_bytes_per_sample, recomputed_forward_share
+from workers.sizing.collectives import iteration_communication, node_links
+from workers.sizing.parallelism import (
+    Adapter,
+    AdapterKind,
+    Checkpointing,
+    DataParallel,
+    Layout,
+    Offload,
+    ParameterCounts,
+    model_state_bytes,
+)
+from workers.sizing.presets import preset_stats
+from workers.sizing.spec import Optimizer, Precision
+
+GB = 1e9
+BF16 = Precision.BF16_MIXED
+
+
+def _total(counts: ParameterCounts, layout: Layout) -> int:
+    states = model_state_bytes(counts, layout, precision=BF16, optimizer=Optimizer.ADAM, ddp_bucket=False)
+    return states.parameters + states.gradients + states.optimizer_state
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return preset_stats("llama-7b", sequence_length=2048)
+
+
+def test_zero_stages_follow_the_zero_paper_split_of_a_7_5b_model_on_64_gpus() -> None:
+    # ZeRO paper Fig. 1 (Psi = 7.5B, K = 12, Nd = 64): P_os 31.4 GB, P_os+g 16.6 GB, P_os+g+p 1.9 GB.
+    counts = ParameterCounts(trainable=7_500_000_000, frozen=0)
+    zero1 = _total(counts, Layout(DataParallel.ZERO1, gpu_count=64, gpus_per_node=8)) / GB
+    zero2 = _total(counts, Layout(DataParallel.ZERO2, gpu_count=64, gpus_per_node=8)) / GB
+    zero3 = _total(counts, Layout(DataParallel.ZERO3, gpu_count=64, gpus_per_node=8)) / GB
+    assert zero1 == pytest.approx(31.4, rel=0.02)
+    assert zero2 == pytest.approx(16.6, rel=0.05)
+    assert zero3 == pytest.approx(1.9, rel=0.15)
+
+
+def test_each_zero_stage_keeps_less_per_gpu_and_one_gpu_keeps_everything() -> None:
+    counts = ParameterCounts(trainable=1_000_000_000, frozen=0, largest_unit=50_000_000)
+    totals = [_total(counts, Layout(kind, gpu_count=8, gpus_per_node=8))
+              for kind in (DataParallel.PLAIN, DataParallel.ZERO1, DataParallel.ZERO2, DataParallel.ZERO3)]
+    assert totals == sorted(totals, reverse=True)
+    assert len(set(totals)) == 4
+    one = _total(counts, Layout(DataParallel.ZERO2, gpu_count=1, gpus_per_node=8))
+    assert one == _total(counts, Layout(DataParallel.PLAIN, gpu_count=1, gpus_per_node=8))
+
+
+def test_hybrid_shard_splits_only_within_a_machine() -> None:
+    counts = ParameterCounts(trainable=8_000_000_000, frozen=0, largest_unit=200_000_000)
+    hybrid = Layout(DataParallel.HYBRID_SHARD, gpu_count=64, gpus_per_node=8)
+    assert hybrid.shard_degree == 8 and hybrid.nodes == 8
+    in_one_machine = _total(counts, Layout(DataParallel.ZERO3, gpu_count=8, gpus_per_node=8))
+    assert _total(counts, hybrid) == in_one_machine
+    assert _total(counts, Layout(DataParallel.ZERO3, gpu_count=64, gpus_per_node=8)) < in_one_machine
+
+
+def test_offloading_the_optimizer_moves_its_state_to_the_host() -> None:
+    counts = ParameterCounts(trainable=3_000_000_000, frozen=0, largest_unit=100_000_000)
+    layout = Layout(DataParallel.ZERO2, gpu_count=8, gpus_per_node=8)
+    on_gpu = model_state_bytes(counts, layout, precision=BF16, optimizer=Optimizer.ADAMW, ddp_bucket=False)
+    offloaded = model_state_bytes(counts, Layout(DataParallel.ZERO2, gpu_count=8, gpus_per_node=8,
+                                                 offload=Offload(optimizer=True)),
+                                  precision=BF16, optimizer=Optimizer.ADAMW, ddp_bucket=False)
+    assert on_gpu.host_bytes == 0
+    assert offloaded.optimizer_state == 0
+    assert offloaded.host_bytes >= on_gpu.optimizer_state
+    assert offloaded.parameters + offloaded.gradients < on_gpu.parameters + on_gpu.gradients
+    # The 16-bit weights stay on the GPU: 2 bytes per parameter (DeepSpeed: "cpu_offload: 2 * params").
+    assert offloaded.parameters == pytest.approx(2 * 3_000_000_000, rel=0.001)
+
+
+def test_tensor_and_pipeline_parallel_divide_every_model_state() -> None:
+    counts = ParameterCounts(trainable=7_000_000_000, frozen=0)
+    plain = _total(counts, Layout(DataParallel.PLAIN, gpu_count=1, gpus_per_node=8))
+    split = _total(counts, Layout(DataParallel.PLAIN, gpu_count=8, gpus_per_node=8, tensor_parallel=4,
+                                  pipeline_stages=2))
+    assert split == pytest.approx(plain / 8, rel=0.01)
+
+
+def test_lora_on_llama_7b_q_and_v_at_rank_8_trains_4_2_million_parameters(llama) -> None:
+    shape = transformer_shape(llama)
+    assert shape is not None
+    assert (shape.hidden, shape.heads, shape.blocks) == (4096, 32, 32)
+    # 32 blocks x 2 projections x 8 x (4096 + 4096)
+    assert lora_parameters(shape, rank=8, targets=("q", "v")) == 32 * 2 * 8 * 8192
+    assert lora_parameters(shape, rank=16, targets=("q", "v")) == 2 * lora_parameters(shape, rank=8, targets=("q", "v"))
+
+
+def test_qlora_base_weights_cost_about_half_a_byte(llama) -> None:
+    shape = transformer_shape(llama)
+    assert shape is not None
+    assert pytest.approx(4.127, abs=0.001) == NF4_BITS_PER_PARAMETER
+    quantised = quantized_parameters(shape)
+    assert 0.9 * llama.parameters < quantised < llama.parameters  # embeddings and head stay 16-bit
+    adapter = Adapter(kind=AdapterKind.QLORA)
+    trainable = lora_parameters(shape, rank=adapter.rank, targets=adapter.targets)
+    counts = ParameterCounts(trainable=trainable, frozen=llama.parameters - quantised, frozen_nf4=quantised)
+    states = model_state_bytes(counts, Layout(DataParallel.PLAIN, gpu_count=1, gpus_per_node=1, adapter=adapter),
+                               precision=BF16, optimizer=Optimizer.ADAMW, ddp_bucket=True)
+    assert 3.5 * GB < states.parameters < 4.5 * GB
+    assert states.optimizer_state == 8 * trainable
+
+
+def test_models_without_attention_have_no_transformer_shape() -> None:
+    assert transformer_shape(preset_stats("resnet50")) is None
+
+
+def test_checkpointing_keeps_less_and_recomputes_more(llama) -> None:
+    none, selective, full = (activation_bytes_per_sample(llama, BF16, mode=mode)
+                             for mode in (Checkpointing.NONE, Checkpointing.SELECTIVE, Checkpointing.FULL))
+    assert none > selective > full
+    # Korthikanti et al.: full recompute keeps each layer's input, 2 s h bytes per layer.
+    s, h, layers = 2048, 4096, 32
+    assert full > 2 * s * h * layers
+    assert full < 3 * 2 * s * h * layers
+    assert 0 < recomputed_forward_share(llama, Checkpointing.SELECTIVE) < 0.2
+    assert recomputed_forward_share(llama, Checkpointing.FULL) > 0.9
+    assert recomputed_forward_share(llama, Checkpointing.NONE) == 0.0
+
+
+def test_tensor_parallel_with_sequence_parallel_divides_block_activations(llama) -> None:
+    one = activation_bytes_per_sample(llama, BF16, mode=Checkpointing.SELECTIVE)
+    eight = activation_bytes_per_sample(llama, BF16, mode=Checkpointing.SELECTIVE, tensor_parallel=8)
+    assert eight == pytest.approx(one / 8, rel=0.01)
+
+
+def _links(network_gbit: float):
+    return node_links(nvlink_gb_per_s=600.0, pcie_gen=4, network_gbit_per_s=network_gbit, gpus_per_node=8,
+                      nvlink_efficiency=0.8)
+
+
+def test_full_sharding_sends_one_and_a_half_times_the_all_reduce() -> None:
+    links = _links(400.0)
+    kwargs = {"compute_ms": 0.0, "trainable": 7_000_000_000, "parameters": 7_000_000_000,
+              "activation_values_per_block": 0, "blocks": 32, "micro_batches": 1}
+    plain = iteration_communication(Layout(DataParallel.PLAIN, gpu_count=8, gpus_per_node=8), links, **kwargs)
+    full = iteration_communication(Layout(DataParallel.ZERO3, gpu_count=8, gpus_per_node=8), links, **kwargs)
+    assert full.data_parallel_ms == pytest.approx(1.5 * plain.data_parallel_ms)
+
+
+def test_across_a_slow_network_hybrid_shard_sends_less_than_full_shard() -> None:
+    links = _links(400.0)
+    kwargs = {"compute_ms": 1000.0, "trainable": 8_000_000_000, "parameters": 8_000_000_000,
+              "activation_values_per_block": 0, "blocks": 32, "micro_batches": 1}
+    full = iteration_communication(Layout(DataParallel.ZERO3, gpu_count=64, gpus_per_node=8), links, **kwargs)
+    hybrid = iteration_communication(Layout(DataParallel.HYBRID_SHARD, gpu_count=64, gpus_per_node=8), links,
+                                     **kwargs)
+    assert hybrid.exposed_ms < full.exposed_ms
+    assert full.bound == "network"
+    faster = iteration_communication(Layout(DataParallel.ZERO3, gpu_count=64, gpus_per_node=8), _links(3200.0),
+                                     **kwargs)
+    assert faster.exposed_ms < full.exposed_ms
+
+
+def test_tensor_parallel_all_reduces_grow_with_the_activations() -> None:
+    links = _links(400.0)
+    small = iteration_communication(Layout(DataParallel.PLAIN, gpu_count=8, gpus_per_node=8, tensor_parallel=8),
+                                    links, compute_ms=100.0, trainable=10, parameters=10,
+                                    activation_values_per_block=2048 * 4096, blocks=32, micro_batches=1)
+    large = iteration_communication(Layout(DataParallel.PLAIN, gpu_count=8, gpus_per_node=8, tensor_parallel=8),
+                                    links, compute_ms=100.0, trainable=10, parameters=10,
+                                    activation_values_per_block=4 * 2048 * 4096, blocks=32, micro_batches=1)
+    assert large.tensor_parallel_ms == pytest.approx(4 * small.tensor_parallel_ms)
+    assert small.data_parallel_ms == 0.0  # one replica: nothing to exchange
+
+
+def test_pipeline_bubble_shrinks_with_more_micro_batches() -> None:
+    links = _links(400.0)
+    layout = Layout(DataParallel.PLAIN, gpu_count=4, gpus_per_node=8, pipeline_stages=4)
+    few, many = (iteration_communication(layout, links, compute_ms=100.0, trainable=0, parameters=1,
+                                         activation_values_per_block=0, blocks=32, micro_batches=m)
+                 for m in (4, 32))
+    assert few.pipeline_bubble_ms == pytest.approx(75.0)
+    assert many.pipeline_bubble_ms < few.pipeline_bubble_ms

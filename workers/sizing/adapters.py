@@ -1,0 +1,128 @@
+"""A transformer's shape read from its per-layer rows, and what LoRA and QLoRA add to it or take away.
+
+LoRA (Hu et al. 2021, arXiv 2106.09685) freezes the base weights and trains, beside each chosen
+projection W (d_in x d_out), two matrices A (d_in x r) and B (r x d_out): r (d_in + d_out) trainable
+parameters per projection. QLoRA (Dettmers et al. 2023, arXiv 2305.14314) also stores the frozen base
+weights of the linear layers in 4-bit NormalFloat (NF4) with one quantisation constant per block of
+64 weights; double quantisation stores those constants in 8 bits with one fp32 constant per 256 of
+them: "reduces the memory footprint of quantization constants ... from 32/64 = 0.5 bits per
+parameter to 8/64 + 32/(64 * 256) = 0.127 bits" (QLoRA §3). Embeddings, norms and the output head
+stay in 16 bits (bitsandbytes quantises nn.Linear layers inside the blocks; transformers keeps
+lm_head in the compute dtype).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from workers.sizing.stats import LayerKind, LayerStats, ModelStats
+
+# QLoRA §3: 4-bit NF4 weights plus 0.127 bits of double-quantised constants per parameter.
+NF4_BITS_PER_PARAMETER = 4.0 + 8 / 64 + 32 / (64 * 256)
+NF4_BYTES_PER_PARAMETER = NF4_BITS_PER_PARAMETER / 8
+# PEFT's LoraConfig defaults (huggingface/peft src/peft/tuners/lora/config.py: r=8; for LLaMA the
+# target modules default to q_proj and v_proj, TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING).
+DEFAULT_LORA_RANK = 8
+DEFAULT_LORA_TARGETS = ("q", "v")
+
+
+class Target(StrEnum):
+    """A projection LoRA can adapt: the attention's query, key, value and output, or the MLP's."""
+
+    Q = "q"
+    K = "k"
+    V = "v"
+    O = "o"  # noqa: E741 - the name the papers and PEFT use
+    MLP = "mlp"  # every feed-forward projection (fc1/fc2, or gate/up/down)
+
+
+# Row-name suffixes of the transformer rule (layer_seq.py) and what each holds.
+_QKV, _OUT = "qkv", "proj"
+_MLP_SUFFIXES = frozenset({"fc1", "fc2", "gate", "up", "down"})
+
+
+@dataclass(frozen=True)
+class TransformerShape:
+    """What the strategies need to know about a transformer, read from its rows.
+
+    `units` are the blocks (FSDP's wrapping units, checkpointing's segments); `largest_unit_parameters`
+    also counts the embedding and the output head, which FSDP gathers as units of their own.
+    """
+
+    hidden: int
+    heads: int
+    sequence_length: int
+    blocks: int
+    block_parameters: int  # one block
+    block_linear_parameters: int  # the weights of one block's dense rows (what QLoRA quantises)
+    largest_unit_parameters: int
+    lora_sizes: dict[str, int]  # per target, d_in + d_out summed over one block's matrices
+
+
+def block_of(layer: LayerStats) -> str:
+    """Return the block a row belongs to ("layers.3" of "layers.3.qkv"), or "" for a top-level row."""
+    return layer.name.rsplit(".", 1)[0] if "." in layer.name else ""
+
+
+def _heads(attention: LayerStats, hidden: int, steps: int) -> int:
+    """Return the heads of an attention row: it keeps Q, K, V (3 s h) and a x s^2 probabilities (x2 with dropout)."""
+    per_head = steps * steps * (2 if attention.saved_mask_bytes else 1)
+    return max(1, round((attention.saved_values - 3 * steps * hidden) / per_head))
+
+
+def _input_width(row: LayerStats, *, hidden: int, widths: set[int]) -> int:
+    """Return a dense row's input width: the one of the block's widths with parameters = d_in x d_out (+ bias)."""
+    d_out = row.output_shape[-1]
+    for d_in in sorted({hidden, *widths}):
+        if row.parameters in (d_in * d_out, d_in * d_out + d_out):
+            return d_in
+    return row.parameters // max(d_out, 1)
+
+
+def transformer_shape(model: ModelStats) -> TransformerShape | None:
+    """Return the model's transformer shape, or None for a model with no attention rows."""
+    blocks: dict[str, list[LayerStats]] = {}
+    for layer in model.layers:
+        blocks.setdefault(block_of(layer), []).append(layer)
+    attention_blocks = [name for name, rows in blocks.items()
+                        if name and any(r.kind is LayerKind.ATTENTION for r in rows)]
+    if not attention_blocks:
+        return None
+    rows = blocks[attention_blocks[0]]
+    attention = next(r for r in rows if r.kind is LayerKind.ATTENTION)
+    steps, hidden = attention.output_shape[0], attention.output_shape[-1]
+    sizes = {target.value: 0 for target in Target}
+    widths = {r.output_shape[-1] for r in rows if r.type == "dense"}
+    for r in rows:
+        suffix = r.name.rsplit(".", 1)[-1]
+        if r.type != "dense":
+            continue
+        d_out = r.output_shape[-1]
+        d_in = _input_width(r, hidden=hidden, widths=widths)
+        if suffix == _QKV:
+            for target in (Target.Q, Target.K, Target.V):
+                sizes[target.value] += d_in + d_out // 3
+        elif suffix == _OUT:
+            sizes[Target.O.value] += d_in + d_out
+        elif suffix in _MLP_SUFFIXES:
+            sizes[Target.MLP.value] += d_in + d_out
+    outside = [layer.parameters for layer in blocks.get("", [])]
+    block_parameters = sum(r.parameters for r in rows)
+    return TransformerShape(
+        hidden=hidden, heads=_heads(attention, hidden, steps), sequence_length=steps,
+        blocks=len(attention_blocks), block_parameters=block_parameters,
+        block_linear_parameters=sum(r.parameters for r in rows if r.type == "dense"),
+        largest_unit_parameters=max([block_parameters, *outside]),
+        lora_sizes=sizes,
+    )
+
+
+def lora_parameters(shape: TransformerShape, *, rank: int, targets: tuple[str, ...]) -> int:
+    """Return the trainable LoRA parameters: r x (d_in + d_out) per adapted matrix, over every block."""
+    return rank * shape.blocks * sum(shape.lora_sizes[t] for t in set(targets))
+
+
+def quantized_parameters(shape: TransformerShape) -> int:
+    """Return the base parameters QLoRA stores in NF4: every block's linear weights."""
+    return shape.blocks * shape.block_linear_parameters

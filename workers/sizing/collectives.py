@@ -1,0 +1,133 @@
+"""Communication of one iteration per strategy: what each GPU sends, over which link, how much shows.
+
+Per GPU and iteration (micro-batch), with Ψ parameters and N data-parallel ranks:
+- plain data parallel: one all-reduce of the gradients, 2 (N-1)/N x gradient bytes (ring);
+- ZeRO-1/2: reduce-scatter of gradients and all-gather of updated weights, the same volume as the
+  all-reduce (ZeRO paper §7.2.1: "the same communication volume as baseline data parallelism");
+- ZeRO-3 / FSDP: all-gather of the weights in forward, again in backward, and a reduce-scatter of
+  the gradients: 3 (N-1)/N x 16-bit weight bytes, 1.5x plain (ZeRO paper §7.2.2; PyTorch FSDP paper
+  §3.2). With gradient accumulation each micro-batch gathers again (FSDP without no_sync, which
+  llm-foundry and torchtitan run);
+- hybrid shard: the ZeRO-3 traffic inside the machine, and across machines an all-reduce of each
+  GPU's gradient shard, 2 (n-1)/n x 16-bit bytes / g for n machines of g GPUs;
+- tensor parallel t: per block, two all-reduces of the activations in forward and two in backward
+  (Megatron-LM, Shoeybi et al. 2019, §3), 2 (t-1)/t x s b h x 2 bytes each, over NVLink, not hidden;
+- pipeline p with m micro-batches per step: the 1F1B bubble (p-1)/m of the compute (Narayanan et
+  al. 2021, §2.2), plus each stage boundary's activations;
+- offload: 16-bit gradients to the host and weights back over PCIe per optimizer step, and the
+  update on the CPU at CPU_ADAM_PARAMETERS_PER_S.
+Between machines a GPU gets its share of the instance network (network / GPUs per machine), the
+busbw model of NCCL's ring (nccl-tests PERFORMANCE.md: busbw is bounded by the slowest link a rank
+uses).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workers.sizing.efficiency import NETWORK_EFFICIENCY, PCIE_EFFICIENCY, PCIE_GB_PER_S
+from workers.sizing.parallelism import PARAMETERS_SHARDED, DataParallel, Layout
+
+# FSDP overlaps the next unit's all-gather and the previous unit's reduce-scatter with compute;
+# what is left shows (PyTorch FSDP paper §3.3, prefetching). [rule of thumb: 80% of the compute can
+# hide communication, the same share the sizing core gives DDP's bucketed all-reduce, efficiency.py]
+COMMUNICATION_OVERLAP = 0.8
+# DeepSpeed's CPU-Adam updates parameters on the host: ZeRO-Offload (Ren et al. 2021, §5) reports
+# the optimizer step of a 1B-parameter model on the CPU in a fraction of a second with its
+# vectorised Adam. [rule of thumb: 1e9 parameters per second per machine]
+CPU_ADAM_PARAMETERS_PER_S = 1.0e9
+COMM_BYTES = 2  # collectives run on 16-bit weights and gradients under mixed precision
+
+
+@dataclass(frozen=True)
+class Links:
+    """The achieved one-way bandwidth each GPU gets inside its machine and between machines."""
+
+    intra_gb_per_s: float
+    intra_link: str  # "nvlink" or "pcie"
+    inter_gb_per_s: float  # this GPU's share of the instance network; 0 on one machine
+    pcie_gb_per_s: float
+
+
+def node_links(*, nvlink_gb_per_s: float, pcie_gen: int, network_gbit_per_s: float, gpus_per_node: int,
+               nvlink_efficiency: float) -> Links:
+    """Return one GPU's links: NVLink (or PCIe) inside the machine, its share of the network outside."""
+    pcie = PCIE_GB_PER_S[pcie_gen] * PCIE_EFFICIENCY
+    nvlink = nvlink_gb_per_s / 2 * nvlink_efficiency
+    intra, name = (nvlink, "nvlink") if nvlink > pcie else (pcie, "pcie")
+    inter = network_gbit_per_s / 8 * NETWORK_EFFICIENCY / max(1, gpus_per_node)
+    return Links(intra_gb_per_s=intra, intra_link=name, inter_gb_per_s=inter, pcie_gb_per_s=pcie)
+
+
+@dataclass(frozen=True)
+class Communication:
+    """One iteration's communication on one GPU, by kind, with what shows after overlap."""
+
+    data_parallel_ms: float  # the whole exchange of the data-parallel dimension
+    tensor_parallel_ms: float  # not hidden
+    pipeline_bubble_ms: float
+    offload_ms: float  # PCIe transfers and the CPU update, per iteration
+    exposed_ms: float  # what adds to the compute
+    bound: str  # "network", "nvlink", "pcie", "compute"
+
+
+def _ring_ms(payload_bytes: float, ranks: int, gb_per_s: float) -> float:
+    """Return a ring collective's transfer time: (n-1)/n x the payload over the link."""
+    if ranks <= 1 or payload_bytes <= 0 or gb_per_s <= 0:
+        return 0.0
+    return (ranks - 1) / ranks * payload_bytes / (gb_per_s * 1e6)
+
+
+def _data_parallel_ms(layout: Layout, links: Links, *, trainable: int, parameters: int) -> tuple[float, str]:
+    """Return the data-parallel exchange of one iteration and the link that bounds it."""
+    n, kind = layout.data_parallel_degree, layout.data_parallel
+    if n <= 1 or trainable <= 0:
+        return 0.0, "compute"
+    split = layout.tensor_parallel * layout.pipeline_stages
+    grads = trainable / split * COMM_BYTES
+    weights = parameters / split * COMM_BYTES
+    spans = layout.nodes > 1
+    link_gb = min(links.intra_gb_per_s, links.inter_gb_per_s) if spans else links.intra_gb_per_s
+    link = ("network" if links.inter_gb_per_s < links.intra_gb_per_s else links.intra_link) if spans \
+        else links.intra_link
+    if kind is DataParallel.HYBRID_SHARD and spans:
+        g = layout.shard_degree
+        inside = _ring_ms(2 * weights + grads, g, links.intra_gb_per_s)  # all-gathers of frozen weights too
+        across = 2 * _ring_ms(grads / g, layout.nodes, links.inter_gb_per_s)
+        return inside + across, "network" if across > inside else links.intra_link
+    if kind in PARAMETERS_SHARDED:
+        return _ring_ms(2 * weights + grads, n, link_gb), link
+    # Plain, ZeRO-1/2 and the parameter server move the gradients out and the weights (or their
+    # averages) back: an all-reduce's volume.
+    return _ring_ms(2 * grads, n, link_gb), link
+
+
+def iteration_communication(layout: Layout, links: Links, *, compute_ms: float, trainable: int, parameters: int,
+                            activation_values_per_block: int, blocks: int, micro_batches: int) -> Communication:
+    """Return one iteration's communication on one GPU and what of it adds to `compute_ms`.
+
+    `compute_ms` is the GPU's own forward and backward for one micro-batch (already divided by the
+    tensor-parallel and pipeline split); `activation_values_per_block` is s x b x h of one block.
+    """
+    dp_ms, link = _data_parallel_ms(layout, links, trainable=trainable, parameters=parameters)
+    t = layout.tensor_parallel
+    tp_ms = 4 * blocks / layout.pipeline_stages * _ring_ms(2 * activation_values_per_block * COMM_BYTES, t,
+                                                             links.intra_gb_per_s) if t > 1 else 0.0
+    p = layout.pipeline_stages
+    bubble_ms = compute_ms * (p - 1) / max(1, micro_batches) if p > 1 else 0.0
+    offload_ms = 0.0
+    if layout.offload.optimizer and trainable > 0:
+        shard = trainable / (layout.tensor_parallel * p * layout.shard_degree)
+        pcie_ms = 2 * shard * COMM_BYTES / (links.pcie_gb_per_s * 1e6)
+        cpu_ms = shard * layout.gpus_per_node / CPU_ADAM_PARAMETERS_PER_S * 1000.0
+        offload_ms = (pcie_ms + cpu_ms) / max(1, micro_batches)  # once per optimizer step
+    if layout.offload.parameters and layout.data_parallel in PARAMETERS_SHARDED:
+        offload_ms += 2 * parameters / (t * p) * COMM_BYTES / (links.pcie_gb_per_s * 1e6) / layout.shard_degree
+    hidden = COMMUNICATION_OVERLAP * compute_ms
+    exposed_dp = max(0.0, dp_ms - hidden)
+    exposed = exposed_dp + tp_ms + bubble_ms + offload_ms
+    parts = {link: exposed_dp, "nvlink": tp_ms, "pcie": offload_ms}
+    top = max(parts, key=lambda k: parts[k])
+    bound = top if parts[top] > 0.25 * compute_ms else "compute"
+    return Communication(data_parallel_ms=dp_ms, tensor_parallel_ms=tp_ms, pipeline_bubble_ms=bubble_ms,
+                         offload_ms=offload_ms, exposed_ms=exposed, bound=bound)
