@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from workers.sizing.adapters import (
+from workers.sizing.strategies.adapters import (
     NF4_BITS_PER_PARAMETER,
     lora_parameters,
     quantized_parameters,
     transformer_shape,
 )
-from workers.sizing.checkpointing import activation_bytes_per_sample, recomputed_forward_share
-from workers.sizing.collectives import iteration_communication, node_links
-from workers.sizing.parallelism import (
+from workers.sizing.strategies.checkpointing import activation_bytes_per_sample, recomputed_forward_share
+from workers.sizing.strategies.collectives import iteration_communication, node_links
+from workers.sizing.strategies.parallelism import (
     Adapter,
     AdapterKind,
     Checkpointing,
@@ -22,7 +22,7 @@ from workers.sizing.parallelism import (
     ParameterCounts,
     model_state_bytes,
 )
-from workers.sizing.presets import preset_stats
+from workers.sizing.presets.registry import preset_stats
 from workers.sizing.spec import Optimizer, Precision
 
 GB = 1e9

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workers.sizing.efficiency import NETWORK_EFFICIENCY, PCIE_EFFICIENCY, PCIE_GB_PER_S
-from workers.sizing.parallelism import PARAMETERS_SHARDED, DataParallel, Layout
+from workers.sizing.strategies.parallelism import PARAMETERS_SHARDED, DataParallel, Layout
 
 # FSDP overlaps the next unit's all-gather and the previous unit's reduce-scatter with compute;
 # what is left shows (PyTorch FSDP paper §3.3, prefetching). [rule of thumb: 80% of the compute can

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from workers.sizing.adapters import DEFAULT_LORA_RANK, DEFAULT_LORA_TARGETS, NF4_BYTES_PER_PARAMETER
+from workers.sizing.strategies.adapters import DEFAULT_LORA_RANK, DEFAULT_LORA_TARGETS, NF4_BYTES_PER_PARAMETER
 from workers.sizing.overheads import (
     COMPUTE_WEIGHT_BYTES,
     DDP_BUCKET_COPIES_PYTORCH,
