@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from workers.sizing.presets.registry import preset_stats
+from workers.sizing.spec import Optimizer, Precision
 from workers.sizing.strategies.adapters import (
     NF4_BITS_PER_PARAMETER,
     lora_parameters,
@@ -22,8 +24,6 @@ from workers.sizing.strategies.parallelism import (
     ParameterCounts,
     model_state_bytes,
 )
-from workers.sizing.presets.registry import preset_stats
-from workers.sizing.spec import Optimizer, Precision
 
 GB = 1e9
 BF16 = Precision.BF16_MIXED

@@ -13,11 +13,11 @@ values Korthikanti counts), so a model's own shape, not the closed form, sets th
 
 from __future__ import annotations
 
-from workers.sizing.strategies.adapters import block_of
 from workers.sizing.overheads import ACTIVATION_BYTES, RECOMPUTE_SHARE_STATS_ONLY
-from workers.sizing.strategies.parallelism import Checkpointing
 from workers.sizing.spec import Precision
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
+from workers.sizing.strategies.adapters import block_of
+from workers.sizing.strategies.parallelism import Checkpointing
 
 
 def _saved_bytes(layer: LayerStats, value_bytes: int, *, selective: bool) -> float:

@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from workers.sizing.strategies.adapters import DEFAULT_LORA_RANK, DEFAULT_LORA_TARGETS, NF4_BYTES_PER_PARAMETER
 from workers.sizing.overheads import (
     COMPUTE_WEIGHT_BYTES,
     DDP_BUCKET_COPIES_PYTORCH,
@@ -32,6 +31,7 @@ from workers.sizing.overheads import (
     WEIGHT_BYTES,
 )
 from workers.sizing.spec import Optimizer, Precision
+from workers.sizing.strategies.adapters import DEFAULT_LORA_RANK, DEFAULT_LORA_TARGETS, NF4_BYTES_PER_PARAMETER
 
 # FSDP's forward prefetch gathers the next unit while the current one computes: two units' full
 # weights are alive, and backward holds one unit's unsharded 16-bit gradients before its
