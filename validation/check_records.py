@@ -1,4 +1,4 @@
-"""Check workers/accuracy/data/measurements.json: fields, known slugs and enums, sane numbers, reproducible stats."""
+"""Check workers/accuracy/data/measurements.json and strategies.json: fields, slugs, enums, numbers, stats."""
 
 from __future__ import annotations
 
@@ -10,6 +10,13 @@ from pathlib import Path
 from typing import Any
 
 RECORDS_PATH = Path(__file__).resolve().parent.parent / "workers" / "accuracy" / "data" / "measurements.json"
+# Runs bigger than one GPU (sharding, adapters, checkpointing, several machines): the same record
+# format plus a `strategy` object, and `measured.fits` for "ran" / "out of memory" rows.
+STRATEGIES_PATH = RECORDS_PATH.with_name("strategies.json")
+DATA_PARALLEL = frozenset({"plain", "zero1", "zero2", "zero3", "hybrid_shard", "parameter_server"})
+CHECKPOINTING = frozenset({"none", "selective", "full"})
+ADAPTERS = frozenset({"lora", "qlora"})
+LORA_TARGETS = frozenset({"q", "k", "v", "o", "mlp"})
 
 # The fixed GPU slugs every gpugauge part uses (helper brief, "GPU slugs (fixed; everyone uses these)").
 GPU_SLUGS = frozenset({
@@ -64,7 +71,7 @@ def _check_measured(rid: str, rec: dict[str, Any]) -> list[str]:
     measured = rec["measured"]
     if not isinstance(measured, dict):
         return [f"{rid}.measured: must be an object"]
-    main_keys = {"peak_memory_bytes", "throughput_samples_per_s", "iteration_ms", "max_batch_size"}
+    main_keys = {"peak_memory_bytes", "throughput_samples_per_s", "iteration_ms", "max_batch_size", "fits"}
     if not main_keys & measured.keys():
         problems.append(f"{rid}.measured: needs one of {sorted(main_keys)}")
     for key in MEASURED_NUMBERS:
@@ -78,7 +85,9 @@ def _check_measured(rid: str, rec: dict[str, Any]) -> list[str]:
             problems.append(f"{rid}.measured.{key}: must be a positive finite number, got {value!r}")
     if "peak_memory_bytes" in measured and measured.get("memory_kind") not in MEMORY_KINDS:
         problems.append(f"{rid}.measured.memory_kind: must be one of {sorted(MEMORY_KINDS)}")
-    unknown = set(measured) - set(MEASURED_NUMBERS) - {"memory_kind"}
+    if "fits" in measured and not isinstance(measured["fits"], bool):
+        problems.append(f"{rid}.measured.fits: must be true or false")
+    unknown = set(measured) - set(MEASURED_NUMBERS) - {"memory_kind", "fits"}
     if unknown:
         problems.append(f"{rid}.measured: unknown keys {sorted(unknown)}")
     thr, step = measured.get("throughput_samples_per_s"), measured.get("iteration_ms")
@@ -117,6 +126,35 @@ def _check_scalars(rid: str, rec: dict[str, Any]) -> list[str]:
     return problems
 
 
+def check_strategy(rid: str, strategy: Any) -> list[str]:
+    """List the problems of a record's `strategy` object (data-parallel kind, adapter, network)."""
+    if not isinstance(strategy, dict):
+        return [f"{rid}.strategy: must be an object"]
+    problems: list[str] = []
+    if strategy.get("data_parallel") not in DATA_PARALLEL:
+        kind = strategy.get("data_parallel")
+        problems.append(f"{rid}.strategy.data_parallel: {kind!r} not in {sorted(DATA_PARALLEL)}")
+    if strategy.get("checkpointing") not in CHECKPOINTING:
+        problems.append(f"{rid}.strategy.checkpointing: must be one of {sorted(CHECKPOINTING)}")
+    if not _positive_int(strategy.get("gpus_per_node")):
+        problems.append(f"{rid}.strategy.gpus_per_node: must be a positive integer")
+    network = strategy.get("network_gbit_per_s")
+    if network is not None and not _positive(network):
+        problems.append(f"{rid}.strategy.network_gbit_per_s: must be null or positive")
+    adapter = strategy.get("adapter")
+    if adapter is not None:
+        if not isinstance(adapter, dict) or adapter.get("kind") not in ADAPTERS:
+            problems.append(f"{rid}.strategy.adapter.kind: must be one of {sorted(ADAPTERS)}")
+        elif not (_positive_int(adapter.get("rank")) and set(adapter.get("targets", [])) <= LORA_TARGETS
+                  and adapter.get("targets")):
+            problems.append(f"{rid}.strategy.adapter: needs a positive rank and targets among {sorted(LORA_TARGETS)}")
+    unknown = set(strategy) - {"data_parallel", "checkpointing", "gpus_per_node", "network_gbit_per_s", "adapter",
+                               "tensor_parallel", "pipeline_stages", "offload"}
+    if unknown:
+        problems.append(f"{rid}.strategy: unknown keys {sorted(unknown)}")
+    return problems
+
+
 def check_record(rec: Any) -> list[str]:
     """List every problem with one record (an empty list when it is valid)."""
     if not isinstance(rec, dict):
@@ -125,7 +163,8 @@ def check_record(rec: Any) -> list[str]:
     missing = [key for key in REQUIRED if key not in rec]
     if missing:
         return [f"{rid}: missing fields {missing}"]
-    return _check_scalars(rid, rec) + _check_measured(rid, rec)
+    strategy = check_strategy(rid, rec["strategy"]) if "strategy" in rec else []
+    return _check_scalars(rid, rec) + _check_measured(rid, rec) + strategy
 
 
 def check_records(records: Sequence[Any]) -> list[str]:
@@ -184,6 +223,13 @@ def llmfs_gpt_stats(seq: int) -> tuple[int, int]:
     return params, macs
 
 
+def llama_style_parameters(stats: dict[str, Any]) -> int:
+    """Return a LLaMA-style decoder's parameters (SwiGLU, RMSNorm, grouped K/V, untied head) from its shape."""
+    dim, layers, vocab, ffn = stats["d_model"], stats["layers"], stats["vocab"], stats["ffn"]
+    kv_dim = dim * stats["kv_heads"] // stats["heads"]
+    return layers * (2 * dim * dim + 2 * dim * kv_dim + 3 * dim * ffn + 2 * dim) + dim + 2 * vocab * dim
+
+
 def check_derivations(records: Sequence[dict[str, Any]]) -> list[str]:
     """Recompute the derived model statistics stored in the records and report mismatches."""
     problems: list[str] = []
@@ -194,6 +240,13 @@ def check_derivations(records: Sequence[dict[str, Any]]) -> list[str]:
         if model.startswith("dcgan-mnist-d"):
             g, d = dcgan_mnist_stats(int(model.rsplit("d", 1)[1]))
             want = {"parameters": g[0] + d[0], "multiply_adds": g[1] + d[1], "neurons": g[2] + d[2]}
+        elif "kv_heads" in stats:
+            seq, params = rec["sequence_length"], llama_style_parameters(stats)
+            embedding = stats["vocab"] * stats["d_model"]
+            want = {"parameters": params,
+                    "multiply_adds": (params - embedding) * seq + stats["layers"] * 2 * stats["d_model"] * seq * seq}
+            if model == "llama3-8b":
+                want["parameters"] = llama3_8b_parameters()
         elif model == "llama3-8b":
             want = {"parameters": llama3_8b_parameters()}
         elif model == "gpt-llmfs-163m":
@@ -213,13 +266,16 @@ def check_derivations(records: Sequence[dict[str, Any]]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Check the records file given (or the shipped one) and print the problems; exit 1 if any."""
     args = list(sys.argv[1:] if argv is None else argv)
-    path = Path(args[0]) if args else RECORDS_PATH
-    records = load_records(path)
-    problems = check_records(records) + check_derivations(records)
-    for problem in problems:
-        print(problem)
-    print(f"{len(records)} records, {len(problems)} problems")
-    return 1 if problems else 0
+    paths = [Path(arg) for arg in args] or [RECORDS_PATH, STRATEGIES_PATH]
+    failed = 0
+    for path in paths:
+        records = load_records(path)
+        problems = check_records(records) + check_derivations(records)
+        for problem in problems:
+            print(problem)
+        print(f"{path.name}: {len(records)} records, {len(problems)} problems")
+        failed += len(problems)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
