@@ -83,8 +83,9 @@ def requirements(*, need_gib: float = 10.0, host_gib: float = 16.0, storage_min_
     need = int(need_gib * GIB)
     return Requirements(
         gpu_memory_bytes=need,
-        gpu_memory_breakdown=MemoryBreakdown(activations=need, parameters=0, gradients=0, optimizer_state=0,
-                                             framework_reserve=0),
+        gpu_memory_breakdown=MemoryBreakdown(activations_bytes=need, parameters_bytes=0, gradients_bytes=0,
+                                             optimizer_state_bytes=0,
+                                             framework_reserve_bytes=0),
         baseline_formula_bytes=need, host_memory_bytes=int(host_gib * GIB),
         storage_min_bytes=int(storage_min_gb * GB), storage_max_bytes=int(storage_max_gb * GB),
         cpu_single_thread_score=800.0, flops_per_iteration=1e12, iterations_per_epoch=iterations_total,

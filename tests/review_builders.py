@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from catalog.types import Catalog, GpuSpec, InstanceType, Offer, OnPremCard, Pricing, Provider
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.review.budget import ReviewItem, Sweep
-from workers.sizing.requirements import MemoryBreakdown, PerGpu, Requirements, Warning
+from workers.sizing.requirements import CodedWarning, MemoryBreakdown, PerGpu, Requirements
 from workers.sizing.spec import Constraints, Dataset, JobSpec, Training
 from workers.sizing.stats import ModelStats
 
@@ -34,13 +34,14 @@ def per_gpu(gpu: str, count: int = 1, *, hours: float, fits: bool = True) -> Per
 
 
 def requirements(*, per_gpu_rows: Sequence[PerGpu] = (), iterations_total: int = 10_000,
-                 warnings: Sequence[Warning] = ()) -> Requirements:
+                 warnings: Sequence[CodedWarning] = ()) -> Requirements:
     """Return requirements with these per-GPU rows."""
     need = 8 * GIB
     return Requirements(
         gpu_memory_bytes=need,
-        gpu_memory_breakdown=MemoryBreakdown(activations=need, parameters=0, gradients=0, optimizer_state=0,
-                                             framework_reserve=0),
+        gpu_memory_breakdown=MemoryBreakdown(activations_bytes=need, parameters_bytes=0, gradients_bytes=0,
+                                             optimizer_state_bytes=0,
+                                             framework_reserve_bytes=0),
         baseline_formula_bytes=need, host_memory_bytes=16 * GIB, storage_min_bytes=10**9,
         storage_max_bytes=2 * 10**9, cpu_single_thread_score=800.0, flops_per_iteration=1e12,
         iterations_per_epoch=iterations_total, iterations_total=iterations_total, per_gpu=tuple(per_gpu_rows),

@@ -73,7 +73,7 @@ def test_memory_kinds_compare_like_with_like() -> None:
     assert compared_memory_bytes(memory, kind="max_memory_reserved", gpu=gpu) == (
         memory.total_bytes - CUDA_CONTEXT_BYTES["volta"])
     assert compared_memory_bytes(memory, kind="max_memory_allocated", gpu=gpu) == (
-        memory.total_bytes - memory.framework_reserve)
+        memory.total_bytes - memory.framework_reserve_bytes)
 
 
 def test_a_memory_row_scores_the_relative_error_of_the_compared_figure() -> None:
@@ -113,9 +113,9 @@ def test_fully_sharded_runs_split_the_model_state_over_the_gpus() -> None:
     gpu = GPUS["h100-sxm"]
     sharded = predicted_memory(case, gpu)
     whole = predicted_memory(replace(case, fully_sharded=False, gpu_count=1), gpu)
-    assert sharded.activations == whole.activations
-    assert sharded.optimizer_state == pytest.approx(whole.optimizer_state / 8, abs=1)
-    assert sharded.parameters == pytest.approx(whole.parameters / 8, abs=1)
+    assert sharded.activations_bytes == whole.activations_bytes
+    assert sharded.optimizer_state_bytes == pytest.approx(whole.optimizer_state_bytes / 8, abs=1)
+    assert sharded.parameters_bytes == pytest.approx(whole.parameters_bytes / 8, abs=1)
 
 
 def test_models_rebuilt_from_record_stats_match_the_records() -> None:

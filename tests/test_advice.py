@@ -17,7 +17,7 @@ from workers.sizing.advice import (
 )
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, MachineNeeds
 from workers.sizing.memory import baseline_formula_bytes, estimate_memory, sharded_memory
-from workers.sizing.requirements import MemoryBreakdown, Warning
+from workers.sizing.requirements import CodedWarning, MemoryBreakdown
 from workers.sizing.spec import Dataset, Framework, JobSpec, Precision
 from workers.sizing.timing import IterationTime
 
@@ -171,9 +171,9 @@ def test_model_warnings_for_unknown_size_operators_and_preallocating_frameworks(
 
 def test_one_warning_per_code_names_every_card_it_holds_on() -> None:
     merged = merge_warnings([
-        ("gtx-1080-ti", Warning("short-iteration", "One iteration takes 1.0 ms on gtx-1080-ti.")),
-        ("", Warning("cpu-bound", "x")),
-        ("gtx-1080", Warning("short-iteration", "One iteration takes 0.5 ms on gtx-1080.")),
+        ("gtx-1080-ti", CodedWarning("short-iteration", "One iteration takes 1.0 ms on gtx-1080-ti.")),
+        ("", CodedWarning("cpu-bound", "x")),
+        ("gtx-1080", CodedWarning("short-iteration", "One iteration takes 0.5 ms on gtx-1080.")),
     ])
     assert [w.code for w in merged] == ["short-iteration", "cpu-bound"]
     assert merged[0].message == "One iteration takes 1.0 ms on gtx-1080-ti. The same holds on gtx-1080."

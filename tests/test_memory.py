@@ -29,8 +29,8 @@ def test_baseline_formula_is_neurons_batch_2_4_plus_parameters_2_4() -> None:
 
 def test_halving_the_batch_halves_activation_memory() -> None:
     for model in (resnet50(), stats_only(neurons=10**7, parameters=10**6, multiply_adds=10**9)):
-        full = estimate_memory(model, training(batch_size=64)).activations
-        half = estimate_memory(model, training(batch_size=32)).activations
+        full = estimate_memory(model, training(batch_size=64)).activations_bytes
+        half = estimate_memory(model, training(batch_size=32)).activations_bytes
         assert abs(full - 2 * half) <= 1
 
 
@@ -41,7 +41,7 @@ def test_memory_rises_with_batch_parameters_and_sequence_length() -> None:
     small = estimate_memory(mlp(width=1024), training()).total_bytes
     large = estimate_memory(mlp(width=2048), training()).total_bytes
     assert large > small
-    by_seq = [estimate_memory(transformer(seq=s), training(batch_size=8)).activations
+    by_seq = [estimate_memory(transformer(seq=s), training(batch_size=8)).activations_bytes
               for s in (128, 256, 512)]
     assert by_seq == sorted(by_seq)
     # attention keeps s x s probabilities: doubling the sequence more than doubles the activations
@@ -51,7 +51,7 @@ def test_memory_rises_with_batch_parameters_and_sequence_length() -> None:
 def test_transformer_block_keeps_korthikanti_bytes_at_16_bits() -> None:
     s, h, a, blocks = 512, 768, 12, 12
     model = transformer(seq=s, hidden=h, heads=a, blocks=blocks)
-    kept = estimate_memory(model, training(batch_size=1, precision=Precision.FP16_MIXED)).activations
+    kept = estimate_memory(model, training(batch_size=1, precision=Precision.FP16_MIXED)).activations_bytes
     transient = 2 * max(layer.neurons for layer in model.layers) * 2
     assert kept - transient == blocks * s * h * (34 + 5 * a * s // h)
 
@@ -61,27 +61,27 @@ def test_transformer_block_keeps_korthikanti_bytes_at_16_bits() -> None:
 def test_optimizer_state_per_optimizer(optimizer: Optimizer, bytes_per_parameter: int) -> None:
     model = stats_only(neurons=1000, parameters=10**6, multiply_adds=10**8)
     memory = estimate_memory(model, training(optimizer=optimizer))
-    assert memory.optimizer_state == bytes_per_parameter * 10**6
-    assert memory.parameters == 4 * 10**6 and memory.gradients == 4 * 10**6
+    assert memory.optimizer_state_bytes == bytes_per_parameter * 10**6
+    assert memory.parameters_bytes == 4 * 10**6 and memory.gradients_bytes == 4 * 10**6
 
 
 def test_frozen_parameters_take_weights_but_no_gradients_or_state() -> None:
     model = stats_only(neurons=1000, parameters=10**6, multiply_adds=10**8)
     model = replace(model, frozen_parameters=400_000)
     memory = estimate_memory(model, training(optimizer=Optimizer.ADAM))
-    assert memory.parameters == 4 * 10**6
-    assert memory.gradients == 4 * 600_000
-    assert memory.optimizer_state == 8 * 600_000
+    assert memory.parameters_bytes == 4 * 10**6
+    assert memory.gradients_bytes == 4 * 600_000
+    assert memory.optimizer_state_bytes == 8 * 600_000
 
 
 def test_mixed_precision_halves_activations_and_keeps_fp32_master_weights() -> None:
     model = mlp()
     fp32 = estimate_memory(model, training(precision=Precision.FP32))
     mixed = estimate_memory(model, training(precision=Precision.FP16_MIXED))
-    assert abs(fp32.activations - 2 * mixed.activations) <= 1
-    assert mixed.parameters == 6 * model.parameters  # fp32 master + fp16 copy
-    assert mixed.gradients == fp32.gradients == 4 * model.parameters
-    assert mixed.optimizer_state == fp32.optimizer_state
+    assert abs(fp32.activations_bytes - 2 * mixed.activations_bytes) <= 1
+    assert mixed.parameters_bytes == 6 * model.parameters  # fp32 master + fp16 copy
+    assert mixed.gradients_bytes == fp32.gradients_bytes == 4 * model.parameters
+    assert mixed.optimizer_state_bytes == fp32.optimizer_state_bytes
 
 
 def test_bf16_on_a_card_without_bf16_is_sized_as_fp32() -> None:
@@ -90,26 +90,26 @@ def test_bf16_on_a_card_without_bf16_is_sized_as_fp32() -> None:
     fp32 = estimate_memory(model, training(precision=Precision.FP32), gpu=gpu("v100-16gb"))
     assert bf16 == fp32
     on_ampere = estimate_memory(model, training(precision=Precision.BF16_MIXED), gpu=gpu("a100-40gb"))
-    assert on_ampere.activations < fp32.activations
+    assert on_ampere.activations_bytes < fp32.activations_bytes
 
 
 def test_recompute_keeps_about_two_over_root_n_of_the_activations() -> None:
     model = resnet50()
-    plain = estimate_memory(model, training()).activations
-    checkpointed = estimate_memory(model, training(recompute=True)).activations
+    plain = estimate_memory(model, training()).activations_bytes
+    checkpointed = estimate_memory(model, training(recompute=True)).activations_bytes
     assert checkpointed < plain / 3
     assert recompute_share(model) == pytest.approx(2 / len(model.layers) ** 0.5)
     given_only = stats_only(neurons=10**7, parameters=10**6, multiply_adds=10**9)
-    assert estimate_memory(given_only, training(recompute=True)).activations < estimate_memory(
-        given_only, training()).activations
+    assert estimate_memory(given_only, training(recompute=True)).activations_bytes < estimate_memory(
+        given_only, training()).activations_bytes
 
 
 def test_framework_reserve_depends_on_generation_and_grows_with_the_tensors() -> None:
     model = resnet50()
-    old = estimate_memory(model, training(), gpu=gpu("k80")).framework_reserve
-    new = estimate_memory(model, training(), gpu=gpu("a100-40gb")).framework_reserve
+    old = estimate_memory(model, training(), gpu=gpu("k80")).framework_reserve_bytes
+    new = estimate_memory(model, training(), gpu=gpu("a100-40gb")).framework_reserve_bytes
     assert new - old == CUDA_CONTEXT_BYTES["ampere"] - CUDA_CONTEXT_BYTES["kepler"]
-    small = estimate_memory(model, training(batch_size=8), gpu=gpu("a100-40gb")).framework_reserve
+    small = estimate_memory(model, training(batch_size=8), gpu=gpu("a100-40gb")).framework_reserve_bytes
     assert small < new
 
 
@@ -117,17 +117,17 @@ def test_data_parallel_keeps_a_full_copy_and_pytorch_adds_gradient_buckets() -> 
     model = mlp()
     one = estimate_memory(model, training())
     four = estimate_memory(model, training(), gpu_count=4)
-    assert four.parameters == one.parameters and four.optimizer_state == one.optimizer_state
-    assert four.activations == one.activations
-    assert four.gradients == 2 * one.gradients
+    assert four.parameters_bytes == one.parameters_bytes and four.optimizer_state_bytes == one.optimizer_state_bytes
+    assert four.activations_bytes == one.activations_bytes
+    assert four.gradients_bytes == 2 * one.gradients_bytes
     tf_four = estimate_memory(model, training(framework=Framework.TENSORFLOW), gpu_count=4)
-    assert tf_four.gradients == one.gradients
+    assert tf_four.gradients_bytes == one.gradients_bytes
 
 
 def test_graph_mode_tensorflow_keeps_more_activations_than_pytorch() -> None:
     model = resnet50()
-    torch = estimate_memory(model, training()).activations
-    tensorflow = estimate_memory(model, training(framework=Framework.TENSORFLOW)).activations
+    torch = estimate_memory(model, training()).activations_bytes
+    tensorflow = estimate_memory(model, training(framework=Framework.TENSORFLOW)).activations_bytes
     assert tensorflow > torch
 
 
@@ -135,9 +135,9 @@ def test_sharding_splits_optimizer_state_and_gradients_n_ways() -> None:
     model = mlp()
     full = estimate_memory(model, training())
     sharded = sharded_memory(model, training(), gpu_count=4)
-    assert sharded.optimizer_state == full.optimizer_state // 4
-    assert sharded.gradients == full.gradients // 4
-    assert sharded.parameters == full.parameters and sharded.total_bytes < full.total_bytes
+    assert sharded.optimizer_state_bytes == full.optimizer_state_bytes // 4
+    assert sharded.gradients_bytes == full.gradients_bytes // 4
+    assert sharded.parameters_bytes == full.parameters_bytes and sharded.total_bytes < full.total_bytes
 
 
 def test_fitting_keeps_ten_percent_headroom() -> None:
@@ -164,4 +164,4 @@ def test_memory_is_monotone_in_batch_and_never_below_its_parts(neurons: int, par
     memory = estimate_memory(model, job)
     bigger = estimate_memory(model, replace(job, batch_size=batch + 1))
     assert bigger.total_bytes >= memory.total_bytes
-    assert memory.total_bytes >= memory.activations + memory.parameters > 0
+    assert memory.total_bytes >= memory.activations_bytes + memory.parameters_bytes > 0

@@ -11,7 +11,7 @@ from slack_sdk.models.blocks import Block
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected
 from workers.render import fmt_hours, fmt_usd
 from workers.schemas import RecommendationSchema, RequirementsSchema
-from workers.sizing.requirements import MemoryBreakdown, Mitigation, PerGpu, Requirements, Warning
+from workers.sizing.requirements import CodedWarning, MemoryBreakdown, Mitigation, PerGpu, Requirements
 from workers.slack.blocks import (
     MAX_BLOCKS,
     MAX_SECTION_CHARS,
@@ -24,12 +24,13 @@ from workers.slack.blocks import (
 GIB = 2**30
 
 
-def requirements(*, warnings: tuple[Warning, ...] = (), fits: bool = True,
+def requirements(*, warnings: tuple[CodedWarning, ...] = (), fits: bool = True,
                  mitigations: tuple[Mitigation, ...] = ()) -> Requirements:
     return Requirements(
         gpu_memory_bytes=12 * GIB,
-        gpu_memory_breakdown=MemoryBreakdown(activations=8 * GIB, parameters=1 * GIB, gradients=1 * GIB,
-                                             optimizer_state=1 * GIB, framework_reserve=1 * GIB),
+        gpu_memory_breakdown=MemoryBreakdown(activations_bytes=8 * GIB, parameters_bytes=1 * GIB,
+                                             gradients_bytes=1 * GIB,
+                                             optimizer_state_bytes=1 * GIB, framework_reserve_bytes=1 * GIB),
         baseline_formula_bytes=9 * GIB, host_memory_bytes=160 * 10**9,
         storage_min_bytes=450 * 10**9, storage_max_bytes=600 * 10**9, cpu_single_thread_score=1500.0,
         flops_per_iteration=1e12, iterations_per_epoch=20_000, iterations_total=1_800_000,
@@ -97,7 +98,7 @@ def test_the_memory_line_names_the_biggest_term_and_its_share() -> None:
 
 
 def test_warnings_are_listed_with_their_codes() -> None:
-    msg = render_recommendation(result((option(1),), warnings=(Warning("short-run", "the run is short"),)),
+    msg = render_recommendation(result((option(1),), warnings=(CodedWarning("short-run", "the run is short"),)),
                                 title="x")
     assert "the run is short (`short-run`)" in text_of(msg)
 
@@ -116,7 +117,7 @@ def test_when_nothing_fits_the_out_of_memory_plan_and_the_reasons_are_shown() ->
 
 def test_huge_answers_stay_within_slack_limits() -> None:
     long_why = "because " * 600
-    warnings = tuple(Warning(f"code-{i}", "w" * 200) for i in range(500))
+    warnings = tuple(CodedWarning(f"code-{i}", "w" * 200) for i in range(500))
     options = tuple(option(r, why=long_why) for r in range(1, 200))
     msg = render_recommendation(result(options, warnings=warnings), title="t" * 500, top=200)
     assert_valid_message(msg)

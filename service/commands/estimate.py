@@ -54,8 +54,7 @@ def print_requirements(req: Requirements, *, title: str) -> None:
     console = make_console()
     console.rule(f"[bold]{title}")
     b = req.gpu_memory_breakdown
-    terms = {"activations": b.activations, "parameters": b.parameters, "gradients": b.gradients,
-             "optimizer state": b.optimizer_state, "framework reserve": b.framework_reserve}
+    terms = {name.replace("_", " "): size for name, size in b.by_term().items()}
     mem = Table(title=f"GPU memory per GPU: {fmt_bytes(req.gpu_memory_bytes)} "
                       f"(baseline formula of the domain notes: {fmt_bytes(req.baseline_formula_bytes)})")
     mem.add_column("term")

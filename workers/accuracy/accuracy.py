@@ -34,10 +34,9 @@ from typing import Any
 
 from catalog.types import GpuSpec
 from workers.accuracy.jobs import MeasuredJob, record_job
-from workers.sizing.memory import estimate_memory, framework_reserve_bytes
+from workers.sizing.memory import estimate_memory, sharded_memory
 from workers.sizing.overheads import CUDA_CONTEXT_BYTES
 from workers.sizing.requirements import MemoryBreakdown
-from workers.sizing.stats import LayerKind
 from workers.sizing.timing import estimate_iteration_ms
 
 # Package data, so that `gpugauge validate` works from the installed wheel and the Docker image.
@@ -109,15 +108,7 @@ def predicted_memory(case: MeasuredJob, gpu: GpuSpec, *, batch_size: int | None 
     training = job.training if batch_size is None else replace(job.training, batch_size=batch_size)
     if not case.fully_sharded or case.gpu_count == 1:
         return estimate_memory(job.model, training, gpu=gpu, gpu_count=case.gpu_count)
-    full = estimate_memory(job.model, training, gpu=gpu, gpu_count=1)
-    n = case.gpu_count
-    parameters, gradients = math.ceil(full.parameters / n), math.ceil(full.gradients / n)
-    optimizer_state = math.ceil(full.optimizer_state / n)
-    tensors = full.activations + parameters + gradients + optimizer_state
-    has_conv = any(layer.kind is LayerKind.CONV for layer in job.model.layers) or not job.model.layers
-    return MemoryBreakdown(activations=full.activations, parameters=parameters, gradients=gradients,
-                           optimizer_state=optimizer_state,
-                           framework_reserve=framework_reserve_bytes(tensors, gpu=gpu, has_conv=has_conv))
+    return sharded_memory(job.model, training, gpu=gpu, gpu_count=case.gpu_count, shard_parameters=True)
 
 
 def compared_memory_bytes(memory: MemoryBreakdown, *, kind: str, gpu: GpuSpec) -> int:
@@ -125,7 +116,7 @@ def compared_memory_bytes(memory: MemoryBreakdown, *, kind: str, gpu: GpuSpec) -
     if kind == "max_memory_reserved":
         return memory.total_bytes - CUDA_CONTEXT_BYTES[gpu.architecture]
     if kind == "max_memory_allocated":
-        return memory.total_bytes - memory.framework_reserve
+        return memory.total_bytes - memory.framework_reserve_bytes
     return memory.total_bytes  # nvidia-smi, unknown: the whole process on the device
 
 

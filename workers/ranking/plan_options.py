@@ -21,7 +21,7 @@ from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpu, profile_gpu
 from workers.sizing.memory import fits, sharded_memory
 from workers.sizing.oom_plan import out_of_memory_plan
-from workers.sizing.requirements import Mitigation, PerGpu, Requirements
+from workers.sizing.requirements import Mitigation, MitigationKind, PerGpu, Requirements
 from workers.sizing.spec import JobSpec, Precision
 from workers.sizing.throughput import has_bf16
 
@@ -44,18 +44,18 @@ def _step(m: Mitigation, job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> _St
     """Return the job a mitigation makes."""
     t = job.training
     batch = m.batch_size if m.batch_size is not None else t.batch_size
-    if m.kind == "smaller-batch":
+    if m.kind is MitigationKind.SMALLER_BATCH:
         interval = m.update_interval if m.update_interval is not None else t.update_interval
         changed = replace(t, batch_size=batch, learning_rate=m.learning_rate, update_interval=interval)
-    elif m.kind == "recompute":
+    elif m.kind is MitigationKind.RECOMPUTE:
         changed = replace(t, recompute=True)
-    elif m.kind == "mixed-precision":
+    elif m.kind is MitigationKind.MIXED_PRECISION:
         card = known_gpus.get(m.gpu or "")
         target = Precision.BF16_MIXED if card is not None and has_bf16(card) else Precision.FP16_MIXED
         changed = replace(t, precision=target)
     elif m.kind in ("more-gpus", "sharding"):
         return _Step(m, replace(job, training=replace(t, batch_size=batch)), min_gpus=m.gpu_count or 2,
-                     sharded=m.kind == "sharding")
+                     sharded=m.kind is MitigationKind.SHARDING)
     else:
         return _Step(m, None)
     return _Step(m, replace(job, training=changed))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from catalog.types import Catalog, Pricing
 from workers.ranking.shapes import BUDGET, DEADLINE, GPU_MEMORY, HOST_MEMORY, NO_ESTIMATE, NO_STORAGE_PRICE, Shape
-from workers.sizing.requirements import Requirements, Warning
+from workers.sizing.requirements import CodedWarning, Requirements
 from workers.sizing.spec import JobSpec, Objective
 
 GIB = 2**30
@@ -41,23 +41,23 @@ def gpu_name(catalog: Catalog, slug: str) -> str:
         return slug
 
 
-def option_warnings(shape: Shape, *, pricing: str, hours_known: bool) -> tuple[Warning, ...]:
+def option_warnings(shape: Shape, *, pricing: str, hours_known: bool) -> tuple[CodedWarning, ...]:
     """Return the warnings that apply to running the job on this option."""
-    found: list[Warning] = []
+    found: list[CodedWarning] = []
     pg = shape.per_gpu
     if pricing == Pricing.SPOT.value:
-        found.append(Warning("spot-interruption", "spot capacity can be reclaimed at short notice; "
+        found.append(CodedWarning("spot-interruption", "spot capacity can be reclaimed at short notice; "
                                                   "checkpoint often and expect restarts"))
     if pg is not None and shape.iteration_ms > pg.iteration_ms * 1.0005:
-        found.append(Warning("cpu-bound", f"pre-processing on this CPU (single-thread score "
+        found.append(CodedWarning("cpu-bound", f"pre-processing on this CPU (single-thread score "
                                           f"{shape.m.cpu_score:g}) stretches an iteration from "
                                           f"{pg.iteration_ms:.1f} to {shape.iteration_ms:.1f} ms"))
     n = shape.m.gpu_count
     if pg is not None and n > 1 and pg.speedup_vs_one_gpu < POOR_SCALING_EFFICIENCY * n:
-        found.append(Warning("poor-scaling", f"{n} GPUs run only {pg.speedup_vs_one_gpu:.1f}x "
+        found.append(CodedWarning("poor-scaling", f"{n} GPUs run only {pg.speedup_vs_one_gpu:.1f}x "
                                              "as fast as one; several single-GPU runs may use them better"))
     if not hours_known:
-        found.append(Warning("duration-unknown", "dataset.samples is not given, so training time, cost, "
+        found.append(CodedWarning("duration-unknown", "dataset.samples is not given, so training time, cost, "
                                                  "budget and deadline cannot be worked out"))
     return tuple(found)
 

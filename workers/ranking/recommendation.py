@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workers.sizing.requirements import Mitigation, Requirements, Warning
+from workers.sizing.requirements import CodedWarning, Mitigation, Requirements
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class RankedOption:
     training_cost_usd: float
     fits: bool
     why: str
-    warnings: tuple[Warning, ...] = ()
+    warnings: tuple[CodedWarning, ...] = ()
     pareto: bool = False  # on the cost/time Pareto front of the options
     storage_cost_usd: float = 0.0  # block storage added where local disk is short
     iteration_ms: float = 0.0

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from workers.review.budget import MISSES_DEADLINE, Pick, Plan, Sweep
 from workers.review.sweeps import SweepComparison
-from workers.sizing.requirements import Warning
+from workers.sizing.requirements import CodedWarning
 
 OK, FAILED = "ok", "failed"
 
@@ -31,7 +31,7 @@ class JobReview:
     sweep: Sweep | None = None
     sweep_comparison: SweepComparison | None = None
     gpu_memory_bytes: int = 0  # peak memory of one training step on one GPU
-    warnings: tuple[Warning, ...] = ()
+    warnings: tuple[CodedWarning, ...] = ()
     error_field: str = ""  # FAILED: the field at fault, e.g. "jobs[3].spec.constraints.regions"
     error_reason: str = ""
 

@@ -6,6 +6,8 @@ from typing import Any
 
 from marshmallow import Schema, fields
 
+from workers.sizing.requirements import MEMORY_TERMS
+
 
 class LayerRowSchema(Schema):
     """One row of the per-layer statistics table."""
@@ -33,14 +35,9 @@ class ModelStatsSchema(Schema):
     layers = fields.List(fields.Nested(LayerRowSchema))
 
 
-class MemoryBreakdownSchema(Schema):
-    """Peak GPU memory by term."""
-
-    activations = fields.Integer()
-    parameters = fields.Integer()
-    gradients = fields.Integer()
-    optimizer_state = fields.Integer()
-    framework_reserve = fields.Integer()
+# Peak GPU memory by term: one Integer per term of workers.sizing.requirements.MemoryBreakdown.
+MemoryBreakdownSchema = Schema.from_dict(
+    {name: fields.Integer(attribute=f"{name}_bytes") for name in MEMORY_TERMS}, name="MemoryBreakdownSchema")
 
 
 class PerGpuSchema(Schema):

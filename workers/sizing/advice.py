@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from catalog.types import GpuSpec
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, MachineNeeds
-from workers.sizing.requirements import MemoryBreakdown, Warning
+from workers.sizing.requirements import CodedWarning, MemoryBreakdown
 from workers.sizing.rules import (
     BASELINE_UNDERSTATES_RATIO,
     CPU_BOUND_RATIO,
@@ -42,16 +42,14 @@ def _gb(value: float) -> str:
 
 
 def memory_warnings(job: JobSpec, *, memory: MemoryBreakdown, baseline_bytes: int, gpu_count: int,
-                    sharded: MemoryBreakdown | None) -> list[Warning]:
+                    sharded: MemoryBreakdown | None) -> list[CodedWarning]:
     """Return the GPU-independent memory warnings (domain.md §2, §4)."""
     found = []
     peak = memory.total_bytes
     if peak > BASELINE_UNDERSTATES_RATIO * baseline_bytes:
-        terms = {"activations": memory.activations, "parameters": memory.parameters,
-                 "gradients": memory.gradients, "optimizer state": memory.optimizer_state,
-                 "framework reserve": memory.framework_reserve}
+        terms = {name.replace("_", " "): size for name, size in memory.by_term().items()}
         largest = max(terms.items(), key=lambda item: item[1])
-        found.append(Warning("baseline-formula-understates", (
+        found.append(CodedWarning("baseline-formula-understates", (
             f"The baseline formula (neurons x batch x 2 x 4 + parameters x 2 x 4) gives "
             f"{_gb(baseline_bytes)}; the realistic peak is {_gb(peak)}, because the formula leaves out "
             f"optimizer state ({job.training.optimizer.value}), mixed-precision copies and the framework's "
@@ -59,11 +57,11 @@ def memory_warnings(job: JobSpec, *, memory: MemoryBreakdown, baseline_bytes: in
     if peak > INDIVIDUAL_TIER_BYTES:
         tier = ("the 32-64 GB a company's research work wants" if peak <= 64 * GIB
                 else "more than one card of today's largest memory")
-        found.append(Warning("memory-tier", (
+        found.append(CodedWarning("memory-tier", (
             f"The job needs {_gb(peak)} per GPU: beyond the 6-8 GB cards that suffice for an individual's "
             f"work; plan for {tier}, or see the out-of-memory plan.")))
     if gpu_count > 1 and sharded is not None:
-        found.append(Warning("data-parallel-full-copy", (
+        found.append(CodedWarning("data-parallel-full-copy", (
             f"Data parallel keeps a full copy of parameters, gradients and optimizer state on each of the "
             f"{gpu_count} GPUs ({_gb(peak)} per GPU). Sharding the optimizer state and gradients "
             f"{gpu_count} ways (ZeRO-2 / FSDP SHARD_GRAD_OP) would need {_gb(sharded.total_bytes)} "
@@ -71,27 +69,27 @@ def memory_warnings(job: JobSpec, *, memory: MemoryBreakdown, baseline_bytes: in
     return found
 
 
-def model_warnings(job: JobSpec, *, gpu_count: int) -> list[Warning]:
+def model_warnings(job: JobSpec, *, gpu_count: int) -> list[CodedWarning]:
     """Return warnings about the model and data themselves (domain.md §4)."""
     model, found = job.model, []
     if model.parameters > 0 and model.multiply_adds <= PARAMETER_EXCHANGE_RATIO * model.parameters:
         ratio = model.multiply_adds / model.parameters
         effect = (f"with {gpu_count} GPUs, exchanging parameters will dominate" if gpu_count > 1
                   else "several GPUs would help little")
-        found.append(Warning("parameter-exchange-bound", (
+        found.append(CodedWarning("parameter-exchange-bound", (
             f"Multiply-adds are {ratio:.1f}x the parameters (rule of thumb: at most about "
             f"{PARAMETER_EXCHANGE_RATIO:g}x means many parameters for little compute, e.g. Affine layers "
             f"instead of convolutions): {effect}. Use the GPUs for separate trials instead.")))
     if job.dataset.samples <= 0:
-        found.append(Warning("unknown-dataset-size", (
+        found.append(CodedWarning("unknown-dataset-size", (
             "dataset.samples is not given: time per epoch and training hours cannot be computed "
             "(time = time per iteration x ceil(samples / batch) x epochs).")))
     if model.unknown_operators:
-        found.append(Warning("unknown-operators", (
+        found.append(CodedWarning("unknown-operators", (
             f"These operators are not modelled and count as zero memory and compute: "
             f"{', '.join(model.unknown_operators)}.")))
     if job.training.framework in (Framework.TENSORFLOW, Framework.JAX):
-        found.append(Warning("framework-preallocates", (
+        found.append(CodedWarning("framework-preallocates", (
             f"{job.training.framework.value} reserves most of the GPU memory at start by default, so "
             f"nvidia-smi will show the card full whatever the job needs; the figures here are what the "
             f"job needs.")))
@@ -99,54 +97,54 @@ def model_warnings(job: JobSpec, *, gpu_count: int) -> list[Warning]:
 
 
 def gpu_warnings(job: JobSpec, gpu: GpuSpec, *, time: IterationTime, training_hours: float,
-                 fits: bool, gpu_memory_bytes: int, usable_bytes: int, gpu_count: int) -> list[Warning]:
+                 fits: bool, gpu_memory_bytes: int, usable_bytes: int, gpu_count: int) -> list[CodedWarning]:
     """Return the warnings that depend on one GPU model (domain.md §4, §6)."""
     name, found = gpu.slug, []
     precision = job.training.precision
     if gpu.memory_bytes <= SMALL_GPU_MEMORY_BYTES:
         verdict = ("3 GB cards are not recommended" if gpu.memory_bytes <= NOT_RECOMMENDED_GPU_MEMORY_BYTES
                    else "under about 4 GB is only for toys")
-        found.append(Warning("small-gpu-memory", (
+        found.append(CodedWarning("small-gpu-memory", (
             f"{name} has {gpu.memory_bytes / GIB:.0f} GB: {verdict}. Rough tiers: 6-8 GB for an "
             f"individual's work (up to {INDIVIDUAL_TIER_BYTES // GIB} GB), 32-64 GB for company research "
             f"({RESEARCH_TIER_BYTES // GIB} GB and up).")))
     if gpu.architecture in OLD_ARCHITECTURES:
-        found.append(Warning("old-architecture", (
+        found.append(CodedWarning("old-architecture", (
             f"{name} is {gpu.architecture.title()}: older architectures are slow, and current cuDNN and "
             f"framework releases no longer support them.")))
     if precision is not Precision.FP32 and not has_tensor_cores(gpu):
-        found.append(Warning("no-tensor-cores-for-mixed-precision", (
+        found.append(CodedWarning("no-tensor-cores-for-mixed-precision", (
             f"{name} has no tensor cores: mixed precision halves activation memory and traffic there, "
             f"but the arithmetic runs at the fp32 rate, so it buys little speed.")))
     if precision is Precision.BF16_MIXED and not has_bf16(gpu):
-        found.append(Warning("bf16-unsupported", (
+        found.append(CodedWarning("bf16-unsupported", (
             f"{name} ({gpu.architecture.title()}) has no bf16 arithmetic (Ampere and later have it); "
             f"estimated as fp32 there. Use fp16-mixed on this card.")))
     if not fits:
-        found.append(Warning("does-not-fit", (
+        found.append(CodedWarning("does-not-fit", (
             f"Predicted peak {_gb(gpu_memory_bytes)} per GPU exceeds what {name} offers with headroom "
             f"({_gb(usable_bytes)} of {_gb(gpu.memory_bytes)}); see the mitigations.")))
     if time.total_ms < SHORT_ITERATION_MS:
-        found.append(Warning("short-iteration", (
+        found.append(CodedWarning("short-iteration", (
             f"One iteration takes {time.total_ms:.2f} ms on {name}, under about {SHORT_ITERATION_MS:g} ms: "
             f"start-up and communication overheads dominate, and a GPU (or more GPUs) gains little.")))
     if 0 < training_hours * 60 < SHORT_RUN_MINUTES:
-        found.append(Warning("short-run", (
+        found.append(CodedWarning("short-run", (
             f"The whole run takes {training_hours * 60:.1f} minutes on {name}, under about "
             f"{SHORT_RUN_MINUTES:g} minutes: start-up overheads dominate, a bigger GPU gains little.")))
     if (time.layer_count >= TINY_LAYERS_MIN_COUNT
             and time.tiny_layer_count >= TINY_LAYERS_MIN_SHARE * time.layer_count):
-        found.append(Warning("tiny-layers", (
+        found.append(CodedWarning("tiny-layers", (
             f"{time.tiny_layer_count} of {time.layer_count} layers run their forward pass in under "
             f"{TINY_LAYER_MS:g} ms on {name}: with that many tiny layers, kernel launches dominate and "
             f"the GPU gains little.")))
     overhead_share = time.overhead_ms / time.total_ms if time.total_ms > 0 else 0.0
     if gpu.fp16_tflops >= TOP_END_FP16_TFLOPS and overhead_share >= TOP_END_WASTED_OVERHEAD_SHARE:
-        found.append(Warning("top-end-underused", (
+        found.append(CodedWarning("top-end-underused", (
             f"{name} is a top-end card, but {overhead_share:.0%} of each iteration is overhead: top-end "
             f"cards pay off only on large networks; a cheaper card will be nearly as fast.")))
     if gpu_count > 1 and time.speedup_vs_one_gpu < 0.75 * gpu_count:
-        found.append(Warning("run-trials-in-parallel", (
+        found.append(CodedWarning("run-trials-in-parallel", (
             f"{gpu_count} x {name} train {time.speedup_vs_one_gpu:.1f}x faster than one "
             f"({job.training.framework.value} scaling, {time.bottleneck}). For a hyper-parameter search, "
             f"run {gpu_count} trials in parallel instead (a grid over at most 3 parameters on a log scale, "
@@ -155,12 +153,12 @@ def gpu_warnings(job: JobSpec, gpu: GpuSpec, *, time: IterationTime, training_ho
 
 
 def cpu_warning(cpu_score_needed: float, *, gpu: str,
-                cpu_single_thread_score: float = REFERENCE_CPU_SINGLE_THREAD_SCORE) -> Warning | None:
+                cpu_single_thread_score: float = REFERENCE_CPU_SINGLE_THREAD_SCORE) -> CodedWarning | None:
     """Return a cpu-bound warning when one core of this score cannot pre-process as fast as the GPU runs."""
     if cpu_score_needed <= CPU_BOUND_RATIO * cpu_single_thread_score:
         return None
     slowdown = cpu_score_needed / cpu_single_thread_score
-    return Warning("cpu-bound", (
+    return CodedWarning("cpu-bound", (
         f"Pre-processing one batch needs a single-thread score of {cpu_score_needed:.0f} to keep {gpu} "
         f"busy; a core of {cpu_single_thread_score:.0f} makes each iteration {slowdown:.1f}x longer "
         f"(pre-processing is mostly single-threaded: an old CPU can halve what a new GPU delivers). "
@@ -168,28 +166,28 @@ def cpu_warning(cpu_score_needed: float, *, gpu: str,
 
 
 def machine_warnings(needs: MachineNeeds, *, host_memory_bytes: int | None = None,
-                     storage_bytes: int | None = None) -> list[Warning]:
+                     storage_bytes: int | None = None) -> list[CodedWarning]:
     """Return host-memory and storage warnings for a machine of the given sizes (None: not known)."""
     found = []
     if host_memory_bytes is not None and host_memory_bytes < needs.host_memory_bytes:
-        found.append(Warning("host-memory-short", (
+        found.append(CodedWarning("host-memory-short", (
             f"The machine has {_gb(host_memory_bytes)} of host memory; the job needs about "
             f"{_gb(needs.host_memory_bytes)} (training data loaded into memory must fit, plus the "
             f"framework's processes). More memory than that does not speed training.")))
     if storage_bytes is not None and storage_bytes < needs.storage_min_bytes:
-        found.append(Warning("storage-short", (
+        found.append(CodedWarning("storage-short", (
             f"The machine has {_gb(storage_bytes)} of storage; plan 3 to 4 times the data size "
             f"({_gb(needs.storage_min_bytes)} to {_gb(needs.storage_max_bytes)}). SSD over HDD matters "
             f"little for training speed.")))
     return found
 
 
-def merge_warnings(warnings: list[tuple[str, Warning]]) -> list[Warning]:
+def merge_warnings(warnings: list[tuple[str, CodedWarning]]) -> list[CodedWarning]:
     """Return one warning per code, in first-seen order; a code raised on several cards names them all.
 
     Each item is (card, warning), card "" for a warning that belongs to no card.
     """
-    first: dict[str, Warning] = {}
+    first: dict[str, CodedWarning] = {}
     others: dict[str, list[str]] = {}
     for card, warning in warnings:
         if warning.code not in first:
@@ -199,6 +197,6 @@ def merge_warnings(warnings: list[tuple[str, Warning]]) -> list[Warning]:
     merged = []
     for code, warning in first.items():
         if others[code]:
-            warning = Warning(code, f"{warning.message} The same holds on {', '.join(others[code])}.")
+            warning = CodedWarning(code, f"{warning.message} The same holds on {', '.join(others[code])}.")
         merged.append(warning)
     return merged

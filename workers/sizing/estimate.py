@@ -23,7 +23,7 @@ from workers.sizing.memory import (
     usable_memory_bytes,
 )
 from workers.sizing.oom_plan import out_of_memory_plan
-from workers.sizing.requirements import Mitigation, PerGpu, Requirements, Warning
+from workers.sizing.requirements import CodedWarning, Mitigation, PerGpu, Requirements
 from workers.sizing.schedule import iterations_per_epoch, iterations_total, training_hours
 from workers.sizing.spec import JobSpec
 from workers.sizing.timing import IterationTime, estimate_iteration_ms, training_flops
@@ -113,7 +113,7 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
     baseline = baseline_formula_bytes(model, training.batch_size)
     sharded = sharded_memory(model, training, gpu_count=gpu_count) if gpu_count > 1 else None
     needs = machine_needs(job.dataset, gpu_count=gpu_count)
-    warnings: list[tuple[str, Warning]] = [
+    warnings: list[tuple[str, CodedWarning]] = [
         ("", w) for w in (*memory_warnings(job, memory=memory, baseline_bytes=baseline, gpu_count=gpu_count,
                                            sharded=sharded), *model_warnings(job, gpu_count=gpu_count))]
     mitigations: list[Mitigation] = []

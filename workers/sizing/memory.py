@@ -121,23 +121,28 @@ def estimate_memory(model: ModelStats, training: Training, *, gpu: GpuSpec | Non
     optimizer_state = trainable * OPTIMIZER_STATE_BYTES[training.optimizer]
     tensors = activations + parameters + gradients + optimizer_state
     return MemoryBreakdown(
-        activations=activations,
-        parameters=parameters,
-        gradients=gradients,
-        optimizer_state=optimizer_state,
-        framework_reserve=framework_reserve_bytes(tensors, gpu=gpu, has_conv=_has_conv(model)),
+        activations_bytes=activations,
+        parameters_bytes=parameters,
+        gradients_bytes=gradients,
+        optimizer_state_bytes=optimizer_state,
+        framework_reserve_bytes=framework_reserve_bytes(tensors, gpu=gpu, has_conv=_has_conv(model)),
     )
 
 
 def sharded_memory(model: ModelStats, training: Training, *, gpu: GpuSpec | None = None,
-                   gpu_count: int) -> MemoryBreakdown:
-    """Return the per-GPU memory with optimizer state and gradients split n ways (ZeRO-2 style)."""
+                   gpu_count: int, shard_parameters: bool = False) -> MemoryBreakdown:
+    """Return the per-GPU memory with optimizer state and gradients split n ways (ZeRO-2 style).
+
+    With `shard_parameters` the weights are split too (ZeRO-3, FSDP full shard).
+    """
     full = estimate_memory(model, training, gpu=gpu, gpu_count=1)
-    gradients = math.ceil(full.gradients / gpu_count)
-    optimizer_state = math.ceil(full.optimizer_state / gpu_count)
-    tensors = full.activations + full.parameters + gradients + optimizer_state
-    return replace(full, gradients=gradients, optimizer_state=optimizer_state,
-                   framework_reserve=framework_reserve_bytes(tensors, gpu=gpu, has_conv=_has_conv(model)))
+    if shard_parameters:
+        full = replace(full, parameters_bytes=math.ceil(full.parameters_bytes / gpu_count))
+    gradients = math.ceil(full.gradients_bytes / gpu_count)
+    optimizer_state = math.ceil(full.optimizer_state_bytes / gpu_count)
+    tensors = full.activations_bytes + full.parameters_bytes + gradients + optimizer_state
+    return replace(full, gradients_bytes=gradients, optimizer_state_bytes=optimizer_state,
+                   framework_reserve_bytes=framework_reserve_bytes(tensors, gpu=gpu, has_conv=_has_conv(model)))
 
 
 def usable_memory_bytes(gpu: GpuSpec) -> int:

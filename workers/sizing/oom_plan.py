@@ -22,7 +22,7 @@ from workers.sizing.memory import (
     sharded_memory,
     usable_memory_bytes,
 )
-from workers.sizing.requirements import Mitigation, Warning
+from workers.sizing.requirements import CodedWarning, Mitigation, MitigationKind
 from workers.sizing.spec import JobSpec, Precision, Training
 from workers.sizing.throughput import effective_precision, has_bf16
 from workers.sizing.timing import estimate_iteration_ms
@@ -37,7 +37,7 @@ class OutOfMemoryPlan:
     """The mitigations for one card, and the warnings the plan raises."""
 
     mitigations: tuple[Mitigation, ...]
-    warnings: tuple[Warning, ...]
+    warnings: tuple[CodedWarning, ...]
 
 
 class _Planner:
@@ -71,7 +71,7 @@ class _Planner:
         return f"peak {peak / GIB:.1f} GiB {verdict} the {usable:.1f} GiB usable on {self.gpu.slug}"
 
 
-def _smaller_batch(p: _Planner) -> tuple[Mitigation, Warning | None]:
+def _smaller_batch(p: _Planner) -> tuple[Mitigation, CodedWarning | None]:
     """Halve the batch (learning rate halved, update interval doubled) until it fits or reaches 1."""
     training = p.job.training
     batch, rate, interval = training.batch_size, training.learning_rate, training.update_interval
@@ -94,12 +94,12 @@ def _smaller_batch(p: _Planner) -> tuple[Mitigation, Warning | None]:
         description = (f"Even batch 1 needs {peak / GIB:.1f} GiB, more than the {p.usable / GIB:.1f} GiB "
                        f"usable on {p.gpu.slug}: the batch is not the problem; the model itself must "
                        f"shrink or spread.")
-        warning = Warning("batch-not-the-problem", (
+        warning = CodedWarning("batch-not-the-problem", (
             f"At batch size 1 the job still needs {peak / GIB:.1f} GiB per GPU on {p.gpu.slug} "
             f"({p.usable / GIB:.1f} GiB usable): parameters, optimizer state or one sample's activations are "
             f"too large; see recompute, mixed precision, sharding and the layers named."))
     mitigation = Mitigation(
-        kind="smaller-batch", description=description, gpu_memory_bytes=peak,
+        kind=MitigationKind.SMALLER_BATCH, description=description, gpu_memory_bytes=peak,
         time_factor=p.time_factor(changed, p.gpu_count), batch_size=batch, learning_rate=rate,
         update_interval=interval, gpu=p.gpu.slug)
     return mitigation, warning
@@ -111,8 +111,8 @@ def _change_network(p: _Planner) -> Mitigation | None:
     if not model.layers:
         return None
     memory = estimate_memory(model, training, gpu=p.gpu, gpu_count=p.gpu_count)
-    state = memory.parameters + memory.gradients + memory.optimizer_state
-    if state > memory.activations:
+    state = memory.parameters_bytes + memory.gradients_bytes + memory.optimizer_state_bytes
+    if state > memory.activations_bytes:
         heavy = sorted(model.layers, key=lambda layer: layer.parameters, reverse=True)[:NAMED_LAYERS]
         names = tuple(layer.name for layer in heavy)
         share = sum(layer.parameters for layer in heavy) / max(model.parameters, 1)
@@ -127,7 +127,7 @@ def _change_network(p: _Planner) -> Mitigation | None:
         if share < SPREAD_SHARE:
             what += " (the memory is spread over many layers: a smaller input or fewer layers helps most)"
     return Mitigation(
-        kind="change-network", description=f"Layers {', '.join(names)} {what}. Peak as given: "
+        kind=MitigationKind.CHANGE_NETWORK, description=f"Layers {', '.join(names)} {what}. Peak as given: "
         f"{memory.total_bytes / GIB:.1f} GiB.", gpu_memory_bytes=memory.total_bytes, layers=names,
         gpu=p.gpu.slug)
 
@@ -139,7 +139,7 @@ def _recompute(p: _Planner) -> Mitigation | None:
     changed = replace(p.job.training, recompute=True)
     peak = p.memory(changed, p.gpu_count)
     return Mitigation(
-        kind="recompute", description=f"Turn on recomputation (gradient checkpointing; one more forward "
+        kind=MitigationKind.RECOMPUTE, description=f"Turn on recomputation (gradient checkpointing; one more forward "
         f"pass per step): {p.fits_line(peak)}.", gpu_memory_bytes=peak,
         time_factor=p.time_factor(changed, p.gpu_count), gpu=p.gpu.slug)
 
@@ -152,7 +152,7 @@ def _mixed_precision(p: _Planner) -> Mitigation | None:
     changed = replace(p.job.training, precision=target)
     peak = p.memory(changed, p.gpu_count)
     return Mitigation(
-        kind="mixed-precision", description=f"Train in {target.value} (16-bit activations, fp32 master "
+        kind=MitigationKind.MIXED_PRECISION, description=f"Train in {target.value} (16-bit activations, fp32 master "
         f"weights): {p.fits_line(peak)}.", gpu_memory_bytes=peak,
         time_factor=p.time_factor(changed, p.gpu_count), gpu=p.gpu.slug)
 
@@ -178,7 +178,7 @@ def _more_gpus(p: _Planner) -> list[Mitigation]:
         if fits(peak, p.gpu):
             plain = n
             found.append(Mitigation(
-                kind="more-gpus", description=f"Use {n} x {p.gpu.slug} with batch {changed.batch_size} "
+                kind=MitigationKind.MORE_GPUS, description=f"Use {n} x {p.gpu.slug} with batch {changed.batch_size} "
                 f"each (the same {samples_per_step} samples per step): {p.fits_line(peak)}.",
                 gpu_memory_bytes=peak, time_factor=p.time_factor(changed, n), batch_size=changed.batch_size,
                 gpu_count=n, gpu=p.gpu.slug))
@@ -190,7 +190,7 @@ def _more_gpus(p: _Planner) -> list[Mitigation]:
         peak = sharded_memory(p.job.model, changed, gpu=p.gpu, gpu_count=n).total_bytes
         if fits(peak, p.gpu):
             found.append(Mitigation(
-                kind="sharding", description=f"Use {n} x {p.gpu.slug} with batch {changed.batch_size} "
+                kind=MitigationKind.SHARDING, description=f"Use {n} x {p.gpu.slug} with batch {changed.batch_size} "
                 f"each and shard optimizer state and gradients {n} ways (ZeRO-2 / FSDP): "
                 f"{p.fits_line(peak)}.",
                 gpu_memory_bytes=peak, time_factor=p.time_factor(changed, n), batch_size=changed.batch_size,

@@ -2,24 +2,58 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from enum import StrEnum
 
 
 @dataclass(frozen=True)
 class MemoryBreakdown:
-    """Peak GPU memory of one training step, by term, in bytes."""
+    """Peak GPU memory of one training step, by term, in bytes.
 
-    activations: int
-    parameters: int
-    gradients: int
-    optimizer_state: int
-    framework_reserve: int
+    The fields are the one list of memory terms: the contract's `gpu_memory_breakdown` keys are their
+    names without `_bytes` (by_term), and the schema, the advice and the CLI all read them from here.
+    """
+
+    activations_bytes: int
+    parameters_bytes: int
+    gradients_bytes: int
+    optimizer_state_bytes: int
+    framework_reserve_bytes: int
 
     @property
     def total_bytes(self) -> int:
         """Return the sum of the terms."""
-        return (self.activations + self.parameters + self.gradients
-                + self.optimizer_state + self.framework_reserve)
+        return sum(self.by_term().values())
+
+    def by_term(self) -> dict[str, int]:
+        """Return the terms under their contract names ("activations", ..., "framework_reserve")."""
+        return {name.removesuffix("_bytes"): getattr(self, name) for name in MEMORY_TERM_FIELDS}
+
+
+MEMORY_TERM_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(MemoryBreakdown))
+MEMORY_TERMS: tuple[str, ...] = tuple(name.removesuffix("_bytes") for name in MEMORY_TERM_FIELDS)
+
+
+class Bottleneck(StrEnum):
+    """What bounds an iteration's time; NONE where no estimate names one."""
+
+    NONE = ""
+    COMPUTE = "compute"
+    MEMORY_BANDWIDTH = "memory-bandwidth"
+    LAUNCH_OVERHEAD = "launch-overhead"
+    ALL_REDUCE = "all-reduce"
+    CPU_PREPROCESSING = "cpu-preprocessing"
+
+
+class MitigationKind(StrEnum):
+    """The steps of the out-of-memory plan (domain.md §5), in order of simplicity."""
+
+    SMALLER_BATCH = "smaller-batch"
+    CHANGE_NETWORK = "change-network"
+    RECOMPUTE = "recompute"
+    MIXED_PRECISION = "mixed-precision"
+    MORE_GPUS = "more-gpus"
+    SHARDING = "sharding"
 
 
 @dataclass(frozen=True)
@@ -35,12 +69,12 @@ class PerGpu:
     training_hours: float
     speedup_vs_one_gpu: float = 1.0
     calibrated: bool = False  # True when scaled from a measured profile
-    bottleneck: str = ""  # "compute", "memory-bandwidth", "all-reduce", "cpu-preprocessing"
+    bottleneck: Bottleneck = Bottleneck.NONE
     cpu_single_thread_score: float = 0.0  # score one data-loading thread needs to keep this GPU fed
 
 
 @dataclass(frozen=True)
-class Warning:
+class CodedWarning:
     """A coded warning: a rule of domain.md that applies to this job."""
 
     code: str
@@ -51,7 +85,7 @@ class Warning:
 class Mitigation:
     """One step of the out-of-memory plan, with what it leaves in memory and what it costs in time."""
 
-    kind: str  # "smaller-batch", "recompute", "mixed-precision", "more-gpus", "sharding", "change-network"
+    kind: MitigationKind
     description: str
     gpu_memory_bytes: int
     time_factor: float = 1.0  # training time relative to the job as given
@@ -79,5 +113,5 @@ class Requirements:
     iterations_per_epoch: int
     iterations_total: int
     per_gpu: tuple[PerGpu, ...]
-    warnings: tuple[Warning, ...]
+    warnings: tuple[CodedWarning, ...]
     mitigations: tuple[Mitigation, ...]

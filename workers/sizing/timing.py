@@ -26,16 +26,17 @@ from workers.sizing.efficiency import (
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.multigpu import multi_gpu_time
 from workers.sizing.overheads import ACTIVATION_BYTES, COMPUTE_WEIGHT_BYTES, GRADIENT_BYTES
+from workers.sizing.requirements import Bottleneck
 from workers.sizing.rules import TINY_LAYER_MS
 from workers.sizing.spec import Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
 from workers.sizing.throughput import achieved_flops_per_ms, effective_precision, math_unit
 
-BOTTLENECK_COMPUTE = "compute"
-BOTTLENECK_MEMORY = "memory-bandwidth"
-BOTTLENECK_OVERHEAD = "launch-overhead"
-BOTTLENECK_ALLREDUCE = "all-reduce"
-BOTTLENECK_CPU = "cpu-preprocessing"
+BOTTLENECK_COMPUTE = Bottleneck.COMPUTE
+BOTTLENECK_MEMORY = Bottleneck.MEMORY_BANDWIDTH
+BOTTLENECK_OVERHEAD = Bottleneck.LAUNCH_OVERHEAD
+BOTTLENECK_ALLREDUCE = Bottleneck.ALL_REDUCE
+BOTTLENECK_CPU = Bottleneck.CPU_PREPROCESSING
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class IterationTime:
     allreduce_ms: float  # gradient exchange not hidden behind backward (0 on one GPU)
     overhead_ms: float  # GPU idle while kernels are dispatched, fixed per-iteration cost, scaling loss
     total_ms: float
-    bottleneck: str
+    bottleneck: Bottleneck
     single_gpu_ms: float  # the same iteration alone on one GPU
     forward_ms: float  # a forward-only pass (evaluation) on one GPU
     speedup_vs_one_gpu: float = 1.0  # samples per second on gpu_count GPUs over one GPU
@@ -109,7 +110,7 @@ def training_flops(model: ModelStats, training: Training) -> float:
     return 2.0 * multiply_adds * training.batch_size * _passes(training)
 
 
-def _bottleneck(parts: dict[str, float]) -> str:
+def _bottleneck(parts: dict[Bottleneck, float]) -> Bottleneck:
     """Return the name of the largest part."""
     return max(parts.items(), key=lambda item: item[1])[0]
 
