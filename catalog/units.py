@@ -7,6 +7,8 @@ import re
 
 # Decimal units are powers of 10 (SI, as disk and cloud vendors quote them); binary units powers of 2
 # (IEC 80000-13: KiB, MiB, GiB ...). A bare K/M/G/T counts as decimal, like "16G" on a price page.
+KIB, MIB, GIB, TIB = 2**10, 2**20, 2**30, 2**40
+KB, MB, GB, TB = 10**3, 10**6, 10**9, 10**12
 _BYTE_UNITS: dict[str, int] = {
     "": 1, "b": 1, "byte": 1, "bytes": 1,
     "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,

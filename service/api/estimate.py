@@ -7,7 +7,7 @@ from typing import Any
 from service.api import ApiBlueprint
 from workers.schemas import EstimateRequestSchema, RequirementsSchema
 from workers.schemas.specs import build_job
-from workers.sizing.estimate import estimate_requirements, resolve_gpus
+from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.requirements import Requirements
 from workers.tasks.runtime import runtime
 
@@ -21,6 +21,4 @@ blp = ApiBlueprint("estimate", __name__, url_prefix="/v1", description="Size a t
 def estimate(data: dict[str, Any]) -> Requirements:
     """Size a job spec; with `gpus`, also fit and time it on `gpu_count` of each of those GPUs."""
     slugs, gpu_count = data.pop("gpus"), data.pop("gpu_count")
-    known = {gpu.slug: gpu for gpu in runtime().catalog.get().gpus}
-    return estimate_requirements(build_job(data), gpus=resolve_gpus(slugs, known), gpu_count=gpu_count,
-                                 known_gpus=known)
+    return estimate_on_gpus(build_job(data), runtime().catalog.get().gpus, slugs=slugs, gpu_count=gpu_count)

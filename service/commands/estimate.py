@@ -15,7 +15,7 @@ from service.commands.common import console as make_console
 from workers.render import bar, fmt_bytes, fmt_count, fmt_hours
 from workers.schemas import EstimateRequestSchema, RequirementsSchema
 from workers.sizing.errors import SizingError
-from workers.sizing.estimate import estimate_requirements, resolve_gpus
+from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.requirements import Requirements
 
 
@@ -35,9 +35,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         data, job = load_spec(args.spec, schema=EstimateRequestSchema(),
                               extra={"gpus": args.gpu, "gpu_count": args.gpu_count})
-        known = {gpu.slug: gpu for gpu in load_catalog(store=open_store()).gpus}
-        requirements = estimate_requirements(job, gpus=resolve_gpus(data["gpus"], known, field="--gpu"),
-                                             gpu_count=data["gpu_count"], known_gpus=known)
+        requirements = estimate_on_gpus(job, load_catalog(store=open_store()).gpus, slugs=data["gpus"],
+                                        gpu_count=data["gpu_count"], field="--gpu")
     except CliError as exc:
         return fail(str(exc))
     except SizingError as exc:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from catalog.types import Catalog, Pricing
+from catalog.units import GIB
 from workers.ranking.shapes import BUDGET, DEADLINE, GPU_MEMORY, HOST_MEMORY, NO_ESTIMATE, NO_STORAGE_PRICE, Shape
 from workers.sizing.requirements import CodedWarning, Requirements
 from workers.sizing.spec import JobSpec, Objective
-
-GIB = 2**30
 
 # Multi-GPU scaling below 75 % of linear is called poor: domain.md §4 reports 2-3x on 4 GPUs
 # for TensorFlow (50-75 %) against 3.6-3.8x for PyTorch (90-95 %).

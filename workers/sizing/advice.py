@@ -10,6 +10,7 @@ unknown-dataset-size, unknown-operators, framework-preallocates.
 from __future__ import annotations
 
 from catalog.types import GpuSpec
+from catalog.units import GIB
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, MachineNeeds
 from workers.sizing.requirements import CodedWarning, MemoryBreakdown
 from workers.sizing.rules import (
@@ -32,8 +33,6 @@ from workers.sizing.rules import (
 from workers.sizing.spec import Framework, JobSpec, Precision
 from workers.sizing.throughput import has_bf16, has_tensor_cores
 from workers.sizing.timing import IterationTime
-
-GIB = 2**30
 
 
 def _gb(value: float) -> str:

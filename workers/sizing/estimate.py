@@ -48,6 +48,18 @@ def resolve_gpus(slugs: Sequence[str], known_gpus: Mapping[str, GpuSpec], *,
     return tuple(resolved)
 
 
+def estimate_on_gpus(job: JobSpec, gpus: Sequence[GpuSpec], *, slugs: Sequence[str], gpu_count: int = 1,
+                     field: str = "gpus") -> Requirements:
+    """Size a job and fit it on `gpu_count` of each named GPU: the one "known GPUs, resolve, estimate" use case.
+
+    The API, the CLI and the Slack answer call this; `gpus` is the catalog's GPU table, `field` names
+    the GPU list in errors (`gpus[1]` in the API, `--gpu[1]` on the CLI).
+    """
+    known = {gpu.slug: gpu for gpu in gpus}
+    return estimate_requirements(job, gpus=resolve_gpus(slugs, known, field=field), gpu_count=gpu_count,
+                                 known_gpus=known)
+
+
 def profile_gpu(job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> GpuSpec | None:
     """Return the GPU of `training.profile`, or raise UnknownNameError for a slug not in the catalog."""
     profile = job.training.profile

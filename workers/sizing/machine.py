@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workers.sizing.rules import GIB, STORAGE_MAX_FACTOR, STORAGE_MIN_FACTOR
+from catalog.units import GIB
+from workers.sizing.rules import STORAGE_MAX_FACTOR, STORAGE_MIN_FACTOR
 from workers.sizing.spec import Dataset
 
 # The CPU scale: PassMark "CPU single thread rating". `preprocess_ms_per_sample` is read as measured

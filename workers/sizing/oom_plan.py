@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
+from catalog.units import GIB
 from workers.sizing.memory import (
     activation_bytes_by_layer,
     estimate_memory,
@@ -27,7 +28,6 @@ from workers.sizing.spec import JobSpec, Precision, Training
 from workers.sizing.throughput import effective_precision, has_bf16
 from workers.sizing.timing import estimate_iteration_ms
 
-GIB = 2**30
 NAMED_LAYERS = 3  # how many of the heaviest layers the change-network step names
 SPREAD_SHARE = 0.25  # below this share for the named layers, say the memory is spread out
 

@@ -6,7 +6,7 @@ to be checked against validation/ (the calibration step may adjust the ones so m
 
 from __future__ import annotations
 
-from workers.sizing.rules import MIB
+from catalog.units import MIB
 from workers.sizing.spec import Framework, Optimizer, Precision
 
 # Activations kept for backward: fp32 4 B; mixed precision keeps them in 16 bits (domain.md §2:

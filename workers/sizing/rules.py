@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
+from catalog.units import GIB
 from workers.sizing.spec import Framework
-
-GIB = 2**30
-MIB = 2**20
 
 # domain.md §2: "bytes = neurons x batch x 2 (data and gradient) x 4 + parameters x 2 x 4".
 BASELINE_COPIES = 2

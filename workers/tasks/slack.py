@@ -20,7 +20,7 @@ from workers.ranking.recommend import recommend
 from workers.schemas import RecommendationSchema, RequirementsSchema
 from workers.schemas.specs import flatten_errors, load_job
 from workers.sizing.errors import SizingError
-from workers.sizing.estimate import estimate_requirements, resolve_gpus
+from workers.sizing.estimate import estimate_on_gpus
 from workers.slack.blocks import Message, render_error, render_fit, render_recommendation
 from workers.slack.delivery import DeliveryError, deliver
 from workers.slack.grammar import describe_errors
@@ -52,9 +52,8 @@ def answer_command(command: Mapping[str, Any]) -> Message:
     catalog = runtime().catalog.get()
     _, job = load_job(command["spec"])
     if command["kind"] == "fit":
-        known = {gpu.slug: gpu for gpu in catalog.gpus}
-        requirements = estimate_requirements(job, gpus=resolve_gpus(command["gpus"], known),
-                                             gpu_count=int(command["gpu_count"]), known_gpus=known)
+        requirements = estimate_on_gpus(job, catalog.gpus, slugs=command["gpus"],
+                                        gpu_count=int(command["gpu_count"]))
         return render_fit(RequirementsSchema().dump(requirements), title=command["title"])
     return render_recommendation(RecommendationSchema().dump(recommend(job, catalog)), title=command["title"])
 
