@@ -97,6 +97,6 @@ def job(*, objective: Objective = Objective.COST, limit: int = 10, preprocess_ms
     """Return a small job with these constraints."""
     return JobSpec(model=ModelStats(name="m", neurons=1_000_000, parameters=1_000_000, multiply_adds=10**9),
                    training=Training(batch_size=32),
-                   dataset=Dataset(samples=320_000, bytes=150 * GB, preprocess_ms_per_sample=preprocess_ms),
+                   dataset=Dataset(samples=320_000, size_bytes=150 * GB, preprocess_ms_per_sample=preprocess_ms),
                    constraints=Constraints(**constraints),  # type: ignore[arg-type]
                    objective=objective, limit=limit)

@@ -60,7 +60,7 @@ def job(model_name: str = "m", *, budget_usd: float | None = None, deadline_hour
         providers: tuple[str, ...] = ("aws", "gcp", "onprem")) -> JobSpec:
     """Return a small job; the model's name lets a fake ranking tell jobs apart."""
     return JobSpec(model=ModelStats(name=model_name, neurons=10**6, parameters=10**6, multiply_adds=10**9),
-                   training=Training(batch_size=32), dataset=Dataset(samples=320_000, bytes=10**9),
+                   training=Training(batch_size=32), dataset=Dataset(samples=320_000, size_bytes=10**9),
                    constraints=Constraints(budget_usd=budget_usd, deadline_hours=deadline_hours,
                                            providers=providers))
 

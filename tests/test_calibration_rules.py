@@ -43,7 +43,7 @@ def test_allreduce_latency_is_nccls_per_call_and_per_ring_step_cost() -> None:
 
 def test_a_tiny_model_gains_little_from_eight_cheap_gpus_and_the_warning_says_so() -> None:
     job = JobSpec(preset_stats("vae-mnist"), training(batch_size=128, optimizer=Optimizer.ADAM),
-                  Dataset(samples=60_000, bytes=47_040_000))
+                  Dataset(samples=60_000, size_bytes=47_040_000))
     card = gpu("gtx-1050-ti")
     one = estimate_iteration_ms(job.model, job.training, card)
     eight = estimate_iteration_ms(job.model, job.training, card, gpu_count=8)

@@ -21,7 +21,7 @@ BIG_ACTIVATIONS = stats_only(neurons=70_000_000, parameters=10_000_000, multiply
 
 
 def _job(model: ModelStats = BIG_ACTIVATIONS, **changes: object) -> JobSpec:
-    return JobSpec(model, training(learning_rate=0.1, **changes), Dataset(samples=50_000, bytes=10**9))
+    return JobSpec(model, training(learning_rate=0.1, **changes), Dataset(samples=50_000, size_bytes=10**9))
 
 
 def test_a_20_gib_job_on_an_8_gib_card_halves_to_the_first_batch_that_fits() -> None:
@@ -74,7 +74,7 @@ def test_more_gpus_stay_within_the_jobs_limit() -> None:
 
 def test_requirements_carry_memory_time_machine_and_one_row_per_requested_gpu() -> None:
     job = JobSpec(resnet50(), training(batch_size=64, epochs=2, eval_every_epochs=1),
-                  Dataset(samples=10_000, bytes=5 * 10**9, preprocess_ms_per_sample=0.5))
+                  Dataset(samples=10_000, size_bytes=5 * 10**9, preprocess_ms_per_sample=0.5))
     cards = resolve_gpus(["gtx-1080-ti", "v100-16gb", "a100-80gb"], KNOWN)
     result = estimate_requirements(job, gpus=cards, known_gpus=KNOWN)
     assert [row.gpu for row in result.per_gpu] == ["gtx-1080-ti", "v100-16gb", "a100-80gb"]
@@ -135,7 +135,7 @@ def test_an_unknown_requested_gpu_names_its_position() -> None:
     ({"training": training(learning_rate=math.inf)}, "training.learning_rate"),
     ({"training": training(update_interval=0)}, "training.update_interval"),
     ({"training": training(profile=Profile(gpu="t4", iteration_ms=-1.0))}, "training.profile.iteration_ms"),
-    ({"dataset": Dataset(bytes=-1)}, "dataset.bytes"),
+    ({"dataset": Dataset(size_bytes=-1)}, "dataset.bytes"),
     ({"dataset": Dataset(preprocess_ms_per_sample=math.nan)}, "dataset.preprocess_ms_per_sample"),
     ({"model": stats_only(neurons=-1, parameters=10, multiply_adds=10)}, "model.stats.neurons"),
     ({"model": stats_only(neurons=0, parameters=0, multiply_adds=0)}, "model.stats"),

@@ -20,16 +20,16 @@ GB = 10**9
 
 
 def test_host_memory_holds_the_data_when_loaded_into_memory() -> None:
-    data = Dataset(samples=1000, bytes=150 * GB, in_memory=True)
+    data = Dataset(samples=1000, size_bytes=150 * GB, in_memory=True)
     assert host_memory_bytes(data) == 150 * GB + HOST_BASE_BYTES + HOST_PER_GPU_PROCESS_BYTES
     assert host_memory_bytes(data, gpu_count=4) == 150 * GB + HOST_BASE_BYTES + 4 * HOST_PER_GPU_PROCESS_BYTES
-    streamed = Dataset(samples=1000, bytes=150 * GB, in_memory=False)
+    streamed = Dataset(samples=1000, size_bytes=150 * GB, in_memory=False)
     assert host_memory_bytes(streamed) == HOST_BASE_BYTES + HOST_PER_GPU_PROCESS_BYTES
 
 
 def test_storage_is_three_to_four_times_the_data() -> None:
-    assert storage_bytes(Dataset(bytes=10 * GB)) == (30 * GB, 40 * GB)
-    needs = machine_needs(Dataset(bytes=7), gpu_count=2)
+    assert storage_bytes(Dataset(size_bytes=10 * GB)) == (30 * GB, 40 * GB)
+    needs = machine_needs(Dataset(size_bytes=7), gpu_count=2)
     assert (needs.storage_min_bytes, needs.storage_max_bytes) == (21, 28)
 
 

@@ -44,7 +44,7 @@ def _job(*, neurons: int = 11_000_000, batch_size: int = 64, objective: Objectiv
     model = ModelStats(name="cnn", neurons=neurons, parameters=25_600_000, multiply_adds=4_100_000_000)
     return JobSpec(model=model,
                    training=Training(batch_size=batch_size, epochs=2.0, learning_rate=0.1),
-                   dataset=Dataset(samples=100_000, bytes=10 * 10**9),
+                   dataset=Dataset(samples=100_000, size_bytes=10 * 10**9),
                    constraints=Constraints(providers=("aws",), **constraints), objective=objective)
 
 

@@ -93,7 +93,7 @@ def test_human_units_become_numbers_for_the_cli() -> None:
     _, review = load_review(apply_review_units(raw))
     job = review.items[0]
     assert review.budget_usd == 20_000 and job.budget_usd == 1500 and job.deadline_hours == 48
-    assert job.job.dataset.samples == 50_000 and job.job.dataset.bytes == 2 * 10**9
+    assert job.job.dataset.samples == 50_000 and job.job.dataset.size_bytes == 2 * 10**9
 
 
 def test_a_bad_human_unit_is_named_by_its_path() -> None:

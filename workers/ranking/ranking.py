@@ -170,7 +170,7 @@ def _options(top: list[_Row], shapes: list[Shape], *, job: JobSpec,
         score = math.sqrt(cost / best_cost * s.time_metric / best_time) if best_cost * best_time > 0 else 1.0
         options.append(RankedOption(
             rank=rank, provider=m.provider_name, instance_type=m.instance_type, region=region,
-            pricing=pricing.value, gpu=m.gpu, gpu_count=m.gpu_count, gpu_memory_bytes=m.card_memory_bytes,
+            pricing=pricing, gpu=m.gpu, gpu_count=m.gpu_count, gpu_memory_bytes=m.card_memory_bytes,
             vcpus=m.vcpus, host_memory_bytes=m.host_memory_bytes, storage_bytes=m.storage_bytes,
             cpu_single_thread_score=m.cpu_score, price_per_hour_usd=price,
             training_hours=s.hours, training_cost_usd=cost if hours_known else 0.0, fits=True,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from catalog.types import Pricing
 from workers.sizing.requirements import CodedWarning, Mitigation, Requirements
 
 
@@ -15,7 +16,7 @@ class RankedOption:
     provider: str
     instance_type: str
     region: str
-    pricing: str
+    pricing: Pricing
     gpu: str
     gpu_count: int
     gpu_memory_bytes: int  # memory of one GPU of the offer

@@ -10,6 +10,7 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate, validates, validates_schema
 
 from catalog.providers import PROVIDER_NAMES
+from workers.modelimport.models import FORMS
 from workers.schemas.fields import StrictFloat, bounded_int
 
 # Bounds: far beyond any real job, tight enough that no figure overflows or loses meaning.
@@ -18,7 +19,7 @@ MAX_LAYERS = 5_000
 # keeps 400-digit integers and 1e308 out of the core's arithmetic. NaN and Infinity are refused too.
 MAX_LAYER_NUMBER = 10**15
 MAX_ONNX_BASE64_CHARS = 48 * 1024 * 1024  # ~36 MiB of ONNX; the HTTP body limit is lower still
-MODEL_FORMS = ("preset", "stats", "layers", "onnx")
+MODEL_FORMS = FORMS  # the model forms, as the core resolves them (workers/modelimport/models.py)
 # What the OpenAPI document cannot learn from the fields (service/app.py adds it to the "Model"
 # component): exactly one form of model, and input_shape only beside layers (JSON Schema 2020-12).
 OPENAPI_MODEL_EXTRAS: dict[str, Any] = {

@@ -83,7 +83,7 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
     return JobSpec(
         model=resolve_model(model, sequence_length=training.sequence_length),
         training=training,
-        dataset=Dataset(samples=d["samples"], bytes=d["bytes"], in_memory=d["in_memory"],
+        dataset=Dataset(samples=d["samples"], size_bytes=d["bytes"], in_memory=d["in_memory"],
                         preprocess_ms_per_sample=d["preprocess_ms_per_sample"]),
         constraints=Constraints(
             budget_usd=c.get("budget_usd"), deadline_hours=c.get("deadline_hours"),

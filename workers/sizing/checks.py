@@ -87,7 +87,7 @@ def check_job(job: JobSpec, *, gpu_count: int = 1, inter_node_gbit_per_s: float 
         _float_in(training.profile.iteration_ms, "training.profile.iteration_ms", low=0.0, high=MAX_MS,
                   low_open=True)
     _int_in(dataset.samples, "dataset.samples", low=0, high=MAX_COUNT)
-    _int_in(dataset.bytes, "dataset.bytes", low=0, high=MAX_COUNT)
+    _int_in(dataset.size_bytes, "dataset.bytes", low=0, high=MAX_COUNT)
     _float_in(dataset.preprocess_ms_per_sample, "dataset.preprocess_ms_per_sample", low=0.0, high=MAX_MS)
     _int_in(gpu_count, "gpu_count", low=1, high=MAX_GPU_COUNT)
     if inter_node_gbit_per_s is not None:

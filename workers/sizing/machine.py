@@ -33,13 +33,13 @@ class MachineNeeds:
 
 def host_memory_bytes(dataset: Dataset, *, gpu_count: int = 1) -> int:
     """Return host memory: the dataset when it is loaded into memory, plus the processes' own."""
-    data = dataset.bytes if dataset.in_memory else 0
+    data = dataset.size_bytes if dataset.in_memory else 0
     return data + HOST_BASE_BYTES + HOST_PER_GPU_PROCESS_BYTES * gpu_count
 
 
 def storage_bytes(dataset: Dataset) -> tuple[int, int]:
     """Return (min, max) storage: 3 and 4 times the dataset (domain.md §6)."""
-    return STORAGE_MIN_FACTOR * dataset.bytes, STORAGE_MAX_FACTOR * dataset.bytes
+    return STORAGE_MIN_FACTOR * dataset.size_bytes, STORAGE_MAX_FACTOR * dataset.size_bytes
 
 
 def machine_needs(dataset: Dataset, *, gpu_count: int = 1) -> MachineNeeds:

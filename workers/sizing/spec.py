@@ -73,7 +73,7 @@ class Dataset:
     """The training data: how many samples, how many bytes, and its pre-processing cost."""
 
     samples: int = 0  # 0: unknown, time per epoch cannot be given
-    bytes: int = 0
+    size_bytes: int = 0  # the spec's dataset.bytes
     in_memory: bool = True
     preprocess_ms_per_sample: float = 0.0
 
