@@ -192,7 +192,7 @@ def test_a_signed_command_is_acked_in_time_and_the_ranked_answer_arrives_at_resp
     options = [b for b in answer["blocks"] if b["type"] == "section" and b.get("fields")]
     assert options, answer["text"]
     labels = [f["text"].split("\n")[0] for f in options[0]["fields"]]
-    assert labels == ["*GPUs*", "*Price per hour*", "*Hours*", "*Total cost*"]
+    assert labels == ["*GPUs*", "*Price per hour*", "*Hours*", "*Total cost*", "*Energy, CO2e*"]
     assert options[0]["text"]["text"].startswith("*1. ")
     assert "best is" in answer["text"]
 

@@ -50,12 +50,15 @@ def print_recommendation(rec: Recommendation, *, title: str) -> None:
     console = make_console()
     table = Table(title=f"Options (catalog {rec.catalog_version}, prices as of {rec.prices_as_of}; "
                         "* = on the cost/time Pareto front)")
-    for col in ("#", "provider", "instance", "region", "pricing", "GPUs", "$/h", "time", "cost", "why"):
-        table.add_column(col, justify="right" if col in ("#", "$/h", "time", "cost") else "left")
+    numeric = ("#", "$/h", "time", "cost", "kWh", "kg CO2e")
+    for col in ("#", "provider", "instance", "region", "pricing", "GPUs", "$/h", "time", "cost", "kWh", "kg CO2e",
+                "why"):
+        table.add_column(col, justify="right" if col in numeric else "left")
     for o in rec.options:
+        kwh, co2 = (f"{o.energy.energy_kwh:,.1f}", f"{o.energy.co2e_kg:,.1f}") if o.energy else ("-", "-")
         table.add_row(f"{o.rank}{'*' if o.pareto else ''}", o.provider, o.instance_type, o.region, o.pricing,
                       f"{o.gpu_count}x {o.gpu} ({fmt_bytes(o.gpu_memory_bytes)})", f"{o.price_per_hour_usd:.2f}",
-                      fmt_hours(o.training_hours), fmt_usd(o.training_cost_usd), o.why)
+                      fmt_hours(o.training_hours), fmt_usd(o.training_cost_usd), kwh, co2, o.why)
     console.print(table)
     if not rec.options:
         console.print("[red]No option fits within the constraints.[/]")

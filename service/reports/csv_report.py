@@ -14,6 +14,7 @@ COLUMNS = (
     "row", "team", "job", "status", "runs", "parallel", "planned_basis",
     "planned_provider", "planned_instance_type", "planned_region", "planned_pricing", "planned_gpu",
     "planned_gpu_count", "planned_wall_hours", "planned_gpu_hours", "planned_cost_usd",
+    "planned_energy_kwh", "planned_co2e_kg",
     "deadline_hours", "fastest_instance_type", "fastest_provider", "fastest_region", "fastest_pricing",
     "fastest_wall_hours", "fastest_cost_usd", "budget_usd", "remaining_usd",
     "sweep_kind", "sweep_parameters",
@@ -51,7 +52,8 @@ def _job_row(j: Mapping[str, Any]) -> dict[str, str]:
            "runs": str(j["runs"]), "parallel": str(j["parallel"]), "planned_basis": j["planned_basis"],
            "deadline_hours": _number(cheap["limit"]), "budget_usd": _number(fast["limit"], 2)}
     row.update(_plan("planned", j["planned"], ("provider", "instance_type", "region", "pricing", "gpu",
-                                               "gpu_count", "wall_hours", "gpu_hours", "cost_usd")))
+                                               "gpu_count", "wall_hours", "gpu_hours", "cost_usd", "energy_kwh",
+                                               "co2e_kg")))
     row.update(_plan("fastest", fast["plan"], ("instance_type", "provider", "region", "pricing", "wall_hours",
                                                "cost_usd")))
     c = j.get("sweep_comparison")
@@ -74,6 +76,8 @@ def _total_row(kind: str, t: Mapping[str, Any]) -> dict[str, str]:
     return {"row": kind, "team": _text(t["team"]), "runs": str(t["runs"]),
             "planned_gpu_hours": _number(t["gpu_hours"]), "planned_cost_usd": _number(t["cost_usd"], 2),
             "fastest_cost_usd": _number(t["fastest_cost_usd"], 2),
+            "planned_energy_kwh": _number(t.get("energy_kwh", 0.0), 2),
+            "planned_co2e_kg": _number(t.get("co2e_kg", 0.0), 2),
             "notes": f"{t['jobs']} jobs; {t['unplanned_jobs']} without a plan; "
                      f"{t['jobs_missing_deadline']} missing the deadline"}
 

@@ -64,6 +64,14 @@ def _usd(plan: Mapping[str, Any] | None, key: str = "cost_usd") -> str:
     return fmt_usd(plan[key]) if plan else "-"
 
 
+def _kwh(plan: Mapping[str, Any] | None) -> str:
+    return f"{plan.get('energy_kwh', 0.0):,.1f}" if plan else "-"
+
+
+def _co2e(plan: Mapping[str, Any] | None) -> str:
+    return f"{plan.get('co2e_kg', 0.0):,.1f}" if plan else "-"
+
+
 def _share(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
@@ -83,6 +91,10 @@ def summary_section(p: Payload) -> Section:
     lines.append(f"{total['jobs']:,} jobs, {total['runs']:,} runs, {total['gpu_hours']:,.0f} GPU-hours; "
                  f"taking each job's fastest option within its budget instead would cost "
                  f"{fmt_usd(total['fastest_cost_usd'])}.")
+    lines.append(f"The planned options draw {total.get('energy_kwh', 0.0):,.0f} kWh and emit "
+                 f"{total.get('co2e_kg', 0.0):,.0f} kg CO2e (location-based: board power under each job's load, "
+                 "the host, the data centre's PUE and the region's grid intensity; sources in each option's "
+                 "carbon block).")
     if total["unplanned_jobs"]:
         lines.append(f"{total['unplanned_jobs']} job(s) have no plan and are not in the totals (see below).")
     if total["jobs_missing_deadline"]:
@@ -104,15 +116,15 @@ def jobs_section(p: Payload) -> Section:
         rows.append((
             j["team"], j["name"], runs,
             _where(j["planned"]), BASIS.get(j["planned_basis"], "-"), _hours(j["planned"]),
-            _usd(j["planned"]),
+            _usd(j["planned"]), _kwh(j["planned"]), _co2e(j["planned"]),
             limit_text(cheap["limit"], cheap["limit_source"], money=False),
             _where(fast["plan"]), _hours(fast["plan"]), _usd(fast["plan"]),
             limit_text(fast["limit"], fast["limit_source"], money=True),
             "; ".join(notes) or "-",
         ))
-    table = Table(("Team", "Job", "Runs", "Planned option", "Basis", "Wall-clock", "Cost", "Deadline",
-                   "Fastest within budget", "Wall-clock", "Cost", "Budget", "Notes"),
-                  tuple(rows), numeric=frozenset({5, 6, 9, 10}))
+    table = Table(("Team", "Job", "Runs", "Planned option", "Basis", "Wall-clock", "Cost", "kWh", "kg CO2e",
+                   "Deadline", "Fastest within budget", "Wall-clock", "Cost", "Budget", "Notes"),
+                  tuple(rows), numeric=frozenset({5, 6, 7, 8, 11, 12}))
     return Section("jobs", "Jobs", ("Cost and hours cover all of a job's runs. The planned option is the "
                                     "cheapest that meets the job's deadline.",), table)
 
@@ -120,14 +132,15 @@ def jobs_section(p: Payload) -> Section:
 def teams_section(p: Payload) -> Section:
     """Return the totals per team and overall."""
     rows = [(t["team"], str(t["jobs"]), str(t["runs"]), fmt_usd(t["cost_usd"]), _share(t["share_of_cost"]),
-             f"{t['gpu_hours']:,.1f}", fmt_usd(t["fastest_cost_usd"]), str(t["unplanned_jobs"]),
+             f"{t['gpu_hours']:,.1f}", _kwh(t), _co2e(t), fmt_usd(t["fastest_cost_usd"]), str(t["unplanned_jobs"]),
              str(t["jobs_missing_deadline"])) for t in p["teams"]]
     t = p["total"]
     rows.append(("All teams", str(t["jobs"]), str(t["runs"]), fmt_usd(t["cost_usd"]), "100%",
-                 f"{t['gpu_hours']:,.1f}", fmt_usd(t["fastest_cost_usd"]), str(t["unplanned_jobs"]),
-                 str(t["jobs_missing_deadline"])))
-    table = Table(("Team", "Jobs", "Runs", "Planned cost", "Share", "GPU-hours", "If fastest within budget",
-                   "No plan", "Miss deadline"), tuple(rows), numeric=frozenset(range(1, 9)))
+                 f"{t['gpu_hours']:,.1f}", _kwh(t), _co2e(t), fmt_usd(t["fastest_cost_usd"]),
+                 str(t["unplanned_jobs"]), str(t["jobs_missing_deadline"])))
+    table = Table(("Team", "Jobs", "Runs", "Planned cost", "Share", "GPU-hours", "kWh", "kg CO2e",
+                   "If fastest within budget", "No plan", "Miss deadline"), tuple(rows),
+                  numeric=frozenset(range(1, 11)))
     return Section("teams", "Teams", (), table)
 
 

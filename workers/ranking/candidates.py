@@ -24,14 +24,20 @@ from workers.sizing.spec import Objective
 class Span:
     """One machine's offers that meet every constraint, with their costs, and the smallest sort key."""
 
-    __slots__ = ("costs", "min_key", "offers", "shape")
+    __slots__ = ("costs", "min_key", "objective", "offers", "shape")
 
     def __init__(self, shape: Shape, costs: list[float], offers: Sequence[Offer], objective: Objective,
                  ) -> None:
-        self.shape, self.costs, self.offers = shape, costs, offers
-        shape.best_cost = cheapest = min(costs)
-        t = shape.time_metric
+        self.shape, self.costs, self.offers, self.objective = shape, costs, offers, objective
+        self.rekey()
+
+    def rekey(self) -> None:
+        """Set the shape's cheapest cost and the span's smallest key from the offers it holds."""
+        self.shape.best_cost = cheapest = min(self.costs)
+        t = self.shape.time_metric
         # Each objective's first sort key (see ranking.py); with t > 0, min(cost) x t is min(cost x t).
+        # The carbon objective's key is set by carbon.apply_carbon (it needs each region's intensity).
+        objective = self.objective
         self.min_key = t if objective is Objective.TIME else cheapest * t if objective is Objective.BALANCED \
             else cheapest
 

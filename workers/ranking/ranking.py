@@ -42,13 +42,24 @@ import math
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
 
+from catalog.energy import EnergyTable, load_energy
 from catalog.types import Catalog, Pricing
 from workers.ranking.candidates import Span, collect_candidates
+from workers.ranking.carbon import annotate_energy, apply_carbon, offer_co2e_kg, offer_energy
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.reasons import option_warnings, rejection_reason, why_line
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected
 from workers.ranking.scope import resolve_scope
-from workers.ranking.shapes import BUDGET, GPU_MEMORY, NO_ESTIMATE, NO_STORAGE_PRICE, CpuAdjust, Shape, judge_shapes
+from workers.ranking.shapes import (
+    BUDGET,
+    CARBON,
+    GPU_MEMORY,
+    NO_ESTIMATE,
+    NO_STORAGE_PRICE,
+    CpuAdjust,
+    Shape,
+    judge_shapes,
+)
 from workers.sizing.machine import iteration_ms_with_cpu
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec, Objective
@@ -103,18 +114,27 @@ def pareto_test(points: list[tuple[float, float]]) -> Callable[[float, float], b
 
 
 def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tuple[str, int], PerGpu],
-                catalog: Catalog) -> Recommendation:
-    """Rank every offer in scope for the job by its objective; reject the rest with reasons."""
+                catalog: Catalog, energy: EnergyTable | None = None) -> Recommendation:
+    """Rank every offer in scope for the job by its objective; reject the rest with reasons.
+
+    `energy` holds the PUE and grid intensities (the bundled catalog/data/energy.json by default).
+    """
     scope = resolve_scope(job.constraints, catalog)
     hours_known = requirements.iterations_total > 0
     shapes = judge_shapes(job, requirements=requirements, per_gpu=per_gpu, index=catalog_index(catalog),
                           scope=scope, cpu_adjust=_cpu_adjust(job), hours_known=hours_known)
+    annotate_energy(shapes, job=job, table=energy or load_energy(),
+                    tdp_watts={g.slug: float(g.tdp_watts) for g in catalog.gpus})
     budget = job.constraints.budget_usd
     spans = collect_candidates(shapes, scope=scope, objective=job.objective,
                                budget_usd=budget if budget is not None and hours_known else math.inf)
+    max_co2e = job.constraints.max_co2e_kg if hours_known else None
+    if max_co2e is not None or job.objective is Objective.CARBON:
+        spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)
     top = _top(job, spans)
     options = _options(top, shapes, job=job, hours_known=hours_known)
     in_scope = [s for s in shapes if s.seen or s.best_cost < math.inf or s.over_budget is not None
+                or s.over_co2e is not None
                 or s.missing_storage_regions]
     nothing_fits = bool(in_scope) and all(s.reject in (GPU_MEMORY, NO_ESTIMATE) for s in in_scope)
     return Recommendation(
@@ -140,6 +160,7 @@ def _top(job: JobSpec, spans: list[Span]) -> list[_Row]:
     bests = heapq.nsmallest(limit, (span.min_key for span in spans))
     threshold = bests[-1] if len(spans) >= limit else math.inf
     by_cost, by_time = job.objective is Objective.COST, job.objective is Objective.TIME
+    by_carbon = job.objective is Objective.CARBON
     rows: list[_Row] = []
     for span in spans:
         if span.min_key > threshold:
@@ -147,7 +168,7 @@ def _top(job: JobSpec, spans: list[Span]) -> list[_Row]:
         s = span.shape
         t, provider, name = s.time_metric, s.m.provider_name, s.m.instance_type
         for cost, o in zip(span.costs, span.offers, strict=True):
-            key = cost if by_cost else t if by_time else cost * t
+            key = offer_co2e_kg(s, o.region) if by_carbon else cost if by_cost else t if by_time else cost * t
             if key <= threshold:
                 rows.append((key, t if by_cost else cost, provider, name, o.region, o.pricing,
                              o.price_per_hour_usd, cost, s.idx))
@@ -168,19 +189,23 @@ def _options(top: list[_Row], shapes: list[Shape], *, job: JobSpec,
         m = s.m
         storage_cost = cost - price * s.cost_mult if hours_known else 0.0
         score = math.sqrt(cost / best_cost * s.time_metric / best_time) if best_cost * best_time > 0 else 1.0
+        energy = offer_energy(s, region) if hours_known else None
+        why = why_line(s, pricing=pricing.value, price_per_hour_usd=price, cost_usd=cost,
+                       storage_cost_usd=storage_cost, hours_known=hours_known, job=job, balanced_score=score)
+        if energy is not None and (job.objective is Objective.CARBON or job.constraints.max_co2e_kg is not None):
+            why = f"{energy.co2e_kg:,.1f} kg CO2e ({energy.energy_kwh:,.0f} kWh); {why}"
         options.append(RankedOption(
             rank=rank, provider=m.provider_name, instance_type=m.instance_type, region=region,
             pricing=pricing, gpu=m.gpu, gpu_count=m.gpu_count, gpu_memory_bytes=m.card_memory_bytes,
             vcpus=m.vcpus, host_memory_bytes=m.host_memory_bytes, storage_bytes=m.storage_bytes,
             cpu_single_thread_score=m.cpu_score, price_per_hour_usd=price,
             training_hours=s.hours, training_cost_usd=cost if hours_known else 0.0, fits=True,
-            why=why_line(s, pricing=pricing.value, price_per_hour_usd=price, cost_usd=cost,
-                         storage_cost_usd=storage_cost, hours_known=hours_known, job=job,
-                         balanced_score=score),
+            why=why,
             warnings=option_warnings(s, pricing=pricing.value, hours_known=hours_known),
             pareto=on_front(s.time_metric, cost),
             storage_cost_usd=storage_cost,
             iteration_ms=s.iteration_ms,
+            energy=energy,
         ))
     return tuple(options)
 
@@ -196,6 +221,8 @@ def _rejected(shapes: list[Shape], *, job: JobSpec, requirements: Requirements,
             kind = s.reject
         elif s.over_budget is not None:
             kind = BUDGET
+        elif s.over_co2e is not None:
+            kind = CARBON
         elif s.missing_storage_regions:
             kind = NO_STORAGE_PRICE
         else:

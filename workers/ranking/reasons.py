@@ -6,7 +6,16 @@ from collections.abc import Sequence
 
 from catalog.types import Catalog, Pricing
 from catalog.units import GIB
-from workers.ranking.shapes import BUDGET, DEADLINE, GPU_MEMORY, HOST_MEMORY, NO_ESTIMATE, NO_STORAGE_PRICE, Shape
+from workers.ranking.shapes import (
+    BUDGET,
+    CARBON,
+    DEADLINE,
+    GPU_MEMORY,
+    HOST_MEMORY,
+    NO_ESTIMATE,
+    NO_STORAGE_PRICE,
+    Shape,
+)
 from workers.sizing.requirements import CodedWarning, Requirements
 from workers.sizing.spec import JobSpec, Objective
 
@@ -121,6 +130,15 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
         (cost, region, pricing), instance_type = cheapest
         return (f"costs {usd_text(cost)} at the cheapest ({instance_type}, {region}, {pricing.value}), "
                 f"over the {usd_text(job.constraints.budget_usd or 0.0)} budget")
+    if kind == CARBON:
+        least = min((s.over_co2e, s.m.instance_type) for s in members if s.over_co2e is not None)
+        (kg, region, pricing), instance_type = least
+        limit = job.constraints.max_co2e_kg or 0.0
+        if kg == float("inf"):
+            return (f"no grid carbon intensity for {first.m.provider_name} {region} in the energy table, "
+                    f"so it cannot be shown to stay under {limit:g} kg CO2e")
+        return (f"emits {kg:,.1f} kg CO2e at the least ({instance_type}, {region}, {pricing.value}), "
+                f"over the {limit:g} kg CO2e limit")
     if kind == NO_STORAGE_PRICE:
         regions = sorted(set().union(*(s.missing_storage_regions for s in members)))
         return (f"local disk is short of the {gib_text(requirements.storage_min_bytes)} the data needs, and "

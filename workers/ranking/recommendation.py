@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.types import Pricing
+from workers.ranking.energy import Energy
 from workers.sizing.requirements import CodedWarning, Mitigation, Requirements
 
 
@@ -33,6 +34,7 @@ class RankedOption:
     pareto: bool = False  # on the cost/time Pareto front of the options
     storage_cost_usd: float = 0.0  # block storage added where local disk is short
     iteration_ms: float = 0.0
+    energy: Energy | None = None  # kWh and kg CO2e with their coefficients; None: unknown hours or region
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from workers.ranking.costing import (
     onprem_instance_type,
     onprem_price_per_hour_usd,
 )
+from workers.ranking.energy import GridFactor
 from workers.ranking.scope import Scope
 from workers.sizing.machine import host_memory_bytes
 from workers.sizing.requirements import PerGpu, Requirements
@@ -28,6 +29,7 @@ DEADLINE = "deadline"
 # ...and the kinds judged per offer, once a price is known.
 NO_STORAGE_PRICE = "no-storage-price"
 BUDGET = "budget"
+CARBON = "carbon"  # over constraints.max_co2e_kg, or no grid intensity to show it is not
 
 CpuAdjust = Callable[[float, float], float]  # (per-GPU iteration ms, CPU single-thread score) -> ms
 
@@ -54,6 +56,12 @@ class Shape:
     seen = False  # an offer in scope was rejected for the shape's own reason
     over_budget: tuple[float, str, Pricing] | None = None  # cheapest (cost, region, pricing) over the budget
     missing_storage_regions: frozenset[str] | set[str] = frozenset()
+    # The carbon step's findings (carbon.py): energy drawn by the machine, and each region's grid factor.
+    it_kwh = 0.0  # IT energy of the whole run, before PUE
+    gpu_watts = 0.0
+    host_watts = 0.0
+    grid_factors: Mapping[str, GridFactor] = {}
+    over_co2e: tuple[float, str, Pricing] | None = None  # least (kg CO2e, region, pricing) over max_co2e_kg
 
     def __init__(self, machine: Machine, idx: int) -> None:
         self.m = machine

@@ -97,6 +97,8 @@ class Plan:
     machine_hours: float  # runs x one run's hours
     gpu_hours: float  # machine hours x GPUs per machine
     cost_usd: float  # runs x one run's cost
+    energy_kwh: float = 0.0  # runs x one run's kWh (PUE included; ranking/energy.py); 0.0: unknown
+    co2e_kg: float = 0.0  # runs x one run's kg CO2e; 0.0: unknown
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,8 @@ def plan_runs(option: RankedOption, *, runs: int, parallel: int) -> Plan:
         run_cost_usd=option.training_cost_usd, runs=runs, parallel=at_once,
         wall_hours=waves * option.training_hours, machine_hours=machine_hours,
         gpu_hours=machine_hours * option.gpu_count, cost_usd=runs * option.training_cost_usd,
+        energy_kwh=runs * option.energy.energy_kwh if option.energy is not None else 0.0,
+        co2e_kg=runs * option.energy.co2e_kg if option.energy is not None else 0.0,
     )
 
 

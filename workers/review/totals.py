@@ -50,6 +50,8 @@ class Total:
     unplanned_jobs: int  # failed, or with no option: their cost is not in the sums
     jobs_missing_deadline: int
     share_of_cost: float  # of the overall planned cost (1.0 for the overall total)
+    energy_kwh: float = 0.0  # of the planned options (PUE included)
+    co2e_kg: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ def _sum(jobs: Sequence[JobReview], *, team: str, overall_cost_usd: float) -> To
         unplanned_jobs=len(jobs) - len(plans),
         jobs_missing_deadline=sum(1 for j in jobs if j.planned_basis == MISSES_DEADLINE),
         share_of_cost=cost / overall_cost_usd if overall_cost_usd > 0 else 0.0,
+        energy_kwh=sum(p.energy_kwh for p in plans), co2e_kg=sum(p.co2e_kg for p in plans),
     )
 
 

@@ -100,6 +100,22 @@ class RequirementsSchema(Schema):
     mitigations = fields.List(fields.Nested(MitigationSchema))
 
 
+class CarbonSchema(Schema):
+    """What an option's energy and CO2e were worked out from, each coefficient with its source."""
+
+    pue = fields.Float(attribute="factor.pue")
+    pue_source = fields.String(attribute="factor.pue_source")
+    grid_g_co2e_per_kwh = fields.Float(attribute="factor.grid_g_co2e_per_kwh")
+    grid_source = fields.String(attribute="factor.grid_source")
+    grid_data_year = fields.Integer(attribute="factor.data_year", allow_none=True)
+    gpu_watts = fields.Float(metadata={"description": "average draw of one GPU while training"})
+    host_watts = fields.Float(metadata={"description": "the host's CPUs and memory"})
+
+
+def _energy_value(name: str) -> Any:
+    return fields.Function(lambda o: getattr(o.energy, name) if o.energy is not None else None, allow_none=True)
+
+
 class OptionSchema(Schema):
     """One ranked option."""
 
@@ -124,6 +140,9 @@ class OptionSchema(Schema):
     pareto = fields.Boolean()
     storage_cost_usd = fields.Float()
     iteration_ms = fields.Float()
+    energy_kwh = _energy_value("energy_kwh")
+    co2e_kg = _energy_value("co2e_kg")
+    carbon = fields.Nested(CarbonSchema, attribute="energy", allow_none=True)
 
 
 class RejectedSchema(Schema):

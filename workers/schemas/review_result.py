@@ -28,6 +28,8 @@ class PlanSchema(Schema):
     machine_hours = fields.Float()
     gpu_hours = fields.Float()
     cost_usd = fields.Float()
+    energy_kwh = fields.Float(metadata={"description": "all runs, kWh at the data centre (PUE included)"})
+    co2e_kg = fields.Float(metadata={"description": "all runs, kg CO2e (location-based)"})
 
 
 class PickSchema(Schema):
@@ -139,6 +141,8 @@ class TotalSchema(Schema):
     unplanned_jobs = fields.Integer()
     jobs_missing_deadline = fields.Integer()
     share_of_cost = fields.Float()
+    energy_kwh = fields.Float()
+    co2e_kg = fields.Float()
 
 
 class StandingSchema(Schema):

@@ -140,12 +140,20 @@ class OnPremSchema(_Strict):
     utilisation = StrictFloat(minimum=0.01, maximum=1.0, load_default=0.5)
     electricity_usd_per_kwh = StrictFloat(minimum=0.0, maximum=10.0, load_default=0.15)
     host_price_usd = StrictFloat(minimum=0.0, maximum=1e7, load_default=1500.0)
+    grid_co2e_g_per_kwh = StrictFloat(minimum=0.0, maximum=1500.0, metadata={
+        "description": "The team's own grid carbon intensity, g CO2e per kWh; absent: the country's."})
+    country = fields.String(validate=validate.Regexp(r"^[A-Z]{3}$"), metadata={
+        "description": "ISO 3166 alpha-3 country of the team's machines, for its grid intensity (default USA)."})
+    pue = StrictFloat(minimum=1.0, maximum=3.0, metadata={
+        "description": "The server room's power usage effectiveness; absent: the industry average."})
 
 
 class ConstraintsSchema(_Strict):
     """What the user allows."""
 
     budget_usd = StrictFloat(minimum=0.0, maximum=1e10)
+    max_co2e_kg = StrictFloat(minimum=0.0, maximum=1e10, metadata={
+        "description": "Reject options whose estimated emissions exceed this many kg CO2e."})
     deadline_hours = StrictFloat(minimum=0.001, maximum=1e6)
     providers = fields.List(fields.String(validate=validate.OneOf(PROVIDER_NAMES)),
                             validate=validate.Length(min=1, max=len(PROVIDER_NAMES)),
@@ -171,7 +179,7 @@ class JobSpecSchema(_Strict):
     training = fields.Nested(TrainingSchema, required=True)
     dataset = fields.Nested(DatasetSchema)
     constraints = fields.Nested(ConstraintsSchema)
-    objective = fields.String(load_default="balanced", validate=validate.OneOf(("cost", "time", "balanced")))
+    objective = fields.String(load_default="balanced", validate=validate.OneOf(("cost", "time", "balanced", "carbon")))
     limit = bounded_int(minimum=1, maximum=1000, load_default=10)
 
     @pre_load

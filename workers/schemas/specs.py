@@ -86,7 +86,7 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         dataset=Dataset(samples=d["samples"], size_bytes=d["bytes"], in_memory=d["in_memory"],
                         preprocess_ms_per_sample=d["preprocess_ms_per_sample"]),
         constraints=Constraints(
-            budget_usd=c.get("budget_usd"), deadline_hours=c.get("deadline_hours"),
+            budget_usd=c.get("budget_usd"), max_co2e_kg=c.get("max_co2e_kg"), deadline_hours=c.get("deadline_hours"),
             providers=tuple(c["providers"]), regions=tuple(c["regions"]), pricing=tuple(c["pricing"]),
             max_gpus=c["max_gpus"], onprem=OnPremAssumptions(**c["onprem"]),
         ),

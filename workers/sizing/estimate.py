@@ -84,7 +84,7 @@ def _on_gpu(job: JobSpec, gpu: GpuSpec, *, gpu_count: int, reference: GpuSpec | 
         iteration_ms=time.total_ms,
         throughput_samples_per_s=training.batch_size * gpu_count * 1000.0 / time.total_ms,
         training_hours=hours, speedup_vs_one_gpu=time.speedup_vs_one_gpu, calibrated=time.calibrated,
-        bottleneck=time.bottleneck,
+        bottleneck=time.bottleneck, compute_ms=time.compute_ms, memory_ms=time.memory_ms,
         cpu_single_thread_score=cpu_score_needed(
             batch_size=training.batch_size, preprocess_ms_per_sample=job.dataset.preprocess_ms_per_sample,
             iteration_ms=time.total_ms),

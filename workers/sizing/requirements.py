@@ -71,6 +71,10 @@ class PerGpu:
     calibrated: bool = False  # True when scaled from a measured profile
     bottleneck: Bottleneck = Bottleneck.NONE
     cpu_single_thread_score: float = 0.0  # score one data-loading thread needs to keep this GPU fed
+    # The iteration's split by what bounds it (timing.IterationTime), for the energy estimate: layers
+    # bound by arithmetic, layers bound by memory traffic; the rest of iteration_ms is the GPU waiting.
+    compute_ms: float = 0.0
+    memory_ms: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ class Objective(StrEnum):
     COST = "cost"
     TIME = "time"
     BALANCED = "balanced"
+    CARBON = "carbon"  # least CO2e first (workers/ranking/energy.py), ties by cost
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,10 @@ class OnPremAssumptions:
     utilisation: float = 0.5
     electricity_usd_per_kwh: float = 0.15
     host_price_usd: float = 1500.0
+    # The team's own grid carbon intensity; None: the country's (catalog/data/energy.json).
+    grid_co2e_g_per_kwh: float | None = None
+    country: str | None = None  # ISO 3166 alpha-3; None: the energy table's default country
+    pue: float | None = None  # the team's server room; None: the industry average in the energy table
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,7 @@ class Constraints:
     """What the user allows: money, time, providers, regions, pricing kinds, GPU count."""
 
     budget_usd: float | None = None
+    max_co2e_kg: float | None = None  # options emitting more are rejected, like those over the budget
     deadline_hours: float | None = None
     providers: tuple[str, ...] = PROVIDER_NAMES
     regions: tuple[str, ...] = ()  # empty: every region

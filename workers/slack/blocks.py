@@ -127,6 +127,8 @@ def _option_block(option: Mapping[str, Any]) -> SectionBlock:
         f"*Hours*\n{_hours(option)}",
         f"*Total cost*\n{fmt_usd(option['training_cost_usd']) if option['training_hours'] > 0 else 'n/a'}",
     ]
+    if option.get("co2e_kg") is not None:
+        fields.append(f"*Energy, CO2e*\n{option.get('energy_kwh', 0.0):,.1f} kWh, {option['co2e_kg']:,.1f} kg")
     return _section(text, fields=fields)
 
 

@@ -92,6 +92,7 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "data": ("dataset", "bytes", parse_bytes),
     "samples": ("dataset", "samples", _count),
     "budget": ("constraints", "budget_usd", parse_usd),
+    "co2": ("constraints", "max_co2e_kg", _number),  # kg CO2e, e.g. co2=50
     "deadline": ("constraints", "deadline_hours", parse_duration_hours),
     "gpus": ("constraints", "max_gpus", _count),
     "region": ("constraints", "regions", _regions),
@@ -109,6 +110,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "fp32": ("precision", "fp32"), "fp16": ("precision", "fp16-mixed"), "bf16": ("precision", "bf16-mixed"),
     "recompute": ("recompute", True),
     "cost": ("objective", "cost"), "time": ("objective", "time"), "balanced": ("objective", "balanced"),
+    "carbon": ("objective", "carbon"),
     **{name: ("optimizer", name) for name in _OPTIMIZERS},
     **{name: ("framework", name) for name in _FRAMEWORKS},
 }
@@ -131,7 +133,7 @@ FIELD_WORDS: dict[str, str] = {
     **{_field_path(section, name): f"{word}=" for word, (section, name, _) in KEYS.items()},
     "model": "the model", "model.preset": "the preset", "training.recompute": "recompute",
     "constraints.providers": "aws/gcp/onprem", "constraints.pricing": "spot/ondemand",
-    "objective": "cost/time/balanced",
+    "objective": "cost/time/balanced/carbon",
 }
 
 
@@ -237,7 +239,7 @@ class _Builder:
         return {k: v for k, v in self.spec.items() if v != {} or k in ("model", "training")}
 
 
-EXAMPLES = {"batch": "64", "epochs": "90", "data": "150GB", "samples": "1.28M", "budget": "$500",
+EXAMPLES = {"batch": "64", "epochs": "90", "data": "150GB", "samples": "1.28M", "budget": "$500", "co2": "50",
              "deadline": "2d", "seq": "512", "lr": "0.1", "gpus": "4", "precision": "bf16",
              "optimizer": "adamw", "region": "us-east-1", "top": "5"}
 
