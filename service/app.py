@@ -40,14 +40,19 @@ from service.problems import PROBLEM_MEDIA_TYPE, register_error_handlers
 from workers.schemas import ProblemSchema
 from workers.schemas.review import OPENAPI_REVIEW_JOB_EXTRAS
 from workers.schemas.spec import OPENAPI_MODEL_EXTRAS
-from workers.tasks import recommend as _tasks  # noqa: F401  (registers the @shared_task functions)
-from workers.tasks import refresh as _refresh_tasks  # noqa: F401  (the catalog refresh task)
+from workers.tasks import recommend as recommend_tasks
+from workers.tasks import reconcile as reconcile_tasks
+from workers.tasks import refresh as refresh_tasks
+from workers.tasks import review as review_tasks
+from workers.tasks import slack as slack_tasks
 from workers.tasks.celery_app import celery_settings, embedded_settings
 from workers.tasks.jobs import MemoryJobStore, RedisJobStore
 from workers.tasks.outage import patch_kombu_restore_unacked
 from workers.tasks.queues import CeleryQueue, ThreadQueue
 from workers.tasks.runtime import EXTENSION, CatalogCache, Runtime
 
+# Every Celery task, registered by importing its module here (each is a @shared_task).
+TASK_MODULES = (recommend_tasks, review_tasks, refresh_tasks, slack_tasks, reconcile_tasks)
 ROUTES = (estimate_api, recommendations_api, catalog_api, reports_api, ops, docs, slack_api)
 
 

@@ -14,7 +14,6 @@ from service.problems import problem_response
 from service.slack.install import install
 from service.slack.intake import acknowledge, read_form
 from workers.slack.settings import slack_settings
-from workers.tasks import slack as _tasks  # noqa: F401  (registers the @shared_task with Celery)
 from workers.tasks.problems import problem
 
 log = logging.getLogger(__name__)
