@@ -21,13 +21,14 @@ from enum import StrEnum
 
 from catalog.providers import PROVIDER_NAMES
 from workers.ranking.recommendation import RankedOption
+from workers.ranking.shapes import BUDGET, DEADLINE
 from workers.sizing.spec import JobSpec, OnPremAssumptions
 
 # Reason codes: why a pick has no plan, or why a job has none at all.
 NO_OPTION = "no-option"  # no machine in scope can run the job (it fits nowhere, or the scope is empty)
 DURATION_UNKNOWN = "duration-unknown"  # dataset.samples not given: no hours, so no cost
-DEADLINE = "deadline"  # no option finishes all runs by the deadline
-BUDGET = "budget"  # no option runs all runs within the budget
+# DEADLINE (no option finishes all runs by the deadline) and BUDGET (none runs them within the budget)
+# are the ranking's own rejection codes, imported above: one spelling for both.
 FAILED = "failed"  # the job could not be reviewed at all (see JobReview.error_*)
 
 # Where a limit came from.
