@@ -29,6 +29,7 @@ from catalog.types import Catalog
 from service.api import catalog as catalog_api
 from service.api import docs, ops
 from service.api import estimate as estimate_api
+from service.api import page as page_api
 from service.api import recommendations as recommendations_api
 from service.api import reports as reports_api
 from service.api import slack as slack_api
@@ -53,7 +54,7 @@ from workers.tasks.runtime import EXTENSION, CatalogCache, Runtime
 
 # Every Celery task, registered by importing its module here (each is a @shared_task).
 TASK_MODULES = (recommend_tasks, review_tasks, refresh_tasks, slack_tasks, reconcile_tasks)
-ROUTES = (estimate_api, recommendations_api, catalog_api, reports_api, ops, docs, slack_api)
+ROUTES = (estimate_api, recommendations_api, catalog_api, reports_api, ops, docs, slack_api, page_api)
 
 
 class StrictJSONProvider(DefaultJSONProvider):
