@@ -12,7 +12,7 @@ from flask.blueprints import BlueprintSetupState
 
 from service.problems import problem_response
 from service.slack.install import install
-from service.slack.intake import acknowledge, read_form
+from service.slack.intake import FormError, acknowledge, read_form, unreadable
 from workers.slack.settings import slack_settings
 from workers.tasks.problems import problem
 
@@ -64,7 +64,12 @@ def slash_command() -> Response:
         log.warning("slack command refused: %s", verdict.reason)
         return problem_response({**problem(401, detail="the Slack signature is missing, wrong or stale"),
                                  "instance": request.path})
-    return jsonify(acknowledge(read_form(body), settings))
+    try:
+        form = read_form(body)
+    except FormError as error:
+        log.warning("slack command refused: %s", error)
+        return jsonify(unreadable(error))
+    return jsonify(acknowledge(form, settings))
 
 
 # Slack's form body, not the JSON API: Flask's own add_url_rule keeps flask-smorest from parsing or

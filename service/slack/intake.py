@@ -35,10 +35,27 @@ MAX_TITLE_CHARS = 120
 _UNAVAILABLE = (RedisError, KombuOperationalError, CatalogStoreError, Unavailable, OSError)
 
 
+MAX_FORM_FIELDS = 64  # Slack sends about a dozen; parse_qs refuses more (a ValueError) instead of reading them
+
+
+class FormError(ValueError):
+    """The body is not a slash command's form; the message says why, for the reply."""
+
+
 def read_form(body: bytes) -> dict[str, str]:
-    """Decode Slack's url-encoded form from the raw body (first value of each field)."""
-    fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=64)
+    """Decode Slack's url-encoded form from the raw body (first value of each field); FormError if it is not one."""
+    try:
+        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
+    except UnicodeDecodeError:
+        raise FormError("its body is not UTF-8 text") from None
+    except ValueError:
+        raise FormError(f"its form has more than {MAX_FORM_FIELDS} fields") from None
     return {name: values[0] for name, values in fields.items()}
+
+
+def unreadable(error: FormError) -> dict[str, Any]:
+    """Return the reply to a verified request whose form cannot be read (Slack needs a 200 and words)."""
+    return ephemeral(render_error("gpugauge cannot read this request", detail=f"{error}."))
 
 
 def ephemeral(message: Message) -> dict[str, Any]:
@@ -82,8 +99,10 @@ def _acknowledge(form: Mapping[str, str], settings: SlackSettings) -> dict[str, 
     url = form.get("response_url", "")
     if not url.startswith(settings.response_url_prefixes):
         log.warning("slack command refused: its response_url is not on an allowed host")
-        return ephemeral(render_error("gpugauge cannot answer this request",
-                                      detail="It came without a Slack response_url to post the answer to."))
+        detail = ("Its response_url, where the answer would be posted, is not on the allowed hosts "
+                  f"({', '.join(settings.response_url_prefixes)})." if url else
+                  "It came without a Slack response_url to post the answer to.")
+        return ephemeral(render_error("gpugauge cannot answer this request", detail=detail))
     return ephemeral(_queue(command, data, url=url, text=text, settings=settings))
 
 

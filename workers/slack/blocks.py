@@ -8,6 +8,7 @@ requirements object), not the core's dataclasses, so a message can be rendered f
 
 from __future__ import annotations
 
+import html
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -33,6 +34,15 @@ MAX_HEADER_CHARS = 150
 TOP_OPTIONS = 5
 MAX_REJECTED_LINES = 8
 Message = dict[str, Any]
+
+
+def escape_text(text: str) -> str:
+    """Escape &, < and > as Slack asks (docs.slack.dev/messaging/formatting-message-text, "Escaping text").
+
+    Slack sends a command's text with these three escaped; whatever of it is echoed back must stay so, or
+    `<!channel>` becomes a live mention and `<https://x|y>` a disguised link. Escapes already there stay.
+    """
+    return html.escape(html.unescape(text), quote=False)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -204,7 +214,8 @@ def render_fit(requirements: Mapping[str, Any], *, title: str) -> Message:
 
 
 def render_error(summary: str, *, problems: Sequence[str] = (), detail: str = "") -> Message:
-    """Render a readable failure: what went wrong and, line by line, what to change."""
+    """Render a readable failure: what went wrong and, line by line, what to change (user words escaped)."""
+    problems, detail = [escape_text(p) for p in problems], escape_text(detail)
     blocks: list[Block] = [_section(f":warning: *{summary}*" + (f"\n{detail}" if detail else ""))]
     if problems:
         blocks.append(_bullets(list(problems), title="What to change"))
