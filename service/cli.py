@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 # Each module registers one subcommand; a module that is not there yet is skipped.
@@ -51,6 +53,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a bug, or a failure no command foresaw: one line, never a traceback
+        if os.environ.get("GPUGAUGE_DEBUG"):
+            traceback.print_exc()
+        detail = " ".join(str(exc).split())[:300] or "no detail"
+        print(f"gpugauge: {args.command} failed ({type(exc).__name__}: {detail}); "
+              "set GPUGAUGE_DEBUG=1 for the traceback", file=sys.stderr)
+        return 1
     return code
 
 

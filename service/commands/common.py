@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,27 @@ from workers.schemas.specs import load_job
 from workers.sizing.spec import JobSpec
 
 MAX_SPEC_FILE_BYTES = 64 * 1024 * 1024
+MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer `model.onnx` cannot name a file, so it is base64
+# Flags whose spec field has another name; any other flag is the field with dashes (gpu_count: --gpu-count).
+FLAG_NAMES = {"gpus": "--gpu"}
+
+
+class SpecLoader(yaml.SafeLoader):
+    """PyYAML's safe loader reading floats as YAML 1.2 does: `2e-5` and `1E3` are numbers, not strings.
+
+    PyYAML implements YAML 1.1, whose float pattern needs a dot (`2.0e-5`); JSON and YAML 1.2 do not.
+    The resolver is the YAML 1.2 core schema's float pattern (yaml.org/spec/1.2.2, 10.3.2).
+    """
+
+
+SpecLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*\.[0-9_]*|\.[0-9_]+)(?:[eE][-+]?[0-9]+)?
+                 |[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+
+                 |[-+]?\.(?:inf|Inf|INF)
+                 |\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."),
+)
 
 
 class CliError(Exception):
@@ -30,18 +53,32 @@ def read_document(path: str, *, what: str = "spec") -> dict[str, Any]:
         raise CliError(f"{path}: no such {what} file")
     if p.stat().st_size > MAX_SPEC_FILE_BYTES:
         raise CliError(f"{path}: {what} file over {MAX_SPEC_FILE_BYTES // 2**20} MiB")
-    text = p.read_text(encoding="utf-8")
+    kind = "JSON" if p.suffix == ".json" else "YAML"
     try:
-        raw = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise CliError(f"{path}: not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {exc}") from None
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CliError(f"{path}: not a UTF-8 text file; a {what} is a JSON or YAML object "
+                       "(an ONNX model is given as a file ending in .onnx)") from None
+    except OSError as exc:
+        raise CliError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    if not text.strip():
+        raise CliError(f"{path}: the file is empty; a {what} is a {kind} object")
+    try:
+        raw = json.loads(text) if p.suffix == ".json" else yaml.load(text, Loader=SpecLoader)  # a SafeLoader
+    except (yaml.YAMLError, ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        raise CliError(f"{path}: not valid {kind}: {' '.join(str(exc).split())}") from None
     if not isinstance(raw, dict):
         raise CliError(f"{path}: a {what} must be an object at the top level")
     return raw
 
 
 def read_spec_file(path: str) -> dict[str, Any]:
-    """Read a JSON or YAML job spec; an `onnx` model may be given as a path to the file."""
+    """Read a JSON or YAML job spec, or an `.onnx` file as a spec of that model alone.
+
+    Inside a spec, `model.onnx` may be a path to the file (relative to the spec) or its base64, as the API takes.
+    """
+    if Path(path).suffix.lower() == ".onnx":
+        return {"model": {"onnx": _onnx_base64(Path(path), field="SPEC")}}
     raw = read_document(path, what="spec")
     return inline_onnx(raw, base=Path(path).parent, field="model.onnx")
 
@@ -51,13 +88,30 @@ def inline_onnx(spec: dict[str, Any], *, base: Path, field: str) -> dict[str, An
     model = spec.get("model")
     if not isinstance(model, dict) or not isinstance(model.get("onnx"), str):
         return spec
-    onnx_path = base / model["onnx"]  # an absolute path stays absolute
-    if onnx_path.suffix != ".onnx" and not onnx_path.is_file():
-        return spec  # already base64
-    if not onnx_path.is_file():
-        raise CliError(f"{field}: no such file {onnx_path}")
-    encoded = base64.b64encode(onnx_path.read_bytes()).decode()
-    return {**spec, "model": {**model, "onnx": encoded}}
+    value: str = model["onnx"]
+    if not _names_a_file(value, base=base):
+        return spec  # the base64 of the file, as the API takes it; the schema checks it
+    return {**spec, "model": {**model, "onnx": _onnx_base64(base / value, field=field)}}
+
+
+def _names_a_file(value: str, *, base: Path) -> bool:
+    if value.lower().endswith(".onnx"):
+        return True  # base64 has no dot: this is a path, and a missing file is an error
+    if len(value) > MAX_PATH_CHARS or "\0" in value:
+        return False
+    try:
+        return (base / value).is_file()  # an absolute path stays absolute
+    except (OSError, ValueError):  # a name too long for the file system is no file
+        return False
+
+
+def _onnx_base64(path: Path, *, field: str) -> str:
+    try:
+        return base64.b64encode(path.read_bytes()).decode()
+    except FileNotFoundError:
+        raise CliError(f"{field}: no such file {path}") from None
+    except OSError as exc:
+        raise CliError(f"{field}: cannot read {path} ({exc.strerror or exc})") from None
 
 
 def load_spec(path: str, *, schema: Schema | None = None,
@@ -69,15 +123,24 @@ def load_spec(path: str, *, schema: Schema | None = None,
     try:
         return load_job(apply_human_units(raw), schema=schema)
     except ValidationError as exc:
-        raise CliError(first_error(exc.messages)) from None
+        flags = {key: FLAG_NAMES.get(key, "--" + key.replace("_", "-")) for key in extra or {}}
+        raise CliError(first_error(exc.messages, names=flags)) from None
 
 
-def first_error(messages: Any) -> str:
-    """Render flat field errors as one line: `field: reason; field: reason`."""
+def first_error(messages: Any, *, names: Mapping[str, str] | None = None) -> str:
+    """Render flat field errors as one line: `field: reason; field: reason` (a field given by a flag: the flag)."""
+    names = names or {}
     if isinstance(messages, dict):
-        return "; ".join(f"{k}: {' '.join(map(str, v)) if isinstance(v, list) else v}"
+        return "; ".join(f"{_renamed(str(k), names)}: {' '.join(map(str, v)) if isinstance(v, list) else v}"
                          for k, v in messages.items())
     return str(messages)
+
+
+def _renamed(path: str, names: Mapping[str, str]) -> str:
+    head, sep, rest = path.partition(".")
+    bracket = head.find("[")
+    key, tail = (head[:bracket], head[bracket:]) if bracket > 0 else (head, "")
+    return names[key] + tail + sep + rest if key in names else path
 
 
 def console() -> Console:
