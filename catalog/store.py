@@ -209,6 +209,36 @@ class RedisCatalogStore:
         return name
 
 
+class LocalCopy:
+    """One file holding the last catalog version read from Redis, so a restart without Redis serves it.
+
+    Written atomically (a temporary file, then `os.replace`) whenever a new version is read; read only
+    when Redis does not answer. Failing to write it is not an error: the copy is a convenience.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def load(self) -> CatalogRows | None:
+        """Return the copied version, or None when there is none or it is unreadable."""
+        try:
+            return payload_to_rows(json.loads(self.path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):  # absent, half-written by another tool, or not a catalog
+            return None
+
+    def save(self, rows: CatalogRows) -> None:
+        """Replace the copy by `rows`; raise OSError when the file cannot be written."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-", suffix=".part")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(rows_to_payload(rows), fh)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
 def store_from_settings(*, data_dir: str | None = None, redis_url: str | None = None) -> CatalogStore | None:
     """Pick the configured store: Redis when a URL is given, files under a data dir, else none."""
     if redis_url:

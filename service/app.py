@@ -9,9 +9,8 @@ process and live in its memory (workers/tasks/queues.py), so serve it as one pro
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
 
@@ -23,9 +22,6 @@ from redis import Redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from catalog.loader import load_catalog
-from catalog.store import CatalogStore, FileCatalogStore, RedisCatalogStore
-from catalog.types import Catalog
 from service.api import catalog as catalog_api
 from service.api import docs, ops
 from service.api import estimate as estimate_api
@@ -46,6 +42,7 @@ from workers.tasks import reconcile as reconcile_tasks
 from workers.tasks import refresh as refresh_tasks
 from workers.tasks import review as review_tasks
 from workers.tasks import slack as slack_tasks
+from workers.tasks.catalog_source import CatalogSource, catalog_source, default_copy_path
 from workers.tasks.celery_app import celery_settings, embedded_settings
 from workers.tasks.jobs import MemoryJobStore, RedisJobStore
 from workers.tasks.outage import patch_kombu_restore_unacked
@@ -134,8 +131,10 @@ def celery_init_app(app: Flask) -> Celery:
 
 def _runtime(app: Flask, celery: Celery) -> Runtime:
     url = app.config["REDIS_URL"]
-    catalog = CatalogCache(app.config["CATALOG_LOADER"] or _catalog_loader(url, app.config["CATALOG_DIR"]),
-                           reload_s=float(app.config["CATALOG_RELOAD_S"]))
+    source = (CatalogSource(load=app.config["CATALOG_LOADER"]) if app.config["CATALOG_LOADER"] else
+              _catalog_source(url, data_dir=app.config["CATALOG_DIR"], copy_path=app.config["CATALOG_COPY_PATH"]))
+    catalog = CatalogCache(source.load, fallback=source.fallback, reload_s=float(app.config["CATALOG_RELOAD_S"]),
+                           retry_s=float(app.config["CATALOG_RETRY_S"]))
     if not url:
         return Runtime(jobs=MemoryJobStore(), catalog=catalog, embedded=True,
                        queue=ThreadQueue(celery, threads=int(app.config["EMBEDDED_THREADS"])))
@@ -152,14 +151,13 @@ def _redis(url: str, *, timeout_s: float) -> Redis:
                           health_check_interval=25)
 
 
-def _catalog_loader(redis_url: str | None, data_dir: str | None) -> Callable[[], Catalog]:
-    """Load the current version from Redis or the catalog directory, else the bundled snapshot."""
-    store: CatalogStore | None = None
-    if redis_url:
-        store = RedisCatalogStore(_redis(redis_url, timeout_s=2.0))
-    elif data_dir:
-        store = FileCatalogStore(data_dir)
-    return functools.partial(load_catalog, store=store)
+def _catalog_source(redis_url: str | None, *, data_dir: str | None, copy_path: str | None) -> CatalogSource:
+    """Load the current version from Redis (copied locally) or the catalog directory, else the bundled snapshot."""
+    if not redis_url:
+        return catalog_source(data_dir=data_dir)
+    if copy_path is None:
+        copy_path = str(default_copy_path(redis_url))
+    return catalog_source(redis=_redis(redis_url, timeout_s=2.0), copy_path=copy_path or None)
 
 
 def _problem_doc(description: str) -> dict[str, Any]:

@@ -22,6 +22,10 @@ DEFAULTS: dict[str, Any] = {
     "EMBEDDED_THREADS": 4,  # tasks at once in the embedded mode
     "CATALOG_RELOAD_S": 300,  # how often a running app looks for a refreshed catalog
     "CATALOG_DIR": None,  # where `catalog refresh` keeps versions when there is no Redis
+    "CATALOG_RETRY_S": 5,  # how often, while Redis is down since the start, to try its catalog again
+    # With REDIS_URL, a local copy of the last catalog read from Redis, served when a process starts
+    # while Redis is down. None: ~/.cache/gpugauge/catalog-<hash of the URL>.json; "": no copy.
+    "CATALOG_COPY_PATH": None,
     "CATALOG_LOADER": None,  # a zero-argument callable returning a Catalog (tests); None: the store's
     "TASK_TIME_LIMIT_S": 120,
     "TASK_SOFT_TIME_LIMIT_S": 100,

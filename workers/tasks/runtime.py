@@ -20,37 +20,72 @@ EXTENSION = "gpugauge"
 
 
 class CatalogCache:
-    """The current catalog, loaded on first use and reloaded every `reload_s` (a refresh may change it)."""
+    """The current catalog, loaded on first use and reloaded every `reload_s` (a refresh may change it).
+
+    When the first load fails (Redis down at start) and a `fallback` is given, the fallback's catalog is
+    served (the last version copied locally, else the bundled snapshot) and the loader is tried again
+    every `retry_s` until it answers; its version then replaces the fallback's.
+    """
 
     def __init__(self, loader: Callable[[], Catalog], *, reload_s: float,
+                 fallback: Callable[[], Catalog] | None = None, retry_s: float = 5.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._loader = loader
+        self._fallback = fallback
         self._reload_s = reload_s
+        self._retry_s = min(retry_s, reload_s)
         self._clock = clock
         self._lock = threading.Lock()
         self._catalog: Catalog | None = None
         self._loaded_at = 0.0
+        self._degraded = False
+
+    @property
+    def degraded(self) -> bool:
+        """Whether the catalog served is the fallback's, because the loader has not answered yet."""
+        return self._degraded
+
+    def _fresh(self, now: float) -> bool:
+        return self._catalog is not None and now - self._loaded_at < (
+            self._retry_s if self._degraded else self._reload_s)
 
     def get(self) -> Catalog:
         """Return the catalog; a failed reload keeps serving the last good one."""
         catalog, now = self._catalog, self._clock()
-        if catalog is not None and now - self._loaded_at < self._reload_s:
+        if catalog is not None and self._fresh(now):
             return catalog
         with self._lock:
-            if self._catalog is not None and now - self._loaded_at < self._reload_s:
+            if self._catalog is not None and self._fresh(now):
                 return self._catalog
             try:
                 loaded = self._loader()
-            except Exception:
-                if self._catalog is None:
-                    raise
-                log.exception("catalog reload failed; keeping version %s", self._catalog.version)
+            except Exception as error:
+                self._keep_after(error)
             else:
+                if self._degraded:
+                    log.warning("catalog store answers again: version %s replaces %s", loaded.version,
+                                self._catalog.version if self._catalog else None)
                 # The same version keeps the same object, and so whatever the ranking cached for it.
                 if self._catalog is None or loaded.version != self._catalog.version:
                     self._catalog = loaded
+                self._degraded = False
             self._loaded_at = now
+            assert self._catalog is not None  # _keep_after raised otherwise
             return self._catalog
+
+    def _keep_after(self, error: Exception) -> None:
+        if self._catalog is not None:
+            if not self._degraded:
+                log.warning("catalog reload failed (%s: %s); keeping version %s", type(error).__name__,
+                            error, self._catalog.version)
+            return
+        if self._fallback is None:
+            raise error
+        self._catalog = self._fallback()
+        self._degraded = True
+        log.warning("catalog store unreachable at start (%s: %s); serving version %s (the last local copy, "
+                    "else the bundled snapshot) and trying again every %.0f s", type(error).__name__, error,
+                    self._catalog.version, self._retry_s)
 
 
 @dataclass(frozen=True)
