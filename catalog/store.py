@@ -33,6 +33,9 @@ class CatalogStore(Protocol):
     def current(self) -> CatalogRows | None:
         """Return the current version, or None when no refresh has written one."""
 
+    def current_name(self) -> str | None:
+        """Return the current version's name without reading it, or None when none was written."""
+
     def versions(self) -> list[str]:
         """Return the stored version names, oldest first."""
 
@@ -75,14 +78,20 @@ class FileCatalogStore:
         files = sorted(self.root.glob("version-*.json"), key=lambda p: (p.stat().st_mtime_ns, p.name))
         return [p.name[len("version-") : -len(".json")] for p in files]
 
-    def current(self) -> CatalogRows | None:
-        """Return the current version, or None when none was written."""
+    def current_name(self) -> str | None:
+        """Return the current version's name (the pointer file), or None when none was written."""
         try:
-            name = self._pointer().read_text(encoding="utf-8").strip()
+            return self._pointer().read_text(encoding="utf-8").strip()
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise CatalogStoreError(f"cannot read {self._pointer()}: {exc}") from exc
+
+    def current(self) -> CatalogRows | None:
+        """Return the current version, or None when none was written."""
+        name = self.current_name()
+        if name is None:
+            return None
         path = self.root / f"version-{_check_name(name)}.json"
         try:
             return payload_to_rows(json.loads(path.read_text(encoding="utf-8")))
@@ -170,12 +179,18 @@ class RedisCatalogStore:
         raw = self._call("read", lambda: self.redis.lrange(self._key("versions"), 0, -1))
         return [v.decode() if isinstance(v, bytes) else str(v) for v in raw]
 
-    def current(self) -> CatalogRows | None:
-        """Return the current version, or None when none was written."""
+    def current_name(self) -> str | None:
+        """Return the current version's name (one GET), or None when none was written."""
         name = self._call("read", lambda: self.redis.get(self._key("current")))
         if name is None:
             return None
-        name = name.decode() if isinstance(name, bytes) else str(name)
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    def current(self) -> CatalogRows | None:
+        """Return the current version, or None when none was written."""
+        name = self.current_name()
+        if name is None:
+            return None
         text = self._call("read", lambda: self.redis.get(self._key("version", _check_name(name))))
         if text is None:
             raise CatalogStoreError(f"current catalog version {name} is missing from Redis")

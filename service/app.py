@@ -134,7 +134,7 @@ def _runtime(app: Flask, celery: Celery) -> Runtime:
     source = (CatalogSource(load=app.config["CATALOG_LOADER"]) if app.config["CATALOG_LOADER"] else
               _catalog_source(url, data_dir=app.config["CATALOG_DIR"], copy_path=app.config["CATALOG_COPY_PATH"]))
     catalog = CatalogCache(source.load, fallback=source.fallback, reload_s=float(app.config["CATALOG_RELOAD_S"]),
-                           retry_s=float(app.config["CATALOG_RETRY_S"]))
+                           retry_s=float(app.config["CATALOG_RETRY_S"]), current_name=source.current_name)
     if not url:
         return Runtime(jobs=MemoryJobStore(), catalog=catalog, embedded=True,
                        queue=ThreadQueue(celery, threads=int(app.config["EMBEDDED_THREADS"])))

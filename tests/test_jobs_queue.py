@@ -76,3 +76,45 @@ def test_a_failed_catalog_reload_keeps_the_last_good_version() -> None:
     assert cache.get().version == "v1"
     now[0] = 11.0
     assert cache.get().version == "v1" and len(calls) == 2
+
+
+def test_an_unchanged_catalog_is_not_read_again_when_its_current_name_is_known() -> None:
+    from catalog.types import Catalog
+    from workers.tasks.runtime import CatalogCache
+
+    current = ["v1"]
+    loads: list[str] = []
+    asked: list[str] = []
+
+    def loader() -> Catalog:
+        loads.append(current[0])
+        return Catalog(version=current[0], prices_as_of="2026-01-01", sources=(), gpus=())
+
+    def name() -> str:
+        asked.append(current[0])
+        return current[0]
+
+    now = [0.0]
+    cache = CatalogCache(loader, reload_s=10, current_name=name, clock=lambda: now[0])
+    first = cache.get()
+    for step in range(1, 4):  # three reload intervals, the name unchanged: no load
+        now[0] = 11.0 * step
+        assert cache.get() is first
+    assert loads == ["v1"] and len(asked) == 3
+    current[0] = "v2"
+    now[0] = 50.0
+    assert cache.get().version == "v2" and loads == ["v1", "v2"]
+
+
+def test_the_app_names_the_current_catalog_from_the_store_pointer_alone(tmp_path: object,
+                                                                        make_app: Callable[..., Flask]) -> None:
+    from pathlib import Path
+
+    from catalog.loader import current_version_name, load_catalog
+    from catalog.store import FileCatalogStore
+
+    store = FileCatalogStore(Path(str(tmp_path)))
+    assert current_version_name(store=store) == load_catalog().version  # nothing written: the snapshot
+    (store.root).mkdir(parents=True)
+    (store.root / "CURRENT").write_text("2030-01-01.1\n")  # a pointer only: the name, nothing read
+    assert current_version_name(store=store) == "2030-01-01.1"

@@ -11,13 +11,15 @@ import math
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import matplotlib
-from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+from typing import TYPE_CHECKING, Any
 
 from workers.render import fmt_hours, fmt_usd
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# matplotlib is imported where a chart is drawn, not here: importing it costs ~0.4 s, which every CLI
+# command and API process paid before drawing anything (issue 17).
 
 # Ten colours that stay apart for colour-blind readers: matplotlib's "tab10" cycle.
 MAX_SERIES = 10
@@ -65,6 +67,8 @@ def _ticks(candidates: Sequence[float], low: float, high: float) -> list[float]:
 
 
 def _log_axis(axis: Any, values: Sequence[float], candidates: Sequence[float], formatter: Any) -> None:
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
     axis.set_major_locator(FixedLocator(_ticks(candidates, min(values), max(values))))
     axis.set_major_formatter(FuncFormatter(lambda v, _: formatter(v)))
     axis.set_minor_locator(NullLocator())
@@ -91,6 +95,9 @@ def cost_time_svg(payload: Mapping[str, Any]) -> str | None:
     if not jobs:
         return None
     names, series_of = _series(jobs)
+    import matplotlib
+    from matplotlib.figure import Figure
+
     with _DRAW_LOCK, matplotlib.rc_context(_RC):
         fig = Figure(figsize=(9.0, 5.2), layout="constrained")
         ax = fig.add_subplot()
@@ -139,6 +146,9 @@ def team_spend_svg(payload: Mapping[str, Any]) -> str | None:
         return None
     budget = payload["standing"]["budget_usd"]
     total = payload["total"]["cost_usd"]
+    import matplotlib
+    from matplotlib.figure import Figure
+
     with _DRAW_LOCK, matplotlib.rc_context(_RC):
         fig = Figure(figsize=(9.0, 0.5 + 0.45 * (len(teams) + 1)), layout="constrained")
         ax = fig.add_subplot()
@@ -152,6 +162,8 @@ def team_spend_svg(payload: Mapping[str, Any]) -> str | None:
             ax.axvline(budget, color="black", linestyle="--", linewidth=1.0,
                        label=f"budget {fmt_usd(budget)}")
             ax.legend(loc="lower right", frameon=False)
+        from matplotlib.ticker import FuncFormatter
+
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_usd(v)))
         ax.set_title("Planned cost per team")
         ax.grid(True, axis="x", linewidth=0.4, alpha=0.5)

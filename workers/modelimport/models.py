@@ -6,7 +6,6 @@ import base64
 import binascii
 from collections.abc import Mapping, Sequence
 
-from workers.modelimport.onnx_import import MAX_ONNX_BYTES, onnx_model_stats
 from workers.sizing.errors import OnnxError, SpecError, UnknownNameError
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest, whole_number
@@ -16,6 +15,8 @@ from workers.sizing.stats import ModelStats
 FORMS = ("preset", "stats", "layers", "onnx")
 KEYS = (*FORMS, "input_shape", "name")
 STATS_KEYS = ("neurons", "parameters", "multiply_adds")
+# The limit is onnx_import.MAX_ONNX_BYTES; that module (and the onnx package, ~0.2 s to import) loads
+# only when a model comes as ONNX.
 
 
 def resolve_model(model: Mapping[str, object], *, sequence_length: int | None) -> ModelStats:
@@ -49,6 +50,8 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None) -
         return compute_model_stats(
             layers, input_shape=_shape(input_shape), sequence_length=sequence_length, name=label or "custom"
         )
+    from workers.modelimport.onnx_import import onnx_model_stats
+
     return onnx_model_stats(_onnx_bytes(model["onnx"]), name=label or "onnx", sequence_length=sequence_length)
 
 
@@ -86,6 +89,8 @@ def _plain_stats(raw: object, name: str, sequence_length: int | None) -> ModelSt
 
 def _onnx_bytes(raw: object) -> bytes:
     """Return the ONNX file's bytes, decoding base64 text as the JSON API sends it."""
+    from workers.modelimport.onnx_import import MAX_ONNX_BYTES
+
     if isinstance(raw, bytes | bytearray):
         return bytes(raw)
     if isinstance(raw, str):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.gpus import load_gpus
-from catalog.loader import build_catalog, load_catalog
+from catalog.loader import build_catalog, current_version_name, load_catalog
 from catalog.payload import CatalogDataError
 from catalog.store import FileCatalogStore, LocalCopy, RedisCatalogStore
 from catalog.types import Catalog
@@ -31,6 +31,7 @@ class CatalogSource:
 
     load: Callable[[], Catalog]
     fallback: Callable[[], Catalog] | None = None
+    current_name: Callable[[], str] | None = None  # the version `load` would load, read without loading it
 
 
 def default_copy_path(redis_url: str) -> Path:
@@ -43,7 +44,8 @@ def catalog_source(*, redis: Any = None, data_dir: str | None = None, copy_path:
     """Return the source for a process: Redis (a client) with its copy at `copy_path`, a directory, or none."""
     if redis is None:
         store = FileCatalogStore(data_dir) if data_dir else None
-        return CatalogSource(load=lambda: load_catalog(store=store))
+        return CatalogSource(load=lambda: load_catalog(store=store),
+                             current_name=lambda: current_version_name(store=store))
     return _redis_source(RedisCatalogStore(redis), LocalCopy(copy_path) if copy_path else None)
 
 
@@ -72,4 +74,4 @@ def _redis_source(store: RedisCatalogStore, copy: LocalCopy | None) -> CatalogSo
                 log.warning("local catalog copy %s refused (%s); using the bundled snapshot", copy.path, exc)
         return load_catalog(store=None)
 
-    return CatalogSource(load=load, fallback=fallback)
+    return CatalogSource(load=load, fallback=fallback, current_name=lambda: current_version_name(store=store))

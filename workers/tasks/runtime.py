@@ -25,13 +25,18 @@ class CatalogCache:
     When the first load fails (Redis down at start) and a `fallback` is given, the fallback's catalog is
     served (the last version copied locally, else the bundled snapshot) and the loader is tried again
     every `retry_s` until it answers; its version then replaces the fallback's.
+
+    With `current_name` (the store's pointer, read without the catalog), a reload first compares that
+    name with the version held and reads nothing more when they are equal.
     """
 
     def __init__(self, loader: Callable[[], Catalog], *, reload_s: float,
                  fallback: Callable[[], Catalog] | None = None, retry_s: float = 5.0,
+                 current_name: Callable[[], str] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._loader = loader
         self._fallback = fallback
+        self._current_name = current_name
         self._reload_s = reload_s
         self._retry_s = min(retry_s, reload_s)
         self._clock = clock
@@ -58,6 +63,10 @@ class CatalogCache:
             if self._catalog is not None and self._fresh(now):
                 return self._catalog
             try:
+                if self._catalog is not None and self._current_name is not None \
+                        and self._current_name() == self._catalog.version:
+                    self._loaded_at, self._degraded = now, False  # the store answered: it holds this version
+                    return self._catalog
                 loaded = self._loader()
             except Exception as error:
                 self._keep_after(error)

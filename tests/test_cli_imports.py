@@ -1,0 +1,61 @@
+"""The CLI imports only what the subcommand it runs uses (issue 17: `--help` <= 0.3 s, estimate <= 0.8 s)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from service.cli import build_parser
+from service.commands import COMMANDS
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("flask", "celery", "kombu", "redis", "matplotlib", "onnx", "numpy", "boto3", "gunicorn")
+
+
+def _modules_after(argv: list[str]) -> set[str]:
+    """Run the CLI's main on argv in a fresh interpreter; return which heavy packages it imported."""
+    code = (
+        "import sys\n"
+        "from service.cli import main\n"
+        f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+        f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}  # the embedded default: no Redis
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+                          check=False)
+    return set(done.stderr.strip().splitlines()[-1].split()) if done.stderr.strip() else set()
+
+
+def test_help_lines_in_the_registry_match_what_each_module_registers() -> None:
+    eager = build_parser()._subparsers._group_actions[0]  # type: ignore[union-attr]
+    lazy = build_parser([], lazy=True)._subparsers._group_actions[0]  # type: ignore[union-attr]
+    eager_help = {a.dest: a.help for a in eager._choices_actions}
+    lazy_help = {a.dest: a.help for a in lazy._choices_actions}
+    assert eager_help == lazy_help == {name: help_line for name, (_, help_line) in COMMANDS.items()}
+
+
+def test_help_imports_no_subcommand_and_nothing_heavy() -> None:
+    assert _modules_after(["--help"]) == set()
+
+
+def test_estimate_on_a_preset_imports_neither_the_service_nor_charts_nor_onnx(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"model": {"preset": "resnet50"}, "training": {"batch_size": 64}}))
+    assert _modules_after(["estimate", str(spec), "--json"]) == set()
+
+
+@pytest.mark.parametrize("argv", [["estimate", "--help"], ["catalog", "info", "--json"]])
+def test_a_lazily_built_parser_parses_the_chosen_subcommand_as_the_eager_one_does(argv: list[str]) -> None:
+    eager = build_parser()
+    lazy = build_parser(argv, lazy=True)
+    if "--help" in argv:
+        assert lazy._subparsers is not None
+        with pytest.raises(SystemExit):
+            lazy.parse_args(argv)
+        return
+    assert vars(lazy.parse_args(argv)).keys() == vars(eager.parse_args(argv)).keys()
