@@ -139,9 +139,11 @@ def _runtime(app: Flask, celery: Celery) -> Runtime:
         return Runtime(jobs=MemoryJobStore(), catalog=catalog, embedded=True,
                        queue=ThreadQueue(celery, threads=int(app.config["EMBEDDED_THREADS"])))
     probe = _redis(url, timeout_s=float(app.config["READY_TIMEOUT_S"]))
-    jobs = RedisJobStore(_redis(url, timeout_s=2.0), prefix=str(app.config["JOB_KEY_PREFIX"]))
+    # Waits block a connection for up to JOB_WAIT_MAX_S: their own client, with a socket timeout past it.
+    waiter = _redis(url, timeout_s=float(app.config["JOB_WAIT_MAX_S"]) + 2.0)
+    jobs = RedisJobStore(_redis(url, timeout_s=2.0), prefix=str(app.config["JOB_KEY_PREFIX"]), waiter=waiter)
     return Runtime(jobs=jobs, catalog=catalog, embedded=False,
-                   queue=CeleryQueue(celery, redis_probe=probe))
+                   queue=CeleryQueue(celery, redis_probe=probe, same_redis_as_jobs=celery.conf.broker_url == url))
 
 
 def _redis(url: str, *, timeout_s: float) -> Redis:

@@ -20,6 +20,10 @@ DEFAULTS: dict[str, Any] = {
     "MAX_CONTENT_LENGTH": 8 * 1024 * 1024,  # request bodies; a spec with an inline ONNX graph fits
     "READY_TIMEOUT_S": 0.5,  # how long /readyz waits for a worker's pong
     "EMBEDDED_THREADS": 4,  # tasks at once in the embedded mode
+    # -- waiting for a job (Prefer: wait=N, RFC 7240) --
+    "JOB_WAIT_MAX_S": 20,  # the longest wait a request may ask for; under gunicorn's 30 s timeout
+    "RECOMMENDATION_EXPECTED_S": 0.05,  # what Retry-After is worked out from (bench/bench_api.py: ~10-30 ms)
+    "REVIEW_EXPECTED_S_PER_JOB": 0.01,  # a review's jobs, before its progress says more
     "CATALOG_RELOAD_S": 300,  # how often a running app looks for a refreshed catalog
     "CATALOG_DIR": None,  # where `catalog refresh` keeps versions when there is no Redis
     "CATALOG_RETRY_S": 5,  # how often, while Redis is down since the start, to try its catalog again

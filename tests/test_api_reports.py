@@ -126,3 +126,23 @@ def test_a_large_review_through_redis_and_a_celery_worker(queue_client: FlaskCli
     assert done["result"]["total"]["jobs"] == 7
     csv_answer = queue_client.get(answer.headers["Location"] + "?format=csv")
     assert csv_answer.mimetype == "text/csv"
+
+
+def test_a_large_review_that_prefers_to_wait_is_answered_with_its_document(make_app: Callable[..., Flask]) -> None:
+    client = make_app(REPORT_INLINE_MAX_JOBS=2).test_client()
+    answer = client.post("/v1/reports", json={**_review(4), "format": "csv"}, headers={"Prefer": "wait=20"})
+    assert answer.status_code == 200 and answer.mimetype == "text/csv"
+    assert answer.headers["Preference-Applied"] == "wait=20"
+    rows = list(csv.DictReader(io.StringIO(answer.get_data(as_text=True))))
+    assert [r["row"] for r in rows].count("job") == 4
+
+
+def test_a_queued_review_states_when_to_ask_again_from_its_size(make_app: Callable[..., Flask]) -> None:
+    client = make_app(REPORT_INLINE_MAX_JOBS=2, REVIEW_EXPECTED_S_PER_JOB=1.0).test_client()
+    answer = client.post("/v1/reports", json=_review(6))
+    assert answer.status_code == 202
+    if answer.get_json()["status"] in ("queued", "running"):
+        assert 1 <= int(answer.headers["Retry-After"]) <= 6  # six jobs of a second each, fewer once some ran
+    assert answer.get_json()["progress"]["total"] == 6
+    done = client.get(answer.headers["Location"] + "?wait=20").get_json()
+    assert done["status"] == "done" and len(done["result"]["jobs"]) == 6

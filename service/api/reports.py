@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flask import Response, current_app, request, url_for
@@ -9,12 +10,20 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import NotFound
 
 from service.api import ApiBlueprint
+from service.api.waiting import (
+    PREFER_PARAMETER,
+    WAIT_HEADERS,
+    WAIT_QUERY_PARAMETER,
+    requested_wait_s,
+    retry_after_s,
+    waited,
+)
 from service.reports import MEDIA_TYPES, render_review
 from workers.review.review import run_review
 from workers.schemas.review import FORMATS, ReviewRequestSchema
 from workers.schemas.review_result import ReviewResultSchema
 from workers.schemas.reviews import build_review, review_digest
-from workers.tasks.jobs import DONE, FAILED, Record, public_view, submit
+from workers.tasks.jobs import DONE, TERMINAL, Stored, submit_stored
 from workers.tasks.reconcile import replay_of
 from workers.tasks.review import REVIEW_TASK
 from workers.tasks.runtime import runtime
@@ -24,7 +33,6 @@ blp = ApiBlueprint("reports", __name__, url_prefix="/v1",
 reports_bp = blp
 # Reviews of up to this many jobs are answered in the request; larger ones run as a job (202 + poll).
 INLINE_MAX_JOBS = 5
-POLL_AFTER_S = "2"
 # A report page runs nothing and fetches nothing: its CSS and SVG charts are inline.
 HTML_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'"
 
@@ -36,13 +44,15 @@ _LOCATION = {"Location": {"description": "the review job's URL", "schema": {"typ
 _CREATE_DOC = {"responses": {
     "200": {"description": "The review, in the requested format", "content": {
         "application/json": {"schema": ReviewResultSchema}, **_DOCUMENTS}},
-    "202": {"description": "A large review, queued as a job", "headers": _LOCATION,
-            "content": {"application/json": {"schema": _JOB}}},
-}}
+    "202": {"description": "A large review, queued as a job (with `Prefer: wait=N`: not done within N s)",
+            "headers": {**_LOCATION, **WAIT_HEADERS}, "content": {"application/json": {"schema": _JOB}}},
+}, "parameters": [PREFER_PARAMETER]}
 _GET_DOC = {
     "parameters": [{"in": "query", "name": "format", "required": False,
-                    "schema": {"type": "string", "enum": list(FORMATS), "default": "json"}}],
+                    "schema": {"type": "string", "enum": list(FORMATS), "default": "json"}},
+                   PREFER_PARAMETER, WAIT_QUERY_PARAMETER],
     "responses": {"200": {"description": "The job (JSON), or once done the review in the requested format",
+                          "headers": WAIT_HEADERS,
                           "content": {"application/json": {"schema": _JOB}, **_DOCUMENTS}}},
 }
 
@@ -58,12 +68,19 @@ def create_report(data: dict[str, Any]) -> Any:
         return document(ReviewResultSchema().dump(run_review(review, catalog)), data["format"])
     rt = runtime()
     job_id = "review-" + review_digest(data, catalog_version=catalog.version)
-    record = submit(rt.jobs, lambda: rt.queue.enqueue(REVIEW_TASK, job_id, data), job_id=job_id,
-                    ttl_s=int(current_app.config["RESULT_TTL_S"]), replay=replay_of(REVIEW_TASK, job_id, data))
-    body, status, headers = job_answer(record, 202)
+    stored = submit_stored(rt.jobs, lambda: rt.queue.enqueue(REVIEW_TASK, job_id, data), job_id=job_id,
+                           ttl_s=int(current_app.config["RESULT_TTL_S"]), replay=replay_of(REVIEW_TASK, job_id, data),
+                           prepared=rt.queue.prepare(REVIEW_TASK, job_id, data),
+                           extra={"progress": {"done": 0, "total": len(review.items)}})
+    wait_s = requested_wait_s()
+    if wait_s is not None:
+        stored = rt.jobs.wait_stored(job_id, timeout_s=wait_s, known=stored) or stored
+        if stored[0] == DONE:
+            return _waited(document(json.loads(stored[1])["result"], data["format"]), wait_s)
+    response = job_answer(stored, 200 if wait_s is not None and stored[0] in TERMINAL else 202)
     if data["format"] != "json":  # where the document will be, once the job is done
-        headers["Link"] = f'<{headers["Location"]}?format={data["format"]}>; rel="alternate"'
-    return body, status, headers
+        response.headers["Link"] = f'<{response.headers["Location"]}?format={data["format"]}>; rel="alternate"'
+    return waited(response, wait_s)
 
 
 @blp.route("/reports/<string:job_id>", methods=["GET"])
@@ -74,12 +91,16 @@ def get_report(job_id: str) -> Any:
     fmt = request.args.get("format", "json")
     if fmt not in FORMATS:
         raise ValidationError({"format": [f"must be one of {', '.join(FORMATS)}"]})
-    record = runtime().jobs.get(job_id) if job_id.startswith("review-") else None
-    if record is None:
+    wait_s = requested_wait_s(query=True)
+    jobs = runtime().jobs
+    stored = jobs.get_stored(job_id) if job_id.startswith("review-") else None
+    if stored is None:
         raise NotFound(f"no review {job_id!r}: the id is unknown or its report has expired")
-    if record["status"] == DONE and fmt != "json":
-        return document(record["result"], fmt)
-    return job_answer(record, 200)
+    if wait_s is not None:
+        stored = jobs.wait_stored(job_id, timeout_s=wait_s, known=stored) or stored
+    if stored[0] == DONE and fmt != "json":
+        return _waited(document(json.loads(stored[1])["result"], fmt), wait_s)
+    return waited(job_answer(stored, 200), wait_s)
 
 
 def document(payload: dict[str, Any], fmt: str) -> Any:
@@ -92,9 +113,20 @@ def document(payload: dict[str, Any], fmt: str) -> Any:
     return response
 
 
-def job_answer(record: Record, status: int) -> tuple[dict[str, Any], int, dict[str, str]]:
-    """Answer a review job's record with its URL, and when to poll again while it runs."""
-    headers = {"Location": url_for("reports.get_report", job_id=record["id"])}
-    if record["status"] not in (DONE, FAILED):
-        headers["Retry-After"] = POLL_AFTER_S
-    return public_view(record), status, headers
+def job_answer(stored: Stored, status: int) -> Response:
+    """Answer a review job as stored, with its URL, and while it runs when to ask again (from its pace)."""
+    record_id = json.loads(stored[1])["id"]
+    response = Response(stored[1], status=status, mimetype="application/json")
+    response.headers["Location"] = url_for("reports.get_report", job_id=record_id)
+    progress = json.loads(stored[1]).get("progress") or {}
+    per_job_s = float(current_app.config["REVIEW_EXPECTED_S_PER_JOB"])
+    retry_after = retry_after_s(stored, expected_s=per_job_s * int(progress.get("total", 1)))
+    if retry_after is not None:
+        response.headers["Retry-After"] = str(retry_after)
+    return response
+
+
+def _waited(answer: Any, wait_s: float | None) -> Any:
+    """Mark a document answer as honouring the wait."""
+    response = current_app.make_response(answer)
+    return waited(response, wait_s)

@@ -16,8 +16,9 @@ from marshmallow import ValidationError
 
 from workers.ranking.recommend import recommend
 from workers.schemas import RecommendationSchema
-from workers.schemas.specs import load_job
+from workers.schemas.specs import build_job, load_job
 from workers.sizing.errors import SizingError
+from workers.sizing.spec import JobSpec
 from workers.tasks.jobs import finish, mark_running
 from workers.tasks.outage import when_redis_answers
 from workers.tasks.problems import problem, problem_for
@@ -29,15 +30,27 @@ RECOMMEND_TASK = "gpugauge.recommend"
 # A lost Redis is waited out (workers/tasks/outage.py), not retried: a retry cannot be published to a dead
 # broker, and Celery then drops the message. Bad specs and bugs fail at once.
 @shared_task(name=RECOMMEND_TASK, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
-def recommend_job(job_id: str, spec: dict[str, Any]) -> dict[str, str]:
-    """Rank the catalog's offers for a spec and record the result, or why it failed, on the job."""
+def recommend_job(job_id: str, spec: dict[str, Any], validated: bool = False) -> dict[str, str]:
+    """Rank the catalog's offers for a spec and record the result, or why it failed, on the job.
+
+    `validated`: the spec is the API's loaded spec (service/api/recommendations.py), so it is built
+    without passing the schema a second time; anything else is loaded as a raw spec.
+    """
 
     def work() -> dict[str, Any]:
-        _, job = load_job(spec)
+        job = built_job(spec) if validated else load_job(spec)[1]
         result: dict[str, Any] = RecommendationSchema().dump(recommend(job, runtime().catalog.get()))
         return result
 
     return run_recorded(job_id, work, what=f"recommend job {job_id}", late_detail="the job ran past its time limit")
+
+
+def built_job(data: dict[str, Any]) -> JobSpec:
+    """Build a loaded spec's job; a refusal comes out as the ValidationError load_job would raise."""
+    try:
+        return build_job(data)
+    except SizingError as exc:
+        raise ValidationError({exc.field: [exc.reason]}) from None
 
 
 def run_recorded(job_id: str, work: Callable[[], dict[str, Any]], *, what: str,

@@ -52,7 +52,8 @@ def requeue_stalled() -> dict[str, int]:
     rt, now = runtime(), datetime.now(UTC)
     checked = requeued = 0
     try:
-        for key in client.scan_iter(f"{config['JOB_KEY_PREFIX']}*", count=500):
+        # Hashes only: a job's wake-up list (`{id}:done`, workers/tasks/redis_jobs.py) shares the prefix.
+        for key in client.scan_iter(f"{config['JOB_KEY_PREFIX']}*", count=500, _type="HASH"):
             status, job, replay = client.hmget(key, ["status", "job", "replay"])
             checked += 1
             if status not in (QUEUED, RUNNING) or job is None or replay is None:
