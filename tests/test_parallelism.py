@@ -14,16 +14,8 @@ from workers.sizing.strategies.adapters import (
 )
 from workers.sizing.strategies.checkpointing import activation_bytes_per_sample, recomputed_forward_share
 from workers.sizing.strategies.collectives import iteration_communication, node_links
-from workers.sizing.strategies.parallelism import (
-    Adapter,
-    AdapterKind,
-    Checkpointing,
-    DataParallel,
-    Layout,
-    Offload,
-    ParameterCounts,
-    model_state_bytes,
-)
+from workers.sizing.strategies.parallelism import Layout, ParameterCounts, model_state_bytes
+from workers.sizing.strategies.types import Adapter, AdapterKind, Checkpointing, DataParallel, Offload
 
 GB = 1e9
 BF16 = Precision.BF16_MIXED

@@ -107,6 +107,51 @@ class ProfileSchema(_Strict):
     iteration_ms = StrictFloat(minimum=0.001, maximum=1e8, required=True)
 
 
+DATA_PARALLEL_KINDS = ("auto", "plain", "zero1", "zero2", "zero3", "fsdp", "hybrid_shard", "parameter_server")
+CHECKPOINTING_MODES = ("auto", "none", "selective", "full")
+LORA_TARGET_NAMES = ("q", "k", "v", "o", "mlp")
+
+
+class OffloadSchema(_Strict):
+    """What lives in host memory instead of the GPU (ZeRO-Offload, FSDP CPU offload)."""
+
+    optimizer = fields.Boolean(load_default=False, metadata={
+        "description": "fp32 master weights, gradients and optimizer state in host memory, updated on the CPU"})
+    parameters = fields.Boolean(load_default=False, metadata={
+        "description": "the 16-bit weights too (zero3, fsdp or hybrid_shard only)"})
+
+
+class AdapterSchema(_Strict):
+    """LoRA or QLoRA: only adapter weights train; the base stays frozen (in 4-bit NF4 for QLoRA)."""
+
+    kind = fields.String(required=True, validate=validate.OneOf(("lora", "qlora")))
+    rank = bounded_int(minimum=1, maximum=4096, load_default=8)
+    targets = fields.List(fields.String(validate=validate.OneOf(LORA_TARGET_NAMES)),
+                          validate=validate.Length(min=1, max=len(LORA_TARGET_NAMES)), load_default=["q", "v"])
+    double_quantization = fields.Boolean(load_default=True)
+
+
+class ParallelismSchema(_Strict):
+    """How the job spreads over GPUs; every field's `auto` (0 for the degrees) lets the ranking choose."""
+
+    data_parallel = fields.String(load_default="auto", validate=validate.OneOf(DATA_PARALLEL_KINDS))
+    tensor_parallel = bounded_int(minimum=0, maximum=64, load_default=0, metadata={
+        "description": "GPUs of one machine that split each layer (0: auto, 1: none)"})
+    pipeline_stages = bounded_int(minimum=0, maximum=64, load_default=0, metadata={
+        "description": "stages the layers are split into (0: auto, 1: none)"})
+    offload = fields.Nested(OffloadSchema)
+    adapter = fields.Nested(AdapterSchema)
+    checkpointing = fields.String(load_default="auto", validate=validate.OneOf(CHECKPOINTING_MODES))
+    allow_adapters = fields.Boolean(load_default=False, metadata={
+        "description": "let the automatic search train LoRA/QLoRA adapters instead of every weight"})
+
+    @pre_load
+    def _fill_offload(self, data: Any, **_: Any) -> Any:
+        if isinstance(data, dict) and "offload" not in data:
+            data = {**data, "offload": {}}
+        return data
+
+
 class TrainingSchema(_Strict):
     """How the model is trained."""
 
@@ -122,6 +167,7 @@ class TrainingSchema(_Strict):
                               validate=validate.OneOf(("pytorch", "tensorflow", "jax", "cntk")))
     eval_every_epochs = bounded_int(minimum=0, maximum=1_000_000, load_default=0)
     profile = fields.Nested(ProfileSchema)
+    parallelism = fields.Nested(ParallelismSchema)
 
 
 class DatasetSchema(_Strict):

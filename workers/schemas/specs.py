@@ -25,6 +25,7 @@ from workers.sizing.spec import (
     Profile,
     Training,
 )
+from workers.sizing.strategies.types import Adapter, AdapterKind, Checkpointing, DataParallel, Offload, Parallelism
 
 
 def flatten_errors(messages: Any, prefix: str = "") -> dict[str, list[str]]:
@@ -65,6 +66,23 @@ def validate_spec(raw: object, *, schema: Schema | None = None) -> dict[str, Any
     return data
 
 
+def build_parallelism(data: Mapping[str, Any] | None) -> Parallelism:
+    """Build the core's Parallelism from a loaded `training.parallelism` ("fsdp" is ZeRO-3's name)."""
+    if not data:
+        return Parallelism()
+    adapter = data.get("adapter")
+    offload = data.get("offload") or {}
+    kind = "zero3" if data["data_parallel"] == "fsdp" else data["data_parallel"]
+    return Parallelism(
+        data_parallel=DataParallel(kind), tensor_parallel=data["tensor_parallel"],
+        pipeline_stages=data["pipeline_stages"],
+        offload=Offload(optimizer=offload.get("optimizer", False), parameters=offload.get("parameters", False)),
+        adapter=Adapter(kind=AdapterKind(adapter["kind"]), rank=adapter["rank"], targets=tuple(adapter["targets"]),
+                        double_quantization=adapter["double_quantization"]) if adapter else None,
+        checkpointing=Checkpointing(data["checkpointing"]), allow_adapters=data["allow_adapters"],
+    )
+
+
 def build_job(data: Mapping[str, Any]) -> JobSpec:
     """Build the core's JobSpec from a loaded spec, resolving the model to statistics."""
     t, d, c = data["training"], data["dataset"], data["constraints"]
@@ -79,6 +97,7 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         recompute=t["recompute"], framework=Framework(t["framework"]),
         eval_every_epochs=t["eval_every_epochs"],
         profile=Profile(gpu=profile["gpu"], iteration_ms=profile["iteration_ms"]) if profile else None,
+        parallelism=build_parallelism(t.get("parallelism")),
     )
     return JobSpec(
         model=resolve_model(model, sequence_length=training.sequence_length),

@@ -7,6 +7,7 @@ from enum import StrEnum
 
 from catalog.providers import PROVIDER_NAMES
 from workers.sizing.stats import ModelStats
+from workers.sizing.strategies.types import Parallelism
 
 
 class Precision(StrEnum):
@@ -67,6 +68,7 @@ class Training:
     framework: Framework = Framework.PYTORCH
     eval_every_epochs: int = 0  # 0: no evaluation passes
     profile: Profile | None = None
+    parallelism: Parallelism = field(default_factory=Parallelism)  # auto unless the spec names one
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,8 @@ from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 # QLoRA §3: 4-bit NF4 weights plus 0.127 bits of double-quantised constants per parameter.
 NF4_BITS_PER_PARAMETER = 4.0 + 8 / 64 + 32 / (64 * 256)
 NF4_BYTES_PER_PARAMETER = NF4_BITS_PER_PARAMETER / 8
-# PEFT's LoraConfig defaults (huggingface/peft src/peft/tuners/lora/config.py: r=8; for LLaMA the
-# target modules default to q_proj and v_proj, TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING).
-DEFAULT_LORA_RANK = 8
-DEFAULT_LORA_TARGETS = ("q", "v")
+# Without double quantisation: one fp32 constant per block of 64, 32/64 = 0.5 bits (QLoRA §3).
+NF4_NO_DQ_BYTES_PER_PARAMETER = (4.0 + 32 / 64) / 8
 
 
 class Target(StrEnum):

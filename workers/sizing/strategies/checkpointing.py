@@ -17,7 +17,7 @@ from workers.sizing.overheads import ACTIVATION_BYTES, RECOMPUTE_SHARE_STATS_ONL
 from workers.sizing.spec import Precision
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 from workers.sizing.strategies.adapters import block_of
-from workers.sizing.strategies.parallelism import Checkpointing
+from workers.sizing.strategies.types import Checkpointing
 
 
 def _saved_bytes(layer: LayerStats, value_bytes: int, *, selective: bool) -> float:

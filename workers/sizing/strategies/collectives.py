@@ -26,7 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workers.sizing.efficiency import NETWORK_EFFICIENCY, PCIE_EFFICIENCY, PCIE_GB_PER_S
-from workers.sizing.strategies.parallelism import PARAMETERS_SHARDED, DataParallel, Layout
+from workers.sizing.strategies.parallelism import Layout
+from workers.sizing.strategies.types import PARAMETERS_SHARDED, DataParallel
 
 # FSDP overlaps the next unit's all-gather and the previous unit's reduce-scatter with compute;
 # what is left shows (PyTorch FSDP paper §3.3, prefetching). [rule of thumb: 80% of the compute can
@@ -37,6 +38,9 @@ COMMUNICATION_OVERLAP = 0.8
 # vectorised Adam. [rule of thumb: 1e9 parameters per second per machine]
 CPU_ADAM_PARAMETERS_PER_S = 1.0e9
 COMM_BYTES = 2  # collectives run on 16-bit weights and gradients under mixed precision
+# Host-to-device copies from pinned memory reach most of the PCIe link (NVIDIA bandwidthTest on a
+# PCIe 4 x16 host: about 25 of 31.5 GB/s) [rule of thumb: 80%], unlike a ring through host memory.
+HOST_COPY_EFFICIENCY = 0.8
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,8 @@ def node_links(*, nvlink_gb_per_s: float, pcie_gen: int, network_gbit_per_s: flo
     nvlink = nvlink_gb_per_s / 2 * nvlink_efficiency
     intra, name = (nvlink, "nvlink") if nvlink > pcie else (pcie, "pcie")
     inter = network_gbit_per_s / 8 * NETWORK_EFFICIENCY / max(1, gpus_per_node)
-    return Links(intra_gb_per_s=intra, intra_link=name, inter_gb_per_s=inter, pcie_gb_per_s=pcie)
+    return Links(intra_gb_per_s=intra, intra_link=name, inter_gb_per_s=inter,
+                 pcie_gb_per_s=PCIE_GB_PER_S[pcie_gen] * HOST_COPY_EFFICIENCY)
 
 
 @dataclass(frozen=True)

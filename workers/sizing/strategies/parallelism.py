@@ -21,7 +21,6 @@ weights, leaving only the gathered units on the GPU.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from workers.sizing.overheads import (
     COMPUTE_WEIGHT_BYTES,
@@ -31,7 +30,18 @@ from workers.sizing.overheads import (
     WEIGHT_BYTES,
 )
 from workers.sizing.spec import Optimizer, Precision
-from workers.sizing.strategies.adapters import DEFAULT_LORA_RANK, DEFAULT_LORA_TARGETS, NF4_BYTES_PER_PARAMETER
+from workers.sizing.strategies.types import (
+    PARAMETERS_SHARDED,
+    SHARDED,
+    Adapter,
+    Checkpointing,
+    DataParallel,
+    Offload,
+)
+
+__all__ = ["PARAMETERS_SHARDED", "SHARDED", "Adapter", "Checkpointing", "DataParallel", "Layout", "ModelStateBytes",
+           "Offload", "ParameterCounts", "model_state_bytes"]
+from workers.sizing.strategies.adapters import NF4_BYTES_PER_PARAMETER, NF4_NO_DQ_BYTES_PER_PARAMETER
 
 # FSDP's forward prefetch gathers the next unit while the current one computes: two units' full
 # weights are alive, and backward holds one unit's unsharded 16-bit gradients before its
@@ -40,73 +50,6 @@ from workers.sizing.strategies.adapters import DEFAULT_LORA_RANK, DEFAULT_LORA_T
 # gathered weights + 2 of gradients; DeepSpeed docs/code-docs/source/memory.rst).
 GATHERED_UNITS = 2
 UNSHARDED_GRADIENT_BYTES = 2  # one unit's 16-bit gradients before reduce-scatter
-
-
-class DataParallel(StrEnum):
-    """How the data-parallel replicas hold and exchange the model states."""
-
-    AUTO = "auto"  # the ranking chooses
-    PLAIN = "plain"  # DDP / Horovod / MirroredStrategy: full replica, all-reduce of gradients
-    ZERO1 = "zero1"  # optimizer state sharded
-    ZERO2 = "zero2"  # optimizer state and gradients sharded
-    ZERO3 = "zero3"  # everything sharded (FSDP FULL_SHARD); "fsdp" is accepted as its name
-    HYBRID_SHARD = "hybrid_shard"  # ZeRO-3 within a machine, replicas across machines (FSDP HYBRID_SHARD)
-    PARAMETER_SERVER = "parameter_server"  # 2017 TensorFlow: variables and their update on servers
-
-
-SHARDED = frozenset({DataParallel.ZERO1, DataParallel.ZERO2, DataParallel.ZERO3, DataParallel.HYBRID_SHARD})
-PARAMETERS_SHARDED = frozenset({DataParallel.ZERO3, DataParallel.HYBRID_SHARD})
-
-
-class Checkpointing(StrEnum):
-    """Which activations are recomputed in backward (Korthikanti et al. 2022, arXiv 2205.05198)."""
-
-    AUTO = "auto"
-    NONE = "none"
-    SELECTIVE = "selective"  # the attention core (softmax, dropout, scores) only
-    FULL = "full"  # every block, from its input
-
-
-class AdapterKind(StrEnum):
-    """Whether the base weights train, or only adapters beside them."""
-
-    NONE = "none"
-    LORA = "lora"
-    QLORA = "qlora"
-
-
-@dataclass(frozen=True)
-class Adapter:
-    """LoRA or QLoRA: rank and the projections adapted."""
-
-    kind: AdapterKind = AdapterKind.LORA
-    rank: int = DEFAULT_LORA_RANK
-    targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
-
-
-@dataclass(frozen=True)
-class Offload:
-    """What lives in host memory instead of the GPU."""
-
-    optimizer: bool = False  # fp32 master weights, gradients and optimizer state, updated on the CPU
-    parameters: bool = False  # the 16-bit weights too (ZeRO-3 / FSDP only)
-
-
-@dataclass(frozen=True)
-class Parallelism:
-    """A job's strategy as the user gives it; `auto` fields are the ranking's to choose.
-
-    `tensor_parallel` and `pipeline_stages` of 0 mean auto; `allow_adapters` lets the automatic
-    search change the method (train adapters instead of every weight), which changes the result.
-    """
-
-    data_parallel: DataParallel = DataParallel.AUTO
-    tensor_parallel: int = 0
-    pipeline_stages: int = 0
-    offload: Offload = field(default_factory=Offload)
-    adapter: Adapter | None = None
-    checkpointing: Checkpointing = Checkpointing.AUTO
-    allow_adapters: bool = False
 
 
 @dataclass(frozen=True)
@@ -182,7 +125,9 @@ def model_state_bytes(counts: ParameterCounts, layout: Layout, *, precision: Pre
     optimizer_bytes = OPTIMIZER_STATE_BYTES[optimizer]
     unit = counts.largest_unit / layout.tensor_parallel
 
-    weights = trainable * trained_weight_bytes + frozen * compute + frozen_nf4 * NF4_BYTES_PER_PARAMETER
+    nf4 = NF4_BYTES_PER_PARAMETER if layout.adapter is None or layout.adapter.double_quantization \
+        else NF4_NO_DQ_BYTES_PER_PARAMETER
+    weights = trainable * trained_weight_bytes + frozen * compute + frozen_nf4 * nf4
     masters = trainable * trained_master
     gradients = trainable * GRADIENT_BYTES
     states = trainable * optimizer_bytes

@@ -1,0 +1,78 @@
+"""One iteration's time under a layout: the GPU's share of the compute, and the communication that shows.
+
+The single-GPU roofline (timing.py) gives one micro-batch's forward and backward; the layout then
+- adds what checkpointing recomputes (the recomputed share of a forward pass, checkpointing.py);
+- with adapters, drops the weight-gradient half of backward for the frozen weights (a frozen dense
+  layer still computes the gradient of its input, so backward costs one forward instead of two);
+- with QLoRA, adds the dequantisation of every NF4 weight in each pass: read 0.5 bytes, write the
+  16-bit weight, memory-bound;
+- divides the compute by tensor-parallel x pipeline degree (each GPU runs its share of every layer,
+  or its stage), and adds the collectives, bubble and offload of collectives.py.
+No framework scaling cap applies here (unlike multigpu.py's plain data parallel): the exchanges are
+counted one by one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from catalog.types import GpuSpec
+from workers.sizing import efficiency
+from workers.sizing.efficiency import BACKWARD_TO_FORWARD, DATA_PARALLEL_SYNC_MS
+from workers.sizing.spec import JobSpec
+from workers.sizing.strategies.adapters import NF4_BYTES_PER_PARAMETER, quantized_parameters, transformer_shape
+from workers.sizing.strategies.checkpointing import recomputed_forward_share
+from workers.sizing.strategies.collectives import Communication, Links, iteration_communication
+from workers.sizing.strategies.parallelism import Layout
+from workers.sizing.strategies.types import AdapterKind
+from workers.sizing.timing import estimate_iteration_ms
+
+DEQUANTISED_WEIGHT_BYTES = 2  # NF4 weights are expanded to bf16 for each matmul (bitsandbytes)
+
+
+@dataclass(frozen=True)
+class LayoutTime:
+    """One iteration of a micro-batch on every GPU of the layout."""
+
+    iteration_ms: float
+    compute_ms: float  # this GPU's forward, backward, recompute and optimizer step
+    forward_ms: float  # a forward-only pass (evaluation) on this GPU
+    communication: Communication
+    samples_per_iteration: int  # micro-batch x data-parallel degree
+    calibrated: bool
+    bottleneck: str
+
+
+def layout_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, links: Links, batch_size: int, update_interval: int,
+                trainable_parameters: int, profile_gpu: GpuSpec | None = None) -> LayoutTime:
+    """Return one iteration's time of the job under the layout on this GPU model."""
+    model = job.model
+    frozen = model.parameters - trainable_parameters
+    timed_model = replace(model, frozen_parameters=frozen) if frozen != model.frozen_parameters else model
+    training = replace(job.training, batch_size=batch_size, recompute=False, update_interval=update_interval)
+    single = estimate_iteration_ms(timed_model, training, gpu, gpu_count=1, profile_gpu=profile_gpu)
+    passes = 1.0 + BACKWARD_TO_FORWARD
+    recomputed = recomputed_forward_share(model, layout.checkpointing)
+    backward = 1.0 if layout.adapter is not None else BACKWARD_TO_FORWARD
+    layers_ms = single.compute_ms + single.memory_ms
+    compute_ms = layers_ms * (1.0 + backward + recomputed) / passes
+    shape = transformer_shape(model)
+    if layout.adapter is not None and layout.adapter.kind is AdapterKind.QLORA and shape is not None:
+        traffic = quantized_parameters(shape) * (NF4_BYTES_PER_PARAMETER + DEQUANTISED_WEIGHT_BYTES)
+        per_pass_ms = traffic / (gpu.memory_bandwidth_gb_per_s * 1e6 * efficiency.BANDWIDTH_EFFICIENCY)
+        compute_ms += per_pass_ms * (1.0 + backward + recomputed)
+    split = layout.tensor_parallel * layout.pipeline_stages
+    compute_ms /= split
+    blocks = shape.blocks if shape is not None else 0
+    hidden = shape.hidden if shape is not None else 0
+    steps = shape.sequence_length if shape is not None else 0
+    comm = iteration_communication(layout, links, compute_ms=compute_ms, trainable=trainable_parameters,
+                                   parameters=model.parameters, activation_values_per_block=batch_size * steps * hidden,
+                                   blocks=blocks, micro_batches=update_interval)
+    sync_ms = DATA_PARALLEL_SYNC_MS if layout.gpu_count > 1 else 0.0
+    total = compute_ms + single.overhead_ms + comm.exposed_ms + sync_ms
+    return LayoutTime(
+        iteration_ms=total, compute_ms=compute_ms, forward_ms=single.forward_ms / split, communication=comm,
+        samples_per_iteration=batch_size * layout.data_parallel_degree, calibrated=single.calibrated,
+        bottleneck=comm.bound if comm.bound != "compute" else single.bottleneck,
+    )
