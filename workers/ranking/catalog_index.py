@@ -18,12 +18,12 @@ class Machine:
     """One instance type of the catalog with its offers: the part of a shape no job changes."""
 
     __slots__ = ("block_rates", "block_rates_complete", "card_memory_bytes", "cpu_score", "family", "gpu",
-                 "gpu_count", "host_memory_bytes", "instance_type", "offers", "prices", "provider",
-                 "provider_name", "storage_bytes", "vcpus")
+                 "gpu_count", "host_memory_bytes", "instance_type", "network_gbit_per_s", "offers", "prices",
+                 "provider", "provider_name", "storage_bytes", "vcpus")
 
     def __init__(self, *, provider: Provider, instance_type: str, gpu: str, gpu_count: int, vcpus: int,
                  host_memory_bytes: int, storage_bytes: int, cpu_score: float, card_memory_bytes: int,
-                 offers: tuple[Offer, ...]) -> None:
+                 offers: tuple[Offer, ...], network_gbit_per_s: float = 0.0) -> None:
         self.provider = provider
         self.provider_name = PROVIDER_NAMES[provider]
         self.instance_type = instance_type
@@ -36,6 +36,7 @@ class Machine:
         self.cpu_score = cpu_score
         self.card_memory_bytes = card_memory_bytes
         self.offers = offers
+        self.network_gbit_per_s = network_gbit_per_s  # between machines (instance specifications)
         self.prices = tuple(o.price_per_hour_usd for o in offers)
         # Per offer, the USD per GB-month of block storage in its region (set by the index).
         self.block_rates: tuple[float, ...] = ()
@@ -65,6 +66,7 @@ class CatalogIndex:
                     gpu_count=inst.gpu_count, vcpus=inst.vcpus, host_memory_bytes=inst.host_memory_bytes,
                     storage_bytes=inst.local_storage_bytes, cpu_score=inst.cpu_single_thread_score,
                     card_memory_bytes=self.gpu_memory.get(inst.gpu, 0),
+                    network_gbit_per_s=inst.network_gbit_per_s,
                     offers=tuple(o for o in by_name.get(inst.instance_type, ())
                                  if o.provider is inst.provider))
             for _, inst in sorted(insts.items()))

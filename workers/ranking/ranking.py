@@ -66,7 +66,7 @@ from workers.sizing.spec import JobSpec, Objective
 
 # One row per option that meets every constraint: the two sort keys, the tie-breaks, then what
 # the option needs to be built (price, cost, shape index).
-_Row = tuple[float, float, str, str, str, Pricing, float, float, int]
+Row = tuple[float, float, str, str, str, Pricing, float, float, int]
 
 
 def _cpu_adjust(job: JobSpec) -> CpuAdjust:
@@ -131,7 +131,7 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     max_co2e = job.constraints.max_co2e_kg if hours_known else None
     if max_co2e is not None or job.objective is Objective.CARBON:
         spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)
-    top = _top(job, spans)
+    top = top_rows(job, spans)
     options = _options(top, shapes, job=job, hours_known=hours_known)
     in_scope = [s for s in shapes if s.seen or s.best_cost < math.inf or s.over_budget is not None
                 or s.over_co2e is not None
@@ -147,7 +147,7 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     )
 
 
-def _top(job: JobSpec, spans: list[Span]) -> list[_Row]:
+def top_rows(job: JobSpec, spans: list[Span]) -> list[Row]:
     """Return the `limit` best rows in order: bound the first key, then sort the rows under it by all keys.
 
     With at least `limit` machines, the limit-th smallest of their best keys bounds the limit-th
@@ -161,7 +161,7 @@ def _top(job: JobSpec, spans: list[Span]) -> list[_Row]:
     threshold = bests[-1] if len(spans) >= limit else math.inf
     by_cost, by_time = job.objective is Objective.COST, job.objective is Objective.TIME
     by_carbon = job.objective is Objective.CARBON
-    rows: list[_Row] = []
+    rows: list[Row] = []
     for span in spans:
         if span.min_key > threshold:
             continue
@@ -176,7 +176,7 @@ def _top(job: JobSpec, spans: list[Span]) -> list[_Row]:
     return rows[:limit]
 
 
-def _options(top: list[_Row], shapes: list[Shape], *, job: JobSpec,
+def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec,
              hours_known: bool) -> tuple[RankedOption, ...]:
     """Build the ranked options from the kept rows, marking the Pareto front of all the options."""
     feasible = [s for s in shapes if s.best_cost < math.inf]

@@ -2,8 +2,11 @@
 
 This is the one call the Celery task and the CLI make. The estimation (sizing core) happens here,
 once per (GPU model, count) that a machine in scope carries; the ranking (ranking.py) then joins
-those figures to every offer. When no GPU in scope can hold the job, the out-of-memory plan comes
-back with the options each of its steps would open (plan_options.py).
+those figures to every offer. Jobs bigger than one GPU (a strategy named in the spec, nothing that
+holds the job in plain data parallel, or more GPUs allowed than one machine carries) are ranked by
+strategy_ranking.py instead: every machine type and count with its fastest strategy. When nothing
+fits at all, the out-of-memory plan comes back with the options each of its steps would open
+(plan_options.py).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from workers.ranking.plan_options import plan_with_options
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import Recommendation
 from workers.ranking.scope import gpu_counts_in_scope
+from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.sizing.estimate import estimate_on_gpu, estimate_requirements, profile_gpu
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
@@ -58,6 +62,11 @@ def recommend(job: JobSpec, catalog: Catalog) -> Recommendation:
     requirements = replace(requirements, per_gpu=tuple(per_gpu[pair] for pair in sorted(per_gpu)))
     rec = rank_offers(job, requirements=requirements, per_gpu=per_gpu, catalog=catalog)
     nothing_fits = bool(per_gpu) and not any(row.fits for row in per_gpu.values())
+    if strategies_apply(job, nothing_fits=nothing_fits):
+        searched = rank_strategies(job, requirements=requirements, catalog=catalog,
+                                   profile_gpu=profile_gpu(job, known_gpus))
+        if searched.options or not nothing_fits:
+            return searched
     if not nothing_fits:
         return replace(rec, plan=(), requirements=_advice_for_top_option(job, rec, known_gpus))
     return replace(rec, plan=plan_with_options(job, catalog=catalog, requirements=requirements, pairs=pairs))

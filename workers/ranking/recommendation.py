@@ -10,6 +10,40 @@ from workers.sizing.requirements import CodedWarning, Mitigation, Requirements
 
 
 @dataclass(frozen=True)
+class StrategyChoice:
+    """How an option spreads the job: the strategy the ranking chose (or the spec named), in fields."""
+
+    data_parallel: str  # plain, zero1, zero2, zero3, hybrid_shard, parameter_server
+    tensor_parallel: int
+    pipeline_stages: int
+    offload_optimizer: bool
+    offload_parameters: bool
+    adapter: str  # "none", "lora" or "qlora"
+    adapter_rank: int
+    checkpointing: str  # none, selective, full
+    batch_size: int  # micro-batch per GPU that fits
+    update_interval: int  # gradient accumulation that keeps the effective batch
+    total_gpus: int
+    gpu_memory_per_gpu_bytes: int  # predicted peak on each GPU
+    host_offload_bytes_per_node: int  # what offload keeps in each machine's memory
+    bottleneck: str  # compute, memory-bandwidth, network, nvlink, pcie
+    communication_ms: float  # per iteration, the part not hidden behind compute
+    strategies_considered: int  # feasible combinations timed on this machine shape
+
+
+@dataclass(frozen=True)
+class ScalingPoint:
+    """The top option's machine type and strategy on n machines: where adding machines stops paying off."""
+
+    nodes: int
+    total_gpus: int
+    training_hours: float
+    training_cost_usd: float
+    speedup: float  # over one machine
+    efficiency: float  # speedup / nodes
+
+
+@dataclass(frozen=True)
 class RankedOption:
     """One machine the job can run on, with its time, cost and the reason for its place."""
 
@@ -35,6 +69,8 @@ class RankedOption:
     storage_cost_usd: float = 0.0  # block storage added where local disk is short
     iteration_ms: float = 0.0
     energy: Energy | None = None  # kWh and kg CO2e with their coefficients; None: unknown hours or region
+    nodes: int = 1  # machines of this instance type; the price and the machine fields are per machine
+    parallelism: StrategyChoice | None = None  # set when the ranking searched strategies
 
 
 @dataclass(frozen=True)
@@ -58,3 +94,4 @@ class Recommendation:
     catalog_version: str
     prices_as_of: str
     plan: tuple[Mitigation, ...] = ()  # when nothing fits: the out-of-memory plan and what it opens
+    scaling: tuple[ScalingPoint, ...] = ()  # the top option on 1, 2, 4, ... machines (strategy ranking)

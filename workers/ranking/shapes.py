@@ -117,7 +117,7 @@ def host_memory_need_bytes(job: JobSpec, requirements: Requirements, *, gpu_coun
     return requirements.host_memory_bytes + extra
 
 
-def _owned_machines(job: JobSpec, *, requirements: Requirements, index: CatalogIndex,
+def owned_machines(job: JobSpec, *, requirements: Requirements, index: CatalogIndex,
                     scope: Scope) -> list[Machine]:
     """Return the machines a team could buy from the catalog's cards, each with its amortised offer."""
     machines: list[Machine] = []
@@ -146,7 +146,7 @@ def judge_shapes(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[t
     """Return every machine in scope (cloud, then owned), judged, in the order of provider and name."""
     providers, max_gpus = scope.providers, scope.max_gpus
     machines = [m for m in index.machines if m.provider in providers and 0 < m.gpu_count <= max_gpus]
-    owned = _owned_machines(job, requirements=requirements, index=index, scope=scope)
+    owned = owned_machines(job, requirements=requirements, index=index, scope=scope)
     if owned:  # the index's machines are already in order
         known = {(m.provider_name, m.instance_type) for m in machines}
         machines += [m for m in owned if (m.provider_name, m.instance_type) not in known]

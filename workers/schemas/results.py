@@ -100,6 +100,37 @@ class RequirementsSchema(Schema):
     mitigations = fields.List(fields.Nested(MitigationSchema))
 
 
+class StrategyChoiceSchema(Schema):
+    """How an option spreads the job over its GPUs."""
+
+    data_parallel = fields.String()
+    tensor_parallel = fields.Integer()
+    pipeline_stages = fields.Integer()
+    offload_optimizer = fields.Boolean()
+    offload_parameters = fields.Boolean()
+    adapter = fields.String()
+    adapter_rank = fields.Integer()
+    checkpointing = fields.String()
+    batch_size = fields.Integer()
+    update_interval = fields.Integer()
+    total_gpus = fields.Integer()
+    gpu_memory_per_gpu_bytes = fields.Integer()
+    host_offload_bytes_per_node = fields.Integer()
+    bottleneck = fields.String()
+    communication_ms = fields.Float()
+    strategies_considered = fields.Integer()
+
+
+class ScalingPointSchema(Schema):
+    """The top option's machine type and strategy on n machines."""
+
+    nodes = fields.Integer()
+    total_gpus = fields.Integer()
+    training_hours = fields.Float()
+    training_cost_usd = fields.Float()
+    speedup = fields.Float()
+    efficiency = fields.Float()
+
 class CarbonSchema(Schema):
     """What an option's energy and CO2e were worked out from, each coefficient with its source."""
 
@@ -143,6 +174,8 @@ class OptionSchema(Schema):
     energy_kwh = _energy_value("energy_kwh")
     co2e_kg = _energy_value("co2e_kg")
     carbon = fields.Nested(CarbonSchema, attribute="energy", allow_none=True)
+    nodes = fields.Integer()
+    parallelism = fields.Nested(StrategyChoiceSchema, allow_none=True)
 
 
 class RejectedSchema(Schema):
@@ -167,3 +200,4 @@ class RecommendationSchema(Schema):
     rejected = fields.List(fields.Nested(RejectedSchema))
     catalog = fields.Function(_catalog)
     plan = fields.List(fields.Nested(MitigationSchema))
+    scaling = fields.List(fields.Nested(ScalingPointSchema))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from workers.sizing.memo import IdentityMemo
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 
 # QLoRA §3: 4-bit NF4 weights plus 0.127 bits of double-quantised constants per parameter.
@@ -78,8 +79,16 @@ def _input_width(row: LayerStats, *, hidden: int, widths: set[int]) -> int:
     return row.parameters // max(d_out, 1)
 
 
+_SHAPES: IdentityMemo[TransformerShape | None] = IdentityMemo()
+
+
 def transformer_shape(model: ModelStats) -> TransformerShape | None:
     """Return the model's transformer shape, or None for a model with no attention rows."""
+    return _SHAPES.get(model, None, lambda: _transformer_shape(model))
+
+
+def _transformer_shape(model: ModelStats) -> TransformerShape | None:
+    """Compute transformer_shape."""
     blocks: dict[str, list[LayerStats]] = {}
     for layer in model.layers:
         blocks.setdefault(block_of(layer), []).append(layer)

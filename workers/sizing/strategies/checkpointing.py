@@ -13,6 +13,7 @@ values Korthikanti counts), so a model's own shape, not the closed form, sets th
 
 from __future__ import annotations
 
+from workers.sizing.memo import IdentityMemo
 from workers.sizing.overheads import ACTIVATION_BYTES, RECOMPUTE_SHARE_STATS_ONLY
 from workers.sizing.spec import Precision
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
@@ -44,9 +45,19 @@ def _blocks(model: ModelStats) -> tuple[dict[str, list[LayerStats]], list[LayerS
     return blocks, before, after
 
 
+_KEPT: IdentityMemo[float] = IdentityMemo(size=256)
+
+
 def activation_bytes_per_sample(model: ModelStats, precision: Precision, *, mode: Checkpointing,
                                 tensor_parallel: int = 1) -> float:
-    """Return the activation bytes one sample keeps for backward on one GPU (no transient buffers).
+    """Return the activation bytes one sample keeps for backward on one GPU (no transient buffers)."""
+    return _KEPT.get(model, (precision, mode, tensor_parallel),
+                     lambda: _activation_bytes_per_sample(model, precision, mode=mode, tensor_parallel=tensor_parallel))
+
+
+def _activation_bytes_per_sample(model: ModelStats, precision: Precision, *, mode: Checkpointing,
+                                 tensor_parallel: int) -> float:
+    """Compute activation_bytes_per_sample.
 
     A model without attention blocks (or given as totals) has no blocks to checkpoint selectively:
     selective keeps everything, full keeps the sizing core's stats-only share.
@@ -73,11 +84,19 @@ def activation_bytes_per_sample(model: ModelStats, precision: Precision, *, mode
     return start + (kept + head) / t
 
 
+_SHARE: IdentityMemo[float] = IdentityMemo()
+
+
 def recomputed_forward_share(model: ModelStats, mode: Checkpointing) -> float:
     """Return the share of a forward pass's multiply-adds that backward runs again.
 
     Full recomputes every block; selective only the attention core (its score and context matmuls).
     """
+    return _SHARE.get(model, mode, lambda: _recomputed_forward_share(model, mode))
+
+
+def _recomputed_forward_share(model: ModelStats, mode: Checkpointing) -> float:
+    """Compute recomputed_forward_share."""
     if mode in (Checkpointing.NONE, Checkpointing.AUTO):
         return 0.0
     total = sum(layer.multiply_adds * layer.passes for layer in model.layers) or model.multiply_adds

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog.types import GpuSpec
+from workers.sizing.memo import IdentityMemo
 from workers.sizing.memory import activation_bytes_per_sample as plain_activation_bytes
 from workers.sizing.memory import framework_reserve_bytes
 from workers.sizing.overheads import ACTIVATION_BYTES, FRAMEWORK_ACTIVATION_FACTOR, TRANSIENT_GRADIENT_BUFFERS
@@ -51,6 +52,22 @@ def parameter_counts(model: ModelStats, layout: Layout, shape: TransformerShape 
     return ParameterCounts(trainable=trainable, frozen=model.parameters - nf4, frozen_nf4=nf4, largest_unit=largest)
 
 
+_WIDEST: IdentityMemo[int] = IdentityMemo()
+_CONV: IdentityMemo[bool] = IdentityMemo()
+
+
+def _widest(model: ModelStats) -> int:
+    """Return the largest output of a row outside the attention cores (backward's transient buffers)."""
+    return _WIDEST.get(model, None, lambda: max(
+        (layer.neurons for layer in model.layers if layer.kind is not LayerKind.ATTENTION), default=0))
+
+
+def _has_conv(model: ModelStats) -> bool:
+    """Return whether cuDNN convolution workspaces apply."""
+    return _CONV.get(model, None, lambda: not model.layers
+                     or any(layer.kind is LayerKind.CONV for layer in model.layers))
+
+
 def activation_bytes(model: ModelStats, training: Training, layout: Layout, *, gpu: GpuSpec | None,
                      batch_size: int) -> int:
     """Return the activations one GPU keeps for a micro-batch, with backward's transient buffers."""
@@ -61,7 +78,7 @@ def activation_bytes(model: ModelStats, training: Training, layout: Layout, *, g
         return round(factor * plain_activation_bytes(model, precision, recompute=full))
     t = layout.tensor_parallel
     kept = activation_bytes_per_sample(model, precision, mode=layout.checkpointing, tensor_parallel=t)
-    widest = max(layer.neurons for layer in model.layers if layer.kind is not LayerKind.ATTENTION)
+    widest = _widest(model)
     transient = TRANSIENT_GRADIENT_BUFFERS * widest * ACTIVATION_BYTES[precision] / t
     return round(factor * (kept + transient))
 
@@ -78,7 +95,7 @@ def layout_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_si
     # Pipeline stages (1F1B): the first stage holds p micro-batches of its 1/p of the layers, one
     # micro-batch's worth of the whole model (Narayanan et al. 2021, §2.2): activations stay as they are.
     tensors = activations + states.parameters + states.gradients + states.optimizer_state
-    has_conv = not model.layers or any(layer.kind is LayerKind.CONV for layer in model.layers)
+    has_conv = _has_conv(model)
     breakdown = MemoryBreakdown(activations=activations, parameters=states.parameters, gradients=states.gradients,
                                 optimizer_state=states.optimizer_state,
                                 framework_reserve=framework_reserve_bytes(tensors, gpu=gpu, has_conv=has_conv))

@@ -19,15 +19,27 @@ from dataclasses import dataclass, replace
 from catalog.types import GpuSpec
 from workers.sizing import efficiency
 from workers.sizing.efficiency import BACKWARD_TO_FORWARD, DATA_PARALLEL_SYNC_MS
+from workers.sizing.memo import IdentityMemo
 from workers.sizing.spec import JobSpec
+from workers.sizing.stats import ModelStats
 from workers.sizing.strategies.adapters import NF4_BYTES_PER_PARAMETER, quantized_parameters, transformer_shape
 from workers.sizing.strategies.checkpointing import recomputed_forward_share
 from workers.sizing.strategies.collectives import Communication, Links, iteration_communication
 from workers.sizing.strategies.parallelism import Layout
-from workers.sizing.strategies.types import AdapterKind
+from workers.sizing.strategies.types import AdapterKind, Parallelism
 from workers.sizing.timing import estimate_iteration_ms
 
 DEQUANTISED_WEIGHT_BYTES = 2  # NF4 weights are expanded to bf16 for each matmul (bitsandbytes)
+_NO_STRATEGY = Parallelism()
+_TIMED: IdentityMemo[ModelStats] = IdentityMemo()
+
+
+def _timed_model(model: ModelStats, trainable_parameters: int) -> ModelStats:
+    """Return the model with its frozen parameters marked, one object per (model, count) for the time memos."""
+    frozen = model.parameters - trainable_parameters
+    if frozen == model.frozen_parameters:
+        return model
+    return _TIMED.get(model, frozen, lambda: replace(model, frozen_parameters=frozen))
 
 
 @dataclass(frozen=True)
@@ -47,9 +59,9 @@ def layout_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, links: Links, bat
                 trainable_parameters: int, profile_gpu: GpuSpec | None = None) -> LayoutTime:
     """Return one iteration's time of the job under the layout on this GPU model."""
     model = job.model
-    frozen = model.parameters - trainable_parameters
-    timed_model = replace(model, frozen_parameters=frozen) if frozen != model.frozen_parameters else model
-    training = replace(job.training, batch_size=batch_size, recompute=False, update_interval=update_interval)
+    timed_model = _timed_model(model, trainable_parameters)
+    training = replace(job.training, batch_size=batch_size, recompute=False, update_interval=1,
+                       parallelism=_NO_STRATEGY)
     single = estimate_iteration_ms(timed_model, training, gpu, gpu_count=1, profile_gpu=profile_gpu)
     passes = 1.0 + BACKWARD_TO_FORWARD
     recomputed = recomputed_forward_share(model, layout.checkpointing)

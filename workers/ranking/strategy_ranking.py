@@ -1,0 +1,288 @@
+"""Ranking for jobs bigger than one GPU: every machine type on 1, 2, 4, ... machines, each with its best strategy.
+
+It runs instead of the plain ranking when the spec names a strategy, when no machine holds the job
+in plain data parallel, or when `constraints.max_gpus` allows more GPUs than one machine carries.
+For each instance type in scope and each machine count n (n x its GPUs within max_gpus; owned
+machines only n = 1), the sizing core's `auto` search (strategies/search.py) finds the fastest
+strategy that fits; the option then costs n x the hourly price x the hours, the machines starting
+together (one start-up each, in parallel), and says its strategy in `parallelism`, `nodes` and
+`why`. Offers are costed, filtered and ordered as in ranking.py (candidates.collect_candidates,
+ranking.top_rows). `scaling` lists the top option's instance type and strategy family on each
+machine count, to show where adding machines stops paying off.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from catalog.types import Catalog, GpuSpec, Provider
+from workers.ranking.candidates import Span, collect_candidates
+from workers.ranking.catalog_index import CatalogIndex, Machine, catalog_index
+from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
+from workers.ranking.ranking import Row, pareto_test, top_rows
+from workers.ranking.reasons import gib_text, hours_text, usd_text
+from workers.ranking.recommendation import RankedOption, Recommendation, Rejected, ScalingPoint, StrategyChoice
+from workers.ranking.scope import Scope, resolve_scope
+from workers.ranking.shapes import Shape, host_memory_need_bytes, owned_machines
+from workers.sizing.multigpu import MAX_GPUS_PER_NODE
+from workers.sizing.requirements import PerGpu, Requirements, Warning
+from workers.sizing.schedule import training_hours
+from workers.sizing.spec import JobSpec, Objective
+from workers.sizing.strategies.search import LayoutChoice, best_layout
+from workers.sizing.strategies.types import DataParallel, Parallelism
+
+# Doubling the machines should at least cut the time by this factor to be worth the price: below
+# it the doubling costs more than a third extra for the same job [rule of thumb: 1.5x for 2x].
+PAYING_SPEEDUP_PER_DOUBLING = 1.5
+MAX_NODES = 64
+
+
+def strategies_apply(job: JobSpec, *, nothing_fits: bool) -> bool:
+    """Return whether the ranking should search strategies: named in the spec, needed, or many GPUs allowed."""
+    return (job.training.parallelism != Parallelism() or nothing_fits
+            or job.constraints.max_gpus > MAX_GPUS_PER_NODE)
+
+
+def _node_counts(m: Machine, max_gpus: int) -> list[int]:
+    """Return the machine counts to try: 1, 2, 4, ... within max_gpus (one for owned or network-less machines)."""
+    if m.provider is Provider.ONPREM or m.network_gbit_per_s <= 0:
+        return [1] if m.gpu_count <= max_gpus else []
+    counts, n = [], 1
+    while n * m.gpu_count <= max_gpus and n <= MAX_NODES:
+        counts.append(n)
+        n *= 2
+    return counts
+
+
+def _choice(c: LayoutChoice) -> StrategyChoice:
+    """Return the option's strategy fields from the search's choice."""
+    lay = c.layout
+    adapter = lay.adapter
+    return StrategyChoice(
+        data_parallel=lay.data_parallel.value, tensor_parallel=lay.tensor_parallel,
+        pipeline_stages=lay.pipeline_stages, offload_optimizer=lay.offload.optimizer,
+        offload_parameters=lay.offload.parameters, adapter="none" if adapter is None else adapter.kind.value,
+        adapter_rank=0 if adapter is None else adapter.rank, checkpointing=lay.checkpointing.value,
+        batch_size=c.batch_size, update_interval=c.update_interval, total_gpus=lay.gpu_count,
+        gpu_memory_per_gpu_bytes=c.memory.breakdown.total_bytes,
+        host_offload_bytes_per_node=c.memory.host_bytes_per_gpu * lay.gpus_per_node,
+        bottleneck=c.time.bottleneck, communication_ms=c.time.communication.exposed_ms,
+        strategies_considered=c.considered,
+    )
+
+
+def strategy_text(c: StrategyChoice, *, nodes: int) -> str:
+    """Return the strategy in words, e.g. "ZeRO-3 / FSDP over 16 GPUs on 2 machines, selective checkpointing"."""
+    names = {"plain": "plain data parallel", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 / FSDP",
+             "hybrid_shard": "hybrid shard (FSDP within a machine, replicas across)",
+             "parameter_server": "parameter server"}
+    text = f"{names.get(c.data_parallel, c.data_parallel)} over {c.total_gpus} GPU(s)"
+    if nodes > 1:
+        text += f" on {nodes} machines"
+    if c.tensor_parallel > 1:
+        text += f", tensor parallel {c.tensor_parallel}"
+    if c.pipeline_stages > 1:
+        text += f", {c.pipeline_stages} pipeline stages"
+    if c.adapter != "none":
+        text += f", {c.adapter.upper()} rank {c.adapter_rank}"
+    if c.offload_parameters:
+        text += ", optimizer and parameters offloaded to host memory"
+    elif c.offload_optimizer:
+        text += ", optimizer offloaded to host memory"
+    if c.checkpointing != "none":
+        text += f", {c.checkpointing} checkpointing"
+    return text + f", micro-batch {c.batch_size} x {c.update_interval} accumulation"
+
+
+class _Search:
+    """The search's results, one per (GPU, GPUs per machine, machines, network, host memory)."""
+
+    def __init__(self, job: JobSpec, requirements: Requirements, known: dict[str, GpuSpec],
+                 profile_gpu: GpuSpec | None) -> None:
+        self.job, self.requirements, self.known, self.profile_gpu = job, requirements, known, profile_gpu
+        self.found: dict[tuple[str, int, int, float, int], LayoutChoice | None] = {}
+
+    def best(self, m: Machine, nodes: int) -> LayoutChoice | None:
+        """Return the fastest strategy for n machines of this shape, or None when none fits."""
+        gpu = self.known.get(m.gpu)
+        if gpu is None:
+            return None
+        need = host_memory_need_bytes(self.job, self.requirements, gpu_count=m.gpu_count)
+        key = (m.gpu, m.gpu_count, nodes, m.network_gbit_per_s, m.host_memory_bytes)
+        if key not in self.found:
+            self.found[key] = best_layout(self.job, gpu, gpus_per_node=m.gpu_count, nodes=nodes,
+                                          network_gbit_per_s=m.network_gbit_per_s,
+                                          host_memory_bytes=m.host_memory_bytes, host_need_bytes=need,
+                                          profile_gpu=self.profile_gpu)
+        return self.found[key]
+
+
+def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, requirements: Requirements,
+           index: CatalogIndex) -> Shape:
+    """Return a shape for n machines running the choice: time, cost multiplier, storage, deadline."""
+    s = Shape(m, idx)
+    dp = c.layout.data_parallel_degree
+    training = replace(job.training, batch_size=c.batch_size, update_interval=c.update_interval)
+    hours = training_hours(job.dataset, training, iteration_ms=c.time.iteration_ms, forward_ms=c.time.forward_ms,
+                           gpu_count=dp)
+    s.per_gpu = PerGpu(gpu=m.gpu, gpu_count=c.layout.gpu_count, fits=True,
+                       gpu_memory_bytes=c.memory.breakdown.total_bytes, iteration_ms=c.time.iteration_ms,
+                       throughput_samples_per_s=c.time.samples_per_iteration * 1000.0 / c.time.iteration_ms,
+                       training_hours=hours, calibrated=c.time.calibrated, bottleneck=c.time.bottleneck)
+    s.iteration_ms = c.time.iteration_ms
+    s.host_memory_needed_bytes = host_memory_need_bytes(job, requirements, gpu_count=m.gpu_count)
+    if requirements.iterations_total > 0:
+        s.hours = hours
+        s.time_metric, s.cost_mult = hours, hours * nodes
+        deadline = job.constraints.deadline_hours
+        if deadline is not None and hours > deadline:
+            s.reject = "deadline"
+    else:
+        per_sample_s = 1.0 / s.per_gpu.throughput_samples_per_s
+        s.time_metric, s.cost_mult = per_sample_s, per_sample_s / 3600.0 * nodes
+    if m.provider is not Provider.ONPREM and m.storage_bytes < requirements.storage_min_bytes:
+        s.block_bytes = requirements.storage_max_bytes
+        if requirements.iterations_total > 0:
+            s.block_factor = s.block_bytes / BYTES_PER_BILLED_GB * s.hours / HOURS_PER_MONTH * nodes
+        s.block_prices, s.block_fallback = index.block_table.get(m.provider, ({}, None))
+    return s
+
+
+def _machines(job: JobSpec, requirements: Requirements, index: CatalogIndex, scope: Scope) -> list[Machine]:
+    """Return the cloud machines in scope and the owned boxes, in provider and name order."""
+    machines = [m for m in index.machines if m.provider in scope.providers and 0 < m.gpu_count <= scope.max_gpus]
+    known = {(m.provider_name, m.instance_type) for m in machines}
+    machines += [m for m in owned_machines(job, requirements=requirements, index=index, scope=scope)
+                 if (m.provider_name, m.instance_type) not in known]
+    return sorted(machines, key=lambda m: (m.provider_name, m.instance_type))
+
+
+def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalog,
+                    profile_gpu: GpuSpec | None = None) -> Recommendation:
+    """Rank every machine type and count in scope, each with the fastest strategy that fits."""
+    scope = resolve_scope(job.constraints, catalog)
+    index = catalog_index(catalog)
+    search = _Search(job, requirements, {g.slug: g for g in catalog.gpus}, profile_gpu)
+    shapes: list[Shape] = []
+    nodes_of: list[int] = []
+    choices: list[LayoutChoice] = []
+    unfit: dict[tuple[str, str, str], list[Machine]] = {}
+    for m in _machines(job, requirements, index, scope):
+        fitted = False
+        for nodes in _node_counts(m, scope.max_gpus):
+            c = search.best(m, nodes)
+            if c is None:
+                continue
+            fitted = True
+            shapes.append(_shape(m, len(shapes), nodes, c, job=job, requirements=requirements, index=index))
+            nodes_of.append(nodes)
+            choices.append(c)
+        if not fitted:
+            unfit.setdefault((m.provider_name, m.family, m.gpu), []).append(m)
+    hours_known = requirements.iterations_total > 0
+    budget = job.constraints.budget_usd
+    spans = collect_candidates(shapes, scope=scope, objective=job.objective,
+                               budget_usd=budget if budget is not None and hours_known else math.inf)
+    rows = top_rows(job, spans)
+    options = _options(rows, shapes, nodes_of, choices, job=job, hours_known=hours_known)
+    rejected = tuple(Rejected(instance_type=", ".join(sorted(x.instance_type for x in ms)), provider=provider,
+                              gpu=gpu, reason=f"no strategy fits {gpu} within {scope.max_gpus} GPUs: even fully "
+                              f"sharded with full checkpointing, offload and micro-batch 1 the job exceeds its memory")
+                     for (provider, _, gpu), ms in sorted(unfit.items()))
+    top = options[0] if options else None
+    return Recommendation(requirements=requirements, options=options, rejected=rejected,
+                          catalog_version=catalog.version, prices_as_of=catalog.prices_as_of,
+                          scaling=_scaling(top, shapes, nodes_of, choices, spans_cost=_cheapest_costs(spans)))
+
+
+def _cheapest_costs(spans: list[Span]) -> dict[int, float]:
+    """Return each shape's cheapest cost among its offers in scope."""
+    return {span.shape.idx: min(span.costs) for span in spans}
+
+
+def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices: list[LayoutChoice], *,
+             job: JobSpec, hours_known: bool) -> tuple[RankedOption, ...]:
+    """Build the ranked options, each with its strategy in fields and words."""
+    feasible = [s for s in shapes if s.best_cost < math.inf]
+    on_front = pareto_test([(s.time_metric, s.best_cost) for s in feasible])
+    options: list[RankedOption] = []
+    for rank, (_, _, _, _, region, pricing, price, cost, idx) in enumerate(rows, start=1):
+        s, nodes, c = shapes[idx], nodes_of[idx], choices[idx]
+        m = s.m
+        strategy = _choice(c)
+        storage_cost = cost - price * s.cost_mult if hours_known else 0.0
+        options.append(RankedOption(
+            rank=rank, provider=m.provider_name, instance_type=m.instance_type, region=region,
+            pricing=pricing.value, gpu=m.gpu, gpu_count=m.gpu_count, gpu_memory_bytes=m.card_memory_bytes,
+            vcpus=m.vcpus, host_memory_bytes=m.host_memory_bytes, storage_bytes=m.storage_bytes,
+            cpu_single_thread_score=m.cpu_score, price_per_hour_usd=price, training_hours=s.hours,
+            training_cost_usd=cost if hours_known else 0.0, fits=True,
+            why=_why(s, strategy, nodes=nodes, price=price, cost=cost, hours_known=hours_known, job=job),
+            warnings=_warnings(s, strategy, nodes=nodes, pricing=pricing.value, shapes=shapes, nodes_of=nodes_of),
+            pareto=on_front(s.time_metric, cost), storage_cost_usd=storage_cost, iteration_ms=s.iteration_ms,
+            nodes=nodes, parallelism=strategy,
+        ))
+    return tuple(options)
+
+
+def _why(s: Shape, c: StrategyChoice, *, nodes: int, price: float, cost: float, hours_known: bool,
+         job: JobSpec) -> str:
+    """Return the option's one line: its strategy, memory per GPU, time, cost, and what bounds it."""
+    machines = f"{nodes} x {s.m.instance_type}" if nodes > 1 else s.m.instance_type
+    card = s.m.card_memory_bytes
+    memory = f"{gib_text(c.gpu_memory_per_gpu_bytes)} of {gib_text(card)} per GPU" if card else \
+        f"{gib_text(c.gpu_memory_per_gpu_bytes)} per GPU"
+    timing = hours_text(s.hours) if hours_known else f"{s.time_metric * 1000:.2f} ms per sample"
+    parts = [f"{machines}: {strategy_text(c, nodes=nodes)}", memory, f"{timing}, {c.bottleneck}-bound"]
+    if hours_known:
+        total = price * nodes
+        parts.append(f"{usd_text(cost)} total at {usd_text(total)}/h" + (f" for {nodes} machines" if nodes > 1 else ""))
+    parts.append(f"{c.strategies_considered} strategies fit this machine shape; the fastest kept")
+    if job.objective is Objective.COST:
+        parts.append("ranked by cost")
+    return "; ".join(parts)
+
+
+def _warnings(s: Shape, c: StrategyChoice, *, nodes: int, pricing: str, shapes: list[Shape],
+              nodes_of: list[int]) -> tuple[Warning, ...]:
+    """Return the option's warnings: spot, network-bound, and doublings of machines that stop paying off."""
+    found: list[Warning] = []
+    if pricing == "spot":
+        found.append(Warning("spot-interruption", "spot capacity can be reclaimed at short notice; checkpoint "
+                                                  "often and expect restarts (more so across several machines)"))
+    if c.bottleneck == "network":
+        found.append(Warning("network-bound", f"the exchange between machines shows {c.communication_ms:.0f} ms "
+                                              "per iteration beyond the compute: a faster network (EFA, "
+                                              "InfiniBand) or fewer machines would pay off"))
+    if nodes > 1:
+        half = next((x for x, n in zip(shapes, nodes_of, strict=True)
+                     if x.m is s.m and n == nodes // 2 and x.hours > 0), None)
+        if half is not None and s.hours > 0 and half.hours / s.hours < PAYING_SPEEDUP_PER_DOUBLING:
+            found.append(Warning("scaling-stops-paying", (
+                f"{nodes // 2} -> {nodes} machines is only {half.hours / s.hours:.2f}x faster for twice the "
+                f"machines ({hours_text(half.hours)} -> {hours_text(s.hours)})")))
+    if c.data_parallel == DataParallel.PARAMETER_SERVER.value:
+        found.append(Warning("parameter-server", "parameter-server exchange (2017 TensorFlow) scaled 2-3x on 4 "
+                                                 "GPUs (domain.md §4); all-reduce or sharding is faster"))
+    return tuple(found)
+
+
+def _scaling(top: RankedOption | None, shapes: list[Shape], nodes_of: list[int], choices: list[LayoutChoice], *,
+             spans_cost: dict[int, float]) -> tuple[ScalingPoint, ...]:
+    """Return the top option's instance type on each machine count that fits, with time, cost and speed-up."""
+    if top is None or top.parallelism is None:
+        return ()
+    points = [(nodes_of[i], s) for i, s in enumerate(shapes)
+              if s.m.instance_type == top.instance_type and s.m.provider_name == top.provider and s.hours > 0
+              and i in spans_cost]
+    points.sort(key=lambda p: p[0])
+    if not points:
+        return ()
+    base_nodes, base = points[0]
+    return tuple(ScalingPoint(nodes=n, total_gpus=n * s.m.gpu_count, training_hours=s.hours,
+                              training_cost_usd=spans_cost[s.idx],
+                              speedup=base.hours / s.hours * 1.0,
+                              efficiency=base.hours / s.hours / (n / base_nodes))
+                 for n, s in points)
+

@@ -1,0 +1,172 @@
+"""The `auto` search: the simplest strategies first, every feasible one on a machine shape, the fastest kept.
+
+For n machines of g GPUs of one model, the strategies are tried in the order of simplicity of
+domain.md §5, extended (issue 12): the batch as given, then smaller micro-batches with the update
+interval raised so the effective batch stays (learning rate unchanged: the samples per optimizer
+step do not change); checkpointing (selective, then full); sharding (ZeRO-1, ZeRO-2, ZeRO-3 / FSDP,
+hybrid shard across machines); adapters (LoRA, QLoRA) only when the spec allows changing the
+method, and only where no full training fits; offload of optimizer state, then of parameters;
+tensor parallel inside a machine. What the spec names is kept as given. Every combination that fits
+is timed; on one machine shape the price is the same for all, so the fastest wins (ties within
+TIE_SHARE go to the simpler one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from catalog.types import GpuSpec
+from workers.sizing.efficiency import NVLINK_EFFICIENCY
+from workers.sizing.memory import fits
+from workers.sizing.multigpu import NVLINK_PAIRS_ONLY
+from workers.sizing.spec import JobSpec
+from workers.sizing.strategies.adapters import transformer_shape
+from workers.sizing.strategies.collectives import node_links
+from workers.sizing.strategies.footprint import LayoutMemory, layout_memory
+from workers.sizing.strategies.parallelism import Layout
+from workers.sizing.strategies.steptime import LayoutTime, layout_time
+from workers.sizing.strategies.types import Adapter, AdapterKind, Checkpointing, DataParallel, Offload, Parallelism
+
+TIE_SHARE = 0.01  # faster by less than this is no reason to pick the more complex strategy
+CHECKPOINTING_ORDER = (Checkpointing.NONE, Checkpointing.SELECTIVE, Checkpointing.FULL)
+TENSOR_PARALLEL_DEGREES = (2, 4, 8)
+
+
+@dataclass(frozen=True)
+class LayoutChoice:
+    """A layout that fits, at the micro-batch and update interval that make it fit, with its figures."""
+
+    layout: Layout
+    batch_size: int
+    update_interval: int
+    memory: LayoutMemory
+    time: LayoutTime
+    complexity: int  # position in the order of simplicity
+    considered: int = 0  # feasible combinations found on this machine shape
+
+
+def _checkpointing(p: Parallelism, legacy_recompute: bool) -> tuple[Checkpointing, ...]:
+    """Return the checkpointing modes to try: the spec's, or every mode in order."""
+    if p.checkpointing is not Checkpointing.AUTO:
+        return (p.checkpointing,)
+    return (Checkpointing.FULL,) if legacy_recompute else CHECKPOINTING_ORDER
+
+
+def _kinds(p: Parallelism, *, nodes: int, gpus: int) -> tuple[DataParallel, ...]:
+    """Return the data-parallel kinds to try, simplest first."""
+    if p.data_parallel is not DataParallel.AUTO:
+        return (p.data_parallel,)
+    if gpus == 1:
+        return (DataParallel.PLAIN,)
+    kinds = [DataParallel.PLAIN, DataParallel.ZERO1, DataParallel.ZERO2, DataParallel.ZERO3]
+    if nodes > 1 and gpus > nodes:  # one GPU per machine: hybrid shard would shard nothing
+        kinds.insert(3, DataParallel.HYBRID_SHARD)
+    return tuple(kinds)
+
+
+def _adapters(p: Parallelism, *, transformer: bool) -> tuple[Adapter | None, ...]:
+    """Return the adapters to try: the spec's, else full training, then LoRA and QLoRA where allowed."""
+    if p.adapter is not None:
+        return (p.adapter,)
+    if p.allow_adapters and transformer:
+        return (None, Adapter(kind=AdapterKind.LORA), Adapter(kind=AdapterKind.QLORA))
+    return (None,)
+
+
+def _offloads(p: Parallelism, kind: DataParallel) -> tuple[Offload, ...]:
+    """Return the offload settings to try: the spec's, or none, then the optimizer, then the parameters."""
+    if p.offload.optimizer or p.offload.parameters:
+        return (p.offload,)
+    if p.data_parallel is not DataParallel.AUTO and kind is DataParallel.PLAIN:
+        return (Offload(),)
+    offloads = [Offload()]
+    if kind in (DataParallel.PLAIN, DataParallel.ZERO2, DataParallel.ZERO3, DataParallel.HYBRID_SHARD):
+        offloads.append(Offload(optimizer=True))
+    if kind in (DataParallel.ZERO3, DataParallel.HYBRID_SHARD):
+        offloads.append(Offload(optimizer=True, parameters=True))
+    return tuple(offloads)
+
+
+def _tensor_degrees(p: Parallelism, *, gpus_per_node: int, heads: int) -> tuple[int, ...]:
+    """Return the tensor-parallel degrees to try: the spec's, or 1, then 2, 4, 8 that divide the heads."""
+    if p.tensor_parallel:
+        return (p.tensor_parallel,)
+    return (1, *(t for t in TENSOR_PARALLEL_DEGREES if t <= gpus_per_node and heads and heads % t == 0))
+
+
+def candidate_layouts(job: JobSpec, *, gpus_per_node: int, nodes: int) -> Iterator[Layout]:
+    """Yield the layouts to try on n machines of g GPUs, in the order of simplicity."""
+    p = job.training.parallelism
+    shape = transformer_shape(job.model)
+    total = gpus_per_node * nodes
+    stages = p.pipeline_stages or 1
+    heads = shape.heads if shape is not None else 0
+    for adapter in _adapters(p, transformer=shape is not None):
+        for t in _tensor_degrees(p, gpus_per_node=gpus_per_node, heads=heads):
+            if total % (t * stages):
+                continue
+            for kind in _kinds(p, nodes=nodes, gpus=total // (t * stages)):
+                for offload in _offloads(p, kind):
+                    for mode in _checkpointing(p, job.training.recompute):
+                        yield Layout(kind, gpu_count=total, gpus_per_node=gpus_per_node, tensor_parallel=t,
+                                     pipeline_stages=stages, offload=offload, adapter=adapter, checkpointing=mode)
+
+
+def _micro_batches(batch_size: int, update_interval: int) -> Iterator[tuple[int, int]]:
+    """Yield the batch as given, then halvings with the update interval doubled (the effective batch kept)."""
+    batch, interval = batch_size, update_interval
+    yield batch, interval
+    while batch > 1:
+        batch, interval = max(1, batch // 2), interval * 2
+        yield batch, interval
+
+
+def _nvlink_of(gpu: GpuSpec, gpus_per_node: int) -> float:
+    """Return the GPU's NVLink bandwidth as the machine wires it (bridged pairs only for some cards)."""
+    if gpu.slug in NVLINK_PAIRS_ONLY and gpus_per_node > 2:
+        return 0.0
+    return gpu.nvlink_gb_per_s
+
+
+def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, network_gbit_per_s: float,
+                host_memory_bytes: int, host_need_bytes: int, profile_gpu: GpuSpec | None = None,
+                ) -> LayoutChoice | None:
+    """Return the fastest layout that fits n machines of g GPUs (with its host memory), or None.
+
+    `host_memory_bytes` is one machine's; `host_need_bytes` what the job needs there besides offload.
+    """
+    links = node_links(nvlink_gb_per_s=_nvlink_of(gpu, gpus_per_node), pcie_gen=gpu.pcie_gen,
+                       network_gbit_per_s=network_gbit_per_s, gpus_per_node=gpus_per_node,
+                       nvlink_efficiency=NVLINK_EFFICIENCY)
+    best: LayoutChoice | None = None
+    found = 0
+    asked_adapter = job.training.parallelism.adapter is not None
+    for complexity, layout in enumerate(candidate_layouts(job, gpus_per_node=gpus_per_node, nodes=nodes)):
+        if layout.adapter is not None and not asked_adapter and best is not None:
+            break  # adapters change the method: only where no full training fits
+        for batch, interval in _micro_batches(job.training.batch_size, job.training.update_interval):
+            memory = layout_memory(job, layout, gpu=gpu, batch_size=batch)
+            if not fits(memory.breakdown.total_bytes, gpu):
+                continue
+            if host_need_bytes + memory.host_bytes_per_gpu * gpus_per_node > host_memory_bytes:
+                break  # a smaller batch does not shrink what offload puts on the host
+            found += 1
+            time = layout_time(job, layout, gpu, links=links, batch_size=batch, update_interval=interval,
+                               trainable_parameters=memory.trainable_parameters, profile_gpu=profile_gpu)
+            choice = LayoutChoice(layout=layout, batch_size=batch, update_interval=interval, memory=memory,
+                                  time=time, complexity=complexity)
+            if best is None or _faster(choice, best):
+                best = choice
+            break  # the largest micro-batch that fits is the fastest of this layout
+    return None if best is None else replace(best, considered=found)
+
+
+def _samples_per_ms(choice: LayoutChoice) -> float:
+    """Return the layout's training samples per millisecond over all its GPUs."""
+    return choice.time.samples_per_iteration / choice.time.iteration_ms
+
+
+def _faster(new: LayoutChoice, old: LayoutChoice) -> bool:
+    """Return whether the new choice is faster by more than TIE_SHARE (the old one is simpler)."""
+    return _samples_per_ms(new) > _samples_per_ms(old) * (1.0 + TIE_SHARE)
