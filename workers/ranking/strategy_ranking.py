@@ -26,7 +26,7 @@ from workers.ranking.recommendation import RankedOption, Recommendation, Rejecte
 from workers.ranking.scope import Scope, resolve_scope
 from workers.ranking.shapes import Shape, host_memory_need_bytes, owned_machines
 from workers.sizing.multigpu import MAX_GPUS_PER_NODE
-from workers.sizing.requirements import PerGpu, Requirements, Warning
+from workers.sizing.requirements import Bottleneck, CodedWarning, PerGpu, Requirements
 from workers.sizing.schedule import training_hours
 from workers.sizing.spec import JobSpec, Objective
 from workers.sizing.strategies.search import LayoutChoice, best_layout
@@ -67,7 +67,7 @@ def _choice(c: LayoutChoice) -> StrategyChoice:
         batch_size=c.batch_size, update_interval=c.update_interval, total_gpus=lay.gpu_count,
         gpu_memory_per_gpu_bytes=c.memory.breakdown.total_bytes,
         host_offload_bytes_per_node=c.memory.host_bytes_per_gpu * lay.gpus_per_node,
-        bottleneck=c.time.bottleneck, communication_ms=c.time.communication.exposed_ms,
+        bottleneck=c.time.bottleneck.value, communication_ms=c.time.communication.exposed_ms,
         strategies_considered=c.considered,
     )
 
@@ -214,7 +214,7 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
         storage_cost = cost - price * s.cost_mult if hours_known else 0.0
         options.append(RankedOption(
             rank=rank, provider=m.provider_name, instance_type=m.instance_type, region=region,
-            pricing=pricing.value, gpu=m.gpu, gpu_count=m.gpu_count, gpu_memory_bytes=m.card_memory_bytes,
+            pricing=pricing, gpu=m.gpu, gpu_count=m.gpu_count, gpu_memory_bytes=m.card_memory_bytes,
             vcpus=m.vcpus, host_memory_bytes=m.host_memory_bytes, storage_bytes=m.storage_bytes,
             cpu_single_thread_score=m.cpu_score, price_per_hour_usd=price, training_hours=s.hours,
             training_cost_usd=cost if hours_known else 0.0, fits=True,
@@ -245,25 +245,25 @@ def _why(s: Shape, c: StrategyChoice, *, nodes: int, price: float, cost: float, 
 
 
 def _warnings(s: Shape, c: StrategyChoice, *, nodes: int, pricing: str, shapes: list[Shape],
-              nodes_of: list[int]) -> tuple[Warning, ...]:
+              nodes_of: list[int]) -> tuple[CodedWarning, ...]:
     """Return the option's warnings: spot, network-bound, and doublings of machines that stop paying off."""
-    found: list[Warning] = []
+    found: list[CodedWarning] = []
     if pricing == "spot":
-        found.append(Warning("spot-interruption", "spot capacity can be reclaimed at short notice; checkpoint "
+        found.append(CodedWarning("spot-interruption", "spot capacity can be reclaimed at short notice; checkpoint "
                                                   "often and expect restarts (more so across several machines)"))
-    if c.bottleneck == "network":
-        found.append(Warning("network-bound", f"the exchange between machines shows {c.communication_ms:.0f} ms "
+    if c.bottleneck == Bottleneck.NETWORK.value:
+        found.append(CodedWarning("network-bound", f"the exchange between machines shows {c.communication_ms:.0f} ms "
                                               "per iteration beyond the compute: a faster network (EFA, "
                                               "InfiniBand) or fewer machines would pay off"))
     if nodes > 1:
         half = next((x for x, n in zip(shapes, nodes_of, strict=True)
                      if x.m is s.m and n == nodes // 2 and x.hours > 0), None)
         if half is not None and s.hours > 0 and half.hours / s.hours < PAYING_SPEEDUP_PER_DOUBLING:
-            found.append(Warning("scaling-stops-paying", (
+            found.append(CodedWarning("scaling-stops-paying", (
                 f"{nodes // 2} -> {nodes} machines is only {half.hours / s.hours:.2f}x faster for twice the "
                 f"machines ({hours_text(half.hours)} -> {hours_text(s.hours)})")))
     if c.data_parallel == DataParallel.PARAMETER_SERVER.value:
-        found.append(Warning("parameter-server", "parameter-server exchange (2017 TensorFlow) scaled 2-3x on 4 "
+        found.append(CodedWarning("parameter-server", "parameter-server exchange (2017 TensorFlow) scaled 2-3x on 4 "
                                                  "GPUs (domain.md §4); all-reduce or sharding is faster"))
     return tuple(found)
 

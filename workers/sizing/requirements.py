@@ -43,6 +43,9 @@ class Bottleneck(StrEnum):
     LAUNCH_OVERHEAD = "launch-overhead"
     ALL_REDUCE = "all-reduce"
     CPU_PREPROCESSING = "cpu-preprocessing"
+    NETWORK = "network"  # the exchange between machines (strategies/collectives.py)
+    NVLINK = "nvlink"  # tensor parallel's all-reduces, or sharding's collectives inside a machine
+    PCIE = "pcie"  # offload's transfers to and from host memory
 
 
 class MitigationKind(StrEnum):

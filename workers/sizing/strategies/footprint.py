@@ -96,8 +96,8 @@ def layout_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_si
     # micro-batch's worth of the whole model (Narayanan et al. 2021, §2.2): activations stay as they are.
     tensors = activations + states.parameters + states.gradients + states.optimizer_state
     has_conv = _has_conv(model)
-    breakdown = MemoryBreakdown(activations=activations, parameters=states.parameters, gradients=states.gradients,
-                                optimizer_state=states.optimizer_state,
-                                framework_reserve=framework_reserve_bytes(tensors, gpu=gpu, has_conv=has_conv))
+    breakdown = MemoryBreakdown(activations_bytes=activations, parameters_bytes=states.parameters,
+                                gradients_bytes=states.gradients, optimizer_state_bytes=states.optimizer_state,
+                                framework_reserve_bytes=framework_reserve_bytes(tensors, gpu=gpu, has_conv=has_conv))
     return LayoutMemory(breakdown=breakdown, host_bytes_per_gpu=states.host_bytes,
                         trainable_parameters=counts.trainable)

@@ -20,6 +20,7 @@ from catalog.types import GpuSpec
 from workers.sizing import efficiency
 from workers.sizing.efficiency import BACKWARD_TO_FORWARD, DATA_PARALLEL_SYNC_MS
 from workers.sizing.memo import IdentityMemo
+from workers.sizing.requirements import Bottleneck
 from workers.sizing.spec import JobSpec
 from workers.sizing.stats import ModelStats
 from workers.sizing.strategies.adapters import NF4_BYTES_PER_PARAMETER, quantized_parameters, transformer_shape
@@ -52,7 +53,7 @@ class LayoutTime:
     communication: Communication
     samples_per_iteration: int  # micro-batch x data-parallel degree
     calibrated: bool
-    bottleneck: str
+    bottleneck: Bottleneck
 
 
 def layout_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, links: Links, batch_size: int, update_interval: int,
@@ -86,5 +87,5 @@ def layout_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, links: Links, bat
     return LayoutTime(
         iteration_ms=total, compute_ms=compute_ms, forward_ms=single.forward_ms / split, communication=comm,
         samples_per_iteration=batch_size * layout.data_parallel_degree, calibrated=single.calibrated,
-        bottleneck=comm.bound if comm.bound != "compute" else single.bottleneck,
+        bottleneck=Bottleneck(comm.bound) if comm.bound != "compute" else single.bottleneck,
     )
