@@ -65,8 +65,11 @@ def recommend(job: JobSpec, catalog: Catalog) -> Recommendation:
     if strategies_apply(job, nothing_fits=nothing_fits):
         searched = rank_strategies(job, requirements=requirements, catalog=catalog,
                                    profile_gpu=profile_gpu(job, known_gpus))
-        if searched.options or not nothing_fits:
+        if not nothing_fits:
             return searched
+        if searched.options:  # the plan still says what changed and which options each step opens
+            return replace(searched, plan=plan_with_options(job, catalog=catalog, requirements=requirements,
+                                                            pairs=pairs))
     if not nothing_fits:
         return replace(rec, plan=(), requirements=_advice_for_top_option(job, rec, known_gpus))
     return replace(rec, plan=plan_with_options(job, catalog=catalog, requirements=requirements, pairs=pairs))

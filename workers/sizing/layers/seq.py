@@ -86,13 +86,21 @@ def meta_lstm(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     ]
 
 
-def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bool, prefix: str = "") -> list[Part]:
-    """Return the rows of multi-head self-attention: QKV projection, attention core, output projection."""
+def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bool, prefix: str = "",
+                    kv_heads: int | None = None) -> list[Part]:
+    """Return the rows of multi-head self-attention: QKV projection, attention core, output projection.
+
+    With `kv_heads` below `heads` (grouped-query attention, Ainslie et al. 2023, arXiv 2305.13245; LLaMA 2
+    70B, LLaMA 3, Mistral) K and V have kv_heads heads each: the projection is h + 2 h kv/heads wide.
+    """
     steps, hidden = x
     if hidden % heads:
         raise f.shape_error(f"{heads} heads must divide the hidden size {hidden} (input {show(x)})")
+    kv = heads if kv_heads is None else kv_heads
+    if heads % kv:
+        raise f.shape_error(f"kv_heads {kv} must divide heads {heads}")
     b = 1 if bias else 0
-    qkv = (steps, 3 * hidden)
+    qkv = (steps, hidden + 2 * hidden * kv // heads)
     probs = heads * steps * steps
     dropped = probs if dropout > 0 else 0
     core = (steps, hidden)
@@ -101,10 +109,10 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
             "dense",
             LayerKind.DENSE,
             qkv,
-            parameters=3 * hidden * (hidden + b),
-            multiply_adds=steps * hidden * 3 * hidden,
+            parameters=qkv[1] * (hidden + b),
+            multiply_adds=steps * hidden * qkv[1],
             keeps_input=True,
-            traffic_values=size(x) + size(qkv) + 3 * hidden * (hidden + b),
+            traffic_values=size(x) + size(qkv) + qkv[1] * (hidden + b),
             suffix=f"{prefix}qkv",
         ),
         # Keeps Q, K and V (its input), the softmax output and, with dropout, the dropped
@@ -243,7 +251,9 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     p = f.fraction("dropout", 0.1)  # GPT-2 and BERT train with 0.1 (resid, attention, embedding)
     bias = f.flag("bias", True)
     f.flag("causal", False)  # decoder (causal) or encoder: the same counts, see multihead_attention
-    attention = attention_parts(f, x, heads=f.whole("heads"), dropout=p, bias=bias)
+    heads = f.whole("heads")
+    kv_heads = f.whole("kv_heads") if f.has("kv_heads") else heads
+    attention = attention_parts(f, x, heads=heads, dropout=p, bias=bias, kv_heads=kv_heads)
     attention_half = [*attention, *_dropout_part(x, p, "drop1"), _add_part(x, "add1")]
     ffn_half = [
         *_ffn_parts(x, max(ffn, 1), activation, bias),
@@ -276,6 +286,7 @@ RULES: dict[str, Rule] = {
             {
                 "hidden",
                 "heads",
+                "kv_heads",
                 "ffn",
                 "ffn_multiplier",
                 "norm",

@@ -25,7 +25,7 @@ from workers.sizing.presets.small import (
     lstm_meta_learner_layers,
     vae_mnist_layers,
 )
-from workers.sizing.presets.transformer import bert_layers, gpt2_layers, llama_7b_layers, vit_b16_layers
+from workers.sizing.presets.transformer import bert_layers, gpt2_layers, llama_7b_layers, llama_layers, vit_b16_layers
 from workers.sizing.stats import ModelStats
 
 Layer = dict[str, object]
@@ -134,6 +134,22 @@ _PRESETS: tuple[Preset, ...] = (
         Published(6_700_000_000, None, "Touvron et al. 2023, LLaMA, Table 2: 6.7B parameters"),
         sequence_length=2048,
         aliases=("llama", "llama7b", "llama-1-7b", "7b"),
+    ),
+    Preset(
+        "llama2-70b",
+        "Llama 2 70B decoder (80 layers, hidden 8192, 64 heads, 8 KV heads, SwiGLU 28672, vocabulary 32000)",
+        partial(llama_layers, "llama2-70b"),
+        Published(68_976_648_192, None, "Llama-2-70b-hf (Hugging Face) parameter count: 68,976,648,192"),
+        sequence_length=4096,
+        aliases=("llama-2-70b", "llama2_70b", "70b"),
+    ),
+    Preset(
+        "llama3-8b",
+        "Llama 3 8B decoder (32 layers, hidden 4096, 32 heads, 8 KV heads, SwiGLU 14336, vocabulary 128256)",
+        partial(llama_layers, "llama3-8b"),
+        Published(8_030_261_248, None, "Meta-Llama-3-8B (Hugging Face) parameter count: 8,030,261,248"),
+        sequence_length=8192,
+        aliases=("llama-3-8b", "llama3_8b", "llama3.1-8b"),
     ),
     Preset(
         "dcgan",

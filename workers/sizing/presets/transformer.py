@@ -84,15 +84,34 @@ def bert_layers(size: str, *, classes: int = 2) -> list[Layer]:
     ]
 
 
+# LLaMA-family shapes: (layers, hidden, heads, kv_heads, ffn, vocabulary).
+# - llama-7b: Touvron et al. 2023 (arXiv 2302.13971) Table 2; LLaMA 2 7B has the same shape.
+# - llama2-70b: Touvron et al. 2023 (arXiv 2307.09288) with grouped-query attention (8 KV heads),
+#   ffn 28672 (torchtitan llama2 '70B' args: ffn_dim_multiplier 1.3, multiple_of 4096).
+# - llama3-8b: Meta Llama 3 8B (torchtitan llama3 '8B' args: 32 layers, 4096, 32 heads, 8 KV heads,
+#   ffn 14336, vocabulary 128256).
+LLAMA_SIZES: dict[str, tuple[int, int, int, int, int, int]] = {
+    "llama-7b": (32, 4096, 32, 32, 11008, 32000),
+    "llama2-70b": (80, 8192, 64, 8, 28672, 32000),
+    "llama3-8b": (32, 4096, 32, 8, 14336, 128256),
+}
+
+
 def llama_7b_layers() -> list[Layer]:
     """Return LLaMA-7B (Touvron et al. 2023): RMSNorm, SwiGLU FFN 11008, no biases, untied output."""
-    vocab, hidden, heads = 32000, 4096, 32
+    return llama_layers("llama-7b")
+
+
+def llama_layers(size: str) -> list[Layer]:
+    """Return a LLaMA-family decoder: RMSNorm, SwiGLU, grouped K/V where it has them, untied output."""
+    depth, hidden, heads, kv_heads, ffn, vocab = LLAMA_SIZES[size]
     blocks: list[Layer] = [
         {
             "type": "transformer_block",
             "name": f"layers.{i}",
             "heads": heads,
-            "ffn": 11008,
+            "kv_heads": kv_heads,
+            "ffn": ffn,
             "norm": "pre",
             "norm_type": "rmsnorm",
             "activation": "swiglu",
@@ -100,7 +119,7 @@ def llama_7b_layers() -> list[Layer]:
             "bias": False,
             "causal": True,
         }
-        for i in range(32)
+        for i in range(depth)
     ]
     # Rotary position embeddings have no weights and are not modelled (elementwise on Q and K).
     return [

@@ -64,10 +64,10 @@ def block_of(layer: LayerStats) -> str:
     return layer.name.rsplit(".", 1)[0] if "." in layer.name else ""
 
 
-def _heads(attention: LayerStats, hidden: int, steps: int) -> int:
-    """Return the heads of an attention row: it keeps Q, K, V (3 s h) and a x s^2 probabilities (x2 with dropout)."""
+def _heads(attention: LayerStats, qkv_width: int, steps: int) -> int:
+    """Return the heads of an attention row: it keeps Q, K, V (s x qkv width) and a s^2 probabilities (x2 with dropout)."""
     per_head = steps * steps * (2 if attention.saved_mask_bytes else 1)
-    return max(1, round((attention.saved_values - 3 * steps * hidden) / per_head))
+    return max(1, round((attention.saved_values - steps * qkv_width) / per_head))
 
 
 def _input_width(row: LayerStats, *, hidden: int, widths: set[int]) -> int:
@@ -108,16 +108,19 @@ def _transformer_shape(model: ModelStats) -> TransformerShape | None:
         d_out = r.output_shape[-1]
         d_in = _input_width(r, hidden=hidden, widths=widths)
         if suffix == _QKV:
-            for target in (Target.Q, Target.K, Target.V):
-                sizes[target.value] += d_in + d_out // 3
+            kv_width = (d_out - hidden) // 2  # grouped-query attention: K and V narrower than Q
+            sizes[Target.Q.value] += d_in + hidden
+            sizes[Target.K.value] += d_in + kv_width
+            sizes[Target.V.value] += d_in + kv_width
         elif suffix == _OUT:
             sizes[Target.O.value] += d_in + d_out
         elif suffix in _MLP_SUFFIXES:
             sizes[Target.MLP.value] += d_in + d_out
+    qkv_width = next((r.output_shape[-1] for r in rows if r.name.endswith(f".{_QKV}")), 3 * hidden)
     outside = [layer.parameters for layer in blocks.get("", [])]
     block_parameters = sum(r.parameters for r in rows)
     return TransformerShape(
-        hidden=hidden, heads=_heads(attention, hidden, steps), sequence_length=steps,
+        hidden=hidden, heads=_heads(attention, qkv_width, steps), sequence_length=steps,
         blocks=len(attention_blocks), block_parameters=block_parameters,
         block_linear_parameters=sum(r.parameters for r in rows if r.type == "dense"),
         largest_unit_parameters=max([block_parameters, *outside]),

@@ -23,8 +23,13 @@ from workers.sizing.strategies.types import Checkpointing
 
 def _saved_bytes(layer: LayerStats, value_bytes: int, *, selective: bool) -> float:
     """Return what one row keeps for backward; selective recompute keeps only the attention's Q, K, V."""
-    if selective and layer.kind is LayerKind.ATTENTION:
-        return 3.0 * layer.output_shape[0] * layer.output_shape[-1] * value_bytes
+    if selective and layer.kind is LayerKind.ATTENTION:  # keeps Q, K and V (its input) only
+        # The row's outputs are the context (s h), the scores and probabilities (2 a s^2) and, with
+        # dropout, the dropped probabilities (a s^2); it keeps Q, K, V plus the probabilities (x2).
+        steps, hidden = layer.output_shape[0], layer.output_shape[-1]
+        copies = 2 if layer.saved_mask_bytes else 1
+        probs = (layer.neurons - steps * hidden) // (copies + 1)
+        return float(layer.saved_values - copies * probs) * value_bytes
     return float(layer.saved_values * value_bytes + layer.saved_mask_bytes)
 
 

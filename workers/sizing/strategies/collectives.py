@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workers.sizing.efficiency import NETWORK_EFFICIENCY, PCIE_EFFICIENCY, PCIE_GB_PER_S
+from workers.sizing.efficiency import BACKWARD_TO_FORWARD, NETWORK_EFFICIENCY, PCIE_EFFICIENCY, PCIE_GB_PER_S
+from workers.sizing.multigpu import allreduce_latency_ms
 from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.types import PARAMETERS_SHARDED, DataParallel
 
@@ -37,6 +38,7 @@ COMMUNICATION_OVERLAP = 0.8
 # the optimizer step of a 1B-parameter model on the CPU in a fraction of a second with its
 # vectorised Adam. [rule of thumb: 1e9 parameters per second per machine]
 CPU_ADAM_PARAMETERS_PER_S = 1.0e9
+BACKWARD_SHARE = BACKWARD_TO_FORWARD / (1.0 + BACKWARD_TO_FORWARD)
 COMM_BYTES = 2  # collectives run on 16-bit weights and gradients under mixed precision
 # Host-to-device copies from pinned memory reach most of the PCIe link (NVIDIA bandwidthTest on a
 # PCIe 4 x16 host: about 25 of 31.5 GB/s) [rule of thumb: 80%], unlike a ring through host memory.
@@ -107,6 +109,15 @@ def _data_parallel_ms(layout: Layout, links: Links, *, trainable: int, parameter
     return _ring_ms(2 * grads, n, link_gb), link
 
 
+def _latency_ms(layout: Layout, *, blocks: int, spans: bool) -> float:
+    """Return NCCL's per-call latency of the data-parallel collectives: per bucket, or 3 per FSDP unit."""
+    n = layout.data_parallel_degree
+    if n <= 1:
+        return 0.0
+    calls = 3 * max(1, blocks) if layout.data_parallel in PARAMETERS_SHARDED else max(1, blocks // 2)
+    return allreduce_latency_ms(gpu_count=n, buckets=calls, link="network" if spans else "nvlink")
+
+
 def iteration_communication(layout: Layout, links: Links, *, compute_ms: float, trainable: int, parameters: int,
                             activation_values_per_block: int, blocks: int, micro_batches: int) -> Communication:
     """Return one iteration's communication on one GPU and what of it adds to `compute_ms`.
@@ -128,8 +139,11 @@ def iteration_communication(layout: Layout, links: Links, *, compute_ms: float, 
         offload_ms = (pcie_ms + cpu_ms) / max(1, micro_batches)  # once per optimizer step
     if layout.offload.parameters and layout.data_parallel in PARAMETERS_SHARDED:
         offload_ms += 2 * parameters / (t * p) * COMM_BYTES / (links.pcie_gb_per_s * 1e6) / layout.shard_degree
-    hidden = COMMUNICATION_OVERLAP * compute_ms
-    exposed_dp = max(0.0, dp_ms - hidden)
+    # Sharded parameters are gathered ahead of forward and backward alike; gradients (plain, ZeRO-1/2)
+    # can only be exchanged while backward runs, 2 of the 3 passes.
+    overlap_share = 1.0 if layout.data_parallel in PARAMETERS_SHARDED else BACKWARD_SHARE
+    hidden = COMMUNICATION_OVERLAP * compute_ms * overlap_share
+    exposed_dp = max(0.0, dp_ms - hidden) + _latency_ms(layout, blocks=blocks, spans=layout.nodes > 1)
     exposed = exposed_dp + tp_ms + bubble_ms + offload_ms
     parts = {link: exposed_dp, "nvlink": tp_ms, "pcie": offload_ms}
     top = max(parts, key=lambda k: parts[k])
