@@ -14,15 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from catalog.types import Catalog, GpuSpec
+from catalog.types import Catalog, GpuSpec, Provider
 from workers.ranking.plan_options import plan_with_options
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import Recommendation
 from workers.ranking.scope import gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.sizing.estimate import estimate_on_gpu, estimate_requirements, profile_gpu
+from workers.sizing.machine import machine_needs
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
+from workers.sizing.strategies.checks import check_offload_host_memory
 
 
 def estimate_per_gpu(job: JobSpec, pairs: Sequence[tuple[str, int]],
@@ -51,12 +53,19 @@ def check_recommendable(job: JobSpec, catalog: Catalog) -> None:
     """Raise SpecError now for what would fail the job later: unknown providers, regions, pricing, GPUs."""
     gpu_counts_in_scope(job.constraints, catalog)
     profile_gpu(job, {g.slug: g for g in catalog.gpus})
+    providers = set(job.constraints.providers)
+    if Provider.ONPREM.value in providers:
+        return  # an owned machine is bought with the host memory the job needs (shapes.owned_machines)
+    check_offload_host_memory(job, host_need_bytes=machine_needs(job.dataset, gpu_count=1).host_memory_bytes,
+                              machines=[(i.instance_type, i.gpu_count, i.host_memory_bytes) for i in catalog.instances
+                                        if i.provider.value in providers and i.gpu_count > 0])
 
 
 def recommend(job: JobSpec, catalog: Catalog) -> Recommendation:
     """Return the ranked options for the job over the catalog, the rejected with reasons, and any plan."""
     known_gpus = {g.slug: g for g in catalog.gpus}
-    pairs = gpu_counts_in_scope(job.constraints, catalog)  # raises SpecError for unknown names
+    check_recommendable(job, catalog)  # raises SpecError for unknown names, offload without host memory
+    pairs = gpu_counts_in_scope(job.constraints, catalog)
     requirements = estimate_requirements(job, known_gpus=known_gpus)
     per_gpu = estimate_per_gpu(job, pairs, known_gpus)
     requirements = replace(requirements, per_gpu=tuple(per_gpu[pair] for pair in sorted(per_gpu)))

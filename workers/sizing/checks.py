@@ -12,6 +12,7 @@ from workers.sizing.errors import SpecError
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.spec import JobSpec
 from workers.sizing.stats import ModelStats
+from workers.sizing.strategies.checks import check_strategy
 
 # Upper bounds that keep every product finite and every figure meaningful.
 MAX_BATCH_SIZE = 2**24
@@ -90,6 +91,7 @@ def check_job(job: JobSpec, *, gpu_count: int = 1, inter_node_gbit_per_s: float 
     _int_in(dataset.size_bytes, "dataset.bytes", low=0, high=MAX_COUNT)
     _float_in(dataset.preprocess_ms_per_sample, "dataset.preprocess_ms_per_sample", low=0.0, high=MAX_MS)
     _int_in(gpu_count, "gpu_count", low=1, high=MAX_GPU_COUNT)
+    check_strategy(job)
     if inter_node_gbit_per_s is not None:
         _float_in(inter_node_gbit_per_s, "inter_node_gbit_per_s", low=0.0, high=MAX_NETWORK_GBIT_PER_S,
                   low_open=True)

@@ -65,7 +65,7 @@ def block_of(layer: LayerStats) -> str:
 
 
 def _heads(attention: LayerStats, qkv_width: int, steps: int) -> int:
-    """Return the heads of an attention row: it keeps Q, K, V (s x qkv width) and a s^2 probabilities (x2 with dropout)."""
+    """Return an attention row's heads: it keeps Q, K, V (s x qkv width) and a s^2 probabilities (x2 with dropout)."""
     per_head = steps * steps * (2 if attention.saved_mask_bytes else 1)
     return max(1, round((attention.saved_values - steps * qkv_width) / per_head))
 
