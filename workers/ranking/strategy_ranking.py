@@ -16,8 +16,10 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from catalog.energy import load_energy
 from catalog.types import Catalog, GpuSpec, Provider
 from workers.ranking.candidates import Span, collect_candidates
+from workers.ranking.carbon import annotate_energy, apply_carbon, offer_energy
 from workers.ranking.catalog_index import CatalogIndex, Machine, catalog_index
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
 from workers.ranking.ranking import Row, pareto_test, top_rows
@@ -181,9 +183,15 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
         if not fitted:
             unfit.setdefault((m.provider_name, m.family, m.gpu), []).append(m)
     hours_known = requirements.iterations_total > 0
+    annotate_energy(shapes, job=job, table=load_energy(), tdp_watts={g.slug: float(g.tdp_watts) for g in catalog.gpus})
+    for s, nodes in zip(shapes, nodes_of, strict=True):
+        s.it_kwh *= nodes  # n machines draw n times one machine's energy
     budget = job.constraints.budget_usd
     spans = collect_candidates(shapes, scope=scope, objective=job.objective,
                                budget_usd=budget if budget is not None and hours_known else math.inf)
+    max_co2e = job.constraints.max_co2e_kg if hours_known else None
+    if max_co2e is not None or job.objective is Objective.CARBON:
+        spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)
     rows = top_rows(job, spans)
     options = _options(rows, shapes, nodes_of, choices, job=job, hours_known=hours_known)
     rejected = tuple(Rejected(instance_type=", ".join(sorted(x.instance_type for x in ms)), provider=provider,
@@ -221,7 +229,7 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
             why=_why(s, strategy, nodes=nodes, price=price, cost=cost, hours_known=hours_known, job=job),
             warnings=_warnings(s, strategy, nodes=nodes, pricing=pricing.value, shapes=shapes, nodes_of=nodes_of),
             pareto=on_front(s.time_metric, cost), storage_cost_usd=storage_cost, iteration_ms=s.iteration_ms,
-            nodes=nodes, parallelism=strategy,
+            nodes=nodes, parallelism=strategy, energy=offer_energy(s, region) if hours_known else None,
         ))
     return tuple(options)
 
