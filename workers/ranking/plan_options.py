@@ -17,6 +17,7 @@ from catalog.types import Catalog, GpuSpec
 from workers.ranking.ranking import rank_offers
 from workers.ranking.reasons import hours_text, usd_text
 from workers.ranking.recommendation import RankedOption
+from workers.ranking.strategy_ranking import rank_strategies
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpu, profile_gpu
 from workers.sizing.memory import fits, sharded_memory
@@ -25,7 +26,8 @@ from workers.sizing.requirements import Mitigation, MitigationKind, PerGpu, Requ
 from workers.sizing.spec import JobSpec, Precision
 from workers.sizing.throughput import has_bf16
 
-KIND_ORDER = ("smaller-batch", "change-network", "recompute", "mixed-precision", "more-gpus", "sharding")
+KIND_ORDER = ("smaller-batch", "change-network", "recompute", "checkpointing", "mixed-precision", "more-gpus",
+              "sharding", "adapters", "offload")
 OPENS_SHOWN = 3  # options listed per step, one per machine
 OPENS_SEARCHED = 20  # options ranked per machine shown, to find that many different machines
 
@@ -38,12 +40,16 @@ class _Step:
     job: JobSpec | None  # None: the change cannot be estimated (change-network)
     min_gpus: int = 1
     sharded: bool = False
+    strategy: bool = False  # names a strategy (training.parallelism): ranked by strategy_ranking
 
 
 def _step(m: Mitigation, job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> _Step:
     """Return the job a mitigation makes."""
     t = job.training
     batch = m.batch_size if m.batch_size is not None else t.batch_size
+    if m.parallelism is not None:  # a strategy step: the strategy ranking finds what it opens
+        return _Step(m, replace(job, training=replace(t, parallelism=m.parallelism)), min_gpus=m.gpu_count or 1,
+                     strategy=True)
     if m.kind is MitigationKind.SMALLER_BATCH:
         interval = m.update_interval if m.update_interval is not None else t.update_interval
         changed = replace(t, batch_size=batch, learning_rate=m.learning_rate, update_interval=interval)
@@ -96,6 +102,16 @@ def _opens(step: _Step, *, catalog: Catalog, requirements: Requirements, pairs: 
     """Return the options the step opens, best first, or () when it opens none."""
     if step.job is None:
         return ()
+    if step.strategy:
+        try:
+            searched = rank_strategies(replace(step.job, limit=OPENS_SHOWN * OPENS_SEARCHED),
+                                       requirements=requirements, catalog=catalog)
+        except SizingError:
+            return ()
+        best: dict[tuple[str, str], RankedOption] = {}
+        for o in searched.options:
+            best.setdefault((o.provider, o.instance_type), o)
+        return tuple(describe_option(o) for o in list(best.values())[:OPENS_SHOWN])
     try:
         rows = _estimates(step.job, step, pairs=pairs, known_gpus=known_gpus)
     except SizingError:

@@ -6,6 +6,8 @@
 3. Recompute (gradient checkpointing).
 4. Mixed precision (ours: the notes list it among what the baseline ignores).
 5. More GPUs, the same samples per step split among them; or sharding optimizer state and gradients.
+6. For language models (strategies/oom_steps.py): checkpointing, ZeRO-3 sharding, offload, adapters.
+A transformer is never told "convolutions instead", and a bf16 job is never told to train in fp16.
 Each step carries the peak memory it leaves and its training time relative to the job as given.
 """
 
@@ -25,6 +27,8 @@ from workers.sizing.memory import (
 )
 from workers.sizing.requirements import CodedWarning, Mitigation, MitigationKind
 from workers.sizing.spec import JobSpec, Precision, Training
+from workers.sizing.strategies.adapters import transformer_shape
+from workers.sizing.strategies.oom_steps import strategy_steps
 from workers.sizing.throughput import effective_precision, has_bf16
 from workers.sizing.timing import estimate_iteration_ms
 
@@ -116,8 +120,19 @@ def _change_network(p: _Planner) -> Mitigation | None:
         heavy = sorted(model.layers, key=lambda layer: layer.parameters, reverse=True)[:NAMED_LAYERS]
         names = tuple(layer.name for layer in heavy)
         share = sum(layer.parameters for layer in heavy) / max(model.parameters, 1)
-        what = (f"hold {share:.0%} of the parameters (parameters, gradients and optimizer state are "
-                f"{state / GIB:.1f} GiB): fewer or narrower Affine layers, or convolutions instead")
+        if transformer_shape(model) is not None:  # a transformer: no "convolutions instead"
+            what = (f"hold {share:.0%} of the parameters (parameters, gradients and optimizer state are "
+                    f"{state / GIB:.1f} GiB): a smaller model (fewer or narrower blocks, a smaller vocabulary), "
+                    f"or keep the model and shard it, train adapters or offload (the steps below)")
+        else:
+            what = (f"hold {share:.0%} of the parameters (parameters, gradients and optimizer state are "
+                    f"{state / GIB:.1f} GiB): fewer or narrower Affine layers, or convolutions instead")
+    elif transformer_shape(model) is not None:
+        rows = activation_bytes_by_layer(model, effective_precision(training.precision, p.gpu))
+        names = tuple(name for name, _ in rows[:NAMED_LAYERS])
+        share = sum(size for _, size in rows[:NAMED_LAYERS]) / max(sum(size for _, size in rows), 1)
+        what = (f"keep {share:.0%} of the activation memory: a shorter sequence, fewer blocks, or "
+                f"checkpointing (below)")
     else:
         rows = activation_bytes_by_layer(model, effective_precision(training.precision, p.gpu))
         names = tuple(name for name, _ in rows[:NAMED_LAYERS])
@@ -148,6 +163,8 @@ def _mixed_precision(p: _Planner) -> Mitigation | None:
     """Train in 16-bit activations with fp32 master weights."""
     if effective_precision(p.job.training.precision, p.gpu) is not Precision.FP32:
         return None
+    if p.job.training.precision is Precision.BF16_MIXED:
+        return None  # a bf16 job on a card without bf16: its precision family is kept, never fp16
     target = Precision.BF16_MIXED if has_bf16(p.gpu) else Precision.FP16_MIXED
     changed = replace(p.job.training, precision=target)
     peak = p.memory(changed, p.gpu_count)
@@ -210,6 +227,8 @@ def out_of_memory_plan(job: JobSpec, gpu: GpuSpec, *, gpu_count: int = 1, profil
     # 16-bit copy of the weights, which outweighs the halved activations of a parameter-heavy model).
     lowering = [step for step in (_recompute(planner), _mixed_precision(planner))
                 if step is not None and step.gpu_memory_bytes < as_given]
-    steps = [smaller, _change_network(planner), *lowering, *_more_gpus(planner)]
+    strategies = strategy_steps(job, gpu, base_ms_per_sample=planner.base_ms_per_sample, profile_gpu=profile_gpu) \
+        if gpu_count == 1 else []
+    steps = [smaller, _change_network(planner), *lowering, *_more_gpus(planner), *strategies]
     return OutOfMemoryPlan(tuple(step for step in steps if step is not None),
                            () if warning is None else (warning,))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from enum import StrEnum
 
+from workers.sizing.strategies.types import Parallelism
+
 
 @dataclass(frozen=True)
 class MemoryBreakdown:
@@ -57,6 +59,9 @@ class MitigationKind(StrEnum):
     MIXED_PRECISION = "mixed-precision"
     MORE_GPUS = "more-gpus"
     SHARDING = "sharding"
+    CHECKPOINTING = "checkpointing"  # selective or full (strategies/checkpointing.py)
+    ADAPTERS = "adapters"  # LoRA / QLoRA: changes the method
+    OFFLOAD = "offload"
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,7 @@ class Mitigation:
     layers: tuple[str, ...] = ()
     gpu: str | None = None  # the card this step makes the job fit (added by the sizing core)
     opens: tuple[str, ...] = ()  # options this step would open, one line each (added by the recommendation)
+    parallelism: Parallelism | None = None  # the strategy this step names (sharding, adapters, offload, ...)
 
 
 @dataclass(frozen=True)
