@@ -132,7 +132,7 @@ def test_tensor_parallel_with_sequence_parallel_divides_block_activations(llama)
 
 
 def _links(network_gbit: float):
-    return node_links(nvlink_gb_per_s=600.0, pcie_gen=4, network_gbit_per_s=network_gbit, gpus_per_node=8,
+    return node_links(nvlink_gb_per_s=600.0, pcie_gen=4, network_gbit_per_s=network_gbit,
                       nvlink_efficiency=0.8)
 
 

@@ -15,8 +15,16 @@ from rich.table import Table
 from catalog.gpus import gpus_by_slug
 from service.commands.common import console as make_console
 from service.commands.common import fail, print_json
+from service.commands.validate_strategies import print_strategy_rows, print_strategy_summaries, strategy_payload
 from workers.accuracy.accuracy import MEASUREMENTS_PATH, SPLITS, Row, Summary, compare_all, load_measurements, summarise
 from workers.accuracy.calibration import PRIORS, FitResult, fit_efficiency, shipped_values
+from workers.accuracy.strategies import (
+    STRATEGIES_PATH,
+    compare_strategies,
+    load_strategy_records,
+    sharded_memory_records,
+    summarise_strategies,
+)
 from workers.render import fmt_bytes
 from workers.sizing.errors import SizingError
 
@@ -40,6 +48,8 @@ def register(subparsers: Any) -> None:
                         "print the fitted values beside the shipped ones")
     p.add_argument("--measurements", default=str(MEASUREMENTS_PATH), metavar="PATH",
                    help="the measurement records (default: workers/accuracy/data/measurements.json)")
+    p.add_argument("--strategies", default=str(STRATEGIES_PATH), metavar="PATH",
+                   help="the records of jobs bigger than one GPU (default: workers/accuracy/data/strategies.json)")
     p.set_defaults(func=run)
 
 
@@ -54,16 +64,28 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"--measurements: a record could not be predicted: {exc}")
     if args.fit:
         return print_fit(fit_efficiency(records, gpus_by_slug()), as_json=args.json)
+    try:
+        strategy_records = load_strategy_records(Path(args.strategies)) + sharded_memory_records(records)
+        strategy_rows = [r for r in compare_strategies(strategy_records, gpus_by_slug())
+                         if args.split == "all" or r.split == args.split]
+    except (OSError, json.JSONDecodeError) as exc:
+        return fail(f"--strategies: cannot read {args.strategies}: {exc}")
+    except (KeyError, TypeError, ValueError, SizingError) as exc:
+        return fail(f"--strategies: a record could not be predicted: {exc}")
+    strategy_summaries = summarise_strategies(strategy_rows)
     chosen = [row for row in rows if args.split == "all" or row.split == args.split]
     splits = SPLITS if args.split == "all" else (args.split,)
     summaries = summarise(rows, splits=splits)
     if args.json:
         print_json({"rows": [_finite(asdict(row)) for row in chosen],
-                    "summary": [_finite(asdict(summary)) for summary in summaries]})
+                    "summary": [_finite(asdict(summary)) for summary in summaries],
+                    "strategies": strategy_payload(strategy_rows, strategy_summaries)})
     else:
         print_rows(chosen, title=f"Predicted against measured ({args.split}: {len(chosen)} figures)",
                    notes=args.notes)
         print_summaries(summaries)
+        print_strategy_rows(strategy_rows)
+        print_strategy_summaries(strategy_summaries)
     return 0
 
 

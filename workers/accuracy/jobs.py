@@ -39,6 +39,14 @@ _DECODERS: dict[str, dict[str, Any]] = {
              "positions": True, "tied": True},
     "llama3-": {"head_dim": 128, "activation": "swiglu", "norm_type": "rmsnorm", "bias": False, "dropout": 0.0,
                 "ffn": 14336, "positions": False, "tied": False},
+    # LLaMA-style decoders of workers/accuracy/data/strategies.json: heads, K/V heads and the SwiGLU
+    # width are read from the record's stats (grouped K/V as the model has them).
+    "llama1-": {"head_dim": 128, "activation": "swiglu", "norm_type": "rmsnorm", "bias": False, "dropout": 0.0,
+                "positions": False, "tied": False},
+    "llama2-": {"head_dim": 128, "activation": "swiglu", "norm_type": "rmsnorm", "bias": False, "dropout": 0.0,
+                "positions": False, "tied": False},
+    "mistral-": {"head_dim": 128, "activation": "swiglu", "norm_type": "rmsnorm", "bias": False, "dropout": 0.0,
+                 "positions": False, "tied": False},
     "gpt-llmfs-": {"head_dim": 64, "activation": "gelu", "norm_type": "layernorm", "bias": True, "dropout": 0.1,
                    "positions": True, "tied": False},
 }
@@ -71,13 +79,16 @@ def _decoder_layers(record: Mapping[str, Any], style: Mapping[str, Any]) -> list
     """Return a decoder LLM's layer list from a record's `stats` architecture fields."""
     stats = record["stats"]
     hidden, depth, vocab = int(stats["d_model"]), int(stats["layers"]), int(stats["vocab"])
+    heads = int(stats.get("heads") or hidden // int(style["head_dim"]))
     block: Layer = {
-        "type": "transformer_block", "heads": hidden // int(style["head_dim"]), "norm": "pre",
+        "type": "transformer_block", "heads": heads, "norm": "pre",
         "norm_type": style["norm_type"], "activation": style["activation"], "dropout": style["dropout"],
         "bias": style["bias"], "causal": True,
     }
-    if "ffn" in style:
-        block["ffn"] = style["ffn"]
+    if "kv_heads" in stats:
+        block["kv_heads"] = int(stats["kv_heads"])
+    if "ffn" in stats or "ffn" in style:
+        block["ffn"] = int(stats.get("ffn") or style["ffn"])
     layers: list[Layer] = [{"type": "embedding", "name": "wte", "vocab": vocab, "dim": hidden}]
     if style["positions"]:
         layers.append({"type": "position_embedding", "name": "wpe",
@@ -158,7 +169,9 @@ def record_model(record: Mapping[str, Any]) -> tuple[ModelStats, str]:
     """Return the model statistics of a record and a note on how they were built."""
     stats, note = _record_model(record)
     if str(record["id"]).startswith(FLASH_ATTENTION_PREFIXES):
-        heads = int(record["stats"]["d_model"]) // int(_decoder_style(str(record["model"]))["head_dim"])
+        given = record["stats"]
+        head_dim = int(_decoder_style(str(record["model"]))["head_dim"])
+        heads = int(given.get("heads") or int(given["d_model"]) // head_dim)
         stats, note = without_attention_matrix(stats, heads=heads, causal=True), note + ", FlashAttention"
     return stats, note
 

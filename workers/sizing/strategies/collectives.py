@@ -16,9 +16,11 @@ Per GPU and iteration (micro-batch), with Ψ parameters and N data-parallel rank
   al. 2021, §2.2), plus each stage boundary's activations;
 - offload: 16-bit gradients to the host and weights back over PCIe per optimizer step, and the
   update on the CPU at CPU_ADAM_PARAMETERS_PER_S.
-Between machines a GPU gets its share of the instance network (network / GPUs per machine), the
-busbw model of NCCL's ring (nccl-tests PERFORMANCE.md: busbw is bounded by the slowest link a rank
-uses).
+Between machines, NCCL runs one ring (channel) per NIC, so a collective over every GPU of several
+machines moves at the machine's whole network, and its bus bandwidth (nccl-tests PERFORMANCE.md:
+busbw = payload x (n-1)/n / time) is the lesser of NVLink's and the machine network's. Hybrid
+sharding's across-machine all-reduce runs one ring per GPU of the machine at once, each with its
+share of the network.
 """
 
 from __future__ import annotations
@@ -51,17 +53,17 @@ class Links:
 
     intra_gb_per_s: float
     intra_link: str  # "nvlink" or "pcie"
-    inter_gb_per_s: float  # this GPU's share of the instance network; 0 on one machine
+    inter_gb_per_s: float  # the machine's network (all its NICs); 0 without one
     pcie_gb_per_s: float
 
 
-def node_links(*, nvlink_gb_per_s: float, pcie_gen: int, network_gbit_per_s: float, gpus_per_node: int,
+def node_links(*, nvlink_gb_per_s: float, pcie_gen: int, network_gbit_per_s: float,
                nvlink_efficiency: float) -> Links:
-    """Return one GPU's links: NVLink (or PCIe) inside the machine, its share of the network outside."""
+    """Return one GPU's links: NVLink (or PCIe) inside the machine, the machine's network outside."""
     pcie = PCIE_GB_PER_S[pcie_gen] * PCIE_EFFICIENCY
     nvlink = nvlink_gb_per_s / 2 * nvlink_efficiency
     intra, name = (nvlink, "nvlink") if nvlink > pcie else (pcie, "pcie")
-    inter = network_gbit_per_s / 8 * NETWORK_EFFICIENCY / max(1, gpus_per_node)
+    inter = network_gbit_per_s / 8 * NETWORK_EFFICIENCY
     return Links(intra_gb_per_s=intra, intra_link=name, inter_gb_per_s=inter,
                  pcie_gb_per_s=PCIE_GB_PER_S[pcie_gen] * HOST_COPY_EFFICIENCY)
 
@@ -100,7 +102,7 @@ def _data_parallel_ms(layout: Layout, links: Links, *, trainable: int, parameter
     if kind is DataParallel.HYBRID_SHARD and spans:
         g = layout.shard_degree
         inside = _ring_ms(2 * weights + grads, g, links.intra_gb_per_s)  # all-gathers of frozen weights too
-        across = 2 * _ring_ms(grads / g, layout.nodes, links.inter_gb_per_s)
+        across = 2 * _ring_ms(grads / g, layout.nodes, links.inter_gb_per_s / layout.gpus_per_node)
         return inside + across, "network" if across > inside else links.intra_link
     if kind in PARAMETERS_SHARDED:
         return _ring_ms(2 * weights + grads, n, link_gb), link

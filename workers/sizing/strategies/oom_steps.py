@@ -38,7 +38,7 @@ def _evaluate(job: JobSpec, gpu: GpuSpec, layout: Layout, *, base_ms_per_sample:
     """Return the layout's per-GPU peak and its time per sample relative to the job as given."""
     memory = layout_memory(job, layout, gpu=gpu, batch_size=job.training.batch_size)
     links = node_links(nvlink_gb_per_s=gpu.nvlink_gb_per_s, pcie_gen=gpu.pcie_gen, network_gbit_per_s=_NO_NETWORK,
-                       gpus_per_node=layout.gpus_per_node, nvlink_efficiency=NVLINK_EFFICIENCY)
+                       nvlink_efficiency=NVLINK_EFFICIENCY)
     time = layout_time(job, layout, gpu, links=links, batch_size=job.training.batch_size,
                        update_interval=job.training.update_interval,
                        trainable_parameters=memory.trainable_parameters, profile_gpu=profile_gpu)

@@ -137,7 +137,7 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
     `host_memory_bytes` is one machine's; `host_need_bytes` what the job needs there besides offload.
     """
     links = node_links(nvlink_gb_per_s=_nvlink_of(gpu, gpus_per_node), pcie_gen=gpu.pcie_gen,
-                       network_gbit_per_s=network_gbit_per_s, gpus_per_node=gpus_per_node,
+                       network_gbit_per_s=network_gbit_per_s,
                        nvlink_efficiency=NVLINK_EFFICIENCY)
     best: LayoutChoice | None = None
     found = 0
