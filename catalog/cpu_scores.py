@@ -81,6 +81,12 @@ CPU_SCORES: tuple[CpuScore, ...] = (
         f"{_RECALLED} (GCP A2/G2 Cascade Lake host, Xeon 8273CL-class @ 2.2 GHz)",
     ),
     CpuScore(
+        "AWS Graviton2 (Arm Neoverse N1)",
+        1250,
+        r"graviton\s*2",
+        f"{_RECALLED} (AWS Graviton2, 64 Neoverse N1 cores at 2.5 GHz; AWS g5g hosts)",
+    ),
+    CpuScore(
         "Intel Xeon (Broadwell) @ 2.2 GHz",
         1650,
         r"broadwell",

@@ -6,6 +6,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+from catalog.freshness import oldest_price_date, prices_as_of_by_provider
 from catalog.gpus import load_gpus
 from catalog.payload import CatalogDataError, CatalogRows, payload_to_rows
 from catalog.store import CatalogStore
@@ -38,17 +39,19 @@ def _bundled(directory: Path) -> CatalogRows:
 
 
 def build_catalog(rows: CatalogRows, gpus: tuple[GpuSpec, ...]) -> Catalog:
-    """Validate rows against the GPU table and wrap them as a Catalog."""
+    """Validate rows against the GPU table and wrap them as a Catalog, its price dates read from the offers."""
     validate_rows(rows, gpus=gpus)
     return Catalog(
         version=rows.version,
-        prices_as_of=rows.prices_as_of,
+        prices_as_of=oldest_price_date(rows.offers),
         sources=rows.sources,
         gpus=gpus,
         instances=rows.instances,
         offers=rows.offers,
         block_storage=rows.block_storage,
         onprem_cards=rows.onprem_cards,
+        prices_as_of_by_provider=prices_as_of_by_provider(rows.offers),
+        excluded=rows.excluded,
     )
 
 

@@ -7,10 +7,11 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from catalog.types import BlockStoragePrice, InstanceType, Offer, OnPremCard, Pricing, Provider
+from catalog.freshness import UNKNOWN
+from catalog.types import BlockStoragePrice, Exclusion, InstanceType, Offer, OnPremCard, Pricing, Provider
 
 FORMAT = 1
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$")
+_DATE = re.compile(r"^\d{4}-\d{2}(-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?)?$")  # a month, a day or a time
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,63}$")
 
 
@@ -23,12 +24,13 @@ class CatalogRows:
     """Everything of one catalog version except the GPU table, which lives in catalog/data/gpus.json."""
 
     version: str
-    prices_as_of: str
+    prices_as_of: str  # catalog.freshness.oldest_price_date of the offers: an ISO date or "unknown"
     sources: tuple[str, ...]
     instances: tuple[InstanceType, ...]
     offers: tuple[Offer, ...]
     block_storage: tuple[BlockStoragePrice, ...]
     onprem_cards: tuple[OnPremCard, ...]
+    excluded: tuple[Exclusion, ...] = ()  # prices left out by the plausibility checks, with the reason
 
 
 def _row(obj: Any) -> dict[str, Any]:
@@ -50,6 +52,7 @@ def rows_to_payload(rows: CatalogRows) -> dict[str, Any]:
         "offers": [_row(r) for r in rows.offers],
         "block_storage": [_row(r) for r in rows.block_storage],
         "onprem_cards": [_row(r) for r in rows.onprem_cards],
+        "excluded": [_row(r) for r in rows.excluded],
     }
 
 
@@ -77,6 +80,12 @@ class _Reader:
         if not _DATE.match(value):
             raise CatalogDataError(f"{self.path}.{key}: expected an ISO date, got {value!r}")
         return value
+
+    def date_or_none(self, key: str) -> str | None:
+        return None if self._get(key) is None else self.date(key)
+
+    def date_or_unknown(self, key: str) -> str:
+        return UNKNOWN if self._get(key) in (None, UNKNOWN) else self.date(key)
 
     def integer(self, key: str) -> int:
         value = self._get(key)
@@ -131,7 +140,19 @@ def _offer(r: _Reader) -> Offer:
         pricing=r.choice("pricing", Pricing),
         price_per_hour_usd=r.number("price_per_hour_usd"),
         source=r.text("source"),
-        as_of=r.date("as_of"),
+        as_of=r.date_or_none("as_of"),
+    )
+
+
+def _excluded(r: _Reader) -> Exclusion:
+    return Exclusion(
+        provider=r.choice("provider", Provider),
+        item=r.text("item"),
+        region=r.text("region"),
+        pricing=r.choice("pricing", Pricing),
+        price_per_hour_usd=r.number("price_per_hour_usd"),
+        check=r.text("check"),
+        reason=r.text("reason"),
     )
 
 
@@ -142,7 +163,7 @@ def _storage(r: _Reader) -> BlockStoragePrice:
         kind=r.text("kind"),
         price_per_gb_month_usd=r.number("price_per_gb_month_usd"),
         source=r.text("source"),
-        as_of=r.date("as_of"),
+        as_of=r.date_or_none("as_of"),
     )
 
 
@@ -167,9 +188,12 @@ def payload_to_rows(document: Any) -> CatalogRows:
     sources = _list(doc, "sources")
     if not all(isinstance(s, str) and s.strip() for s in sources):
         raise CatalogDataError("sources: expected a list of non-empty strings")
+    excluded = doc.obj.get("excluded", [])  # optional: versions written before the plausibility checks
+    if not isinstance(excluded, list):
+        raise CatalogDataError("excluded: expected a list")
     return CatalogRows(
         version=version,
-        prices_as_of=doc.date("prices_as_of"),
+        prices_as_of=doc.date_or_unknown("prices_as_of"),
         sources=tuple(sources),
         instances=tuple(
             _instance(_Reader(o, f"instances[{i}]")) for i, o in enumerate(_list(doc, "instances"))
@@ -181,4 +205,5 @@ def payload_to_rows(document: Any) -> CatalogRows:
         onprem_cards=tuple(
             _card(_Reader(o, f"onprem_cards[{i}]")) for i, o in enumerate(_list(doc, "onprem_cards"))
         ),
+        excluded=tuple(_excluded(_Reader(o, f"excluded[{i}]")) for i, o in enumerate(excluded)),
     )

@@ -12,13 +12,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from catalog.fetchers.result import FetchResult, Progress, no_progress
+from catalog.freshness import oldest_price_date
 from catalog.gpus import load_gpus
 from catalog.loader import load_snapshot_rows
 from catalog.payload import CatalogRows
 from catalog.providers import FETCHED_PROVIDERS, PROVIDERS
 from catalog.store import CatalogStore, next_version
 from catalog.types import GpuSpec, Provider
-from catalog.validate import validate_rows
+from catalog.validate import CatalogValidationError, screen_rows, validate_rows
+
+# A fetch whose prices fail the plausibility checks this often is broken (a unit or parsing error), not a
+# market: the version is rejected instead of written with those rows left out.
+MAX_IMPLAUSIBLE_SHARE = 0.25
 
 
 class RefreshError(RuntimeError):
@@ -31,12 +36,13 @@ class RefreshReport:
 
     provider: str
     version: str
-    prices_as_of: str
+    prices_as_of: str  # the oldest price's date, or "unknown" (catalog.freshness)
     instances: int  # the provider's instance rows in the new version
     offers: int  # the provider's offers in the new version
     fetched_regions: tuple[str, ...]
     failed_regions: tuple[tuple[str, str], ...]  # (region, reason): the last version's rows kept there
     problems: tuple[str, ...]
+    excluded: tuple[str, ...] = ()  # prices of this provider the plausibility checks left out, with why
 
 
 def merge_rows(base: CatalogRows, result: FetchResult, *, version: str) -> CatalogRows:
@@ -62,14 +68,16 @@ def merge_rows(base: CatalogRows, result: FetchResult, *, version: str) -> Catal
         | {b.source for b in base.block_storage}
         | {c.source for c in base.onprem_cards}
     )
+    kept_excluded = tuple(e for e in base.excluded if e.provider is not provider or e.region not in fetched)
     return CatalogRows(
         version=version,
-        prices_as_of=result.as_of,
+        prices_as_of=oldest_price_date(offers),  # the oldest row's date, not this fetch's
         sources=tuple(sources),
         instances=instances,
         offers=offers,
         block_storage=base.block_storage,
         onprem_cards=base.onprem_cards,
+        excluded=kept_excluded,
     )
 
 
@@ -104,7 +112,14 @@ def refresh_catalog(
         raise RefreshError(f"{provider}: every region failed ({reasons}); the catalog is unchanged")
     progress(f"{provider}: merging", 1, 3)
     version = next_version(now.date().isoformat(), [*store.versions(), base.version])
-    rows = merge_rows(base, result, version=version)
+    rows = screen_rows(merge_rows(base, result, version=version))  # implausible prices left out, reasons kept
+    fetched = set(result.fetched_regions)
+    new = [e for e in rows.excluded if e.provider is result.provider and e.region in fetched]
+    if result.offers and len(new) > MAX_IMPLAUSIBLE_SHARE * len(result.offers):
+        raise CatalogValidationError(
+            [f"{provider}: {len(new)} of {len(result.offers)} fetched prices are implausible (a broken fetch)"]
+            + [e.reason for e in new[:4]]
+        )
     progress(f"{provider}: validating", 2, 3)
     validate_rows(rows, gpus=gpus, previous=base)
     progress(f"{provider}: writing version {version}", 3, 3)
@@ -119,4 +134,5 @@ def refresh_catalog(
         fetched_regions=result.fetched_regions,
         failed_regions=result.failed_regions,
         problems=result.problems,
+        excluded=tuple(e.reason for e in rows.excluded if e.provider is mine),
     )

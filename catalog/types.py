@@ -73,7 +73,7 @@ class Offer:
     pricing: Pricing
     price_per_hour_usd: float
     source: str
-    as_of: str  # ISO date (or datetime) the price was read
+    as_of: str | None  # ISO date the source says the price was true; None when the source does not say
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ class BlockStoragePrice:
     kind: str  # e.g. "gp3", "pd-balanced"
     price_per_gb_month_usd: float
     source: str
-    as_of: str
+    as_of: str | None  # as for Offer.as_of
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,20 @@ class OnPremCard:
     price_usd: float
     power_watts: int
     source: str
-    as_of: str
+    as_of: str  # ISO date or month the price was true (a launch price: the launch month)
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A price a build, import or refresh left out, and the plausibility check that caught it."""
+
+    provider: Provider
+    item: str  # the instance type, or for a price part "accelerator H100 x8" / "host a3-highgpu-8g"
+    region: str
+    pricing: Pricing
+    price_per_hour_usd: float
+    check: str  # "bad-price", "spot-not-below-on-demand", "regional-outlier", "family-jump"
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -104,13 +117,15 @@ class Catalog:
     """One consistent version of everything gpugauge ranks against."""
 
     version: str
-    prices_as_of: str
+    prices_as_of: str  # the oldest cloud price's as_of; "unknown" when any is undated (catalog.freshness)
     sources: tuple[str, ...]
     gpus: tuple[GpuSpec, ...]
     instances: tuple[InstanceType, ...] = ()
     offers: tuple[Offer, ...] = ()
     block_storage: tuple[BlockStoragePrice, ...] = ()
     onprem_cards: tuple[OnPremCard, ...] = ()
+    prices_as_of_by_provider: tuple[tuple[str, str], ...] = ()  # (provider, oldest as_of or "unknown")
+    excluded: tuple[Exclusion, ...] = ()
     _gpu_index: dict[str, GpuSpec] = field(default_factory=dict, compare=False, repr=False)
 
     def gpu(self, slug: str) -> GpuSpec:

@@ -1,13 +1,21 @@
-"""Checks a catalog version must pass before it becomes current: sane prices, known GPUs, no collapse."""
+"""Checks a catalog version must pass before it becomes current: sane prices, known GPUs, no collapse.
+
+The plausibility checks (catalog/plausibility.py) run here too: `screen_rows` leaves implausible prices out
+and records why (builds, imports and refreshes call it), and `check_rows` reports any that remain.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from catalog.freshness import oldest_price_date
 from catalog.payload import CatalogRows
-from catalog.types import GpuSpec, Pricing, Provider
+from catalog.plausibility import Finding, PricePoint, find_implausible
+from catalog.types import Exclusion, GpuSpec, InstanceType, Pricing, Provider
 
 # Absurd-price bounds, per GPU per hour. The dearest list price in the catalog is about $15/GPU-h (H100/H200
 # outside the US); $100/GPU-h is far above any public list price, and below $0.01/h no GPU has ever rented.
@@ -18,6 +26,7 @@ MAX_CARD_PRICE_USD = 100_000.0
 # A refresh may shrink a provider's rows a little (types retired, a region down); losing more than half
 # the rows of the last version is taken as a broken fetch, not a market change.
 MIN_ROWS_KEPT = 0.5
+MIN_REGION_ROWS = 10  # the same holds per region, for regions that had at least this many on-demand offers
 
 
 class CatalogValidationError(ValueError):
@@ -33,7 +42,8 @@ class CatalogValidationError(ValueError):
 class Problem:
     """One failed check, with the rows it concerns."""
 
-    code: str  # "unknown-gpu", "bad-price", "orphan-offer", "duplicate", "collapse", "bad-count"
+    code: str  # "unknown-gpu", "bad-price", "orphan-offer", "duplicate", "collapse", "bad-count", or a
+    # plausibility check's name ("spot-not-below-on-demand", "regional-outlier", "family-jump")
     message: str
 
 
@@ -102,13 +112,13 @@ def _collapse(rows: CatalogRows, previous: CatalogRows) -> Iterable[Problem]:
         for name, new, old in (
             (
                 "instance types",
-                [i for i in rows.instances if i.provider is provider],
-                [i for i in previous.instances if i.provider is provider],
+                [i.instance_type for i in rows.instances if i.provider is provider],
+                [i.instance_type for i in previous.instances if i.provider is provider],
             ),
             (
                 "on-demand offers",
-                [o for o in rows.offers if o.provider is provider and o.pricing is Pricing.ON_DEMAND],
-                [o for o in previous.offers if o.provider is provider and o.pricing is Pricing.ON_DEMAND],
+                [o.region for o in rows.offers if o.provider is provider and o.pricing is Pricing.ON_DEMAND],
+                [o.region for o in previous.offers if o.provider is provider and o.pricing is Pricing.ON_DEMAND],
             ),
         ):
             if old and len(new) < MIN_ROWS_KEPT * len(old):
@@ -117,6 +127,79 @@ def _collapse(rows: CatalogRows, previous: CatalogRows) -> Iterable[Problem]:
                     f"{provider.value} {name} fell from {len(old)} to {len(new)} "
                     f"(more than {1 - MIN_ROWS_KEPT:.0%} lost against version {previous.version})",
                 )
+            if name != "on-demand offers":
+                continue
+            now, before = Counter(new), Counter(old)
+            for region, count in sorted(before.items()):
+                if count >= MIN_REGION_ROWS and now[region] < MIN_ROWS_KEPT * count:
+                    yield Problem(
+                        "collapse",
+                        f"{provider.value} on-demand offers in {region} fell from {count} to {now[region]} "
+                        f"(more than {1 - MIN_ROWS_KEPT:.0%} lost against version {previous.version})",
+                    )
+
+
+_SIZE = re.compile(r"-\d+g?(-nolssd)?$")
+
+
+def family_of(provider: Provider, instance_type: str) -> str:
+    """Return an instance type's family: "p5", "a3-highgpu", "g2-standard", "n1-standard+nvidia-tesla-t4"."""
+    if provider is Provider.AWS:
+        return instance_type.split(".", 1)[0]
+    host, plus, accelerator = instance_type.partition("+")
+    family = _SIZE.sub("", host)
+    return f"{family}+{accelerator.split('x', 1)[1]}" if plus and "x" in accelerator else family
+
+
+def offer_points(rows: CatalogRows) -> list[tuple[PricePoint, int]]:
+    """Return each cloud offer as a price point (with its index in rows.offers) for the plausibility checks."""
+    shapes: dict[tuple[Provider, str], InstanceType] = {(i.provider, i.instance_type): i for i in rows.instances}
+    points: list[tuple[PricePoint, int]] = []
+    for index, offer in enumerate(rows.offers):
+        shape = shapes.get((offer.provider, offer.instance_type))
+        if offer.provider is Provider.ONPREM or shape is None:
+            continue
+        point = PricePoint(
+            provider=offer.provider,
+            item=offer.instance_type,
+            region=offer.region,
+            pricing=offer.pricing,
+            price_per_hour_usd=offer.price_per_hour_usd,
+            gpu_count=shape.gpu_count,
+            family=family_of(offer.provider, offer.instance_type),
+            vcpus=shape.vcpus,
+            memory_bytes=shape.host_memory_bytes,
+        )
+        points.append((point, index))
+    return points
+
+
+def implausible_offers(rows: CatalogRows) -> list[tuple[Finding, int]]:
+    """Return the plausibility findings on the rows' offers, each with the offer's index."""
+    points = offer_points(rows)
+    index = {id(p): i for p, i in points}
+    return [(f, index[id(f.point)]) for f in find_implausible(p for p, _ in points)]
+
+
+def exclusion(finding: Finding) -> Exclusion:
+    """Return a finding as the record a catalog version keeps of a price it left out."""
+    p = finding.point
+    return Exclusion(p.provider, p.item, p.region, p.pricing, p.price_per_hour_usd, finding.check, finding.reason)
+
+
+def screen_rows(rows: CatalogRows) -> CatalogRows:
+    """Leave out the offers the plausibility checks reject, recording each with its reason."""
+    found = implausible_offers(rows)
+    if not found:
+        return rows
+    dropped = {i for _, i in found}
+    offers = tuple(o for i, o in enumerate(rows.offers) if i not in dropped)
+    return dataclasses.replace(
+        rows,
+        offers=offers,
+        prices_as_of=oldest_price_date(offers),
+        excluded=rows.excluded + tuple(exclusion(f) for f, _ in found),
+    )
 
 
 def check_rows(
@@ -127,6 +210,7 @@ def check_rows(
     gpu_counts = {(i.provider, i.instance_type): i.gpu_count for i in rows.instances}
     problems = list(_collapse(rows, previous)) if previous is not None else []
     problems += [*_prices(rows, gpu_counts), *_references(rows, slugs)]
+    problems += [Problem(f.check, f.reason) for f, _ in implausible_offers(rows)]
     return problems
 
 

@@ -53,7 +53,7 @@ class PriceSchema(Schema):
     pricing = fields.Function(lambda offer: offer.pricing.value)
     price_per_hour_usd = fields.Float()
     source = fields.String()
-    as_of = fields.String()
+    as_of = fields.String(allow_none=True, metadata={"description": "date the source says it was true; null if unsaid"})
 
 
 class InstanceSchema(Schema):

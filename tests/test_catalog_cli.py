@@ -78,7 +78,7 @@ def test_min_gpu_memory_filters_instances(capsys: pytest.CaptureFixture[str]) ->
         (("instances", "--provider", "azure"), "valid: aws, gcp, onprem"),
         (
             ("instances", "--provider", "aws", "--region", "us-central1"),
-            "valid: eu-west-1, us-east-1, us-west-2",
+            "unknown region 'us-central1'",
         ),
         (("instances", "--gpu", "v100"), "did you mean v100-16gb, v100-32gb"),
         (("instances", "--min-gpu-memory=-3GB"), "negative"),

@@ -1,20 +1,25 @@
-"""The bundled snapshot: offline, every GPU family, prices in 3 regions per provider, every row sourced."""
+"""The bundled snapshot: generated from SkyPilot's v8 rows, every region and family, honest dates, sourced."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
+import statistics
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
 from catalog.cpu_scores import CPU_SCORES, score_for
 from catalog.data.instances import build_snapshot
 from catalog.gpus import load_gpus
-from catalog.loader import SNAPSHOT_DIR, load_catalog
-from catalog.payload import rows_to_payload
-from catalog.types import Catalog, Pricing, Provider
-from catalog.validate import check_rows
+from catalog.loader import SNAPSHOT_DIR, load_catalog, load_snapshot_rows
+from catalog.types import Catalog, Offer, Pricing, Provider
+from catalog.validate import check_rows, family_of
+
+SHARED = build_snapshot.DEFAULT_INPUT
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="the shared SkyPilot rows are not on this machine")
 
 
 @pytest.fixture(scope="module")
@@ -22,96 +27,103 @@ def catalog() -> Catalog:
     return load_catalog()
 
 
-AWS_FAMILIES = (
-    "p2",
-    "p3",
-    "p3dn",
-    "g3",
-    "g3s",
-    "g4dn",
-    "g5",
-    "g6",
-    "gr6",
-    "g6e",
-    "p4d",
-    "p4de",
-    "p5",
-    "p5e",
-    "p5en",
+def _offer(catalog: Catalog, itype: str, region: str, pricing: Pricing = Pricing.ON_DEMAND) -> Offer | None:
+    return next(
+        (o for o in catalog.offers if (o.instance_type, o.region, o.pricing) == (itype, region, pricing)), None
+    )
+
+
+AWS_FAMILIES = {
+    "p3", "p3dn", "g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "gr6f", "p4d", "p4de", "p5", "p5e", "p5en",
     "p6-b200",
-)
-GCP_FAMILIES = (
-    "a2-highgpu",
-    "a2-megagpu",
-    "a2-ultragpu",
-    "a3-highgpu",
-    "a3-megagpu",
-    "a3-ultragpu",
-    "g2-standard",
-    "a4-highgpu",
-)
-N1_GPUS = ("nvidia-tesla-t4", "nvidia-tesla-v100", "nvidia-tesla-p100", "nvidia-tesla-p4", "nvidia-tesla-k80")
+}  # fmt: skip
+GCP_FAMILIES = {
+    "a2-highgpu", "a2-megagpu", "a2-ultragpu", "a3-highgpu", "a3-edgegpu", "a3-megagpu", "a3-ultragpu",
+    "a4-highgpu", "g2-standard",
+}  # fmt: skip
 
 
-def test_the_snapshot_loads_offline_with_a_version_and_a_date(catalog: Catalog) -> None:
-    assert re.match(r"^\d{4}-\d{2}-\d{2}\.\d+$", catalog.version)
-    assert re.match(r"^\d{4}-\d{2}-\d{2}$", catalog.prices_as_of)
-    assert catalog.sources and len(catalog.gpus) == len(load_gpus())
+def test_the_snapshot_names_its_input_commits_and_says_its_prices_are_undated(catalog: Catalog) -> None:
+    assert catalog.version == "skypilot-v8-e385a0d3-8427bbff"
+    assert catalog.prices_as_of == "unknown"  # the commits are named, their dates are not: never the build date
+    assert dict(catalog.prices_as_of_by_provider) == {"aws": "unknown", "gcp": "unknown"}
+    cloud = [o for o in catalog.offers if o.provider is not Provider.ONPREM]
+    assert cloud and all(o.as_of is None and "skypilot-org/skypilot-catalog@" in o.source for o in cloud)
+    assert any("e385a0d348eda9cefd9806423e7725944dc249e4" in s for s in catalog.sources)
+    assert len(catalog.gpus) == len(load_gpus())
 
 
-def test_every_gpu_family_of_both_providers_is_there(catalog: Catalog) -> None:
-    aws = {i.instance_type.split(".")[0] for i in catalog.instances if i.provider is Provider.AWS}
-    gcp = {i.instance_type.rsplit("-", 1)[0] for i in catalog.instances if i.provider is Provider.GCP}
-    assert set(AWS_FAMILIES) <= aws
-    assert set(GCP_FAMILIES) <= gcp
-    n1 = {i.instance_type.split("x", 1)[1] for i in catalog.instances if i.instance_type.startswith("n1-")}
-    assert n1 == set(N1_GPUS)
-    counts = {i.gpu_count for i in catalog.instances if i.instance_type.startswith("n1-") and i.gpu == "t4"}
-    assert counts == {1, 2, 4}
+def test_every_family_in_the_rows_is_there_and_retired_k80_is_not(catalog: Catalog) -> None:
+    families = {family_of(i.provider, i.instance_type) for i in catalog.instances}
+    assert families >= AWS_FAMILIES and families >= GCP_FAMILIES
+    n1 = {f.split("+")[1] for f in families if f.startswith("n1-")}
+    assert n1 == {"nvidia-tesla-t4", "nvidia-tesla-v100", "nvidia-tesla-p100", "nvidia-tesla-p4"}
+    assert not any(i.gpu == "k80" for i in catalog.instances)
+    assert {"p5.4xlarge", "a3-edgegpu-8g", "a4-highgpu-8g", "p6-b200.48xlarge"} <= {
+        i.instance_type for i in catalog.instances
+    }
 
 
-@pytest.mark.parametrize("provider", [Provider.AWS, Provider.GCP])
-def test_each_provider_has_on_demand_and_spot_prices_in_three_regions(
-    catalog: Catalog, provider: Provider
-) -> None:
-    regions: dict[Pricing, set[str]] = defaultdict(set)
+def test_every_region_of_the_rows_is_priced(catalog: Catalog) -> None:
+    regions: dict[tuple[Provider, Pricing], set[str]] = defaultdict(set)
     for offer in catalog.offers:
-        if offer.provider is provider:
-            regions[offer.pricing].add(offer.region)
-    assert len(regions[Pricing.ON_DEMAND]) >= 3
-    assert len(regions[Pricing.SPOT]) >= 3
+        regions[(offer.provider, offer.pricing)].add(offer.region)
+    assert len(regions[(Provider.AWS, Pricing.ON_DEMAND)]) == 23
+    assert len(regions[(Provider.GCP, Pricing.ON_DEMAND)]) >= 30
+    assert len(regions[(Provider.AWS, Pricing.SPOT)]) >= 20
+    assert len([o for o in catalog.offers if o.pricing is Pricing.ON_DEMAND]) > 2500  # full scale
 
 
-def test_p3_v100_16gb_is_priced_by_region(catalog: Catalog) -> None:
-    p3 = {i.instance_type for i in catalog.instances if i.gpu == "v100-16gb" and i.provider is Provider.AWS}
-    assert p3 == {"p3.2xlarge", "p3.8xlarge", "p3.16xlarge"}
-    regions = {o.region for o in catalog.offers if o.instance_type == "p3.2xlarge"}
-    assert regions == {"us-east-1", "us-west-2", "eu-west-1"}
+def test_fractional_l4_shapes_carry_their_slice(catalog: Catalog) -> None:
+    shapes = {i.instance_type: i for i in catalog.instances}
+    assert (shapes["g6f.large"].gpu, shapes["g6f.large"].gpu_count) == ("l4-eighth", 1)
+    assert shapes["g6f.2xlarge"].gpu == "l4-quarter" and shapes["gr6f.4xlarge"].gpu == "l4-half"
+    assert catalog.gpu("l4-eighth").memory_bytes == 2861 * 2**20
+    assert shapes["g5g.xlarge"].gpu == "t4g"
 
 
-def test_every_row_names_a_source_and_a_date(catalog: Catalog) -> None:
+def test_gcp_n1_memory_is_3_75_gib_per_vcpu(catalog: Catalog) -> None:
+    shapes = {i.instance_type: i for i in catalog.instances}
+    assert shapes["n1-standard-8+1xnvidia-tesla-t4"].host_memory_bytes == 30 * 2**30
+    assert shapes["n1-highmem-8+1xnvidia-tesla-t4"].host_memory_bytes == 52 * 2**30
+
+
+def test_aws_p4_and_p5_prices_are_the_catalogs_not_the_pre_cut_ones(catalog: Catalog) -> None:
+    p5 = _offer(catalog, "p5.48xlarge", "us-east-1")
+    p4d = _offer(catalog, "p4d.24xlarge", "us-east-2")
+    assert p5 is not None and p5.price_per_hour_usd == 55.04
+    assert p4d is not None and p4d.price_per_hour_usd == 21.95764
+
+
+def test_the_three_known_gcp_errors_are_left_out_with_their_reasons(catalog: Catalog) -> None:
+    reasons = {(e.item, e.region, e.pricing, e.check) for e in catalog.excluded}
+    assert ("accelerator A100 x1", "europe-west4", Pricing.ON_DEMAND, "regional-outlier") in reasons
+    assert ("accelerator A100-80GB x1", "us-central1", Pricing.ON_DEMAND, "spot-not-below-on-demand") in reasons
+    assert ("accelerator H100 x8", "us-central1", Pricing.ON_DEMAND, "regional-outlier") in reasons
+    assert _offer(catalog, "a2-highgpu-1g", "europe-west4") is None
+    assert _offer(catalog, "a2-ultragpu-1g", "us-central1") is None
+    assert _offer(catalog, "a3-highgpu-8g", "us-central1") is None
+    assert _offer(catalog, "a3-highgpu-8g", "us-east4") is not None
+    assert all(e.reason.strip() for e in catalog.excluded)
+
+
+def test_the_snapshot_passes_every_check_including_plausibility(catalog: Catalog) -> None:
+    assert check_rows(load_snapshot_rows(), gpus=catalog.gpus) == []
+
+
+def test_every_row_names_a_source(catalog: Catalog) -> None:
     rows = [*catalog.instances, *catalog.offers, *catalog.block_storage, *catalog.onprem_cards]
-    for row in rows:
-        assert row.source.strip(), row
-    dates = [getattr(r, "as_of", None) or getattr(r, "source_date", "") for r in rows]
-    assert all(re.match(r"^\d{4}-\d{2}-\d{2}$", d) for d in dates)
-    assert set(catalog.sources) == {r.source for r in rows}
-
-
-def test_prices_not_read_from_a_source_are_labelled_as_such(catalog: Catalog) -> None:
-    for offer in catalog.offers:
-        assert (
-            "SkyPilot catalog" in offer.source or "recalled" in offer.source or "estimate" in offer.source
-        ), offer
+    assert all(row.source.strip() for row in rows)
+    assert {r.source for r in rows} <= set(catalog.sources)
+    assert all(re.match(r"^\d{4}-\d{2}$", c.as_of) for c in catalog.onprem_cards)  # launch month
+    for disk in catalog.block_storage:
+        assert "recalled" in disk.source and disk.as_of is None
 
 
 def test_instances_use_known_gpus_and_sourced_cpu_scores(catalog: Catalog) -> None:
-    assert check_rows(build_snapshot.build(), gpus=catalog.gpus) == []
     for inst in catalog.instances:
         score = score_for(inst.cpu_model)
-        assert score is not None and score.single_thread_score == inst.cpu_single_thread_score, (
-            inst.instance_type
-        )
+        assert score is not None and score.single_thread_score == inst.cpu_single_thread_score
         assert catalog.gpu(inst.gpu).memory_bytes > 0
     assert all(row.source and row.as_of for row in CPU_SCORES)
 
@@ -127,12 +139,47 @@ def test_block_storage_is_priced_where_instances_are(catalog: Catalog) -> None:
     assert {(o.provider, o.region) for o in catalog.offers} <= priced
 
 
-def test_the_committed_snapshot_is_what_the_tables_build() -> None:
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+@needs_shared
+def test_the_committed_snapshot_is_what_the_shared_rows_build() -> None:
+    assert build_snapshot.main(["--check"]) == 0
     manifest = json.loads((SNAPSHOT_DIR / "manifest.json").read_text())
-    committed = json.loads((SNAPSHOT_DIR / manifest["file"]).read_text())
-    assert committed == json.loads(json.dumps(rows_to_payload(build_snapshot.build())))
+    assert manifest["file"] == f"snapshot-{manifest['current']}.json"
 
 
-def test_fractional_shapes_are_not_in_the_snapshot(catalog: Catalog) -> None:
-    assert all(i.gpu_count >= 1 for i in catalog.instances)
-    assert not any(i.instance_type.startswith("g6f.") for i in catalog.instances)
+@needs_shared
+@pytest.mark.parametrize(("itype", "region"), [("g4dn.xlarge", "us-east-1"), ("p5.48xlarge", "us-east-1"),
+                                               ("g6e.xlarge", "eu-north-1"), ("p3.2xlarge", "ap-northeast-1")])
+def test_aws_prices_are_the_rows_on_demand_and_the_median_spot_over_zones(
+    catalog: Catalog, itype: str, region: str
+) -> None:
+    rows = [r for r in _rows(SHARED / "aws-gpu-vms.csv") if (r["InstanceType"], r["Region"]) == (itype, region)]
+    on_demand, spot = _offer(catalog, itype, region), _offer(catalog, itype, region, Pricing.SPOT)
+    assert on_demand is not None and on_demand.price_per_hour_usd == float(rows[0]["Price"])
+    zones = [float(r["SpotPrice"]) for r in rows if r["SpotPrice"]]
+    assert spot is not None and spot.price_per_hour_usd == pytest.approx(statistics.median(zones))
+
+
+@needs_shared
+def test_gcp_prices_are_host_plus_gpus_from_the_rows(catalog: Catalog) -> None:
+    rows = _rows(SHARED / "gcp-gpu-vms.csv")
+    host = next(r for r in rows if (r["InstanceType"], r["Region"]) == ("a2-highgpu-1g", "us-central1"))
+    gpu = next(
+        r
+        for r in rows
+        if (r["AcceleratorName"], r["AcceleratorCount"], r["Region"]) == ("A100", "1", "us-central1")
+    )
+    offer = _offer(catalog, "a2-highgpu-1g", "us-central1")
+    assert offer is not None
+    assert offer.price_per_hour_usd == pytest.approx(float(host["Price"]) + float(gpu["Price"]), abs=1e-6)
+    t4 = next(
+        r for r in rows if (r["AcceleratorName"], r["AcceleratorCount"], r["Region"]) == ("T4", "1", "us-central1")
+    )
+    n1 = next(r for r in rows if (r["InstanceType"], r["Region"]) == ("n1-standard-8", "us-central1"))
+    combo = _offer(catalog, "n1-standard-8+1xnvidia-tesla-t4", "us-central1")
+    assert combo is not None
+    assert combo.price_per_hour_usd == pytest.approx(float(n1["Price"]) + float(t4["Price"]), abs=1e-6)

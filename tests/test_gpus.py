@@ -25,6 +25,10 @@ AGREED_SLUGS = (
     "rtx-2080-ti", "rtx-3090", "rtx-4090", "k80", "m60", "p4", "p100-16gb", "v100-16gb", "v100-32gb",
     "t4", "a10", "a10g", "l4", "l40s", "a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200",
     "b200",
+    # issue 14: the GPUs the clouds and buyers offer that the table lacked
+    "rtx-3080", "rtx-4080", "rtx-5090", "titan-rtx", "rtx-a6000", "rtx-6000-ada", "rtx-pro-6000", "k40",
+    "t4g", "a40", "l40", "a100-pcie-40gb", "a100-pcie-80gb", "v100-pcie-16gb", "v100-pcie-32gb", "h100-nvl",
+    "b300", "gb200", "l4-eighth", "l4-quarter", "l4-half",
 )
 GIB = 2**30
 
@@ -128,3 +132,9 @@ def test_loader_fails_loudly_on_an_unreadable_file(tmp_path: Path) -> None:
     broken.write_text("{not json")
     with pytest.raises(GpuDataError, match="cannot read"):
         load_gpus(broken)
+
+
+def test_b200_fp32_is_nvidias_hgx_figure_per_gpu() -> None:
+    b200 = gpus_by_slug()["b200"]
+    assert b200.fp32_tflops == 600 / 8 and "HGX B200" in b200.source
+

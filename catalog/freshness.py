@@ -1,0 +1,42 @@
+"""How old a catalog's cloud prices are: the oldest dated price overall and per provider.
+
+A catalog is as fresh as its oldest price, not its newest: after a refresh of one provider the other's rows
+keep their own dates. A price whose source gives no date (`as_of` None) makes the oldest date unknown:
+reported as UNKNOWN, a string, because the public contract types `prices_as_of` as one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from catalog.types import Offer, Provider
+
+CLOUD_PROVIDERS = (Provider.AWS, Provider.GCP)
+UNKNOWN = "unknown"  # prices_as_of when a price's source carries no date (the price rows say None)
+
+
+def _oldest(dates: list[str | None]) -> str:
+    known = [d for d in dates if d is not None and d != UNKNOWN]
+    if not known or len(known) < len(dates):
+        return UNKNOWN
+    return min(known, key=lambda d: d[:10])
+
+
+def prices_as_of_by_provider(offers: Iterable[Offer]) -> tuple[tuple[str, str], ...]:
+    """Return (provider, oldest as_of) for each cloud provider with offers; UNKNOWN where any is undated."""
+    dates: dict[Provider, list[str | None]] = {}
+    for offer in offers:
+        if offer.provider in CLOUD_PROVIDERS:
+            dates.setdefault(offer.provider, []).append(offer.as_of)
+    return tuple((p.value, _oldest(dates[p])) for p in CLOUD_PROVIDERS if p in dates)
+
+
+def oldest_price_date(offers: Iterable[Offer]) -> str:
+    """Return the oldest cloud price's as_of, or UNKNOWN when any cloud price is undated (or there is none)."""
+    by_provider = prices_as_of_by_provider(offers)
+    return _oldest([d for _, d in by_provider])
+
+
+def undated_sources(offers: Iterable[Offer]) -> tuple[str, ...]:
+    """Return the sources of cloud prices that carry no date, sorted (each names its catalog commit)."""
+    return tuple(sorted({o.source for o in offers if o.provider in CLOUD_PROVIDERS and o.as_of is None}))
