@@ -8,6 +8,7 @@ catalog.types.Provider.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,9 +22,15 @@ def _dotted_family(instance_type: str) -> str:
     return instance_type.split(".", 1)[0]
 
 
+_GCP_SIZE = re.compile(r"-\d+g?(-nolssd)?$")
+
+
 def _dashed_family(instance_type: str) -> str:
-    # Google Cloud: "a2-highgpu" for a2-highgpu-1g, "n1-standard" for n1-standard-8.
-    return instance_type.rsplit("-", 1)[0] if "-" in instance_type else instance_type
+    # Google Cloud: "a2-highgpu" for a2-highgpu-1g and a3-ultragpu-8g-nolssd, "n1-standard" for n1-standard-8,
+    # "n1-standard+nvidia-tesla-t4" for an N1 host with T4s attached (n1-standard-8+1xnvidia-tesla-t4).
+    host, plus, accelerator = instance_type.partition("+")
+    family = _GCP_SIZE.sub("", host) if _GCP_SIZE.search(host) else host.rsplit("-", 1)[0]
+    return f"{family}+{accelerator.split('x', 1)[1]}" if plus and "x" in accelerator else family
 
 
 def _aws_fetch(**kwargs: Any) -> FetchResult:

@@ -7,7 +7,6 @@ and records why (builds, imports and refreshes call it), and `check_rows` report
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 from catalog.freshness import oldest_price_date
 from catalog.payload import CatalogRows
 from catalog.plausibility import Finding, PricePoint, find_implausible
+from catalog.providers import PROVIDERS
 from catalog.types import Exclusion, GpuSpec, InstanceType, Pricing, Provider
 
 # Absurd-price bounds, per GPU per hour. The dearest list price in the catalog is about $15/GPU-h (H100/H200
@@ -139,16 +139,9 @@ def _collapse(rows: CatalogRows, previous: CatalogRows) -> Iterable[Problem]:
                     )
 
 
-_SIZE = re.compile(r"-\d+g?(-nolssd)?$")
-
-
 def family_of(provider: Provider, instance_type: str) -> str:
-    """Return an instance type's family: "p5", "a3-highgpu", "g2-standard", "n1-standard+nvidia-tesla-t4"."""
-    if provider is Provider.AWS:
-        return instance_type.split(".", 1)[0]
-    host, plus, accelerator = instance_type.partition("+")
-    family = _SIZE.sub("", host)
-    return f"{family}+{accelerator.split('x', 1)[1]}" if plus and "x" in accelerator else family
+    """Return an instance type's family by the provider registry's rule (catalog/providers.py)."""
+    return PROVIDERS[provider.value].family_of(instance_type)
 
 
 def offer_points(rows: CatalogRows) -> list[tuple[PricePoint, int]]:
