@@ -19,8 +19,12 @@ STATS_KEYS = ("neurons", "parameters", "multiply_adds")
 # only when a model comes as ONNX.
 
 
-def resolve_model(model: Mapping[str, object], *, sequence_length: int | None) -> ModelStats:
-    """Turn the spec's `model` object, in whichever of its four forms, into per-sample statistics."""
+def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
+                  batch_size: int | None = None) -> ModelStats:
+    """Turn the spec's `model` object, in whichever of its four forms, into per-sample statistics.
+
+    `batch_size` binds an ONNX file's symbolic batch axis before shape inference.
+    """
     if not isinstance(model, Mapping):
         raise SpecError("model", "must be an object with one of preset, stats, layers or onnx")
     for key in model:
@@ -52,7 +56,8 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None) -
         )
     from workers.modelimport.onnx_import import onnx_model_stats
 
-    return onnx_model_stats(_onnx_bytes(model["onnx"]), name=label or "onnx", sequence_length=sequence_length)
+    return onnx_model_stats(_onnx_bytes(model["onnx"]), name=label or "onnx", sequence_length=sequence_length,
+                            batch_size=batch_size)
 
 
 def _shape(value: object) -> Sequence[int] | None:

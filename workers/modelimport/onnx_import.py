@@ -7,24 +7,27 @@ of a constant bias counts as one dense layer, as a layer list writes it. Constan
 shape arithmetic on integer tensors give no rows. Operators without a rule still give a row
 (their output values) and are listed in `ModelStats.unknown_operators`.
 
-The batch: the input axis named like a batch ("N", "batch_size"), else the first, is the batch; set
-to 1 when symbolic, and a fixed size N divides every count by N. Other symbolic dimensions take
-`sequence_length`.
+The batch: the input axis named like a batch ("N", "batch_size"), else the first, is the batch; a
+symbolic one is bound to the job's batch and a fixed size N is kept, and every count is divided by
+the batch. Other symbolic dimensions take `sequence_length`. Shapes computed at run time are folded
+to constants first (`workers.modelimport.onnx_shapes`), so dynamic and fixed exports agree.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import onnx
 from google.protobuf.message import DecodeError
 from onnx import NodeProto, TensorProto
 
 from workers.modelimport.onnx_ops import PLUMBING, Dims, NodeContext, OpRule, rule_for
-from workers.sizing.errors import OnnxError, SpecError
-from workers.sizing.layers.build import count_kept_values
+from workers.modelimport.onnx_patterns import STATS_PER_ROW, Graph, Match, find_attention, find_patterns
+from workers.modelimport.onnx_shapes import bind_inputs, concrete_shapes
+from workers.sizing.errors import OnnxError
 from workers.sizing.layers.fields import Part
-from workers.sizing.stats import LayerStats, ModelStats
+from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 
 FIELD = "model.onnx"
 # The default upload limit. Only the graph and the weights' dims are read, so a large model fits
@@ -32,7 +35,6 @@ FIELD = "model.onnx"
 MAX_ONNX_BYTES = 64 * 1024 * 1024
 FLOAT_TYPES = frozenset({TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE})
 TensorTypes = dict[str, tuple[int, Dims | None]]
-BATCH_NAMES = frozenset({"n", "b", "bs", "batch", "batch_size", "batchsize"})
 
 
 def _parse(data: bytes, max_bytes: int) -> onnx.ModelProto:
@@ -50,52 +52,6 @@ def _parse(data: bytes, max_bytes: int) -> onnx.ModelProto:
     if not model.graph.node:
         raise OnnxError(FIELD, "not an ONNX model, or an empty one: the file holds no graph nodes")
     return model
-
-
-def _batch_axis(dims: list[onnx.TensorShapeProto.Dimension]) -> int:
-    """Return the axis that holds the batch: one named like a batch ("N", "batch_size"), else the first."""
-    for axis, dim in enumerate(dims):
-        label = dim.dim_param.lower()
-        if label in BATCH_NAMES or "batch" in label:
-            return axis
-    return 0
-
-
-def _fix_inputs(model: onnx.ModelProto, sequence_length: int | None) -> tuple[set[str], int]:
-    """Make every input dimension concrete (batch 1, others `sequence_length`); return inputs and batch."""
-    initializers = {t.name for t in model.graph.initializer}
-    inputs: set[str] = set()
-    batch = 0
-    for value in model.graph.input:
-        if value.name in initializers:  # old exporters list the weights as inputs too
-            continue
-        inputs.add(value.name)
-        dims = list(value.type.tensor_type.shape.dim)
-        batch_axis = _batch_axis(dims)
-        for axis, dim in enumerate(dims):
-            if dim.HasField("dim_value") and dim.dim_value > 0:
-                batch = batch or (dim.dim_value if axis == batch_axis else 0)
-                continue
-            label = dim.dim_param or f"axis {axis}"
-            if axis != batch_axis and sequence_length is None:
-                raise SpecError(
-                    "training.sequence_length",
-                    f"the ONNX input {value.name!r} has a symbolic dimension {label!r} besides the batch; "
-                    "give the sequence length (or export the model with fixed sizes)",
-                )
-            dim.Clear()
-            dim.dim_value = 1 if axis == batch_axis else int(sequence_length or 1)
-    if not inputs:
-        raise OnnxError(FIELD, "the graph has no inputs besides its weights")
-    return inputs, batch or 1
-
-
-def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Run ONNX shape inference, turning its failures into OnnxError."""
-    try:
-        return onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as error:
-        raise OnnxError(FIELD, f"shape inference failed: {error}") from error
 
 
 def _tensor_types(model: onnx.ModelProto) -> TensorTypes:
@@ -177,19 +133,86 @@ def _weight_inputs(node: NodeProto, rule: OpRule, roots: dict[str, frozenset[str
     return [n for j, n in enumerate(node.input) if n in roots and (rule.weights is None or j in rule.weights)]
 
 
+def _keep(graph: Graph, context: NodeContext, tensors: list[str], kept: set[str]) -> int:
+    """Count the values of the storages behind these tensors that no earlier node keeps already."""
+    total = 0
+    for name in tensors:
+        base = graph.storage(name)
+        if base not in kept:
+            kept.add(base)
+            total += context.values(base)
+    return total
+
+
+def _fused_attention(graph: Graph, context: NodeContext, match: Match | None, i: int, part: Part,
+                     tensors: list[str], kept: set[str]) -> tuple[int, int]:
+    """Return a node's kept values and mask bytes when attention runs as a fused kernel.
+
+    Outside attention the node keeps what it keeps anyway; inside, only the last node (the product
+    with V) keeps anything: q, k and v as the kernel reads them, its output, and a float32
+    log-sum-exp per softmax row (bytes, whatever the precision). No probabilities, no dropout mask.
+    """
+    if match is None:
+        return part.extra_saved_values + _keep(graph, context, tensors, kept), part.saved_mask_bytes
+    if i != match.nodes[-1]:
+        return 0, 0
+    rows = context.types.get(match.rows, (0, None))[1] or ()
+    lse = math.prod(rows[:-1]) // max(context.batch, 1) if rows else 0
+    return _keep(graph, context, [*match.inputs, match.output], kept), LSE_BYTES * lse
+
+
+LSE_BYTES = 4  # fused attention's log-sum-exp is float32 in every precision
+NORM_PATTERNS = frozenset({"layernorm", "groupnorm"})
+
+
+def _in_pattern(part: Part, match: Match, i: int, context: NodeContext, first: str) -> tuple[Part, str]:
+    """Count a node of a recognised composite as the fused op: all it keeps sits on the last node.
+
+    The other nodes keep nothing and produce no neurons of their own; the last keeps the fused op's
+    input and, for a norm, its mean and inverse standard deviation per row (LayerNorm) or group.
+    """
+    if i != match.nodes[-1]:
+        return replace(part, keeps_input=False, keeps_output=False, extra_saved_values=0, saved_mask_bytes=0,
+                       neurons=0), first
+    stats = 0
+    x = context.types.get(match.input, (0, None))[1] or ()
+    if match.pattern == "layernorm" and x:
+        stats = STATS_PER_ROW * (context.values(match.input) // max(x[-1], 1))
+    elif match.pattern == "groupnorm":
+        grouped = context.types.get(match.grouped, (0, None))[1] or ()
+        stats = STATS_PER_ROW * math.prod(grouped[:2]) // max(context.batch, 1) if len(grouped) >= 2 else 0
+    kind = LayerKind.NORM if match.pattern in NORM_PATTERNS else LayerKind.ELEMENTWISE
+    return replace(part, kind=kind, keeps_input=True, keeps_output=False, extra_saved_values=stats,
+                   saved_mask_bytes=0), match.input
+
+
 def onnx_model_stats(
-    data: bytes, *, max_bytes: int = MAX_ONNX_BYTES, name: str = "onnx", sequence_length: int | None = None
+    data: bytes,
+    *,
+    max_bytes: int = MAX_ONNX_BYTES,
+    name: str = "onnx",
+    sequence_length: int | None = None,
+    batch_size: int | None = None,
 ) -> ModelStats:
-    """Parse an ONNX file and compute per-node statistics per sample, listing operators it has no rule for."""
+    """Parse an ONNX file and compute per-node statistics per sample, listing operators it has no rule for.
+
+    A symbolic batch axis is bound to `batch_size` (1 when not given), other symbolic axes to
+    `sequence_length`, before shape inference; every count is then divided by the batch.
+    """
     model = _parse(data, max_bytes)
-    inputs, batch = _fix_inputs(model, sequence_length)
-    model = _infer(model)
+    inputs, batch = bind_inputs(model, batch_size=batch_size or 1, sequence_length=sequence_length)
+    model = concrete_shapes(model)
     types = _tensor_types(model)
     nodes = list(model.graph.node)
     active, roots = _weight_roots(model, inputs)
     fused = _bias_fusions(nodes, roots)
+    shapes = {name: dims for name, (_, dims) in types.items() if dims is not None}
+    graph = Graph(nodes, active, {o.name for o in model.graph.output}, shapes)
+    patterns = find_patterns(graph)
+    attention = find_attention(graph)
     weights = _Weights(types, roots)
     kept: set[str] = set()
+    kept_fused: set[str] = set()  # the same walk with attention run by a fused kernel
     rows: list[LayerStats] = []
     unknown: set[str] = set()
     for i, node in enumerate(nodes):
@@ -225,7 +248,16 @@ def onnx_model_stats(
             saved_mask_bytes=rule.mask_bytes(context, out) if rule.mask_bytes else 0,
             traffic_values=reads + neurons + params,
         )
-        saved = count_kept_values(part, first, (context.values(first),), out, kept, output_values=neurons)
+        match = patterns.get(i)
+        if match is not None:
+            part, first = _in_pattern(part, match, i, context, first)
+            neurons = 0 if part.neurons == 0 else neurons
+        held = [first] if part.keeps_input else []
+        if part.keeps_input and rule.keeps == "inputs" and match is None:
+            held = context.active_inputs()
+        tensors = [*held, *([out] if part.keeps_output else [])]
+        saved = part.extra_saved_values + _keep(graph, context, tensors, kept)
+        fused_saved, fused_mask = _fused_attention(graph, context, attention.get(i), i, part, tensors, kept_fused)
         rows.append(
             LayerStats(
                 name=node.name or f"{node.op_type}_{i}",
@@ -234,10 +266,13 @@ def onnx_model_stats(
                 neurons=neurons,
                 parameters=params,
                 multiply_adds=part.multiply_adds,
-                kind=rule.kind,
+                kind=part.kind,
                 saved_values=saved,
                 saved_mask_bytes=part.saved_mask_bytes,
                 traffic_values=part.traffic_values,
+                pattern=match.pattern if match else ("attention" if i in attention else ""),
+                fused_saved_values=fused_saved if attention else -1,
+                fused_saved_mask_bytes=fused_mask if attention else -1,
             )
         )
     if not rows:

@@ -116,12 +116,6 @@ def _recurrent(cell: str) -> tuple[Count, Count]:
     return macs, kept
 
 
-def _other_input(c: NodeContext, out: str) -> int:
-    """Count the second activation input a product keeps besides its first."""
-    rest = c.active_inputs()[1:]
-    return sum(c.values(n) for n in rest)
-
-
 def _indices(c: NodeContext, out: str) -> int:
     """Count the bytes of max-pool's int64 argmax indices."""
     return INDEX_BYTES * c.values(out)
@@ -160,12 +154,12 @@ RULES: dict[str, OpRule] = {
     "RMSNormalization": NORM,
     "MaxPool": OpRule(LayerKind.POOL, keeps="input", mask_bytes=_indices),
     "AveragePool": OpRule(LayerKind.POOL, keeps="input"),
-    "GlobalAveragePool": OpRule(LayerKind.POOL, keeps="input"),
+    # Pooling to 1x1 is a mean (PyTorch's adaptive_avg_pool2d to size 1 calls mean): backward needs
+    # only the input's shape.
+    "GlobalAveragePool": OpRule(LayerKind.POOL),
     "GlobalMaxPool": OpRule(LayerKind.POOL, keeps="input"),
     "Dropout": OpRule(LayerKind.ELEMENTWISE, params=False, mask_bytes=_mask),
     "Gather": OpRule(LayerKind.EMBEDDING, weights=frozenset({0}), mask_bytes=_token_ids),
-    "Mul": OpRule(LayerKind.ELEMENTWISE, keeps="input", extra_kept=_other_input),
-    "Div": OpRule(LayerKind.ELEMENTWISE, keeps="input", extra_kept=_other_input),
     "PRelu": OpRule(LayerKind.ELEMENTWISE, keeps="input", weights=frozenset({1})),
     **dict.fromkeys(("Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Exp", "Sqrt", "Reciprocal"), KEEPS_OUTPUT),
     **dict.fromkeys(
@@ -245,8 +239,24 @@ RULES: dict[str, OpRule] = {
 def matmul_rule(context: NodeContext) -> OpRule:
     """Return MatMul's rule: dense against a constant weight, attention between two activations."""
     if len(context.active_inputs()) >= 2:  # Q K^T or probabilities x V
-        return OpRule(LayerKind.ATTENTION, keeps="input", params=False, macs=_matmul_macs, extra_kept=_other_input)
+        return OpRule(LayerKind.ATTENTION, keeps="inputs", params=False, macs=_matmul_macs)
     return OpRule(LayerKind.DENSE, keeps="input", weights=frozenset({0, 1}), macs=_matmul_macs)
+
+
+def product_rule(context: NodeContext) -> OpRule:
+    """Return Mul's or Div's rule: a product keeps each factor the other's gradient needs.
+
+    Between two activations both are kept; against a weight (a constant of more than one value:
+    a norm's scale, a layer scale) the activation is kept for the weight's gradient; against a
+    scalar constant (a scale of 1/sqrt(d), a GELU's 0.5) nothing is kept.
+    """
+    active = context.active_inputs()
+    if len(active) >= 2:
+        return OpRule(LayerKind.ELEMENTWISE, keeps="inputs")
+    others = [i for i, n in enumerate(context.node.input) if n and n not in context.active]
+    if any(math.prod(context.dims(i) or (1,)) > 1 for i in others):
+        return OpRule(LayerKind.ELEMENTWISE, keeps="input")
+    return OpRule(LayerKind.ELEMENTWISE)
 
 
 def gather_rule(rule: OpRule, context: NodeContext) -> OpRule:
@@ -263,5 +273,7 @@ def rule_for(context: NodeContext) -> OpRule | None:
         return None
     if op == "MatMul":
         return matmul_rule(context)
+    if op in ("Mul", "Div"):
+        return product_rule(context)
     rule = RULES.get(op)
     return None if rule is None else gather_rule(rule, context)

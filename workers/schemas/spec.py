@@ -168,6 +168,11 @@ class TrainingSchema(_Strict):
     eval_every_epochs = bounded_int(minimum=0, maximum=1_000_000, load_default=0)
     profile = fields.Nested(ProfileSchema)
     parallelism = fields.Nested(ParallelismSchema)
+    loss = fields.String(load_default="cross_entropy", validate=validate.OneOf(("cross_entropy", "mse", "none")),
+                         metadata={"description": "The loss over the model's output; none: the model computes it."})
+    attention = fields.String(load_default="auto", validate=validate.OneOf(("auto", "efficient", "flash", "math")),
+                              metadata={"description": "The attention kernel; auto: efficient on Ampere and "
+                                                       "later in fp32/bf16, math otherwise."})
 
 
 class DatasetSchema(_Strict):

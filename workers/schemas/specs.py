@@ -13,6 +13,8 @@ from marshmallow import Schema, ValidationError
 from workers.modelimport.models import resolve_model
 from workers.schemas import JobSpecSchema
 from workers.sizing.errors import SizingError
+from workers.sizing.layers.attention import Attention
+from workers.sizing.layers.loss import Loss, with_loss
 from workers.sizing.spec import (
     Constraints,
     Dataset,
@@ -98,9 +100,11 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         eval_every_epochs=t["eval_every_epochs"],
         profile=Profile(gpu=profile["gpu"], iteration_ms=profile["iteration_ms"]) if profile else None,
         parallelism=build_parallelism(t.get("parallelism")),
+        loss=Loss(t.get("loss", "cross_entropy")), attention=Attention(t.get("attention", "auto")),
     )
+    resolved = resolve_model(model, sequence_length=training.sequence_length, batch_size=training.batch_size)
     return JobSpec(
-        model=resolve_model(model, sequence_length=training.sequence_length),
+        model=with_loss(resolved, training.loss),
         training=training,
         dataset=Dataset(samples=d["samples"], size_bytes=d["bytes"], in_memory=d["in_memory"],
                         preprocess_ms_per_sample=d["preprocess_ms_per_sample"]),

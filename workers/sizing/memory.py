@@ -11,6 +11,7 @@ import math
 from dataclasses import replace
 
 from catalog.types import GpuSpec
+from workers.sizing.layers.attention import Attention, kept_for_backward, resolve_attention
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.overheads import (
     ACTIVATION_BYTES,
@@ -58,19 +59,34 @@ def _has_saved_values(model: ModelStats) -> bool:
     return any(layer.saved_values or layer.saved_mask_bytes for layer in model.layers)
 
 
-def activation_bytes_per_sample(model: ModelStats, precision: Precision, *, recompute: bool) -> float:
-    """Return activation bytes kept for backward for one sample, with the backward's transient buffers."""
-    return _ACTIVATIONS.get(model, (precision, recompute),
-                            lambda: _activation_bytes_per_sample(model, precision, recompute=recompute))
+def activation_bytes_per_sample(model: ModelStats, precision: Precision, *, recompute: bool,
+                                attention: Attention = Attention.MATH) -> float:
+    """Return activation bytes kept for backward for one sample, with the backward's transient buffers.
+
+    `attention` is the kernel the step runs (resolved for the GPU: `attention_kind`).
+    """
+    return _ACTIVATIONS.get(model, (precision, recompute, attention),
+                            lambda: _activation_bytes_per_sample(model, precision, recompute=recompute,
+                                                                 attention=attention))
 
 
-def _activation_bytes_per_sample(model: ModelStats, precision: Precision, *, recompute: bool) -> float:
+def attention_kind(training: Training, gpu: GpuSpec | None) -> Attention:
+    """Return the attention kernel the step runs on this GPU (`training.attention`, auto resolved)."""
+    return resolve_attention(training.attention, architecture=None if gpu is None else gpu.architecture,
+                             precision=training.precision.value)
+
+
+def _activation_bytes_per_sample(model: ModelStats, precision: Precision, *, recompute: bool,
+                                 attention: Attention) -> float:
     """Compute activation_bytes_per_sample."""
     value_bytes = ACTIVATION_BYTES[precision]
     saved: float
     transient: float
     if _has_saved_values(model):
-        saved = sum(layer.saved_values * value_bytes + layer.saved_mask_bytes for layer in model.layers)
+        saved = 0
+        for layer in model.layers:
+            values, mask_bytes = kept_for_backward(layer, attention)
+            saved += values * value_bytes + mask_bytes
         transient = TRANSIENT_GRADIENT_BUFFERS * max(layer.neurons for layer in model.layers) * value_bytes
     else:
         saved = model.neurons * STATS_ONLY_SAVED_PER_NEURON * value_bytes
@@ -112,7 +128,8 @@ def estimate_memory(model: ModelStats, training: Training, *, gpu: GpuSpec | Non
     precision = effective_precision(training.precision, gpu)
     trainable = model.parameters - model.frozen_parameters
     activations = round(training.batch_size * FRAMEWORK_ACTIVATION_FACTOR[training.framework]
-                        * activation_bytes_per_sample(model, precision, recompute=training.recompute))
+                        * activation_bytes_per_sample(model, precision, recompute=training.recompute,
+                                                      attention=attention_kind(training, gpu)))
     parameters = model.parameters * WEIGHT_BYTES[precision]
     gradient_copies = 1.0
     if gpu_count > 1 and training.framework is Framework.PYTORCH:

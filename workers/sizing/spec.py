@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from catalog.providers import PROVIDER_NAMES
+from workers.sizing.layers.attention import Attention
+from workers.sizing.layers.loss import Loss
 from workers.sizing.stats import ModelStats
 from workers.sizing.strategies.types import Parallelism
 
@@ -69,6 +71,8 @@ class Training:
     eval_every_epochs: int = 0  # 0: no evaluation passes
     profile: Profile | None = None
     parallelism: Parallelism = field(default_factory=Parallelism)  # auto unless the spec names one
+    loss: Loss = Loss.CROSS_ENTROPY  # computed over the model's output (workers.sizing.layers.loss)
+    attention: Attention = Attention.AUTO  # the attention kernel (workers.sizing.layers.attention)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,12 @@ class LayerStats:
     again for the generator's). Passes run one after another, so they cost time, not memory.
     `kernel_positions` is k x k of a dense (ungrouped) stride-1 convolution, the shape cuDNN can run
     with Winograd's algorithm (fewer multiplies than multiply-adds); 0 for every other layer.
+    `pattern` names the fused op an imported node belongs to ("silu", "gelu", "layernorm",
+    "groupnorm", ...) when the exporter wrote that op as several primitive nodes; "" otherwise.
+    `fused_saved_values` / `fused_saved_mask_bytes` are what the row keeps when attention runs as
+    a fused kernel (memory-efficient or flash: q, k, v, the output and a float32 log-sum-exp per
+    row; no probabilities, no dropout mask); -1 means the same as `saved_values` /
+    `saved_mask_bytes` (`workers.sizing.layers.attention.kept_for_backward` picks one).
     """
 
     name: str
@@ -49,6 +55,9 @@ class LayerStats:
     traffic_values: int = 0
     passes: int = 1
     kernel_positions: int = 0
+    pattern: str = ""
+    fused_saved_values: int = -1
+    fused_saved_mask_bytes: int = -1
 
 
 @dataclass(frozen=True)

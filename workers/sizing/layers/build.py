@@ -250,6 +250,10 @@ def _row(part: Part, layer_name: str, *, params: int, saved: int, repeat: int, f
          passes: int = 1) -> LayerStats:
     """Build one statistics row, scaled by the layer's repeat count."""
     neurons = size(part.output_shape) if part.neurons < 0 else part.neurons
+    fused = -1
+    if part.fused_extra_saved_values >= 0 and not frozen:
+        fused = saved - part.extra_saved_values + part.fused_extra_saved_values
+    fused_mask = -1 if part.fused_mask_bytes < 0 or frozen else part.fused_mask_bytes
     return LayerStats(
         name=f"{layer_name}.{part.suffix}" if part.suffix else layer_name,
         type=part.type,
@@ -263,4 +267,6 @@ def _row(part: Part, layer_name: str, *, params: int, saved: int, repeat: int, f
         traffic_values=part.traffic_values * repeat,
         passes=passes,
         kernel_positions=part.kernel_positions,
+        fused_saved_values=-1 if fused < 0 else fused * repeat,
+        fused_saved_mask_bytes=-1 if fused_mask < 0 else fused_mask * repeat,
     )

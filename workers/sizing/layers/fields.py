@@ -70,6 +70,10 @@ class Part:
     source: int = -1  # where the part's (first) input comes from: -1 the previous part, -2 the one before;
     #                   the first part of a layer reads the layer's input
     kernel_positions: int = 0  # k x k of a dense stride-1 convolution (LayerStats.kernel_positions)
+    # Attention run by a fused kernel (LayerStats.fused_saved_values): its extra kept values and
+    # mask bytes instead of `extra_saved_values` / `saved_mask_bytes`; -1 when the same.
+    fused_extra_saved_values: int = -1
+    fused_mask_bytes: int = -1
 
 
 class Fields:

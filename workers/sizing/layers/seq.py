@@ -17,6 +17,7 @@ SEQUENCE = "[sequence, features]"
 # GRU 3 gates + hidden + the reset-gated candidate term (PyTorch's fused cells and cuDNN's reserve).
 KEPT_PER_UNIT = {"lstm": 7, "gru": 5}
 GATES = {"lstm": 4, "gru": 3}
+LSE_BYTES = 4  # a fused attention kernel's log-sum-exp per head and query row is float32
 
 
 def _recurrent(cell: str) -> Rule:
@@ -117,6 +118,8 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
         ),
         # Keeps Q, K and V (its input), the softmax output and, with dropout, the dropped
         # probabilities (the AV matmul's input) and their 1-byte mask: Korthikanti et al. 2022.
+        # A fused kernel (memory-efficient, flash) keeps Q, K, V, its output (which the output
+        # projection keeps too) and a float32 log-sum-exp per head and query row.
         Part(
             "attention",
             LayerKind.ATTENTION,
@@ -128,6 +131,8 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
             traffic_values=size(qkv) + size(core) + 4 * probs + 2 * dropped,
             neurons=size(core) + 2 * probs + dropped,
             suffix=f"{prefix}attn",
+            fused_extra_saved_values=0,
+            fused_mask_bytes=LSE_BYTES * heads * steps,
         ),
         Part(
             "dense",

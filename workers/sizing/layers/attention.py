@@ -1,0 +1,47 @@
+"""Which attention kernel a step runs (`training.attention`), and what each row keeps under it.
+
+PyTorch's `scaled_dot_product_attention` picks a kernel per call. The fused ones (memory-efficient,
+flash) keep q, k, v, the output and a float32 log-sum-exp per query row; no sequence x sequence
+matrix and no dropout mask (they regenerate it from the RNG state). The math path keeps the
+softmax output, the dropped probabilities and their 1-byte mask (Korthikanti et al. 2022).
+
+`auto` (the default) is `efficient` on Ampere and later in fp32 and bf16, `math` otherwise: the
+choice the issue's measurements describe (PyTorch's flash kernel needs fp16/bf16 on sm80+, and the
+memory-efficient one is what fp32 runs on those cards).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from workers.sizing.stats import LayerStats
+
+FUSED_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell"})
+
+
+class Attention(StrEnum):
+    """The attention kernel of the step."""
+
+    AUTO = "auto"
+    EFFICIENT = "efficient"
+    FLASH = "flash"
+    MATH = "math"
+
+
+def resolve_attention(requested: Attention, *, architecture: str | None, precision: str) -> Attention:
+    """Return the kernel a step runs: the requested one, or `auto`'s choice for this GPU and precision.
+
+    Without a GPU (`architecture` None) `auto` assumes a current card.
+    """
+    if requested is not Attention.AUTO:
+        return requested
+    recent = architecture is None or architecture in FUSED_ARCHITECTURES
+    return Attention.EFFICIENT if recent and precision in ("fp32", "bf16-mixed") else Attention.MATH
+
+
+def kept_for_backward(layer: LayerStats, attention: Attention) -> tuple[int, int]:
+    """Return a row's kept values and mask bytes under this attention kernel."""
+    if attention is Attention.MATH or layer.fused_saved_values < 0:
+        return layer.saved_values, layer.saved_mask_bytes
+    mask = layer.saved_mask_bytes if layer.fused_saved_mask_bytes < 0 else layer.fused_saved_mask_bytes
+    return layer.fused_saved_values, mask
