@@ -109,3 +109,47 @@ def test_fused_attention_keeps_no_sequence_by_sequence_matrix() -> None:
     scores, hidden = layers * heads * seq * seq, 64
     scaled_qk, output = layers * 2 * seq * hidden * 4, layers * seq * hidden * 4
     assert math - fused == scores * 9 + scaled_qk - output - layers * heads * seq * 4
+
+
+FOLDABLE = ["mobilenetv2", "efficientnet-b0", "unet", "m5", "densenet"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_eval_export_carries_a_warning_and_a_training_preserving_one_none_of_it(name: str) -> None:
+    codes = [code for code, _ in stats(name, "eval.fixed").import_warnings]
+    assert codes in (["onnx-eval-export"], ["onnx-training-mode-unknown"])
+    assert "onnx-eval-export" not in [code for code, _ in stats(name, "train.fixed").import_warnings]
+
+
+@pytest.mark.parametrize("name", FOLDABLE)
+def test_a_recognisable_folded_batchnorm_is_counted_back(name: str) -> None:
+    record = next(r for r in MEASURED if r["model"] == name)
+    measured = record["gpu_kept_bytes"] / record["batch_size"]
+    model = stats(name, "eval.fixed")
+    (code, message), = model.import_warnings
+    assert code == "onnx-eval-export" and "Counted back" in message and "TrainingMode.PRESERVE" in message
+    assert any(r.type == "BatchNormalization" and r.name.endswith("/folded_batchnorm") for r in model.layers)
+    assert abs(kept_bytes(model) / measured - 1) <= 0.05
+
+
+def test_dropout_dropped_by_an_eval_export_is_warned_not_guessed() -> None:
+    record = next(r for r in MEASURED if r["model"] == "mlp")
+    model = stats("mlp", "eval.fixed")
+    (code, message), = model.import_warnings
+    assert code == "onnx-training-mode-unknown" and "Dropout" in message
+    assert kept_bytes(model) < 0.9 * record["gpu_kept_bytes"] / record["batch_size"]  # the masks are missing
+
+
+def test_gpugauge_model_names_patterns_and_prints_the_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from service.cli import main
+
+    path = tmp_path / "net.onnx"
+    path.write_bytes(gzip.decompress((FIXTURES / "efficientnet-b0.eval.fixed.onnx.gz").read_bytes()))
+    assert main(["model", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "pattern" in out and "silu" in out and "onnx-eval-export" in out
+    assert main(["model", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["import_warnings"][0]["code"] == "onnx-eval-export"
+    assert {row["pattern"] for row in data["layers"]} >= {"silu", ""}

@@ -16,6 +16,7 @@ from workers.schemas.results import ModelStatsSchema
 from workers.schemas.spec import ModelSchema
 from workers.schemas.specs import flatten_errors
 from workers.sizing.errors import SizingError
+from workers.sizing.layers.loss import Loss, with_loss
 from workers.sizing.presets.registry import preset_names
 from workers.sizing.stats import ModelStats
 
@@ -51,10 +52,17 @@ def model_stats_from_arg(spec: str, *, sequence_length: int | None) -> ModelStat
         import base64
 
         model["onnx"] = base64.b64decode(model["onnx"])
+    batch = training.get("batch_size")
+    loss = training.get("loss")
+    if loss is not None and loss not in [kind.value for kind in Loss]:
+        raise CliError(f"training.loss: must be one of {', '.join(kind.value for kind in Loss)}")
     try:
-        return resolve_model(model, sequence_length=seq)
+        stats = resolve_model(model, sequence_length=seq,
+                              batch_size=batch if isinstance(batch, int) and not isinstance(batch, bool)
+                              and batch >= 1 else None)
     except SizingError as exc:
         raise CliError(f"{exc.field}: {exc.reason}") from None
+    return stats if loss is None else with_loss(stats, Loss(loss))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,6 +87,9 @@ def print_table(stats: ModelStats) -> None:
     table.add_column("#", justify="right")
     table.add_column("layer", footer="total")
     table.add_column("type")
+    patterns = any(layer.pattern for layer in stats.layers)
+    if patterns:  # an ONNX node that is part of a fused op the exporter wrote as several
+        table.add_column("pattern")
     table.add_column("output", justify="right")
     table.add_column("neurons", justify="right", footer=fmt_count(stats.neurons))
     table.add_column("parameters", justify="right", footer=fmt_count(stats.parameters))
@@ -86,7 +97,8 @@ def print_table(stats: ModelStats) -> None:
     table.add_column("activation memory share (bar: against the largest layer)")
     for i, layer in enumerate(stats.layers):
         share = layer.saved_values / saved_total
-        table.add_row(str(i), layer.name, layer.type, "x".join(map(str, layer.output_shape)),
+        table.add_row(str(i), layer.name, layer.type, *([layer.pattern] if patterns else []),
+                      "x".join(map(str, layer.output_shape)),
                       fmt_count(layer.neurons), fmt_count(layer.parameters), fmt_count(layer.multiply_adds),
                       f"{bar(layer.saved_values / saved_max)} {share:5.1%}")
     console.print(table)
@@ -97,3 +109,5 @@ def print_table(stats: ModelStats) -> None:
         console.print(f"frozen parameters (no gradient, no optimizer state): {stats.frozen_parameters:,}")
     if stats.unknown_operators:
         console.print(f"[yellow]unknown operators, not counted: {', '.join(stats.unknown_operators)}[/]")
+    for code, message in stats.import_warnings:
+        console.print(f"[yellow]{code}: {message}[/]", markup=True, highlight=False)

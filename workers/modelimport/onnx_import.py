@@ -7,6 +7,12 @@ of a constant bias counts as one dense layer, as a layer list writes it. Constan
 shape arithmetic on integer tensors give no rows. Operators without a rule still give a row
 (their output values) and are listed in `ModelStats.unknown_operators`.
 
+What the exporter writes for one PyTorch op as several nodes (SiLU, GELU, LayerNorm before opset
+17, GroupNorm, scaled dot-product attention) is counted as that op (`onnx_patterns`); a kept view
+keeps its whole storage; an eval-mode export is told from its signs, warned about and, where
+BatchNorm was folded into convolutions, counted with the BatchNorm put back (`onnx_eval`). Rows
+of attention carry what they keep under a fused kernel too (`LayerStats.fused_saved_values`).
+
 The batch: the input axis named like a batch ("N", "batch_size"), else the first, is the batch; a
 symbolic one is bound to the job's batch and a fixed size N is kept, and every count is divided by
 the batch. Other symbolic dimensions take `sequence_length`. Shapes computed at run time are folded
@@ -22,6 +28,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import NodeProto, TensorProto
 
+from workers.modelimport.onnx_eval import eval_warnings, read_signs, unfold_batchnorm
 from workers.modelimport.onnx_ops import PLUMBING, Dims, NodeContext, OpRule, rule_for
 from workers.modelimport.onnx_patterns import STATS_PER_ROW, Graph, Match, find_attention, find_patterns
 from workers.modelimport.onnx_shapes import bind_inputs, concrete_shapes
@@ -202,6 +209,10 @@ def onnx_model_stats(
     model = _parse(data, max_bytes)
     inputs, batch = bind_inputs(model, batch_size=batch_size or 1, sequence_length=sequence_length)
     model = concrete_shapes(model)
+    known = {name: dims for name, (_, dims) in _tensor_types(model).items() if dims is not None}
+    signs = read_signs(model, known, batch)
+    restored = sum(math.prod(known[model.graph.node[i].output[0]]) // batch for i in signs.folded)
+    unfold_batchnorm(model, signs, known)
     types = _tensor_types(model)
     nodes = list(model.graph.node)
     active, roots = _weight_roots(model, inputs)
@@ -285,4 +296,5 @@ def onnx_model_stats(
         layers=tuple(rows),
         sequence_length=sequence_length,
         unknown_operators=tuple(sorted(unknown)),
+        import_warnings=eval_warnings(signs, restored_values=restored),
     )

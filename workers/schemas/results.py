@@ -20,6 +20,7 @@ class LayerRowSchema(Schema):
     multiply_adds = fields.Integer()
     kind = fields.Function(lambda layer: layer.kind.value)
     saved_values = fields.Integer()
+    pattern = fields.String()
 
 
 class ModelStatsSchema(Schema):
@@ -32,6 +33,7 @@ class ModelStatsSchema(Schema):
     sequence_length = fields.Integer(allow_none=True)
     frozen_parameters = fields.Integer()
     unknown_operators = fields.List(fields.String())
+    import_warnings = fields.Function(lambda stats: [{"code": c, "message": m} for c, m in stats.import_warnings])
     layers = fields.List(fields.Nested(LayerRowSchema))
 
 

@@ -4,7 +4,8 @@ Codes (CONTRACT warnings[].code): baseline-formula-understates, data-parallel-fu
 parameter-exchange-bound, run-trials-in-parallel, short-iteration, short-run, tiny-layers,
 small-gpu-memory, memory-tier, old-architecture, no-tensor-cores-for-mixed-precision, bf16-unsupported,
 top-end-underused, does-not-fit, batch-not-the-problem, cpu-bound, host-memory-short, storage-short,
-unknown-dataset-size, unknown-operators, framework-preallocates.
+unknown-dataset-size, unknown-operators, framework-preallocates; and the model import's own
+(ModelStats.import_warnings: onnx-eval-export, onnx-training-mode-unknown).
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def model_warnings(job: JobSpec, *, gpu_count: int) -> list[CodedWarning]:
         found.append(CodedWarning("unknown-operators", (
             f"These operators are not modelled and count as zero memory and compute: "
             f"{', '.join(model.unknown_operators)}.")))
+    found.extend(CodedWarning(code, message) for code, message in model.import_warnings)
     if job.training.framework in (Framework.TENSORFLOW, Framework.JAX):
         found.append(CodedWarning("framework-preallocates", (
             f"{job.training.framework.value} reserves most of the GPU memory at start by default, so "

@@ -78,3 +78,4 @@ class ModelStats:
     sequence_length: int | None = None
     frozen_parameters: int = 0
     unknown_operators: tuple[str, ...] = ()
+    import_warnings: tuple[tuple[str, str], ...] = ()  # (code, message): an eval-mode ONNX export, ...
