@@ -23,6 +23,7 @@ from marshmallow import Schema
 from service.catalog_listing import GpuFilterSchema, InstanceFilterSchema
 from workers.schemas import EstimateRequestSchema, JobSpecSchema
 from workers.schemas.review import ReviewRequestSchema
+from workers.schemas.runs import RunReportSchema
 from workers.schemas.specs import flatten_errors
 
 # (method, path template) -> (the schema the route loads, where the input is)
@@ -30,6 +31,7 @@ REQUEST_SCHEMAS: dict[tuple[str, str], tuple[type[Schema], str]] = {
     ("POST", "/v1/estimate"): (EstimateRequestSchema, "body"),
     ("POST", "/v1/recommendations"): (JobSpecSchema, "body"),
     ("POST", "/v1/reports"): (ReviewRequestSchema, "body"),
+    ("POST", "/v1/runs"): (RunReportSchema, "body"),
     ("GET", "/v1/catalog/gpus"): (GpuFilterSchema, "query"),
     ("GET", "/v1/catalog/instances"): (InstanceFilterSchema, "query"),
 }

@@ -28,6 +28,7 @@ from service.api import estimate as estimate_api
 from service.api import page as page_api
 from service.api import recommendations as recommendations_api
 from service.api import reports as reports_api
+from service.api import runs as runs_api
 from service.api import slack as slack_api
 from service.auth import EXTENSION as API_KEYS_EXTENSION
 from service.auth import api_key_hashes
@@ -47,11 +48,12 @@ from workers.tasks.celery_app import celery_settings, embedded_settings
 from workers.tasks.jobs import MemoryJobStore, RedisJobStore
 from workers.tasks.outage import patch_kombu_restore_unacked
 from workers.tasks.queues import CeleryQueue, ThreadQueue
+from workers.tasks.runs import FileRunStore, RedisRunStore, default_runs_file
 from workers.tasks.runtime import EXTENSION, CatalogCache, Runtime
 
 # Every Celery task, registered by importing its module here (each is a @shared_task).
 TASK_MODULES = (recommend_tasks, review_tasks, refresh_tasks, slack_tasks, reconcile_tasks)
-ROUTES = (estimate_api, recommendations_api, catalog_api, reports_api, ops, docs, slack_api, page_api)
+ROUTES = (estimate_api, recommendations_api, catalog_api, reports_api, ops, docs, slack_api, page_api, runs_api)
 
 
 class StrictJSONProvider(DefaultJSONProvider):
@@ -136,14 +138,17 @@ def _runtime(app: Flask, celery: Celery) -> Runtime:
     catalog = CatalogCache(source.load, fallback=source.fallback, reload_s=float(app.config["CATALOG_RELOAD_S"]),
                            retry_s=float(app.config["CATALOG_RETRY_S"]), current_name=source.current_name)
     if not url:
+        runs_file = app.config["RUNS_FILE"] or default_runs_file()
         return Runtime(jobs=MemoryJobStore(), catalog=catalog, embedded=True,
-                       queue=ThreadQueue(celery, threads=int(app.config["EMBEDDED_THREADS"])))
+                       queue=ThreadQueue(celery, threads=int(app.config["EMBEDDED_THREADS"])),
+                       runs=FileRunStore(runs_file))
     probe = _redis(url, timeout_s=float(app.config["READY_TIMEOUT_S"]))
     # Waits block a connection for up to JOB_WAIT_MAX_S: their own client, with a socket timeout past it.
     waiter = _redis(url, timeout_s=float(app.config["JOB_WAIT_MAX_S"]) + 2.0)
     jobs = RedisJobStore(_redis(url, timeout_s=2.0), prefix=str(app.config["JOB_KEY_PREFIX"]), waiter=waiter)
     return Runtime(jobs=jobs, catalog=catalog, embedded=False,
-                   queue=CeleryQueue(celery, redis_probe=probe, same_redis_as_jobs=celery.conf.broker_url == url))
+                   queue=CeleryQueue(celery, redis_probe=probe, same_redis_as_jobs=celery.conf.broker_url == url),
+                   runs=RedisRunStore(_redis(url, timeout_s=0.5), key=str(app.config["RUNS_KEY"])))
 
 
 def _redis(url: str, *, timeout_s: float) -> Redis:

@@ -27,13 +27,18 @@ def require_api_key() -> None:
     allowed: frozenset[str] = current_app.extensions[EXTENSION]
     if not allowed:
         return
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    presented = _sha256(token.strip()) if scheme.lower() == "bearer" and token.strip() else ""
+    presented = presented_key_hash()
     # Compare against every allowed digest so the time taken does not tell which one matched.
     matched = [hmac.compare_digest(presented, digest) for digest in allowed]
     if not any(matched):
         raise Unauthorized("send a valid API key as `Authorization: Bearer <key>`",
                            www_authenticate=WWWAuthenticate("bearer", {"realm": "gpugauge"}))
+
+
+def presented_key_hash() -> str:
+    """Return the sha256 of the request's bearer key, or "" when it carries none."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return _sha256(token.strip()) if scheme.lower() == "bearer" and token.strip() else ""
 
 
 def _sha256(text: str) -> str:

@@ -15,6 +15,9 @@ DEFAULTS: dict[str, Any] = {
     # -- the app, jobs and queue --
     "REDIS_URL": None,  # absent: the embedded default
     "API_KEYS": "",  # comma-separated keys or their sha256; empty: the API is open
+    "RUNS_WRITE_KEYS": "",  # keys with the "runs:write" scope (POST/DELETE /v1/runs); empty: every API key
+    "RUNS_KEY": "gpugauge:runs",  # the Redis hash of reported runs
+    "RUNS_FILE": None,  # the embedded mode's runs file; None: workers.tasks.runs.default_runs_file()
     "RESULT_TTL_S": 3600,  # a job and its result live this long
     "JOB_KEY_PREFIX": "gpugauge:job:",  # Redis keys of the job registry
     "MAX_CONTENT_LENGTH": 8 * 1024 * 1024,  # request bodies; a spec with an inline ONNX graph fits

@@ -11,6 +11,7 @@ from __future__ import annotations
 # eager mode. `private_redis` starts a redis-server of its own on a free port for tests that stop it.
 # ------------------------------------------------------------------------------------------------
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -72,15 +73,19 @@ def queue_client(queue_app: Flask, service_redis: redis.Redis) -> FlaskClient:
 
 
 @pytest.fixture()
-def make_app() -> Iterator[Callable[..., Flask]]:
-    """Build apps from the factory (embedded unless REDIS_URL is given); close their queues after."""
+def make_app(tmp_path: Path) -> Iterator[Callable[..., Flask]]:
+    """Build apps from the factory (embedded unless REDIS_URL is given); close their queues after.
+
+    Reported runs go to a file of the test's own (never the user's data directory).
+    """
     from service.app import create_app
     from workers.tasks.runtime import runtime
 
     apps: list[Flask] = []
 
     def build(**config: Any) -> Flask:
-        app = create_app({"TESTING": True, "REDIS_URL": None, "API_KEYS": "", **config})
+        app = create_app({"TESTING": True, "REDIS_URL": None, "API_KEYS": "",
+                          "RUNS_FILE": str(tmp_path / "runs.json"), **config})
         apps.append(app)
         return app
 

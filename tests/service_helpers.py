@@ -31,7 +31,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 def queue_config(**overrides: Any) -> dict[str, Any]:
     """Return the settings of an app in queue mode on db 9 and this session's task queue."""
     return {"TESTING": True, "REDIS_URL": SERVICE_REDIS_URL, "API_KEYS": "", "JOB_KEY_PREFIX": SERVICE_JOB_PREFIX,
-            "CELERY": {"task_default_queue": SERVICE_QUEUE}, **overrides}
+            "RUNS_KEY": SERVICE_JOB_PREFIX + "runs", "CELERY": {"task_default_queue": SERVICE_QUEUE}, **overrides}
 
 
 @contextmanager

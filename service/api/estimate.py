@@ -9,6 +9,7 @@ from workers.schemas import EstimateRequestSchema, RequirementsSchema
 from workers.schemas.specs import build_job
 from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.requirements import Requirements
+from workers.tasks.runs import calibration_for
 from workers.tasks.runtime import runtime
 
 blp = ApiBlueprint("estimate", __name__, url_prefix="/v1", description="Size a training job.")
@@ -21,4 +22,7 @@ blp = ApiBlueprint("estimate", __name__, url_prefix="/v1", description="Size a t
 def estimate(data: dict[str, Any]) -> Requirements:
     """Size a job spec; with `gpus`, also fit and time it on `gpu_count` of each of those GPUs."""
     slugs, gpu_count = data.pop("gpus"), data.pop("gpu_count")
-    return estimate_on_gpus(build_job(data), runtime().catalog.get().gpus, slugs=slugs, gpu_count=gpu_count)
+    rt = runtime()
+    catalog = rt.catalog.get()
+    return estimate_on_gpus(build_job(data), catalog.gpus, slugs=slugs, gpu_count=gpu_count,
+                            calibration=calibration_for(rt.runs, catalog))

@@ -48,7 +48,10 @@ def submit_recommendation(data: dict[str, Any]) -> Response:
     rt = runtime()
     catalog = rt.catalog.get()
     check_recommendable(build_job(data), catalog)  # a spec the job would refuse is a 422 now, not later
-    job_id = spec_digest(data, catalog_version=catalog.version)
+    # The reported runs calibrate the answer (workers/sizing/reported.py): new runs, a new job.
+    runs_revision = rt.runs.revision() if rt.runs is not None else ""
+    job_id = spec_digest(data, catalog_version=f"{catalog.version}|runs={runs_revision}" if runs_revision
+                         else catalog.version)
     args = (job_id, data, True)  # True: validated here, so the worker builds the job without loading it again
     stored = submit_stored(rt.jobs, lambda: rt.queue.enqueue(RECOMMEND_TASK, *args), job_id=job_id,
                            ttl_s=int(current_app.config["RESULT_TTL_S"]),

@@ -12,11 +12,13 @@ from catalog.loader import load_catalog
 from service.commands.catalog import open_store
 from service.commands.common import CliError, fail, load_spec, print_json
 from service.commands.common import console as make_console
+from service.commands.runs import open_runs_store
 from workers.render import bar, fmt_bytes, fmt_count, fmt_hours
 from workers.schemas import EstimateRequestSchema, RequirementsSchema
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.requirements import Requirements
+from workers.tasks.runs import calibration_for
 
 
 def register(subparsers: Any) -> None:
@@ -35,8 +37,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         data, job = load_spec(args.spec, schema=EstimateRequestSchema(),
                               extra={"gpus": args.gpu, "gpu_count": args.gpu_count})
-        requirements = estimate_on_gpus(job, load_catalog(store=open_store()).gpus, slugs=data["gpus"],
-                                        gpu_count=data["gpu_count"], field="--gpu")
+        catalog = load_catalog(store=open_store())
+        requirements = estimate_on_gpus(job, catalog.gpus, slugs=data["gpus"], gpu_count=data["gpu_count"],
+                                        field="--gpu", calibration=calibration_for(open_runs_store(), catalog))
     except CliError as exc:
         return fail(str(exc))
     except SizingError as exc:

@@ -13,11 +13,13 @@ from service.commands.catalog import open_store
 from service.commands.common import CliError, fail, load_spec, print_json
 from service.commands.common import console as make_console
 from service.commands.estimate import print_requirements
+from service.commands.runs import open_runs_store
 from workers.ranking.recommend import recommend
 from workers.ranking.recommendation import Recommendation
 from workers.render import fmt_bytes, fmt_hours, fmt_usd
 from workers.schemas import RecommendationSchema
 from workers.sizing.errors import SizingError
+from workers.tasks.runs import calibration_for
 
 
 def register(subparsers: Any) -> None:
@@ -32,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
     """Rank the catalog for the spec and print the options."""
     try:
         _, job = load_spec(args.spec)
-        result = recommend(job, load_catalog(store=open_store()))
+        catalog = load_catalog(store=open_store())
+        result = recommend(job, catalog, calibration=calibration_for(open_runs_store(), catalog))
     except CliError as exc:
         return fail(str(exc))
     except SizingError as exc:

@@ -22,6 +22,7 @@ from workers.ranking.scope import gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.sizing.estimate import estimate_on_gpu, estimate_requirements, profile_gpu
 from workers.sizing.machine import machine_needs
+from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_row, used_by
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.checks import check_offload_host_memory
@@ -61,14 +62,21 @@ def check_recommendable(job: JobSpec, catalog: Catalog) -> None:
                                         if i.provider.value in providers and i.gpu_count > 0])
 
 
-def recommend(job: JobSpec, catalog: Catalog) -> Recommendation:
-    """Return the ranked options for the job over the catalog, the rejected with reasons, and any plan."""
+def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_CALIBRATION) -> Recommendation:
+    """Return the ranked options for the job over the catalog, the rejected with reasons, and any plan.
+
+    `calibration` holds the corrections fitted from reported runs (workers/sizing/reported.py): each
+    (GPU model, count) it applies to is timed with it, and the requirements say which runs were used.
+    """
     known_gpus = {g.slug: g for g in catalog.gpus}
     check_recommendable(job, catalog)  # raises SpecError for unknown names, offload without host memory
     pairs = gpu_counts_in_scope(job.constraints, catalog)
     requirements = estimate_requirements(job, known_gpus=known_gpus)
-    per_gpu = estimate_per_gpu(job, pairs, known_gpus)
-    requirements = replace(requirements, per_gpu=tuple(per_gpu[pair] for pair in sorted(per_gpu)))
+    per_gpu = {pair: calibrate_row(row, job, known_gpus[row.gpu], calibration)
+               for pair, row in estimate_per_gpu(job, pairs, known_gpus).items()}
+    runs, gpus = used_by(per_gpu.values())
+    requirements = replace(requirements, per_gpu=tuple(per_gpu[pair] for pair in sorted(per_gpu)),
+                           calibrated_by_runs=runs, calibrated_by_gpus=gpus)
     rec = rank_offers(job, requirements=requirements, per_gpu=per_gpu, catalog=catalog)
     nothing_fits = bool(per_gpu) and not any(row.fits for row in per_gpu.values())
     if strategies_apply(job, nothing_fits=nothing_fits):

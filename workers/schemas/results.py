@@ -56,6 +56,8 @@ class PerGpuSchema(Schema):
     calibrated = fields.Boolean()
     bottleneck = fields.String()
     cpu_single_thread_score = fields.Float()
+    calibrated_by = fields.Function(lambda r: _calibrated_by(r), metadata={
+        "description": "the reported runs (POST /v1/runs) whose fitted correction scaled this row's time"})
 
 
 class WarningSchema(Schema):
@@ -81,6 +83,10 @@ class MitigationSchema(Schema):
     opens = fields.List(fields.String())
 
 
+def _calibrated_by(row: Any) -> dict[str, Any]:
+    return {"runs": len(row.calibrated_by_runs), "gpus": list(row.calibrated_by_gpus)}
+
+
 def _storage(req: Any) -> dict[str, int]:
     return {"min": req.storage_min_bytes, "max": req.storage_max_bytes}
 
@@ -100,6 +106,8 @@ class RequirementsSchema(Schema):
     per_gpu = fields.List(fields.Nested(PerGpuSchema))
     warnings = fields.List(fields.Nested(WarningSchema))
     mitigations = fields.List(fields.Nested(MitigationSchema))
+    calibrated_by = fields.Function(lambda r: _calibrated_by(r), metadata={
+        "description": "the reported runs whose corrections this estimate used: {runs: n, gpus: [...]}"})
 
 
 class StrategyChoiceSchema(Schema):

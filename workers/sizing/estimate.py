@@ -23,6 +23,7 @@ from workers.sizing.memory import (
     usable_memory_bytes,
 )
 from workers.sizing.oom_plan import out_of_memory_plan
+from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_requirements
 from workers.sizing.requirements import CodedWarning, Mitigation, PerGpu, Requirements
 from workers.sizing.schedule import iterations_per_epoch, iterations_total, training_hours
 from workers.sizing.spec import JobSpec
@@ -49,15 +50,17 @@ def resolve_gpus(slugs: Sequence[str], known_gpus: Mapping[str, GpuSpec], *,
 
 
 def estimate_on_gpus(job: JobSpec, gpus: Sequence[GpuSpec], *, slugs: Sequence[str], gpu_count: int = 1,
-                     field: str = "gpus") -> Requirements:
+                     field: str = "gpus", calibration: Calibration = NO_CALIBRATION) -> Requirements:
     """Size a job and fit it on `gpu_count` of each named GPU: the one "known GPUs, resolve, estimate" use case.
 
     The API, the CLI and the Slack answer call this; `gpus` is the catalog's GPU table, `field` names
-    the GPU list in errors (`gpus[1]` in the API, `--gpu[1]` on the CLI).
+    the GPU list in errors (`gpus[1]` in the API, `--gpu[1]` on the CLI). `calibration` holds the
+    corrections fitted from reported runs (reported.py); the per-GPU rows it applies to say so.
     """
     known = {gpu.slug: gpu for gpu in gpus}
-    return estimate_requirements(job, gpus=resolve_gpus(slugs, known, field=field), gpu_count=gpu_count,
-                                 known_gpus=known)
+    req = estimate_requirements(job, gpus=resolve_gpus(slugs, known, field=field), gpu_count=gpu_count,
+                                known_gpus=known)
+    return calibrate_requirements(req, job, known, calibration)
 
 
 def profile_gpu(job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> GpuSpec | None:

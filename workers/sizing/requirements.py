@@ -83,6 +83,9 @@ class PerGpu:
     # bound by arithmetic, layers bound by memory traffic; the rest of iteration_ms is the GPU waiting.
     compute_ms: float = 0.0
     memory_ms: float = 0.0
+    # Reported runs whose fitted correction scaled this row's time (workers/sizing/reported.py).
+    calibrated_by_runs: tuple[str, ...] = ()
+    calibrated_by_gpus: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,3 +131,5 @@ class Requirements:
     per_gpu: tuple[PerGpu, ...]
     warnings: tuple[CodedWarning, ...]
     mitigations: tuple[Mitigation, ...]
+    calibrated_by_runs: tuple[str, ...] = ()  # the reported runs behind any per-GPU correction
+    calibrated_by_gpus: tuple[str, ...] = ()

@@ -22,6 +22,7 @@ from workers.sizing.spec import JobSpec
 from workers.tasks.jobs import finish, mark_running
 from workers.tasks.outage import when_redis_answers
 from workers.tasks.problems import problem, problem_for
+from workers.tasks.runs import calibration_for
 from workers.tasks.runtime import runtime
 
 RECOMMEND_TASK = "gpugauge.recommend"
@@ -39,7 +40,10 @@ def recommend_job(job_id: str, spec: dict[str, Any], validated: bool = False) ->
 
     def work() -> dict[str, Any]:
         job = built_job(spec) if validated else load_job(spec)[1]
-        result: dict[str, Any] = RecommendationSchema().dump(recommend(job, runtime().catalog.get()))
+        rt = runtime()
+        catalog = rt.catalog.get()
+        rec = recommend(job, catalog, calibration=calibration_for(rt.runs, catalog))
+        result: dict[str, Any] = RecommendationSchema().dump(rec)
         return result
 
     return run_recorded(job_id, work, what=f"recommend job {job_id}", late_detail="the job ran past its time limit")

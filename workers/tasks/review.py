@@ -10,12 +10,14 @@ from typing import Any
 
 from celery import shared_task
 
+from workers.ranking.recommend import recommend
 from workers.review.review import run_review
 from workers.schemas.review_result import ReviewResultSchema
 from workers.schemas.reviews import load_review
 from workers.tasks.jobs import RUNNING, JobStore
 from workers.tasks.outage import when_redis_answers
 from workers.tasks.recommend import run_recorded
+from workers.tasks.runs import calibration_for
 from workers.tasks.runtime import runtime
 
 REVIEW_TASK = "gpugauge.review"
@@ -41,7 +43,10 @@ def review_job(job_id: str, request: dict[str, Any]) -> dict[str, str]:
     def work() -> dict[str, Any]:
         rt = runtime()
         _, review = load_review(request)
-        result = run_review(review, rt.catalog.get(),
+        catalog = rt.catalog.get()
+        calibration = calibration_for(rt.runs, catalog)
+        result = run_review(review, catalog,
+                            recommend_fn=lambda job, cat: recommend(job, cat, calibration=calibration),
                             on_progress=lambda done, total: when_redis_answers(
                                 lambda: record_progress(rt.jobs, job_id, done=done, total=total), what=what))
         payload: dict[str, Any] = ReviewResultSchema().dump(result)

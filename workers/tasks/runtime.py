@@ -13,6 +13,7 @@ from flask import Flask, current_app
 from catalog.types import Catalog
 from workers.tasks.jobs import JobStore
 from workers.tasks.queues import TaskQueue
+from workers.tasks.runs import RunStore
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,7 @@ class Runtime:
     queue: TaskQueue
     catalog: CatalogCache
     embedded: bool
+    runs: RunStore | None = None  # reported runs (workers/tasks/runs.py); None: no calibration
 
 
 def runtime(app: Flask | None = None) -> Runtime:

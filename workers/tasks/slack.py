@@ -25,6 +25,7 @@ from workers.slack.blocks import Message, render_error, render_fit, render_recom
 from workers.slack.delivery import DeliveryError, deliver
 from workers.slack.grammar import describe_errors
 from workers.slack.settings import slack_settings
+from workers.tasks.runs import calibration_for
 from workers.tasks.runtime import runtime
 
 log = logging.getLogger(__name__)
@@ -49,13 +50,16 @@ def answer_slack_command(job_id: str) -> dict[str, str]:
 
 def answer_command(command: Mapping[str, Any]) -> Message:
     """Rank the offers for a command's spec, or fit it on its GPUs, and render the answer."""
-    catalog = runtime().catalog.get()
+    rt = runtime()
+    catalog = rt.catalog.get()
+    calibration = calibration_for(rt.runs, catalog)
     _, job = load_job(command["spec"])
     if command["kind"] == "fit":
         requirements = estimate_on_gpus(job, catalog.gpus, slugs=command["gpus"],
-                                        gpu_count=int(command["gpu_count"]))
+                                        gpu_count=int(command["gpu_count"]), calibration=calibration)
         return render_fit(RequirementsSchema().dump(requirements), title=command["title"])
-    return render_recommendation(RecommendationSchema().dump(recommend(job, catalog)), title=command["title"])
+    rec = recommend(job, catalog, calibration=calibration)
+    return render_recommendation(RecommendationSchema().dump(rec), title=command["title"])
 
 
 def compose_answer(command: Mapping[str, Any], *, answerer: Any, job_id: str) -> Message:

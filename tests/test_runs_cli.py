@@ -1,0 +1,48 @@
+"""`gpugauge runs add|list|remove`: the same store and checks as /v1/runs, bad input exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from service.cli import main
+
+
+@pytest.fixture()
+def spec_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("GPUGAUGE_RUNS_FILE", str(tmp_path / "runs.json"))
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps({"model": {"preset": "resnet50"}, "training": {"batch_size": 64}}))
+    return path
+
+
+def test_add_list_estimate_remove(spec_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["runs", "add", str(spec_file), "--gpu", "v100-16gb", "--iteration-ms", "260",
+                 "--peak-memory", "9GiB", "--source", "profiler", "--json"]) == 0
+    run = json.loads(capsys.readouterr().out)
+    assert run["peak_memory_bytes"] == 9 * 2**30 and run["source"] == "profiler"
+    assert main(["runs", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in listed["runs"]] == [run["id"]] and listed["corrections"][0]["runs"] == 1
+    assert main(["estimate", str(spec_file), "--gpu", "v100-16gb", "--json"]) == 0
+    estimate = json.loads(capsys.readouterr().out)
+    assert estimate["calibrated_by"] == {"runs": 1, "gpus": ["v100-16gb"]}
+    assert abs(estimate["per_gpu"][0]["iteration_ms"] - 260) < 1e-6
+    assert main(["runs", "remove", run["id"]]) == 0
+    capsys.readouterr()
+    assert main(["runs", "remove", run["id"]]) == 2
+    assert "no run" in capsys.readouterr().err
+
+
+def test_an_absurd_run_is_one_line_and_exit_2(spec_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["runs", "add", str(spec_file), "--gpu", "v100-16gb", "--iteration-ms", "250000"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpugauge: iteration_ms:") and err.count("\n") == 1
+    assert main(["runs", "add", str(spec_file), "--gpu", "v100-16gb", "--iteration-ms", "250",
+                 "--peak-memory", "lots"]) == 2
+    assert capsys.readouterr().err.startswith("gpugauge: --peak-memory:")
+    assert main(["runs", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"] == []
