@@ -48,7 +48,8 @@ from workers.tasks.celery_app import celery_settings, embedded_settings
 from workers.tasks.jobs import MemoryJobStore, RedisJobStore
 from workers.tasks.outage import patch_kombu_restore_unacked
 from workers.tasks.queues import CeleryQueue, ThreadQueue
-from workers.tasks.runs import FileRunStore, RedisRunStore, default_runs_file
+from workers.tasks.runs import FileRunStore, default_runs_file
+from workers.tasks.runs_redis import RedisRunStore
 from workers.tasks.runtime import EXTENSION, CatalogCache, Runtime
 
 # Every Celery task, registered by importing its module here (each is a @shared_task).

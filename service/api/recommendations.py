@@ -27,6 +27,7 @@ from workers.schemas.specs import build_job, spec_digest
 from workers.tasks.jobs import TERMINAL, Stored, submit_stored
 from workers.tasks.recommend import RECOMMEND_TASK
 from workers.tasks.reconcile import replay_of
+from workers.tasks.runs import runs_revision
 from workers.tasks.runtime import runtime
 
 blp = ApiBlueprint("recommendations", __name__, url_prefix="/v1",
@@ -49,9 +50,8 @@ def submit_recommendation(data: dict[str, Any]) -> Response:
     catalog = rt.catalog.get()
     check_recommendable(build_job(data), catalog)  # a spec the job would refuse is a 422 now, not later
     # The reported runs calibrate the answer (workers/sizing/reported.py): new runs, a new job.
-    runs_revision = rt.runs.revision() if rt.runs is not None else ""
-    job_id = spec_digest(data, catalog_version=f"{catalog.version}|runs={runs_revision}" if runs_revision
-                         else catalog.version)
+    revision = runs_revision(rt.runs)
+    job_id = spec_digest(data, catalog_version=f"{catalog.version}|runs={revision}" if revision else catalog.version)
     args = (job_id, data, True)  # True: validated here, so the worker builds the job without loading it again
     stored = submit_stored(rt.jobs, lambda: rt.queue.enqueue(RECOMMEND_TASK, *args), job_id=job_id,
                            ttl_s=int(current_app.config["RESULT_TTL_S"]),

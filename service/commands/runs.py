@@ -12,7 +12,6 @@ import os
 from typing import Any
 
 from marshmallow import ValidationError
-from redis import Redis
 from rich.table import Table
 
 from catalog.loader import load_catalog
@@ -25,12 +24,16 @@ from workers.schemas.humanize import apply_human_units
 from workers.schemas.runs import RunListSchema, RunReportSchema, RunSchema
 from workers.sizing.errors import SizingError
 from workers.sizing.reported import ABSURD_RATIO, FACTOR_BOUNDS
-from workers.tasks.runs import FileRunStore, RedisRunStore, RunStore, calibration_for, default_runs_file, record_run
+from workers.tasks.runs import FileRunStore, RunStore, calibration_for, default_runs_file, record_run
 
 
 def open_runs_store() -> RunStore:
     """Return the runs store this machine is configured for: Redis with REDIS_URL, else the runs file."""
     if os.environ.get("REDIS_URL"):
+        from redis import Redis  # only with Redis: `gpugauge estimate` stays light without it
+
+        from workers.tasks.runs_redis import RedisRunStore
+
         return RedisRunStore(Redis.from_url(os.environ["REDIS_URL"]),
                              key=os.environ.get("GPUGAUGE_RUNS_KEY", DEFAULTS["RUNS_KEY"]))
     return FileRunStore(os.environ.get("GPUGAUGE_RUNS_FILE") or default_runs_file())

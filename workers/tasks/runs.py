@@ -3,6 +3,7 @@
 A run is kept as the JSON RunSchema dumps (the validated spec, the GPU, the measured figures, when it
 was recorded and what the plain model predicted then). Both stores keep a revision that changes with
 every write, so that a recommendation's job id (and any cached calibration) changes when the runs do.
+RedisRunStore (workers/tasks/runs_redis.py) is kept apart so that the CLI's estimate imports no Redis client.
 The file store writes a new file and renames it over the old one (atomic on POSIX), under a lock,
 so that a crash mid-write leaves the last complete file, and a restart loses nothing.
 """
@@ -22,9 +23,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from redis import Redis
-from redis.exceptions import RedisError
-
 from catalog.types import Catalog
 from workers.schemas.specs import build_job
 from workers.sizing.errors import SizingError
@@ -38,6 +36,10 @@ from workers.sizing.reported import (
 )
 
 log = logging.getLogger(__name__)
+
+
+class RunStoreUnavailable(Exception):
+    """The store cannot be read or written now (Redis down, an unreadable file)."""
 
 
 class RunStore(Protocol):
@@ -54,40 +56,6 @@ class RunStore(Protocol):
 
     def revision(self) -> str:
         """Return a token that changes with every add and remove ("" while nothing was ever stored)."""
-
-
-class RedisRunStore:
-    """Runs in one Redis hash (id -> JSON), with a revision counter beside it."""
-
-    def __init__(self, client: Redis, *, key: str = "gpugauge:runs") -> None:
-        self._redis = client
-        self._key = key
-        self._rev = key + ":revision"
-
-    def add(self, record: Mapping[str, Any]) -> None:
-        """Store one run and bump the revision, in one transaction."""
-        pipe = self._redis.pipeline(transaction=True)
-        pipe.hset(self._key, str(record["id"]), json.dumps(record, sort_keys=True))
-        pipe.incr(self._rev)
-        pipe.execute()
-
-    def list(self) -> list[dict[str, Any]]:
-        """Return every run, oldest first."""
-        raw: dict[bytes, bytes] = self._redis.hgetall(self._key)  # type: ignore[assignment]
-        return sorted((json.loads(v) for v in raw.values()), key=lambda r: (r["recorded_at"], r["id"]))
-
-    def remove(self, run_id: str) -> bool:
-        """Delete one run and bump the revision."""
-        pipe = self._redis.pipeline(transaction=True)
-        pipe.hdel(self._key, run_id)
-        pipe.incr(self._rev)
-        removed, _ = pipe.execute()
-        return bool(removed)
-
-    def revision(self) -> str:
-        """Return the revision counter."""
-        value = self._redis.get(self._rev)
-        return value.decode() if isinstance(value, bytes) else str(value or "")
 
 
 class FileRunStore:
@@ -112,7 +80,10 @@ class FileRunStore:
     def _read(self) -> list[dict[str, Any]]:
         if not self._path.exists():
             return []
-        data = json.loads(self._path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(self._path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise RunStoreUnavailable(f"cannot read {self._path}: {error}") from error
         runs: list[dict[str, Any]] = data.get("runs", [])
         return runs
 
@@ -177,6 +148,16 @@ def record_run(store: RunStore, report: Mapping[str, Any], catalog: Catalog) -> 
     return record
 
 
+def runs_revision(store: RunStore | None) -> str:
+    """Return the store's revision, or "" when there is no store or it cannot be read now."""
+    if store is None:
+        return ""
+    try:
+        return store.revision()
+    except RunStoreUnavailable:
+        return ""
+
+
 _fitted: dict[tuple[int, str, str], Calibration] = {}
 _last_good: dict[int, Calibration] = {}
 
@@ -196,7 +177,7 @@ def calibration_for(store: RunStore | None, catalog: Catalog) -> Calibration:
             fitted = fit_calibration((reported_run(r) for r in store.list()), known)
             _fitted.clear()  # one live entry per process is enough: the newest revision
             _fitted[key] = fitted
-    except (RedisError, OSError, ValueError) as error:  # Redis down, an unreadable file
+    except RunStoreUnavailable as error:
         log.warning("reported runs unreadable (%s); estimating with the last corrections fitted", error)
         return _last_good.get(id(store), NO_CALIBRATION)
     _last_good[id(store)] = _fitted[key]
