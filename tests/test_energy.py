@@ -145,3 +145,19 @@ def test_a_region_without_a_grid_figure_has_no_co2e_and_cannot_meet_a_limit() ->
     assert not limited.options
     assert any("no grid carbon intensity" in r.reason for r in limited.rejected)
     assert math.isfinite(free.options[0].training_cost_usd)
+
+
+def test_slack_takes_carbon_words_and_shows_energy_per_option() -> None:
+    from workers.schemas import RecommendationSchema
+    from workers.slack.blocks import render_recommendation
+    from workers.slack.grammar import parse_command
+
+    command = parse_command("resnet50 batch=64 samples=1.28M carbon co2=50", presets=["resnet50"], gpus=["t4"])
+    assert command.spec["objective"] == "carbon" and command.spec["constraints"]["max_co2e_kg"] == 50.0
+    cat, rows = _two_region_setup()
+    rec = rank_offers(job(objective=Objective.CARBON), requirements=requirements(), per_gpu=rows,
+                      catalog=cat)  # type: ignore[arg-type]
+    blocks = render_recommendation(RecommendationSchema().dump(rec), title="t")["blocks"]
+    fields = [f["text"] for b in blocks if b.get("fields") for f in b["fields"]]
+    energy = [f for f in fields if f.startswith("*Energy, CO2e*")]
+    assert energy and energy[0].endswith("kg") and "kWh" in energy[0]
