@@ -16,12 +16,22 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
+    ProfileNotFound,
+)
+from botocore.exceptions import (
+    ConnectionError as SdkConnectionError,
+)
+from botocore.parsers import ResponseParserError
 
 from catalog.cpu_scores import score_for
 from catalog.fetchers.result import (
     CredentialsError,
-    FetchError,
     FetchResult,
     Progress,
     median_price,
@@ -39,11 +49,54 @@ CREDENTIALS_HELP = (
     "or run `aws configure`"
 )
 _CHUNK = 100  # DescribeInstanceTypeOfferings / spot history filter values per call
+# Everything the SDK raises for a call that failed. ResponseParserError (an HTML page where XML or JSON
+# was due, e.g. a proxy's 5xx) is not a BotoCoreError.
+SDK_ERRORS: tuple[type[Exception], ...] = (ClientError, BotoCoreError, ResponseParserError)
+# A region whose answer we cannot use: the SDK's errors, and a malformed reply (a field missing or mistyped).
+REGION_ERRORS: tuple[type[Exception], ...] = (*SDK_ERRORS, ValueError, KeyError, TypeError)
+# Configuration the user must fix: no credentials, a profile that does not exist, no region.
+CONFIG_ERRORS: tuple[type[Exception], ...] = (NoCredentialsError, PartialCredentialsError, ProfileNotFound,
+                                              NoRegionError)
+# Error codes of credentials AWS refused (docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html).
+REFUSED_CREDENTIALS = frozenset({"AuthFailure", "UnrecognizedClientException", "InvalidClientTokenId",
+                                 "SignatureDoesNotMatch", "ExpiredToken", "ExpiredTokenException"})
 
 
 def client_config() -> Config:
-    """Return the botocore config for our clients: adaptive retries (pricing throttles) and timeouts."""
-    return Config(retries={"mode": "adaptive", "max_attempts": 10}, connect_timeout=5, read_timeout=30)
+    """Return the botocore config for our clients: standard retries (4 attempts) and timeouts.
+
+    Standard mode retries throttling, 5xx and connection errors with jittered exponential backoff; four
+    attempts wait about 3.5 s in all before a call fails. Ten adaptive attempts held a refresh 79 s
+    against a Price List that kept failing (issue 16).
+    """
+    return Config(retries={"mode": "standard", "total_max_attempts": 4}, connect_timeout=5, read_timeout=30)
+
+
+def _config_error(exc: Exception) -> CredentialsError:
+    if isinstance(exc, ProfileNotFound):
+        return CredentialsError(f"aws: {one_line(exc)}: set AWS_PROFILE to a profile of ~/.aws/config, or unset it")
+    if isinstance(exc, NoRegionError):
+        return CredentialsError("aws: no region configured: set AWS_DEFAULT_REGION or pass --region")
+    return CredentialsError(CREDENTIALS_HELP)
+
+
+def _refused(exc: Exception) -> bool:
+    return isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") in REFUSED_CREDENTIALS
+
+
+def _service_down(exc: Exception) -> bool:
+    """Whether the endpoint itself failed (5xx, throttled past retries, unreachable, not AWS's answer)."""
+    if isinstance(exc, ResponseParserError | SdkConnectionError):
+        return True
+    if isinstance(exc, ClientError):
+        meta = exc.response.get("ResponseMetadata", {})
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        return int(meta.get("HTTPStatusCode") or 0) >= 500 or "Throttl" in code or code == "RequestLimitExceeded"
+    return False
+
+
+def _reason(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {one_line(exc)}"
 
 
 def _client(session: Any, service: str, region: str) -> Any:
@@ -226,57 +279,69 @@ def fetch(
     progress: Progress = no_progress,
     now: datetime | None = None,
 ) -> FetchResult:
-    """Read AWS GPU instance types, on-demand and spot prices in `regions`; `client` is the pricing client."""
+    """Read AWS GPU instance types, on-demand and spot prices in `regions`; `client` is the pricing client.
+
+    A region that fails is reported and skipped; CredentialsError (bad configuration) stops the whole fetch.
+    Once the Price List API itself fails (it has one endpoint for every region), the regions after are
+    reported as not priced without asking it again.
+    """
     now = now or datetime.now(UTC)
     today = now.date().isoformat()
-    session = boto3.session.Session()  # fresh: credentials resolved now, not cached by an earlier client
-    factory = ec2_client_factory or (lambda region: _client(session, "ec2", region))
+    try:
+        session = boto3.session.Session()  # fresh: credentials resolved now, not cached by an earlier client
+        factory = ec2_client_factory or (lambda region: _client(session, "ec2", region))
+        pricing = client if client is not None else _client(session, "pricing", PRICING_REGION)
+    except CONFIG_ERRORS as exc:
+        raise _config_error(exc) from exc
     total = 1 + len(regions)
     problems: list[str] = []
-    try:
-        progress("aws: instance types", 0, total)
-        pricing = client if client is not None else _client(session, "pricing", PRICING_REGION)
-        shapes = _shapes(factory(regions[0]), problems)
-    except (NoCredentialsError, NoRegionError) as exc:
-        raise CredentialsError(CREDENTIALS_HELP) from exc
-    except (ClientError, BotoCoreError) as exc:
-        raise FetchError(f"aws: DescribeInstanceTypes failed: {one_line(exc)}") from exc
+    shapes: dict[str, dict[str, Any]] | None = None
     offers: list[Offer] = []
     failed: list[tuple[str, str]] = []
     cpus: dict[str, str] = {}
+    pricing_down: str | None = None
+    progress("aws: instance types", 0, total)
     for step, region in enumerate(regions, start=1):
         progress(f"aws: prices in {region}", step, total)
+        stage = "DescribeInstanceTypes"
         try:
             ec2 = factory(region)
+            if shapes is None:  # the GPU shapes, from the first region that answers
+                shapes = _shapes(ec2, problems)
+            if pricing_down:
+                failed.append((region, f"not priced: {pricing_down}"))
+                continue
+            stage = "DescribeInstanceTypeOfferings"
             offered = sorted(_offered(ec2, sorted(shapes)))
-            on_demand, region_cpus = _on_demand(pricing, region, set(offered))
+            stage = "Price List GetProducts"
+            try:
+                on_demand, region_cpus = _on_demand(pricing, region, set(offered))
+            except SDK_ERRORS as exc:
+                if _service_down(exc):
+                    pricing_down = f"the Price List API failed in {region} ({_reason(exc)})"
+                raise
+            stage = "DescribeSpotPriceHistory"
             spot = _spot(ec2, offered, now)
-        except NoCredentialsError as exc:
-            raise CredentialsError(CREDENTIALS_HELP) from exc
-        except (ClientError, BotoCoreError, ValueError, KeyError, TypeError) as exc:  # malformed reply too
-            failed.append((region, f"{type(exc).__name__}: {one_line(exc)}"))
+        except CONFIG_ERRORS as exc:
+            raise _config_error(exc) from exc
+        except REGION_ERRORS as exc:
+            if _refused(exc):
+                raise CredentialsError(f"aws: {region}: the credentials were refused ({_reason(exc)}); check "
+                                       "AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY") from exc
+            failed.append((region, f"{stage} failed: {_reason(exc)}"))
             continue
         for k, v in region_cpus.items():
             cpus.setdefault(k, v)
         for name in offered:
             if name in on_demand:
-                offers.append(
-                    Offer(
-                        Provider.AWS,
-                        name,
-                        region,
-                        Pricing.ON_DEMAND,
-                        float(on_demand[name]),
-                        PRICE_SOURCE,
-                        today,
-                    )
-                )
+                offers.append(Offer(Provider.AWS, name, region, Pricing.ON_DEMAND, float(on_demand[name]),
+                                    PRICE_SOURCE, today))
             else:
                 problems.append(f"{name}: no on-demand price in {region}")
             if name in spot:
                 offers.append(Offer(Provider.AWS, name, region, Pricing.SPOT, spot[name], SPOT_SOURCE, today))
     progress("aws: done", total, total)
-    instances = tuple(_instance(n, it, cpus.get(n, ""), today, problems) for n, it in sorted(shapes.items()))
+    instances = tuple(_instance(n, it, cpus.get(n, ""), today, problems) for n, it in sorted((shapes or {}).items()))
     return FetchResult(
         Provider.AWS, instances, tuple(offers), tuple(regions), today, tuple(failed), tuple(problems)
     )

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -331,7 +332,7 @@ def _print_report(report: RefreshReport, *, as_json: bool) -> None:
         f"instance types, {report.offers} prices as of {report.prices_as_of}"
     )
     for region, why in report.failed_regions:
-        console.print(f"[yellow]{region}: not refreshed ({why}); its last prices are kept[/]")
+        console.print(f"[yellow]{report.provider} {region}: not refreshed ({escape(why)}); its last prices are kept[/]")
     for problem in report.problems[:20]:
         console.print(f"[dim]note: {problem}[/]")
     if len(report.problems) > 20:
