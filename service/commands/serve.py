@@ -9,6 +9,7 @@ from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
+from service import gunicorn_errors
 from service.app import create_app
 from workers.tasks.runtime import runtime
 
@@ -57,6 +58,8 @@ def gunicorn_options(*, host: str, port: int, embedded: bool, workers: int | Non
         "limit_request_line": 8190,
         # gunicorn 25+ opens a control socket at one fixed path per user; two servers would collide.
         "control_socket_disable": True,
+        # What gunicorn refuses itself (a longer request line: 414) is answered as problem+json too.
+        "post_worker_init": gunicorn_errors.install,
     }
     if os.path.isdir("/dev/shm"):
         options["worker_tmp_dir"] = "/dev/shm"  # gunicorn FAQ: heartbeats on a disk-backed /tmp can block
