@@ -7,7 +7,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import flask_smorest
-from flask import request
+from flask import current_app, request
+from marshmallow import ValidationError
 from webargs.flaskparser import FlaskParser
 from werkzeug.exceptions import UnsupportedMediaType
 
@@ -45,19 +46,19 @@ class ApiBlueprint(flask_smorest.Blueprint):  # type: ignore[misc]  # flask-smor
     def __init__(self, *args: Any, guarded: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._guarded = guarded
+        self.before_request(_refuse_undeclared_query)
         if guarded:
             self.before_request(require_api_key)
             self.before_request(_require_json_body)
 
     def route(self, rule: str, **options: Any) -> Callable[[F], F]:
-        """Register a view (flask-smorest's `route`); a guarded one also documents 401 and 429."""
+        """Register a view (flask-smorest's `route`), documenting 422; a guarded one also 401 and 429."""
         decorator: Callable[[F], F] = super().route(rule, **options)
-        if not self._guarded:
-            return decorator
 
         def register(view: F) -> F:
-            # An API key is asked for (service/auth.py) and rate-limited (service/limits.py).
-            return decorator(self.problems(401, 429)(view))
+            # An undeclared query parameter is a 422 (_refuse_undeclared_query); a guarded route asks for
+            # an API key (service/auth.py) and is rate-limited (service/limits.py).
+            return decorator(self.problems(422, *((401, 429) if self._guarded else ()))(view))
         return register
 
     def arguments(self, schema: Any, **options: Any) -> Callable[[F], F]:
@@ -93,6 +94,25 @@ class ApiBlueprint(flask_smorest.Blueprint):  # type: ignore[misc]  # flask-smor
                 view = self.alt_response(status, schema=ProblemSchema, content_type=PROBLEM_MEDIA_TYPE)(view)
             return view
         return decorate
+
+
+def _refuse_undeclared_query() -> None:
+    """Refuse query parameters the route does not declare (422 naming them), as its query schemas do.
+
+    A route with a query schema (RAISE) refuses unknown keys itself; one without (GET /v1/catalog, a job's
+    URL, the probes) would ignore them, while its OpenAPI operation allows none (schemathesis' negative
+    data then called it a schema violation accepted).
+    """
+    if not request.args:
+        return
+    view = current_app.view_functions.get(request.endpoint or "")
+    apidoc: dict[str, Any] = getattr(view, "_apidoc", {})
+    if any(p.get("in") == "query" for p in apidoc.get("arguments", {}).get("parameters", [])):
+        return  # the query schema decides
+    declared = {p["name"] for p in apidoc.get("manual_doc", {}).get("parameters", []) if p.get("in") == "query"}
+    unknown = sorted(set(request.args) - declared)
+    if unknown:
+        raise ValidationError({name or "(empty name)": ["Unknown field."] for name in unknown})
 
 
 def _require_json_body() -> None:
