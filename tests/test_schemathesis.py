@@ -68,7 +68,7 @@ def test_every_operation_passes_every_check_on_valid_and_invalid_input(api_schem
             @SETTINGS
             def run(case: Any) -> None:
                 response = case.call_and_validate(checks=ALL_CHECKS)
-                statuses.setdefault(operation.label, set()).add(response.status_code)
+                statuses.setdefault(case.operation.label, set()).add(response.status_code)
 
             run()
     # The key reached the app: valid requests were answered, not only refused for want of a key.
