@@ -19,6 +19,7 @@ from service.api.waiting import (
     waited,
 )
 from service.reports import MEDIA_TYPES, render_review
+from service.schemas.envelopes import ReviewJobStatusSchema
 from workers.review.review import run_review
 from workers.schemas.review import FORMATS, ReviewRequestSchema
 from workers.schemas.review_result import ReviewResultSchema
@@ -37,20 +38,24 @@ INLINE_MAX_JOBS = 5
 HTML_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'"
 
 # The OpenAPI description of the answers (one status, several media types: beyond alt_response).
-_JOB = {"type": "object", "required": ["id", "status"], "properties": {
-    "id": {"type": "string"}, "status": {"type": "string", "enum": ["queued", "running", "done", "failed"]}}}
-_DOCUMENTS = {MEDIA_TYPES[fmt].split(";")[0]: {"schema": {"type": "string"}} for fmt in FORMATS if fmt != "json"}
+_JOB = ReviewJobStatusSchema
+# The documents other than JSON; chosen by the request's `format`, or by Accept when it names one of them.
+_DOCUMENTS = {MEDIA_TYPES[fmt].split(";")[0]: {"schema": {"type": "string", "description": f"the review as {fmt}"}}
+              for fmt in FORMATS if fmt != "json"}
+_ACCEPT = {"in": "header", "name": "Accept", "required": False, "schema": {"type": "string"},
+           "description": "text/csv, text/markdown or text/html choose that document (as `format` does); "
+                          "anything else, JSON"}
 _LOCATION = {"Location": {"description": "the review job's URL", "schema": {"type": "string"}}}
 _CREATE_DOC = {"responses": {
     "200": {"description": "The review, in the requested format", "content": {
         "application/json": {"schema": ReviewResultSchema}, **_DOCUMENTS}},
     "202": {"description": "A large review, queued as a job (with `Prefer: wait=N`: not done within N s)",
             "headers": {**_LOCATION, **WAIT_HEADERS}, "content": {"application/json": {"schema": _JOB}}},
-}, "parameters": [PREFER_PARAMETER]}
+}, "parameters": [PREFER_PARAMETER, _ACCEPT]}
 _GET_DOC = {
     "parameters": [{"in": "query", "name": "format", "required": False,
                     "schema": {"type": "string", "enum": list(FORMATS), "default": "json"}},
-                   PREFER_PARAMETER, WAIT_QUERY_PARAMETER],
+                   PREFER_PARAMETER, WAIT_QUERY_PARAMETER, _ACCEPT],
     "responses": {"200": {"description": "The job (JSON), or once done the review in the requested format",
                           "headers": WAIT_HEADERS,
                           "content": {"application/json": {"schema": _JOB}, **_DOCUMENTS}}},
@@ -63,6 +68,7 @@ _GET_DOC = {
 @blp.problems(400, 401, 413, 415, 422, 503)
 def create_report(data: dict[str, Any]) -> Any:
     """Review the jobs against the budget: 200 with the report when small, 202 with a job when large."""
+    data = {**data, "format": chosen_format(data["format"])}
     review, catalog = build_review(data), runtime().catalog.get()
     if len(review.items) <= int(current_app.config.get("REPORT_INLINE_MAX_JOBS", INLINE_MAX_JOBS)):
         return document(ReviewResultSchema().dump(run_review(review, catalog)), data["format"])
@@ -91,6 +97,7 @@ def get_report(job_id: str) -> Any:
     fmt = request.args.get("format", "json")
     if fmt not in FORMATS:
         raise ValidationError({"format": [f"must be one of {', '.join(FORMATS)}"]})
+    fmt = chosen_format(fmt)
     wait_s = requested_wait_s(query=True)
     jobs = runtime().jobs
     stored = jobs.get_stored(job_id) if job_id.startswith("review-") else None
@@ -101,6 +108,15 @@ def get_report(job_id: str) -> Any:
     if stored[0] == DONE and fmt != "json":
         return _waited(document(json.loads(stored[1])["result"], fmt), wait_s)
     return waited(job_answer(stored, 200), wait_s)
+
+
+def chosen_format(requested: str) -> str:
+    """Return the format to answer in: the one asked for by name, else the document Accept prefers, else json."""
+    if requested != "json":
+        return requested
+    by_type = {MEDIA_TYPES[fmt].split(";")[0]: fmt for fmt in FORMATS}
+    best = request.accept_mimetypes.best_match(list(by_type), default="application/json")
+    return by_type.get(best or "", "json")
 
 
 def document(payload: dict[str, Any], fmt: str) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from workers.schemas import ProblemSchema, RecommendationSchema
+from workers.schemas.review_result import ReviewResultSchema
 
 
 class JobSchema(Schema):
@@ -16,6 +17,26 @@ class JobSchema(Schema):
     updated_at = fields.String(metadata={"description": "ISO 8601, UTC"})
     expires_after_s = fields.Integer(metadata={"description": "seconds the job is kept after it ends"})
     result = fields.Nested(RecommendationSchema, metadata={"description": "present when status is done"})
+    problem = fields.Nested(ProblemSchema, metadata={"description": "present when status is failed"})
+
+
+class ProgressSchema(Schema):
+    """How many of a review's jobs are done."""
+
+    done = fields.Integer(required=True)
+    total = fields.Integer(required=True)
+
+
+class ReviewJobStatusSchema(Schema):
+    """A review job (`POST /v1/reports` 202, `GET /v1/reports/{id}`): its state, progress, and result or problem."""
+
+    id = fields.String(required=True, metadata={"description": "review- and the sha256 of the request and catalog"})
+    status = fields.String(required=True, validate=validate.OneOf(("queued", "running", "done", "failed")))
+    created_at = fields.String(metadata={"description": "ISO 8601, UTC"})
+    updated_at = fields.String(metadata={"description": "ISO 8601, UTC"})
+    expires_after_s = fields.Integer(metadata={"description": "seconds the job is kept after it ends"})
+    progress = fields.Nested(ProgressSchema)
+    result = fields.Nested(ReviewResultSchema, metadata={"description": "present when status is done"})
     problem = fields.Nested(ProblemSchema, metadata={"description": "present when status is failed"})
 
 

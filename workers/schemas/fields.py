@@ -38,3 +38,22 @@ class WholeNumber(fields.Integer):
 def bounded_int(*, minimum: int, maximum: int, **kwargs: Any) -> fields.Integer:
     """Return an integer field that refuses fractions, strings, booleans and out-of-range values."""
     return WholeNumber(validate=validate.Range(min=minimum, max=maximum), **kwargs)
+
+
+def typed_function(serialize: Any, json_schema: dict[str, Any], **kwargs: Any) -> fields.Function:
+    """Return a dump-only Function field whose OpenAPI type is `json_schema` (apispec copies the metadata).
+
+    A bare Function field has no type in the document, and a client generated from it types the value Any.
+    """
+    metadata = {**json_schema, **kwargs.pop("metadata", {})}
+    return fields.Function(serialize, metadata=metadata, **kwargs)
+
+
+def enum_values(enum: Any) -> dict[str, Any]:
+    """Return the JSON Schema of a string enum's values."""
+    return {"type": "string", "enum": [member.value for member in enum]}
+
+
+# The `catalog` object of an estimate, a recommendation and a review (the contract's {"version", "prices_as_of"}).
+CATALOG_REF = {"type": "object", "required": ["version", "prices_as_of"], "properties": {
+    "version": {"type": "string"}, "prices_as_of": {"type": "string"}}}

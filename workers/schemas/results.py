@@ -6,7 +6,9 @@ from typing import Any
 
 from marshmallow import Schema, fields
 
+from workers.schemas.fields import CATALOG_REF, enum_values, typed_function
 from workers.sizing.requirements import MEMORY_TERMS
+from workers.sizing.stats import LayerKind
 
 
 class LayerRowSchema(Schema):
@@ -18,7 +20,7 @@ class LayerRowSchema(Schema):
     neurons = fields.Integer()
     parameters = fields.Integer()
     multiply_adds = fields.Integer()
-    kind = fields.Function(lambda layer: layer.kind.value)
+    kind = typed_function(lambda layer: layer.kind.value, enum_values(LayerKind))
     saved_values = fields.Integer()
     pattern = fields.String()
 
@@ -98,7 +100,9 @@ class RequirementsSchema(Schema):
     gpu_memory_breakdown = fields.Nested(MemoryBreakdownSchema)
     baseline_formula_bytes = fields.Integer()
     host_memory_bytes = fields.Integer()
-    storage_bytes = fields.Function(_storage)
+    storage_bytes = typed_function(_storage, {
+        "type": "object", "required": ["min", "max"], "additionalProperties": False,
+        "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}}})
     cpu_single_thread_score = fields.Float()
     flops_per_iteration = fields.Float()
     iterations_per_epoch = fields.Integer()
@@ -208,6 +212,6 @@ class RecommendationSchema(Schema):
     requirements = fields.Nested(RequirementsSchema)
     options = fields.List(fields.Nested(OptionSchema))
     rejected = fields.List(fields.Nested(RejectedSchema))
-    catalog = fields.Function(_catalog)
+    catalog = typed_function(_catalog, CATALOG_REF)
     plan = fields.List(fields.Nested(MitigationSchema))
     scaling = fields.List(fields.Nested(ScalingPointSchema))

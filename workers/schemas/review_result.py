@@ -6,7 +6,9 @@ from typing import Any
 
 from marshmallow import Schema, fields, post_dump
 
+from workers.review.budget import SweepKind
 from workers.review.words import advice_message, pick_message
+from workers.schemas.fields import CATALOG_REF, enum_values, typed_function
 from workers.schemas.results import WarningSchema
 
 
@@ -52,7 +54,7 @@ class PickSchema(Schema):
 class SweepSpecSchema(Schema):
     """The sweep a job declares."""
 
-    kind = fields.Function(lambda s: s.kind.value)
+    kind = typed_function(lambda s: s.kind.value, enum_values(SweepKind))
     parameters = fields.Integer()
 
 
@@ -60,11 +62,13 @@ class SweepAdviceSchema(Schema):
     """Grid or random for this many parameters."""
 
     parameters = fields.Integer()
-    kind = fields.Function(lambda a: a.kind.value)
-    advised = fields.Function(lambda a: a.advised.value)
+    kind = typed_function(lambda a: a.kind.value, enum_values(SweepKind))
+    advised = typed_function(lambda a: a.advised.value, enum_values(SweepKind))
     follows_advice = fields.Boolean()
     log_scale = fields.Boolean()
     values_per_parameter = fields.Float()
+    # Written by _message below; declared so that the OpenAPI document names it.
+    message = fields.String(dump_only=True, metadata={"description": "The advice in words"})
 
     @post_dump
     def _message(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
@@ -213,4 +217,4 @@ class ReviewResultSchema(Schema):
     teams = fields.List(fields.Nested(TotalSchema))
     jobs = fields.List(fields.Nested(JobReviewSchema))
     buy_vs_rent = fields.List(fields.Nested(BuyVsRentSchema))
-    catalog = fields.Function(_catalog)
+    catalog = typed_function(_catalog, CATALOG_REF)
