@@ -33,9 +33,9 @@ def validator(client: FlaskClient, name: str) -> jsonschema.Draft202012Validator
     return jsonschema.Draft202012Validator(schema)
 
 
-@pytest.mark.parametrize(("accept", "media_type"), [("text/csv", "text/csv"), ("text/markdown", "text/markdown"),
-                                                    ("text/html", "text/html"), ("application/json", "application/json"),
-                                                    ("*/*", "application/json")])
+@pytest.mark.parametrize(("accept", "media_type"), [
+    ("text/csv", "text/csv"), ("text/markdown", "text/markdown"), ("text/html", "text/html"),
+    ("application/json", "application/json"), ("*/*", "application/json")])
 def test_accept_chooses_the_reports_media_type(embedded_client: FlaskClient, accept: str, media_type: str) -> None:
     answer = embedded_client.post("/v1/reports", json=EXAMPLE, headers={"Accept": accept})
     assert answer.status_code == 200
