@@ -103,6 +103,9 @@ def create_app(config: Mapping[str, object] | None = None) -> Flask:
         api.spec.options["security"] = [{"bearerAuth": []}]  # ops routes say `security: []`
     for module in ROUTES:  # every route, one way: flask-smorest's register_blueprint
         api.register_blueprint(module.blp)
+    # Slack's form route is plain Flask (flask-smorest would parse its body); its operation is written out.
+    slack_rule = next(rule for rule in app.url_map.iter_rules() if rule.rule == slack_api.PATH)
+    api.spec.path(rule=slack_rule, operations=slack_api.OPENAPI_OPERATIONS)
     for component, extras in (("Model", OPENAPI_MODEL_EXTRAS), ("ReviewJob", OPENAPI_REVIEW_JOB_EXTRAS)):
         if component in api.spec.components.schemas:  # rules between fields, which fields cannot state
             api.spec.components.schemas[component].update(extras)

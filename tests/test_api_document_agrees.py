@@ -82,3 +82,20 @@ def test_an_undeclared_query_parameter_is_a_422_naming_it(embedded_client: Flask
     assert answer.status_code == 422
     assert answer.content_type == "application/problem+json"
     assert "not_a_filter" in answer.get_json()["errors"]
+
+
+def test_the_slack_command_is_in_the_document_without_an_api_key(make_app: Callable[..., Flask]) -> None:
+    spec = make_app(API_KEYS="k").test_client().get("/openapi.json").get_json()
+    operation = spec["paths"]["/slack/commands"]["post"]
+    assert operation["security"] == []
+    assert "application/x-www-form-urlencoded" in operation["requestBody"]["content"]
+
+
+def test_submit_answers_link_to_the_job_they_name(embedded_client: FlaskClient) -> None:
+    spec = embedded_client.get("/openapi.json").get_json()
+    for path, target in (("/v1/recommendations", "/v1/recommendations/{job_id}"),
+                         ("/v1/reports", "/v1/reports/{job_id}")):
+        (link,) = spec["paths"][path]["post"]["responses"]["202"]["links"].values()
+        assert link["parameters"] == {"job_id": "$response.body#/id"}
+        pointer = link["operationRef"].removeprefix("#/paths/").removesuffix("/get").replace("~1", "/")
+        assert pointer == target and "get" in spec["paths"][target]

@@ -33,6 +33,11 @@ from workers.tasks.runtime import runtime
 blp = ApiBlueprint("recommendations", __name__, url_prefix="/v1",
                    description="Rank machines for a training job, through the job queue.")
 _LOCATION = {"Location": {"description": "the job's URL", "schema": {"type": "string"}}}
+# OpenAPI links: the answer's id is the job_id of GET /v1/recommendations/{job_id} (clients and stateful
+# fuzzers follow them from the submit to the job).
+JOB_LINK = {"GetRecommendation": {"operationRef": "#/paths/~1v1~1recommendations~1{job_id}/get",
+                                  "parameters": {"job_id": "$response.body#/id"},
+                                  "description": "The job this answer names: its state, and its result once done"}}
 
 
 @blp.route("/recommendations", methods=["POST"])
@@ -42,7 +47,7 @@ _LOCATION = {"Location": {"description": "the job's URL", "schema": {"type": "st
 @blp.alt_response(200, schema=JobSchema, headers={**_LOCATION, **WAIT_HEADERS},
                   description="With `Prefer: wait=N`: the job ended within N seconds (done with its result, "
                               "or failed with its problem)")
-@blp.doc(parameters=[PREFER_PARAMETER])
+@blp.doc(parameters=[PREFER_PARAMETER], responses={code: {"links": JOB_LINK} for code in ("200", "202")})
 @blp.problems(400, 401, 413, 415, 422, 503)
 def submit_recommendation(data: dict[str, Any]) -> Response:
     """Queue a ranking job; an identical spec on the same catalog gets the same job and result."""

@@ -50,7 +50,10 @@ _CREATE_DOC = {"responses": {
     "200": {"description": "The review, in the requested format", "content": {
         "application/json": {"schema": ReviewResultSchema}, **_DOCUMENTS}},
     "202": {"description": "A large review, queued as a job (with `Prefer: wait=N`: not done within N s)",
-            "headers": {**_LOCATION, **WAIT_HEADERS}, "content": {"application/json": {"schema": _JOB}}},
+            "headers": {**_LOCATION, **WAIT_HEADERS}, "content": {"application/json": {"schema": _JOB}},
+            "links": {"GetReport": {"operationRef": "#/paths/~1v1~1reports~1{job_id}/get",
+                                    "parameters": {"job_id": "$response.body#/id"},
+                                    "description": "The review job: its progress, and the review once done"}}},
 }, "parameters": [PREFER_PARAMETER, _ACCEPT]}
 _GET_DOC = {
     "parameters": [{"in": "query", "name": "format", "required": False,

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 # Slack's form bodies are a few hundred bytes; refuse anything far larger before reading it.
 MAX_BODY_BYTES = 32 * 1024
+PATH = "/slack/commands"
 
 # For the OpenAPI document (the blueprint is plain Flask): api.spec.path(path="/slack/commands",
 # operations=OPENAPI_OPERATIONS). Answers are Slack messages, not the JSON API's shapes.
@@ -27,6 +28,7 @@ _PROBLEM = {"content": {"application/problem+json": {"schema": {"type": "object"
 OPENAPI_OPERATIONS: dict[str, Any] = {"post": {
     "summary": "A Slack slash command (`/gpugauge ...`), signature-checked; answered within 3 s",
     "tags": ["slack"],
+    "security": [],  # Slack signs the request (the two headers) instead of sending an API key
     "parameters": [{"name": name, "in": "header", "required": True, "schema": {"type": "string"}}
                    for name in ("X-Slack-Request-Timestamp", "X-Slack-Signature")],
     "requestBody": {"required": True, "content": {"application/x-www-form-urlencoded": {"schema": {
@@ -39,6 +41,7 @@ OPENAPI_OPERATIONS: dict[str, Any] = {"post": {
                     "blocks": {"type": "array", "items": {"type": "object"}}}}}}},
         "401": {"description": "Signature missing, wrong, stale or replayed", **_PROBLEM},
         "413": {"description": "Body over 32 KiB", **_PROBLEM},
+        "429": {"description": "Too many commands from this team", **_PROBLEM},
     },
 }}
 
@@ -74,4 +77,4 @@ def slash_command() -> Response:
 
 # Slack's form body, not the JSON API: Flask's own add_url_rule keeps flask-smorest from parsing or
 # documenting it; the document describes it from OPENAPI_OPERATIONS instead.
-flask.Blueprint.add_url_rule(blp, "/slack/commands", view_func=slash_command, methods=["POST"])
+flask.Blueprint.add_url_rule(blp, PATH, view_func=slash_command, methods=["POST"])
