@@ -10,7 +10,7 @@ from marshmallow import RAISE, Schema, fields, validate
 
 from catalog.providers import PROVIDER_NAMES
 from catalog.types import Catalog, GpuSpec, InstanceType, Offer
-from workers.sizing.errors import UnknownNameError
+from workers.schemas.fields import typed_function
 
 PRICING_KINDS = ("on_demand", "spot", "owned")
 SEGMENTS = ("consumer", "workstation", "datacenter")
@@ -50,7 +50,7 @@ class PriceSchema(Schema):
     """One price of an instance type: region, pricing kind, dollars per hour."""
 
     region = fields.String()
-    pricing = fields.Function(lambda offer: offer.pricing.value)
+    pricing = typed_function(lambda offer: offer.pricing.value, {"type": "string"})
     price_per_hour_usd = fields.Float()
     source = fields.String()
     as_of = fields.String(allow_none=True, metadata={"description": "date the source says it was true; null if unsaid"})
@@ -59,19 +59,19 @@ class PriceSchema(Schema):
 class InstanceSchema(Schema):
     """One machine shape with its prices by region."""
 
-    provider = fields.Function(lambda row: row["instance"].provider.value)
-    instance_type = fields.Function(lambda row: row["instance"].instance_type)
-    gpu = fields.Function(lambda row: row["instance"].gpu)
-    gpu_count = fields.Function(lambda row: row["instance"].gpu_count)
-    gpu_memory_bytes = fields.Function(lambda row: row["gpu_memory_bytes"])
-    vcpus = fields.Function(lambda row: row["instance"].vcpus)
-    host_memory_bytes = fields.Function(lambda row: row["instance"].host_memory_bytes)
-    local_storage_bytes = fields.Function(lambda row: row["instance"].local_storage_bytes)
-    cpu_model = fields.Function(lambda row: row["instance"].cpu_model)
-    cpu_single_thread_score = fields.Function(lambda row: row["instance"].cpu_single_thread_score)
-    network_gbit_per_s = fields.Function(lambda row: row["instance"].network_gbit_per_s)
-    source = fields.Function(lambda row: row["instance"].source)
-    source_date = fields.Function(lambda row: row["instance"].source_date)
+    provider = typed_function(lambda row: row["instance"].provider.value, {"type": "string"})
+    instance_type = typed_function(lambda row: row["instance"].instance_type, {"type": "string"})
+    gpu = typed_function(lambda row: row["instance"].gpu, {"type": "string"})
+    gpu_count = typed_function(lambda row: row["instance"].gpu_count, {"type": "integer"})
+    gpu_memory_bytes = typed_function(lambda row: row["gpu_memory_bytes"], {"type": "integer"})
+    vcpus = typed_function(lambda row: row["instance"].vcpus, {"type": "integer"})
+    host_memory_bytes = typed_function(lambda row: row["instance"].host_memory_bytes, {"type": "integer"})
+    local_storage_bytes = typed_function(lambda row: row["instance"].local_storage_bytes, {"type": "integer"})
+    cpu_model = typed_function(lambda row: row["instance"].cpu_model, {"type": "string"})
+    cpu_single_thread_score = typed_function(lambda row: row["instance"].cpu_single_thread_score, {"type": "number"})
+    network_gbit_per_s = typed_function(lambda row: row["instance"].network_gbit_per_s, {"type": "number"})
+    source = typed_function(lambda row: row["instance"].source, {"type": "string"})
+    source_date = typed_function(lambda row: row["instance"].source_date, {"type": "string"})
     prices = fields.List(fields.Nested(PriceSchema))
 
 
@@ -85,6 +85,8 @@ class InstanceListSchema(CatalogInfoSchema):
     """The instance types of one catalog version, with their prices."""
 
     instances = fields.List(fields.Nested(InstanceSchema))
+    notes = fields.List(fields.String(), metadata={
+        "description": "why the list may be empty: a GPU or region the catalog does not have, with suggestions"})
 
 
 # Query strings carry numbers as text, so these fields parse them (the body's strict fields would not).
@@ -136,10 +138,11 @@ def list_instances(catalog: Catalog, *, provider: str | None = None, region: str
                    gpu: str | None = None, pricing: str | None = None, min_gpu_memory_bytes: int = 0,
                    max_price_per_hour_usd: float | None = None) -> dict[str, Any]:
     """Return the instance types that pass the filters, each with its matching prices."""
-    if gpu is not None:
-        _known("gpu", gpu, (g.slug for g in catalog.gpus))
-    if region is not None:
-        _known("region", region, (o.region for o in catalog.offers))
+    # A GPU or region the catalog lacks matches nothing: an empty list (what the document promises for
+    # any string), with a note naming the close ones.
+    notes = [note for field, value, names in (("gpu", gpu, [g.slug for g in catalog.gpus]),
+                                              ("region", region, [o.region for o in catalog.offers]))
+             if value is not None and (note := _unknown_note(field, value, names))]
     memory = {g.slug: g.memory_bytes for g in catalog.gpus}
     price_filtered = region is not None or pricing is not None or max_price_per_hour_usd is not None
     prices: dict[tuple[str, str], list[Offer]] = {}
@@ -157,7 +160,7 @@ def list_instances(catalog: Catalog, *, provider: str | None = None, region: str
             continue
         rows.append({"instance": instance, "gpu_memory_bytes": memory.get(instance.gpu, 0),
                      "prices": sorted(prices.get(key, []), key=lambda o: (o.region, o.pricing.value))})
-    listing: dict[str, Any] = InstanceListSchema().dump({**catalog_info(catalog), "instances": rows})
+    listing: dict[str, Any] = InstanceListSchema().dump({**catalog_info(catalog), "instances": rows, "notes": notes})
     return listing
 
 
@@ -165,8 +168,9 @@ def _instance_matches(instance: InstanceType, *, provider: str | None, gpu: str 
     return (provider is None or instance.provider.value == provider) and (gpu is None or instance.gpu == gpu)
 
 
-def _known(field: str, value: str, names: Iterable[str]) -> None:
+def _unknown_note(field: str, value: str, names: Iterable[str]) -> str | None:
     known = sorted(set(names))
-    if value not in known:
-        suggestions = tuple(difflib.get_close_matches(value, known, n=3))
-        raise UnknownNameError(field, f"unknown {field} {value!r}", suggestions)
+    if value in known:
+        return None
+    close = difflib.get_close_matches(value, known, n=3)
+    return f"no {field} {value!r} in the catalog" + (f"; did you mean {', '.join(close)}?" if close else "")

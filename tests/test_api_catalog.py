@@ -37,11 +37,16 @@ def test_the_instance_list_filters_prices_by_region_and_ceiling(embedded_client:
                           and p["pricing"] == "on_demand" for p in prices)
 
 
-def test_an_unknown_gpu_or_region_is_422_with_suggestions(embedded_client: FlaskClient) -> None:
+def test_an_unknown_gpu_or_region_is_an_empty_list_with_a_note_and_suggestions(embedded_client: FlaskClient) -> None:
+    # Any string is a valid filter in the document: one the catalog lacks matches nothing (issue 16).
     answer = embedded_client.get("/v1/catalog/instances?gpu=v100")
-    assert answer.status_code == 422 and answer.mimetype == PROBLEM
-    assert "did you mean" in answer.get_json()["errors"]["gpu"][0]
-    assert embedded_client.get("/v1/catalog/instances?region=mars-1").status_code == 422
+    assert answer.status_code == 200 and answer.get_json()["instances"] == []
+    assert "did you mean" in answer.get_json()["notes"][0]
+    for query in ("region=mars-1", "gpu=0"):
+        answer = embedded_client.get(f"/v1/catalog/instances?{query}")
+        assert answer.status_code == 200 and answer.get_json()["instances"] == [], query
+        assert answer.get_json()["notes"], query
+    assert embedded_client.get("/v1/catalog/instances?gpu=v100-16gb").get_json()["notes"] == []
 
 
 def test_bad_filters_are_422_naming_them(embedded_client: FlaskClient) -> None:
