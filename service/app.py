@@ -22,6 +22,7 @@ from redis import Redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
+from catalog.gpus import load_gpus
 from service.api import catalog as catalog_api
 from service.api import docs, ops
 from service.api import estimate as estimate_api
@@ -109,6 +110,8 @@ def create_app(config: Mapping[str, object] | None = None) -> Flask:
     for component, extras in (("Model", OPENAPI_MODEL_EXTRAS), ("ReviewJob", OPENAPI_REVIEW_JOB_EXTRAS)):
         if component in api.spec.components.schemas:  # rules between fields, which fields cannot state
             api.spec.components.schemas[component].update(extras)
+    if "Profile" in api.spec.components.schemas:  # a measured GPU is one of the GPU table's (catalog/data)
+        api.spec.components.schemas["Profile"]["properties"]["gpu"]["enum"] = sorted(g.slug for g in load_gpus())
     register_error_handlers(app)
     init_limits(app)  # service/limits.py: per-key rate limits, 429 problem+json
     return app

@@ -64,7 +64,6 @@ def test_a_job_needs_a_team_or_an_owner_and_an_owner_is_its_team() -> None:
     (_job(runs=0), "jobs[0].runs"),
     (_job(runs=MAX_RUNS + 1), "jobs[0].runs"),
     (_job(runs=2.5), "jobs[0].runs"),
-    (_job(runs=4, parallel=5), "jobs[0].parallel"),
     (_job(sweep={"kind": "grid", "parameters": 2}), "jobs[0].runs"),
     (_job(runs=8, sweep={"kind": "bayes", "parameters": 2}), "jobs[0].sweep.kind"),
     (_job(budget_usd=-1), "jobs[0].budget_usd"),
@@ -73,6 +72,11 @@ def test_a_job_needs_a_team_or_an_owner_and_an_owner_is_its_team() -> None:
 ])
 def test_out_of_bounds_job_fields_are_refused_by_name(job: dict[str, Any], field: str) -> None:
     assert field in _errors(_review(job))
+
+
+def test_a_parallel_above_runs_runs_them_all_at_once() -> None:
+    _, review = load_review(_review(_job(runs=4, parallel=5)))
+    assert review.items[0].parallel == 4
 
 
 def test_a_review_holds_at_most_its_bound_of_jobs_with_distinct_names() -> None:

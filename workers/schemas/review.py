@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate, validates_schema
+from marshmallow import RAISE, Schema, ValidationError, fields, post_load, pre_load, validate, validates_schema
 
 from catalog.providers import PROVIDER_NAMES as PROVIDERS
 from workers.schemas.fields import StrictFloat, bounded_int
@@ -20,8 +20,9 @@ NAME_LENGTH = validate.Length(min=1, max=200)
 
 
 # What the OpenAPI document cannot learn from the fields (service/app.py adds it to "ReviewJob"): a
-# team or an owner, and a sweep only with 2 runs or more. Rules between two values (parallel <= runs,
-# team == owner when both are given, unique names) have no JSON Schema form: the API answers 422.
+# team or an owner, and a sweep only with 2 runs or more. Rules between two values (team == owner when both
+# are given, unique names) have no JSON Schema form: the API answers 422. A parallel above runs is taken as
+# runs (all at once), as the document allows it.
 OPENAPI_REVIEW_JOB_EXTRAS: dict[str, Any] = {
     "anyOf": [{"required": ["team"]}, {"required": ["owner"]}],
     "dependentSchemas": {"sweep": {"required": ["runs"], "properties": {"runs": {"minimum": 2}}}},
@@ -49,7 +50,8 @@ class ReviewJobSchema(_Strict):
     runs = bounded_int(minimum=1, maximum=MAX_RUNS, load_default=1,
                        metadata={"description": "How many times the job runs, e.g. a search's trials."})
     parallel = bounded_int(minimum=1, maximum=MAX_RUNS, load_default=1,
-                           metadata={"description": "Runs at once, each on its own machine."})
+                           metadata={"description": "Runs at once, each on its own machine; more than runs "
+                                                    "means all of them at once."})
     sweep = fields.Nested(SweepSchema)
     budget_usd = StrictFloat(minimum=0.0, maximum=1e10,
                              metadata={"description": "For all runs; default: the spec's, else the "
@@ -58,14 +60,16 @@ class ReviewJobSchema(_Strict):
                                  metadata={"description": "Wall-clock for all runs; default: the spec's."})
     spec = fields.Nested(JobSpecSchema, required=True)
 
+    @post_load
+    def _parallel_within_runs(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        return {**data, "parallel": min(data.get("parallel", 1), data.get("runs", 1))}
+
     @validates_schema
     def _team_and_runs(self, data: dict[str, Any], **_: Any) -> None:
         if "team" in data and "owner" in data and data["team"] != data["owner"]:
             raise ValidationError("give team or owner, not two different ones", "owner")
         if "team" not in data and "owner" not in data:
             raise ValidationError("a job needs a team (or an owner)", "team")
-        if data.get("parallel", 1) > data.get("runs", 1):
-            raise ValidationError("cannot exceed runs", "parallel")
         sweep = data.get("sweep")
         if sweep is not None and data.get("runs", 1) < 2:
             raise ValidationError("a sweep runs at least 2 trials: set runs to the trial count", "runs")

@@ -12,6 +12,9 @@ from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, valida
 from catalog.providers import PROVIDER_NAMES
 from workers.modelimport.models import FORMS
 from workers.schemas.fields import StrictFloat, bounded_int
+from workers.sizing.layers.build import ALIASES as LAYER_ALIASES
+from workers.sizing.layers.build import RULES as LAYER_RULES
+from workers.sizing.presets.registry import PRESETS
 
 # Bounds: far beyond any real job, tight enough that no figure overflows or loses meaning.
 MAX_LAYERS = 5_000
@@ -33,6 +36,10 @@ LAYER_VALUE_SCHEMA: dict[str, Any] = {"anyOf": [
     {"type": "array", "items": {"anyOf": [{"type": ["string", "boolean", "null", "object", "array"]},
                                           _BOUNDED_NUMBER]}},
 ]}
+# Names the document lists (the core also takes them in other cases and with - for _; it suggests the
+# closest for any other): the layer types and their aliases, the presets and theirs.
+LAYER_TYPES = tuple(sorted({*LAYER_RULES, *LAYER_ALIASES}))
+PRESET_NAMES = tuple(sorted({word for preset in PRESETS.values() for word in (preset.name, *preset.aliases)}))
 # Standard base64 with its padding, as base64.b64decode(validate=True) accepts it.
 BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 PRICING_KINDS = ("on_demand", "spot", "owned")
@@ -54,10 +61,12 @@ class StatsSchema(_Strict):
 class ModelSchema(_Strict):
     """Exactly one of preset, stats, layers (with input_shape) or onnx."""
 
-    preset = fields.String(validate=validate.Length(min=1, max=64))
+    preset = fields.String(validate=validate.Length(min=1, max=64), metadata={"enum": list(PRESET_NAMES)})
     stats = fields.Nested(StatsSchema)
-    layers = fields.List(fields.Dict(keys=fields.String(), metadata={"additionalProperties": LAYER_VALUE_SCHEMA}),
-                         validate=validate.Length(min=1, max=MAX_LAYERS))
+    layers = fields.List(fields.Dict(keys=fields.String(), metadata={
+        "additionalProperties": LAYER_VALUE_SCHEMA, "required": ["type"],
+        "properties": {"type": {"type": "string", "enum": list(LAYER_TYPES)}}}),
+        validate=validate.Length(min=1, max=MAX_LAYERS))
     input_shape = fields.List(bounded_int(minimum=1, maximum=1_000_000), validate=validate.Length(min=1, max=4))
     onnx = fields.String(validate=validate.Length(min=1, max=MAX_ONNX_BASE64_CHARS),
                          metadata={"description": "An ONNX file, base64-encoded.", "pattern": BASE64_PATTERN})
