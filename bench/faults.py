@@ -1,8 +1,9 @@
-"""Fault drills on a real deployment on loopback: a worker SIGKILLed mid-jobs, and Redis stopped under load.
+"""Fault drills on a real deployment on loopback: a worker SIGKILLed mid-jobs, Redis stopped under load, and
+Redis down when the API and the worker start.
 
 Run by hand (redis-server on the PATH):
 
-    PYTHONPATH=. .venv/bin/python bench/faults.py [worker-kill|redis-outage|all]
+    PYTHONPATH=. .venv/bin/python bench/faults.py [worker-kill|redis-outage|redis-down-at-start|all]
 
 worker-kill: 100 distinct recommendation jobs go to `gpugauge worker` (prefork, 2 processes). While
 they run, one pool process is SIGKILLed, then the other, then the whole worker (main process and pool,
@@ -15,6 +16,13 @@ client honouring Retry-After would); Redis (AOF on, its own port) is stopped (SI
 started again on the same files; the API, the worker and beat are not restarted. Passes when every
 submission during the outage is a 503 problem+json with Retry-After, answered within 1 s,
 submissions are accepted again after Redis returns, and every job that got a 202 finishes.
+
+redis-down-at-start: the API runs once against Redis and reads a catalog version written there (so its
+local copy holds it), then stops; Redis is stopped; the API (2 gunicorn processes) and the worker start
+with REDIS_URL set and Redis down. Passes when the API boots, serves the copied version, answers
+/readyz 503, an estimate 200 and a recommendation 503 problem+json within 1 s; and when, once Redis is
+started again with a newer version, every API process switches to it, /readyz turns 200 and a
+recommendation submitted then is done (the worker that started without Redis runs it).
 
 A job whose pool process dies is requeued by the worker at once (task_reject_on_worker_lost). A job
 whose whole worker dies stays un-acknowledged in Redis until the broker's visibility timeout passes
@@ -244,16 +252,102 @@ def redis_outage() -> bool:
     return passed
 
 
+def write_catalog_version(port: int, version: str) -> None:
+    """Make the bundled snapshot's rows, under a new version name, current in the stack's Redis."""
+    import dataclasses
+
+    from catalog.gpus import load_gpus
+    from catalog.loader import load_snapshot_rows
+    from catalog.store import RedisCatalogStore
+
+    rows = dataclasses.replace(load_snapshot_rows(), version=version)
+    RedisCatalogStore(redis.Redis(port=port)).write_version(rows, gpus=load_gpus())
+
+
+def catalog_versions(stack: Stack, *, asks: int = 8) -> set[str]:
+    """Ask GET /v1/catalog a few times on fresh connections (each may reach another gunicorn process)."""
+    return {str(body.get("version")) for status, body in (stack.get("/v1/catalog") for _ in range(asks))
+            if status == 200 and body}
+
+
+def redis_down_at_start() -> bool:
+    """Run the Redis-down-at-start drill; print its figures; return whether it passed."""
+    stack = new_stack("redis-down-at-start")
+    copy = stack.work / "catalog-copy.json"
+    stack.env_overrides = {**stack.env_overrides, "GPUGAUGE_CATALOG_COPY_PATH": str(copy),
+                           "GPUGAUGE_CATALOG_RETRY_S": "1"}
+    spec = {**spec_number(7), "limit": 5}
+    try:
+        stack.start_redis()
+        write_catalog_version(stack.redis_port, "2026-12-01.41")
+        stack.start_api(workers=2)
+        first_versions = catalog_versions(stack)
+        stack.stop()  # the API, then Redis
+        started = time.monotonic()
+        stack.start_worker(concurrency=2)
+        stack.start_api(workers=2)
+        boot_s = time.monotonic() - started
+        worker_alive = stack.worker_proc is not None and stack.worker_proc.poll() is None
+        down_versions = catalog_versions(stack)
+        readyz_down = stack.get("/readyz")[0]
+        conn = stack.connection()
+        sent = time.monotonic()
+        estimate_status, _ = request(conn, "POST", "/v1/estimate", spec)
+        estimate_s = time.monotonic() - sent
+        sent = time.monotonic()
+        queued_status, queued = request(conn, "POST", "/v1/recommendations", spec)
+        queued_s = time.monotonic() - sent
+        queued_type = (queued or {}).get("_headers", {}).get("Content-Type", "")
+        stack.start_redis()  # its AOF still holds 2026-12-01.41; a refresh ran meanwhile: .42
+        write_catalog_version(stack.redis_port, "2026-12-01.42")
+        back_at = time.monotonic()
+        switched_s = ready_s = None
+        while time.monotonic() - back_at < 60 and (switched_s is None or ready_s is None):
+            if switched_s is None and catalog_versions(stack) == {"2026-12-01.42"}:
+                switched_s = time.monotonic() - back_at
+            if ready_s is None and stack.get("/readyz")[0] == 200:
+                ready_s = time.monotonic() - back_at
+            time.sleep(0.2)
+        status, job = request(stack.connection(), "POST", "/v1/recommendations", spec)
+        done_s, final = None, None
+        while status == 202 and time.monotonic() - back_at < 120:
+            _, final = stack.get(job["_headers"]["Location"])
+            if final and final.get("status") in ("done", "failed"):
+                done_s = time.monotonic() - back_at
+                break
+            time.sleep(0.2)
+    finally:
+        stack.stop()
+    print(f"redis-down-at-start: with Redis up, the API served {sorted(first_versions)} (copied to {copy.name})")
+    print(f"  Redis down: API up in {boot_s:.1f} s, worker running: {worker_alive}; catalog served "
+          f"{sorted(down_versions)}; /readyz {readyz_down}; estimate {estimate_status} in {estimate_s:.3f} s; "
+          f"recommendation {queued_status} {queued_type} in {queued_s:.3f} s")
+    def seconds(value: float | None) -> str:
+        return "never" if value is None else f"{value:.1f} s"
+
+    print(f"  Redis back: every API process on 2026-12-01.42 after {seconds(switched_s)}; /readyz 200 after "
+          f"{seconds(ready_s)}; a new job {(final or {}).get('status')} {seconds(done_s)} after Redis returned")
+    passed = (first_versions == {"2026-12-01.41"} and worker_alive and down_versions == {"2026-12-01.41"}
+              and readyz_down == 503 and estimate_status == 200 and queued_status == 503
+              and queued_type.startswith("application/problem+json") and queued_s < 1.0
+              and switched_s is not None and ready_s is not None and (final or {}).get("status") == "done")
+    print("  PASS" if passed else f"  FAIL (logs in {stack.work})")
+    return passed
+
+
 def main() -> int:
     """Run the chosen drills."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("drill", nargs="?", default="all", choices=("worker-kill", "redis-outage", "all"))
+    parser.add_argument("drill", nargs="?", default="all",
+                        choices=("worker-kill", "redis-outage", "redis-down-at-start", "all"))
     drill = parser.parse_args().drill
     results = []
     if drill in ("worker-kill", "all"):
         results.append(worker_kill())
     if drill in ("redis-outage", "all"):
         results.append(redis_outage())
+    if drill in ("redis-down-at-start", "all"):
+        results.append(redis_down_at_start())
     return 0 if all(results) else 1
 
 
