@@ -71,8 +71,9 @@ def test_every_operation_passes_every_check_on_valid_and_invalid_input(api_schem
                 statuses.setdefault(case.operation.label, set()).add(response.status_code)
 
             run()
-    # The key reached the app: every operation answered something besides 401, the catalog 200.
-    assert all(seen - {401} for seen in statuses.values()), statuses
+    # The key reached the app: every operation answered something besides 401, the catalog 200. (Slack's
+    # command is 401 without Slack's signature, which a fuzzer cannot make.)
+    assert all(seen - {401} for label, seen in statuses.items() if "/slack/" not in label), statuses
     assert 200 in statuses["GET /v1/catalog/instances"], statuses
 
 
