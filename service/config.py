@@ -27,6 +27,9 @@ DEFAULTS: dict[str, Any] = {
     "JOB_WAIT_MAX_S": 20,  # the longest wait a request may ask for; under gunicorn's 30 s timeout
     "RECOMMENDATION_EXPECTED_S": 0.05,  # what Retry-After is worked out from (bench/bench_api.py: ~10-30 ms)
     "REVIEW_EXPECTED_S_PER_JOB": 0.01,  # a review's jobs, before its progress says more
+    # A review's jobs per chunk (workers/tasks/review.py): a chunk is a few hundred ms of work, so two
+    # workers share a 1,000-job review evenly (40 chunks) and a killed worker loses little.
+    "REVIEW_CHUNK_JOBS": 25,
     "CATALOG_RELOAD_S": 300,  # how often a running app looks for a refreshed catalog
     "CATALOG_DIR": None,  # where `catalog refresh` keeps versions when there is no Redis
     "CATALOG_RETRY_S": 5,  # how often, while Redis is down since the start, to try its catalog again

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -146,3 +147,56 @@ def test_a_queued_review_states_when_to_ask_again_from_its_size(make_app: Callab
     assert answer.get_json()["progress"]["total"] == 6
     done = client.get(answer.headers["Location"] + "?wait=20").get_json()
     assert done["status"] == "done" and len(done["result"]["jobs"]) == 6
+
+
+def test_a_large_review_is_fanned_out_in_chunks_and_joined_in_order(make_app: Callable[..., Flask]) -> None:
+    client = make_app(REPORT_INLINE_MAX_JOBS=2, REVIEW_CHUNK_JOBS=3).test_client()
+    inline = make_app().test_client().post("/v1/reports", json=_review(5)).get_json()  # one process, no chunks
+    answer = client.post("/v1/reports", json=_review(11), headers={"Prefer": "wait=20"})
+    assert answer.status_code == 200
+    body = answer.get_json()
+    assert [j["name"] for j in body["jobs"]] == [f"job {i}" for i in range(11)]  # four chunks, in order
+    # The first five jobs' reviews are the same whether done in one pass or in chunks.
+    assert body["jobs"][:5] == inline["jobs"]
+    assert body["total"]["jobs"] == 11 and sum(t["jobs"] for t in body["teams"]) == 11
+
+
+def test_a_chunk_delivered_twice_is_counted_once() -> None:
+    store = MemoryJobStore()
+    store.claim(new_record("r", ttl_s=60, extra={"progress": {"done": 0, "total": 5}}), ttl_s=60)
+    assert store.add_chunk("r", index=0, payload="{}", jobs=3, chunks=2, total_jobs=5, at="t") == (True, False)
+    assert store.add_chunk("r", index=0, payload="{}", jobs=3, chunks=2, total_jobs=5, at="t") == (False, False)
+    record = store.get("r")
+    assert record is not None and record["progress"] == {"done": 3, "total": 5}
+    assert store.add_chunk("r", index=1, payload="{}", jobs=2, chunks=2, total_jobs=5, at="t") == (True, True)
+    record = store.get("r")
+    assert record is not None and record["progress"] == {"done": 5, "total": 5}
+
+
+def test_a_review_fanned_out_through_redis_counts_each_chunk_once_even_when_delivered_twice(
+        queue_client: FlaskClient, queue_app: Flask) -> None:
+    from workers.tasks.review import REVIEW_CHUNK_TASK
+    from workers.tasks.runtime import runtime
+
+    queue_app.config["REVIEW_CHUNK_JOBS"] = 2
+    try:
+        request = _review(7)
+        request["name"] = "fanned out"
+        answer = queue_client.post("/v1/reports", json=request, headers={"Prefer": "wait=60"})
+        assert answer.status_code == 200, answer.get_json()
+        body = answer.get_json()
+        assert [j["name"] for j in body["jobs"]] == [f"job {i}" for i in range(7)]
+        job_id = answer.headers["Location"].rsplit("/", 1)[1]
+        record = queue_client.get(answer.headers["Location"]).get_json()
+        assert record["progress"] == {"done": 7, "total": 7}
+        # A chunk delivered again after the whole was recorded (a worker killed before its ack): nothing moves.
+        store = runtime(queue_app).jobs
+        assert store.add_chunk(job_id, index=0, payload="{}", jobs=2, chunks=4, total_jobs=7, at="t") == (True, False)
+        store.drop_chunks(job_id)
+        first_chunk = {**request, "jobs": request["jobs"][:2]}
+        runtime(queue_app).queue.enqueue(REVIEW_CHUNK_TASK, job_id, 0, 4, 0, first_chunk, 7)
+        time.sleep(1.0)
+        again = queue_client.get(answer.headers["Location"]).get_json()
+        assert again["progress"] == {"done": 7, "total": 7} and again["result"] == record["result"]
+    finally:
+        queue_app.config["REVIEW_CHUNK_JOBS"] = 25

@@ -85,7 +85,9 @@ def create_report(data: dict[str, Any]) -> Any:
     if wait_s is not None:
         stored = rt.jobs.wait_stored(job_id, timeout_s=wait_s, known=stored) or stored
         if stored[0] == DONE:
-            return _waited(document(json.loads(stored[1])["result"], data["format"]), wait_s)
+            answer = _waited(document(json.loads(stored[1])["result"], data["format"]), wait_s)
+            answer.headers["Location"] = url_for("reports.get_report", job_id=job_id)
+            return answer
     response = job_answer(stored, 200 if wait_s is not None and stored[0] in TERMINAL else 202)
     if data["format"] != "json":  # where the document will be, once the job is done
         response.headers["Link"] = f'<{response.headers["Location"]}?format={data["format"]}>; rel="alternate"'
@@ -145,7 +147,7 @@ def job_answer(stored: Stored, status: int) -> Response:
     return response
 
 
-def _waited(answer: Any, wait_s: float | None) -> Any:
+def _waited(answer: Any, wait_s: float | None) -> Response:
     """Mark a document answer as honouring the wait."""
-    response = current_app.make_response(answer)
+    response: Response = current_app.make_response(answer)
     return waited(response, wait_s)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from catalog.types import Catalog
@@ -128,25 +128,61 @@ def _default_recommend() -> RecommendFn:
     return found
 
 
-def run_review(review: Review, catalog: Catalog, *, recommend_fn: RecommendFn | None = None,
-               on_progress: ProgressFn | None = None) -> ReviewResult:
-    """Review every job against the catalog, isolating failures per job, reporting progress as it goes."""
+def review_jobs(review: Review, catalog: Catalog, *, indexes: range | None = None,
+                first_index: int = 0, recommend_fn: RecommendFn | None = None,
+                on_job: Callable[[], None] | None = None) -> tuple[list[JobReview], dict[str, ReviewUse]]:
+    """Review the jobs at `indexes` of the review (default: all), isolating failures per job.
+
+    Return their reviews and the hours they would keep each GPU model busy: the part of a review
+    that a worker can do on one chunk of its jobs (workers/tasks/review.py fans them out). A chunk's
+    review holds its jobs only; `first_index` is where they start in the whole, for error fields.
+    """
     recommend = recommend_fn or _default_recommend()
-    total = len(review.items)
     jobs: list[JobReview] = []
     use: dict[str, ReviewUse] = {}
-    for index, item in enumerate(review.items):
-        jobs.append(_review_one(index, item, review=review, catalog=catalog, recommend=recommend, use=use))
-        if on_progress is not None:
-            on_progress(index + 1, total)
+    for index in indexes if indexes is not None else range(len(review.items)):
+        jobs.append(_review_one(first_index + index, review.items[index], review=review, catalog=catalog,
+                                recommend=recommend, use=use))
+        if on_job is not None:
+            on_job()
+    return jobs, use
+
+
+def merge_use(parts: Iterable[Mapping[str, ReviewUse]]) -> dict[str, ReviewUse]:
+    """Add up the GPU use of several chunks of a review."""
+    merged: dict[str, ReviewUse] = {}
+    for part in parts:
+        for gpu, used in part.items():
+            known = merged.get(gpu, ReviewUse(0.0, 0))
+            merged[gpu] = ReviewUse(known.hours + used.hours, known.jobs + used.jobs)
+    return merged
+
+
+def combine_review(review: Review, catalog: Catalog, *, jobs: Sequence[JobReview],
+                   use: Mapping[str, ReviewUse]) -> ReviewResult:
+    """Return the whole review from its jobs' reviews, in order: totals, standing and buy-vs-rent."""
     everything = overall_total(jobs)
     return ReviewResult(
         name=review.name, budget_usd=review.budget_usd, providers=review.providers, onprem=review.onprem,
         jobs=tuple(jobs), teams=team_totals(jobs), total=everything,
         standing=budget_standing(everything, budget_usd=review.budget_usd),
-        buy_vs_rent=buy_vs_rent(catalog, providers=review.providers, assumptions=review.onprem, use=use),
+        buy_vs_rent=buy_vs_rent(catalog, providers=review.providers, assumptions=review.onprem, use=dict(use)),
         catalog_version=catalog.version, prices_as_of=catalog.prices_as_of,
     )
+
+
+def run_review(review: Review, catalog: Catalog, *, recommend_fn: RecommendFn | None = None,
+               on_progress: ProgressFn | None = None) -> ReviewResult:
+    """Review every job against the catalog, isolating failures per job, reporting progress as it goes."""
+    total, done = len(review.items), [0]
+
+    def one_done() -> None:
+        done[0] += 1
+        if on_progress is not None:
+            on_progress(done[0], total)
+
+    jobs, use = review_jobs(review, catalog, recommend_fn=recommend_fn, on_job=one_done)
+    return combine_review(review, catalog, jobs=jobs, use=use)
 
 
 def _review_one(index: int, item: ReviewItem, *, review: Review, catalog: Catalog, recommend: RecommendFn,

@@ -10,9 +10,10 @@ from catalog.providers import PROVIDER_NAMES as PROVIDERS
 from workers.schemas.fields import StrictFloat, bounded_int
 from workers.schemas.spec import JobSpecSchema, OnPremSchema
 
-# Bounds: a review is a team's plan for a quarter, not a catalog dump. 200 jobs keep even the
-# HTML page readable; 10,000 runs covers a random search of thousands of trials.
-MAX_JOBS = 200
+# Bounds: a company's quarterly review has thousands of jobs; 10,000 is accepted (fanned out over the
+# workers, workers/tasks/review.py) within the body limit (MAX_CONTENT_LENGTH, 8 MiB). 10,000 runs per
+# job covers a random search of thousands of trials.
+MAX_JOBS = 10_000
 MAX_RUNS = 10_000
 MAX_SWEEP_PARAMETERS = 100
 FORMATS = ("json", "csv", "markdown", "html")

@@ -77,6 +77,23 @@ class JobStore(Protocol):
         """Replace the record if its status is still `expected_status`, keeping its expiry."""
         ...
 
+    def add_chunk(self, job_id: str, *, index: int, payload: str, jobs: int, chunks: int, total_jobs: int,
+                  at: str) -> tuple[bool, bool]:
+        """Keep a review chunk's result once, moving the job's progress; return (kept now, all chunks in)."""
+        ...
+
+    def has_chunk(self, job_id: str, *, index: int) -> bool:
+        """Say whether a review chunk's result is kept."""
+        ...
+
+    def chunk_payloads(self, job_id: str) -> dict[int, str]:
+        """Return every kept chunk result of a review, by chunk index."""
+        ...
+
+    def drop_chunks(self, job_id: str) -> None:
+        """Forget a review's chunk results."""
+        ...
+
     def put(self, record: Record, *, ttl_s: int) -> None:
         """Store the record unconditionally, expiring in `ttl_s`."""
         ...
@@ -180,4 +197,4 @@ def _release(store: JobStore, job_id: str) -> None:
 
 __all__ = ["CLAIM_GRACE_S", "DONE", "FAILED", "KEY_PREFIX", "QUEUED", "RUNNING", "TERMINAL", "JobStore",
            "MemoryJobStore", "PreparedTask", "Record", "RedisJobStore", "Stored", "dumps", "finish",
-           "mark_running", "new_record", "public_view", "submit", "submit_stored"]
+           "mark_running", "new_record", "now_iso", "public_view", "submit", "submit_stored"]

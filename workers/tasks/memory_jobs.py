@@ -23,6 +23,7 @@ class MemoryJobStore:
         self._changed = threading.Condition(self._lock)
         self._records: dict[str, tuple[float, str, str]] = {}  # id -> (expires at, status, JSON)
         self._enqueued: set[str] = set()
+        self._chunks: dict[str, dict[int, tuple[str, int]]] = {}  # job -> index -> (result, its jobs)
 
     def claim(self, record: Record, *, ttl_s: int) -> bool:
         """Store a new record unless one with its id exists; return True when stored."""
@@ -60,7 +61,7 @@ class MemoryJobStore:
             entry = self._live(job_id)
             if entry is None or entry[1] != QUEUED:
                 return False
-            record = {**json.loads(entry[2]), "status": RUNNING, "updated_at": at}
+            record = {**json.loads(entry[2]), "status": RUNNING, "updated_at": at, "started_at": at}
             self._records[job_id] = (entry[0], RUNNING, dumps(record))
             return True
 
@@ -73,6 +74,38 @@ class MemoryJobStore:
             self._records[job_id] = (expires_at, status, with_outcome(record, status=status,
                                                                       outcome_json=outcome_json, at=at))
             self._changed.notify_all()
+
+    def add_chunk(self, job_id: str, *, index: int, payload: str, jobs: int, chunks: int, total_jobs: int,
+                  at: str) -> tuple[bool, bool]:
+        """Keep one chunk's result unless kept already; return (kept now, every chunk is in)."""
+        with self._changed:
+            kept = self._chunks.setdefault(job_id, {})
+            added = index not in kept
+            if added:
+                kept[index] = (payload, jobs)
+                done = sum(count for _, count in kept.values())
+                entry = self._live(job_id)
+                if entry is not None and entry[1] in (QUEUED, RUNNING):
+                    record = {**json.loads(entry[2]), "progress": {"done": done, "total": total_jobs},
+                              "updated_at": at}
+                    self._records[job_id] = (entry[0], entry[1], dumps(record))
+                    self._changed.notify_all()
+            return added, len(kept) >= chunks
+
+    def has_chunk(self, job_id: str, *, index: int) -> bool:
+        """Say whether the chunk's result is kept."""
+        with self._lock:
+            return index in self._chunks.get(job_id, {})
+
+    def chunk_payloads(self, job_id: str) -> dict[int, str]:
+        """Return every kept chunk's result by its index."""
+        with self._lock:
+            return {index: payload for index, (payload, _) in self._chunks.get(job_id, {}).items()}
+
+    def drop_chunks(self, job_id: str) -> None:
+        """Forget the chunk results (the whole is recorded)."""
+        with self._lock:
+            self._chunks.pop(job_id, None)
 
     def advance(self, job_id: str, *, expected_status: str, record: Record) -> bool:
         """Replace the record if its status is still `expected_status`, keeping its expiry."""
@@ -95,6 +128,7 @@ class MemoryJobStore:
         with self._lock:
             self._records.pop(job_id, None)
             self._enqueued.discard(job_id)
+            self._chunks.pop(job_id, None)
 
     def confirm(self, job_id: str, *, replay: str | None = None) -> None:
         """Note that the job's task was enqueued (one process: nothing to replay, so `replay` is unused)."""

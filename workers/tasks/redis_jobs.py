@@ -57,6 +57,7 @@ if redis.call('HGET', KEYS[1], 'status') ~= 'queued' then return 0 end
 local record = cjson.decode(redis.call('HGET', KEYS[1], 'job'))
 record['status'] = 'running'
 record['updated_at'] = ARGV[1]
+record['started_at'] = ARGV[1]
 redis.call('HSET', KEYS[1], 'status', 'running', 'job', cjson.encode(record))
 return 1
 """
@@ -79,6 +80,29 @@ return 1
 """
 
 
+# A review's chunk result, kept once (HSETNX: a redelivered chunk never counts twice); the job's progress
+# moves by the chunk's jobs; the answer says whether every chunk is now in.
+_ADD_CHUNK = """
+local added = redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2])
+if added == 1 then
+  redis.call('HINCRBY', KEYS[2], '_chunks', 1)
+  local done = redis.call('HINCRBY', KEYS[2], '_jobs', ARGV[3])
+  redis.call('EXPIRE', KEYS[2], ARGV[5])
+  local status = redis.call('HGET', KEYS[1], 'status')
+  if status == 'running' or status == 'queued' then
+    local record = cjson.decode(redis.call('HGET', KEYS[1], 'job'))
+    record['progress'] = {done = done, total = tonumber(ARGV[6])}
+    record['updated_at'] = ARGV[7]
+    redis.call('HSET', KEYS[1], 'job', cjson.encode(record))
+  end
+end
+local chunks = tonumber(redis.call('HGET', KEYS[2], '_chunks') or '0')
+if chunks >= tonumber(ARGV[4]) then return {added, 1} end
+return {added, 0}
+"""
+CHUNKS_SUFFIX = ":chunks"
+
+
 class RedisJobStore:
     """Job records as hashes {status, job} under `gpugauge:job:{id}`, with EXPIRE.
 
@@ -95,6 +119,7 @@ class RedisJobStore:
         self._confirm = client.register_script(_CONFIRM)
         self._start = client.register_script(_START)
         self._finish = client.register_script(_FINISH)
+        self._add_chunk = client.register_script(_ADD_CHUNK)
 
     def claim(self, record: Record, *, ttl_s: int) -> bool:
         """Store a new record unless one with its id exists; return True when stored."""
@@ -152,6 +177,29 @@ class RedisJobStore:
                      args=[status, at, "result" if status != "failed" else "problem", outcome_json,
                            dumps(fallback), int(fallback["expires_after_s"])])
 
+    def add_chunk(self, job_id: str, *, index: int, payload: str, jobs: int, chunks: int, total_jobs: int,
+                  at: str) -> tuple[bool, bool]:
+        """Keep one chunk's result unless kept already; return (kept now, every chunk is in)."""
+        key = self._key(job_id)
+        expires = int(self._client.ttl(key))
+        added, complete = self._add_chunk(
+            keys=[key, key + CHUNKS_SUFFIX],
+            args=[f"c{index}", payload, jobs, chunks, max(expires, 60), total_jobs, at])
+        return bool(added), bool(complete)
+
+    def has_chunk(self, job_id: str, *, index: int) -> bool:
+        """Say whether the chunk's result is kept."""
+        return bool(self._client.hexists(self._key(job_id) + CHUNKS_SUFFIX, f"c{index}"))
+
+    def chunk_payloads(self, job_id: str) -> dict[int, str]:
+        """Return every kept chunk's result by its index."""
+        found = self._client.hgetall(self._key(job_id) + CHUNKS_SUFFIX)
+        return {int(_text(name)[1:]): _text(value) for name, value in found.items() if _text(name).startswith("c")}
+
+    def drop_chunks(self, job_id: str) -> None:
+        """Forget the chunk results (the whole is recorded)."""
+        self._client.delete(self._key(job_id) + CHUNKS_SUFFIX)
+
     def advance(self, job_id: str, *, expected_status: str, record: Record) -> bool:
         """Replace the record if its status is still `expected_status`, keeping its expiry."""
         return bool(self._advance(keys=[self._key(job_id)], args=[expected_status, record["status"], dumps(record)]))
@@ -171,7 +219,7 @@ class RedisJobStore:
     def forget(self, job_id: str) -> None:
         """Remove the record."""
         key = self._key(job_id)
-        self._client.delete(key, key + DONE_SUFFIX)
+        self._client.delete(key, key + DONE_SUFFIX, key + CHUNKS_SUFFIX)
 
     def confirm(self, job_id: str, *, replay: str | None = None) -> None:
         """Note that the job's task was enqueued, keeping `replay` (its task as JSON) when given."""

@@ -1,29 +1,47 @@
-"""The Celery task of a large budget review: load the request, run the review, record progress on the job.
+"""The Celery tasks of a large budget review: fanned out over the workers in chunks, joined when all are in.
 
-It lives in service/ rather than workers/ for the reason workers/tasks/recommend.py gives: it passes the
-service's schemas and job registry, and no arrow may point from workers/ up to service/.
+`gpugauge.review` (the job's own task, the one its replay re-runs) splits the review's jobs into chunks of
+REVIEW_CHUNK_JOBS and queues one `gpugauge.review_chunk` for each chunk whose result is not kept yet.
+Each chunk reviews its jobs, keeps its result in the job registry once (a redelivered chunk is never
+counted twice) and moves the job's progress; the chunk that brings the last result in joins them in
+order into the whole review (totals, buy-vs-rent) and records it. A chunk lost with a killed worker
+comes back (late acks, reject on worker lost; beat's lost-job sweep re-runs the job's task, which queues
+only what is missing); a join that died is done again by whichever chunk or re-run finds all chunks in.
+Celery's chord is not used: it needs a result backend, which this service keeps off (celery_app.py).
+In the embedded mode the same tasks run on the in-process thread pool.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
+from cattrs import Converter
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from flask import current_app
+from marshmallow import ValidationError
 
 from workers.ranking.recommend import recommend
-from workers.review.review import run_review
+from workers.review.ownership import ReviewUse
+from workers.review.review import combine_review, merge_use, review_jobs
+from workers.review.totals import JobReview
 from workers.schemas.review_result import ReviewResultSchema
 from workers.schemas.reviews import load_review
-from workers.tasks.jobs import RUNNING, JobStore
+from workers.sizing.errors import SizingError
+from workers.tasks.jobs import RUNNING, TERMINAL, JobStore, finish, mark_running, now_iso
 from workers.tasks.outage import when_redis_answers
-from workers.tasks.recommend import run_recorded
+from workers.tasks.problems import problem, problem_for
 from workers.tasks.runs import calibration_for
 from workers.tasks.runtime import runtime
 
 REVIEW_TASK = "gpugauge.review"
-# A review of 200 jobs ranks 200 times; give it longer than one ranking's default limit.
-REVIEW_TIME_LIMIT_S = 600
-REVIEW_SOFT_TIME_LIMIT_S = 570
+REVIEW_CHUNK_TASK = "gpugauge.review_chunk"
+REVIEW_CHUNK_TIME_LIMIT_S = 300
+REVIEW_CHUNK_SOFT_TIME_LIMIT_S = 270
+
+_CONVERTER = Converter()  # JobReview (frozen dataclasses, enums, tuples) to JSON-able dicts and back
 
 
 def record_progress(store: JobStore, job_id: str, *, done: int, total: int) -> None:
@@ -34,22 +52,83 @@ def record_progress(store: JobStore, job_id: str, *, done: int, total: int) -> N
                       record={**record, "progress": {"done": done, "total": total}})
 
 
-@shared_task(name=REVIEW_TASK, acks_late=True, reject_on_worker_lost=True,  # type: ignore[untyped-decorator]
-             time_limit=REVIEW_TIME_LIMIT_S, soft_time_limit=REVIEW_SOFT_TIME_LIMIT_S)
-def review_job(job_id: str, request: dict[str, Any]) -> dict[str, str]:
-    """Run a budget review, recording progress per job and then the dumped review, or why it failed."""
-    what = f"review job {job_id}"
+def chunk_bounds(total_jobs: int, *, chunk_jobs: int) -> list[tuple[int, int]]:
+    """Return the [start, stop) of each chunk of a review of `total_jobs`."""
+    size = max(chunk_jobs, 1)
+    return [(start, min(start + size, total_jobs)) for start in range(0, total_jobs, size)]
 
-    def work() -> dict[str, Any]:
-        rt = runtime()
-        _, review = load_review(request)
-        catalog = rt.catalog.get()
-        calibration = calibration_for(rt.runs, catalog)
-        result = run_review(review, catalog,
-                            recommend_fn=lambda job, cat: recommend(job, cat, calibration=calibration),
-                            on_progress=lambda done, total: when_redis_answers(
-                                lambda: record_progress(rt.jobs, job_id, done=done, total=total), what=what))
-        payload: dict[str, Any] = ReviewResultSchema().dump(result)
-        return payload
 
-    return run_recorded(job_id, work, what=what, late_detail="the review ran past its time limit")
+@shared_task(name=REVIEW_TASK, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+def review_job(job_id: str, request: dict[str, Any]) -> dict[str, Any]:
+    """Queue the review's chunks whose results are not kept yet; join them if every one is in already."""
+    rt, what = runtime(), f"review job {job_id}"
+    when_redis_answers(lambda: mark_running(rt.jobs, job_id), what=what)
+    jobs = request.get("jobs") or []
+    bounds = chunk_bounds(len(jobs), chunk_jobs=int(current_app.config["REVIEW_CHUNK_JOBS"]))
+    kept = when_redis_answers(lambda: rt.jobs.chunk_payloads(job_id), what=what)
+    missing = [i for i in range(len(bounds)) if i not in kept]
+    for index in missing:
+        start, stop = bounds[index]
+        args = (job_id, index, len(bounds), start, {**request, "jobs": jobs[start:stop]}, len(jobs))
+        when_redis_answers(functools.partial(rt.queue.enqueue, REVIEW_CHUNK_TASK, *args), what=what)
+    if not missing and bounds:
+        _join(job_id, {**request, "jobs": jobs[:1]}, chunks=len(bounds))
+    return {"id": job_id, "status": "running", "chunks": len(bounds), "queued": len(missing)}
+
+
+@shared_task(name=REVIEW_CHUNK_TASK, acks_late=True, reject_on_worker_lost=True,  # type: ignore[untyped-decorator]
+             time_limit=REVIEW_CHUNK_TIME_LIMIT_S, soft_time_limit=REVIEW_CHUNK_SOFT_TIME_LIMIT_S)
+def review_chunk(job_id: str, index: int, chunks: int, first: int, request: dict[str, Any],
+                 total_jobs: int) -> dict[str, Any]:
+    """Review one chunk's jobs and keep the result once; the chunk that completes the set joins them."""
+    rt, what = runtime(), f"review job {job_id} chunk {index}"
+    ttl_s = int(current_app.config["RESULT_TTL_S"])
+    try:
+        payload, count = "", 0
+        if not when_redis_answers(lambda: rt.jobs.has_chunk(job_id, index=index), what=what):
+            _, review = load_review(request)
+            catalog = rt.catalog.get()
+            calibration = calibration_for(rt.runs, catalog)
+            jobs, use = review_jobs(review, catalog, first_index=first,
+                                    recommend_fn=lambda job, cat: recommend(job, cat, calibration=calibration))
+            payload, count = json.dumps({"jobs": _CONVERTER.unstructure(jobs),
+                                         "use": _CONVERTER.unstructure(use)}), len(jobs)
+        _, complete = when_redis_answers(lambda: rt.jobs.add_chunk(
+            job_id, index=index, payload=payload, jobs=count, chunks=chunks, total_jobs=total_jobs,
+            at=now_iso()), what=what)
+        if complete:
+            _join(job_id, request, chunks=chunks)
+    except (ValidationError, SizingError) as error:
+        refused = problem_for(error)
+        when_redis_answers(lambda: finish(rt.jobs, job_id, problem=refused, ttl_s=ttl_s), what=what)
+        return {"id": job_id, "chunk": index, "status": "failed"}
+    except SoftTimeLimitExceeded:
+        late = problem(500, detail="a chunk of the review ran past its time limit")
+        when_redis_answers(lambda: finish(rt.jobs, job_id, problem=late, ttl_s=ttl_s), what=what)
+        return {"id": job_id, "chunk": index, "status": "failed"}
+    except Exception as error:
+        broken = problem_for(error)
+        when_redis_answers(lambda: finish(rt.jobs, job_id, problem=broken, ttl_s=ttl_s), what=what)
+        raise
+    return {"id": job_id, "chunk": index, "status": "kept"}
+
+
+def _join(job_id: str, request: dict[str, Any], *, chunks: int) -> None:
+    """Join every chunk's result, in order, into the whole review and record it (unless already recorded)."""
+    rt, what = runtime(), f"review job {job_id} join"
+    stored = when_redis_answers(lambda: rt.jobs.get_stored(job_id), what=what)
+    if stored is None or stored[0] in TERMINAL:
+        return
+    payloads = when_redis_answers(lambda: rt.jobs.chunk_payloads(job_id), what=what)
+    if len(payloads) < chunks:
+        return
+    parts = [json.loads(payloads[i]) for i in range(chunks)]
+    jobs = [_CONVERTER.structure(job, JobReview) for part in parts for job in part["jobs"]]
+    use = merge_use(_CONVERTER.structure(part["use"], dict[str, ReviewUse]) for part in parts)
+    _, review = load_review(request)  # its top-level fields: name, budget, providers, on-prem assumptions
+    result: dict[str, Any] = ReviewResultSchema().dump(combine_review(review, rt.catalog.get(), jobs=jobs, use=use))
+    ttl_s = int(current_app.config["RESULT_TTL_S"])
+    when_redis_answers(lambda: finish(rt.jobs, job_id, result=result, ttl_s=ttl_s), what=what)
+    when_redis_answers(lambda: rt.jobs.drop_chunks(job_id), what=what)
+
+
