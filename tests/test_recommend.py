@@ -19,7 +19,7 @@ from catalog.types import Catalog, Pricing, Provider
 from workers.ranking.recommend import recommend
 from workers.schemas.specs import load_job
 from workers.sizing.errors import SpecError
-from workers.sizing.estimate import estimate_on_gpu
+from workers.sizing.estimate import estimate_on_gpu, estimate_on_pairs
 from workers.sizing.spec import Constraints, Dataset, JobSpec, Objective, Training
 from workers.sizing.stats import ModelStats
 
@@ -52,11 +52,11 @@ def test_each_gpu_model_and_count_is_estimated_once_however_many_offers(
         monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, int]] = []
 
-    def counting(job: JobSpec, gpu: Any, **kwargs: Any) -> Any:
-        calls.append((gpu.slug, kwargs["gpu_count"]))
-        return estimate_on_gpu(job, gpu, **kwargs)
+    def counting(job: JobSpec, pairs: Any, **kwargs: Any) -> Any:
+        calls.extend((gpu.slug, count) for gpu, count in pairs)
+        return estimate_on_pairs(job, pairs, **kwargs)
 
-    monkeypatch.setattr(recommend_module, "estimate_on_gpu", counting)
+    monkeypatch.setattr(recommend_module, "estimate_on_pairs", counting)
     rec = recommend(_job(), _catalog())
     assert sorted(calls) == [("a10g", 1), ("t4", 1), ("v100-16gb", 4)]
     assert len(rec.options) == 10 and rec.plan == ()

@@ -14,7 +14,7 @@ from service.commands.common import CliError, fail, load_spec, print_json
 from service.commands.common import console as make_console
 from service.commands.estimate import print_requirements
 from service.commands.runs import open_runs_store
-from workers.ranking.recommend import recommend
+from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
 from workers.ranking.recommendation import Recommendation
 from workers.render import fmt_bytes, fmt_hours, fmt_usd
 from workers.schemas import RecommendationSchema
@@ -33,9 +33,11 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Rank the catalog for the spec and print the options."""
     try:
-        _, job = load_spec(args.spec)
+        data, job = load_spec(args.spec)
         catalog = load_catalog(store=open_store())
-        result = recommend(job, catalog, calibration=calibration_for(open_runs_store(), catalog))
+        # The rows a done job holds (the API's default: the options' GPUs), so --json prints the same.
+        result = recommend(job, catalog, calibration=calibration_for(open_runs_store(), catalog),
+                           per_gpu_rows=data.get("per_gpu", PER_GPU_OPTIONS))
     except CliError as exc:
         return fail(str(exc))
     except SizingError as exc:

@@ -20,7 +20,7 @@ from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import Recommendation
 from workers.ranking.scope import gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
-from workers.sizing.estimate import estimate_on_gpu, estimate_requirements, profile_gpu
+from workers.sizing.estimate import estimate_on_pairs, estimate_requirements, profile_gpu
 from workers.sizing.machine import machine_needs
 from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_row, used_by
 from workers.sizing.requirements import PerGpu, Requirements
@@ -31,8 +31,9 @@ from workers.sizing.strategies.checks import check_offload_host_memory
 def estimate_per_gpu(job: JobSpec, pairs: Sequence[tuple[str, int]],
                      known_gpus: Mapping[str, GpuSpec]) -> dict[tuple[str, int], PerGpu]:
     """Return the job's fit and time on each (GPU model, count); a GPU the catalog lacks is left out."""
-    return {(slug, n): estimate_on_gpu(job, known_gpus[slug], gpu_count=n, known_gpus=known_gpus)
-            for slug, n in pairs if slug in known_gpus}
+    kept = [(slug, n) for slug, n in pairs if slug in known_gpus]
+    rows = estimate_on_pairs(job, [(known_gpus[slug], n) for slug, n in kept], known_gpus=known_gpus)
+    return dict(zip(kept, rows, strict=True))
 
 
 def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mapping[str, GpuSpec]) -> Requirements:
@@ -62,12 +63,28 @@ def check_recommendable(job: JobSpec, catalog: Catalog) -> None:
                                         if i.provider.value in providers and i.gpu_count > 0])
 
 
-def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_CALIBRATION) -> Recommendation:
+PER_GPU_ALL, PER_GPU_OPTIONS = "all", "options"
+
+
+def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_CALIBRATION,
+              per_gpu_rows: str = PER_GPU_ALL) -> Recommendation:
     """Return the ranked options for the job over the catalog, the rejected with reasons, and any plan.
 
     `calibration` holds the corrections fitted from reported runs (workers/sizing/reported.py): each
     (GPU model, count) it applies to is timed with it, and the requirements say which runs were used.
+    `per_gpu_rows`: PER_GPU_ALL keeps every (GPU model, count) estimate in `requirements.per_gpu`
+    (a review needs them); PER_GPU_OPTIONS keeps those the ranked options use, a third of a result's
+    bytes and of its dump.
     """
+    rec = _recommend(job, catalog, calibration=calibration)
+    if per_gpu_rows != PER_GPU_OPTIONS:
+        return rec
+    used = {(o.gpu, o.gpu_count) for o in rec.options}
+    rows = tuple(row for row in rec.requirements.per_gpu if (row.gpu, row.gpu_count) in used)
+    return replace(rec, requirements=replace(rec.requirements, per_gpu=rows))
+
+
+def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration) -> Recommendation:
     known_gpus = {g.slug: g for g in catalog.gpus}
     check_recommendable(job, catalog)  # raises SpecError for unknown names, offload without host memory
     pairs = gpu_counts_in_scope(job.constraints, catalog)

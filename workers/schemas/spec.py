@@ -241,6 +241,11 @@ class JobSpecSchema(_Strict):
     constraints = fields.Nested(ConstraintsSchema)
     objective = fields.String(load_default="balanced", validate=validate.OneOf(("cost", "time", "balanced", "carbon")))
     limit = bounded_int(minimum=1, maximum=1000, load_default=10)
+    # A recommendation's requirements.per_gpu: the rows its options use ("options", the default when
+    # absent) or every (GPU model, count) estimated ("all"). No default is filled in, so a spec that
+    # leaves it out names the same job as before the field existed.
+    per_gpu = fields.String(validate=validate.OneOf(("options", "all")), metadata={
+        "description": "recommendations: per-GPU rows of the ranked options only (default) or of all"})
 
     @pre_load
     def _fill_sections(self, data: Any, **_: Any) -> Any:

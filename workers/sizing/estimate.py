@@ -108,6 +108,21 @@ def estimate_on_gpu(job: JobSpec, gpu: GpuSpec, *, gpu_count: int, known_gpus: M
     return row
 
 
+def estimate_on_pairs(job: JobSpec, pairs: Sequence[tuple[GpuSpec, int]], *,
+                      known_gpus: Mapping[str, GpuSpec]) -> list[PerGpu]:
+    """Return the job's fit and time on each (GPU model, count) on one machine: the ranking's loop in one call.
+
+    What does not depend on the GPU is done once: the job's checks once per count, the profile's GPU
+    once; the per-layer work is remembered per model (timing.layer_work), so each pair costs only its
+    own arithmetic. Equal to estimate_on_gpu on each pair.
+    """
+    reference = profile_gpu(job, known_gpus)
+    for count in sorted({count for _, count in pairs}):
+        check_job(job, gpu_count=count)
+    return [_on_gpu(job, gpu, gpu_count=count, reference=reference, inter_node_gbit_per_s=None)[0]
+            for gpu, count in pairs]
+
+
 def _targets(gpus: Sequence[GpuSpec], known_gpus: Mapping[str, GpuSpec]) -> tuple[GpuSpec, ...]:
     """Return the cards the advice is worked out on: the requested ones, else the reference card."""
     if gpus:

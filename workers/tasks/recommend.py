@@ -14,7 +14,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from flask import current_app
 from marshmallow import ValidationError
 
-from workers.ranking.recommend import recommend
+from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
 from workers.schemas import RecommendationSchema
 from workers.schemas.specs import build_job, load_job
 from workers.sizing.errors import SizingError
@@ -39,10 +39,11 @@ def recommend_job(job_id: str, spec: dict[str, Any], validated: bool = False) ->
     """
 
     def work() -> dict[str, Any]:
-        job = built_job(spec) if validated else load_job(spec)[1]
+        data, job = (spec, built_job(spec)) if validated else load_job(spec)
         rt = runtime()
         catalog = rt.catalog.get()
-        rec = recommend(job, catalog, calibration=calibration_for(rt.runs, catalog))
+        rec = recommend(job, catalog, calibration=calibration_for(rt.runs, catalog),
+                        per_gpu_rows=data.get("per_gpu", PER_GPU_OPTIONS))
         result: dict[str, Any] = RecommendationSchema().dump(rec)
         return result
 
