@@ -15,6 +15,7 @@ class JobSchema(Schema):
     status = fields.String(validate=validate.OneOf(("queued", "running", "done", "failed")))
     created_at = fields.String(metadata={"description": "ISO 8601, UTC"})
     updated_at = fields.String(metadata={"description": "ISO 8601, UTC"})
+    started_at = fields.String(metadata={"description": "ISO 8601, UTC: when a worker took it up"})
     expires_after_s = fields.Integer(metadata={"description": "seconds the job is kept after it ends"})
     result = fields.Nested(RecommendationSchema, metadata={"description": "present when status is done"})
     problem = fields.Nested(ProblemSchema, metadata={"description": "present when status is failed"})
