@@ -17,7 +17,7 @@ from workers.sizing.layers.build import RULES as LAYER_RULES
 from workers.sizing.presets.registry import PRESETS
 
 # Bounds: far beyond any real job, tight enough that no figure overflows or loses meaning.
-MAX_LAYERS = 5_000
+MAX_LAYERS = 20_000  # costed per distinct layer (sizing/timing.py); the body limit binds too
 # A number inside a free-form layer (units, channels, kernel, rates) never comes near this; the bound
 # keeps 400-digit integers and 1e308 out of the core's arithmetic. NaN and Infinity are refused too.
 MAX_LAYER_NUMBER = 10**15

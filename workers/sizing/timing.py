@@ -57,10 +57,12 @@ class IterationTime:
     tiny_layer_count: int = 0  # layers whose forward runs under rules.TINY_LAYER_MS
 
 
-# A layer's forward work for one iteration's batch: (kind, FLOPs, traffic bytes, passes per step, whether
-# Winograd applies). Plain tuples keep the per-layer loop fast enough for the ranking loop (one model,
-# ~33 GPUs x 4 counts).
-_LayerWork = tuple[LayerKind, float, float, int, bool]
+# A distinct layer's forward work for one iteration's batch: (kind, FLOPs, traffic bytes, passes per step,
+# whether Winograd applies, how many layers do exactly this). Plain tuples keep the per-layer loop fast
+# enough for the ranking loop (one model, ~33 GPUs x 4 counts); layers that repeat (transformer blocks,
+# residual stages) are costed once per distinct layer, so a 10,000-layer model of a few kinds of block
+# costs what its distinct layers do.
+_LayerWork = tuple[LayerKind, float, float, int, bool, int]
 _WORK: IdentityMemo[tuple[_LayerWork, ...]] = IdentityMemo()
 _SINGLE: IdentityMemo[IterationTime] = IdentityMemo(size=256)
 
@@ -71,16 +73,17 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
     weight_bytes = COMPUTE_WEIGHT_BYTES[precision]
     if not model.layers:
         traffic = 2 * model.neurons * batch_size * value_bytes + model.parameters * weight_bytes
-        return ((LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic), 1, False),)
-    work = []
+        return ((LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic), 1, False, 1),)
+    counts: dict[tuple[LayerKind, float, float, int, bool], int] = {}
     for layer in model.layers:
         # Without a traffic figure: read the input, write the output, about twice the output.
         per_sample = (max(layer.traffic_values - layer.parameters, 0) if layer.traffic_values
                       else 2 * layer.neurons)
         traffic = per_sample * batch_size * value_bytes + layer.parameters * weight_bytes
-        work.append((layer.kind, 2.0 * layer.multiply_adds * batch_size, float(traffic), layer.passes,
-                     layer.kernel_positions in WINOGRAD_KERNEL_POSITIONS))
-    return tuple(work)
+        key = (layer.kind, 2.0 * layer.multiply_adds * batch_size, float(traffic), layer.passes,
+               layer.kernel_positions in WINOGRAD_KERNEL_POSITIONS)
+        counts[key] = counts.get(key, 0) + 1
+    return tuple((*key, count) for key, count in counts.items())
 
 
 def forget_cached_times() -> None:
@@ -134,19 +137,19 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
     winograd = WINOGRAD_MAC_SHARE if math_unit(LayerKind.CONV, precision, gpu) is MathUnit.SIMT else 1.0
     compute_ms = memory_ms = overhead_ms = forward_ms = 0.0
     tiny = 0
-    for kind, flops, traffic_bytes, layer_passes, fast_conv in work:
+    for kind, flops, traffic_bytes, layer_passes, fast_conv, count in work:
         arithmetic_ms = flops * ms_per_flop[kind] * (winograd if fast_conv else 1.0)
         traffic_ms = traffic_bytes * ms_per_byte
         forward = max(arithmetic_ms, traffic_ms)
         if arithmetic_ms >= traffic_ms:
-            compute_ms += forward * layer_passes
+            compute_ms += forward * layer_passes * count
         else:
-            memory_ms += forward * layer_passes
+            memory_ms += forward * layer_passes * count
         if forward < TINY_LAYER_MS:
-            tiny += 1
-        forward_ms += forward if forward > forward_dispatch_ms else forward_dispatch_ms
+            tiny += count
+        forward_ms += (forward if forward > forward_dispatch_ms else forward_dispatch_ms) * count
         if forward * passes < dispatch_ms:
-            overhead_ms += (dispatch_ms - forward * passes) * layer_passes
+            overhead_ms += (dispatch_ms - forward * passes) * layer_passes * count
     compute_ms *= passes
     memory_ms *= passes
     trainable = model.parameters - model.frozen_parameters

@@ -79,7 +79,7 @@ ALIASES: dict[str, str] = {
     "multiheadattention": "multihead_attention",
 }
 SEQUENCE_FIRST = frozenset({"lstm", "gru", "multihead_attention", "transformer_block"})
-MAX_LAYERS = 10_000  # a guard against runaway input, far above any real network's layer count
+MAX_LAYERS = 20_000  # a guard against runaway input, far above any real network's layer count
 
 
 def layer_type(spec: object, field: str) -> str:
