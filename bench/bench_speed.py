@@ -17,8 +17,8 @@ Prints medians and ratios against issue 17's targets:
 from __future__ import annotations
 
 import argparse
-import resource
 import json
+import resource
 import statistics
 import subprocess
 import sys
