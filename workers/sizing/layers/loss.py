@@ -27,6 +27,7 @@ import math
 from dataclasses import replace
 from enum import StrEnum
 
+from workers.sizing.memo import IdentityMemo
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 
 TARGET_ID_BYTES = 8  # int64 class indices, as cross_entropy takes them
@@ -81,9 +82,19 @@ def loss_row(last: LayerStats, loss: Loss) -> LayerStats | None:
     )
 
 
+# The same model and loss give the same object: the sizing core remembers per-model work by identity
+# (memo.py), and a new copy per request made every one of those caches miss (a preset's checks, layer
+# work and single-GPU times were recomputed on each estimate and each recommendation).
+_WITH_LOSS: IdentityMemo[ModelStats] = IdentityMemo(size=256)
+
+
 def with_loss(model: ModelStats, loss: Loss) -> ModelStats:
     """Return the model with its loss row appended (totals unchanged: they describe the network)."""
     if not model.layers:
         return model
+    return _WITH_LOSS.get(model, loss, lambda: _with_loss(model, loss))
+
+
+def _with_loss(model: ModelStats, loss: Loss) -> ModelStats:
     row = loss_row(model.layers[-1], loss)
     return model if row is None else replace(model, layers=(*model.layers, row))
