@@ -83,7 +83,8 @@ def test_writing_runs_needs_a_key_with_the_write_scope(make_app: Callable[..., F
 
 def test_with_redis_runs_live_beside_the_queue_and_calibrate_the_workers_jobs(queue_client: FlaskClient) -> None:
     plain = _predicted_ms(queue_client)
-    spec = {**SPEC, "dataset": {"samples": 64_000}, "constraints": {"providers": ["aws"], "max_gpus": 1}}
+    spec = {**SPEC, "dataset": {"samples": 64_000}, "constraints": {"providers": ["aws"], "max_gpus": 1},
+            "per_gpu": "all"}  # every GPU's row, not only the ranked options'
     before = queue_client.post("/v1/recommendations", json=spec).json["id"]
     run = queue_client.post("/v1/runs", json={"spec": SPEC, "gpu": "v100-16gb", "iteration_ms": plain * 1.5})
     assert run.status_code == 201
