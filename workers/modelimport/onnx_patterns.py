@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 from onnx import NodeProto
 
+from workers.modelimport.onnx_views import storage
+
 POINTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Erf", "Tanh", "Sigmoid", "Softplus",
                        "ReduceMean", "Reciprocal", "Neg", "Exp"})
-VIEWS = frozenset({"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Transpose", "Slice", "Split",
-                   "Gather"})
 WINDOW = 16  # nodes looked at after the seed; the longest signature has 10
 _LAYERNORM = {"ReduceMean": 2, "Sub": 1, "Pow": 1, "Add": 1, "Sqrt": 1, "Div": 1}
 SIGNATURES: tuple[tuple[str, dict[str, int]], ...] = (
@@ -78,87 +78,12 @@ class Graph:
                     self.consumers.setdefault(name, []).append(i)
 
     def storage(self, name: str) -> str:
-        """Return the tensor whose storage `name` is a view of (itself when it is no view).
-
-        PyTorch keeps a view's whole storage alive: the value of a packed query/key/value split
-        kept for backward keeps the whole projection. The chain of view operators (Reshape, Squeeze,
-        Unsqueeze, Flatten, Identity, Transpose, Slice, Split, Gather of one constant index) is
-        replayed with strides: a Reshape that PyTorch cannot express as a view copies (a new
-        storage). A select or slice of a transposed tensor is taken as made contiguous first, as
-        PyTorch code does before splitting (`.contiguous()` leaves no node in the export).
-        """
-        chain: list[NodeProto] = []
-        cur = name
-        while cur in self.producer:
-            node = self.nodes[self.producer[cur]]
-            if node.op_type not in VIEWS or not node.input or node.input[0] not in self.active:
-                break
-            index = node.input[1] if node.op_type == "Gather" else ""
-            if index and (index in self.active or len(self.dims.get(index, (0,))) != 0):
-                break  # a look-up by tensor (index_select) copies; one constant index is a view
-            chain.append(node)
-            cur = node.input[0]
-        if not chain or cur not in self.dims:
-            return cur
-        base, strides = cur, _contiguous(self.dims[cur])
-        for node in reversed(chain):  # forward order
-            out = self.dims.get(node.output[0])
-            if out is None:
-                return name
-            if node.op_type == "Transpose":
-                perm = _ints(node, "perm") or list(reversed(range(len(strides))))
-                strides = [strides[p] for p in perm]
-            elif node.op_type in ("Gather", "Slice", "Split"):
-                if strides != _contiguous(self.dims[node.input[0]]):
-                    base = node.input[0]
-                strides = _contiguous(out)  # the offset and the shorter axis do not change what is kept
-                if node.op_type == "Slice" or node.op_type == "Split":
-                    continue
-            else:  # Reshape, Flatten, Squeeze, Unsqueeze, Identity
-                viewed = _view_strides(self.dims[node.input[0]], strides, out)
-                if viewed is None:
-                    base, viewed = node.output[0], _contiguous(out)
-                strides = viewed
-        return base
+        """Return the tensor whose storage `name` is a view of (`onnx_views.storage`)."""
+        return storage(self.nodes, self.producer, self.active, self.dims, name)
 
     def active_inputs(self, i: int) -> set[str]:
         """Return the activation inputs of node i."""
         return {n for n in self.nodes[i].input if n in self.active}
-
-
-def _ints(node: NodeProto, name: str) -> list[int]:
-    """Return an integer-list attribute of a node (empty when absent)."""
-    return next((list(a.ints) for a in node.attribute if a.name == name), [])
-
-
-def _contiguous(shape: tuple[int, ...]) -> list[int]:
-    """Return the strides of a contiguous (row-major) tensor of this shape."""
-    strides, step = [0] * len(shape), 1
-    for axis in range(len(shape) - 1, -1, -1):
-        strides[axis] = step
-        step *= max(shape[axis], 1)
-    return strides
-
-
-def _view_strides(old: tuple[int, ...], strides: list[int], new: tuple[int, ...]) -> list[int] | None:
-    """Return the strides of `new` as a view of `old`, or None where a copy is needed (ATen computeStride)."""
-    if not old or not new:
-        return _contiguous(new)
-    out = [0] * len(new)
-    view_d, chunk = len(new) - 1, strides[-1]
-    tensor_numel = view_numel = 1
-    for d in range(len(old) - 1, -1, -1):
-        tensor_numel *= old[d]
-        if d == 0 or (old[d - 1] != 1 and strides[d - 1] != tensor_numel * chunk):
-            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
-                out[view_d] = view_numel * chunk
-                view_numel *= new[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if d > 0:
-                chunk, tensor_numel, view_numel = strides[d - 1], 1, 1
-    return out if view_d == -1 else None
 
 
 def _signature(ops: Counter[str]) -> str | None:
