@@ -49,7 +49,7 @@ class RecordingProxy:
                 self.send_response(502)
                 self.end_headers()
 
-            do_POST = do_CONNECT = do_HEAD = do_GET  # noqa: N815
+            do_POST = do_CONNECT = do_HEAD = do_GET
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
