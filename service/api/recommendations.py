@@ -47,7 +47,7 @@ JOB_LINK = {"GetRecommendation": {"operationRef": "#/paths/~1v1~1recommendations
 @blp.alt_response(200, schema=JobSchema, headers={**_LOCATION, **WAIT_HEADERS},
                   description="With `Prefer: wait=N`: the job ended within N seconds (done with its result, "
                               "or failed with its problem)")
-@blp.doc(parameters=[PREFER_PARAMETER], responses={code: {"links": JOB_LINK} for code in ("200", "202")})
+@blp.doc(parameters=[PREFER_PARAMETER], responses={code: {"links": JOB_LINK} for code in (200, 202)})
 @blp.problems(400, 401, 413, 415, 422, 503)
 def submit_recommendation(data: dict[str, Any]) -> Response:
     """Queue a ranking job; an identical spec on the same catalog gets the same job and result."""
