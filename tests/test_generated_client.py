@@ -76,8 +76,8 @@ def client_package(document: dict[str, Any], tmp_path_factory: pytest.TempPathFa
 
 @pytest.fixture(scope="module")
 def client(client_package: Any, app: Flask) -> Any:
-    return client_package.Client(base_url="http://gpugauge.test",
-                                 httpx_args={"transport": httpx.WSGITransport(app=app)}, raise_on_unexpected_status=True)
+    return client_package.Client(base_url="http://gpugauge.test", raise_on_unexpected_status=True,
+                                 httpx_args={"transport": httpx.WSGITransport(app=app)})
 
 
 class Checker:
