@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
 from workers.sizing.errors import SizingError
+from workers.sizing.memo import IdentityMemo
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.schedule import MS_PER_HOUR, startup_ms
 from workers.sizing.spec import JobSpec
@@ -79,14 +80,23 @@ class Calibration:
 
     def for_job(self, gpu: GpuSpec, model: ModelStats) -> Correction | None:
         """Return the correction for this GPU's generation and the model's dominant layer kind."""
+        if not self.corrections:  # no runs: nothing to look up (the ranking asks ~110 times a job)
+            return None
         return self.corrections.get((gpu.architecture, dominant_kind(model)))
 
 
 NO_CALIBRATION = Calibration({})
 
 
+_DOMINANT: IdentityMemo[LayerKind] = IdentityMemo()
+
+
 def dominant_kind(model: ModelStats) -> LayerKind:
     """Return the layer kind with the most multiply-adds (GENERIC for a model given as totals)."""
+    return _DOMINANT.get(model, None, lambda: _dominant_kind(model))
+
+
+def _dominant_kind(model: ModelStats) -> LayerKind:
     by_kind: dict[LayerKind, int] = {}
     for layer in model.layers:
         by_kind[layer.kind] = by_kind.get(layer.kind, 0) + layer.multiply_adds * layer.passes
