@@ -34,6 +34,7 @@ class ReviewJobStatusSchema(Schema):
     id = fields.String(required=True, metadata={"description": "review- and the sha256 of the request and catalog"})
     status = fields.String(required=True, validate=validate.OneOf(("queued", "running", "done", "failed")))
     created_at = fields.String(metadata={"description": "ISO 8601, UTC"})
+    started_at = fields.String(metadata={"description": "ISO 8601, UTC: when a worker took it up"})
     updated_at = fields.String(metadata={"description": "ISO 8601, UTC"})
     expires_after_s = fields.Integer(metadata={"description": "seconds the job is kept after it ends"})
     progress = fields.Nested(ProgressSchema)
