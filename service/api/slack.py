@@ -41,7 +41,7 @@ OPENAPI_OPERATIONS: dict[str, Any] = {"post": {
                     "blocks": {"type": "array", "items": {"type": "object"}}}}}}},
         "401": {"description": "Signature missing, wrong, stale or replayed", **_PROBLEM},
         "413": {"description": "Body over 32 KiB", **_PROBLEM},
-        "429": {"description": "Too many commands from this team", **_PROBLEM},
+        "429": {"description": "Too many commands from this address (SLACK_RATE_LIMIT)", **_PROBLEM},
     },
 }}
 
