@@ -102,6 +102,7 @@ def test_carbon_objective_puts_the_least_emitting_region_first_and_cost_the_chea
     by_carbon = rank_offers(job(objective=Objective.CARBON), requirements=requirements(), per_gpu=rows,
                             catalog=cat)  # type: ignore[arg-type]
     assert (by_cost.options[0].instance_type, by_cost.options[0].region) == ("gcp.x", "asia-east1")
+    assert all(o.energy is not None and o.energy.co2e_kg > 0 for o in by_cost.options)  # shown under any objective
     co2 = [o.energy.co2e_kg for o in by_carbon.options if o.energy is not None]
     assert len(co2) == 3 and co2 == sorted(co2)
     # Same card and hours everywhere: the grid decides. us-east-1 379 g/kWh x PUE 1.135 = 430, below

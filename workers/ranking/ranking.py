@@ -123,15 +123,20 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     hours_known = requirements.iterations_total > 0
     shapes = judge_shapes(job, requirements=requirements, per_gpu=per_gpu, index=catalog_index(catalog),
                           scope=scope, cpu_adjust=_cpu_adjust(job), hours_known=hours_known)
-    annotate_energy(shapes, job=job, table=energy or load_energy(),
-                    tdp_watts={g.slug: float(g.tdp_watts) for g in catalog.gpus})
+    table, tdp_watts = energy or load_energy(), {g.slug: float(g.tdp_watts) for g in catalog.gpus}
+    max_co2e = job.constraints.max_co2e_kg if hours_known else None
+    carbon_ranks = max_co2e is not None or job.objective is Objective.CARBON
+    if carbon_ranks:  # every shape's CO2e takes part in the ranking
+        annotate_energy(shapes, job=job, table=table, tdp_watts=tdp_watts)
     budget = job.constraints.budget_usd
     spans = collect_candidates(shapes, scope=scope, objective=job.objective,
                                budget_usd=budget if budget is not None and hours_known else math.inf)
-    max_co2e = job.constraints.max_co2e_kg if hours_known else None
-    if max_co2e is not None or job.objective is Objective.CARBON:
+    if carbon_ranks:
         spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)
     top = top_rows(job, spans)
+    if not carbon_ranks:  # only the options shown need their energy (it was 20% of a ranking done for all)
+        shown = {row[-1]: shapes[row[-1]] for row in top}
+        annotate_energy(list(shown.values()), job=job, table=table, tdp_watts=tdp_watts)
     options = _options(top, shapes, job=job, hours_known=hours_known)
     in_scope = [s for s in shapes if s.seen or s.best_cost < math.inf or s.over_budget is not None
                 or s.over_co2e is not None
