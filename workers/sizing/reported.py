@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
+from workers.sizing.checks import check_job
 from workers.sizing.errors import SizingError
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.requirements import PerGpu, Requirements
@@ -118,6 +119,7 @@ def check_run(run: ReportedRun, known_gpus: Mapping[str, GpuSpec]) -> float:
     if run.peak_memory_bytes is not None and run.peak_memory_bytes > gpu.memory_bytes:
         raise RunRefused("peak_memory_bytes", f"peak memory {run.peak_memory_bytes / 2**30:.1f} GiB is above "
                                               f"the {gpu.memory_bytes / 2**30:.1f} GiB of one {gpu.name}")
+    check_job(run.job, gpu_count=run.gpu_count)  # what the estimate itself would refuse (SpecError)
     predicted = predicted_iteration_ms(run, gpu)
     ratio = run.iteration_ms / predicted
     if not 1 / ABSURD_RATIO <= ratio <= ABSURD_RATIO:

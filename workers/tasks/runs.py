@@ -30,6 +30,7 @@ from workers.sizing.reported import (
     NO_CALIBRATION,
     Calibration,
     ReportedRun,
+    RunRefused,
     check_run,
     fit_calibration,
     predicted_iteration_ms,
@@ -139,9 +140,11 @@ def record_run(store: RunStore, report: Mapping[str, Any], catalog: Catalog) -> 
     known = {g.slug: g for g in catalog.gpus}
     try:
         run = reported_run(record)
-    except SizingError as error:  # the spec the core refuses: name it within the report
+        ratio = check_run(run, known)
+    except RunRefused:
+        raise
+    except SizingError as error:  # the spec the core refuses: name the field within the report
         raise type(error)(f"spec.{error.field}", error.reason) from error
-    ratio = check_run(run, known)
     record["predicted_iteration_ms"] = predicted_iteration_ms(run, known[run.gpu])
     record["ratio"] = ratio
     store.add(record)
