@@ -142,3 +142,56 @@ def test_a_rejected_refresh_exits_1_and_says_the_catalog_is_unchanged(
     assert run("refresh", "--provider", "aws", "--data-dir", str(tmp_path)) == 1
     assert "unchanged" in capsys.readouterr().err
     assert not list(tmp_path.rglob("version-*.json"))
+
+
+SHARED_ROWS = Path(__file__).resolve().parents[2] / "shared" / "data" / "skypilot-catalog-v8"
+
+
+@pytest.mark.skipif(not SHARED_ROWS.is_dir(), reason="the shared SkyPilot rows are not on this machine")
+def test_import_of_a_sky_catalogs_directory_becomes_current_dated_by_its_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import shutil
+
+    sky = tmp_path / "sky" / "v8"
+    for provider in ("aws", "gcp"):
+        (sky / provider).mkdir(parents=True)
+        target = sky / provider / "vms.csv"
+        shutil.copy(SHARED_ROWS / f"{provider}-gpu-vms.csv", target)
+        os.utime(target, (1764547200, 1764547200))  # 2025-12-01 UTC: the day SkyPilot downloaded it
+    store = tmp_path / "store"
+    assert run("import", "--skypilot", str(sky.parent), "--data-dir", str(store), "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["providers"] == ["aws", "gcp"] and report["prices_as_of"] == "2025-12-01"
+    assert any("H100 x8 in us-central1" in why for why in report["excluded"])
+    monkeypatch.setenv("GPUGAUGE_CATALOG_DIR", str(store))
+    assert run("info", "--json") == 0
+    assert json.loads(capsys.readouterr().out) | {"sources": []} == {
+        "version": report["version"], "prices_as_of": "2025-12-01", "sources": []
+    }
+
+
+def test_an_import_that_would_collapse_the_catalog_exits_1_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    header = (
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone"
+    )
+    info = "\"{'Gpus': [{'Name': 'T4', 'Manufacturer': 'NVIDIA', 'Count': 1}]}\""
+    (tmp_path / "aws").mkdir()
+    (tmp_path / "aws" / "vms.csv").write_text(f"{header}\ng4dn.xlarge,T4,1,4,16,{info},0.526,0.2,us-east-1,a\n")
+    assert run("import", "--skypilot", str(tmp_path), "--data-dir", str(tmp_path / "store")) == 1
+    assert "unchanged" in capsys.readouterr().err and not list(tmp_path.rglob("version-*.json"))
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (("import", "--skypilot", "/nonexistent/sky"), "is not a directory"),
+    (("import", "--skypilot", ".", "--as-of", "yesterday"), "--as-of"),
+])  # fmt: skip
+def test_bad_import_input_is_one_line_exit_2(
+    argv: tuple[str, ...], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(*argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1

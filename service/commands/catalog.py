@@ -1,11 +1,13 @@
-"""`gpugauge catalog info|gpus|instances|refresh`: browse the catalog as tables or JSON, and refresh it."""
+"""`gpugauge catalog info|gpus|instances|refresh|import`: browse the catalog as tables or JSON, refresh it."""
 
 from __future__ import annotations
 
 import argparse
 import difflib
 import os
+import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -14,10 +16,12 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 
 from catalog.fetchers.result import CredentialsError, FetchError
+from catalog.importer import ImportReport, import_catalog
 from catalog.loader import load_catalog
 from catalog.payload import CatalogDataError
 from catalog.providers import FETCHED_PROVIDERS
 from catalog.refresh import RefreshError, RefreshReport, refresh_catalog
+from catalog.skypilot import SkyPilotFormatError
 from catalog.store import CatalogStore, CatalogStoreError, FileCatalogStore, RedisCatalogStore
 from catalog.types import Catalog, Provider
 from catalog.units import parse_bytes, parse_usd
@@ -26,13 +30,14 @@ from service.catalog_listing import catalog_info, list_gpus, list_instances
 from service.commands.common import fail, print_json
 from workers.render import fmt_bytes, fmt_usd
 
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 DEFAULT_DATA_DIR = "var"  # where a refresh keeps versions when neither --data-dir, REDIS_URL nor the env say
 
 
 def register(subparsers: Any) -> None:
     """Add the `catalog` subcommand and its own subcommands."""
     p = subparsers.add_parser("catalog", help="browse GPUs, instances and prices; refresh them from AWS/GCP")
-    sub = p.add_subparsers(dest="catalog_command", required=True, metavar="info|gpus|instances|refresh")
+    sub = p.add_subparsers(dest="catalog_command", required=True, metavar="info|gpus|instances|refresh|import")
     info = sub.add_parser("info", help="catalog version, prices_as_of and sources")
     gpus = sub.add_parser("gpus", help="the GPU table")
     gpus.add_argument("--min-memory", help="at least this much GPU memory, e.g. 16GB or 24GiB")
@@ -52,7 +57,13 @@ def register(subparsers: Any) -> None:
         "--data-dir", help="keep catalog versions here (default: $GPUGAUGE_CATALOG_DIR, else ./var)"
     )
     ref.add_argument("--project", help="Google Cloud project for the Compute API (gcp only)")
-    for command in (info, gpus, inst, ref):
+    imp = sub.add_parser("import", help="make a SkyPilot catalog directory (v7 or v8) the current version")
+    imp.add_argument("--skypilot", required=True, metavar="DIR", help="e.g. ~/.sky/catalogs/v8")
+    imp.add_argument("--as-of", help="the date the prices were true (default: the files' modification date)")
+    imp.add_argument(
+        "--data-dir", help="keep catalog versions here (default: $GPUGAUGE_CATALOG_DIR, else ./var)"
+    )
+    for command in (info, gpus, inst, ref, imp):
         command.add_argument("--json", action="store_true", help="print the API's JSON payload")
     p.set_defaults(func=run)
 
@@ -79,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if command == "refresh":
             return _refresh(args)
+        if command == "import":
+            return _import(args)
         catalog = load_catalog(store=open_store(data_dir=getattr(args, "data_dir", None)))
         if command == "info":
             return _info(catalog, as_json=args.json)
@@ -86,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             return _gpus(catalog, args)
         if command == "instances":
             return _instances(catalog, args)
-        raise _BadInput(f"unknown catalog command {command!r} (valid: info, gpus, instances, refresh)")
+        raise _BadInput(f"unknown catalog command {command!r} (valid: info, gpus, instances, refresh, import)")
     except _BadInput as exc:
         return fail(str(exc))
     except (CatalogDataError, CatalogValidationError, CatalogStoreError) as exc:
@@ -309,6 +322,49 @@ def _refresh(args: argparse.Namespace) -> int:
         return 1
     _print_report(report, as_json=args.json)
     return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    directory = Path(args.skypilot).expanduser()
+    if not directory.is_dir():
+        raise _BadInput(f"--skypilot: {args.skypilot} is not a directory")
+    if args.as_of is not None and not _ISO_DAY.match(args.as_of):
+        raise _BadInput(f"--as-of: {args.as_of!r} is not an ISO date (YYYY-MM-DD)")
+    store = open_store(data_dir=args.data_dir, for_writing=True)
+    assert store is not None
+    try:
+        report = import_catalog(directory, store=store, as_of=args.as_of)
+    except SkyPilotFormatError as exc:
+        raise _BadInput(f"--skypilot: {exc}") from None
+    except (CatalogValidationError, CatalogStoreError, CatalogDataError) as exc:
+        print(f"gpugauge: catalog import failed, the current catalog is unchanged: {exc}", file=sys.stderr)
+        return 1
+    _print_import(report, as_json=args.json)
+    return 0
+
+
+def _print_import(report: ImportReport, *, as_json: bool) -> None:
+    if as_json:
+        print_json(
+            {
+                "version": report.version,
+                "prices_as_of": report.prices_as_of,
+                "providers": list(report.providers),
+                "instances": report.instances,
+                "offers": report.offers,
+                "excluded": list(report.excluded),
+                "skipped": list(report.skipped),
+                "files": list(report.files),
+            }
+        )
+        return
+    console = Console()
+    console.print(
+        f"catalog version [bold]{report.version}[/] is current: {report.instances} "
+        f"{'/'.join(report.providers)} instance types, {report.offers} prices as of {report.prices_as_of}"
+    )
+    console.print(f"[dim]{len(report.excluded)} implausible prices left out, {len(report.skipped)} shapes skipped "
+                  "(--json lists them)[/]")
 
 
 def _print_report(report: RefreshReport, *, as_json: bool) -> None:
