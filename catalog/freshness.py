@@ -7,12 +7,14 @@ reported as UNKNOWN, a string, because the public contract types `prices_as_of` 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from datetime import date
 
 from catalog.types import Offer, Provider
 
 CLOUD_PROVIDERS = (Provider.AWS, Provider.GCP)
 UNKNOWN = "unknown"  # prices_as_of when a price's source carries no date (the price rows say None)
+STALE_AFTER_DAYS = 90  # default age past which an answer warns that its prices may have moved
 
 
 def _oldest(dates: list[str | None]) -> str:
@@ -40,3 +42,33 @@ def oldest_price_date(offers: Iterable[Offer]) -> str:
 def undated_sources(offers: Iterable[Offer]) -> tuple[str, ...]:
     """Return the sources of cloud prices that carry no date, sorted (each names its catalog commit)."""
     return tuple(sorted({o.source for o in offers if o.provider in CLOUD_PROVIDERS and o.as_of is None}))
+
+
+def freshness_warnings(
+    *, prices_as_of: str, undated: Sequence[str], today: date | None, stale_after_days: int
+) -> tuple[tuple[str, str], ...]:
+    """Return (code, message) warnings for an answer built on these prices: undated, or older than allowed.
+
+    `undated`: the sources of the undated prices (undated_sources), named in the warning.
+    """
+    warnings: list[tuple[str, str]] = []
+    if prices_as_of == UNKNOWN:
+        named = "; ".join(undated[:2]) + ("; ..." if len(undated) > 2 else "")
+        warnings.append(
+            (
+                "undated-prices",
+                f"the catalog's prices carry no date: their source names a catalog commit, not the day the "
+                f"prices were true ({named}); refresh or import the catalog for dated prices",
+            )
+        )
+    elif today is not None:
+        age_days = (today - date.fromisoformat(prices_as_of[:10])).days if len(prices_as_of) >= 10 else 0
+        if age_days > stale_after_days:
+            warnings.append(
+                (
+                    "stale-prices",
+                    f"the oldest price in the catalog is from {prices_as_of[:10]}, {age_days} days ago (more than "
+                    f"{stale_after_days}): prices may have changed; refresh or import the catalog",
+                )
+            )
+    return tuple(warnings)

@@ -6,7 +6,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from catalog.freshness import oldest_price_date, prices_as_of_by_provider
+from catalog.freshness import oldest_price_date, prices_as_of_by_provider, undated_sources
 from catalog.gpus import load_gpus
 from catalog.payload import CatalogDataError, CatalogRows, payload_to_rows
 from catalog.store import CatalogStore
@@ -52,6 +52,7 @@ def build_catalog(rows: CatalogRows, gpus: tuple[GpuSpec, ...]) -> Catalog:
         onprem_cards=rows.onprem_cards,
         prices_as_of_by_provider=prices_as_of_by_provider(rows.offers),
         excluded=rows.excluded,
+        undated_sources=undated_sources(rows.offers),
     )
 
 

@@ -126,6 +126,7 @@ class Catalog:
     onprem_cards: tuple[OnPremCard, ...] = ()
     prices_as_of_by_provider: tuple[tuple[str, str], ...] = ()  # (provider, oldest as_of or "unknown")
     excluded: tuple[Exclusion, ...] = ()
+    undated_sources: tuple[str, ...] = ()  # sources of cloud prices without a date (catalog.freshness)
     _gpu_index: dict[str, GpuSpec] = field(default_factory=dict, compare=False, repr=False)
 
     def gpu(self, slug: str) -> GpuSpec:

@@ -33,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
     "CATALOG_RELOAD_S": 300,  # how often a running app looks for a refreshed catalog
     "CATALOG_DIR": None,  # where `catalog refresh` keeps versions when there is no Redis
     "CATALOG_RETRY_S": 5,  # how often, while Redis is down since the start, to try its catalog again
+    "STALE_PRICES_DAYS": 90,  # answers built on prices older than this carry a stale-prices warning
     # With REDIS_URL, a local copy of the last catalog read from Redis, served when a process starts
     # while Redis is down. None: ~/.cache/gpugauge/catalog-<hash of the URL>.json; "": no copy.
     "CATALOG_COPY_PATH": None,

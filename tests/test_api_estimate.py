@@ -33,3 +33,9 @@ def test_the_api_and_the_queue_agree_on_requirements(embedded_client: FlaskClien
     location = embedded_client.post("/v1/recommendations", json=example_spec("vae-mnist")).headers["Location"]
     job = wait_for_job(embedded_client, location)
     assert job["result"]["requirements"]["gpu_memory_bytes"] == estimate["gpu_memory_bytes"]
+
+
+def test_an_estimate_names_the_catalog_version_and_price_date_it_was_read_with(embedded_client: FlaskClient) -> None:
+    body = embedded_client.post("/v1/estimate", json=example_spec()).get_json()
+    info = embedded_client.get("/v1/catalog").get_json()
+    assert body["catalog"] == {"version": info["version"], "prices_as_of": info["prices_as_of"]}

@@ -14,7 +14,7 @@ from service.commands.common import CliError, fail, load_spec, print_json
 from service.commands.common import console as make_console
 from service.commands.runs import open_runs_store
 from workers.render import bar, fmt_bytes, fmt_count, fmt_hours
-from workers.schemas import EstimateRequestSchema, RequirementsSchema
+from workers.schemas import EstimateAnswer, EstimateAnswerSchema, EstimateRequestSchema
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.requirements import Requirements
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     except SizingError as exc:
         return fail(f"{exc.field}: {exc.reason}")
     if args.json:
-        print_json(RequirementsSchema().dump(requirements))
+        print_json(EstimateAnswerSchema().dump(EstimateAnswer(requirements, catalog.version, catalog.prices_as_of)))
     else:
         print_requirements(requirements, title=f"{job.model.name}, batch {job.training.batch_size} per GPU")
     return 0

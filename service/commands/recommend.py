@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from datetime import date
 from typing import Any
 
 from rich.markup import escape
@@ -14,6 +15,7 @@ from service.commands.common import CliError, fail, load_spec, print_json
 from service.commands.common import console as make_console
 from service.commands.estimate import print_requirements
 from service.commands.runs import open_runs_store
+from service.config import DEFAULTS
 from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
 from workers.ranking.recommendation import Recommendation
 from workers.render import fmt_bytes, fmt_hours, fmt_usd
@@ -37,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
         catalog = load_catalog(store=open_store())
         # The rows a done job holds (the API's default: the options' GPUs), so --json prints the same.
         result = recommend(job, catalog, calibration=calibration_for(open_runs_store(), catalog),
-                           per_gpu_rows=data.get("per_gpu", PER_GPU_OPTIONS))
+                           per_gpu_rows=data.get("per_gpu", PER_GPU_OPTIONS), today=date.today(),
+                           stale_after_days=int(DEFAULTS["STALE_PRICES_DAYS"]))
     except CliError as exc:
         return fail(str(exc))
     except SizingError as exc:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import date
 
+from catalog.freshness import STALE_AFTER_DAYS, freshness_warnings
 from catalog.types import Catalog, GpuSpec, Provider
 from workers.ranking.plan_options import plan_with_options
 from workers.ranking.ranking import rank_offers
@@ -23,7 +25,7 @@ from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.sizing.estimate import estimate_on_pairs, estimate_requirements, profile_gpu
 from workers.sizing.machine import machine_needs
 from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_row, used_by
-from workers.sizing.requirements import PerGpu, Requirements
+from workers.sizing.requirements import CodedWarning, PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.checks import check_offload_host_memory
 
@@ -67,16 +69,22 @@ PER_GPU_ALL, PER_GPU_OPTIONS = "all", "options"
 
 
 def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_CALIBRATION,
-              per_gpu_rows: str = PER_GPU_ALL) -> Recommendation:
+              per_gpu_rows: str = PER_GPU_ALL, today: date | None = None,
+              stale_after_days: int = STALE_AFTER_DAYS) -> Recommendation:
     """Return the ranked options for the job over the catalog, the rejected with reasons, and any plan.
 
     `calibration` holds the corrections fitted from reported runs (workers/sizing/reported.py): each
     (GPU model, count) it applies to is timed with it, and the requirements say which runs were used.
     `per_gpu_rows`: PER_GPU_ALL keeps every (GPU model, count) estimate in `requirements.per_gpu`
     (a review needs them); PER_GPU_OPTIONS keeps those the ranked options use, a third of a result's
-    bytes and of its dump.
+    bytes and of its dump. The answer warns when its prices carry no date, or (given `today`) are older
+    than `stale_after_days`.
     """
     rec = _recommend(job, catalog, calibration=calibration)
+    found = freshness_warnings(prices_as_of=catalog.prices_as_of, undated=catalog.undated_sources, today=today,
+                               stale_after_days=stale_after_days)
+    extra = tuple(CodedWarning(code, message) for code, message in found)
+    rec = replace(rec, requirements=replace(rec.requirements, warnings=rec.requirements.warnings + extra))
     if per_gpu_rows != PER_GPU_OPTIONS:
         return rec
     used = {(o.gpu, o.gpu_count) for o in rec.options}

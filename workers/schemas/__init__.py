@@ -2,6 +2,8 @@
 
 from workers.schemas.problem import ProblemSchema
 from workers.schemas.results import (
+    EstimateAnswer,
+    EstimateAnswerSchema,
     ModelStatsSchema,
     RecommendationSchema,
     RequirementsSchema,
@@ -9,6 +11,8 @@ from workers.schemas.results import (
 from workers.schemas.spec import EstimateRequestSchema, JobSpecSchema
 
 __all__ = [
+    "EstimateAnswer",
+    "EstimateAnswerSchema",
     "EstimateRequestSchema",
     "JobSpecSchema",
     "ModelStatsSchema",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, post_dump, pre_dump
 
 from workers.schemas.fields import CATALOG_REF, enum_values, typed_function
-from workers.sizing.requirements import MEMORY_TERMS
+from workers.sizing.requirements import MEMORY_TERMS, Requirements
 from workers.sizing.stats import LayerKind
 
 
@@ -112,6 +113,29 @@ class RequirementsSchema(Schema):
     mitigations = fields.List(fields.Nested(MitigationSchema))
     calibrated_by = fields.Function(lambda r: _calibrated_by(r), metadata={
         "description": "the reported runs whose corrections this estimate used: {runs: n, gpus: [...]}"})
+
+
+@dataclass(frozen=True)
+class EstimateAnswer:
+    """POST /v1/estimate's answer: the requirements, and the catalog version whose GPU table they used."""
+
+    requirements: Requirements
+    catalog_version: str
+    prices_as_of: str
+
+
+class EstimateAnswerSchema(RequirementsSchema):
+    """The requirements plus `catalog: {version, prices_as_of}`, as a recommendation carries (CONTRACT.md)."""
+
+    catalog = fields.Dict(keys=fields.String(), values=fields.String(), dump_only=True, metadata=CATALOG_REF)
+
+    @pre_dump
+    def _requirements(self, answer: EstimateAnswer, **_: Any) -> Requirements:
+        return answer.requirements
+
+    @post_dump(pass_original=True)
+    def _with_catalog(self, data: dict[str, Any], answer: EstimateAnswer, **_: Any) -> dict[str, Any]:
+        return {**data, "catalog": {"version": answer.catalog_version, "prices_as_of": answer.prices_as_of}}
 
 
 class StrategyChoiceSchema(Schema):

@@ -7,6 +7,7 @@ architecture test allows no arrow from workers/ up to service/.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from celery import shared_task
@@ -43,7 +44,8 @@ def recommend_job(job_id: str, spec: dict[str, Any], validated: bool = False) ->
         rt = runtime()
         catalog = rt.catalog.get()
         rec = recommend(job, catalog, calibration=calibration_for(rt.runs, catalog),
-                        per_gpu_rows=data.get("per_gpu", PER_GPU_OPTIONS))
+                        per_gpu_rows=data.get("per_gpu", PER_GPU_OPTIONS), today=date.today(),
+                        stale_after_days=int(current_app.config["STALE_PRICES_DAYS"]))
         result: dict[str, Any] = RecommendationSchema().dump(rec)
         return result
 

@@ -1,0 +1,35 @@
+"""Answers say how old their prices are: undated prices and prices past the age limit each carry a warning."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import date
+
+from catalog.loader import load_catalog
+from workers.ranking.recommend import recommend
+from workers.schemas.specs import load_job
+
+SPEC = {"model": {"preset": "resnet18"}, "training": {"batch_size": 32, "epochs": 1},
+        "dataset": {"samples": 10000, "bytes": 10**9}, "constraints": {"providers": ["aws"]}}  # fmt: skip
+
+
+def _codes(catalog_prices_as_of: str | None = None, *, today: date | None, days: int = 90) -> dict[str, str]:
+    catalog = load_catalog()
+    if catalog_prices_as_of is not None:  # the same offers, dated
+        offers = tuple(dataclasses.replace(o, as_of=catalog_prices_as_of) for o in catalog.offers)
+        catalog = dataclasses.replace(catalog, offers=offers, prices_as_of=catalog_prices_as_of, undated_sources=())
+    rec = recommend(load_job(SPEC)[1], catalog, today=today, stale_after_days=days)
+    return {w.code: w.message for w in rec.requirements.warnings if w.code.endswith("-prices")}
+
+
+def test_the_snapshots_undated_prices_are_said_to_be_undated_naming_the_commit() -> None:
+    codes = _codes(today=date(2026, 12, 1))
+    assert set(codes) == {"undated-prices"} and "skypilot-org/skypilot-catalog@" in codes["undated-prices"]
+
+
+def test_prices_past_the_age_limit_carry_a_stale_prices_warning_naming_the_date() -> None:
+    codes = _codes("2026-08-01", today=date(2026, 12, 1))
+    assert set(codes) == {"stale-prices"}
+    assert "2026-08-01" in codes["stale-prices"] and "122 days" in codes["stale-prices"]
+    assert _codes("2026-11-01", today=date(2026, 12, 1)) == {}
+    assert _codes("2026-08-01", today=date(2026, 12, 1), days=200) == {}
