@@ -13,6 +13,10 @@ from catalog.types import Catalog, GpuSpec, InstanceType, Offer
 from workers.schemas.fields import typed_function
 
 PRICING_KINDS = ("on_demand", "spot", "owned")
+# A page of instance types: the full catalog holds a few hundred types with thousands of prices, and a
+# procurement script walks it by next_offset.
+PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
 SEGMENTS = ("consumer", "workstation", "datacenter")
 
 
@@ -82,11 +86,15 @@ class GpuListSchema(CatalogInfoSchema):
 
 
 class InstanceListSchema(CatalogInfoSchema):
-    """The instance types of one catalog version, with their prices."""
+    """One page of the instance types of one catalog version, with their prices."""
 
     instances = fields.List(fields.Nested(InstanceSchema))
     notes = fields.List(fields.String(), metadata={
         "description": "why the list may be empty: a GPU or region the catalog does not have, with suggestions"})
+    total = fields.Integer(metadata={"description": "instance types that pass the filters, on every page"})
+    offset = fields.Integer()
+    limit = fields.Integer()
+    next_offset = fields.Integer(allow_none=True, metadata={"description": "the next page's offset; null: last"})
 
 
 # Query strings carry numbers as text, so these fields parse them (the body's strict fields would not).
@@ -113,6 +121,10 @@ class InstanceFilterSchema(Schema):
     pricing = fields.String(validate=validate.OneOf(PRICING_KINDS))
     min_gpu_memory_bytes = fields.Integer(validate=validate.Range(min=0, max=10**13))
     max_price_per_hour_usd = fields.Float(validate=validate.Range(min=0.0, max=1e6))
+    limit = fields.Integer(load_default=PAGE_SIZE, validate=validate.Range(min=1, max=MAX_PAGE_SIZE),
+                           metadata={"description": "instance types per page"})
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=10**6),
+                            metadata={"description": "how many instance types to skip (the last page's next_offset)"})
 
 
 def catalog_info(catalog: Catalog) -> dict[str, Any]:
@@ -136,8 +148,9 @@ def list_gpus(catalog: Catalog, *, min_memory_bytes: int = 0, segment: str | Non
 
 def list_instances(catalog: Catalog, *, provider: str | None = None, region: str | None = None,
                    gpu: str | None = None, pricing: str | None = None, min_gpu_memory_bytes: int = 0,
-                   max_price_per_hour_usd: float | None = None) -> dict[str, Any]:
-    """Return the instance types that pass the filters, each with its matching prices."""
+                   max_price_per_hour_usd: float | None = None, limit: int = PAGE_SIZE,
+                   offset: int = 0) -> dict[str, Any]:
+    """Return one page (`limit` from `offset`) of the instance types that pass the filters, with their prices."""
     # A GPU or region the catalog lacks matches nothing: an empty list (what the document promises for
     # any string), with a note naming the close ones.
     notes = [note for field, value, names in (("gpu", gpu, [g.slug for g in catalog.gpus]),
@@ -160,7 +173,11 @@ def list_instances(catalog: Catalog, *, provider: str | None = None, region: str
             continue
         rows.append({"instance": instance, "gpu_memory_bytes": memory.get(instance.gpu, 0),
                      "prices": sorted(prices.get(key, []), key=lambda o: (o.region, o.pricing.value))})
-    listing: dict[str, Any] = InstanceListSchema().dump({**catalog_info(catalog), "instances": rows, "notes": notes})
+    page = rows[offset:offset + limit]
+    following = offset + limit if offset + limit < len(rows) else None
+    listing: dict[str, Any] = InstanceListSchema().dump({
+        **catalog_info(catalog), "instances": page, "notes": notes, "total": len(rows), "offset": offset,
+        "limit": limit, "next_offset": following})
     return listing
 
 

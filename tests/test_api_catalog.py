@@ -56,3 +56,19 @@ def test_bad_filters_are_422_naming_them(embedded_client: FlaskClient) -> None:
         path = "/v1/catalog/gpus" if field in ("min_memory_bytes", "colour") else "/v1/catalog/instances"
         answer = embedded_client.get(f"{path}?{query}")
         assert answer.status_code == 422 and field in answer.get_json()["errors"], query
+
+
+def test_instances_come_in_pages_that_walk_the_whole_list(embedded_client: FlaskClient) -> None:
+    seen: list[str] = []
+    offset: int | None = 0
+    total = None
+    while offset is not None:
+        page = embedded_client.get(f"/v1/catalog/instances?provider=gcp&limit=50&offset={offset}").get_json()
+        assert len(page["instances"]) <= 50 and page["limit"] == 50 and page["offset"] == offset
+        total = page["total"]
+        seen += [i["instance_type"] for i in page["instances"]]
+        offset = page["next_offset"]
+    assert total is not None and total > 50 and len(seen) == len(set(seen)) == total
+    first = embedded_client.get("/v1/catalog/instances").get_json()
+    assert len(first["instances"]) == first["limit"] == 100 and first["next_offset"] == 100
+    assert embedded_client.get("/v1/catalog/instances?limit=0").status_code == 422

@@ -26,7 +26,7 @@ from catalog.store import CatalogStore, CatalogStoreError, FileCatalogStore, Red
 from catalog.types import Catalog, Provider
 from catalog.units import parse_bytes, parse_usd
 from catalog.validate import CatalogValidationError
-from service.catalog_listing import catalog_info, list_gpus, list_instances
+from service.catalog_listing import MAX_PAGE_SIZE, PAGE_SIZE, catalog_info, list_gpus, list_instances
 from service.commands.common import fail, print_json
 from workers.render import fmt_bytes, fmt_usd
 
@@ -48,6 +48,8 @@ def register(subparsers: Any) -> None:
     inst.add_argument("--min-gpu-memory", help="at least this much memory per GPU, e.g. 16GB")
     inst.add_argument("--max-price", help="at most this many dollars per hour, e.g. 3.5 or $3.50")
     inst.add_argument("--pricing", help="on_demand or spot")
+    inst.add_argument("--limit", type=int, default=PAGE_SIZE, help=f"instance types per page (default {PAGE_SIZE})")
+    inst.add_argument("--offset", type=int, default=0, help="instance types to skip (a page's next_offset)")
     ref = sub.add_parser("refresh", help="read current instance types and prices from a provider")
     ref.add_argument("--provider", required=True, help="aws or gcp")
     ref.add_argument(
@@ -193,6 +195,10 @@ def _instances(catalog: Catalog, args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise _BadInput(f"--max-price: {exc}") from None
     min_memory = _bytes_flag("--min-gpu-memory", args.min_gpu_memory)
+    if not 1 <= args.limit <= MAX_PAGE_SIZE:
+        raise _BadInput(f"--limit: {args.limit} is not between 1 and {MAX_PAGE_SIZE}")
+    if args.offset < 0:
+        raise _BadInput(f"--offset: {args.offset} is negative")
     if args.provider == "onprem":
         return _onprem(catalog, args, min_memory=min_memory, max_price=max_price)
     payload = list_instances(
@@ -203,6 +209,8 @@ def _instances(catalog: Catalog, args: argparse.Namespace) -> int:
         pricing=args.pricing,
         min_gpu_memory_bytes=min_memory,
         max_price_per_hour_usd=max_price,
+        limit=args.limit,
+        offset=args.offset,
     )
     if args.json:
         print_json(payload)
@@ -250,8 +258,10 @@ def print_instance_table(payload: dict[str, Any]) -> None:
             )
     console = Console()
     console.print(table)
+    more = f"; next page: --offset {payload['next_offset']}" if payload.get("next_offset") is not None else ""
     console.print(
-        f"{len(payload['instances'])} instance types, {rows} rows; sources: `gpugauge catalog info`"
+        f"{len(payload['instances'])} of {payload.get('total', len(payload['instances']))} instance types, "
+        f"{rows} rows{more}; sources: `gpugauge catalog info`"
     )
 
 
