@@ -28,14 +28,19 @@ def annotate_energy(shapes: Sequence[Shape], *, job: JobSpec, table: EnergyTable
             continue
         m = s.m
         factors: dict[str, GridFactor] = {}
-        for o in m.offers:
-            key = (m.provider_name, o.region)
-            if key not in cache:
-                cache[key] = grid_factor(m.provider_name, o.region, table=table, onprem=onprem)
-            found = cache[key]
-            if found is not None:
-                factors[o.region] = found
-        s.grid_factors = factors
+        if m.provider_name != "onprem" and m.grid_cache is not None and m.grid_cache[0] is table:
+            factors = m.grid_cache[1]  # a cloud region's factor depends on no job: worked out once per machine
+        else:
+            for region in m.regions:
+                key = (m.provider_name, region)
+                if key not in cache:
+                    cache[key] = grid_factor(m.provider_name, region, table=table, onprem=onprem)
+                found = cache[key]
+                if found is not None:
+                    factors[region] = found
+            if m.provider_name != "onprem":
+                m.grid_cache = (table, factors)
+        s.grid_factors = factors  # shared with the machine: read only
         if not factors:
             continue
         any_factor = next(iter(factors.values()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from typing import Any
 
 from catalog.providers import instance_family
 from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Provider
@@ -18,8 +19,8 @@ class Machine:
     """One instance type of the catalog with its offers: the part of a shape no job changes."""
 
     __slots__ = ("block_rates", "block_rates_complete", "card_memory_bytes", "cpu_score", "family", "gpu",
-                 "gpu_count", "host_memory_bytes", "instance_type", "network_gbit_per_s", "offers", "prices",
-                 "provider", "provider_name", "storage_bytes", "vcpus")
+                 "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "network_gbit_per_s", "offers",
+                 "prices", "provider", "provider_name", "regions", "storage_bytes", "vcpus")
 
     def __init__(self, *, provider: Provider, instance_type: str, gpu: str, gpu_count: int, vcpus: int,
                  host_memory_bytes: int, storage_bytes: int, cpu_score: float, card_memory_bytes: int,
@@ -38,6 +39,9 @@ class Machine:
         self.offers = offers
         self.network_gbit_per_s = network_gbit_per_s  # between machines (instance specifications)
         self.prices = tuple(o.price_per_hour_usd for o in offers)
+        self.regions = tuple(dict.fromkeys(o.region for o in offers))  # each once, in offer order
+        # (energy table, region -> grid factor) of a cloud machine: no job changes it (carbon.py)
+        self.grid_cache: tuple[object, dict[str, Any]] | None = None
         # Per offer, the USD per GB-month of block storage in its region (set by the index).
         self.block_rates: tuple[float, ...] = ()
         self.block_rates_complete = False
