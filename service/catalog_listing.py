@@ -24,8 +24,10 @@ class CatalogInfoSchema(Schema):
     """Which catalog answers: its version, how fresh its prices are, where its rows come from."""
 
     version = fields.String()
-    prices_as_of = fields.String()
+    prices_as_of = fields.String(metadata={"description": "the oldest cloud price's date, or 'unknown'"})
     sources = fields.List(fields.String())
+    prices_as_of_by_provider = fields.Dict(keys=fields.String(), values=fields.String(),
+                                           metadata={"description": "the same, per cloud provider"})
 
 
 class GpuSchema(Schema):
@@ -130,7 +132,7 @@ class InstanceFilterSchema(Schema):
 def catalog_info(catalog: Catalog) -> dict[str, Any]:
     """Return the catalog's version, prices_as_of and sources."""
     return {"version": catalog.version, "prices_as_of": catalog.prices_as_of,
-            "sources": list(catalog.sources)}
+            "sources": list(catalog.sources), "prices_as_of_by_provider": dict(catalog.prices_as_of_by_provider)}
 
 
 def list_gpus(catalog: Catalog, *, min_memory_bytes: int = 0, segment: str | None = None,

@@ -9,7 +9,7 @@ PROBLEM = "application/problem+json"
 
 def test_the_catalog_names_its_version_sources_and_price_date(embedded_client: FlaskClient) -> None:
     info = embedded_client.get("/v1/catalog").get_json()
-    assert set(info) == {"version", "prices_as_of", "sources"}
+    assert set(info) == {"version", "prices_as_of", "sources", "prices_as_of_by_provider"}
     assert info["version"] and info["prices_as_of"] and info["sources"]
 
 

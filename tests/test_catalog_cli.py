@@ -57,7 +57,7 @@ def test_json_is_exactly_the_api_payload(capsys: pytest.CaptureFixture[str]) -> 
 def test_info_json_names_version_date_and_sources(capsys: pytest.CaptureFixture[str]) -> None:
     assert run("info", "--json") == 0
     info = json.loads(capsys.readouterr().out)
-    assert set(info) == {"version", "prices_as_of", "sources"} and info["sources"]
+    assert set(info) == {"version", "prices_as_of", "sources", "prices_as_of_by_provider"} and info["sources"]
 
 
 def test_gpus_filter_by_human_memory_size(capsys: pytest.CaptureFixture[str]) -> None:
@@ -167,9 +167,9 @@ def test_import_of_a_sky_catalogs_directory_becomes_current_dated_by_its_files(
     assert any("H100 x8 in us-central1" in why for why in report["excluded"])
     monkeypatch.setenv("GPUGAUGE_CATALOG_DIR", str(store))
     assert run("info", "--json") == 0
-    assert json.loads(capsys.readouterr().out) | {"sources": []} == {
-        "version": report["version"], "prices_as_of": "2025-12-01", "sources": []
-    }
+    info = json.loads(capsys.readouterr().out)
+    assert (info["version"], info["prices_as_of"]) == (report["version"], "2025-12-01")
+    assert info["prices_as_of_by_provider"] == {"aws": "2025-12-01", "gcp": "2025-12-01"}
 
 
 def test_an_import_that_would_collapse_the_catalog_exits_1_and_changes_nothing(

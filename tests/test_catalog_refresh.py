@@ -211,3 +211,24 @@ def test_offer_rows_keep_their_source_and_date(refreshed_once: CatalogRows) -> N
         isinstance(o, Offer) and o.source == "test fetch" and o.as_of == "2026-12-01" for o in fresh
     )
     assert load_gpus()  # the GPU table the validation used is the shared one
+
+
+def test_prices_as_of_is_the_oldest_row_not_the_newest_after_refreshing_one_provider(store: FileCatalogStore) -> None:
+    base = load_snapshot_rows()
+    dated = dataclasses.replace(
+        base, version="2026-10-01.1", offers=tuple(dataclasses.replace(o, as_of="2026-10-01") for o in base.offers)
+    )
+    store.write_version(dated, gpus=load_gpus())
+    aws = [o for o in base.offers if o.provider is Provider.AWS]
+    result = FetchResult(
+        Provider.AWS,
+        tuple(i for i in base.instances if i.provider is Provider.AWS),
+        tuple(dataclasses.replace(o, as_of="2026-12-01") for o in aws),
+        tuple(sorted({o.region for o in aws})),
+        "2026-12-01",
+    )
+    report = refresh_catalog("aws", store=store, fetcher=fake_fetcher(result), now=NOW)
+    assert report.prices_as_of == "2026-10-01"  # GCP's rows are older than this fetch
+    catalog = load_catalog(store=store)
+    assert catalog.prices_as_of == "2026-10-01"
+    assert dict(catalog.prices_as_of_by_provider) == {"aws": "2026-12-01", "gcp": "2026-10-01"}
