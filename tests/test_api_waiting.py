@@ -158,3 +158,14 @@ def test_a_failed_job_ends_the_wait_with_its_problem(make_app: Callable[..., Fla
     with app.test_request_context():
         stored = rt.jobs.wait_stored("refused", timeout_s=5)
     assert stored is not None and stored[0] == "failed"
+
+
+def test_the_openapi_document_states_the_wait_preference_and_parameter(embedded_client: FlaskClient) -> None:
+    paths = embedded_client.get("/openapi.json").get_json()["paths"]
+    for path, method, query in (("/v1/recommendations", "post", False), ("/v1/recommendations/{job_id}", "get", True),
+                                ("/v1/reports", "post", False), ("/v1/reports/{job_id}", "get", True)):
+        parameters = {(p["in"], p["name"]) for p in paths[path][method].get("parameters", [])}
+        assert ("header", "Prefer") in parameters, (path, method)
+        assert (("query", "wait") in parameters) == query, (path, method)
+    answers = paths["/v1/recommendations"]["post"]["responses"]
+    assert "Preference-Applied" in answers["200"]["headers"] and "Retry-After" in answers["202"]["headers"]
