@@ -36,6 +36,7 @@ class ReviewJobStatusSchema(Schema):
     created_at = fields.String(metadata={"description": "ISO 8601, UTC"})
     started_at = fields.String(metadata={"description": "ISO 8601, UTC: when a worker took it up"})
     updated_at = fields.String(metadata={"description": "ISO 8601, UTC"})
+    started_at = fields.String(metadata={"description": "ISO 8601, UTC: when a worker took it up"})
     expires_after_s = fields.Integer(metadata={"description": "seconds the job is kept after it ends"})
     progress = fields.Nested(ProgressSchema)
     result = fields.Nested(ReviewResultSchema, metadata={"description": "present when status is done"})
