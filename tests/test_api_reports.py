@@ -13,6 +13,7 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
+from service.api.reports import INLINE_MAX_JOBS
 from tests.service_helpers import wait_for_job
 from workers.tasks.jobs import RUNNING, MemoryJobStore, new_record
 from workers.tasks.review import record_progress
@@ -24,8 +25,9 @@ SPEC = {"model": {"stats": {"neurons": 2_000_000, "parameters": 5_000_000, "mult
 
 
 def _example() -> dict[str, Any]:
+    """Return the example review cut to the jobs an inline answer takes (the whole file is queued)."""
     raw: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
-    return raw
+    return {**raw, "jobs": raw["jobs"][:INLINE_MAX_JOBS]}
 
 
 def _review(jobs: int, **top: Any) -> dict[str, Any]:

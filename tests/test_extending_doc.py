@@ -26,8 +26,10 @@ def test_every_provider_list_derives_from_the_registry() -> None:
     from workers.sizing.spec import Constraints
 
     assert set(PROVIDER_NAMES) == {p.value for p in Provider} == set(PROVIDERS)
-    assert Constraints().providers == PROVIDER_NAMES
-    assert ConstraintsSchema().load({})["providers"] == list(PROVIDER_NAMES)
+    # The default is the providers that rent machines; buying cards ("onprem") is asked for (issue 13).
+    renting = tuple(name for name, entry in PROVIDERS.items() if entry.rents)
+    assert Constraints().providers == renting
+    assert ConstraintsSchema().load({})["providers"] == list(renting)
 
 
 def test_the_breakdown_schema_follows_the_memory_terms() -> None:

@@ -24,13 +24,14 @@ from ranking_builders import (
 )
 
 from catalog.types import Catalog, Pricing, Provider
-from workers.ranking.costing import block_storage_cost_usd, onprem_price_per_hour_usd
-from workers.ranking.ranking import rank_offers
+from workers.ranking.costing import block_storage_cost_usd
+from workers.ranking.ranking import knee_index, rank_offers
+from workers.ranking.reasons import usd_text
 from workers.ranking.recommendation import Recommendation
 from workers.sizing.errors import SpecError
 from workers.sizing.machine import iteration_ms_with_cpu
 from workers.sizing.requirements import Mitigation, PerGpu, Requirements
-from workers.sizing.spec import JobSpec, Objective, OnPremAssumptions
+from workers.sizing.spec import JobSpec, Objective, OnPremAssumptions, OwnedGpus
 
 AWS, GCP, ONPREM = Provider.AWS, Provider.GCP, Provider.ONPREM
 SPOT, ON_DEMAND = Pricing.SPOT, Pricing.ON_DEMAND
@@ -64,7 +65,9 @@ def test_cost_objective_ranks_the_cheapest_fitting_option_first() -> None:
     costs = [o.training_cost_usd for o in rec.options]
     assert costs == sorted(costs)
     assert (rec.options[0].instance_type, rec.options[0].pricing) == ("g5.xlarge", "spot")
-    assert rec.options[0].training_cost_usd == pytest.approx(0.4 * 10.0)
+    first = rec.options[0]
+    assert first.training_cost_usd == pytest.approx(0.4 * first.billed_hours)
+    assert first.billed_hours > first.compute_hours == pytest.approx(10.0)  # start-up and restarts are billed
     assert "p3.2xlarge" not in {o.instance_type for o in rec.options}
     assert [o.rank for o in rec.options] == list(range(1, len(rec.options) + 1))
 
@@ -74,24 +77,50 @@ def test_time_objective_ranks_the_fastest_first_and_cheaper_among_equals() -> No
     rec = _rank(job(objective=Objective.TIME), cat, table)
     hours = [o.training_hours for o in rec.options]
     assert hours == sorted(hours)
-    assert (rec.options[0].instance_type, rec.options[0].pricing) == ("a2-ultragpu-1g", "spot")
-    assert rec.options[1].pricing == "on_demand"
+    # On spot the same machine takes longer: its expected restarts.
+    assert [(o.instance_type, o.pricing) for o in rec.options[:2]] == [
+        ("a2-ultragpu-1g", "on_demand"), ("a2-ultragpu-1g", "spot")]
+    assert rec.options[1].training_hours > rec.options[0].training_hours
 
 
-def test_balanced_objective_orders_by_cost_times_hours() -> None:
+def test_balanced_objective_puts_the_knee_of_the_front_first_then_orders_by_cost_times_hours() -> None:
     cat, table = _world()
     rec = _rank(job(objective=Objective.BALANCED), cat, table)
-    products = [o.training_cost_usd * o.training_hours for o in rec.options]
+    assert rec.options[0].pareto
+    products = [o.training_cost_usd * o.training_hours for o in rec.options[1:]]
     assert products == sorted(products)
-    assert all(o.why.startswith("balanced score ") for o in rec.options)
+    assert all(o.why.startswith("cost x time ") for o in rec.options)
+
+
+def test_the_knee_is_the_front_point_farthest_below_the_line_between_its_ends() -> None:
+    # (hours, cost), fastest first: 4 h for $10 is the knee, buying the last 3 h costs 10x.
+    front = [(1.0, 100.0), (4.0, 10.0), (8.0, 8.0), (16.0, 7.0)]
+    assert knee_index(front) == 1
+    assert knee_index([(1.0, 5.0), (2.0, 4.0)]) == 1  # two points: the cheaper end
+    assert knee_index([(1.0, 1.0)]) == 0
 
 
 def test_budget_rejects_options_over_it_naming_the_cost() -> None:
     cat, table = _world()
-    rec = _rank(job(budget_usd=4.2), cat, table)
+    everything = {(o.instance_type, o.pricing): o for o in _rank(job(limit=100), cat, table).options}
+    g5 = everything[("g5.xlarge", "spot")]
+    budget = round(g5.percentile_cost_usd + 0.01, 2)  # spot is held to its percentile cost
+    rec = _rank(job(budget_usd=budget), cat, table)
     assert [(o.instance_type, o.pricing) for o in rec.options] == [("g5.xlarge", "spot")]
     [a100] = [r for r in rec.rejected if r.instance_type == "a2-ultragpu-1g"]
-    assert "$4.50" in a100.reason and "us-central1, spot" in a100.reason and "$4.20 budget" in a100.reason
+    assert "us-central1, spot" in a100.reason and f"${budget:.2f} budget" in a100.reason
+    a2 = everything[("a2-ultragpu-1g", "spot")]
+    assert f"${a2.percentile_cost_usd:.2f}" in a100.reason
+
+
+def test_spot_budget_is_checked_on_the_percentile_not_the_expected_cost() -> None:
+    cat, table = _world()
+    g5 = next(o for o in _rank(job(limit=100), cat, table).options if (o.instance_type, o.pricing) == (
+        "g5.xlarge", "spot"))
+    assert g5.percentile_cost_usd > g5.training_cost_usd
+    between = (g5.percentile_cost_usd + g5.training_cost_usd) / 2
+    kept = {(o.instance_type, o.pricing) for o in _rank(job(budget_usd=between, limit=100), cat, table).options}
+    assert ("g5.xlarge", "spot") not in kept
 
 
 def test_deadline_rejects_options_that_take_too_long() -> None:
@@ -99,7 +128,7 @@ def test_deadline_rejects_options_that_take_too_long() -> None:
     rec = _rank(job(deadline_hours=5.0), cat, table)
     assert {o.instance_type for o in rec.options} == {"a2-ultragpu-1g"}
     [g5] = [r for r in rec.rejected if r.instance_type == "g5.xlarge"]
-    assert "10.0 h" in g5.reason and "5 h deadline" in g5.reason
+    assert "takes 10." in g5.reason and "5 h deadline" in g5.reason
 
 
 def test_a_gpu_too_small_is_rejected_with_the_memory_figures() -> None:
@@ -147,30 +176,70 @@ def test_block_storage_is_priced_in_where_local_disk_is_short() -> None:
     rec = _rank(job(), cat, {("a10g", 1): per_gpu("a10g", hours=10.0)},
                 requirements(storage_min_gb=450, storage_max_gb=600))
     by_type = {o.instance_type: o for o in rec.options}
-    expected = 600 * GB / GIB * 0.045 * 10.0 / 730
-    assert by_type["g5.xlarge"].storage_cost_usd == pytest.approx(expected)
-    assert block_storage_cost_usd(storage_bytes=600 * GB, price_per_gb_month_usd=0.045, hours=10.0) == (
-        pytest.approx(expected))
-    assert by_type["g5.xlarge"].training_cost_usd == pytest.approx(10.0 + expected)
+    short = by_type["g5.xlarge"]
+    expected = 600 * GB / GIB * 0.045 * short.training_hours / 730  # held for the whole run
+    assert short.storage_cost_usd == pytest.approx(expected)
+    assert block_storage_cost_usd(storage_bytes=600 * GB, price_per_gb_month_usd=0.045,
+                                  hours=short.training_hours) == pytest.approx(expected)
+    assert short.training_cost_usd == pytest.approx(short.billed_hours + expected)
     assert by_type["g5.big"].storage_cost_usd == 0.0
-    assert by_type["g5.big"].training_cost_usd == pytest.approx(10.0)
+    assert by_type["g5.big"].training_cost_usd == pytest.approx(by_type["g5.big"].billed_hours)
+    # Staging onto block storage (gp3's 125 MiB/s) is slower than onto local NVMe.
+    assert short.start_up is not None and by_type["g5.big"].start_up is not None
+    assert short.start_up.staging_s > by_type["g5.big"].start_up.staging_s
 
 
-def test_onprem_cards_cost_their_amortised_price_plus_power() -> None:
+def test_cards_on_sale_are_never_ranked_against_rentals() -> None:
+    cat, table = _world()
+    cat = replace(cat, gpus=(*cat.gpus, gpu("rtx-3090", 24)), onprem_cards=(card("rtx-3090", 1500.0, 350),))
+    table.update({("rtx-3090", n): per_gpu("rtx-3090", n, hours=12.0 / n) for n in (1, 2, 4, 8)})
+    for providers in (("aws", "gcp"), ("aws", "gcp", "onprem")):
+        rec = _rank(job(providers=providers, limit=100), cat, table)
+        assert rec.options and {o.provider for o in rec.options} <= {"aws", "gcp"}
+    assert _rank(job(), cat, table).purchase == ()
+
+
+def test_the_purchase_section_prices_cards_host_and_power_against_the_best_rental() -> None:
     assumptions = OnPremAssumptions(lifetime_years=2.0, utilisation=0.25, electricity_usd_per_kwh=0.3,
                                     host_price_usd=2000.0)
-    cat = catalog([gpu("rtx-3090", 24)], [], [], cards=[card("rtx-3090", 1500.0, 350)])
-    table = {("rtx-3090", n): per_gpu("rtx-3090", n, hours=12.0 / n) for n in (1, 2, 4, 8)}
-    rec = _rank(job(onprem=assumptions, max_gpus=4), cat, table)
-    by_count = {o.gpu_count: o for o in rec.options}
+    cat, table = _world()
+    cat = replace(cat, gpus=(*cat.gpus, gpu("rtx-3090", 24)), onprem_cards=(card("rtx-3090", 1500.0, 350),))
+    table.update({("rtx-3090", n): per_gpu("rtx-3090", n, hours=12.0 / n) for n in (1, 2, 4, 8)})
+    rec = _rank(job(providers=("aws", "gcp", "onprem"), onprem=assumptions, max_gpus=4), cat, table)
+    by_count = {p.gpu_count: p for p in rec.purchase}
     assert set(by_count) == {1, 2, 4}
-    expected = (1500.0 * 2 + 2000.0) / (2.0 * 8760 * 0.25) + 350 * 2 * 0.3 / 1000
-    assert by_count[2].price_per_hour_usd == pytest.approx(expected)
-    assert by_count[2].training_cost_usd == pytest.approx(expected * 6.0)
-    assert (by_count[2].provider, by_count[2].pricing, by_count[2].instance_type) == (
-        "onprem", "owned", "onprem-2x-rtx-3090")
-    direct = onprem_price_per_hour_usd(cat.onprem_cards[0], gpu_count=2, assumptions=assumptions)
-    assert direct == pytest.approx(expected)
+    two = by_count[2]
+    assert two.purchase_usd == pytest.approx(1500.0 * 2 + 2000.0)
+    assert two.power_cost_usd == pytest.approx(350 * 2 * two.job_hours * 0.3 / 1000)
+    assert two.job_hours > 6.0  # 12 h / 2 cards, plus the environment's start
+    best_rental = min(o.training_cost_usd for o in rec.options)
+    assert two.rental_cost_usd == pytest.approx(best_rental)
+    assert two.break_even_runs == pytest.approx(two.purchase_usd / (best_rental - two.power_cost_usd))
+    assert two.break_even_hours == pytest.approx(two.break_even_runs * two.job_hours)
+    assert two.hours_of_use == pytest.approx(2.0 * 8760 * 0.25)
+    assert two.pays_off == (two.break_even_hours <= two.hours_of_use)
+
+
+def test_a_teams_own_cards_come_first_costed_at_their_power() -> None:
+    cat, table = _world()
+    cat = replace(cat, gpus=(*cat.gpus, gpu("rtx-3090", 24)), onprem_cards=(card("rtx-3090", 1500.0, 350),))
+    table.update({("rtx-3090", n): per_gpu("rtx-3090", n, hours=40.0 / n) for n in (1, 2, 4)})
+    owned = (OwnedGpus(gpu="rtx-3090", count=4),)
+    rec = _rank(job(owned_gpus=owned, objective=Objective.TIME), cat, table)
+    firsts = [o for o in rec.options if o.owned]
+    assert [o.gpu_count for o in firsts] == [4, 2, 1]  # fastest first, before any rental
+    assert rec.options[:3] == tuple(firsts)
+    four = firsts[0]
+    assert (four.provider, four.pricing, four.instance_type) == ("onprem", "owned", "onprem-4x-rtx-3090")
+    assert four.price_per_hour_usd == pytest.approx(350 * 4 * 0.15 / 1000)  # power only, at $0.15/kWh
+    assert "power only" in four.why
+
+
+def test_owned_cards_the_catalog_does_not_know_are_refused_naming_the_entry() -> None:
+    cat, table = _world()
+    with pytest.raises(SpecError) as raised:
+        _rank(job(owned_gpus=(OwnedGpus(gpu="rtx-3090", count=2), OwnedGpus(gpu="a10", count=1))), cat, table)
+    assert raised.value.field == "constraints.owned_gpus[0].gpu"
 
 
 def test_pricing_constraint_keeps_only_the_named_kinds() -> None:
@@ -260,7 +329,8 @@ def test_why_names_the_memory_headroom_and_the_cost() -> None:
     cat, table = _world()
     first = _rank(job(), cat, table).options[0]
     assert "20.0 GiB of 24.0 GiB per GPU (17% headroom)" in first.why
-    assert "$4.00 total" in first.why
+    assert f"{usd_text(first.training_cost_usd)} total" in first.why
+    assert "training +" in first.why and "start-up" in first.why
 
 
 def _random_world(rng: random.Random, n_shapes: int) -> tuple[Catalog, dict[tuple[str, int], PerGpu]]:
@@ -311,7 +381,7 @@ def test_ranking_does_not_depend_on_catalog_order(seed: int, shuffle_seed: int, 
 def test_every_option_cost_is_price_times_hours_plus_storage() -> None:
     cat, table = _random_world(random.Random(7), 12)
     for o in _rank(job(limit=1000), cat, table, requirements(need_gib=4)).options:
-        expected = o.price_per_hour_usd * o.training_hours + o.storage_cost_usd
+        expected = o.price_per_hour_usd * o.billed_hours + o.storage_cost_usd
         assert o.training_cost_usd == pytest.approx(expected)
         assert math.isfinite(o.training_cost_usd) and o.fits
 
@@ -322,17 +392,40 @@ def test_a_slow_cpu_stretches_the_time_with_a_warning_instead_of_rejecting() -> 
                    instance(AWS, "g5.new", "a10g", cpu_score=4000.0)],
                   [offer(AWS, "g5.old", "us-east-1", 1.0), offer(AWS, "g5.new", "us-east-1", 1.0)])
     table = {("a10g", 1): per_gpu("a10g", hours=10.0, iteration_ms=100.0)}
-    rec = _rank(job(preprocess_ms=5.0, objective=Objective.TIME), cat, table)
+    serial = job(preprocess_ms=5.0, objective=Objective.TIME)
+    serial = replace(serial, dataset=replace(serial.dataset, preprocess_serial=True))
+    rec = _rank(serial, cat, table)
     by_type = {o.instance_type: o for o in rec.options}
     slow = iteration_ms_with_cpu(100.0, batch_size=32, preprocess_ms_per_sample=5.0,
                                  cpu_single_thread_score=1000.0)
     assert slow > 100.0
     assert by_type["g5.old"].iteration_ms == pytest.approx(slow)
-    assert by_type["g5.old"].training_hours == pytest.approx(10.0 * slow / 100.0)
+    assert by_type["g5.old"].compute_hours == pytest.approx(10.0 * slow / 100.0)
     assert "cpu-bound" in {w.code for w in by_type["g5.old"].warnings}
     assert "CPU-bound" in by_type["g5.old"].why
     assert by_type["g5.new"].training_hours < by_type["g5.old"].training_hours
     assert [o.instance_type for o in rec.options] == ["g5.new", "g5.old"]
+    [warning] = [w for w in by_type["g5.old"].warnings if w.code == "cpu-bound"]
+    assert "cannot be split" in warning.message and "single-thread score of 3,200" in warning.message
+
+
+def test_loader_workers_on_the_vcpus_per_gpu_keep_a_slow_cpu_from_binding() -> None:
+    cat = catalog([gpu("a10g", 24)],
+                  [instance(AWS, "g5.few", "a10g", cpu_score=1000.0, vcpus=2),
+                   instance(AWS, "g5.many", "a10g", cpu_score=1000.0, vcpus=8)],
+                  [offer(AWS, "g5.few", "us-east-1", 1.0), offer(AWS, "g5.many", "us-east-1", 1.0)])
+    table = {("a10g", 1): per_gpu("a10g", hours=10.0, iteration_ms=100.0)}
+    by_type = {o.instance_type: o for o in _rank(job(preprocess_ms=5.0), cat, table).options}
+    # 32 samples x 5 ms x 2000 / 1000 = 320 ms of one core: 7 workers (8 vCPUs less one) take 46 ms.
+    many, few = by_type["g5.many"], by_type["g5.few"]
+    assert many.loader_workers == 7 and many.iteration_ms == pytest.approx(100.0)
+    assert few.loader_workers == 1 and few.iteration_ms == pytest.approx(320.0)
+    [warning] = [w for w in few.warnings if w.code == "cpu-bound"]
+    assert "4 loader workers per GPU" in warning.message and "2 vCPUs per GPU" in warning.message
+    limited = job(preprocess_ms=5.0)
+    limited = replace(limited, dataset=replace(limited.dataset, loader_workers=2))
+    two = {o.instance_type: o for o in _rank(limited, cat, table).options}["g5.many"]
+    assert two.loader_workers == 2 and two.iteration_ms == pytest.approx(160.0)
 
 
 def test_more_gpus_need_more_host_memory_for_their_training_processes() -> None:

@@ -69,8 +69,9 @@ def test_options_carry_the_estimates_of_their_gpu_and_count() -> None:
     for o in rec.options:
         row = rows[(o.gpu, o.gpu_count)]
         assert row.fits
-        assert o.training_hours == pytest.approx(row.training_hours)
-        expected = o.price_per_hour_usd * o.training_hours + o.storage_cost_usd
+        assert o.compute_hours == pytest.approx(row.training_hours)
+        assert o.training_hours > o.compute_hours  # start-up and checkpoints count in the run
+        expected = o.price_per_hour_usd * o.billed_hours + o.storage_cost_usd
         assert o.training_cost_usd == pytest.approx(expected)
     costs = [o.training_cost_usd for o in rec.options]
     assert costs == sorted(costs)
@@ -140,7 +141,13 @@ def test_every_example_gets_ranked_options_or_a_plan_from_the_bundled_catalog(pa
     _, job = load_job(json.loads(path.read_text(encoding="utf-8")))
     rec = recommend(job, load_catalog())
     assert rec.options or rec.plan
-    keys = [_sort_key(job.objective)(o) for o in rec.options]
+    owned = [o for o in rec.options if o.owned]
+    assert rec.options[:len(owned)] == tuple(owned)  # the team's own cards first, fastest first
+    assert [o.training_hours for o in owned] == sorted(o.training_hours for o in owned)
+    rented = rec.options[len(owned):]
+    if job.objective is Objective.BALANCED:
+        rented = rented[1:]  # the knee of the front comes first
+    keys = [_sort_key(job.objective)(o) for o in rented]
     assert keys == sorted(keys)
     assert len(rec.options) <= job.limit
     assert all(o.fits and o.why for o in rec.options)

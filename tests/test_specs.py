@@ -21,9 +21,11 @@ def test_flatten_errors_gives_dotted_paths_with_list_indices() -> None:
 def test_every_section_gets_its_documented_defaults() -> None:
     data = validate_spec(SPEC)
     assert data["training"]["precision"] == "fp32" and data["training"]["optimizer"] == "adam"
-    assert data["constraints"]["providers"] == ["aws", "gcp", "onprem"]
+    assert data["constraints"]["providers"] == ["aws", "gcp"]  # the clouds; buying is asked for
     assert data["constraints"]["onprem"]["lifetime_years"] == 3.0
-    assert data["objective"] == "balanced" and data["limit"] == 10
+    assert data["constraints"]["owned_gpus"] == [] and data["constraints"]["spot_percentile"] == 0.9
+    assert data["dataset"]["loader_workers"] is None and data["dataset"]["preprocess_serial"] is False
+    assert data["objective"] == "cost" and data["limit"] == 10
 
 
 def test_equal_specs_have_equal_canonical_forms_and_digests() -> None:

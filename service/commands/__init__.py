@@ -10,8 +10,9 @@ from __future__ import annotations
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "model": ("service.commands.model", "per-layer statistics of a model (a spec file or a preset name)"),
+    "presets": ("service.commands.presets", "list the model presets (names for model.preset or a one-liner)"),
     "estimate": ("service.commands.estimate", "GPU memory, time, host memory, CPU and storage a job needs"),
-    "recommend": ("service.commands.recommend", "rank cloud instances and on-prem cards for a job"),
+    "recommend": ("service.commands.recommend", "rank cloud machines for a job (and, asked, cards to buy)"),
     "report": ("service.commands.report", "review a team's planned jobs against a budget"),
     "catalog": ("service.commands.catalog", "browse GPUs, instances and prices; refresh them from AWS/GCP"),
     "validate": ("service.commands.validate", "compare the sizing core with public training measurements"),

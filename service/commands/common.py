@@ -6,13 +6,15 @@ import base64
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import yaml
 from marshmallow import Schema, ValidationError
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from workers.schemas.humanize import apply_human_units
 from workers.schemas.specs import load_job
@@ -157,3 +159,21 @@ def fail(message: str) -> int:
 def print_json(payload: Any) -> None:
     """Print exactly what the HTTP API returns for the same input."""
     print(json.dumps(payload, indent=2, allow_nan=False))
+
+
+@contextmanager
+def working(what: str) -> Iterator[Callable[[int, int], None]]:
+    """Show a progress bar on stderr while `what` runs; yield `advance(done, total)` for a determinate bar.
+
+    Without calls to advance the bar pulses with the elapsed time (work of unknown length, such as
+    loading the catalog and ranking it). Nothing is drawn when stderr is not a terminal.
+    """
+    err = Console(stderr=True)
+    with Progress(TextColumn(what), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(), console=err,
+                  transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task(what, total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield advance

@@ -1,4 +1,7 @@
-"""`gpugauge estimate SPEC [--gpu SLUG]... [--gpu-count N] [--json]`: what the job needs, per GPU."""
+"""`gpugauge estimate SPEC [flags] [--gpu SLUG|all]... [--gpu-count N] [--json]`: what the job needs, per GPU.
+
+SPEC is a spec file or a preset name, with the common fields as flags (job_flags.py).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +13,9 @@ from rich.table import Table
 
 from catalog.loader import load_catalog
 from service.commands.catalog import open_store
-from service.commands.common import CliError, fail, load_spec, print_json
+from service.commands.common import CliError, fail, print_json, working
 from service.commands.common import console as make_console
+from service.commands.job_flags import add_job_flags, load_job_from_args
 from service.commands.runs import open_runs_store
 from workers.render import bar, fmt_bytes, fmt_count, fmt_hours
 from workers.schemas import EstimateAnswer, EstimateAnswerSchema, EstimateRequestSchema
@@ -24,9 +28,10 @@ from workers.tasks.runs import calibration_for
 def register(subparsers: Any) -> None:
     """Add the `estimate` subcommand."""
     p = subparsers.add_parser("estimate", help="GPU memory, time, host memory, CPU and storage a job needs")
-    p.add_argument("spec", help="a job spec file (JSON or YAML)")
+    add_job_flags(p)
     p.add_argument("--gpu", action="append", default=[], metavar="SLUG",
-                   help="also fit and time the job on this GPU (repeatable); see `gpugauge catalog gpus`")
+                   help="also fit and time the job on this GPU (repeatable), or `all` for every GPU of the "
+                        "catalog; see `gpugauge catalog gpus`")
     p.add_argument("--gpu-count", type=int, default=1, metavar="N", help="GPUs per machine (data parallel)")
     p.add_argument("--json", action="store_true", help="print exactly what POST /v1/estimate returns")
     p.set_defaults(func=run)
@@ -35,11 +40,13 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Size the spec and print the requirements (or their JSON)."""
     try:
-        data, job = load_spec(args.spec, schema=EstimateRequestSchema(),
-                              extra={"gpus": args.gpu, "gpu_count": args.gpu_count})
         catalog = load_catalog(store=open_store())
-        requirements = estimate_on_gpus(job, catalog.gpus, slugs=data["gpus"], gpu_count=data["gpu_count"],
-                                        field="--gpu", calibration=calibration_for(open_runs_store(), catalog))
+        slugs = sorted(g.slug for g in catalog.gpus) if "all" in args.gpu else args.gpu
+        data, job = load_job_from_args(args, schema=EstimateRequestSchema(),
+                                       extra={"gpus": slugs, "gpu_count": args.gpu_count})
+        with working("estimating"):
+            requirements = estimate_on_gpus(job, catalog.gpus, slugs=data["gpus"], gpu_count=data["gpu_count"],
+                                            field="--gpu", calibration=calibration_for(open_runs_store(), catalog))
     except CliError as exc:
         return fail(str(exc))
     except SizingError as exc:
@@ -49,6 +56,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_requirements(requirements, title=f"{job.model.name}, batch {job.training.batch_size} per GPU")
     return 0
+
+
+def _cpu_need(req: Requirements) -> str:
+    """Return the loader requirement as workers x single-thread score, e.g. "4 loader workers x 1,930"."""
+    if req.loader_workers <= 0:
+        return "no pre-processing given"
+    workers = f"{req.loader_workers} loader worker{'s' if req.loader_workers != 1 else ''}"
+    return f"{workers} x single-thread score {req.cpu_single_thread_score:,.0f} per GPU"
 
 
 def print_requirements(req: Requirements, *, title: str) -> None:
@@ -67,8 +82,8 @@ def print_requirements(req: Requirements, *, title: str) -> None:
         mem.add_row(name, fmt_bytes(value), f"{bar(share)} {share:.0%}")
     console.print(mem)
     console.print(f"host memory {fmt_bytes(req.host_memory_bytes)}   storage {fmt_bytes(req.storage_min_bytes)}"
-                  f"-{fmt_bytes(req.storage_max_bytes)}   CPU single-thread score "
-                  f"{req.cpu_single_thread_score:,.0f}   {fmt_count(req.flops_per_iteration)}FLOP per iteration"
+                  f"-{fmt_bytes(req.storage_max_bytes)}   CPU {_cpu_need(req)}   "
+                  f"{fmt_count(req.flops_per_iteration)}FLOP per iteration"
                   f"   {req.iterations_per_epoch:,} iterations per epoch, {req.iterations_total:,} in all")
     if req.per_gpu:
         gpus = Table(title="Per GPU")

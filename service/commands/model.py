@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 from typing import Any
 
 from marshmallow import ValidationError
@@ -17,7 +18,7 @@ from workers.schemas.spec import ModelSchema
 from workers.schemas.specs import flatten_errors
 from workers.sizing.errors import SizingError
 from workers.sizing.layers.loss import Loss, with_loss
-from workers.sizing.presets.registry import preset_names
+from workers.sizing.presets.registry import PRESETS, preset_names
 from workers.sizing.stats import ModelStats
 
 
@@ -30,12 +31,22 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _is_preset(name: str) -> bool:
+    key = name.strip().lower()
+    return key in PRESETS or any(key in p.aliases for p in PRESETS.values())
+
+
 def model_stats_from_arg(spec: str, *, sequence_length: int | None) -> ModelStats:
     """Resolve a spec file or preset name to statistics; raise CliError on bad input."""
     from pathlib import Path
 
-    if not Path(spec).exists() and spec in preset_names():
-        raw: dict[str, Any] = {"model": {"preset": spec}}
+    if not Path(spec).exists() and _is_preset(spec):
+        raw: dict[str, Any] = {"model": {"preset": spec.strip().lower()}}
+    elif not Path(spec).exists() and Path(spec).suffix.lower() not in (".json", ".yaml", ".yml", ".onnx"):
+        names = [*preset_names(), *(a for p in PRESETS.values() for a in p.aliases)]
+        near = difflib.get_close_matches(spec.strip().lower(), names, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(near)}?" if near else "; `gpugauge presets` lists the presets"
+        raise CliError(f"{spec}: neither a spec file nor a preset{hint}")
     else:
         raw = read_spec_file(spec)
     model_raw = raw.get("model", raw)

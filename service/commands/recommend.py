@@ -1,4 +1,10 @@
-"""`gpugauge recommend SPEC [--json]`: the ranked machines for a job, computed in-process."""
+"""`gpugauge recommend SPEC [flags] [--wide] [--json]`: the ranked machines for a job, computed in-process.
+
+SPEC is a spec file or a preset name; flags for the common fields are merged over it (job_flags.py).
+The table fits 80 columns: identifiers (instance types, regions, GPU slugs) are never cut, so at
+narrow widths each option takes two lines, and the long `why` goes to a detail view under the table
+for the first option; `--wide` shows every column, the `why` of each option among them.
+"""
 
 from __future__ import annotations
 
@@ -6,28 +12,35 @@ import argparse
 from datetime import date
 from typing import Any
 
+from rich import box
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from catalog.loader import load_catalog
 from service.commands.catalog import open_store
-from service.commands.common import CliError, fail, load_spec, print_json
+from service.commands.common import CliError, fail, print_json, working
 from service.commands.common import console as make_console
 from service.commands.estimate import print_requirements
+from service.commands.job_flags import add_job_flags, load_job_from_args
 from service.commands.runs import open_runs_store
 from service.config import DEFAULTS
+from workers.ranking.purchase import PurchaseOption
 from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
-from workers.ranking.recommendation import Recommendation
-from workers.render import fmt_bytes, fmt_hours, fmt_usd
+from workers.ranking.recommendation import RankedOption, Recommendation
+from workers.render import fmt_hours, fmt_usd
 from workers.schemas import RecommendationSchema
 from workers.sizing.errors import SizingError
 from workers.tasks.runs import calibration_for
 
+WIDE_COLUMNS = 120  # at this width or more, one line per option with every column
+
 
 def register(subparsers: Any) -> None:
     """Add the `recommend` subcommand."""
-    p = subparsers.add_parser("recommend", help="rank cloud instances and on-prem cards for a job")
-    p.add_argument("spec", help="a job spec file (JSON or YAML)")
+    p = subparsers.add_parser("recommend", help="rank cloud machines for a job (and, asked, cards to buy)")
+    add_job_flags(p)
+    p.add_argument("--wide", action="store_true", help="every column, each option's reasons among them")
     p.add_argument("--json", action="store_true", help="print the result a done recommendation job holds")
     p.set_defaults(func=run)
 
@@ -35,12 +48,13 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Rank the catalog for the spec and print the options."""
     try:
-        data, job = load_spec(args.spec)
-        catalog = load_catalog(store=open_store())
-        # The rows a done job holds (the API's default: the options' GPUs), so --json prints the same.
-        result = recommend(job, catalog, calibration=calibration_for(open_runs_store(), catalog),
-                           per_gpu_rows=data.get("per_gpu", PER_GPU_OPTIONS), today=date.today(),
-                           stale_after_days=int(DEFAULTS["STALE_PRICES_DAYS"]))
+        data, job = load_job_from_args(args)
+        with working("ranking the catalog"):
+            catalog = load_catalog(store=open_store())
+            # The rows a done job holds (the API's default: the options' GPUs), so --json prints the same.
+            result = recommend(job, catalog, calibration=calibration_for(open_runs_store(), catalog),
+                               per_gpu_rows=data.get("per_gpu", PER_GPU_OPTIONS), today=date.today(),
+                               stale_after_days=int(DEFAULTS["STALE_PRICES_DAYS"]))
     except CliError as exc:
         return fail(str(exc))
     except SizingError as exc:
@@ -48,28 +62,114 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(RecommendationSchema().dump(result))
     else:
-        print_recommendation(result, title=f"{job.model.name}, batch {job.training.batch_size} per GPU")
+        print_recommendation(result, title=f"{job.model.name}, batch {job.training.batch_size} per GPU",
+                             wide=args.wide)
     return 0
 
 
-def print_recommendation(rec: Recommendation, *, title: str) -> None:
-    """Print the requirements, then the ranked options and the rejected families."""
+def _time(o: RankedOption) -> str:
+    if o.percentile_hours > 0 and o.percentile_hours > o.training_hours * 1.0005:
+        return f"{fmt_hours(o.training_hours)} (p{o.percentile * 100:.0f} {fmt_hours(o.percentile_hours)})"
+    return fmt_hours(o.training_hours)
+
+
+def _cost(o: RankedOption) -> str:
+    if o.percentile_cost_usd > 0 and o.percentile_cost_usd > o.training_cost_usd * 1.0005:
+        return f"{fmt_usd(o.training_cost_usd)} (p{o.percentile * 100:.0f} {fmt_usd(o.percentile_cost_usd)})"
+    return fmt_usd(o.training_cost_usd)
+
+
+def options_table(rec: Recommendation, *, width: int, wide: bool) -> Table:
+    """Return the options as a table that fits `width` columns without cutting an identifier.
+
+    One line an option (every column) when asked for with `wide`, or when that fits the width;
+    otherwise two lines an option, the identifiers of each on their own line. Every column but the
+    `why` is as wide as its longest line, so rich never shortens one.
+    """
+    if wide:
+        return _table(rec, one_line=True, wide=True)
+    if width >= WIDE_COLUMNS:
+        headers, rows = _cells(rec, one_line=True)
+        if _natural_width(headers, rows) <= width:
+            return _build(rec, headers, rows, wide=False)
+    headers, rows = _cells(rec, one_line=False)
+    return _build(rec, headers, rows, wide=False)
+
+
+def _table(rec: Recommendation, *, one_line: bool, wide: bool) -> Table:
+    headers, rows = _cells(rec, one_line=one_line)
+    if wide:
+        headers = [*headers, "why"]
+        rows = [[*row, o.why] for row, o in zip(rows, rec.options, strict=True)]
+    return _build(rec, headers, rows, wide=wide)
+
+
+_NUMERIC = frozenset({"#", "$/h", "time", "cost", "kg CO2e"})
+
+
+def _cells(rec: Recommendation, *, one_line: bool) -> tuple[list[str], list[list[str]]]:
+    """Return the column headers and each option's cells as text."""
+    if one_line:
+        headers = ["#", "provider", "instance", "region", "pricing", "GPUs", "$/h", "time", "cost", "kg CO2e"]
+    else:
+        headers = ["#", "machine", "time", "cost"]
+    rows = []
+    for o in rec.options:
+        rank = f"{o.rank}{'*' if o.pareto else ''}"
+        gpus = f"{o.gpu_count}x {o.gpu}"
+        time, cost = _time(o).replace(" (", "\n("), _cost(o).replace(" (", "\n(")
+        if one_line:
+            rows.append([rank, o.provider, o.instance_type, o.region, o.pricing, gpus,
+                         f"{o.price_per_hour_usd:.2f}", time, cost,
+                         f"{o.energy.co2e_kg:,.1f}" if o.energy else "-"])
+        else:
+            rows.append([rank, f"{o.provider} {o.instance_type}\n{o.region}, {o.pricing}, {gpus}", time, cost])
+    return headers, rows
+
+
+def _column_widths(headers: list[str], rows: list[list[str]]) -> list[int]:
+    return [max(len(line) for text in [h, *(r[i] for r in rows)] for line in text.split("\n"))
+            for i, h in enumerate(headers)]
+
+
+def _natural_width(headers: list[str], rows: list[list[str]]) -> int:
+    """Return the columns the table takes with no cell shortened: the widths plus one space each side."""
+    return sum(_column_widths(headers, rows)) + 2 * len(headers)
+
+
+def _build(rec: Recommendation, headers: list[str], rows: list[list[str]], *, wide: bool) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False,
+                  title=f"Options (catalog {rec.catalog_version}, prices as of {rec.prices_as_of}; "
+                        "* = on the cost/time Pareto front)")
+    widths = _column_widths(headers, rows)
+    for header, col_width in zip(headers, widths, strict=True):
+        if header == "why":
+            table.add_column(header, ratio=1)
+        else:
+            table.add_column(header, justify="right" if header in _NUMERIC else "left", no_wrap=True,
+                             min_width=col_width)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False) -> None:
+    """Print the requirements, the ranked options, the first one's reasons, buying, and the rejected."""
     print_requirements(rec.requirements, title=title)
     console = make_console()
-    table = Table(title=f"Options (catalog {rec.catalog_version}, prices as of {rec.prices_as_of}; "
-                        "* = on the cost/time Pareto front)")
-    numeric = ("#", "$/h", "time", "cost", "kWh", "kg CO2e")
-    for col in ("#", "provider", "instance", "region", "pricing", "GPUs", "$/h", "time", "cost", "kWh", "kg CO2e",
-                "why"):
-        table.add_column(col, justify="right" if col in numeric else "left")
-    for o in rec.options:
-        kwh, co2 = (f"{o.energy.energy_kwh:,.1f}", f"{o.energy.co2e_kg:,.1f}") if o.energy else ("-", "-")
-        table.add_row(f"{o.rank}{'*' if o.pareto else ''}", o.provider, o.instance_type, o.region, o.pricing,
-                      f"{o.gpu_count}x {o.gpu} ({fmt_bytes(o.gpu_memory_bytes)})", f"{o.price_per_hour_usd:.2f}",
-                      fmt_hours(o.training_hours), fmt_usd(o.training_cost_usd), kwh, co2, o.why)
-    console.print(table)
-    if not rec.options:
+    if rec.options:
+        console.print(options_table(rec, width=console.width, wide=wide))
+        top = rec.options[0]
+        if not wide:
+            console.print(escape(f"#1 {top.provider} {top.instance_type} ({top.region}, {top.pricing}): {top.why}"))
+        for w in top.warnings:
+            console.print(f"[yellow]#1 warning[/] {escape(f'[{w.code}]')} {escape(w.message)}")
+        if top.interruption_source:
+            console.print(f"[dim]spot figures: {escape(top.interruption_source)}[/]")
+    else:
         console.print("[red]No option fits within the constraints.[/]")
+    if rec.purchase:
+        print_purchase(rec.purchase, console=console)
     for m in rec.plan:
         console.print(escape(f"plan: [{m.kind}] {m.description}"))
         for line in m.opens:
@@ -77,4 +177,26 @@ def print_recommendation(rec: Recommendation, *, title: str) -> None:
     if rec.rejected:
         console.print(f"[dim]{len(rec.rejected)} offer families rejected, e.g.:[/]")
         for r in rec.rejected[:8]:
-            console.print(f"[dim]  {r.provider} {r.instance_type}: {r.reason}[/]")
+            console.print(f"[dim]  {escape(r.provider)} {escape(r.instance_type)}: {escape(r.reason)}[/]")
+
+
+def print_purchase(rows: tuple[PurchaseOption, ...], *, console: Console) -> None:
+    """Print the "what would we buy" section: purchase, power, job time, break-even against the best rental."""
+    first = rows[0]
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False,
+                  title="What would we buy (capital spending; never ranked against rentals)")
+    table.add_column("machine", no_wrap=True, min_width=max(len(p.instance_type) for p in rows))
+    for col in ("purchase", "job", "power", "break-even h", "pays off"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for p in rows:
+        even = "never" if p.break_even_hours is None else f"{p.break_even_hours:,.0f}"
+        table.add_row(p.instance_type, fmt_usd(p.purchase_usd), fmt_hours(p.job_hours), fmt_usd(p.power_cost_usd),
+                      even, "yes" if p.pays_off else "no")
+    console.print(table)
+    rental = (f"the best rental for this job, {first.rental} at {fmt_usd(first.rental_cost_usd)} a run"
+              if first.rental_cost_usd is not None else "no rental meets the constraints")
+    console.print(escape(
+        f"Purchase: cards at their listed price plus a {fmt_usd(first.host_usd)} host; job: its time on the "
+        f"cards; power: per job at ${first.electricity_usd_per_kwh:g}/kWh; break-even: hours of use at which "
+        f"owning costs what renting would, against {rental}. Pays off: the break-even falls within "
+        f"{first.hours_of_use:,.0f} h of use ({first.lifetime_years:g} years at {first.utilisation:.0%} use)."))

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from catalog.gpus import gpus_by_slug
 from service.commands.common import console as make_console
-from service.commands.common import fail, print_json
+from service.commands.common import fail, print_json, working
 from service.commands.validate_strategies import print_strategy_rows, print_strategy_summaries, strategy_payload
 from workers.accuracy.accuracy import MEASUREMENTS_PATH, SPLITS, Row, Summary, compare_all, load_measurements, summarise
 from workers.accuracy.calibration import PRIORS, FitResult, fit_efficiency, shipped_values
@@ -57,13 +57,16 @@ def run(args: argparse.Namespace) -> int:
     """Predict every record, print each comparison and the error summaries; accuracy never fails the run."""
     try:
         records = load_measurements(Path(args.measurements))
-        rows = compare_all(records, gpus_by_slug())
+        with working("predicting the measured records"):
+            rows = compare_all(records, gpus_by_slug())
     except (OSError, json.JSONDecodeError) as exc:
         return fail(f"--measurements: cannot read {args.measurements}: {exc}")
     except (KeyError, TypeError, ValueError, SizingError) as exc:
         return fail(f"--measurements: a record could not be predicted: {exc}")
     if args.fit:
-        return print_fit(fit_efficiency(records, gpus_by_slug()), as_json=args.json)
+        with working("fitting the time factors") as advance:
+            fitted = fit_efficiency(records, gpus_by_slug(), on_progress=advance)
+        return print_fit(fitted, as_json=args.json)
     try:
         strategy_records = load_strategy_records(Path(args.strategies)) + sharded_memory_records(records)
         strategy_rows = [r for r in compare_strategies(strategy_records, gpus_by_slug())

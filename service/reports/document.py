@@ -88,6 +88,9 @@ def summary_section(p: Payload) -> Section:
     else:
         lines.append(f"Under budget by {fmt_usd(s['remaining_usd'])}: planned {fmt_usd(s['cost_usd'])} "
                      f"against {fmt_usd(s['budget_usd'])} ({_share(s['used_share'])} of it).")
+    lines.append(f"Rental spending {fmt_usd(total.get('rental_cost_usd', total['cost_usd']))}; the team's own cards "
+                 f"(power only) {fmt_usd(total.get('owned_power_usd', 0.0))}. Capital spending is not in these "
+                 "totals: what buying cards would cost is under \"Buy or rent\".")
     lines.append(f"{total['jobs']:,} jobs, {total['runs']:,} runs, {total['gpu_hours']:,.0f} GPU-hours; "
                  f"taking each job's fastest option within its budget instead would cost "
                  f"{fmt_usd(total['fastest_cost_usd'])}.")
@@ -195,7 +198,7 @@ def ownership_section(p: Payload) -> Section | None:
              f"{fmt_usd(a['electricity_usd_per_kwh'])}/kWh; renting: the cheapest on-demand GPU-hour of the "
              f"same GPU, else of one with as much memory and bandwidth. Break-even in years assumes "
              f"{a['utilisation']:.0%} use over a {a['lifetime_years']:g}-year life.",)
-    return Section("ownership", "Buy or rent", lines, table)
+    return Section("ownership", "Buy or rent (capital spending, apart from the rental totals)", lines, table)
 
 
 def failures_section(p: Payload) -> Section | None:

@@ -161,19 +161,26 @@ def _golden(parameter: Parameter, loss: Callable[[], float]) -> tuple[float, flo
 
 
 def fit_efficiency(records: Sequence[Mapping[str, Any]], gpus: Mapping[str, GpuSpec], *,
-                   rounds: int = ROUNDS) -> FitResult:
-    """Fit FITTED on the "fit" records' throughput, from PRIORS; the core's tables are left as shipped."""
+                   rounds: int = ROUNDS, on_progress: Callable[[int, int], None] | None = None) -> FitResult:
+    """Fit FITTED on the "fit" records' throughput, from PRIORS; the core's tables are left as shipped.
+
+    `on_progress(done, total)` is called after each parameter's search (rounds x parameters in all).
+    """
     cases = [(record_job(r), value) for r in records
              if r.get("split") == "fit" and (value := measured_samples_per_s(r)) is not None]
     with applied(PRIORS):
         current = dict(PRIORS)
         before = best = throughput_loss(cases, gpus)
+        total, done = rounds * len(FITTED), 0
         for _ in range(rounds):
             for parameter in FITTED:
                 value, loss = _golden(parameter, lambda: throughput_loss(cases, gpus))
                 if loss < best - 1e-12:
                     best, current[parameter.name] = loss, value
                 _write(parameter, current[parameter.name])
+                done += 1
+                if on_progress is not None:
+                    on_progress(done, total)
     return FitResult(values=current, loss_before=before, loss_after=best)
 
 

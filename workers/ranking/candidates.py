@@ -43,9 +43,14 @@ class Span:
 
 
 def _note_over_budget(s: Shape, costs: Sequence[float], offers: Sequence[Offer], budget_usd: float) -> None:
-    """Keep the cheapest offer over the budget (ties by region and pricing) for the rejection's reason."""
+    """Keep the cheapest offer over the budget (ties by region and pricing) for the rejection's reason.
+
+    `budget_usd` is the limit on the expected cost (the budget over `Shape.budget_scale`); the mark
+    keeps the cost the budget was held to.
+    """
     cheapest = min(c for c in costs if c > budget_usd)
-    mark = min((c, o.region, o.pricing) for c, o in zip(costs, offers, strict=True) if c == cheapest)
+    mark = min((c * s.budget_scale, o.region, o.pricing) for c, o in zip(costs, offers, strict=True)
+               if c == cheapest)
     if s.over_budget is None or mark < s.over_budget:
         s.over_budget = mark
 
@@ -53,6 +58,7 @@ def _note_over_budget(s: Shape, costs: Sequence[float], offers: Sequence[Offer],
 def _costed_together(s: Shape, found: list[Span], *, budget_usd: float, objective: Objective) -> None:
     """Cost all of a machine's offers in one comprehension; keep those within the budget."""
     m, mult, block_factor = s.m, s.cost_mult, s.block_factor
+    budget_usd /= s.budget_scale
     if block_factor:
         costs = [p * mult + block_factor * q for p, q in zip(m.prices, m.block_rates, strict=True)]
     else:
@@ -72,7 +78,8 @@ def _costed_one_by_one(s: Shape, found: list[Span], *, scope: Scope, any_pricing
     pricing_ok, regions_ok = scope.pricing, scope.regions
     costs: list[float] = []
     offers: list[Offer] = []
-    mult, block_factor = s.cost_mult, s.block_factor
+    mult, block_factor, scale = s.cost_mult, s.block_factor, s.budget_scale
+    budget_usd /= scale
     for o in s.m.offers:
         if not any_pricing and o.pricing not in pricing_ok:
             continue
@@ -87,8 +94,8 @@ def _costed_one_by_one(s: Shape, found: list[Span], *, scope: Scope, any_pricing
                 continue
             cost += block_factor * per_gb_month
         if cost > budget_usd:
-            if s.over_budget is None or cost <= s.over_budget[0]:
-                mark = (cost, region, o.pricing)
+            if s.over_budget is None or cost * scale <= s.over_budget[0]:
+                mark = (cost * scale, region, o.pricing)
                 if s.over_budget is None or mark < s.over_budget:
                     s.over_budget = mark
             continue

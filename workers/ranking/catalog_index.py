@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from catalog.providers import instance_family
-from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Provider
+from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Pricing, Provider
 from workers.ranking.costing import block_storage_price_table, cheapest_cards
 
 PROVIDER_NAMES = {p: p.value for p in Provider}  # Enum.value is a slow descriptor; this is a dict look-up
@@ -16,15 +16,20 @@ BlockTable = Mapping[Provider, tuple[dict[str, float], float | None]]
 
 
 class Machine:
-    """One instance type of the catalog with its offers: the part of a shape no job changes."""
+    """One instance type of the catalog under one pricing kind, with its offers: what no job changes.
+
+    An instance type's on-demand and spot offers are two machines: a run on spot takes longer (its
+    restarts) and is checked on a percentile, so the two are judged apart.
+    """
 
     __slots__ = ("block_rates", "block_rates_complete", "card_memory_bytes", "cpu_score", "family", "gpu",
                  "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "network_gbit_per_s", "offers",
-                 "prices", "provider", "provider_name", "regions", "storage_bytes", "vcpus")
+                 "prices", "pricing", "provider", "provider_name", "regions", "storage_bytes", "vcpus")
 
     def __init__(self, *, provider: Provider, instance_type: str, gpu: str, gpu_count: int, vcpus: int,
                  host_memory_bytes: int, storage_bytes: int, cpu_score: float, card_memory_bytes: int,
-                 offers: tuple[Offer, ...], network_gbit_per_s: float = 0.0) -> None:
+                 offers: tuple[Offer, ...], pricing: Pricing = Pricing.ON_DEMAND,
+                 network_gbit_per_s: float = 0.0) -> None:
         self.provider = provider
         self.provider_name = PROVIDER_NAMES[provider]
         self.instance_type = instance_type
@@ -37,6 +42,7 @@ class Machine:
         self.cpu_score = cpu_score
         self.card_memory_bytes = card_memory_bytes
         self.offers = offers
+        self.pricing = pricing
         self.network_gbit_per_s = network_gbit_per_s  # between machines (instance specifications)
         self.prices = tuple(o.price_per_hour_usd for o in offers)
         self.regions = tuple(dict.fromkeys(o.region for o in offers))  # each once, in offer order
@@ -52,6 +58,7 @@ class CatalogIndex:
 
     def __init__(self, catalog: Catalog) -> None:
         self.gpu_memory = {g.slug: g.memory_bytes for g in catalog.gpus}
+        self.gpu_power = {g.slug: (g.tdp_watts, g.source, g.source_date) for g in catalog.gpus}
         self.block_table: BlockTable = block_storage_price_table(catalog.block_storage)
         self.cards: Mapping[str, OnPremCard] = cheapest_cards(catalog.onprem_cards)
         by_name: dict[str, list[Offer]] = {}
@@ -65,15 +72,18 @@ class CatalogIndex:
         insts: dict[tuple[str, str], InstanceType] = {}
         for inst in catalog.instances:
             insts[(PROVIDER_NAMES[inst.provider], inst.instance_type)] = inst
-        self.machines = tuple(
-            Machine(provider=inst.provider, instance_type=inst.instance_type, gpu=inst.gpu,
+        machines: list[Machine] = []
+        for _, inst in sorted(insts.items()):
+            offers = [o for o in by_name.get(inst.instance_type, ()) if o.provider is inst.provider]
+            for pricing in sorted({o.pricing for o in offers}) or [Pricing.ON_DEMAND]:
+                machines.append(Machine(
+                    provider=inst.provider, instance_type=inst.instance_type, gpu=inst.gpu,
                     gpu_count=inst.gpu_count, vcpus=inst.vcpus, host_memory_bytes=inst.host_memory_bytes,
                     storage_bytes=inst.local_storage_bytes, cpu_score=inst.cpu_single_thread_score,
-                    card_memory_bytes=self.gpu_memory.get(inst.gpu, 0),
+                    card_memory_bytes=self.gpu_memory.get(inst.gpu, 0), pricing=pricing,
                     network_gbit_per_s=inst.network_gbit_per_s,
-                    offers=tuple(o for o in by_name.get(inst.instance_type, ())
-                                 if o.provider is inst.provider))
-            for _, inst in sorted(insts.items()))
+                    offers=tuple(o for o in offers if o.pricing is pricing)))
+        self.machines = tuple(machines)
         for m in self.machines:
             regions, fallback = self.block_table.get(m.provider, ({}, None))
             rates = [regions.get(o.region, fallback) for o in m.offers]

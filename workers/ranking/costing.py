@@ -70,6 +70,20 @@ def onprem_price_per_hour_usd(card: OnPremCard, *, gpu_count: int, assumptions: 
     return purchase_usd / busy_hours + power_usd_per_hour
 
 
+def owned_power_per_hour_usd(*, power_watts: float, gpu_count: int, electricity_usd_per_kwh: float) -> float:
+    """Return what a team's own cards cost per hour of a job: their power, the purchase being sunk.
+
+    power = card watts x cards x electricity USD per kWh / 1000 (the host's own draw left out, as above)
+    """
+    return power_watts * gpu_count * electricity_usd_per_kwh / 1000.0
+
+
+def owned_gpu_counts(count: int, *, max_gpus: int) -> tuple[int, ...]:
+    """Return the card counts a team's `count` cards are used in: 1, 2, 4, 8 up to it, and all of them."""
+    counts = {n for n in ONPREM_GPU_COUNTS if n <= count} | {count}
+    return tuple(sorted(n for n in counts if n <= max_gpus))
+
+
 def onprem_gpu_counts(max_gpus: int) -> tuple[int, ...]:
     """Return the card counts an owned machine is considered with, up to `max_gpus`."""
     return tuple(n for n in ONPREM_GPU_COUNTS if n <= max_gpus)

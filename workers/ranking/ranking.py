@@ -41,12 +41,14 @@ import heapq
 import math
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from catalog.energy import EnergyTable, load_energy
-from catalog.types import Catalog, Pricing
+from catalog.types import Catalog, Pricing, Provider
 from workers.ranking.candidates import Span, collect_candidates
 from workers.ranking.carbon import annotate_energy, apply_carbon, offer_co2e_kg, offer_energy
 from workers.ranking.catalog_index import catalog_index
+from workers.ranking.purchase import BestRental, PurchaseOption, purchase_options
 from workers.ranking.reasons import option_warnings, rejection_reason, why_line
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected
 from workers.ranking.scope import resolve_scope
@@ -73,16 +75,16 @@ def _cpu_adjust(job: JobSpec) -> CpuAdjust:
     """Return the CPU-stretched iteration time for this job, memoised per (iteration ms, CPU score)."""
     preprocess_ms = job.dataset.preprocess_ms_per_sample
     batch_size = job.training.batch_size
-    memo: dict[tuple[float, float], float] = {}
+    memo: dict[tuple[float, float, int], float] = {}
 
-    def adjust(iteration_ms: float, cpu_score: float) -> float:
+    def adjust(iteration_ms: float, cpu_score: float, workers: int) -> float:
         if preprocess_ms <= 0:
             return iteration_ms
-        key = (iteration_ms, cpu_score)
+        key = (iteration_ms, cpu_score, workers)
         if key not in memo:
             memo[key] = iteration_ms_with_cpu(iteration_ms, batch_size=batch_size,
                                               preprocess_ms_per_sample=preprocess_ms,
-                                              cpu_single_thread_score=cpu_score)
+                                              cpu_single_thread_score=cpu_score, workers=workers)
         return memo[key]
 
     return adjust
@@ -133,7 +135,15 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
                                budget_usd=budget if budget is not None and hours_known else math.inf)
     if carbon_ranks:
         spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)
-    top = top_rows(job, spans)
+    owned_spans = [sp for sp in spans if sp.shape.m.pricing is Pricing.OWNED]
+    rented_spans = [sp for sp in spans if sp.shape.m.pricing is not Pricing.OWNED]
+    # The team's own cards come first, fastest first: they are paid for, and their power differs by cents.
+    owned_rows = top_rows(replace(job, objective=Objective.TIME), [Span(sp.shape, sp.costs, sp.offers, Objective.TIME)
+                                                               for sp in owned_spans])
+    rented_rows = top_rows(job, rented_spans, limit=max(job.limit - len(owned_rows), 0))
+    if job.objective is Objective.BALANCED:
+        rented_rows = _knee_first(rented_rows, rented_spans)
+    top = owned_rows + rented_rows
     if not carbon_ranks:  # only the options shown need their energy (it was 20% of a ranking done for all)
         shown = {row[-1]: shapes[row[-1]] for row in top}
         annotate_energy(list(shown.values()), job=job, table=table, tdp_watts=tdp_watts)
@@ -149,17 +159,83 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
         catalog_version=catalog.version,
         prices_as_of=catalog.prices_as_of,
         plan=requirements.mitigations if nothing_fits else (),
+        purchase=_purchase(job, shapes=shapes, per_gpu=per_gpu, catalog=catalog, scope_max_gpus=scope.max_gpus)
+        if Provider.ONPREM in scope.providers and hours_known else (),
     )
 
 
-def top_rows(job: JobSpec, spans: list[Span]) -> list[Row]:
+def _purchase(job: JobSpec, *, shapes: list[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], catalog: Catalog,
+              scope_max_gpus: int) -> tuple[PurchaseOption, ...]:
+    """Return the "what would we buy" section, held against the cheapest rental that meets the constraints."""
+    rented = [s for s in shapes if s.best_cost < math.inf and s.m.pricing is not Pricing.OWNED]
+    best = min(rented, key=lambda s: (s.best_cost, s.hours, s.m.provider_name, s.m.instance_type), default=None)
+    rental = None
+    if best is not None:
+        rental = BestRental(best.best_cost, best.hours,
+                            f"{best.m.provider_name} {best.m.instance_type} {best.m.pricing.value}")
+    return purchase_options(job, cards=catalog_index(catalog).cards, per_gpu=per_gpu, best_rental=rental,
+                            max_gpus=scope_max_gpus)
+
+
+def knee_index(points: list[tuple[float, float]]) -> int:
+    """Return the index of the knee of a cost/time Pareto front given as (time, cost), fastest first.
+
+    Both axes are taken on a log scale (halving the time weighs as much as halving the cost, in
+    dollars or cents alike) and scaled to [0, 1] between the front's ends; the knee is the point
+    farthest below the straight line from the fastest to the cheapest end: where buying more speed
+    starts to cost more, proportionally, than it gains. A front of one or two points has its
+    cheapest end as the knee.
+    """
+    if len(points) <= 2:
+        return len(points) - 1
+    logs = [(math.log(max(t, 1e-12)), math.log(max(c, 1e-12))) for t, c in points]
+    t0, c0 = logs[0]
+    t1, c1 = logs[-1]
+    span_t, span_c = (t1 - t0) or 1.0, (c0 - c1) or 1.0
+    best, best_gap = len(points) - 1, 0.0
+    for i, (t, c) in enumerate(logs):
+        x, y = (t - t0) / span_t, (c - c1) / span_c  # x: 0 at the fastest; y: 0 at the cheapest
+        gap = 1.0 - x - y  # distance below the chord x + y = 1 (times 1/sqrt 2)
+        if gap > best_gap + 1e-12:
+            best, best_gap = i, gap
+    return best
+
+
+def _knee_first(rows: list[Row], spans: list[Span]) -> list[Row]:
+    """Return the rows with the knee of the cost/time front first (the balanced objective), the rest after."""
+    best_per_time: dict[float, tuple[float, int]] = {}
+    for span in spans:
+        s = span.shape
+        mark = (s.best_cost, s.idx)
+        if mark < best_per_time.get(s.time_metric, (math.inf, -1)):
+            best_per_time[s.time_metric] = mark
+    front: list[tuple[float, float, int]] = []
+    for t in sorted(best_per_time):
+        cost, idx = best_per_time[t]
+        if not front or cost < front[-1][1]:
+            front.append((t, cost, idx))
+    if not front:
+        return rows
+    t, cost, idx = front[knee_index([(f[0], f[1]) for f in front])]
+    knee = next((r for r in rows if r[8] == idx and r[7] == cost), None)
+    if knee is None:
+        span = next(sp for sp in spans if sp.shape.idx == idx)
+        i = span.costs.index(cost)
+        o, s = span.offers[i], span.shape
+        knee = (cost * t, cost, s.m.provider_name, s.m.instance_type, o.region, o.pricing, o.price_per_hour_usd,
+                cost, idx)
+        rows = rows[:-1] if rows else rows
+    return [knee, *(r for r in rows if r is not knee)]
+
+
+def top_rows(job: JobSpec, spans: list[Span], *, limit: int | None = None) -> list[Row]:
     """Return the `limit` best rows in order: bound the first key, then sort the rows under it by all keys.
 
     With at least `limit` machines, the limit-th smallest of their best keys bounds the limit-th
     smallest key overall (that many machines each have an offer at or under it), so only offers at
     or under it can make the cut, ties included.
     """
-    limit = max(job.limit, 0)
+    limit = max(job.limit if limit is None else limit, 0)
     if limit == 0 or not spans:
         return []
     bests = heapq.nsmallest(limit, (span.min_key for span in spans))
@@ -199,6 +275,9 @@ def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec,
                        storage_cost_usd=storage_cost, hours_known=hours_known, job=job, balanced_score=score)
         if energy is not None and (job.objective is Objective.CARBON or job.constraints.max_co2e_kg is not None):
             why = f"{energy.co2e_kg:,.1f} kg CO2e ({energy.energy_kwh:,.0f} kWh); {why}"
+        plan = s.plan
+        spot = plan.spot if plan is not None else None
+        scale = s.budget_scale
         options.append(RankedOption(
             rank=rank, provider=m.provider_name, instance_type=m.instance_type, region=region,
             pricing=pricing, gpu=m.gpu, gpu_count=m.gpu_count, gpu_memory_bytes=m.card_memory_bytes,
@@ -206,11 +285,24 @@ def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec,
             cpu_single_thread_score=m.cpu_score, price_per_hour_usd=price,
             training_hours=s.hours, training_cost_usd=cost if hours_known else 0.0, fits=True,
             why=why,
-            warnings=option_warnings(s, pricing=pricing.value, hours_known=hours_known),
+            warnings=option_warnings(s, pricing=pricing.value, hours_known=hours_known, job=job),
             pareto=on_front(s.time_metric, cost),
             storage_cost_usd=storage_cost,
             iteration_ms=s.iteration_ms,
             energy=energy,
+            compute_hours=plan.training_hours if plan is not None else 0.0,
+            billed_hours=plan.billed_hours if plan is not None else 0.0,
+            start_up=plan.start_up if plan is not None else None,
+            checkpoints=plan.checkpoints if plan is not None else None,
+            loader_workers=s.workers if job.dataset.preprocess_ms_per_sample > 0 else 0,
+            percentile=spot.percentile if spot is not None else 0.0,
+            percentile_hours=spot.percentile_hours if spot is not None else 0.0,
+            percentile_cost_usd=cost * scale if spot is not None and hours_known else 0.0,
+            expected_interruptions=spot.expected_interruptions if spot is not None else 0.0,
+            mtbi_hours=spot.mtbi_hours if spot is not None else 0.0,
+            interruption_source=(f"{plan.rate.source}, as of {plan.rate.as_of}"
+                                 if plan is not None and plan.rate is not None else ""),
+            owned=pricing is Pricing.OWNED,
         ))
     return tuple(options)
 
@@ -238,7 +330,7 @@ def _rejected(shapes: list[Shape], *, job: JobSpec, requirements: Requirements,
         members.sort(key=lambda s: (s.m.gpu_count, s.m.vcpus, s.m.host_memory_bytes, s.m.instance_type))
         counts = {s.m.gpu_count for s in members}
         rejected.append(Rejected(
-            instance_type=", ".join(s.m.instance_type for s in members),
+            instance_type=", ".join(dict.fromkeys(s.m.instance_type for s in members)),
             reason=rejection_reason(kind, members, requirements=requirements, job=job, catalog=catalog),
             provider=provider, gpu=gpu, gpu_count=counts.pop() if len(counts) == 1 else 0,
         ))

@@ -14,8 +14,10 @@ from workers.ranking.shapes import (
     HOST_MEMORY,
     NO_ESTIMATE,
     NO_STORAGE_PRICE,
+    SPOT_RESTARTS,
     Shape,
 )
+from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, workers_needed
 from workers.sizing.requirements import CodedWarning, Requirements
 from workers.sizing.spec import JobSpec, Objective
 
@@ -41,6 +43,15 @@ def hours_text(hours: float) -> str:
     return f"{hours:.1f} h" if hours >= 1 else f"{hours * 60:.1f} min"
 
 
+def percentile_text(share: float) -> str:
+    """Return a percentile in words: 0.9 -> "90th percentile", 0.95 -> "95th percentile"."""
+    n = round(share * 100, 1)
+    whole = int(n) if float(n).is_integer() else n
+    suffix = "th" if isinstance(whole, float) or 10 <= whole % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(
+        whole % 10, "th")
+    return f"{whole}{suffix} percentile"
+
+
 def gpu_name(catalog: Catalog, slug: str) -> str:
     """Return the GPU's display name, or its slug when the catalog lacks it."""
     try:
@@ -49,17 +60,25 @@ def gpu_name(catalog: Catalog, slug: str) -> str:
         return slug
 
 
-def option_warnings(shape: Shape, *, pricing: str, hours_known: bool) -> tuple[CodedWarning, ...]:
+def option_warnings(shape: Shape, *, pricing: str, hours_known: bool, job: JobSpec) -> tuple[CodedWarning, ...]:
     """Return the warnings that apply to running the job on this option."""
     found: list[CodedWarning] = []
     pg = shape.per_gpu
+    plan = shape.plan
     if pricing == Pricing.SPOT.value:
-        found.append(CodedWarning("spot-interruption", "spot capacity can be reclaimed at short notice; "
-                                                  "checkpoint often and expect restarts"))
+        if plan is not None and plan.spot is not None:
+            run = plan.spot
+            found.append(CodedWarning("spot-interruption", (
+                f"spot capacity can be reclaimed: about one interruption every {run.mtbi_hours:.0f} h "
+                f"({plan.rate.band if plan.rate else ''} band), {run.expected_interruptions:.2f} expected in this run, "
+                f"each costing a {hours_text(run.restart_hours)} restart and the work since the last checkpoint "
+                f"(every {hours_text(plan.checkpoints.every_hours)}); {hours_text(run.percentile_hours)} at the "
+                f"{percentile_text(run.percentile)} against {hours_text(run.expected_hours)} expected")))
+        else:
+            found.append(CodedWarning("spot-interruption", "spot capacity can be reclaimed at short notice; "
+                                                      "checkpoint often and expect restarts"))
     if pg is not None and shape.iteration_ms > pg.iteration_ms * 1.0005:
-        found.append(CodedWarning("cpu-bound", f"pre-processing on this CPU (single-thread score "
-                                          f"{shape.m.cpu_score:g}) stretches an iteration from "
-                                          f"{pg.iteration_ms:.1f} to {shape.iteration_ms:.1f} ms"))
+        found.append(CodedWarning("cpu-bound", cpu_bound_message(shape, job=job)))
     n = shape.m.gpu_count
     if pg is not None and n > 1 and pg.speedup_vs_one_gpu < POOR_SCALING_EFFICIENCY * n:
         found.append(CodedWarning("poor-scaling", f"{n} GPUs run only {pg.speedup_vs_one_gpu:.1f}x "
@@ -70,18 +89,49 @@ def option_warnings(shape: Shape, *, pricing: str, hours_known: bool) -> tuple[C
     return tuple(found)
 
 
+def cpu_bound_message(shape: Shape, *, job: JobSpec) -> str:
+    """Return the cpu-bound warning of one option, naming the loader workers or the CPU that would fix it."""
+    pg, m = shape.per_gpu, shape.m
+    if pg is None:
+        return ""
+    head = (f"pre-processing on {shape.workers} loader worker{'s' if shape.workers != 1 else ''} per GPU "
+            f"(single-thread score {m.cpu_score:,.0f}) stretches an iteration from {pg.iteration_ms:.1f} to "
+            f"{shape.iteration_ms:.1f} ms")
+    return head + "; fix: " + _cpu_fix(shape, iteration_ms=pg.iteration_ms, job=job)
+
+
+def _cpu_fix(shape: Shape, *, iteration_ms: float, job: JobSpec) -> str:
+    m, batch, preprocess_ms = shape.m, job.training.batch_size, job.dataset.preprocess_ms_per_sample
+    if job.dataset.preprocess_serial:
+        need = REFERENCE_CPU_SINGLE_THREAD_SCORE * batch * preprocess_ms / iteration_ms
+        return (f"pre-processing cannot be split, so one core needs a single-thread score of {need:,.0f}; "
+                "split it across loader workers or pre-process once ahead of training")
+    workers = workers_needed(batch_size=batch, preprocess_ms_per_sample=preprocess_ms,
+                             iteration_ms=iteration_ms, cpu_single_thread_score=m.cpu_score)
+    per_gpu_vcpus = m.vcpus // max(m.gpu_count, 1)
+    if workers + 1 <= per_gpu_vcpus:
+        return f"{workers} loader workers per GPU (this machine has {per_gpu_vcpus} vCPUs per GPU)"
+    return (f"{workers} loader workers per GPU, {workers + 1} vCPUs per GPU; this machine has {per_gpu_vcpus} "
+            "vCPUs per GPU: take a machine with more vCPUs per GPU or pre-process once ahead of training")
+
+
 def why_line(shape: Shape, *, pricing: str, price_per_hour_usd: float, cost_usd: float,
              storage_cost_usd: float, hours_known: bool, job: JobSpec, balanced_score: float) -> str:
     """Return one line on what binds this option: memory headroom, time, what dominates the cost."""
     pg = shape.per_gpu
     parts: list[str] = []
     if job.objective is Objective.BALANCED:
-        parts.append(f"balanced score {balanced_score:.2f}")
+        parts.append(f"cost x time {balanced_score:.2f} of the best")
     if pg is not None and shape.m.card_memory_bytes > 0:
         headroom = 1.0 - pg.gpu_memory_bytes / shape.m.card_memory_bytes
         parts.append(f"{gib_text(pg.gpu_memory_bytes)} of {gib_text(shape.m.card_memory_bytes)} per GPU "
                      f"({headroom:.0%} headroom)")
     timing = hours_text(shape.hours) if hours_known else f"{shape.time_metric * 1000:.2f} ms per sample"
+    plan = shape.plan
+    if plan is not None:
+        timing += (f" ({hours_text(plan.training_hours)} training + "
+                   f"{hours_text(plan.wall_hours - plan.training_hours)} start-up, staging"
+                   f"{', restarts' if plan.spot is not None else ''} and checkpoints)")
     if pg is not None and shape.m.gpu_count > 1:
         timing += f" on {shape.m.gpu_count} GPUs ({pg.speedup_vs_one_gpu:.1f}x one)"
     if pg is not None and shape.iteration_ms > pg.iteration_ms * 1.0005:
@@ -91,15 +141,19 @@ def why_line(shape: Shape, *, pricing: str, price_per_hour_usd: float, cost_usd:
     parts.append(timing)
     if hours_known:
         cost = f"{usd_text(cost_usd)} total"
+        if plan is not None and plan.spot is not None:
+            cost += (f", {usd_text(cost_usd * shape.budget_scale)} at the {percentile_text(plan.spot.percentile)}, "
+                     f"{hours_text(plan.spot.percentile_hours)}")
         if storage_cost_usd > 0:
             cost += f", block storage {storage_cost_usd / cost_usd:.0%} of it" if cost_usd > 0 else ""
         parts.append(cost)
     if pricing == Pricing.OWNED.value:
         a = job.constraints.onprem
-        parts.append(f"owned at {usd_text(price_per_hour_usd)}/h: purchase over {a.lifetime_years:g} y "
-                     f"at {a.utilisation:.0%} use, plus power")
-    elif pricing == Pricing.SPOT.value:
-        parts.append("spot: may be interrupted")
+        parts.append(f"your own cards: power only, {usd_text(price_per_hour_usd)}/h at "
+                     f"${a.electricity_usd_per_kwh:g}/kWh")
+    elif pricing == Pricing.SPOT.value and plan is not None and plan.spot is not None:
+        parts.append(f"spot: {plan.spot.expected_interruptions:.2f} interruptions expected, checkpoint every "
+                     f"{hours_text(plan.checkpoints.every_hours)}")
     return "; ".join(parts)
 
 
@@ -123,8 +177,13 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
         return (f"needs {gib_text(need)} of host memory to hold the data; "
                 f"{'has' if len(members) == 1 else 'these have at most'} {gib_text(most)}")
     if kind == DEADLINE:
-        fastest = min(s.hours for s in members)
-        return f"takes {hours_text(fastest)} at best, past the {job.constraints.deadline_hours:g} h deadline"
+        fastest = min(s.checked_hours or s.hours for s in members)
+        spot = any(s.is_spot_run for s in members)
+        at = f" at the {percentile_text(job.constraints.spot_percentile)} of spot restarts" if spot else ""
+        return f"takes {hours_text(fastest)} at best{at}, past the {job.constraints.deadline_hours:g} h deadline"
+    if kind == SPOT_RESTARTS:
+        plan = members[0].plan
+        return plan.refused if plan is not None else kind
     if kind == BUDGET:
         cheapest = min((s.over_budget, s.m.instance_type) for s in members if s.over_budget is not None)
         (cost, region, pricing), instance_type = cheapest

@@ -16,13 +16,14 @@ from dataclasses import replace
 from datetime import date
 
 from catalog.freshness import STALE_AFTER_DAYS, freshness_warnings
-from catalog.types import Catalog, GpuSpec, Provider
+from catalog.types import Catalog, GpuSpec
 from workers.ranking.plan_options import plan_with_options
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import Recommendation
 from workers.ranking.scope import gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
-from workers.sizing.estimate import estimate_on_pairs, estimate_requirements, profile_gpu
+from workers.sizing.errors import SpecError
+from workers.sizing.estimate import estimate_on_gpu, estimate_on_pairs, estimate_requirements, profile_gpu
 from workers.sizing.machine import machine_needs
 from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_row, used_by
 from workers.sizing.requirements import CodedWarning, PerGpu, Requirements
@@ -48,21 +49,49 @@ def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mappin
         return rec.requirements
     top = rec.options[0]
     advice = estimate_requirements(job, gpus=(known_gpus[top.gpu],), gpu_count=top.gpu_count,
-                                   known_gpus=known_gpus)
+                                   known_gpus=known_gpus, vcpus=top.vcpus,
+                                   cpu_single_thread_score=top.cpu_single_thread_score)
     return replace(rec.requirements, warnings=advice.warnings,
-                   cpu_single_thread_score=advice.cpu_single_thread_score)
+                   cpu_single_thread_score=advice.cpu_single_thread_score, loader_workers=advice.loader_workers)
 
 
 def check_recommendable(job: JobSpec, catalog: Catalog) -> None:
-    """Raise SpecError now for what would fail the job later: unknown providers, regions, pricing, GPUs."""
-    gpu_counts_in_scope(job.constraints, catalog)
-    profile_gpu(job, {g.slug: g for g in catalog.gpus})
+    """Raise SpecError now for what would fail the job later: unknown names, offload without host memory,
+    a checkpoint interval past the run."""
+    pairs = gpu_counts_in_scope(job.constraints, catalog)
+    known_gpus = {g.slug: g for g in catalog.gpus}
+    profile_gpu(job, known_gpus)
+    check_checkpoint_interval(job, known_gpus, pairs)
     providers = set(job.constraints.providers)
-    if Provider.ONPREM.value in providers:
-        return  # an owned machine is bought with the host memory the job needs (shapes.owned_machines)
+    if job.constraints.owned_gpus:
+        return  # the team's own host is taken to have the memory the job needs (shapes.owned_machines)
     check_offload_host_memory(job, host_need_bytes=machine_needs(job.dataset, gpu_count=1).host_memory_bytes,
                               machines=[(i.instance_type, i.gpu_count, i.host_memory_bytes) for i in catalog.instances
                                         if i.provider.value in providers and i.gpu_count > 0])
+
+
+def check_checkpoint_interval(job: JobSpec, known_gpus: Mapping[str, GpuSpec],
+                              pairs: Sequence[tuple[str, int]]) -> None:
+    """Raise SpecError when the checkpoint interval is longer than the longest run any option could be.
+
+    The run's length depends on the machine; one card of the slowest model in scope (least fp32
+    throughput) gives the longest, so an interval past it is past every run.
+    """
+    every = job.training.checkpoint_every_hours
+    deadline = job.constraints.deadline_hours
+    if every is not None and deadline is not None and every > deadline:
+        raise SpecError("training.checkpoint_every_hours",
+                        f"{every:g} h between checkpoints is longer than the {deadline:g} h deadline, so the run "
+                        "would end before its first checkpoint")
+    cards = [known_gpus[g] for g, _ in pairs if g in known_gpus]
+    if every is None or job.dataset.samples <= 0 or not cards:
+        return
+    card = min(cards, key=lambda g: (g.fp32_tflops, g.slug))
+    hours = estimate_on_gpu(job, card, gpu_count=1, known_gpus=known_gpus).training_hours
+    if 0 < hours < every:
+        raise SpecError("training.checkpoint_every_hours",
+                        f"{every:g} h between checkpoints is longer than the whole run ({hours:.3g} h on one "
+                        f"{card.name}, the slowest card in scope), so no checkpoint would be written")
 
 
 PER_GPU_ALL, PER_GPU_OPTIONS = "all", "options"

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from catalog.types import Pricing
 from workers.ranking.energy import Energy
+from workers.ranking.purchase import PurchaseOption
+from workers.ranking.runcost import Checkpoints, StartUp
 from workers.sizing.requirements import CodedWarning, Mitigation, Requirements
 
 
@@ -71,6 +73,19 @@ class RankedOption:
     energy: Energy | None = None  # kWh and kg CO2e with their coefficients; None: unknown hours or region
     nodes: int = 1  # machines of this instance type; the price and the machine fields are per machine
     parallelism: StrategyChoice | None = None  # set when the ranking searched strategies
+    # The run behind training_hours (the whole wall-clock) and training_cost_usd (runplan.py):
+    compute_hours: float = 0.0  # the training steps alone
+    billed_hours: float = 0.0
+    start_up: StartUp | None = None
+    checkpoints: Checkpoints | None = None
+    loader_workers: int = 0  # per GPU
+    percentile: float = 0.0  # spot: the percentile the deadline and budget were checked on
+    percentile_hours: float = 0.0
+    percentile_cost_usd: float = 0.0
+    expected_interruptions: float = 0.0
+    mtbi_hours: float = 0.0
+    interruption_source: str = ""
+    owned: bool = False  # one of the team's own machines (constraints.owned_gpus)
 
 
 @dataclass(frozen=True)
@@ -95,3 +110,4 @@ class Recommendation:
     prices_as_of: str
     plan: tuple[Mitigation, ...] = ()  # when nothing fits: the out-of-memory plan and what it opens
     scaling: tuple[ScalingPoint, ...] = ()  # the top option on 1, 2, 4, ... machines (strategy ranking)
+    purchase: tuple[PurchaseOption, ...] = ()  # "what would we buy": with "onprem" in providers

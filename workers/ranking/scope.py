@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from catalog.types import Catalog, Pricing, Provider
 from workers.ranking.catalog_index import catalog_index
-from workers.ranking.costing import ONPREM_REGION, onprem_gpu_counts
+from workers.ranking.costing import ONPREM_REGION, onprem_gpu_counts, owned_gpu_counts
 from workers.sizing.errors import SpecError, UnknownNameError
 from workers.sizing.spec import Constraints
 
@@ -61,6 +61,7 @@ def resolve_scope(constraints: Constraints, catalog: Catalog) -> Scope:
         regions.add(ONPREM_REGION)
     if constraints.max_gpus < 1:
         raise SpecError("constraints.max_gpus", f"must be at least 1, got {constraints.max_gpus}")
+    check_owned_gpus(constraints, catalog)
     return Scope(frozenset(providers), frozenset(regions), tuple(pricing), constraints.max_gpus)
 
 
@@ -74,7 +75,18 @@ def gpu_counts_in_scope(constraints: Constraints, catalog: Catalog) -> tuple[tup
                 and any(o.pricing in scope.pricing and (not scope.regions or o.region in scope.regions)
                         for o in m.offers)):
             pairs.add((m.gpu, m.gpu_count))
-    if Provider.ONPREM in scope.providers and Pricing.OWNED in scope.pricing:
+    if Provider.ONPREM in scope.providers:  # the purchase question: every card on sale
         for gpu in index.cards:
             pairs.update((gpu, n) for n in onprem_gpu_counts(scope.max_gpus))
+    if Pricing.OWNED in scope.pricing:
+        for owned in constraints.owned_gpus:
+            pairs.update((owned.gpu, n) for n in owned_gpu_counts(owned.count, max_gpus=scope.max_gpus))
     return tuple(sorted(pairs))
+
+
+def check_owned_gpus(constraints: Constraints, catalog: Catalog) -> None:
+    """Raise SpecError naming the entry of `owned_gpus` whose GPU the catalog does not know."""
+    known = sorted(catalog_index(catalog).gpu_memory)
+    for i, owned in enumerate(constraints.owned_gpus):
+        if owned.gpu not in known:
+            raise _unknown(f"constraints.owned_gpus[{i}].gpu", "GPU", owned.gpu, known)

@@ -11,13 +11,14 @@ from workers.ranking.costing import (
     BYTES_PER_BILLED_GB,
     HOURS_PER_MONTH,
     ONPREM_REGION,
-    onprem_gpu_counts,
     onprem_instance_type,
-    onprem_price_per_hour_usd,
+    owned_gpu_counts,
+    owned_power_per_hour_usd,
 )
 from workers.ranking.energy import GridFactor
+from workers.ranking.runplan import MachineParts, RunPlan, RunPlanner, plan_from_parts, run_figures
 from workers.ranking.scope import Scope
-from workers.sizing.machine import host_memory_bytes
+from workers.sizing.machine import host_memory_bytes, loader_workers
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 
@@ -26,12 +27,13 @@ NO_ESTIMATE = "no-estimate"
 GPU_MEMORY = "gpu-memory"
 HOST_MEMORY = "host-memory"
 DEADLINE = "deadline"
+SPOT_RESTARTS = "spot-restarts"
 # ...and the kinds judged per offer, once a price is known.
 NO_STORAGE_PRICE = "no-storage-price"
 BUDGET = "budget"
 CARBON = "carbon"  # over constraints.max_co2e_kg, or no grid intensity to show it is not
 
-CpuAdjust = Callable[[float, float], float]  # (per-GPU iteration ms, CPU single-thread score) -> ms
+CpuAdjust = Callable[[float, float, int], float]  # (per-GPU iteration ms, CPU score, loader workers) -> ms
 
 
 class Shape:
@@ -51,6 +53,13 @@ class Shape:
     block_prices: Mapping[str, float] = {}
     block_fallback: float | None = None
     host_memory_needed_bytes = 0
+    parts: MachineParts | None = None  # what the run takes from the machine (runplan.py)
+    training_hours = 0.0  # CPU-stretched training steps alone
+    checked_hours = 0.0  # held to the deadline: expected, or the percentile on spot
+    is_spot_run = False
+    spot_percentile = 0.9
+    budget_scale = 1.0  # the budget is held to cost x this: the percentile over the expected figure
+    workers = 0  # loader workers per GPU
     # What the ranking loop finds.
     best_cost = math.inf  # cheapest offer that meets every constraint
     seen = False  # an offer in scope was rejected for the shape's own reason
@@ -67,9 +76,21 @@ class Shape:
         self.m = machine
         self.idx = idx
 
+    @property
+    def plan(self) -> RunPlan | None:
+        """Return the whole run (start-up, checkpoints, billing, spot restarts), built when it is shown."""
+        if self.parts is None:
+            return None
+        built: RunPlan | None = self.__dict__.get("_plan")
+        if built is None:
+            built = self.__dict__["_plan"] = plan_from_parts(
+                self.parts, training_hours=self.training_hours, provider=self.m.provider,
+                percentile=self.spot_percentile)
+        return built
+
 
 def _judge(shape: Shape, pg: PerGpu | None, *, job: JobSpec, requirements: Requirements, host_need_bytes: int,
-           cpu_adjust: CpuAdjust, hours_known: bool, block_table: BlockTable) -> None:
+           cpu_adjust: CpuAdjust, hours_known: bool, block_table: BlockTable, planner: RunPlanner) -> None:
     """Fill in the shape's fit, time and storage need, or the first reason it cannot run the job."""
     m = shape.m
     shape.per_gpu = pg
@@ -84,15 +105,30 @@ def _judge(shape: Shape, pg: PerGpu | None, *, job: JobSpec, requirements: Requi
         shape.reject = HOST_MEMORY
         return
     ms = pg.iteration_ms
+    shape.workers = workers = loader_workers(job.dataset, vcpus=m.vcpus, gpu_count=m.gpu_count)
     if m.cpu_score > 0 and ms > 0:
-        ms = max(ms, cpu_adjust(ms, m.cpu_score))
+        ms = max(ms, cpu_adjust(ms, m.cpu_score, workers))
     stretch = ms / pg.iteration_ms if pg.iteration_ms > 0 else 1.0
     shape.iteration_ms = ms
+    local_disk_holds_data = m.storage_bytes >= requirements.storage_min_bytes
     if hours_known:
-        shape.hours = pg.training_hours * stretch
-        shape.time_metric = shape.cost_mult = shape.hours
+        on_own_disk = local_disk_holds_data or m.provider is Provider.ONPREM
+        parts = shape.parts = planner.parts(provider=m.provider, family=m.family, pricing=m.pricing,
+                                            network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=on_own_disk)
+        shape.training_hours = hours = pg.training_hours * stretch
+        shape.spot_percentile = planner.percentile
+        wall, billed, checked, checked_billed, run, refused = run_figures(
+            parts, training_hours=hours, provider=m.provider, percentile=planner.percentile)
+        if refused:
+            shape.reject = SPOT_RESTARTS
+            return
+        shape.is_spot_run = run is not None
+        shape.hours = shape.time_metric = wall
+        shape.cost_mult = billed
+        shape.checked_hours = checked
+        shape.budget_scale = checked_billed / billed if billed > 0 else 1.0
         deadline = job.constraints.deadline_hours
-        if deadline is not None and shape.hours > deadline:
+        if deadline is not None and checked > deadline:
             shape.reject = DEADLINE
             return
     else:
@@ -100,7 +136,7 @@ def _judge(shape: Shape, pg: PerGpu | None, *, job: JobSpec, requirements: Requi
         seconds_per_sample = stretch / throughput if throughput > 0 else math.inf
         shape.time_metric = seconds_per_sample
         shape.cost_mult = seconds_per_sample / 3600.0
-    if m.provider is not Provider.ONPREM and m.storage_bytes < requirements.storage_min_bytes:
+    if m.provider is not Provider.ONPREM and not local_disk_holds_data:
         shape.block_bytes = requirements.storage_max_bytes
         if hours_known:
             shape.block_factor = shape.block_bytes / BYTES_PER_BILLED_GB * shape.hours / HOURS_PER_MONTH
@@ -119,25 +155,30 @@ def host_memory_need_bytes(job: JobSpec, requirements: Requirements, *, gpu_coun
 
 def owned_machines(job: JobSpec, *, requirements: Requirements, index: CatalogIndex,
                     scope: Scope) -> list[Machine]:
-    """Return the machines a team could buy from the catalog's cards, each with its amortised offer."""
+    """Return the machines the team's own cards make (constraints.owned_gpus), each priced at its power.
+
+    The purchase is already made, so an owned machine costs what it draws while the job runs; buying
+    cards is a separate question (purchase.py), never a rental at an amortised rate.
+    """
     machines: list[Machine] = []
-    if Provider.ONPREM not in scope.providers or Pricing.OWNED not in scope.pricing:
+    if Pricing.OWNED not in scope.pricing:
         return machines
-    for gpu in sorted(index.cards):
-        listed = index.cards[gpu]
-        for n in onprem_gpu_counts(scope.max_gpus):
-            price = onprem_price_per_hour_usd(listed, gpu_count=n, assumptions=job.constraints.onprem)
-            name = onprem_instance_type(gpu, n)
+    for owned in sorted(job.constraints.owned_gpus, key=lambda o: o.gpu):
+        for n in owned_gpu_counts(owned.count, max_gpus=scope.max_gpus):
+            card = index.cards.get(owned.gpu)
+            watts, source, as_of = ((card.power_watts, card.source, card.as_of) if card is not None
+                                    else index.gpu_power.get(owned.gpu, (0, "", "")))
+            price = owned_power_per_hour_usd(power_watts=watts, gpu_count=n,
+                                             electricity_usd_per_kwh=job.constraints.onprem.electricity_usd_per_kwh)
+            name = onprem_instance_type(owned.gpu, n)
             offer = Offer(provider=Provider.ONPREM, instance_type=name, region=ONPREM_REGION,
-                          pricing=Pricing.OWNED, price_per_hour_usd=price, source=listed.source,
-                          as_of=listed.as_of)
-            # An owned machine is bought to the job's needs: host memory, disk and CPU are whatever
-            # the job asks for, paid for by the host price of the assumptions.
-            machines.append(Machine(provider=Provider.ONPREM, instance_type=name, gpu=gpu, gpu_count=n,
+                          pricing=Pricing.OWNED, price_per_hour_usd=price, source=source, as_of=as_of)
+            # The team's host is taken to have the memory and disk the job needs; its CPU is unknown.
+            machines.append(Machine(provider=Provider.ONPREM, instance_type=name, gpu=owned.gpu, gpu_count=n,
                                     vcpus=0, storage_bytes=requirements.storage_max_bytes,
                                     host_memory_bytes=host_memory_need_bytes(job, requirements, gpu_count=n),
-                                    cpu_score=0.0, card_memory_bytes=index.gpu_memory.get(gpu, 0),
-                                    offers=(offer,)))
+                                    cpu_score=0.0, card_memory_bytes=index.gpu_memory.get(owned.gpu, 0),
+                                    offers=(offer,), pricing=Pricing.OWNED))
     return machines
 
 
@@ -145,7 +186,9 @@ def judge_shapes(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[t
                  index: CatalogIndex, scope: Scope, cpu_adjust: CpuAdjust, hours_known: bool) -> list[Shape]:
     """Return every machine in scope (cloud, then owned), judged, in the order of provider and name."""
     providers, max_gpus = scope.providers, scope.max_gpus
-    machines = [m for m in index.machines if m.provider in providers and 0 < m.gpu_count <= max_gpus]
+    pricing = scope.pricing
+    machines = [m for m in index.machines
+                if m.provider in providers and 0 < m.gpu_count <= max_gpus and m.pricing in pricing]
     owned = owned_machines(job, requirements=requirements, index=index, scope=scope)
     if owned:  # the index's machines are already in order
         known = {(m.provider_name, m.instance_type) for m in machines}
@@ -155,9 +198,10 @@ def judge_shapes(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[t
     block_table = index.block_table
     host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n)
                  for n in {m.gpu_count for m in machines}}
+    planner = RunPlanner(job)
     for shape in shapes:
         m = shape.m
         _judge(shape, per_gpu.get((m.gpu, m.gpu_count)), job=job, requirements=requirements,
                host_need_bytes=host_need[m.gpu_count], cpu_adjust=cpu_adjust, hours_known=hours_known,
-               block_table=block_table)
+               block_table=block_table, planner=planner)
     return shapes

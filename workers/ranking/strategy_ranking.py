@@ -153,7 +153,9 @@ def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, r
 
 def _machines(job: JobSpec, requirements: Requirements, index: CatalogIndex, scope: Scope) -> list[Machine]:
     """Return the cloud machines in scope and the owned boxes, in provider and name order."""
-    machines = [m for m in index.machines if m.provider in scope.providers and 0 < m.gpu_count <= scope.max_gpus]
+    # The index holds an instance type once per pricing kind (its spot run is judged apart).
+    machines = [m for m in index.machines if m.provider in scope.providers and 0 < m.gpu_count <= scope.max_gpus
+                and m.pricing in scope.pricing]
     known = {(m.provider_name, m.instance_type) for m in machines}
     machines += [m for m in owned_machines(job, requirements=requirements, index=index, scope=scope)
                  if (m.provider_name, m.instance_type) not in known]

@@ -37,6 +37,8 @@ from workers.sizing.spec import JobSpec, OnPremAssumptions
 
 log = logging.getLogger(__name__)
 
+ONPREM = "onprem"  # catalog.types.Provider.ONPREM: cards bought, not rented
+
 RecommendFn = Callable[[JobSpec, Catalog], Recommendation]
 ProgressFn = Callable[[int, int], None]
 
@@ -69,10 +71,14 @@ def scoped_job(item: ReviewItem, *, providers: tuple[str, ...]) -> JobSpec:
     """Return the item's job as the review ranks it: review providers only, no per-run limits, every option.
 
     Budget and deadline are left to the review, which holds them against all of a job's runs,
-    not against one run as the ranking would.
+    not against one run as the ranking would. Buying cards is a review-wide question: with "onprem"
+    among the review's providers every job is also sized on the cards on sale (for buy-vs-rent),
+    which never enter its rental plan.
     """
     c = item.job.constraints
     allowed = tuple(p for p in c.providers if p in providers)
+    if ONPREM in providers and ONPREM not in allowed and allowed:
+        allowed = (*allowed, ONPREM)
     constraints = dataclasses.replace(c, providers=allowed, budget_usd=None, deadline_hours=None)
     return dataclasses.replace(item.job, constraints=constraints, limit=REVIEW_OPTION_LIMIT)
 

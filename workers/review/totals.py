@@ -10,6 +10,7 @@ from workers.review.sweeps import SweepComparison
 from workers.sizing.requirements import CodedWarning
 
 OK, FAILED = "ok", "failed"
+OWNED_PRICING = "owned"  # catalog.types.Pricing.OWNED: a plan on the team's own cards
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,10 @@ class Total:
     share_of_cost: float  # of the overall planned cost (1.0 for the overall total)
     energy_kwh: float = 0.0  # of the planned options (PUE included)
     co2e_kg: float = 0.0
+    # The planned cost split: rented machines, and the team's own cards (their power). Buying cards
+    # (capital spending) is never in these sums: it is the review's buy-vs-rent section, apart.
+    rental_cost_usd: float = 0.0
+    owned_power_usd: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,8 @@ def _sum(jobs: Sequence[JobReview], *, team: str, overall_cost_usd: float) -> To
         jobs_missing_deadline=sum(1 for j in jobs if j.planned_basis == MISSES_DEADLINE),
         share_of_cost=cost / overall_cost_usd if overall_cost_usd > 0 else 0.0,
         energy_kwh=sum(p.energy_kwh for p in plans), co2e_kg=sum(p.co2e_kg for p in plans),
+        rental_cost_usd=sum(p.cost_usd for p in plans if p.pricing != OWNED_PRICING),
+        owned_power_usd=sum(p.cost_usd for p in plans if p.pricing == OWNED_PRICING),
     )
 
 

@@ -105,6 +105,7 @@ class RequirementsSchema(Schema):
         "type": "object", "required": ["min", "max"], "additionalProperties": False,
         "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}}})
     cpu_single_thread_score = fields.Float()
+    loader_workers = fields.Integer()
     flops_per_iteration = fields.Float()
     iterations_per_epoch = fields.Integer()
     iterations_total = fields.Integer()
@@ -185,6 +186,52 @@ def _energy_value(name: str) -> Any:
     return fields.Function(lambda o: getattr(o.energy, name) if o.energy is not None else None, allow_none=True)
 
 
+class StartUpSchema(Schema):
+    """The seconds before a run's first step: provisioning, boot, environment, data staging."""
+
+    provisioning_s = fields.Float()
+    boot_s = fields.Float()
+    environment_s = fields.Float()
+    staging_s = fields.Float()
+    staging_mb_per_s = fields.Float()
+    billed_s = fields.Float()
+    total_s = fields.Float()
+
+
+class CheckpointsSchema(Schema):
+    """A run's checkpoints: the interval, how many, and the seconds each takes to write."""
+
+    every_hours = fields.Float()
+    count = fields.Integer()
+    write_s = fields.Float()
+
+
+class PurchaseSchema(Schema):
+    """One machine a team could buy for the job (\"what would we buy\"), against the best rental."""
+
+    gpu = fields.String()
+    gpu_count = fields.Integer()
+    instance_type = fields.String()
+    cards_usd = fields.Float()
+    host_usd = fields.Float()
+    purchase_usd = fields.Float()
+    power_watts = fields.Float()
+    electricity_usd_per_kwh = fields.Float()
+    job_hours = fields.Float()
+    power_cost_usd = fields.Float()
+    rental_cost_usd = fields.Float(allow_none=True)
+    rental = fields.String()
+    break_even_runs = fields.Float(allow_none=True)
+    break_even_hours = fields.Float(allow_none=True)
+    lifetime_years = fields.Float()
+    utilisation = fields.Float()
+    hours_of_use = fields.Float()
+    pays_off = fields.Boolean()
+    meets_deadline = fields.Boolean()
+    source = fields.String()
+    as_of = fields.String()
+
+
 class OptionSchema(Schema):
     """One ranked option."""
 
@@ -214,6 +261,18 @@ class OptionSchema(Schema):
     carbon = fields.Nested(CarbonSchema, attribute="energy", allow_none=True)
     nodes = fields.Integer()
     parallelism = fields.Nested(StrategyChoiceSchema, allow_none=True)
+    compute_hours = fields.Float()
+    billed_hours = fields.Float()
+    start_up = fields.Nested(StartUpSchema, allow_none=True)
+    checkpoints = fields.Nested(CheckpointsSchema, allow_none=True)
+    loader_workers = fields.Integer()
+    percentile = fields.Float()
+    percentile_hours = fields.Float()
+    percentile_cost_usd = fields.Float()
+    expected_interruptions = fields.Float()
+    mtbi_hours = fields.Float()
+    interruption_source = fields.String()
+    owned = fields.Boolean()
 
 
 class RejectedSchema(Schema):
@@ -239,3 +298,4 @@ class RecommendationSchema(Schema):
     catalog = typed_function(_catalog, CATALOG_REF)
     plan = fields.List(fields.Nested(MitigationSchema))
     scaling = fields.List(fields.Nested(ScalingPointSchema))
+    purchase = fields.List(fields.Nested(PurchaseSchema))

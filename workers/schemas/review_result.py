@@ -147,6 +147,8 @@ class TotalSchema(Schema):
     share_of_cost = fields.Float()
     energy_kwh = fields.Float()
     co2e_kg = fields.Float()
+    rental_cost_usd = fields.Float(metadata={"description": "planned cost on rented machines"})
+    owned_power_usd = fields.Float(metadata={"description": "planned power on the team's own cards"})
 
 
 class StandingSchema(Schema):

@@ -15,6 +15,7 @@ from workers.schemas.fields import StrictFloat, bounded_int
 from workers.sizing.layers.build import ALIASES as LAYER_ALIASES
 from workers.sizing.layers.build import RULES as LAYER_RULES
 from workers.sizing.presets.registry import PRESETS
+from workers.sizing.spec import DEFAULT_PROVIDERS
 
 # Bounds: far beyond any real job, tight enough that no figure overflows or loses meaning.
 MAX_LAYERS = 20_000  # costed per distinct layer (sizing/timing.py); the body limit binds too
@@ -182,6 +183,10 @@ class TrainingSchema(_Strict):
     attention = fields.String(load_default="auto", validate=validate.OneOf(("auto", "efficient", "flash", "math")),
                               metadata={"description": "The attention kernel; auto: efficient on Ampere and "
                                                        "later in fp32/bf16, math otherwise."})
+    checkpoint_every_hours = StrictFloat(
+        minimum=0.001, maximum=1e6,
+        metadata={"description": "Hours between checkpoints. Default: every hour on demand, the Young/Daly "
+                                 "interval sqrt(2 x checkpoint time x mean time between interruptions) on spot."})
 
 
 class DatasetSchema(_Strict):
@@ -190,7 +195,16 @@ class DatasetSchema(_Strict):
     samples = bounded_int(minimum=0, maximum=10**13, load_default=0)
     bytes = bounded_int(minimum=0, maximum=10**17, load_default=0)
     in_memory = fields.Boolean(load_default=True)
-    preprocess_ms_per_sample = StrictFloat(minimum=0.0, maximum=1e6, load_default=0.0)
+    preprocess_ms_per_sample = StrictFloat(
+        minimum=0.0, maximum=1e6, load_default=0.0,
+        metadata={"description": "Pre-processing per sample, ms on one core of PassMark single-thread 2000."})
+    loader_workers = bounded_int(
+        minimum=1, maximum=1024, allow_none=True, load_default=None,
+        metadata={"description": "Data-loader worker processes per GPU (PyTorch num_workers). Default: "
+                                 "what the instance's vCPUs per GPU allow, one vCPU kept for training."})
+    preprocess_serial = fields.Boolean(
+        load_default=False,
+        metadata={"description": "Pre-processing cannot be split across workers: one core per GPU does it."})
 
 
 class OnPremSchema(_Strict):
@@ -198,7 +212,8 @@ class OnPremSchema(_Strict):
 
     lifetime_years = StrictFloat(minimum=0.1, maximum=20.0, load_default=3.0)
     utilisation = StrictFloat(minimum=0.01, maximum=1.0, load_default=0.5)
-    electricity_usd_per_kwh = StrictFloat(minimum=0.0, maximum=10.0, load_default=0.15)
+    electricity_usd_per_kwh = StrictFloat(minimum=0.0, maximum=10.0, load_default=0.15,
+                                          metadata={"description": "Power price, USD per kWh."})
     host_price_usd = StrictFloat(minimum=0.0, maximum=1e7, load_default=1500.0)
     grid_co2e_g_per_kwh = StrictFloat(minimum=0.0, maximum=1500.0, metadata={
         "description": "The team's own grid carbon intensity, g CO2e per kWh; absent: the country's."})
@@ -206,6 +221,13 @@ class OnPremSchema(_Strict):
         "description": "ISO 3166 alpha-3 country of the team's machines, for its grid intensity (default USA)."})
     pue = StrictFloat(minimum=1.0, maximum=3.0, metadata={
         "description": "The server room's power usage effectiveness; absent: the industry average."})
+
+
+class OwnedGpusSchema(_Strict):
+    """Cards the team already has (GPU slug and how many); only these are costed as owned."""
+
+    gpu = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    count = bounded_int(minimum=1, maximum=4096, required=True)
 
 
 class ConstraintsSchema(_Strict):
@@ -217,13 +239,20 @@ class ConstraintsSchema(_Strict):
     deadline_hours = StrictFloat(minimum=0.001, maximum=1e6)
     providers = fields.List(fields.String(validate=validate.OneOf(PROVIDER_NAMES)),
                             validate=validate.Length(min=1, max=len(PROVIDER_NAMES)),
-                            load_default=list(PROVIDER_NAMES))
+                            load_default=list(DEFAULT_PROVIDERS),
+                            metadata={"description": "Default: the clouds. \"onprem\" adds the separate "
+                                                     "purchase question (what would we buy)."})
     regions = fields.List(fields.String(validate=validate.Length(min=1, max=64)),
                           validate=validate.Length(max=64), load_default=list)
     pricing = fields.List(fields.String(validate=validate.OneOf(PRICING_KINDS)),
                           validate=validate.Length(min=1, max=3), load_default=list(PRICING_KINDS))
     max_gpus = bounded_int(minimum=1, maximum=1024, load_default=8)
     onprem = fields.Nested(OnPremSchema)
+    owned_gpus = fields.List(fields.Nested(OwnedGpusSchema), validate=validate.Length(max=64), load_default=list,
+                             metadata={"description": "Cards the team owns; ranked first, costed at power only."})
+    spot_percentile = StrictFloat(minimum=0.5, maximum=0.999, load_default=0.9,
+                                  metadata={"description": "Spot runs meet the deadline and budget at this "
+                                                           "percentile of their time and cost."})
 
     @pre_load
     def _fill_onprem(self, data: Any, **_: Any) -> Any:
@@ -239,7 +268,11 @@ class JobSpecSchema(_Strict):
     training = fields.Nested(TrainingSchema, required=True)
     dataset = fields.Nested(DatasetSchema)
     constraints = fields.Nested(ConstraintsSchema)
-    objective = fields.String(load_default="balanced", validate=validate.OneOf(("cost", "time", "balanced", "carbon")))
+    objective = fields.String(load_default="cost", validate=validate.OneOf(("cost", "time", "balanced", "carbon")),
+                              metadata={"description": "cost (default): the cheapest option meeting the deadline; "
+                                                       "time: the fastest within the budget; balanced: the knee "
+                                                       "of the cost/time Pareto front first; carbon: the least "
+                                                       "CO2e."})
     limit = bounded_int(minimum=1, maximum=1000, load_default=10)
     # A recommendation's requirements.per_gpu: the rows its options use ("options", the default when
     # absent) or every (GPU model, count) estimated ("all"). No default is filled in, so a spec that

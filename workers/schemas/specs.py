@@ -23,6 +23,7 @@ from workers.sizing.spec import (
     Objective,
     OnPremAssumptions,
     Optimizer,
+    OwnedGpus,
     Precision,
     Profile,
     Training,
@@ -101,17 +102,21 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         profile=Profile(gpu=profile["gpu"], iteration_ms=profile["iteration_ms"]) if profile else None,
         parallelism=build_parallelism(t.get("parallelism")),
         loss=Loss(t.get("loss", "cross_entropy")), attention=Attention(t.get("attention", "auto")),
+        checkpoint_every_hours=t.get("checkpoint_every_hours"),
     )
     resolved = resolve_model(model, sequence_length=training.sequence_length, batch_size=training.batch_size)
     return JobSpec(
         model=with_loss(resolved, training.loss),
         training=training,
         dataset=Dataset(samples=d["samples"], size_bytes=d["bytes"], in_memory=d["in_memory"],
-                        preprocess_ms_per_sample=d["preprocess_ms_per_sample"]),
+                        preprocess_ms_per_sample=d["preprocess_ms_per_sample"],
+                        loader_workers=d.get("loader_workers"), preprocess_serial=d.get("preprocess_serial", False)),
         constraints=Constraints(
             budget_usd=c.get("budget_usd"), max_co2e_kg=c.get("max_co2e_kg"), deadline_hours=c.get("deadline_hours"),
             providers=tuple(c["providers"]), regions=tuple(c["regions"]), pricing=tuple(c["pricing"]),
             max_gpus=c["max_gpus"], onprem=OnPremAssumptions(**c["onprem"]),
+            owned_gpus=tuple(OwnedGpus(gpu=o["gpu"], count=o["count"]) for o in c.get("owned_gpus", ())),
+            spot_percentile=c.get("spot_percentile", 0.9),
         ),
         objective=Objective(data["objective"]),
         limit=data["limit"],

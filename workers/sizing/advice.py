@@ -10,9 +10,11 @@ unknown-dataset-size, unknown-operators, framework-preallocates; and the model i
 
 from __future__ import annotations
 
+import math
+
 from catalog.types import GpuSpec
 from catalog.units import GIB
-from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, MachineNeeds
+from workers.sizing.machine import FASTEST_HOST_CPU_SCORE, REFERENCE_CPU_SINGLE_THREAD_SCORE, MachineNeeds
 from workers.sizing.requirements import CodedWarning, MemoryBreakdown
 from workers.sizing.rules import (
     BASELINE_UNDERSTATES_RATIO,
@@ -154,16 +156,31 @@ def gpu_warnings(job: JobSpec, gpu: GpuSpec, *, time: IterationTime, training_ho
 
 
 def cpu_warning(cpu_score_needed: float, *, gpu: str,
-                cpu_single_thread_score: float = REFERENCE_CPU_SINGLE_THREAD_SCORE) -> CodedWarning | None:
-    """Return a cpu-bound warning when one core of this score cannot pre-process as fast as the GPU runs."""
+                cpu_single_thread_score: float = REFERENCE_CPU_SINGLE_THREAD_SCORE, workers: int = 1,
+                serial: bool = False) -> CodedWarning | None:
+    """Return a cpu-bound warning when `workers` cores of this score cannot pre-process as fast as the GPU runs.
+
+    `cpu_score_needed` is per worker. The message names what fixes it: the loader workers per GPU that
+    would keep up on these cores, or, when pre-processing cannot be split, the single-thread score needed.
+    """
     if cpu_score_needed <= CPU_BOUND_RATIO * cpu_single_thread_score:
         return None
     slowdown = cpu_score_needed / cpu_single_thread_score
+    total = cpu_score_needed * workers
+    if serial:
+        fix = (f"a CPU of single-thread score {total:,.0f} would keep up"
+               + (f", which no cloud host CPU reaches (the fastest rates {FASTEST_HOST_CPU_SCORE:,.0f}): split "
+                  f"the pre-processing across loader workers or do it once ahead of training"
+                  if total > FASTEST_HOST_CPU_SCORE else ""))
+    else:
+        need = math.ceil(total / cpu_single_thread_score - 1e-9)
+        fix = (f"{need} loader workers per GPU on these cores would keep up ({need + 1} vCPUs per GPU), "
+               f"or pre-process once ahead of training")
     return CodedWarning("cpu-bound", (
-        f"Pre-processing one batch needs a single-thread score of {cpu_score_needed:.0f} to keep {gpu} "
-        f"busy; a core of {cpu_single_thread_score:.0f} makes each iteration {slowdown:.1f}x longer "
-        f"(pre-processing is mostly single-threaded: an old CPU can halve what a new GPU delivers). "
-        f"Use more loader workers, a faster CPU, or pre-process once ahead of training."))
+        f"Pre-processing one batch on {workers} loader worker{'s' if workers != 1 else ''} per GPU needs a "
+        f"single-thread score of {cpu_score_needed:,.0f} each to keep {gpu} busy; cores of "
+        f"{cpu_single_thread_score:,.0f} make each iteration {slowdown:.1f}x longer (single-thread speed sets "
+        f"each worker's pace). Fix: {fix}."))
 
 
 def machine_warnings(needs: MachineNeeds, *, host_memory_bytes: int | None = None,

@@ -14,7 +14,7 @@ from catalog.types import GpuSpec
 from workers.sizing.advice import cpu_warning, gpu_warnings, memory_warnings, merge_warnings, model_warnings
 from workers.sizing.checks import check_job
 from workers.sizing.errors import UnknownNameError
-from workers.sizing.machine import cpu_score_needed, machine_needs
+from workers.sizing.machine import loader_need, machine_needs
 from workers.sizing.memory import (
     baseline_formula_bytes,
     estimate_memory,
@@ -88,9 +88,8 @@ def _on_gpu(job: JobSpec, gpu: GpuSpec, *, gpu_count: int, reference: GpuSpec | 
         throughput_samples_per_s=training.batch_size * gpu_count * 1000.0 / time.total_ms,
         training_hours=hours, speedup_vs_one_gpu=time.speedup_vs_one_gpu, calibrated=time.calibrated,
         bottleneck=time.bottleneck, compute_ms=time.compute_ms, memory_ms=time.memory_ms,
-        cpu_single_thread_score=cpu_score_needed(
-            batch_size=training.batch_size, preprocess_ms_per_sample=job.dataset.preprocess_ms_per_sample,
-            iteration_ms=time.total_ms),
+        cpu_single_thread_score=loader_need(job.dataset, batch_size=training.batch_size,
+                                            iteration_ms=time.total_ms).score,
     )
     return row, time
 
@@ -134,8 +133,13 @@ def _targets(gpus: Sequence[GpuSpec], known_gpus: Mapping[str, GpuSpec]) -> tupl
 
 
 def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_count: int = 1,
-                          known_gpus: Mapping[str, GpuSpec]) -> Requirements:
-    """Return everything the job needs, and its fit and time on each requested GPU model."""
+                          known_gpus: Mapping[str, GpuSpec], vcpus: int = 0,
+                          cpu_single_thread_score: float = 0.0) -> Requirements:
+    """Return everything the job needs, and its fit and time on each requested GPU model.
+
+    With a machine's `vcpus` and CPU score (the recommendation's first option) the loader advice is
+    about that machine; without, about workers on the reference core.
+    """
     check_job(job, gpu_count=gpu_count)
     reference = profile_gpu(job, known_gpus)
     model, training = job.model, job.training
@@ -148,12 +152,14 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
                                            sharded=sharded), *model_warnings(job, gpu_count=gpu_count))]
     mitigations: list[Mitigation] = []
     per_gpu: list[PerGpu] = []
-    cpu_scores: list[tuple[float, str]] = []
+    cpu_scores: list[tuple[float, str, int]] = []
     for gpu in _targets(gpus, known_gpus):
         row, time = _on_gpu(job, gpu, gpu_count=gpu_count, reference=reference, inter_node_gbit_per_s=None)
         if gpus:
             per_gpu.append(row)
-        cpu_scores.append((row.cpu_single_thread_score, gpu.slug))
+        need = loader_need(job.dataset, batch_size=training.batch_size, iteration_ms=time.total_ms,
+                           vcpus=vcpus, gpu_count=gpu_count)
+        cpu_scores.append((need.score, gpu.slug, need.workers))
         warnings += [(gpu.slug, w) for w in gpu_warnings(
             job, gpu, time=time, training_hours=row.training_hours, fits=row.fits,
             gpu_memory_bytes=row.gpu_memory_bytes, usable_bytes=usable_memory_bytes(gpu),
@@ -162,8 +168,10 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
             plan = out_of_memory_plan(job, gpu, gpu_count=gpu_count, profile_gpu=reference)
             mitigations += plan.mitigations
             warnings += [(gpu.slug, w) for w in plan.warnings]
-    cpu_score, fastest = max(cpu_scores, default=(0.0, ""))
-    cpu = cpu_warning(cpu_score, gpu=fastest)
+    cpu_score, fastest, workers = max(cpu_scores, default=(0.0, "", 0))
+    cpu = cpu_warning(cpu_score, gpu=fastest, workers=workers, serial=job.dataset.preprocess_serial,
+                      **({"cpu_single_thread_score": cpu_single_thread_score} if cpu_single_thread_score > 0
+                         else {}))
     if cpu is not None:
         warnings.append((fastest, cpu))
     return Requirements(
@@ -174,6 +182,7 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
         storage_min_bytes=needs.storage_min_bytes,
         storage_max_bytes=needs.storage_max_bytes,
         cpu_single_thread_score=cpu_score,
+        loader_workers=workers,
         flops_per_iteration=training_flops(model, training),
         iterations_per_epoch=iterations_per_epoch(job.dataset.samples, batch_size=training.batch_size,
                                                   gpu_count=gpu_count),

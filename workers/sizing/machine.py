@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from catalog.units import GIB
@@ -48,32 +49,111 @@ def machine_needs(dataset: Dataset, *, gpu_count: int = 1) -> MachineNeeds:
     return MachineNeeds(host_memory_bytes(dataset, gpu_count=gpu_count), low, high)
 
 
+def default_loader_workers(*, vcpus: int, gpu_count: int) -> int:
+    """Return the loader workers per GPU an instance's vCPUs allow: its vCPUs per GPU less one.
+
+    The rule of thumb of PyTorch's DataLoader advice (num_workers up to the cores you have): each GPU's
+    training process keeps one vCPU, the rest of its share pre-process. At least one worker.
+    """
+    if vcpus <= 0 or gpu_count <= 0:
+        return 1
+    return max(1, vcpus // gpu_count - 1)
+
+
+def loader_workers(dataset: Dataset, *, vcpus: int = 0, gpu_count: int = 1) -> int:
+    """Return the workers that pre-process for one GPU: one when it cannot be split, else the job's or the default.
+
+    A count above what the vCPUs per GPU allow gains nothing: the extra workers share the same cores.
+    """
+    if dataset.preprocess_serial:
+        return 1
+    allowed = default_loader_workers(vcpus=vcpus, gpu_count=gpu_count) if vcpus > 0 else None
+    if dataset.loader_workers is not None:
+        return dataset.loader_workers if allowed is None else max(1, min(dataset.loader_workers, allowed + 1))
+    return allowed if allowed is not None else 1
+
+
 def preprocess_ms_per_iteration(*, batch_size: int, preprocess_ms_per_sample: float,
-                                cpu_single_thread_score: float = REFERENCE_CPU_SINGLE_THREAD_SCORE) -> float:
-    """Return one GPU's batch pre-processing time on one core of the given score (mostly single-threaded)."""
+                                cpu_single_thread_score: float = REFERENCE_CPU_SINGLE_THREAD_SCORE,
+                                workers: int = 1) -> float:
+    """Return one GPU's batch pre-processing time over `workers` cores of the given score.
+
+    Single-thread speed sets each worker's pace (domain.md §6); the workers share the batch.
+    """
     if preprocess_ms_per_sample <= 0:
         return 0.0
-    return batch_size * preprocess_ms_per_sample * REFERENCE_CPU_SINGLE_THREAD_SCORE / cpu_single_thread_score
+    return (batch_size * preprocess_ms_per_sample * REFERENCE_CPU_SINGLE_THREAD_SCORE
+            / cpu_single_thread_score / max(1, workers))
 
 
-def cpu_score_needed(*, batch_size: int, preprocess_ms_per_sample: float, iteration_ms: float) -> float:
-    """Return the single-thread score at which pre-processing one batch takes one GPU iteration."""
+def cpu_score_needed(*, batch_size: int, preprocess_ms_per_sample: float, iteration_ms: float,
+                     workers: int = 1) -> float:
+    """Return the single-thread score at which `workers` cores pre-process one batch in one GPU iteration."""
     if preprocess_ms_per_sample <= 0 or iteration_ms <= 0:
         return 0.0
-    return REFERENCE_CPU_SINGLE_THREAD_SCORE * batch_size * preprocess_ms_per_sample / iteration_ms
+    return REFERENCE_CPU_SINGLE_THREAD_SCORE * batch_size * preprocess_ms_per_sample / iteration_ms / max(1, workers)
+
+
+def workers_needed(*, batch_size: int, preprocess_ms_per_sample: float, iteration_ms: float,
+                   cpu_single_thread_score: float = REFERENCE_CPU_SINGLE_THREAD_SCORE) -> int:
+    """Return the fewest loader workers of this score that keep one GPU fed (0: no pre-processing)."""
+    need = cpu_score_needed(batch_size=batch_size, preprocess_ms_per_sample=preprocess_ms_per_sample,
+                            iteration_ms=iteration_ms)
+    if need <= 0 or cpu_single_thread_score <= 0:
+        return 0
+    return max(1, math.ceil(need / cpu_single_thread_score - 1e-9))
 
 
 def iteration_ms_with_cpu(per_gpu_iteration_ms: float, *, batch_size: int, preprocess_ms_per_sample: float,
-                          cpu_single_thread_score: float) -> float:
+                          cpu_single_thread_score: float, workers: int = 1) -> float:
     """Return the iteration time once the CPU is counted: the slower of GPU work and pre-processing.
 
-    The loader prepares the next batch while the GPU runs this one, so the two overlap and the slower
-    sets the pace ("an old CPU can halve what a new GPU delivers", domain.md §6). A score of 0 means
-    the CPU is unknown: the GPU time is returned unchanged.
+    The loader workers prepare the next batches while the GPU runs this one, so the two overlap and the
+    slower sets the pace ("an old CPU can halve what a new GPU delivers", domain.md §6). A score of 0
+    means the CPU is unknown: the GPU time is returned unchanged.
     """
     if cpu_single_thread_score <= 0:
         return per_gpu_iteration_ms
     cpu_ms = preprocess_ms_per_iteration(batch_size=batch_size,
                                          preprocess_ms_per_sample=preprocess_ms_per_sample,
-                                         cpu_single_thread_score=cpu_single_thread_score)
+                                         cpu_single_thread_score=cpu_single_thread_score, workers=workers)
     return max(per_gpu_iteration_ms, cpu_ms)
+
+
+# The fastest cloud host CPU in the catalog's score table rates 2,750 (Xeon Platinum 8559C/8580,
+# catalog/cpu_scores.py, 2026-11-29); a serial pre-processing step that needs more is CPU-bound on every
+# rented machine (a desktop Core i9-13900K rates about 4,600, the same table's orientation note).
+FASTEST_HOST_CPU_SCORE = 2750.0
+
+
+@dataclass(frozen=True)
+class LoaderNeed:
+    """What keeps one GPU fed: `workers` loader workers, each on a core of single-thread score `score`."""
+
+    workers: int
+    score: float  # per worker
+    serial: bool = False
+
+    @property
+    def total_score(self) -> float:
+        """Return workers x score: the pre-processing speed one GPU needs, in single-thread-score units."""
+        return self.workers * self.score
+
+
+def loader_need(dataset: Dataset, *, batch_size: int, iteration_ms: float, vcpus: int = 0,
+                gpu_count: int = 1) -> LoaderNeed:
+    """Return the loader requirement of one GPU as workers x single-thread score.
+
+    The workers are fixed when pre-processing cannot be split (one), when the job names a count, or
+    when the machine is known (its vCPUs per GPU); otherwise they are the fewest workers of the
+    reference core (2000) that keep the GPU fed, so the requirement reads "4 workers x 1,930".
+    """
+    total = cpu_score_needed(batch_size=batch_size, preprocess_ms_per_sample=dataset.preprocess_ms_per_sample,
+                             iteration_ms=iteration_ms)
+    if total <= 0:
+        return LoaderNeed(0, 0.0, dataset.preprocess_serial)
+    if dataset.preprocess_serial or dataset.loader_workers is not None or vcpus > 0:
+        workers = loader_workers(dataset, vcpus=vcpus, gpu_count=gpu_count)
+    else:
+        workers = max(1, math.ceil(total / REFERENCE_CPU_SINGLE_THREAD_SCORE - 1e-9))
+    return LoaderNeed(workers, total / workers, dataset.preprocess_serial)

@@ -124,7 +124,7 @@ class Requirements:
     host_memory_bytes: int
     storage_min_bytes: int
     storage_max_bytes: int
-    cpu_single_thread_score: float
+    cpu_single_thread_score: float  # per loader worker: the requirement is loader_workers x this score
     flops_per_iteration: float
     iterations_per_epoch: int
     iterations_total: int
@@ -133,3 +133,4 @@ class Requirements:
     mitigations: tuple[Mitigation, ...]
     calibrated_by_runs: tuple[str, ...] = ()  # the reported runs behind any per-GPU correction
     calibrated_by_gpus: tuple[str, ...] = ()
+    loader_workers: int = 0  # per GPU; 0: no pre-processing to do

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from catalog.providers import PROVIDER_NAMES
+from catalog.providers import PROVIDERS
 from workers.sizing.layers.attention import Attention
 from workers.sizing.layers.loss import Loss
 from workers.sizing.stats import ModelStats
@@ -39,7 +39,7 @@ class Framework(StrEnum):
 
 
 class Objective(StrEnum):
-    """What the ranking optimises."""
+    """What the ranking optimises (docs/ranking.md defines each; cost is the default)."""
 
     COST = "cost"
     TIME = "time"
@@ -73,6 +73,9 @@ class Training:
     parallelism: Parallelism = field(default_factory=Parallelism)  # auto unless the spec names one
     loss: Loss = Loss.CROSS_ENTROPY  # computed over the model's output (workers.sizing.layers.loss)
     attention: Attention = Attention.AUTO  # the attention kernel (workers.sizing.layers.attention)
+    # Hours between checkpoints; None: every hour on demand, the Young/Daly interval on spot
+    # (workers/ranking/runcost.py and spot.py).
+    checkpoint_every_hours: float | None = None
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,9 @@ class Dataset:
     samples: int = 0  # 0: unknown, time per epoch cannot be given
     size_bytes: int = 0  # the spec's dataset.bytes
     in_memory: bool = True
-    preprocess_ms_per_sample: float = 0.0
+    preprocess_ms_per_sample: float = 0.0  # on one core of the reference score (sizing/machine.py)
+    loader_workers: int | None = None  # loader processes per GPU; None: what the vCPUs per GPU allow
+    preprocess_serial: bool = False  # pre-processing cannot be split across workers: one core per GPU
 
 
 @dataclass(frozen=True)
@@ -100,17 +105,32 @@ class OnPremAssumptions:
 
 
 @dataclass(frozen=True)
+class OwnedGpus:
+    """Cards a team already has: only these are costed as owned (power only, the purchase is sunk)."""
+
+    gpu: str  # GpuSpec.slug
+    count: int
+
+
+# The clouds; "onprem" in `providers` asks the separate question "what would we buy".
+DEFAULT_PROVIDERS: tuple[str, ...] = tuple(name for name, entry in PROVIDERS.items() if entry.rents)
+
+
+@dataclass(frozen=True)
 class Constraints:
-    """What the user allows: money, time, providers, regions, pricing kinds, GPU count."""
+    """What the user allows: money, time, providers, regions, pricing kinds, GPU count, cards owned."""
 
     budget_usd: float | None = None
     max_co2e_kg: float | None = None  # options emitting more are rejected, like those over the budget
     deadline_hours: float | None = None
-    providers: tuple[str, ...] = PROVIDER_NAMES
+    providers: tuple[str, ...] = DEFAULT_PROVIDERS
     regions: tuple[str, ...] = ()  # empty: every region
     pricing: tuple[str, ...] = ("on_demand", "spot", "owned")
     max_gpus: int = 8
     onprem: OnPremAssumptions = field(default_factory=OnPremAssumptions)
+    owned_gpus: tuple[OwnedGpus, ...] = ()
+    # Spot runs are held to the deadline and budget at this percentile of their time and cost.
+    spot_percentile: float = 0.9
 
 
 @dataclass(frozen=True)
@@ -121,5 +141,5 @@ class JobSpec:
     training: Training
     dataset: Dataset = field(default_factory=Dataset)
     constraints: Constraints = field(default_factory=Constraints)
-    objective: Objective = Objective.BALANCED
+    objective: Objective = Objective.COST
     limit: int = 10

@@ -1,0 +1,139 @@
+"""One-liners: a preset name or a spec file, with flags for the common spec fields merged over it.
+
+    gpugauge estimate resnet50 --batch 64 --gpu all
+    gpugauge recommend bert-base --batch 32 --seq 128 --samples 392702 --epochs 3 --budget 50 \\
+        --deadline 12h --provider aws
+A flag given wins over the file's field; a field neither gives keeps its documented default. The
+values go through the same human units and schema as a spec file, so a bad one is named the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from pathlib import Path
+from typing import Any
+
+from marshmallow import ValidationError
+
+from service.commands.common import FLAG_NAMES, CliError, first_error, read_spec_file
+from workers.schemas.humanize import apply_human_units
+from workers.schemas.specs import load_job
+from workers.sizing.presets.registry import PRESETS, preset_names
+from workers.sizing.spec import JobSpec
+
+# flag -> (section, field); None as section: the spec's top level
+_FIELDS: dict[str, tuple[str | None, str]] = {
+    "batch": ("training", "batch_size"),
+    "seq": ("training", "sequence_length"),
+    "epochs": ("training", "epochs"),
+    "precision": ("training", "precision"),
+    "optimizer": ("training", "optimizer"),
+    "framework": ("training", "framework"),
+    "checkpoint_every": ("training", "checkpoint_every_hours"),
+    "samples": ("dataset", "samples"),
+    "data_size": ("dataset", "bytes"),
+    "preprocess_ms": ("dataset", "preprocess_ms_per_sample"),
+    "workers": ("dataset", "loader_workers"),
+    "budget": ("constraints", "budget_usd"),
+    "deadline": ("constraints", "deadline_hours"),
+    "max_gpus": ("constraints", "max_gpus"),
+    "objective": (None, "objective"),
+    "limit": (None, "limit"),
+}
+_LISTS = {"provider": "providers", "region": "regions", "pricing": "pricing"}
+_HUMAN = {"budget", "deadline", "samples", "data_size"}  # left as text for the human-unit parser
+
+
+def add_job_flags(p: argparse.ArgumentParser) -> None:
+    """Add SPEC (a file or a preset name) and the flags for the common spec fields."""
+    p.add_argument("spec", help="a job spec file (JSON or YAML) or a preset name (see `gpugauge presets`)")
+    g = p.add_argument_group("job fields (merged over the spec file)")
+    g.add_argument("--batch", type=int, metavar="N", help="samples per GPU per iteration (training.batch_size)")
+    g.add_argument("--seq", type=int, metavar="N", help="tokens per sample (training.sequence_length)")
+    g.add_argument("--epochs", type=float, metavar="N")
+    g.add_argument("--precision", choices=("fp32", "fp16-mixed", "bf16-mixed"))
+    g.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw"))
+    g.add_argument("--framework", choices=("pytorch", "tensorflow", "jax", "cntk"))
+    g.add_argument("--checkpoint-every", type=float, metavar="HOURS", help="hours between checkpoints")
+    g.add_argument("--samples", metavar="N", help="training samples, e.g. 1.28M (dataset.samples)")
+    g.add_argument("--data-size", metavar="BYTES", help="data set size, e.g. 150GB (dataset.bytes)")
+    g.add_argument("--preprocess-ms", type=float, metavar="MS", help="pre-processing per sample on a reference core")
+    g.add_argument("--workers", type=int, metavar="N", help="data-loader workers per GPU (dataset.loader_workers)")
+    g.add_argument("--serial", action="store_true", help="pre-processing cannot be split (dataset.preprocess_serial)")
+    g.add_argument("--budget", metavar="USD", help="e.g. 50 or $50 (constraints.budget_usd)")
+    g.add_argument("--deadline", metavar="TIME", help="e.g. 12h or 2d (constraints.deadline_hours)")
+    g.add_argument("--provider", action="append", metavar="NAME", help="aws, gcp or onprem (repeatable)")
+    g.add_argument("--region", action="append", metavar="NAME", help="repeatable")
+    g.add_argument("--pricing", action="append", metavar="KIND", help="on_demand, spot or owned (repeatable)")
+    g.add_argument("--max-gpus", type=int, metavar="N")
+    g.add_argument("--owned", action="append", metavar="NxSLUG",
+                   help="cards the team owns, e.g. 4xrtx-3090 (repeatable; constraints.owned_gpus)")
+    g.add_argument("--objective", choices=("cost", "time", "balanced"))
+    g.add_argument("--limit", type=int, metavar="N", help="options to list")
+
+
+def _base(spec: str) -> dict[str, Any]:
+    """Return the spec a SPEC argument names: the file's, or a preset's model alone."""
+    if Path(spec).exists():
+        return read_spec_file(spec)
+    name = spec.strip().lower()
+    if name in PRESETS or name in _aliases():
+        return {"model": {"preset": name}}
+    if Path(spec).suffix.lower() in (".json", ".yaml", ".yml", ".onnx"):
+        raise CliError(f"{spec}: no such spec file")
+    near = difflib.get_close_matches(name, [*preset_names(), *_aliases()], n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(near)}?" if near else "; `gpugauge presets` lists the presets"
+    raise CliError(f"{spec}: neither a spec file nor a preset{hint}")
+
+
+def _aliases() -> list[str]:
+    return [alias for p in PRESETS.values() for alias in p.aliases]
+
+
+def _owned(entries: list[str]) -> list[dict[str, Any]]:
+    """Parse --owned NxSLUG entries; a bare slug is one card."""
+    out = []
+    for entry in entries:
+        count, sep, slug = entry.partition("x")
+        if sep and count.strip().isdigit():
+            out.append({"gpu": slug.strip(), "count": int(count)})
+        else:
+            out.append({"gpu": entry.strip(), "count": 1})
+    return out
+
+
+def merged_spec(args: argparse.Namespace, *, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Return the raw spec: SPEC's, with every flag given written over it."""
+    raw = _base(args.spec)
+    sections = {k: dict(v) if isinstance(v, dict) else v for k, v in raw.items()}
+    for flag, (section, field) in _FIELDS.items():
+        value = getattr(args, flag, None)
+        if value is None:
+            continue
+        if section is None:
+            sections[field] = value
+        else:
+            sections.setdefault(section, {})[field] = value
+    if getattr(args, "serial", False):
+        sections.setdefault("dataset", {})["preprocess_serial"] = True
+    for flag, field in _LISTS.items():
+        values = getattr(args, flag, None)
+        if values:
+            sections.setdefault("constraints", {})[field] = list(values)
+    if getattr(args, "owned", None):
+        sections.setdefault("constraints", {})["owned_gpus"] = _owned(args.owned)
+    if "training" not in sections or "batch_size" not in sections.get("training", {}):
+        raise CliError("training.batch_size: give --batch N (samples per GPU per iteration) or a spec file with it")
+    return {**sections, **(extra or {})}
+
+
+def load_job_from_args(args: argparse.Namespace, *, schema: Any = None,
+                       extra: dict[str, Any] | None = None) -> tuple[dict[str, Any], JobSpec]:
+    """Build the job from SPEC and the flags; CliError names the first bad field."""
+    raw = merged_spec(args, extra=extra)
+    try:
+        return load_job(apply_human_units(raw), schema=schema)
+    except ValidationError as exc:
+        flags = {key: FLAG_NAMES.get(key, "--" + key.replace("_", "-")) for key in extra or {}}
+        raise CliError(first_error(exc.messages, names=flags)) from None

@@ -1,0 +1,141 @@
+"""The CLI for people: one-liners without a spec file, presets, readable tables, and one-line bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+from rich.console import Console
+
+from catalog.loader import load_catalog
+from service.cli import main
+from service.commands.recommend import options_table, print_purchase
+from tests.service_helpers import example_spec
+from workers.ranking.recommend import recommend
+from workers.schemas.specs import load_job
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_recommend_takes_a_preset_and_flags_without_a_spec_file(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "recommend", "bert-base", "--batch", "32", "--seq", "128", "--samples",
+                             "392702", "--epochs", "3", "--budget", "50", "--deadline", "12h", "--provider", "aws",
+                             "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["options"] and {o["provider"] for o in result["options"]} == {"aws"}
+    assert all(o["training_cost_usd"] <= 50 and o["training_hours"] <= 12 for o in result["options"])
+
+
+def test_flags_are_merged_over_a_spec_file(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = str(EXAMPLES / "bert-finetune.json")
+    code, out, err = run_cli(capsys, "recommend", spec, "--provider", "gcp", "--limit", "3", "--json")
+    assert code == 0, err
+    options = json.loads(out)["options"]
+    assert len(options) == 3 and {o["provider"] for o in options} == {"gcp"}
+    code, out, _ = run_cli(capsys, "recommend", spec, "--json")
+    assert {o["provider"] for o in json.loads(out)["options"]} != {"gcp"}  # the file's own scope
+
+
+def test_estimate_with_gpu_all_fits_the_job_on_every_catalog_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "estimate", "resnet50", "--batch", "64", "--gpu", "all", "--json")
+    assert code == 0, err
+    rows = json.loads(out)["per_gpu"]
+    assert {r["gpu"] for r in rows} == {g.slug for g in load_catalog().gpus}
+
+
+def test_presets_lists_every_preset(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "presets", "--json")
+    names = {p["name"] for p in json.loads(out)}
+    assert code == 0 and {"resnet50", "bert-base", "gpt2", "dcgan", "vae-mnist", "dqn-atari"} <= names
+
+
+def test_model_takes_a_preset_and_suggests_the_nearest_when_misspelled(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "model", "bert-base")
+    assert code == 0 and "bert-base" in out
+    code, out, err = run_cli(capsys, "model", "resnt50")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "did you mean resnet50" in err
+
+
+def _rec_for(name: str) -> Any:
+    _, job = load_job(json.loads((EXAMPLES / f"{name}.json").read_text()))
+    return recommend(job, load_catalog())
+
+
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("name", ["bert-finetune", "team-owns-4x3090", "spot-pretrain-2d"])
+def test_option_tables_fit_the_width_and_never_cut_an_identifier(name: str, width: int) -> None:
+    rec = _rec_for(name)
+    console = Console(width=width, record=True, color_system=None)
+    console.print(options_table(rec, width=width, wide=False))
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width
+    for o in rec.options:
+        for identifier in (o.instance_type, o.region, o.gpu):
+            assert identifier in text, identifier
+    assert "…" not in text
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_purchase_table_fits_the_width_and_never_cuts_a_machine_name(width: int) -> None:
+    rec = _rec_for("buy-or-rent")
+    console = Console(width=width, record=True, color_system=None)
+    print_purchase(rec.purchase, console=console)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width
+    assert all(p.instance_type in text for p in rec.purchase) and "…" not in text
+
+
+def test_wide_shows_every_options_reasons(capsys: pytest.CaptureFixture[str]) -> None:
+    rec = _rec_for("bert-finetune")
+    console = Console(width=240, record=True, color_system=None)
+    console.print(options_table(rec, width=240, wide=True))
+    text = " ".join(console.export_text().split())
+    assert "headroom" in text and "kg CO2e" in text
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"constraints": {"owned_gpus": [{"gpu": "rtx-3099", "count": 4}]}}, "constraints.owned_gpus[0].gpu"),
+    ({"dataset": {"samples": 392702, "loader_workers": 0}}, "dataset.loader_workers"),
+    ({"training": {"batch_size": 32, "sequence_length": 128, "checkpoint_every_hours": 500}},
+     "training.checkpoint_every_hours"),
+    ({"constraints": {"onprem": {"electricity_usd_per_kwh": -0.1}}}, "constraints.onprem.electricity_usd_per_kwh"),
+])
+def test_bad_input_is_a_one_line_exit_2_naming_the_field(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict[str, Any], field: str) -> None:
+    spec = json.loads((EXAMPLES / "bert-finetune.json").read_text())
+    for section, values in change.items():
+        spec[section] = {**spec.get(section, {}), **values}
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    code, out, err = run_cli(capsys, "recommend", str(path))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and field in err, err
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"constraints": {"owned_gpus": [{"gpu": "rtx-3099", "count": 4}]}}, "constraints.owned_gpus[0].gpu"),
+    ({"dataset": {"samples": 392702, "loader_workers": 0}}, "dataset.loader_workers"),
+    ({"training": {"batch_size": 32, "sequence_length": 128, "checkpoint_every_hours": 500}},
+     "training.checkpoint_every_hours"),
+    ({"constraints": {"onprem": {"electricity_usd_per_kwh": -0.1}}}, "constraints.onprem.electricity_usd_per_kwh"),
+])
+def test_bad_input_is_a_422_naming_the_field(embedded_client: FlaskClient, change: dict[str, Any],
+                                            field: str) -> None:
+    spec = example_spec("bert-finetune")
+    for section, values in change.items():
+        spec[section] = {**spec.get(section, {}), **values}
+    answer = embedded_client.post("/v1/recommendations", json=spec)
+    body = answer.get_json()
+    assert answer.status_code == 422 and answer.mimetype == "application/problem+json"
+    assert field in body["errors"], body

@@ -1,0 +1,98 @@
+"""What would we buy: cards and a host for the job, against the best rental, with the break-even in hours; pure.
+
+Buying is its own question (domain.md §6), asked with "onprem" in `constraints.providers`, and never
+ranked against rentals. For each card on sale that holds the job, in 1, 2, 4 or 8:
+    purchase      = card price x cards + host price (the assumptions' host)
+    power per job = card watts x cards x job hours x USD per kWh / 1000
+    saving per job = best rental's cost for this job - power per job
+    break-even    = purchase / saving per job runs of this job, x job hours = hours of use
+    hours of use in the lifetime = lifetime years x 8760 x utilisation
+A machine pays off when its break-even hours fall inside the hours of use it will see; when renting
+is no dearer than the power, it never does. The host's own draw is left out (the cards dominate).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from catalog.types import OnPremCard, Pricing, Provider
+from workers.ranking.costing import HOURS_PER_YEAR, onprem_gpu_counts, onprem_instance_type
+from workers.ranking.runplan import plan_run
+from workers.sizing.requirements import PerGpu
+from workers.sizing.spec import JobSpec
+
+PURCHASE_OPTIONS_KEPT = 10
+
+
+@dataclass(frozen=True)
+class BestRental:
+    """The cheapest rented option that meets the job's constraints, the yardstick for buying."""
+
+    cost_usd: float
+    hours: float
+    label: str  # "aws g5.xlarge us-east-1 spot"
+
+
+@dataclass(frozen=True)
+class PurchaseOption:
+    """One machine a team could buy for the job, with what it costs and when it pays off."""
+
+    gpu: str
+    gpu_count: int
+    instance_type: str  # "onprem-4x-rtx-3090"
+    cards_usd: float
+    host_usd: float
+    purchase_usd: float
+    power_watts: float
+    electricity_usd_per_kwh: float
+    job_hours: float
+    power_cost_usd: float  # for one run of the job
+    rental_cost_usd: float | None  # the best rental for one run; None: no rental meets the constraints
+    rental: str
+    break_even_runs: float | None  # None: never (renting is no dearer than the power), or no rental
+    break_even_hours: float | None  # hours of use
+    lifetime_years: float
+    utilisation: float
+    hours_of_use: float  # in the lifetime, at that utilisation
+    pays_off: bool
+    meets_deadline: bool
+    source: str
+    as_of: str
+
+
+def purchase_options(job: JobSpec, *, cards: Mapping[str, OnPremCard], per_gpu: Mapping[tuple[str, int], PerGpu],
+                     best_rental: BestRental | None, max_gpus: int) -> tuple[PurchaseOption, ...]:
+    """Return the machines worth pricing for purchase, those that pay off soonest first."""
+    a = job.constraints.onprem
+    hours_of_use = a.lifetime_years * HOURS_PER_YEAR * a.utilisation
+    found: list[PurchaseOption] = []
+    for gpu in sorted(cards):
+        card = cards[gpu]
+        for n in onprem_gpu_counts(max_gpus):
+            pg = per_gpu.get((gpu, n))
+            if pg is None or not pg.fits or pg.training_hours <= 0:
+                continue
+            run = plan_run(job, training_hours=pg.training_hours, provider=Provider.ONPREM, family=f"onprem-{gpu}",
+                           pricing=Pricing.OWNED, network_gbit_per_s=0.0, local_disk_holds_data=True)
+            power_usd = card.power_watts * n * run.wall_hours * a.electricity_usd_per_kwh / 1000.0
+            purchase_usd = card.price_usd * n + a.host_price_usd
+            runs = hours = None
+            if best_rental is not None and best_rental.cost_usd > power_usd:
+                runs = purchase_usd / (best_rental.cost_usd - power_usd)
+                hours = runs * run.wall_hours
+            deadline = job.constraints.deadline_hours
+            found.append(PurchaseOption(
+                gpu=gpu, gpu_count=n, instance_type=onprem_instance_type(gpu, n), cards_usd=card.price_usd * n,
+                host_usd=a.host_price_usd, purchase_usd=purchase_usd, power_watts=card.power_watts * n,
+                electricity_usd_per_kwh=a.electricity_usd_per_kwh, job_hours=run.wall_hours,
+                power_cost_usd=power_usd, rental_cost_usd=best_rental.cost_usd if best_rental else None,
+                rental=best_rental.label if best_rental else "", break_even_runs=runs, break_even_hours=hours,
+                lifetime_years=a.lifetime_years, utilisation=a.utilisation, hours_of_use=hours_of_use,
+                pays_off=hours is not None and hours <= hours_of_use,
+                meets_deadline=deadline is None or run.wall_hours <= deadline,
+                source=card.source, as_of=card.as_of))
+    found.sort(key=lambda p: (not p.meets_deadline, math.inf if p.break_even_hours is None else p.break_even_hours,
+                              p.purchase_usd, p.gpu, p.gpu_count))
+    return tuple(found[:PURCHASE_OPTIONS_KEPT])

@@ -1,0 +1,139 @@
+"""One machine's whole run for a job: training plus start-up, staging, checkpoints, billing and spot restarts.
+
+The ranking costs an option at price x `billed_hours` (plus block storage over `wall_hours`), sorts
+by the expected figures, and holds the deadline and budget to the `checked_*` figures: the expected
+ones on demand and on owned cards, the stated percentile on spot (spot.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from catalog.types import Pricing, Provider
+from workers.ranking.runcost import (
+    DEFAULT_CHECKPOINT_EVERY_HOURS,
+    MIN_CHECKPOINT_EVERY_HOURS,
+    SECONDS_PER_HOUR,
+    Checkpoints,
+    StartUp,
+    billed_hours,
+    checkpoint_bytes,
+    checkpoints,
+    start_up,
+    storage_write_mb_per_s,
+)
+from workers.ranking.spot import InterruptionRate, SpotRun, interruption_rate, spot_run, young_daly_interval_hours
+from workers.sizing.spec import JobSpec
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run's hours, each part apart, and what the ranking bills and checks."""
+
+    training_hours: float
+    start_up: StartUp
+    checkpoints: Checkpoints
+    wall_hours: float  # expected, request to last step
+    billed_hours: float  # expected
+    checked_hours: float  # held to the deadline: expected, or the percentile on spot
+    checked_billed_hours: float  # held to the budget
+    spot: SpotRun | None = None
+    rate: InterruptionRate | None = None
+    refused: str = ""  # why the run cannot be made this way (spot restarts outpace progress)
+
+
+@dataclass(frozen=True)
+class MachineParts:
+    """What a run's plan takes from the machine alone, whatever the training hours."""
+
+    start_up: StartUp
+    write_s: float  # one checkpoint
+    every_hours: float  # between checkpoints
+    rate: InterruptionRate | None  # on spot
+
+
+def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
+                  local_disk_holds_data: bool) -> MachineParts:
+    """Return the start-up, checkpoint write time, interval and spot rate of a run of the job on one machine."""
+    boot = start_up(provider, family, dataset_bytes=job.dataset.size_bytes, network_gbit_per_s=network_gbit_per_s,
+                    local_disk_holds_data=local_disk_holds_data)
+    write_rate = storage_write_mb_per_s(provider, local_disk_holds_data=local_disk_holds_data)
+    write_s = checkpoint_bytes(parameters=job.model.parameters, optimizer=job.training.optimizer.value) \
+        / (write_rate * 1e6)
+    rate = interruption_rate(provider, family) if pricing is Pricing.SPOT else None
+    every = job.training.checkpoint_every_hours
+    if every is None:
+        every = DEFAULT_CHECKPOINT_EVERY_HOURS
+        if rate is not None:
+            every = max(MIN_CHECKPOINT_EVERY_HOURS,
+                        young_daly_interval_hours(checkpoint_write_s=write_s, mtbi_hours=rate.mtbi_hours))
+    return MachineParts(boot, write_s, every, rate)
+
+
+# (wall hours, billed hours, checked hours, checked billed hours, the spot run or None, refused)
+Figures = tuple[float, float, float, float, SpotRun | None, bool]
+
+
+def run_figures(parts: MachineParts, *, training_hours: float, provider: Provider, percentile: float) -> Figures:
+    """Return a run's hours from the machine's parts: the ranking's hot path, no objects but a spot run."""
+    boot = parts.start_up
+    count = max(0, math.ceil(training_hours / parts.every_hours) - 1) if training_hours > 0 else 0
+    run_s = training_hours * SECONDS_PER_HOUR + count * parts.write_s
+    wall = (boot.total_s + run_s) / SECONDS_PER_HOUR
+    billed = billed_hours(provider, boot.billed_s + run_s)
+    if parts.rate is None:
+        return wall, billed, wall, billed, None, False
+    run = spot_run(wall_hours=wall, billed_hours=billed, restart_hours=boot.total_s / SECONDS_PER_HOUR,
+                   restart_billed_hours=boot.billed_s / SECONDS_PER_HOUR, interval_hours=parts.every_hours,
+                   mtbi_hours=parts.rate.mtbi_hours, percentile=percentile)
+    if run is None:
+        return wall, billed, wall, billed, None, True
+    return (run.expected_hours, run.expected_billed_hours, run.percentile_hours, run.percentile_billed_hours,
+            run, False)
+
+
+def plan_from_parts(parts: MachineParts, *, training_hours: float, provider: Provider, percentile: float) -> RunPlan:
+    """Return the whole run, each part apart, from the machine's parts."""
+    wall, billed, checked, checked_billed, run, refused = run_figures(
+        parts, training_hours=training_hours, provider=provider, percentile=percentile)
+    saves = checkpoints(training_hours, every_hours=parts.every_hours, write_s=parts.write_s)
+    reason = ""
+    if refused and parts.rate is not None:
+        reason = (f"restarts after spot interruptions (one every {parts.rate.mtbi_hours:.0f} h on average) "
+                  "would cost as much as the run makes between them")
+    return RunPlan(training_hours, parts.start_up, saves, wall, billed, checked, checked_billed, run, parts.rate,
+                   refused=reason)
+
+
+def plan_run(job: JobSpec, *, training_hours: float, provider: Provider, family: str, pricing: Pricing,
+             network_gbit_per_s: float, local_disk_holds_data: bool) -> RunPlan:
+    """Return the whole run on one machine, from the request to the last step, and what is billed."""
+    parts = machine_parts(job, provider=provider, family=family, pricing=pricing,
+                          network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data)
+    return plan_from_parts(parts, training_hours=training_hours, provider=provider,
+                           percentile=job.constraints.spot_percentile)
+
+
+class RunPlanner:
+    """Plans for one job's ranking: each machine's parts worked out once, each shape's figures cheaply.
+
+    The ranking judges thousands of machine shapes; their parts depend on the machine only, so they
+    are memoised; a shape keeps its figures and builds its full RunPlan only when it is shown.
+    """
+
+    def __init__(self, job: JobSpec) -> None:
+        self.job = job
+        self.percentile = job.constraints.spot_percentile
+        self._parts: dict[tuple[Provider, str, Pricing, float, bool], MachineParts] = {}
+
+    def parts(self, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
+              local_disk_holds_data: bool) -> MachineParts:
+        """Return the machine's parts, computed once per ranking."""
+        key = (provider, family, pricing, network_gbit_per_s, local_disk_holds_data)
+        found = self._parts.get(key)
+        if found is None:
+            found = self._parts[key] = machine_parts(
+                self.job, provider=provider, family=family, pricing=pricing,
+                network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data)
+        return found
