@@ -23,6 +23,7 @@ import pytest
 from flask import Flask
 from slack_sdk.signature import SignatureVerifier
 
+from service.api.reports import INLINE_MAX_JOBS
 from tests.service_helpers import example_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +31,8 @@ SECRET = "generated-client-signing-secret"
 REVIEW = {k: v for k, v in json.loads((ROOT / "examples" / "budget-review.json").read_text()).items()
           if k != "format"}
 PACKAGE = "gpugauge_client"
+# The example review mixes a dozen jobs; an inline answer takes at most INLINE_MAX_JOBS of them.
+REVIEW = {**REVIEW, "jobs": REVIEW["jobs"][:INLINE_MAX_JOBS]}
 
 
 @pytest.fixture(scope="module")
