@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install gpugauge with its test tools and run the whole suite: ruff, mypy, pytest (Redis started if absent).
-source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" dev
+# dev,measure: the step-measurement harness and `gpugauge probe` tests need torch==2.13.0 (CPU, local disk)
+source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" dev,measure
 bash scripts/ensure-redis.sh
 bash scripts/ensure-chromium.sh  # the page's browser test (tests/test_page_browser.py)
 echo "== ruff"; .venv/bin/ruff check .

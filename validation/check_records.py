@@ -29,13 +29,23 @@ GPU_SLUGS = frozenset({
 MODEL_PRESETS = frozenset({
     "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vgg16", "alexnet", "bert-base",
     "bert-large", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-7b", "vit-b16", "dcgan",
-    "vae-mnist", "dqn-atari",
+    "vae-mnist", "dqn-atari", "lstm-meta-learner",
 })
 PRECISIONS = frozenset({"fp32", "fp16-mixed", "bf16-mixed"})  # workers/sizing/spec.py Precision
 OPTIMIZERS = frozenset({"sgd", "momentum", "adam", "adamw"})  # workers/sizing/spec.py Optimizer
 # workers/sizing/spec.py Framework plus "torch7" (Lua Torch, 2016-2017 sources; compare it as pytorch).
 FRAMEWORKS = frozenset({"pytorch", "tensorflow", "jax", "cntk", "torch7"})
-MEMORY_KINDS = frozenset({"nvidia-smi", "max_memory_allocated", "max_memory_reserved", "unknown"})
+# "intrinsic_live_tensors": the largest sum of live tensor bytes over the step, measured here
+# (step_measurements.json); no CUDA context, workspace or allocator cache in it.
+MEMORY_KINDS = frozenset({"nvidia-smi", "max_memory_allocated", "max_memory_reserved", "intrinsic_live_tensors",
+                          "unknown"})
+# Training steps measured here by validation/measure/ (CPU, torch 2.13.0): the same record format
+# plus a `method`, the device and these fields.
+STEP_RECORDS_PATH = RECORDS_PATH.with_name("step_measurements.json")
+STEP_REQUIRED = ("method", "device", "family", "input_shape")
+STEP_MEASURED = frozenset({"peak_phase", "phase_peak_bytes", "peak_by_category", "tracker_peak_bytes",
+                           "tracker_peak_phase", "kept_bytes", "parameters", "trainable_parameters"})
+PHASES = frozenset({"forward", "backward", "optimizer_step"})
 SPLITS = frozenset({"fit", "holdout"})
 REQUIRED = (
     "id", "model", "gpu", "gpu_count", "batch_size", "sequence_length", "update_interval", "recompute",
@@ -87,7 +97,15 @@ def _check_measured(rid: str, rec: dict[str, Any]) -> list[str]:
         problems.append(f"{rid}.measured.memory_kind: must be one of {sorted(MEMORY_KINDS)}")
     if "fits" in measured and not isinstance(measured["fits"], bool):
         problems.append(f"{rid}.measured.fits: must be true or false")
-    unknown = set(measured) - set(MEASURED_NUMBERS) - {"memory_kind", "fits"}
+    step = "method" in rec
+    unknown = set(measured) - set(MEASURED_NUMBERS) - {"memory_kind", "fits"} - (STEP_MEASURED if step else set())
+    if step:
+        if measured.get("memory_kind") != "intrinsic_live_tensors":
+            problems.append(f"{rid}.measured.memory_kind: a step record measures intrinsic_live_tensors")
+        if measured.get("peak_phase") not in PHASES:
+            problems.append(f"{rid}.measured.peak_phase: must be one of {sorted(PHASES)}")
+        if not _positive(measured.get("tracker_peak_bytes")):
+            problems.append(f"{rid}.measured.tracker_peak_bytes: the second method's peak is required")
     if unknown:
         problems.append(f"{rid}.measured: unknown keys {sorted(unknown)}")
     thr, step = measured.get("throughput_samples_per_s"), measured.get("iteration_ms")
@@ -100,7 +118,12 @@ def _check_measured(rid: str, rec: dict[str, Any]) -> list[str]:
 
 def _check_scalars(rid: str, rec: dict[str, Any]) -> list[str]:
     problems: list[str] = []
-    if rec["gpu"] not in GPU_SLUGS:
+    if "method" in rec:  # measured here, on this machine's CPU
+        if rec["gpu"] is not None or rec.get("device") != "cpu":
+            problems.append(f"{rid}.gpu: a CPU step record has gpu null and device 'cpu'")
+        if not str(rec.get("source", "")).startswith("measured here, torch "):
+            problems.append(f"{rid}.source: must read 'measured here, torch <version> CPU, <date>'")
+    elif rec["gpu"] not in GPU_SLUGS:
         problems.append(f"{rid}.gpu: unknown slug {rec['gpu']!r}")
     for key in ("gpu_count", "batch_size", "update_interval"):
         if not _positive_int(rec[key]):
@@ -161,6 +184,8 @@ def check_record(rec: Any) -> list[str]:
         return [f"record {rec!r}: must be an object"]
     rid = str(rec.get("id", "<no id>"))
     missing = [key for key in REQUIRED if key not in rec]
+    if "method" in rec:
+        missing += [key for key in STEP_REQUIRED if key not in rec]
     if missing:
         return [f"{rid}: missing fields {missing}"]
     strategy = check_strategy(rid, rec["strategy"]) if "strategy" in rec else []
@@ -266,7 +291,7 @@ def check_derivations(records: Sequence[dict[str, Any]]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Check the records file given (or the shipped one) and print the problems; exit 1 if any."""
     args = list(sys.argv[1:] if argv is None else argv)
-    paths = [Path(arg) for arg in args] or [RECORDS_PATH, STRATEGIES_PATH]
+    paths = [Path(arg) for arg in args] or [RECORDS_PATH, STRATEGIES_PATH, STEP_RECORDS_PATH]
     failed = 0
     for path in paths:
         records = load_records(path)

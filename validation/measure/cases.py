@@ -1,0 +1,219 @@
+"""The measured configurations: which network, batch, precision and optimizer, and how the sizing core
+sees the same network (a preset at an input shape or sequence length, or an exported ONNX file)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from validation.measure import nets_seq, nets_small, nets_vision
+from validation.measure.step import DCGAN, DQN, MetaLSTM, Supervised, Trainer, lm_loss
+
+
+@dataclass(frozen=True)
+class Net:
+    """A network the harness can build, with one sample's input and its loss."""
+
+    name: str
+    family: str
+    build: Callable[[], nn.Module]
+    sample: Callable[[int], tuple[torch.Tensor, torch.Tensor | None]]  # batch -> (inputs, targets)
+    loss: Callable[..., torch.Tensor]
+    preset: str | None = None  # the sizing core's preset of the same layout
+    input_shape: tuple[int, ...] | None = None  # one sample, as the core takes it
+    sequence_length: int | None = None
+    onnx: bool = False  # exported to tests/fixtures/onnx/ and sized through the importer
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One measured configuration."""
+
+    net: str
+    batch_size: int
+    precision: str
+    optimizer: str
+    variant: str = ""  # "", "output-dropped", "gelu-tanh-fused", "sdpa"
+    notes: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        """Return the record id: here-<net>-b<batch>-<precision>-<optimizer>[-variant]."""
+        tail = f"-{self.variant}" if self.variant else ""
+        return f"here-{self.net}-b{self.batch_size}-{self.precision}-{self.optimizer}{tail}"
+
+
+def _images(channels: int, size: int, classes: int) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
+    def sample(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+        g = torch.Generator().manual_seed(batch)
+        return torch.randn(batch, channels, size, size, generator=g), torch.randint(0, classes, (batch,), generator=g)
+    return sample
+
+
+def _tokens(vocab: int, seq: int, classes: int | None) -> Callable[[int], tuple[torch.Tensor, torch.Tensor | None]]:
+    def sample(batch: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+        g = torch.Generator().manual_seed(batch)
+        ids = torch.randint(0, vocab, (batch, seq), generator=g)
+        return ids, (None if classes is None else torch.randint(0, classes, (batch,), generator=g))
+    return sample
+
+
+def _segmentation(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(batch)
+    return torch.randn(batch, 3, 64, 64, generator=g), torch.randint(0, 2, (batch, 64, 64), generator=g)
+
+
+def _audio(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(batch)
+    return torch.randn(batch, 1, 8000, generator=g), torch.randint(0, 35, (batch,), generator=g)
+
+
+def _lm_targets(vocab: int, seq: int) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
+    def sample(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+        g = torch.Generator().manual_seed(batch)
+        return torch.randint(0, vocab, (batch, seq), generator=g), torch.randint(0, vocab, (batch, seq), generator=g)
+    return sample
+
+
+def _flat_ce(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def _ce(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return F.cross_entropy(logits.float(), targets)
+
+
+NETS: dict[str, Net] = {n.name: n for n in (
+    Net("resnet18-64", "resnet", lambda: nets_vision.ResNet(18), _images(3, 64, 1000), _ce,
+        preset="resnet18", input_shape=(3, 64, 64)),
+    Net("resnet18-112", "resnet", lambda: nets_vision.ResNet(18), _images(3, 112, 1000), _ce,
+        preset="resnet18", input_shape=(3, 112, 112)),
+    Net("resnet50-64", "resnet", lambda: nets_vision.ResNet(50), _images(3, 64, 1000), _ce,
+        preset="resnet50", input_shape=(3, 64, 64)),
+    Net("resnet50-112", "resnet", lambda: nets_vision.ResNet(50), _images(3, 112, 1000), _ce,
+        preset="resnet50", input_shape=(3, 112, 112)),
+    Net("vgg16-32", "vgg", nets_vision.VGG16, _images(3, 32, 1000), _ce, preset="vgg16", input_shape=(3, 32, 32)),
+    Net("vgg16-64", "vgg", nets_vision.VGG16, _images(3, 64, 1000), _ce, preset="vgg16", input_shape=(3, 64, 64)),
+    Net("alexnet-64", "alexnet", nets_vision.AlexNet, _images(3, 64, 1000), _ce,
+        preset="alexnet", input_shape=(3, 64, 64)),
+    Net("alexnet-128", "alexnet", nets_vision.AlexNet, _images(3, 128, 1000), _ce,
+        preset="alexnet", input_shape=(3, 128, 128)),
+    Net("bert-base-s128", "bert", nets_seq.Bert, _tokens(30522, 128, 2), _ce, preset="bert-base", sequence_length=128),
+    Net("bert-base-s64", "bert", nets_seq.Bert, _tokens(30522, 64, 2), _ce, preset="bert-base", sequence_length=64),
+    Net("gpt2-s128", "gpt2", nets_seq.GPT2, _tokens(50257, 128, None), lambda out, _t: None,
+        preset="gpt2", sequence_length=128),
+    Net("gpt2-s256", "gpt2", nets_seq.GPT2, _tokens(50257, 256, None), lambda out, _t: None,
+        preset="gpt2", sequence_length=256),
+    Net("vit-b16-224", "vit", nets_seq.ViT, _images(3, 224, 1000), _ce, preset="vit-b16", input_shape=(3, 224, 224)),
+    # non-presets, sized through their ONNX export
+    Net("mobilenetv2-64", "mobilenet", nets_vision.MobileNetV2, _images(3, 64, 1000), _ce, input_shape=(3, 64, 64),
+        onnx=True, description="MobileNetV2 (width 1.0, torchvision layout, ReLU6) at 64x64"),
+    Net("efficientnet-b0-64", "efficientnet", lambda: nets_vision.MobileNetV2(efficient=True), _images(3, 64, 1000),
+        _ce, input_shape=(3, 64, 64), onnx=True,
+        description="EfficientNet-B0-like MBConv stack (SiLU, squeeze-excite, no stochastic depth) at 64x64"),
+    Net("unet-64", "unet", nets_vision.UNet, _segmentation, _ce, input_shape=(3, 64, 64), onnx=True,
+        description="U-Net, base width 16, depth 4, batchnorm, per-pixel 2 classes, 64x64"),
+    Net("lstm-lm-s35", "lstm", nets_seq.LstmLM, _lm_targets(5000, 35), _flat_ce, input_shape=(35,),
+        sequence_length=35, onnx=True,
+        description="word LSTM language model: vocabulary 5000, embedding 256, 2 x LSTM 512, sequence 35"),
+    Net("transformer-enc-s128", "transformer", nets_seq.TransformerClassifier, _tokens(8000, 128, 4), _ce,
+        input_shape=(128,), sequence_length=128, onnx=True,
+        description="nn.TransformerEncoder, 4 layers, d 256, 4 heads, FFN 1024, dropout 0.1, sequence 128"),
+    Net("densenet121-64", "densenet", nets_vision.DenseNet, _images(3, 64, 1000), _ce, input_shape=(3, 64, 64),
+        onnx=True, description="DenseNet-121 (growth 32, blocks 6-12-24-16) at 64x64"),
+    Net("mlp-784", "mlp", nets_seq.MLP, _images(1, 28, 10), _ce, input_shape=(1, 28, 28), onnx=True,
+        description="MLP 784-1024-1024-10, ReLU, dropout 0.2"),
+    Net("wrn16-4-32", "wideresnet", nets_vision.WideResNet, _images(3, 32, 10), _ce, input_shape=(3, 32, 32),
+        onnx=True, description="WideResNet-16-4 for CIFAR 32x32, dropout 0.3"),
+    Net("gn-resnet18-64", "gn-resnet", lambda: nets_vision.ResNet(18, group_norm=True), _images(3, 64, 1000), _ce,
+        input_shape=(3, 64, 64), onnx=True, description="ResNet-18 with GroupNorm (32 groups) at 64x64"),
+    Net("m5-8k", "m5", nets_seq.M5, _audio, _ce, input_shape=(1, 8000), onnx=True,
+        description="M5 raw-audio net (32 channels, torchaudio tutorial), 1 s at 8 kHz, 35 classes"),
+)}
+SPECIAL = {name: name for name in ("dcgan", "vae-mnist", "dqn-atari", "lstm-meta-learner")}
+FAMILY = {"dcgan": "gan", "vae-mnist": "vae", "dqn-atari": "dqn", "lstm-meta-learner": "meta-learner"}
+
+CASES: tuple[Case, ...] = (
+    Case("resnet18-64", 8, "fp32", "sgd"),
+    Case("resnet18-64", 8, "bf16-mixed", "momentum"),
+    Case("resnet18-112", 16, "fp32", "adam"),
+    Case("resnet50-64", 4, "fp32", "momentum"),
+    Case("resnet50-64", 16, "fp32", "adam"),
+    Case("resnet50-112", 4, "bf16-mixed", "adamw"),
+    Case("vgg16-32", 2, "fp32", "sgd"),
+    Case("vgg16-64", 4, "fp32", "adam"),
+    Case("alexnet-64", 8, "fp32", "momentum"),
+    Case("alexnet-128", 8, "bf16-mixed", "adam"),
+    Case("bert-base-s128", 2, "fp32", "adamw"),
+    Case("bert-base-s64", 2, "bf16-mixed", "adamw"),
+    Case("bert-base-s64", 8, "fp32", "sgd"),
+    Case("gpt2-s128", 1, "fp32", "adamw"),
+    Case("gpt2-s128", 2, "fp32", "sgd"),
+    Case("gpt2-s128", 2, "fp32", "sgd", variant="output-dropped"),
+    Case("gpt2-s128", 2, "fp32", "sgd", variant="gelu-tanh-fused"),
+    Case("gpt2-s256", 1, "fp32", "adam"),
+    Case("gpt2-s128", 1, "bf16-mixed", "sgd"),
+    Case("vit-b16-224", 1, "fp32", "adam"),
+    Case("vit-b16-224", 1, "bf16-mixed", "adamw"),
+    Case("vit-b16-224", 2, "fp32", "adamw", variant="sdpa"),
+    Case("dcgan", 16, "fp32", "adam"),
+    Case("dcgan", 16, "bf16-mixed", "adam"),
+    Case("vae-mnist", 128, "fp32", "adam"),
+    Case("vae-mnist", 512, "fp32", "sgd"),
+    Case("dqn-atari", 32, "fp32", "adam"),
+    Case("dqn-atari", 128, "fp32", "momentum"),
+    Case("lstm-meta-learner", 1, "fp32", "adam"),
+    Case("mobilenetv2-64", 8, "fp32", "momentum"),
+    Case("mobilenetv2-64", 8, "bf16-mixed", "adam"),
+    Case("efficientnet-b0-64", 8, "fp32", "adam"),
+    Case("unet-64", 4, "fp32", "adam"),
+    Case("unet-64", 4, "bf16-mixed", "adam"),
+    Case("lstm-lm-s35", 16, "fp32", "sgd"),
+    Case("lstm-lm-s35", 16, "fp32", "adam"),
+    Case("transformer-enc-s128", 8, "fp32", "adamw"),
+    Case("densenet121-64", 4, "fp32", "momentum"),
+    Case("densenet121-64", 4, "bf16-mixed", "sgd"),
+    Case("mlp-784", 256, "fp32", "sgd"),
+    Case("mlp-784", 64, "fp32", "adam"),
+    Case("wrn16-4-32", 32, "fp32", "momentum"),
+    Case("wrn16-4-32", 16, "bf16-mixed", "momentum"),
+    Case("gn-resnet18-64", 8, "fp32", "momentum"),
+    Case("m5-8k", 32, "fp32", "adam"),
+    Case("m5-8k", 32, "bf16-mixed", "adam"),
+)
+
+
+def build_trainer(case: Case) -> Trainer:
+    """Build the trainer of one case, seeded."""
+    torch.manual_seed(0)
+    if case.net == "dcgan":
+        return DCGAN(case.batch_size, optimizer=case.optimizer, precision=case.precision)
+    if case.net == "dqn-atari":
+        return DQN(case.batch_size, optimizer=case.optimizer, precision=case.precision)
+    if case.net == "lstm-meta-learner":
+        return MetaLSTM(optimizer=case.optimizer, precision=case.precision)
+    if case.net == "vae-mnist":
+        x = torch.rand(case.batch_size, 1, 28, 28, generator=torch.Generator().manual_seed(0))
+        # a summed loss over 784 x batch values: a small rate keeps the random-data steps finite
+        return Supervised(nets_small.VAE(), x, x, nets_small.vae_loss, optimizer=case.optimizer,
+                          precision=case.precision, lr=1e-6)
+    net = NETS[case.net]
+    if net.family == "gpt2":
+        model: nn.Module = nets_seq.GPT2(gelu="tanh" if case.variant == "gelu-tanh-fused" else "new")
+        inputs, _ = net.sample(case.batch_size)
+        return Supervised(model, inputs, inputs, lm_loss, optimizer=case.optimizer, precision=case.precision,
+                          keep_output=case.variant != "output-dropped")
+    model = nets_seq.ViT(attention="sdpa") if case.variant == "sdpa" else net.build()
+    inputs, targets = net.sample(case.batch_size)
+    return Supervised(model, inputs, targets, net.loss, optimizer=case.optimizer, precision=case.precision)
+
+
+def family(case: Case) -> str:
+    """Return the family a case's errors are reported under."""
+    return FAMILY.get(case.net) or NETS[case.net].family
