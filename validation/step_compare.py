@@ -24,6 +24,7 @@ if str(ROOT) not in sys.path:
 
 from workers.accuracy.accuracy import percentile  # noqa: E402
 from workers.modelimport.onnx_import import onnx_model_stats  # noqa: E402
+from workers.sizing.layers.loss import Loss, with_loss  # noqa: E402
 from workers.sizing.memory import estimate_memory  # noqa: E402
 from workers.sizing.presets.registry import preset_stats  # noqa: E402
 from workers.sizing.requirements import MemoryBreakdown  # noqa: E402
@@ -58,11 +59,17 @@ def load_step_records(path: Path = RECORDS_PATH) -> list[dict[str, Any]]:
 
 
 def record_model(record: Mapping[str, Any], *, export: str = "train") -> ModelStats:
-    """Return the model statistics the core computes for a record (preset, or its ONNX fixture)."""
+    """Return the model statistics the core computes for a record (preset, or its ONNX fixture),
+    with the default loss row the job builder appends (cross-entropy over the output)."""
+    return with_loss(_record_network(record, export=export), Loss.CROSS_ENTROPY)
+
+
+def _record_network(record: Mapping[str, Any], *, export: str) -> ModelStats:
+    """Return the network's statistics without the loss."""
     seq, shape = record.get("sequence_length"), record.get("input_shape")
     if "onnx" in record:
         data = (ROOT / record["onnx"][export]).read_bytes()
-        return onnx_model_stats(data, name=record["model"], sequence_length=seq)
+        return onnx_model_stats(data, name=record["model"], sequence_length=seq, batch_size=record["batch_size"])
     if record["model"] in ("dcgan", "vae-mnist", "dqn-atari", "lstm-meta-learner"):
         return preset_stats(record["model"])
     if shape is not None:
