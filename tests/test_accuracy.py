@@ -26,6 +26,8 @@ from workers.accuracy.accuracy import (
 )
 from workers.accuracy.jobs import record_job, record_model
 from workers.sizing.overheads import CUDA_CONTEXT_BYTES
+from workers.sizing.step_walk import Shards, walk_step
+from workers.sizing.throughput import effective_precision
 
 GPUS = gpus_by_slug()
 RECORDS = load_measurements()
@@ -113,9 +115,15 @@ def test_fully_sharded_runs_split_the_model_state_over_the_gpus() -> None:
     gpu = GPUS["h100-sxm"]
     sharded = predicted_memory(case, gpu)
     whole = predicted_memory(replace(case, fully_sharded=False, gpu_count=1), gpu)
-    assert sharded.activations_bytes == whole.activations_bytes
-    assert sharded.optimizer_state_bytes == pytest.approx(whole.optimizer_state_bytes / 8, abs=1)
-    assert sharded.parameters_bytes == pytest.approx(whole.parameters_bytes / 8, abs=1)
+    assert sharded.total_bytes < whole.total_bytes
+    # every moment of the step walk: the model state splits eight ways, what the layers keep does not
+    job, precision = case.job, effective_precision(case.job.training.precision, gpu)
+    full = walk_step(job.model, job.training, precision=precision)
+    split = walk_step(job.model, job.training, precision=precision, gpu_count=8, shards=Shards(8, 8, 8))
+    for one, eight in zip(full, split, strict=True):
+        assert eight.activations == one.activations
+        assert eight.parameters == pytest.approx(one.parameters / 8, abs=len(job.model.layers) + 1)
+        assert eight.optimizer_state == pytest.approx(one.optimizer_state / 8, abs=2)
 
 
 def test_models_rebuilt_from_record_stats_match_the_records() -> None:

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sizing_fixtures import GIB, gpu, mlp, resnet50, stats_only, training, transformer
 
+from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.memory import (
     activation_bytes_by_layer,
     baseline_formula_bytes,
@@ -16,10 +17,13 @@ from workers.sizing.memory import (
     fits,
     recompute_share,
     sharded_memory,
+    step_peak,
     usable_memory_bytes,
 )
 from workers.sizing.overheads import CUDA_CONTEXT_BYTES
+from workers.sizing.presets.registry import preset_layers, preset_stats
 from workers.sizing.spec import Framework, Optimizer, Precision
+from workers.sizing.step_walk import Phase, walk_step
 
 
 def test_baseline_formula_is_neurons_batch_2_4_plus_parameters_2_4() -> None:
@@ -51,37 +55,85 @@ def test_memory_rises_with_batch_parameters_and_sequence_length() -> None:
 def test_transformer_block_keeps_korthikanti_bytes_at_16_bits() -> None:
     s, h, a, blocks = 512, 768, 12, 12
     model = transformer(seq=s, hidden=h, heads=a, blocks=blocks)
-    kept = estimate_memory(model, training(batch_size=1, precision=Precision.FP16_MIXED)).activations_bytes
-    transient = 2 * max(layer.neurons for layer in model.layers) * 2
-    assert kept - transient == blocks * s * h * (34 + 5 * a * s // h)
+    kept = sum(b for _, b in activation_bytes_by_layer(model, Precision.FP16_MIXED))
+    assert kept == blocks * s * h * (34 + 5 * a * s // h)
+    # the walk's backward peak holds at most what forward kept, the loop's output and two gradients
+    peak = step_peak(model, training(batch_size=1, precision=Precision.FP16_MIXED, optimizer=Optimizer.SGD))
+    assert peak.phase is Phase.BACKWARD
+    assert kept < peak.breakdown.activations_bytes <= kept + 3 * max(layer.neurons for layer in model.layers) * 2
 
 
-@pytest.mark.parametrize(("optimizer", "bytes_per_parameter"), [
-    (Optimizer.SGD, 0), (Optimizer.MOMENTUM, 4), (Optimizer.ADAM, 8), (Optimizer.ADAMW, 8)])
-def test_optimizer_state_per_optimizer(optimizer: Optimizer, bytes_per_parameter: int) -> None:
+@pytest.mark.parametrize(("optimizer", "state", "temporary"), [
+    (Optimizer.SGD, 0, 0), (Optimizer.MOMENTUM, 4, 0), (Optimizer.ADAM, 8, 4), (Optimizer.ADAMW, 8, 4)])
+def test_a_parameter_heavy_step_peaks_at_the_update_with_state_and_temporaries(
+        optimizer: Optimizer, state: int, temporary: int) -> None:
     model = stats_only(neurons=1000, parameters=10**6, multiply_adds=10**8)
-    memory = estimate_memory(model, training(optimizer=optimizer))
-    assert memory.optimizer_state_bytes == bytes_per_parameter * 10**6
+    peak = step_peak(model, training(optimizer=optimizer))
+    assert peak.phase is Phase.OPTIMIZER_STEP
+    memory = peak.breakdown
+    assert memory.optimizer_state_bytes == (state + temporary) * 10**6  # foreach Adam's sqrt(v) copy
     assert memory.parameters_bytes == 4 * 10**6 and memory.gradients_bytes == 4 * 10**6
+    assert memory.activations_bytes == 0
 
 
 def test_frozen_parameters_take_weights_but_no_gradients_or_state() -> None:
-    model = stats_only(neurons=1000, parameters=10**6, multiply_adds=10**8)
-    model = replace(model, frozen_parameters=400_000)
-    memory = estimate_memory(model, training(optimizer=Optimizer.ADAM))
+    # ModelStats.parameters counts the trainable weights; frozen ones come on top, weights only
+    model = replace(stats_only(neurons=1000, parameters=600_000, multiply_adds=10**8), frozen_parameters=400_000)
+    memory = estimate_memory(model, training(optimizer=Optimizer.MOMENTUM))
     assert memory.parameters_bytes == 4 * 10**6
     assert memory.gradients_bytes == 4 * 600_000
-    assert memory.optimizer_state_bytes == 8 * 600_000
+    assert memory.optimizer_state_bytes == 4 * 600_000
+
+
+def test_a_dqn_trains_its_online_network_with_a_full_optimizer_state() -> None:
+    dqn = preset_stats("dqn-atari")
+    memory = estimate_memory(dqn, training(batch_size=32, optimizer=Optimizer.ADAM))
+    assert dqn.parameters == dqn.frozen_parameters == 1_693_362
+    assert memory.parameters_bytes >= 8 * 1_693_362  # online and target weights
+    assert memory.optimizer_state_bytes >= 8 * 1_693_362
+
+
+def test_gradients_appear_during_backward_so_a_transformer_peaks_with_few_of_them() -> None:
+    model = transformer(seq=512)
+    peak = step_peak(model, training(batch_size=16))
+    assert peak.phase is Phase.BACKWARD
+    assert peak.breakdown.gradients_bytes <= 4 * model.parameters / len(model.layers) * 2
+
+
+def test_vgg_reaches_its_backward_peak_with_nearly_every_gradient() -> None:
+    vgg = preset_stats("vgg16")
+    peak = step_peak(vgg, training(batch_size=32, optimizer=Optimizer.SGD))
+    assert peak.phase is Phase.BACKWARD
+    assert peak.breakdown.gradients_bytes >= 0.85 * 4 * vgg.parameters  # the classifier's come first
+
+
+def test_the_breakdown_at_the_peak_adds_up_to_the_peak() -> None:
+    for model in (resnet50(), mlp(), transformer(seq=128), stats_only(neurons=10**7, parameters=10**6,
+                                                                        multiply_adds=10**9)):
+        for precision in Precision:
+            memory = estimate_memory(model, training(precision=precision), gpu=gpu("a100-40gb"))
+            assert memory.total_bytes == sum(memory.by_term().values())
+            moments = walk_step(model, training(precision=precision), precision=precision)
+            tensors = memory.total_bytes - memory.framework_reserve_bytes
+            assert tensors == max(m.total_bytes for m in moments)
+
+
+def test_a_model_given_as_totals_peaks_at_the_end_of_forward_or_at_the_update() -> None:
+    wide = stats_only(neurons=10**8, parameters=10**6, multiply_adds=10**9)
+    assert step_peak(wide, training()).phase is Phase.FORWARD
+    lean = stats_only(neurons=10, parameters=10**8, multiply_adds=10**9)
+    assert step_peak(lean, training()).phase is Phase.OPTIMIZER_STEP
 
 
 def test_mixed_precision_halves_activations_and_keeps_fp32_master_weights() -> None:
-    model = mlp()
-    fp32 = estimate_memory(model, training(precision=Precision.FP32))
-    mixed = estimate_memory(model, training(precision=Precision.FP16_MIXED))
-    assert abs(fp32.activations_bytes - 2 * mixed.activations_bytes) <= 1
-    assert mixed.parameters_bytes == 6 * model.parameters  # fp32 master + fp16 copy
-    assert mixed.gradients_bytes == fp32.gradients_bytes == 4 * model.parameters
-    assert mixed.optimizer_state_bytes == fp32.optimizer_state_bytes
+    model = resnet50()
+    fp32 = step_peak(model, training(precision=Precision.FP32))
+    mixed = step_peak(model, training(precision=Precision.FP16_MIXED))
+    assert fp32.phase is mixed.phase is Phase.BACKWARD
+    assert fp32.breakdown.activations_bytes / mixed.breakdown.activations_bytes == pytest.approx(2, rel=0.05)
+    # fp32 master weights, and the 16-bit copies of the layers whose backward has not yet run
+    assert 4 * model.parameters < mixed.breakdown.parameters_bytes <= 6 * model.parameters
+    assert fp32.breakdown.parameters_bytes == 4 * model.parameters
 
 
 def test_bf16_on_a_card_without_bf16_is_sized_as_fp32() -> None:
@@ -165,3 +217,23 @@ def test_memory_is_monotone_in_batch_and_never_below_its_parts(neurons: int, par
     bigger = estimate_memory(model, replace(job, batch_size=batch + 1))
     assert bigger.total_bytes >= memory.total_bytes
     assert memory.total_bytes >= memory.activations_bytes + memory.parameters_bytes > 0
+
+
+def test_gpt2s_primitive_gelu_keeps_three_more_inner_sized_tensors_per_block() -> None:
+    layers = preset_layers("gpt2")
+    fused = [{**layer, "activation": "gelu"} if layer.get("type") == "transformer_block" else layer for layer in layers]
+    seq = 128
+    primitive = compute_model_stats(layers, input_shape=None, sequence_length=seq)
+    plain = compute_model_stats(fused, input_shape=None, sequence_length=seq)
+    extra = sum(r.saved_values for r in primitive.layers) - sum(r.saved_values for r in plain.layers)
+    assert extra == 12 * 3 * (4 * 768) * seq  # x, tanh's output and both factors of the product, less x
+
+
+def test_a_tied_embedding_adds_its_dense_gradient_and_the_sum_at_the_end_of_backward() -> None:
+    gpt2 = preset_stats("gpt2", sequence_length=128)
+    job = training(batch_size=2, optimizer=Optimizer.SGD)
+    moments = walk_step(gpt2, job, precision=Precision.FP32)
+    last_backward = [m for m in moments if m.phase is Phase.BACKWARD][-1]
+    wte_bytes = 50257 * 768 * 4
+    assert last_backward.gradients == 4 * gpt2.parameters  # every gradient, the tied one counted once
+    assert last_backward.activations >= 2 * wte_bytes

@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "catalog": ("service.commands.catalog", "browse GPUs, instances and prices; refresh them from AWS/GCP"),
     "validate": ("service.commands.validate", "compare the sizing core with public training measurements"),
     "runs": ("service.commands.runs", "record, list and remove measured runs that calibrate estimates"),
+    "probe": ("service.commands.probe", "measure a few training steps of your PyTorch model (needs torch)"),
     "serve": ("service.commands.serve", "serve the HTTP API (embedded jobs unless REDIS_URL is set)"),
     "worker": ("service.commands.worker", "run a Celery worker for queued jobs (needs REDIS_URL)"),
     "beat": ("service.commands.beat", "run Celery beat: queue the daily catalog refresh (needs REDIS_URL)"),

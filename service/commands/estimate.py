@@ -72,8 +72,10 @@ def print_requirements(req: Requirements, *, title: str) -> None:
     console.rule(f"[bold]{title}")
     b = req.gpu_memory_breakdown
     terms = {name.replace("_", " "): size for name, size in b.by_term().items()}
-    mem = Table(title=f"GPU memory per GPU: {fmt_bytes(req.gpu_memory_bytes)} "
-                      f"(baseline formula of the domain notes: {fmt_bytes(req.baseline_formula_bytes)})")
+    measured = ", scaled to the measured step" if req.memory_calibrated else ""
+    mem = Table(title=f"GPU memory per GPU: {fmt_bytes(req.gpu_memory_bytes)}, peak in "
+                      f"{req.peak_phase.replace('_', ' ')}{measured} (baseline formula of the domain notes: "
+                      f"{fmt_bytes(req.baseline_formula_bytes)})")
     mem.add_column("term")
     mem.add_column("bytes", justify="right")
     mem.add_column("share")

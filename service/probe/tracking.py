@@ -84,7 +84,8 @@ def kept_bytes_by_layer(modules: list[nn.Module], into: dict[str, int]) -> Itera
     weights: set[int] = set()
     for k, module in enumerate(modules):
         for name, sub in module.named_modules():
-            names[id(sub)] = f"{k}:{name}" if len(modules) > 1 else name
+            label = f"{name} ({type(sub).__name__})" if name else type(sub).__name__
+            names[id(sub)] = f"{k}:{label}" if len(modules) > 1 else label
         weights.update(p.untyped_storage()._cdata for p in module.parameters())
     stack: list[str] = []
     seen: set[int] = set()

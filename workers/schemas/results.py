@@ -61,6 +61,7 @@ class PerGpuSchema(Schema):
     cpu_single_thread_score = fields.Float()
     calibrated_by = fields.Function(lambda r: _calibrated_by(r), metadata={
         "description": "the reported runs (POST /v1/runs) whose fitted correction scaled this row's time"})
+    peak_phase = fields.String()
 
 
 class WarningSchema(Schema):
@@ -99,6 +100,8 @@ class RequirementsSchema(Schema):
 
     gpu_memory_bytes = fields.Integer()
     gpu_memory_breakdown = fields.Nested(MemoryBreakdownSchema)
+    peak_phase = fields.String()
+    memory_calibrated = fields.Boolean()
     baseline_formula_bytes = fields.Integer()
     host_memory_bytes = fields.Integer()
     storage_bytes = typed_function(_storage, {

@@ -61,8 +61,6 @@ def _check_model(model: ModelStats) -> bool:
     """Check the model; return True (for the memo) or raise SpecError."""
     for name in ("neurons", "parameters", "multiply_adds", "frozen_parameters"):
         _int_in(getattr(model, name), f"model.stats.{name}", low=0, high=MAX_COUNT)
-    if model.frozen_parameters > model.parameters:
-        raise SpecError("model.stats.frozen_parameters", "exceeds the parameter count")
     if model.neurons == 0 and model.parameters == 0:
         raise SpecError("model.stats", "the model has no neurons and no parameters")
     for index, layer in enumerate(model.layers):
@@ -84,7 +82,7 @@ def check_job(job: JobSpec, *, gpu_count: int = 1, inter_node_gbit_per_s: float 
         _int_in(training.sequence_length, "training.sequence_length", low=1, high=MAX_SEQUENCE_LENGTH)
     if training.learning_rate is not None:
         _float_in(training.learning_rate, "training.learning_rate", low=0.0, high=1e6, low_open=True)
-    if training.profile is not None:
+    if training.profile is not None and training.profile.gpu:
         _float_in(training.profile.iteration_ms, "training.profile.iteration_ms", low=0.0, high=MAX_MS,
                   low_open=True)
     _int_in(dataset.samples, "dataset.samples", low=0, high=MAX_COUNT)

@@ -17,9 +17,9 @@ from workers.sizing.errors import UnknownNameError
 from workers.sizing.machine import loader_need, machine_needs
 from workers.sizing.memory import (
     baseline_formula_bytes,
-    estimate_memory,
     fits,
     sharded_memory,
+    step_peak,
     usable_memory_bytes,
 )
 from workers.sizing.oom_plan import out_of_memory_plan
@@ -66,7 +66,7 @@ def estimate_on_gpus(job: JobSpec, gpus: Sequence[GpuSpec], *, slugs: Sequence[s
 def profile_gpu(job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> GpuSpec | None:
     """Return the GPU of `training.profile`, or raise UnknownNameError for a slug not in the catalog."""
     profile = job.training.profile
-    if profile is None:
+    if profile is None or not profile.gpu:
         return None
     if profile.gpu not in known_gpus:
         raise unknown_gpu_error(profile.gpu, known_gpus, field="training.profile.gpu")
@@ -77,7 +77,8 @@ def _on_gpu(job: JobSpec, gpu: GpuSpec, *, gpu_count: int, reference: GpuSpec | 
             inter_node_gbit_per_s: float | None) -> tuple[PerGpu, IterationTime]:
     """Return the PerGpu row and the iteration time behind it."""
     training = job.training
-    memory = estimate_memory(job.model, training, gpu=gpu, gpu_count=gpu_count).total_bytes
+    peak = step_peak(job.model, training, gpu=gpu, gpu_count=gpu_count)
+    memory = peak.breakdown.total_bytes
     time = estimate_iteration_ms(job.model, training, gpu, gpu_count=gpu_count, profile_gpu=reference,
                                  inter_node_gbit_per_s=inter_node_gbit_per_s)
     hours = training_hours(job.dataset, training, iteration_ms=time.total_ms, forward_ms=time.forward_ms,
@@ -90,6 +91,7 @@ def _on_gpu(job: JobSpec, gpu: GpuSpec, *, gpu_count: int, reference: GpuSpec | 
         bottleneck=time.bottleneck, compute_ms=time.compute_ms, memory_ms=time.memory_ms,
         cpu_single_thread_score=loader_need(job.dataset, batch_size=training.batch_size,
                                             iteration_ms=time.total_ms).score,
+        peak_phase=peak.phase.value,
     )
     return row, time
 
@@ -143,7 +145,8 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
     check_job(job, gpu_count=gpu_count)
     reference = profile_gpu(job, known_gpus)
     model, training = job.model, job.training
-    memory = estimate_memory(model, training, gpu=None, gpu_count=gpu_count)
+    peak = step_peak(model, training, gpu=None, gpu_count=gpu_count)
+    memory = peak.breakdown
     baseline = baseline_formula_bytes(model, training.batch_size)
     sharded = sharded_memory(model, training, gpu_count=gpu_count) if gpu_count > 1 else None
     needs = machine_needs(job.dataset, gpu_count=gpu_count)
@@ -190,4 +193,6 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
         per_gpu=tuple(per_gpu),
         warnings=tuple(merge_warnings(warnings)),
         mitigations=tuple(mitigations),
+        peak_phase=peak.phase.value,
+        memory_calibrated=peak.calibrated,
     )

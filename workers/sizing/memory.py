@@ -1,14 +1,16 @@
 """GPU memory of one training step, per GPU: the baseline formula of domain.md §2 and a realistic peak.
 
-The realistic peak adds, term by term, what the baseline leaves out (domain.md §2): what each layer
-really keeps for backward at the chosen precision, optimizer state, fp32 master weights in mixed
-precision, the framework's reserve on the card, and recomputation.
+The realistic peak is the largest moment of an ordered walk over the step (step_walk.py): forward
+accumulates what each layer keeps, backward frees it layer by layer while it creates the gradients,
+and the optimizer step holds the state and its temporaries. It covers what the baseline leaves out
+(domain.md §2): what each layer really keeps at the chosen precision, optimizer state, fp32 master
+weights in mixed precision, recomputation; the framework's reserve on the card is added on top.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
 from workers.sizing.layers.attention import Attention, kept_for_backward, resolve_attention
@@ -17,24 +19,20 @@ from workers.sizing.overheads import (
     ACTIVATION_BYTES,
     ALLOCATOR_SLACK_FRACTION,
     CUDA_CONTEXT_BYTES,
-    DDP_BUCKET_COPIES_PYTORCH,
     DEFAULT_CUDA_CONTEXT_BYTES,
-    FRAMEWORK_ACTIVATION_FACTOR,
-    GRADIENT_BYTES,
-    OPTIMIZER_STATE_BYTES,
     RECOMPUTE_SEGMENT_FACTOR,
     RECOMPUTE_SHARE_STATS_ONLY,
     STATS_ONLY_SAVED_PER_NEURON,
     TRANSIENT_GRADIENT_BUFFERS,
     USABLE_MEMORY_FRACTION,
-    WEIGHT_BYTES,
     WORKSPACE_BYTES_WITH_CONV,
     WORKSPACE_BYTES_WITHOUT_CONV,
 )
 from workers.sizing.requirements import MemoryBreakdown
 from workers.sizing.rules import BASELINE_BYTES_PER_VALUE, BASELINE_COPIES
-from workers.sizing.spec import Framework, Precision, Training
+from workers.sizing.spec import Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
+from workers.sizing.step_walk import FULL_COPY, Phase, Shards, peak_moment, walk_step
 from workers.sizing.throughput import effective_precision
 
 _ACTIVATIONS: IdentityMemo[float] = IdentityMemo()
@@ -61,7 +59,10 @@ def _has_saved_values(model: ModelStats) -> bool:
 
 def activation_bytes_per_sample(model: ModelStats, precision: Precision, *, recompute: bool,
                                 attention: Attention = Attention.MATH) -> float:
-    """Return activation bytes kept for backward for one sample, with the backward's transient buffers.
+    """Return activation bytes kept for backward for one sample, with two transient buffers added.
+
+    The sum-of-terms figure the strategy footprints still use (strategies/footprint.py); the peak of
+    a plain step comes from the walk (step_peak).
 
     `attention` is the kernel the step runs (resolved for the GPU: `attention_kind`).
     """
@@ -99,7 +100,7 @@ def _activation_bytes_per_sample(model: ModelStats, precision: Precision, *, rec
 def activation_bytes_by_layer(model: ModelStats, precision: Precision) -> list[tuple[str, int]]:
     """Return each layer's saved bytes per sample, largest first (where the memory goes)."""
     value_bytes = ACTIVATION_BYTES[precision]
-    saved = _has_saved_values(model)
+    saved = any(layer.saved_values or layer.saved_mask_bytes for layer in model.layers)
     rows = [(layer.name, (layer.saved_values if saved else layer.neurons) * value_bytes
              + layer.saved_mask_bytes) for layer in model.layers]
     return sorted(rows, key=lambda row: row[1], reverse=True)
@@ -118,48 +119,75 @@ def _has_conv(model: ModelStats) -> bool:
                          or any(layer.kind is LayerKind.CONV for layer in model.layers))
 
 
-def estimate_memory(model: ModelStats, training: Training, *, gpu: GpuSpec | None = None,
-                    gpu_count: int = 1) -> MemoryBreakdown:
-    """Return the predicted peak memory of one training step on one GPU, by term.
+@dataclass(frozen=True)
+class StepPeak:
+    """The peak of one training step: its terms and the phase that sets it."""
+
+    breakdown: MemoryBreakdown
+    phase: Phase
+    calibrated: bool = False  # scaled to training.profile.tensor_memory_bytes
+
+
+_PEAKS: IdentityMemo[StepPeak] = IdentityMemo(256)
+
+def step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None = None, gpu_count: int = 1,
+              shards: Shards = FULL_COPY) -> StepPeak:
+    """Walk one training step on one GPU (step_walk.py) and return its peak, by term, with its phase.
 
     Data parallel on n GPUs keeps a full copy of parameters, gradients and optimizer state on each
     GPU, with `training.batch_size` samples per GPU; PyTorch's DDP adds one gradient-sized bucket copy.
+    `shards` splits the model state n ways instead (ZeRO, FSDP).
     """
+    return _PEAKS.get(model, (training, None if gpu is None else gpu.architecture, gpu_count, shards),
+                      lambda: _step_peak(model, training, gpu=gpu, gpu_count=gpu_count, shards=shards))
+
+
+def _step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None, gpu_count: int,
+               shards: Shards) -> StepPeak:
+    """Compute step_peak."""
     precision = effective_precision(training.precision, gpu)
-    trainable = model.parameters - model.frozen_parameters
-    activations = round(training.batch_size * FRAMEWORK_ACTIVATION_FACTOR[training.framework]
-                        * activation_bytes_per_sample(model, precision, recompute=training.recompute,
-                                                      attention=attention_kind(training, gpu)))
-    parameters = model.parameters * WEIGHT_BYTES[precision]
-    gradient_copies = 1.0
-    if gpu_count > 1 and training.framework is Framework.PYTORCH:
-        gradient_copies += DDP_BUCKET_COPIES_PYTORCH
-    gradients = round(trainable * GRADIENT_BYTES * gradient_copies)
-    optimizer_state = trainable * OPTIMIZER_STATE_BYTES[training.optimizer]
-    tensors = activations + parameters + gradients + optimizer_state
-    return MemoryBreakdown(
-        activations_bytes=activations,
-        parameters_bytes=parameters,
-        gradients_bytes=gradients,
-        optimizer_state_bytes=optimizer_state,
+    share = recompute_share(model) if training.recompute else 1.0
+    attention = attention_kind(training, gpu)
+    peak = peak_moment(walk_step(model, training, precision=precision, gpu_count=gpu_count, shards=shards,
+                                 kept_share=share, attention=attention))
+    terms = [peak.activations, peak.parameters, peak.gradients, peak.optimizer_state]
+    profile = training.profile
+    calibrated = profile is not None and profile.tensor_memory_bytes > 0
+    if profile is not None and calibrated:
+        # A measured step (gpugauge probe) at the profile's batch: scale every term of the walk by
+        # measured / predicted there, so other batches and GPUs keep the walk's shape.
+        at = replace(training, batch_size=profile.batch_size or training.batch_size, profile=None)
+        reference = peak_moment(walk_step(model, at, precision=precision, gpu_count=gpu_count, shards=shards,
+                                          kept_share=share, attention=attention))
+        ratio = profile.tensor_memory_bytes / max(1, reference.total_bytes)
+        terms = [round(t * ratio) for t in terms]
+    tensors = sum(terms)
+    breakdown = MemoryBreakdown(
+        activations_bytes=terms[0],
+        parameters_bytes=terms[1],
+        gradients_bytes=terms[2],
+        optimizer_state_bytes=terms[3],
         framework_reserve_bytes=framework_reserve_bytes(tensors, gpu=gpu, has_conv=_has_conv(model)),
     )
+    return StepPeak(breakdown, peak.phase, calibrated)
+
+
+def estimate_memory(model: ModelStats, training: Training, *, gpu: GpuSpec | None = None,
+                    gpu_count: int = 1) -> MemoryBreakdown:
+    """Return the predicted peak memory of one training step on one GPU, by term (see step_peak)."""
+    return step_peak(model, training, gpu=gpu, gpu_count=gpu_count).breakdown
 
 
 def sharded_memory(model: ModelStats, training: Training, *, gpu: GpuSpec | None = None,
                    gpu_count: int, shard_parameters: bool = False) -> MemoryBreakdown:
     """Return the per-GPU memory with optimizer state and gradients split n ways (ZeRO-2 style).
 
-    With `shard_parameters` the weights are split too (ZeRO-3, FSDP full shard).
+    With `shard_parameters` the weights are split too (ZeRO-3, FSDP full shard). The same walk runs
+    with the split terms, so the phase that peaks may change.
     """
-    full = estimate_memory(model, training, gpu=gpu, gpu_count=1)
-    if shard_parameters:
-        full = replace(full, parameters_bytes=math.ceil(full.parameters_bytes / gpu_count))
-    gradients = math.ceil(full.gradients_bytes / gpu_count)
-    optimizer_state = math.ceil(full.optimizer_state_bytes / gpu_count)
-    tensors = full.activations_bytes + full.parameters_bytes + gradients + optimizer_state
-    return replace(full, gradients_bytes=gradients, optimizer_state_bytes=optimizer_state,
-                   framework_reserve_bytes=framework_reserve_bytes(tensors, gpu=gpu, has_conv=_has_conv(model)))
+    shards = Shards(parameters=gpu_count if shard_parameters else 1, gradients=gpu_count,
+                    optimizer_state=gpu_count)
+    return step_peak(model, training, gpu=gpu, gpu_count=gpu_count, shards=shards).breakdown
 
 
 def usable_memory_bytes(gpu: GpuSpec) -> int:

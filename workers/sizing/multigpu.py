@@ -1,8 +1,13 @@
 """Data parallel on n GPUs: ring all-reduce of the gradients over the link, overlap, framework scaling.
 
 Each GPU runs its own batch; after backward the gradients are averaged with a ring all-reduce, which
-sends 2(n-1)/n of the gradient bytes over the slowest link of the ring. Frameworks hide most of it
-behind backward (bucketed all-reduce), and domain.md §4 caps what each framework reaches in practice.
+sends 2(n-1)/n of the gradient bytes (in the gradients' dtype: fp32 under PyTorch AMP, whose
+gradients follow the fp32 weights) over the slowest link of the ring. Frameworks hide most of it
+behind backward (bucketed all-reduce, PyTorch DDP, Horovod, MirroredStrategy), which scales close to
+linearly on one machine (NVIDIA DeepLearningExamples ResNet-50: 7.3-7.7x on 8 GPUs in TensorFlow and
+PyTorch). With gradient accumulation the exchange runs once per update, after the last micro-batch's
+backward, and overlaps nothing. The 2017 survey of domain.md §4 (TensorFlow 2-3x on 4 GPUs) measured
+parameter-server training: it caps only a job that says it trains that way.
 """
 
 from __future__ import annotations
@@ -102,18 +107,27 @@ def framework_speedup_cap(framework: Framework, gpu_count: int) -> float:
 
 
 def multi_gpu_time(single_gpu_ms: float, *, backward_ms: float, gradient_bytes: int, gpu: GpuSpec,
-                   gpu_count: int, framework: Framework,
-                   inter_node_gbit_per_s: float | None = None) -> MultiGpuTime:
-    """Return one iteration's time on n GPUs, each on its own batch, from the one-GPU time."""
+                   gpu_count: int, framework: Framework, inter_node_gbit_per_s: float | None = None,
+                   update_interval: int = 1, parameter_server: bool = False) -> MultiGpuTime:
+    """Return one micro-step's time on n GPUs, each on its own batch, from the one-GPU time.
+
+    `update_interval` > 1: the exchange runs once per update, unhidden, and is spread over its
+    micro-steps. `parameter_server`: the 2017 survey's scaling caps the speed-up (domain.md §4).
+    """
     link, bandwidth = ring_link(gpu, gpu_count, inter_node_gbit_per_s=inter_node_gbit_per_s)
     full_ms = allreduce_ms(gradient_bytes, gpu_count=gpu_count, link_gb_per_s=bandwidth, link=link)
     buckets = max(1, math.ceil(gradient_bytes / ALLREDUCE_BUCKET_BYTES))
     # The last bucket starts only when backward ends, so at least its share shows; the ranks then meet
     # (DATA_PARALLEL_SYNC_MS), which no amount of backward hides.
-    exposed_ms = max(full_ms - ALLREDUCE_OVERLAP_OF_BACKWARD * backward_ms, full_ms / buckets)
-    exposed_ms += DATA_PARALLEL_SYNC_MS if gpu_count > 1 else 0.0
+    if update_interval > 1:
+        exposed_ms = full_ms / update_interval
+    else:
+        exposed_ms = max(full_ms - ALLREDUCE_OVERLAP_OF_BACKWARD * backward_ms, full_ms / buckets)
+    exposed_ms += DATA_PARALLEL_SYNC_MS / update_interval if gpu_count > 1 else 0.0
     with_exchange_ms = single_gpu_ms + exposed_ms
-    capped_ms = gpu_count * single_gpu_ms / framework_speedup_cap(framework, gpu_count)
+    capped_ms = 0.0
+    if parameter_server:
+        capped_ms = gpu_count * single_gpu_ms / framework_speedup_cap(framework, gpu_count)
     total_ms = max(with_exchange_ms, capped_ms)
     return MultiGpuTime(
         link=link, link_gb_per_s=bandwidth, allreduce_full_ms=full_ms, exposed_ms=exposed_ms,

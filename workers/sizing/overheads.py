@@ -23,6 +23,16 @@ WEIGHT_BYTES: dict[Precision, int] = {
     Precision.FP16_MIXED: 6,
     Precision.BF16_MIXED: 6,
 }
+# The step walk (step_walk.py) splits WEIGHT_BYTES in two: the fp32 weights PyTorch AMP trains (its
+# master copy, 4 B, alive all step) and the 16-bit copy autocast casts for each convolution and matrix
+# product, kept for backward and freed with the layer's other kept tensors (measured here:
+# workers/accuracy/data/step_measurements.json, bf16 rows).
+MASTER_WEIGHT_BYTES = 4
+WEIGHT_COPY_BYTES: dict[Precision, int] = {
+    Precision.FP32: 0,
+    Precision.FP16_MIXED: 2,
+    Precision.BF16_MIXED: 2,
+}
 # Gradients: 4 B, "always kept in fp32" in HF's accounting (estimation-methods.md §2).
 GRADIENT_BYTES = 4
 # Optimizer state per trainable parameter: SGD none, momentum one fp32 copy, Adam/AdamW two
@@ -32,6 +42,16 @@ OPTIMIZER_STATE_BYTES: dict[Optimizer, int] = {
     Optimizer.MOMENTUM: 4,
     Optimizer.ADAM: 8,
     Optimizer.ADAMW: 8,
+}
+# Temporaries of the optimizer step per trainable parameter, with foreach on (the CUDA default):
+# foreach Adam/AdamW allocate sqrt(exp_avg_sq) for every parameter at once (torch/optim/adam.py
+# _multi_tensor_adam), one fp32 copy; foreach SGD, with or without momentum, updates in place.
+# Measured here: Adam steps peak at weights + gradients + 2 states + 1.00 copy (step_measurements.json).
+OPTIMIZER_TEMPORARY_BYTES: dict[Optimizer, int] = {
+    Optimizer.SGD: 0,
+    Optimizer.MOMENTUM: 0,
+    Optimizer.ADAM: 4,
+    Optimizer.ADAMW: 4,
 }
 # Weights in 16 bits, for the traffic model (the copy the kernels read in mixed precision).
 COMPUTE_WEIGHT_BYTES: dict[Precision, int] = {

@@ -86,6 +86,7 @@ class PerGpu:
     # Reported runs whose fitted correction scaled this row's time (workers/sizing/reported.py).
     calibrated_by_runs: tuple[str, ...] = ()
     calibrated_by_gpus: tuple[str, ...] = ()
+    peak_phase: str = "backward"  # where the step's memory peaks: forward, backward or optimizer_step
 
 
 @dataclass(frozen=True)
@@ -134,3 +135,5 @@ class Requirements:
     calibrated_by_runs: tuple[str, ...] = ()  # the reported runs behind any per-GPU correction
     calibrated_by_gpus: tuple[str, ...] = ()
     loader_workers: int = 0  # per GPU; 0: no pre-processing to do
+    peak_phase: str = "backward"  # the phase of the step whose moment sets gpu_memory_bytes
+    memory_calibrated: bool = False  # scaled to a measured step (training.profile.tensor_memory_bytes)

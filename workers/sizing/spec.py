@@ -49,10 +49,17 @@ class Objective(StrEnum):
 
 @dataclass(frozen=True)
 class Profile:
-    """A measured time per iteration on one GPU, used to calibrate the predictions for the others."""
+    """What a run measured, used to calibrate the predictions (`gpugauge probe --spec` writes one).
 
-    gpu: str
-    iteration_ms: float
+    `gpu` and `iteration_ms`: a time per iteration on one GPU ("" and 0 when none was measured);
+    `tensor_memory_bytes`: the intrinsic peak of live tensor bytes of one step at `batch_size`
+    (0 when not measured), which holds on any GPU; the framework's reserve comes on top.
+    """
+
+    gpu: str = ""
+    iteration_ms: float = 0.0
+    tensor_memory_bytes: int = 0
+    batch_size: int = 0
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ class LayerStats:
     pattern: str = ""
     fused_saved_values: int = -1
     fused_saved_mask_bytes: int = -1
+    shared_parameters: int = 0  # weights it uses that another row counts (a tied LM head's embedding)
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,9 @@ class ModelStats:
 
     `layers` is empty for a model given as plain totals. `components` names sub-networks that
     train together (e.g. a GAN's generator and discriminator, a DQN's online and target network);
-    `frozen_parameters` counts parameters that take no gradient and no optimizer state (a DQN's
-    target network).
+    `parameters` counts the trainable weights only; `frozen_parameters` counts the others, which
+    take no gradient and no optimizer state (a DQN's target network). Weights in memory are
+    `parameters + frozen_parameters`; gradients and optimizer state follow `parameters`.
     """
 
     name: str

@@ -152,7 +152,7 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
             overhead_ms += (dispatch_ms - forward * passes) * layer_passes * count
     compute_ms *= passes
     memory_ms *= passes
-    trainable = model.parameters - model.frozen_parameters
+    trainable = model.parameters  # ModelStats.parameters already leaves frozen weights out
     optimizer_bytes = trainable * (OPTIMIZER_TRAFFIC_BYTES[training.optimizer]
                                    + MIXED_PRECISION_COPY_BYTES[precision])
     memory_ms += optimizer_bytes * ms_per_byte
@@ -195,7 +195,7 @@ def estimate_iteration_ms(model: ModelStats, training: Training, gpu: GpuSpec, *
     """
     single = single_gpu_time(model, training, gpu)
     profile = training.profile
-    if profile is not None:
+    if profile is not None and profile.gpu:
         if profile_gpu is None and profile.gpu == gpu.slug:
             profile_gpu = gpu
         if profile_gpu is not None:
@@ -208,9 +208,9 @@ def estimate_iteration_ms(model: ModelStats, training: Training, gpu: GpuSpec, *
     backward_ms = layers_ms * BACKWARD_TO_FORWARD / _passes(training)
     multi = multi_gpu_time(
         single.total_ms, backward_ms=backward_ms,
-        gradient_bytes=(model.parameters - model.frozen_parameters) * GRADIENT_BYTES,
+        gradient_bytes=model.parameters * GRADIENT_BYTES,
         gpu=gpu, gpu_count=gpu_count, framework=training.framework,
-        inter_node_gbit_per_s=inter_node_gbit_per_s,
+        inter_node_gbit_per_s=inter_node_gbit_per_s, update_interval=training.update_interval,
     )
     parts = {BOTTLENECK_COMPUTE: single.compute_ms, BOTTLENECK_MEMORY: single.memory_ms,
              BOTTLENECK_OVERHEAD: single.overhead_ms + multi.scaling_loss_ms,

@@ -200,6 +200,7 @@ def compute_model_stats(
                     repeat=repeat,
                     frozen=frozen,
                     passes=passes,
+                    shared=part.parameters if shared and not frozen else 0,
                 )
             )
             ids.append(part_id)
@@ -247,7 +248,7 @@ def count_kept_values(
 
 
 def _row(part: Part, layer_name: str, *, params: int, saved: int, repeat: int, frozen: bool,
-         passes: int = 1) -> LayerStats:
+         passes: int = 1, shared: int = 0) -> LayerStats:
     """Build one statistics row, scaled by the layer's repeat count."""
     neurons = size(part.output_shape) if part.neurons < 0 else part.neurons
     fused = -1
@@ -269,4 +270,5 @@ def _row(part: Part, layer_name: str, *, params: int, saved: int, repeat: int, f
         kernel_positions=part.kernel_positions,
         fused_saved_values=-1 if fused < 0 else fused * repeat,
         fused_saved_mask_bytes=-1 if fused_mask < 0 else fused_mask * repeat,
+        shared_parameters=shared,
     )

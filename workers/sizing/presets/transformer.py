@@ -33,7 +33,8 @@ def gpt2_layers(size: str) -> list[Layer]:
             "name": f"h{i}",
             "heads": heads,
             "norm": "pre",
-            "activation": "gelu",
+            # Hugging Face's GPT-2 (activation_function "gelu_new"): the tanh GELU as primitive ops
+            "activation": "gelu_new",
             "dropout": 0.1,
             "causal": True,
         }

@@ -1,0 +1,25 @@
+"""Small PyTorch models for the `gpugauge probe` tests (torch is imported only when a builder runs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def small_cnn() -> Any:
+    """Return a conv-BN-ReLU-pool classifier for 3x16x16 images."""
+    from torch import nn
+
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(inplace=True),
+                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 8 * 8, 10))
+
+
+def wide_mlp() -> Any:
+    """Return an MLP whose weights dwarf its activations at a small batch."""
+    from torch import nn
+
+    return nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 8))
+
+
+def not_a_model() -> int:
+    """Return something that is not a module."""
+    return 3

@@ -1,0 +1,195 @@
+"""GPU memory of one training step as an ordered walk: forward, backward in reverse, the optimizer step.
+
+What is alive changes over a step, so the peak is the largest of these moments, not a sum of terms:
+
+- always: the weights (every parameter, frozen ones included, in fp32), the optimizer's state (after
+  the first step it persists) and, under PyTorch DDP, its gradient buckets;
+- forward, layer by layer: what each layer keeps for backward accumulates, with the 16-bit copies of
+  the weights that mixed precision casts for convolutions and matrix products; the layer's output
+  exists while the next layer reads it; the model's output stays in the loop's local variable until
+  the step ends (pytorch/examples imagenet/main.py: `output = model(images)`);
+- backward, in reverse: gradients are created layer by layer (zero_grad(set_to_none=True), the
+  default since PyTorch 2.0, leaves none at the start); at each layer the gradient of its output
+  and of its input exist besides what is still kept, then the layer's kept tensors are freed;
+- optimizer step: weights, gradients, state and the update's temporaries (foreach Adam and AdamW,
+  the CUDA default, make one trainable-sized fp32 copy; foreach SGD updates in place); no activation
+  is left but the model's output.
+
+Checked against the steps measured in workers/accuracy/data/step_measurements.json
+(validation/measure/): profiler memory timeline and a storage tracker, torch 2.13.0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+
+from workers.sizing.layers.attention import Attention, kept_for_backward
+from workers.sizing.overheads import (
+    ACTIVATION_BYTES,
+    DDP_BUCKET_COPIES_PYTORCH,
+    FRAMEWORK_ACTIVATION_FACTOR,
+    GRADIENT_BYTES,
+    MASTER_WEIGHT_BYTES,
+    OPTIMIZER_STATE_BYTES,
+    OPTIMIZER_TEMPORARY_BYTES,
+    STATS_ONLY_SAVED_PER_NEURON,
+    WEIGHT_COPY_BYTES,
+)
+from workers.sizing.spec import Framework, Precision, Training
+from workers.sizing.stats import LayerKind, LayerStats, ModelStats
+
+# Layers whose weights autocast casts to 16 bits and keeps for backward (matmul and convolution).
+CAST_KINDS = frozenset({LayerKind.CONV, LayerKind.DENSE, LayerKind.RECURRENT})
+# Rows that end a layer list with the loss (layers/loss.py appends cross_entropy or mse; the LM presets
+# end in their log_softmax "loss" row): the model's output in the loop is the row before them.
+LOSS_TYPES = frozenset({"log_softmax", "softmax", "cross_entropy", "mse"})
+LOSS_ROWS_KEEPING_THE_OUTPUT = frozenset({"cross_entropy", "mse"})
+
+
+class Phase(StrEnum):
+    """The part of a training step where memory peaks."""
+
+    FORWARD = "forward"
+    BACKWARD = "backward"
+    OPTIMIZER_STEP = "optimizer_step"
+
+
+@dataclass(frozen=True)
+class Shards:
+    """How many ways each model-state term is split across GPUs (1: a full copy on each)."""
+
+    parameters: int = 1
+    gradients: int = 1
+    optimizer_state: int = 1
+
+
+FULL_COPY = Shards()
+
+
+@dataclass(frozen=True)
+class Moment:
+    """What is alive at one moment of the step, in bytes, by term."""
+
+    phase: Phase
+    activations: int
+    parameters: int
+    gradients: int
+    optimizer_state: int
+
+    @property
+    def total_bytes(self) -> int:
+        """Return the bytes alive at this moment."""
+        return self.activations + self.parameters + self.gradients + self.optimizer_state
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    return math.prod(shape) if shape else 1
+
+
+def _model_output_index(layers: tuple[LayerStats, ...]) -> int:
+    """Return the row whose output the loop holds: the last before the closing loss rows."""
+    index = len(layers) - 1
+    while index > 0 and layers[index].type in LOSS_TYPES and layers[index].name.startswith("loss"):
+        index -= 1
+    return index
+
+
+def _state(model: ModelStats, training: Training, shards: Shards, gpu_count: int) -> tuple[int, int, int, int]:
+    """Return (weights, optimizer state, optimizer temporaries, DDP buckets) bytes, alive through the step."""
+    trainable = model.parameters
+    weights = math.ceil((model.parameters + model.frozen_parameters) * MASTER_WEIGHT_BYTES / shards.parameters)
+    state = math.ceil(trainable * OPTIMIZER_STATE_BYTES[training.optimizer] / shards.optimizer_state)
+    temporaries = math.ceil(trainable * OPTIMIZER_TEMPORARY_BYTES[training.optimizer] / shards.optimizer_state)
+    buckets = 0
+    if gpu_count > 1 and training.framework is Framework.PYTORCH and shards.gradients == 1:
+        buckets = round(trainable * GRADIENT_BYTES * DDP_BUCKET_COPIES_PYTORCH)
+    return weights, state, temporaries, buckets
+
+
+def walk_step(model: ModelStats, training: Training, *, precision: Precision, gpu_count: int = 1,
+              shards: Shards = FULL_COPY, kept_share: float = 1.0,
+              attention: Attention = Attention.MATH) -> list[Moment]:
+    """Return the moments of one step in order (forward per layer, backward per layer, the step).
+
+    `kept_share` scales what layers keep (recomputation keeps a share of it); `attention` is the
+    kernel the step runs, which sets what attention rows keep (layers/attention.py).
+    """
+    weights, state, temporaries, buckets = _state(model, training, shards, gpu_count)
+    grad_total = math.ceil(model.parameters * GRADIENT_BYTES / shards.gradients)
+    if not model.layers:
+        return _stats_only_moments(model, training, precision, weights=weights, state=state,
+                                   temporaries=temporaries, buckets=buckets, grad_total=grad_total,
+                                   kept_share=kept_share)
+    batch = training.batch_size
+    value_bytes = ACTIVATION_BYTES[precision]
+    factor = FRAMEWORK_ACTIVATION_FACTOR[training.framework] * kept_share
+    mixed = precision is not Precision.FP32
+    layers = model.layers
+    # a row's output; a loss row's "output" is a scalar, its backward makes output-sized gradients
+    outputs = [(_size(row.output_shape) if row.output_shape else row.neurons) * value_bytes * batch
+               for row in layers]
+    held_index = _model_output_index(layers)
+    kept = []
+    for i, row in enumerate(layers):
+        values, mask_bytes = kept_for_backward(row, attention)
+        row_bytes = (values * value_bytes + mask_bytes) * batch * factor
+        if i > held_index and row.type in LOSS_ROWS_KEEPING_THE_OUTPUT:
+            row_bytes -= outputs[held_index]  # the loop's local holds it to the end of the step (held)
+        kept.append(max(0, round(row_bytes)))
+    copies = [math.ceil(row.parameters * WEIGHT_COPY_BYTES[precision] / shards.parameters)
+              if mixed and row.kind in CAST_KINDS else 0 for row in layers]
+    held = outputs[held_index]
+    moments: list[Moment] = []
+    alive = copied = 0
+    for i in range(len(layers)):
+        alive += kept[i]
+        copied += copies[i]
+        moments.append(Moment(Phase.FORWARD, alive + outputs[i], weights + copied, buckets, state))
+    alive += held
+    grads = 0
+    shared_pending = 0  # weights a later row (a tied head) already made the gradient of
+    for i in reversed(range(len(layers))):
+        row = layers[i]
+        shared_pending += row.shared_parameters
+        overlap = min(row.parameters, shared_pending) if row.kind is LayerKind.EMBEDDING else 0
+        shared_pending -= overlap
+        grads = min(grad_total, grads + math.ceil((row.parameters + row.shared_parameters - overlap)
+                                                  * GRADIENT_BYTES / shards.gradients))
+        # the gradient of this layer's output and of its input; in mixed precision the weights'
+        # gradient is made in 16 bits before it is cast to the fp32 gradient
+        transient = outputs[i] + (outputs[i - 1] if i else 0)
+        # an embedding whose weight a tied head already has a gradient for: its dense gradient, and
+        # in fp32 the out-of-place sum AccumulateGrad makes (measured: 2 and 1 weight-sized tensors
+        # at the end of GPT-2's backward in fp32 and bf16)
+        transient += (1 if mixed else 2) * overlap * GRADIENT_BYTES
+        if mixed and row.kind in CAST_KINDS:  # the whole layer's, before any reduce-scatter
+            transient += row.parameters * WEIGHT_COPY_BYTES[precision]
+        moments.append(Moment(Phase.BACKWARD, alive + transient, weights + copied, buckets + grads, state))
+        alive -= kept[i]
+        copied -= copies[i]
+    moments.append(Moment(Phase.OPTIMIZER_STEP, held, weights, buckets + grad_total, state + temporaries))
+    return moments
+
+
+def _stats_only_moments(model: ModelStats, training: Training, precision: Precision, *, weights: int,
+                        state: int, temporaries: int, buckets: int, grad_total: int,
+                        kept_share: float) -> list[Moment]:
+    """Return the two moments a model given as totals can tell apart.
+
+    [rule] At the end of forward every kept activation is alive and no gradient exists yet (each
+    neuron's output kept once, STATS_ONLY_SAVED_PER_NEURON); at the optimizer step every gradient,
+    the state and the update's temporaries are alive and no activation is. Backward lies between.
+    """
+    activations = round(model.neurons * STATS_ONLY_SAVED_PER_NEURON * ACTIVATION_BYTES[precision]
+                        * training.batch_size * FRAMEWORK_ACTIVATION_FACTOR[training.framework] * kept_share)
+    return [
+        Moment(Phase.FORWARD, activations, weights, buckets, state),
+        Moment(Phase.OPTIMIZER_STEP, 0, weights, buckets + grad_total, state + temporaries),
+    ]
+
+
+def peak_moment(moments: list[Moment]) -> Moment:
+    """Return the moment with the most bytes alive (the first of equals)."""
+    return max(moments, key=lambda m: m.total_bytes)
