@@ -45,8 +45,8 @@ def test_probe_spec_calibrates_the_estimate_to_the_measured_memory(tmp_path: Pat
                  "--spec", str(spec_path)])
     assert code == 0
     spec = yaml.safe_load(spec_path.read_text())
-    measured = spec["training"]["profile"]["tensor_memory_bytes"]
-    assert "gpu" not in spec["training"]["profile"]  # a CPU run's time is no GPU's profile
+    measured = spec["training"]["measured_memory"]["tensor_memory_bytes"]
+    assert "profile" not in spec["training"]  # a CPU run's time is no GPU's profile
     _, job = load_job(spec)
     gpus = gpus_by_slug()
     req = estimate_requirements(job, gpus=[gpus["t4"]], known_gpus=gpus)

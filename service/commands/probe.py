@@ -2,9 +2,9 @@
 
 Needs PyTorch (`pip install 'gpugauge[probe]'`, or your own torch). Prints the Profile phases (data
 loading, forward, loss, backward, update), the intrinsic peak of live tensor bytes and what each
-layer keeps for backward; `--spec FILE` writes a job spec whose `training.profile` carries the
-measured tensor memory (and, on a GPU named with `--gpu`, the measured iteration time), which the
-estimator then scales to every GPU.
+layer keeps for backward; `--spec FILE` writes a job spec whose `training.measured_memory` carries
+the measured tensor memory (and, on a GPU named with `--gpu`, `training.profile` the measured
+iteration time), which the estimator then scales to every GPU.
 """
 
 from __future__ import annotations
@@ -52,15 +52,17 @@ def register(subparsers: Any) -> None:
 
 
 def spec_from_probe(result: Any, *, precision: str, optimizer: str, gpu: str | None) -> dict[str, Any]:
-    """Return a job spec with the model's totals and a profile of what was measured."""
-    profile: dict[str, Any] = {"tensor_memory_bytes": result.peak_bytes, "batch_size": result.batch_size}
+    """Return a job spec with the model's totals, the measured memory and (on a named GPU) its time."""
+    training: dict[str, Any] = {
+        "batch_size": result.batch_size, "precision": precision, "optimizer": optimizer,
+        "measured_memory": {"tensor_memory_bytes": result.peak_bytes, "batch_size": result.batch_size},
+    }
     if gpu and result.device.startswith("cuda"):
-        profile = {"gpu": gpu, "iteration_ms": round(result.iteration_ms, 3), **profile}
+        training["profile"] = {"gpu": gpu, "iteration_ms": round(result.iteration_ms, 3)}
     return {
         "model": {"stats": {"neurons": max(1, result.neurons), "parameters": result.parameters,
                             "multiply_adds": result.multiply_adds}},
-        "training": {"batch_size": result.batch_size, "precision": precision, "optimizer": optimizer,
-                     "profile": profile},
+        "training": training,
     }
 
 

@@ -111,20 +111,17 @@ def _unbounded_numbers(layer: dict[str, Any]) -> dict[str, list[str]]:
 
 
 class ProfileSchema(_Strict):
-    """What a run measured: an iteration time on one GPU, and/or one step's tensor memory at a batch."""
+    """A measured iteration time on one GPU."""
 
-    gpu = fields.String(validate=validate.Length(min=1, max=64))
-    iteration_ms = StrictFloat(minimum=0.001, maximum=1e8)
-    tensor_memory_bytes = bounded_int(minimum=1, maximum=10**15)
-    batch_size = bounded_int(minimum=1, maximum=1_000_000)
+    gpu = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    iteration_ms = StrictFloat(minimum=0.001, maximum=1e8, required=True)
 
-    @validates_schema
-    def _time_or_memory(self, data: dict[str, Any], **_kwargs: Any) -> None:
-        if ("gpu" in data) != ("iteration_ms" in data):
-            field = "iteration_ms" if "gpu" in data else "gpu"
-            raise ValidationError("give gpu and iteration_ms together", field)
-        if "gpu" not in data and "tensor_memory_bytes" not in data:
-            raise ValidationError("required: gpu and iteration_ms, or tensor_memory_bytes", "gpu")
+
+class MeasuredMemorySchema(_Strict):
+    """One measured training step's tensor memory (gpugauge probe): its intrinsic peak at a batch."""
+
+    tensor_memory_bytes = bounded_int(minimum=1, maximum=10**15, required=True)
+    batch_size = bounded_int(minimum=1, maximum=1_000_000, required=True)
 
 
 DATA_PARALLEL_KINDS = ("auto", "plain", "zero1", "zero2", "zero3", "fsdp", "hybrid_shard", "parameter_server")
@@ -187,6 +184,7 @@ class TrainingSchema(_Strict):
                               validate=validate.OneOf(("pytorch", "tensorflow", "jax", "cntk")))
     eval_every_epochs = bounded_int(minimum=0, maximum=1_000_000, load_default=0)
     profile = fields.Nested(ProfileSchema)
+    measured_memory = fields.Nested(MeasuredMemorySchema)
     parallelism = fields.Nested(ParallelismSchema)
     loss = fields.String(load_default="cross_entropy", validate=validate.OneOf(("cross_entropy", "mse", "none")),
                          metadata={"description": "The loss over the model's output; none: the model computes it."})

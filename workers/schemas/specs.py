@@ -92,16 +92,16 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
     model = dict(data["model"])
     if "onnx" in model and isinstance(model["onnx"], str):
         model["onnx"] = base64.b64decode(model["onnx"])
-    profile = t.get("profile")
+    profile, measured = t.get("profile"), t.get("measured_memory")
     training = Training(
         batch_size=t["batch_size"], epochs=t["epochs"], sequence_length=t.get("sequence_length"),
         precision=Precision(t["precision"]), optimizer=Optimizer(t["optimizer"]),
         learning_rate=t.get("learning_rate"), update_interval=t["update_interval"],
         recompute=t["recompute"], framework=Framework(t["framework"]),
         eval_every_epochs=t["eval_every_epochs"],
-        profile=Profile(gpu=profile.get("gpu", ""), iteration_ms=profile.get("iteration_ms", 0.0),
-                        tensor_memory_bytes=profile.get("tensor_memory_bytes", 0),
-                        batch_size=profile.get("batch_size", t["batch_size"])) if profile else None,
+        profile=Profile(gpu=(profile or {}).get("gpu", ""), iteration_ms=(profile or {}).get("iteration_ms", 0.0),
+                        tensor_memory_bytes=(measured or {}).get("tensor_memory_bytes", 0),
+                        batch_size=(measured or {}).get("batch_size", 0)) if profile or measured else None,
         parallelism=build_parallelism(t.get("parallelism")),
         loss=Loss(t.get("loss", "cross_entropy")), attention=Attention(t.get("attention", "auto")),
         checkpoint_every_hours=t.get("checkpoint_every_hours"),

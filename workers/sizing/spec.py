@@ -49,11 +49,12 @@ class Objective(StrEnum):
 
 @dataclass(frozen=True)
 class Profile:
-    """What a run measured, used to calibrate the predictions (`gpugauge probe --spec` writes one).
+    """What a run measured, used to calibrate the predictions (`gpugauge probe --spec` writes both).
 
-    `gpu` and `iteration_ms`: a time per iteration on one GPU ("" and 0 when none was measured);
-    `tensor_memory_bytes`: the intrinsic peak of live tensor bytes of one step at `batch_size`
-    (0 when not measured), which holds on any GPU; the framework's reserve comes on top.
+    `gpu` and `iteration_ms` (`training.profile`): a time per iteration on one GPU ("" and 0 when
+    none was measured); `tensor_memory_bytes` (`training.measured_memory`): the intrinsic peak of
+    live tensor bytes of one step at `batch_size` (0 when not measured), which holds on any GPU;
+    the framework's reserve comes on top.
     """
 
     gpu: str = ""
