@@ -170,6 +170,15 @@ def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False)
         console.print("[red]No option fits within the constraints.[/]")
     if rec.purchase:
         print_purchase(rec.purchase, console=console)
+    if len(rec.scaling) > 1:
+        top = rec.options[0]
+        scaling = Table(title=f"Adding machines: {top.instance_type} with the top option's strategy")
+        for col in ("machines", "GPUs", "time", "cost", "speed-up", "efficiency"):
+            scaling.add_column(col, justify="right")
+        for p in rec.scaling:
+            scaling.add_row(str(p.nodes), str(p.total_gpus), fmt_hours(p.training_hours), fmt_usd(p.training_cost_usd),
+                            f"{p.speedup:.2f}x", f"{p.efficiency:.0%}")
+        console.print(scaling)
     for m in rec.plan:
         console.print(escape(f"plan: [{m.kind}] {m.description}"))
         for line in m.opens:
