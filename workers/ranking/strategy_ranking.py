@@ -38,6 +38,7 @@ from workers.sizing.strategies.types import DataParallel, Parallelism
 # it the doubling costs more than a third extra for the same job [rule of thumb: 1.5x for 2x].
 PAYING_SPEEDUP_PER_DOUBLING = 1.5
 MAX_NODES = 64
+_UNBOUNDED = 1 << 62  # host memory that binds nothing
 
 
 def strategies_apply(job: JobSpec, *, nothing_fits: bool) -> bool:
@@ -111,10 +112,21 @@ class _Search:
         if gpu is None:
             return None
         need = host_memory_need_bytes(self.job, self.requirements, gpu_count=m.gpu_count)
-        key = (m.gpu, m.gpu_count, nodes, m.network_gbit_per_s, m.host_memory_bytes)
+        # Host memory only binds offload: search once per GPU shape without it, and again for a
+        # machine whose host cannot hold what the fastest layout offloads.
+        network = m.network_gbit_per_s if nodes > 1 else 0.0  # one machine: its network carries nothing
+        free = (m.gpu, m.gpu_count, nodes, network, -1)
+        if free not in self.found:
+            self.found[free] = best_layout(self.job, gpu, gpus_per_node=m.gpu_count, nodes=nodes,
+                                           network_gbit_per_s=network, host_memory_bytes=_UNBOUNDED,
+                                           host_need_bytes=0, profile_gpu=self.profile_gpu)
+        best = self.found[free]
+        if best is None or need + best.memory.host_bytes_per_gpu * m.gpu_count <= m.host_memory_bytes:
+            return best
+        key = (m.gpu, m.gpu_count, nodes, network, m.host_memory_bytes - need)
         if key not in self.found:
             self.found[key] = best_layout(self.job, gpu, gpus_per_node=m.gpu_count, nodes=nodes,
-                                          network_gbit_per_s=m.network_gbit_per_s,
+                                          network_gbit_per_s=network,
                                           host_memory_bytes=m.host_memory_bytes, host_need_bytes=need,
                                           profile_gpu=self.profile_gpu)
         return self.found[key]

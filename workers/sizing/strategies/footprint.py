@@ -37,6 +37,7 @@ class LayoutMemory:
     breakdown: MemoryBreakdown
     host_bytes_per_gpu: int
     trainable_parameters: int
+    total_bytes: int  # the breakdown's sum, kept for the search's inner loop
 
 
 def parameter_counts(model: ModelStats, layout: Layout, shape: TransformerShape | None) -> ParameterCounts:
@@ -100,4 +101,4 @@ def layout_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_si
                                 gradients_bytes=states.gradients, optimizer_state_bytes=states.optimizer_state,
                                 framework_reserve_bytes=framework_reserve_bytes(tensors, gpu=gpu, has_conv=has_conv))
     return LayoutMemory(breakdown=breakdown, host_bytes_per_gpu=states.host_bytes,
-                        trainable_parameters=counts.trainable)
+                        trainable_parameters=counts.trainable, total_bytes=tensors + breakdown.framework_reserve_bytes)

@@ -139,15 +139,24 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
     links = node_links(nvlink_gb_per_s=_nvlink_of(gpu, gpus_per_node), pcie_gen=gpu.pcie_gen,
                        network_gbit_per_s=network_gbit_per_s,
                        nvlink_efficiency=NVLINK_EFFICIENCY)
+    frugal = _frugal_layout(job, gpus_per_node=gpus_per_node, nodes=nodes)
+    if frugal is not None and not fits(layout_memory(job, frugal, gpu=gpu, batch_size=1).total_bytes, gpu):
+        return None  # not even the layout that keeps least fits: no need to try the others
     best: LayoutChoice | None = None
     found = 0
     asked_adapter = job.training.parallelism.adapter is not None
+    # A kind that fits at the batch as given, without checkpointing or offload beyond what it tried
+    # first, is only slowed down by more of them: its later combinations are skipped.
+    settled: set[tuple[object, int, DataParallel]] = set()
     for complexity, layout in enumerate(candidate_layouts(job, gpus_per_node=gpus_per_node, nodes=nodes)):
         if layout.adapter is not None and not asked_adapter and best is not None:
             break  # adapters change the method: only where no full training fits
+        group = (layout.adapter, layout.tensor_parallel, layout.data_parallel)
+        if group in settled:
+            continue
         for batch, interval in _micro_batches(job.training.batch_size, job.training.update_interval):
             memory = layout_memory(job, layout, gpu=gpu, batch_size=batch)
-            if not fits(memory.breakdown.total_bytes, gpu):
+            if not fits(memory.total_bytes, gpu):
                 continue
             if host_need_bytes + memory.host_bytes_per_gpu * gpus_per_node > host_memory_bytes:
                 break  # a smaller batch does not shrink what offload puts on the host
@@ -158,8 +167,29 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
                                   time=time, complexity=complexity)
             if best is None or _faster(choice, best):
                 best = choice
+            if batch == job.training.batch_size:
+                settled.add(group)
             break  # the largest micro-batch that fits is the fastest of this layout
     return None if best is None else replace(best, considered=found)
+
+
+def _frugal_layout(job: JobSpec, *, gpus_per_node: int, nodes: int) -> Layout | None:
+    """Return the candidate that keeps the least on a GPU: every model state sharded and offloaded, full
+    checkpointing, the widest tensor parallel, the smallest adapter; None when there is no candidate."""
+    p = job.training.parallelism
+    layouts = list(candidate_layouts(job, gpus_per_node=gpus_per_node, nodes=nodes))
+    if not layouts:
+        return None
+    widest = max(layout.tensor_parallel for layout in layouts)
+    adapters = [layout.adapter for layout in layouts]
+    adapter = next((a for a in adapters if a is not None and a.kind is AdapterKind.QLORA),
+                   next((a for a in adapters if a is not None), None)) if p.adapter is None else p.adapter
+    pool = [layout for layout in layouts if layout.tensor_parallel == widest and layout.adapter == adapter]
+    rank = {DataParallel.ZERO3: 0, DataParallel.HYBRID_SHARD: 1, DataParallel.ZERO2: 2, DataParallel.ZERO1: 3}
+    return min(pool, key=lambda layout: (rank.get(layout.data_parallel, 4), -layout.offload.parameters,
+                                         -layout.offload.optimizer,
+                                         -CHECKPOINTING_ORDER.index(layout.checkpointing)
+                                         if layout.checkpointing in CHECKPOINTING_ORDER else 0))
 
 
 def _samples_per_ms(choice: LayoutChoice) -> float:
