@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import lru_cache
 from pathlib import Path
 
+from catalog.commitments import COMMITTED, committed_offers
 from catalog.freshness import oldest_price_date, prices_as_of_by_provider, undated_sources
 from catalog.gpus import load_gpus
 from catalog.payload import CatalogDataError, CatalogRows, payload_to_rows
@@ -39,7 +41,13 @@ def _bundled(directory: Path) -> CatalogRows:
 
 
 def build_catalog(rows: CatalogRows, gpus: tuple[GpuSpec, ...]) -> Catalog:
-    """Validate rows against the GPU table and wrap them as a Catalog, its price dates read from the offers."""
+    """Validate rows against the GPU table and wrap them as a Catalog, its price dates read from the offers.
+
+    Committed-use offers are derived here from the on-demand rows (catalog/commitments.py), unless the
+    rows carry some already, and are validated with the rest (a committed rate must lie below on-demand).
+    """
+    if not any(o.pricing in COMMITTED for o in rows.offers):
+        rows = dataclasses.replace(rows, offers=rows.offers + tuple(committed_offers(rows.offers)))
     validate_rows(rows, gpus=gpus)
     return Catalog(
         version=rows.version,

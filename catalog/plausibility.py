@@ -178,7 +178,28 @@ def _family(points: Sequence[PricePoint]) -> list[Finding]:
     return found
 
 
-CHECKS = (_bad_prices, _spot_vs_on_demand, _regional, _family)
+_COMMITTED = (Pricing.COMMITTED_1Y, Pricing.COMMITTED_3Y)
+
+
+def _committed_vs_on_demand(points: Sequence[PricePoint]) -> list[Finding]:
+    """A committed rate must lie above zero (see _bad_prices) and below on-demand in the same region."""
+    on_demand = {(p.provider, p.item, p.region): p for p in points if p.pricing is Pricing.ON_DEMAND}
+    found: list[Finding] = []
+    for c in points:
+        od = on_demand.get((c.provider, c.item, c.region))
+        if c.pricing not in _COMMITTED:
+            continue
+        if od is None:
+            found.append(Finding(c, "committed-not-below-on-demand",
+                                 f"{_where(c)}: no on-demand price in the same region to compare with"))
+        elif c.price_per_hour_usd >= od.price_per_hour_usd * (1 - _SAME):
+            found.append(Finding(c, "committed-not-below-on-demand",
+                                 f"{_where(c)}: committed rate not below on-demand "
+                                 f"${od.price_per_hour_usd:.4f}/h in the same region"))
+    return found
+
+
+CHECKS = (_bad_prices, _spot_vs_on_demand, _committed_vs_on_demand, _regional, _family)
 
 
 def find_implausible(points: Iterable[PricePoint]) -> list[Finding]:

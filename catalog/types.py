@@ -20,6 +20,8 @@ class Pricing(StrEnum):
     ON_DEMAND = "on_demand"
     SPOT = "spot"
     OWNED = "owned"  # on-prem: purchase price amortised into an hourly cost
+    COMMITTED_1Y = "committed_1y"  # 1-year commitment, no upfront: an hourly rate paid for every hour of the term
+    COMMITTED_3Y = "committed_3y"  # 3-year commitment, no upfront (catalog/commitments.py)
 
 
 @dataclass(frozen=True)

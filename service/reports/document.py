@@ -201,6 +201,22 @@ def ownership_section(p: Payload) -> Section | None:
     return Section("ownership", "Buy or rent (capital spending, apart from the rental totals)", lines, table)
 
 
+def yearly_section(p: Payload) -> Section | None:
+    """Return a year of the review's jobs on demand, on spot and on 1-year commitments."""
+    y = p.get("yearly")
+    if not y:
+        return None
+    rows = [("On demand", fmt_usd(y["on_demand_usd"]), f"{y['missing_on_demand_jobs']} jobs without an option"),
+            ("Spot", fmt_usd(y["spot_usd"]), f"{y['missing_spot_jobs']} jobs without an option"),
+            ("Committed (1 year)", fmt_usd(y["committed_usd"]),
+             f"{len(y['uncommitted_jobs'])} jobs at on-demand (no commitment rate)")]
+    notes = tuple(f"{m['machines']} x {m['instance_type']} in {m['region']} at {fmt_usd(m['price_per_hour_usd'])}/h "
+                  f"for 8,760 h: {fmt_usd(m['year_usd'])} (used {fmt_hours(m['machine_hours_used'])})"
+                  for m in y["committed_machines"])
+    table = Table(("Pricing", "A year of these jobs", "Not counted"), tuple(rows), numeric=frozenset({1}))
+    return Section("yearly", "A year on demand, on spot and committed", (y["basis"] + ".",), table, notes)
+
+
 def failures_section(p: Payload) -> Section | None:
     """Return the jobs that could not be reviewed and the field at fault."""
     rows = tuple((j["team"], j["name"], j["error"]["field"], j["error"]["reason"])
@@ -230,5 +246,5 @@ def build_document(p: Payload) -> Document:
         ", ".join(p["providers"])
     parts: Sequence[Section | None] = (
         summary_section(p), jobs_section(p), teams_section(p), sweeps_section(p), ownership_section(p),
-        failures_section(p), warnings_section(p))
+        yearly_section(p), failures_section(p), warnings_section(p))
     return Document(f"Budget review: {p['name']}", subtitle, tuple(s for s in parts if s is not None))

@@ -3,7 +3,8 @@
 Each machine's offers are costed together. Where the scope filters no offer out (every pricing
 kind, every region) and every region has a block storage price, the costs of a machine come from
 one list comprehension over its prices; otherwise each offer is checked in turn. Both paths cost an
-offer the same way: hourly price x hours (`Shape.cost_mult`), plus the block storage rate of its
+offer the same way: hourly price x hours (`Shape.cost_mult`; for a commitment, the term's hours:
+shapes.py), plus the block storage rate of its
 region x `Shape.block_factor` where local disk is short. A machine's kept offers stay together (a
 `Span`) as a list of floats and the existing offers: building a tuple per offer would wake the
 garbage collector over the whole catalog many times a run, and the ranking needs to look only into
@@ -15,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from catalog.types import Offer, Pricing
+from catalog.types import Offer
 from workers.ranking.scope import Scope
 from workers.ranking.shapes import Shape
 from workers.sizing.spec import Objective
@@ -109,9 +110,11 @@ def collect_candidates(shapes: Sequence[Shape], *, scope: Scope, budget_usd: flo
                        objective: Objective) -> list[Span]:
     """Return, per machine that can run the job, its offers in scope and within the budget, costed."""
     found: list[Span] = []
-    any_pricing = set(scope.pricing) >= set(Pricing)
-    unfiltered = any_pricing and not scope.regions
+    in_scope = frozenset(scope.pricing)
     for s in shapes:
+        # A machine holds the offers of one pricing kind (catalog_index): in scope, none is filtered out.
+        any_pricing = s.m.pricing in in_scope
+        unfiltered = any_pricing and not scope.regions
         if s.reject is not None:
             s.seen = any((any_pricing or o.pricing in scope.pricing)
                          and (not scope.regions or o.region in scope.regions) for o in s.m.offers)

@@ -49,7 +49,7 @@ from workers.ranking.candidates import Span, collect_candidates
 from workers.ranking.carbon import annotate_energy, apply_carbon, offer_co2e_kg, offer_energy
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.purchase import BestRental, PurchaseOption, purchase_options
-from workers.ranking.reasons import option_warnings, rejection_reason, why_line
+from workers.ranking.reasons import commitment_warnings, option_warnings, rejection_reason, why_line
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected
 from workers.ranking.scope import resolve_scope
 from workers.ranking.shapes import (
@@ -285,7 +285,8 @@ def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec,
             cpu_single_thread_score=m.cpu_score, price_per_hour_usd=price,
             training_hours=s.hours, training_cost_usd=cost if hours_known else 0.0, fits=True,
             why=why,
-            warnings=option_warnings(s, pricing=pricing.value, hours_known=hours_known, job=job),
+            warnings=commitment_warnings(pricing, price_per_hour_usd=price)
+            + option_warnings(s, pricing=pricing.value, hours_known=hours_known, job=job),
             pareto=on_front(s.time_metric, cost),
             storage_cost_usd=storage_cost,
             iteration_ms=s.iteration_ms,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from catalog.commitments import HOURS_PER_YEAR, TERM_HOURS
 from catalog.types import Catalog, Pricing
 from catalog.units import GIB
 from workers.ranking.shapes import (
@@ -58,6 +59,19 @@ def gpu_name(catalog: Catalog, slug: str) -> str:
         return catalog.gpu(slug).name
     except KeyError:
         return slug
+
+
+def commitment_warnings(pricing: Pricing, *, price_per_hour_usd: float, machines: int = 1,
+                        ) -> tuple[CodedWarning, ...]:
+    """Return the `commitment` warning of a committed option: its rate and what the whole term costs."""
+    term_hours = TERM_HOURS.get(pricing)
+    if term_hours is None:
+        return ()
+    total = price_per_hour_usd * term_hours * machines
+    return (CodedWarning("commitment", (
+        f"a {term_hours // HOURS_PER_YEAR}-year commitment at ${price_per_hour_usd:.4f}/h per machine is paid for "
+        f"every hour of the term whether used or not: ${total:,.0f} for {machines} machine(s) over "
+        f"{term_hours:,} h; the cost shown is that total, not the job's hours")),)
 
 
 def option_warnings(shape: Shape, *, pricing: str, hours_known: bool, job: JobSpec) -> tuple[CodedWarning, ...]:

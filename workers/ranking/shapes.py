@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
+from catalog.commitments import TERM_HOURS
 from catalog.types import Offer, Pricing, Provider
 from workers.ranking.catalog_index import BlockTable, CatalogIndex, Machine
 from workers.ranking.costing import (
@@ -127,6 +128,9 @@ def _judge(shape: Shape, pg: PerGpu | None, *, job: JobSpec, requirements: Requi
         shape.cost_mult = billed
         shape.checked_hours = checked
         shape.budget_scale = checked_billed / billed if billed > 0 else 1.0
+        term_hours = TERM_HOURS.get(m.pricing)
+        if term_hours is not None:  # a commitment is paid for every hour of its term, used or not
+            shape.cost_mult, shape.budget_scale = float(term_hours), 1.0
         deadline = job.constraints.deadline_hours
         if deadline is not None and checked > deadline:
             shape.reject = DEADLINE
@@ -136,6 +140,8 @@ def _judge(shape: Shape, pg: PerGpu | None, *, job: JobSpec, requirements: Requi
         seconds_per_sample = stretch / throughput if throughput > 0 else math.inf
         shape.time_metric = seconds_per_sample
         shape.cost_mult = seconds_per_sample / 3600.0
+        if m.pricing in TERM_HOURS:
+            shape.cost_mult = float(TERM_HOURS[m.pricing])
     if m.provider is not Provider.ONPREM and not local_disk_holds_data:
         shape.block_bytes = requirements.storage_max_bytes
         if hours_known:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from catalog.commitments import TERM_HOURS
 from catalog.energy import load_energy
 from catalog.types import Catalog, GpuSpec, Provider
 from workers.ranking.candidates import Span, collect_candidates
@@ -23,7 +24,7 @@ from workers.ranking.carbon import annotate_energy, apply_carbon, offer_energy
 from workers.ranking.catalog_index import CatalogIndex, Machine, catalog_index
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
 from workers.ranking.ranking import Row, pareto_test, top_rows
-from workers.ranking.reasons import gib_text, hours_text, usd_text
+from workers.ranking.reasons import commitment_warnings, gib_text, hours_text, usd_text
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected, ScalingPoint, StrategyChoice
 from workers.ranking.scope import Scope, resolve_scope
 from workers.ranking.shapes import Shape, host_memory_need_bytes, owned_machines
@@ -149,6 +150,8 @@ def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, r
     if requirements.iterations_total > 0:
         s.hours = hours
         s.time_metric, s.cost_mult = hours, hours * nodes
+        if m.pricing in TERM_HOURS:  # a commitment per machine, paid for every hour of its term
+            s.cost_mult = float(TERM_HOURS[m.pricing] * nodes)
         deadline = job.constraints.deadline_hours
         if deadline is not None and hours > deadline:
             s.reject = "deadline"
@@ -241,7 +244,8 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
             cpu_single_thread_score=m.cpu_score, price_per_hour_usd=price, training_hours=s.hours,
             training_cost_usd=cost if hours_known else 0.0, fits=True,
             why=_why(s, strategy, nodes=nodes, price=price, cost=cost, hours_known=hours_known, job=job),
-            warnings=_warnings(s, strategy, nodes=nodes, pricing=pricing.value, shapes=shapes, nodes_of=nodes_of),
+            warnings=commitment_warnings(pricing, price_per_hour_usd=price, machines=nodes)
+            + _warnings(s, strategy, nodes=nodes, pricing=pricing.value, shapes=shapes, nodes_of=nodes_of),
             pareto=on_front(s.time_metric, cost), storage_cost_usd=storage_cost, iteration_ms=s.iteration_ms,
             nodes=nodes, parallelism=strategy, energy=offer_energy(s, region) if hours_known else None,
         ))

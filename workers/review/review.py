@@ -11,7 +11,8 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from catalog.types import Catalog
+from catalog.commitments import COMMITTED
+from catalog.types import Catalog, Pricing
 from workers.ranking.recommendation import Recommendation
 from workers.review.budget import (
     DURATION_UNKNOWN,
@@ -32,6 +33,7 @@ from workers.review.ownership import BuyVsRent, ReviewUse, buy_vs_rent
 from workers.review.sweeps import compare_sweep
 from workers.review.totals import FAILED as JOB_FAILED
 from workers.review.totals import OK, BudgetStanding, JobReview, Total, budget_standing, overall_total, team_totals
+from workers.review.yearly import CommittedRates, YearlyComparison, committed_rates, job_year, yearly_comparison
 from workers.sizing.errors import SizingError
 from workers.sizing.spec import JobSpec, OnPremAssumptions
 
@@ -65,6 +67,7 @@ class ReviewResult:
     buy_vs_rent: tuple[BuyVsRent, ...]
     catalog_version: str
     prices_as_of: str
+    yearly: YearlyComparison | None = None  # a year of the jobs on demand, on spot and committed
 
 
 def scoped_job(item: ReviewItem, *, providers: tuple[str, ...]) -> JobSpec:
@@ -73,13 +76,16 @@ def scoped_job(item: ReviewItem, *, providers: tuple[str, ...]) -> JobSpec:
     Budget and deadline are left to the review, which holds them against all of a job's runs,
     not against one run as the ranking would. Buying cards is a review-wide question: with "onprem"
     among the review's providers every job is also sized on the cards on sale (for buy-vs-rent),
-    which never enter its rental plan.
+    which never enter its rental plan. Committed pricing kinds are left out of the runs' plans (a run
+    there would be costed as a whole term each); the review compares commitments for the year
+    separately (workers/review/yearly.py). A job that asks only for commitments is planned on demand.
     """
     c = item.job.constraints
     allowed = tuple(p for p in c.providers if p in providers)
     if ONPREM in providers and ONPREM not in allowed and allowed:
         allowed = (*allowed, ONPREM)
-    constraints = dataclasses.replace(c, providers=allowed, budget_usd=None, deadline_hours=None)
+    pricing = tuple(k for k in c.pricing if k not in {p.value for p in COMMITTED}) or (Pricing.ON_DEMAND.value,)
+    constraints = dataclasses.replace(c, providers=allowed, pricing=pricing, budget_usd=None, deadline_hours=None)
     return dataclasses.replace(item.job, constraints=constraints, limit=REVIEW_OPTION_LIMIT)
 
 
@@ -91,7 +97,8 @@ def failed_review(item: ReviewItem, *, field: str, reason: str) -> JobReview:
                      error_field=field, error_reason=reason)
 
 
-def review_item(item: ReviewItem, rec: Recommendation, *, review_budget_usd: float | None) -> JobReview:
+def review_item(item: ReviewItem, rec: Recommendation, *, review_budget_usd: float | None,
+                rates: CommittedRates | None = None) -> JobReview:
     """Return one job's review from its recommendation: picks, planned cost, front and sweep."""
     deadline, deadline_source = job_deadline(item)
     budget, budget_source = job_budget(item, review_budget_usd=review_budget_usd)
@@ -115,6 +122,7 @@ def review_item(item: ReviewItem, rec: Recommendation, *, review_budget_usd: flo
         sample=machine_sample(plans, limit=SAMPLE_PER_JOB),
         options_count=len(plans), sweep=item.sweep, sweep_comparison=sweep,
         gpu_memory_bytes=req.gpu_memory_bytes, warnings=req.warnings,
+        year=job_year(rec.options, runs=item.runs, rates=rates or {}),
     )
 
 
@@ -146,9 +154,10 @@ def review_jobs(review: Review, catalog: Catalog, *, indexes: range | None = Non
     recommend = recommend_fn or _default_recommend()
     jobs: list[JobReview] = []
     use: dict[str, ReviewUse] = {}
+    rates = committed_rates(catalog)
     for index in indexes if indexes is not None else range(len(review.items)):
         jobs.append(_review_one(first_index + index, review.items[index], review=review, catalog=catalog,
-                                recommend=recommend, use=use))
+                                recommend=recommend, use=use, rates=rates))
         if on_job is not None:
             on_job()
     return jobs, use
@@ -174,6 +183,7 @@ def combine_review(review: Review, catalog: Catalog, *, jobs: Sequence[JobReview
         standing=budget_standing(everything, budget_usd=review.budget_usd),
         buy_vs_rent=buy_vs_rent(catalog, providers=review.providers, assumptions=review.onprem, use=dict(use)),
         catalog_version=catalog.version, prices_as_of=catalog.prices_as_of,
+        yearly=yearly_comparison((j.name, j.year) for j in jobs),
     )
 
 
@@ -192,7 +202,7 @@ def run_review(review: Review, catalog: Catalog, *, recommend_fn: RecommendFn | 
 
 
 def _review_one(index: int, item: ReviewItem, *, review: Review, catalog: Catalog, recommend: RecommendFn,
-                use: dict[str, ReviewUse]) -> JobReview:
+                use: dict[str, ReviewUse], rates: CommittedRates) -> JobReview:
     """Review one job; a failure becomes a failed JobReview, logged, and never stops the review."""
     prefix = f"jobs[{index}]"
     job = scoped_job(item, providers=review.providers)
@@ -210,4 +220,4 @@ def _review_one(index: int, item: ReviewItem, *, review: Review, catalog: Catalo
         log.exception("review %r: job %r failed", review.name, item.name)
         return failed_review(item, field=prefix, reason="internal error while ranking this job (logged)")
     _add_use(use, item, rec)
-    return review_item(item, rec, review_budget_usd=review.budget_usd)
+    return review_item(item, rec, review_budget_usd=review.budget_usd, rates=rates)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from workers.review.budget import MISSES_DEADLINE, Pick, Plan, Sweep
 from workers.review.sweeps import SweepComparison
+from workers.review.yearly import JobYear
 from workers.sizing.requirements import CodedWarning
 
 OK, FAILED = "ok", "failed"
@@ -35,6 +36,7 @@ class JobReview:
     warnings: tuple[CodedWarning, ...] = ()
     error_field: str = ""  # FAILED: the field at fault, e.g. "jobs[3].spec.constraints.regions"
     error_reason: str = ""
+    year: JobYear | None = None  # its runs on demand, on spot and committed (workers/review/yearly.py)
 
 
 @dataclass(frozen=True)

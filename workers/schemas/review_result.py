@@ -161,6 +161,31 @@ class StandingSchema(Schema):
     used_share = fields.Float(allow_none=True)
 
 
+class CommittedMachinesSchema(Schema):
+    """Machines of one type and region on a 1-year commitment, paid for the whole year."""
+
+    provider = fields.String()
+    instance_type = fields.String()
+    region = fields.String()
+    machines = fields.Integer()
+    price_per_hour_usd = fields.Float()
+    machine_hours_used = fields.Float()
+    year_usd = fields.Float()
+
+
+class YearlyComparisonSchema(Schema):
+    """A year of the review's jobs on demand, on spot and committed (workers/review/yearly.py)."""
+
+    on_demand_usd = fields.Float()
+    spot_usd = fields.Float()
+    committed_usd = fields.Float()
+    committed_machines = fields.List(fields.Nested(CommittedMachinesSchema))
+    uncommitted_jobs = fields.List(fields.String())
+    missing_on_demand_jobs = fields.Integer()
+    missing_spot_jobs = fields.Integer()
+    basis = fields.String()
+
+
 class CloudRateSchema(Schema):
     """The cloud GPU-hour a card is held against."""
 
@@ -219,4 +244,5 @@ class ReviewResultSchema(Schema):
     teams = fields.List(fields.Nested(TotalSchema))
     jobs = fields.List(fields.Nested(JobReviewSchema))
     buy_vs_rent = fields.List(fields.Nested(BuyVsRentSchema))
+    yearly = fields.Nested(YearlyComparisonSchema, allow_none=True)
     catalog = typed_function(_catalog, CATALOG_REF)

@@ -43,7 +43,8 @@ LAYER_TYPES = tuple(sorted({*LAYER_RULES, *LAYER_ALIASES}))
 PRESET_NAMES = tuple(sorted({word for preset in PRESETS.values() for word in (preset.name, *preset.aliases)}))
 # Standard base64 with its padding, as base64.b64decode(validate=True) accepts it.
 BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
-PRICING_KINDS = ("on_demand", "spot", "owned")
+PRICING_KINDS = ("on_demand", "spot", "owned", "committed_1y", "committed_3y")
+DEFAULT_PRICING_KINDS = ("on_demand", "spot", "owned")  # commitments only when asked for
 
 
 class _Strict(Schema):
@@ -253,7 +254,8 @@ class ConstraintsSchema(_Strict):
     regions = fields.List(fields.String(validate=validate.Length(min=1, max=64)),
                           validate=validate.Length(max=64), load_default=list)
     pricing = fields.List(fields.String(validate=validate.OneOf(PRICING_KINDS)),
-                          validate=validate.Length(min=1, max=3), load_default=list(PRICING_KINDS))
+                          validate=validate.Length(min=1, max=len(PRICING_KINDS)),
+                          load_default=list(DEFAULT_PRICING_KINDS))
     max_gpus = bounded_int(minimum=1, maximum=1024, load_default=8)
     onprem = fields.Nested(OnPremSchema)
     owned_gpus = fields.List(fields.Nested(OwnedGpusSchema), validate=validate.Length(max=64), load_default=list,

@@ -1,0 +1,107 @@
+"""Committed-use pricing kinds: derived from published rates, offered only when asked, costed per term."""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from catalog.commitments import RATES, TERM_HOURS, committed_offers
+from catalog.loader import load_catalog
+from catalog.plausibility import PricePoint, find_implausible
+from catalog.types import Catalog, Offer, Pricing, Provider
+from workers.ranking.recommend import recommend
+from workers.ranking.recommendation import Recommendation
+from workers.review.budget import Review, ReviewItem
+from workers.review.review import run_review
+from workers.schemas.review_result import ReviewResultSchema
+from workers.schemas.specs import load_job
+
+RESNET = {"model": {"preset": "resnet50"}, "training": {"batch_size": 64},
+          "dataset": {"samples": 1_281_167}, "objective": "cost", "limit": 200}
+
+
+@pytest.fixture(scope="module")
+def shipped() -> Catalog:
+    return load_catalog()
+
+
+def _recommend(spec: dict[str, Any], cat: Catalog) -> Recommendation:
+    _, job = load_job(copy.deepcopy(spec))
+    return recommend(job, cat)
+
+
+def test_committed_offers_are_below_on_demand_and_carry_source_and_date_rule(shipped: Catalog) -> None:
+    on_demand = {(o.instance_type, o.region): o for o in shipped.offers if o.pricing is Pricing.ON_DEMAND}
+    committed = [o for o in shipped.offers if o.pricing in TERM_HOURS]
+    assert committed, "the shipped catalog derives committed offers for the covered GCP families"
+    for o in committed:
+        od = on_demand[(o.instance_type, o.region)]
+        assert 0 < o.price_per_hour_usd < od.price_per_hour_usd
+        assert "pricing.yml" in o.source and od.source in o.source
+        assert o.as_of is None if od.as_of is None else o.as_of <= od.as_of
+    three = {(o.instance_type, o.region): o.price_per_hour_usd for o in committed if o.pricing is Pricing.COMMITTED_3Y}
+    assert all(three[(o.instance_type, o.region)] < o.price_per_hour_usd
+               for o in committed if o.pricing is Pricing.COMMITTED_1Y)
+
+
+def test_a_dated_rate_dates_the_committed_offer_by_the_older_date() -> None:
+    od = Offer(Provider.GCP, "a3-highgpu-8g", "us-central1", Pricing.ON_DEMAND, 88.0, "page", "2026-01-01")
+    (one, three) = committed_offers([od], [r for r in RATES if r.family == "a3-highgpu-"])
+    assert one.as_of == "2025-03-06" and three.as_of == "2025-03-06"
+    assert one.price_per_hour_usd == pytest.approx(88.0 * 5601.26008308 / 8074.71249111, abs=1e-4)
+
+
+def test_plausibility_rejects_a_committed_rate_at_or_above_on_demand_or_at_zero() -> None:
+    od = PricePoint(Provider.GCP, "a2-highgpu-1g", "us-central1", Pricing.ON_DEMAND, 3.67)
+    high = PricePoint(Provider.GCP, "a2-highgpu-1g", "us-central1", Pricing.COMMITTED_1Y, 3.67)
+    zero = PricePoint(Provider.GCP, "a2-highgpu-1g", "us-central1", Pricing.COMMITTED_3Y, 0.0)
+    ok = PricePoint(Provider.GCP, "a2-highgpu-1g", "us-central1", Pricing.COMMITTED_3Y, 1.29)
+    found = {id(f.point): f.check for f in find_implausible([od, high, zero, ok])}
+    assert found == {id(high): "committed-not-below-on-demand", id(zero): "bad-price"}
+
+
+def test_a_committed_offer_appears_only_when_asked_and_costs_its_whole_term(shipped: Catalog) -> None:
+    default = _recommend(RESNET, shipped)
+    assert default.options and all(o.pricing not in TERM_HOURS for o in default.options)
+    asked = _recommend({**RESNET, "constraints": {"providers": ["gcp"], "pricing": ["committed_1y"]}}, shipped)
+    assert asked.options and all(o.pricing is Pricing.COMMITTED_1Y for o in asked.options)
+    top = asked.options[0]
+    assert top.training_hours < 8760  # the job is far shorter than the term, yet the whole term is paid
+    assert top.training_cost_usd >= top.price_per_hour_usd * 8760 * top.nodes * (1 - 1e-6)
+    codes = {w.code: w.message for w in top.warnings}
+    assert "commitment" in codes and f"{top.price_per_hour_usd * 8760:,.0f}" in codes["commitment"]
+
+
+def test_an_unknown_pricing_kind_is_422_naming_the_field(embedded_client: FlaskClient) -> None:
+    spec = {**RESNET, "constraints": {"pricing": ["reserved_5y"]}}
+    answer = embedded_client.post("/v1/estimate", json=spec)
+    assert answer.status_code == 422
+    assert "constraints" in str(answer.get_json())
+    assert "pricing" in str(answer.get_json())
+
+
+def test_a_review_prices_a_year_of_its_jobs_on_demand_on_spot_and_committed(shipped: Catalog) -> None:
+    _, spec = load_job({**RESNET, "constraints": {"providers": ["gcp"], "pricing": ["on_demand", "spot",
+                                                                                   "committed_1y"]}})
+    review = Review(name="year", providers=("gcp",), items=(
+        ReviewItem(name="nightly", team="vision", job=spec, runs=365, parallel=1),
+        ReviewItem(name="weekly", team="vision", job=spec, runs=52, parallel=1),
+    ))
+    result = run_review(review, shipped)
+    y = result.yearly
+    assert y is not None and y.on_demand_usd > 0 and y.spot_usd > 0 and y.committed_usd > 0
+    # committed options never enter the runs' plans: each run would be costed as a whole term
+    assert all(j.planned is not None and j.planned.pricing is not Pricing.COMMITTED_1Y for j in result.jobs)
+    assert y.committed_machines, "A2/A3 machines carry 1-year rates"
+    uncommitted = sum(j.year.on_demand_usd or 0.0 for j in result.jobs
+                      if j.year is not None and j.year.committed is None)
+    assert y.committed_usd == pytest.approx(sum(m.year_usd for m in y.committed_machines) + uncommitted)
+    for m in y.committed_machines:
+        assert m.machines == max(1, math.ceil(m.machine_hours_used / 8760))
+        assert m.year_usd == pytest.approx(m.machines * m.price_per_hour_usd * 8760)  # paid used or not
+    dumped = ReviewResultSchema().dump(result)
+    assert set(dumped["yearly"]) >= {"on_demand_usd", "spot_usd", "committed_usd", "basis"}
