@@ -71,8 +71,8 @@ def committed_offers(offers: Iterable[Offer], rates: Iterable[CommitmentRate] = 
                 out.append(Offer(
                     provider=o.provider, instance_type=o.instance_type, region=o.region, pricing=r.pricing,
                     price_per_hour_usd=round(o.price_per_hour_usd * r.fraction_of_on_demand, 5),
-                    source=f"on-demand {o.price_per_hour_usd:g}/h ({o.source}) x {r.fraction_of_on_demand:.4f}"
-                           f" from {r.source}",
+                    source=f"on-demand row ({o.source}) x committed/on-demand {r.fraction_of_on_demand:.4f} "
+                           f"from {r.source}",
                     as_of=_older(o.as_of, r.as_of),
                 ))
     return out

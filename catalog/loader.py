@@ -47,20 +47,25 @@ def build_catalog(rows: CatalogRows, gpus: tuple[GpuSpec, ...]) -> Catalog:
     rows carry some already, and are validated with the rest (a committed rate must lie below on-demand).
     """
     if not any(o.pricing in COMMITTED for o in rows.offers):
-        rows = dataclasses.replace(rows, offers=rows.offers + tuple(committed_offers(rows.offers)))
+        derived = tuple(committed_offers(rows.offers))
+        new_sources = tuple(dict.fromkeys(o.source for o in derived if o.source not in rows.sources))
+        rows = dataclasses.replace(rows, offers=rows.offers + derived, sources=rows.sources + new_sources)
     validate_rows(rows, gpus=gpus)
+    # The catalog's price dates are those of the pay-as-you-go rows that answers use by default; a
+    # committed offer carries its own as_of (the older of its on-demand row's and its rate's).
+    dated = tuple(o for o in rows.offers if o.pricing not in COMMITTED)
     return Catalog(
         version=rows.version,
-        prices_as_of=oldest_price_date(rows.offers),
+        prices_as_of=oldest_price_date(dated),
         sources=rows.sources,
         gpus=gpus,
         instances=rows.instances,
         offers=rows.offers,
         block_storage=rows.block_storage,
         onprem_cards=rows.onprem_cards,
-        prices_as_of_by_provider=prices_as_of_by_provider(rows.offers),
+        prices_as_of_by_provider=prices_as_of_by_provider(dated),
         excluded=rows.excluded,
-        undated_sources=undated_sources(rows.offers),
+        undated_sources=undated_sources(dated),
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, fields, validate
 
+from catalog.commitments import COMMITTED
 from catalog.providers import PROVIDER_NAMES
 from catalog.types import Catalog, GpuSpec, InstanceType, Offer
 from workers.schemas.fields import typed_function
@@ -163,7 +164,7 @@ def list_instances(catalog: Catalog, *, provider: str | None = None, region: str
     prices: dict[tuple[str, str], list[Offer]] = {}
     for offer in catalog.offers:
         if ((region is None or offer.region == region)
-                and (pricing is None or offer.pricing.value == pricing)
+                and (offer.pricing not in COMMITTED if pricing is None else offer.pricing.value == pricing)
                 and (max_price_per_hour_usd is None or offer.price_per_hour_usd <= max_price_per_hour_usd)):
             prices.setdefault((offer.provider.value, offer.instance_type), []).append(offer)
     rows = []

@@ -105,3 +105,11 @@ def test_a_review_prices_a_year_of_its_jobs_on_demand_on_spot_and_committed(ship
         assert m.year_usd == pytest.approx(m.machines * m.price_per_hour_usd * 8760)  # paid used or not
     dumped = ReviewResultSchema().dump(result)
     assert set(dumped["yearly"]) >= {"on_demand_usd", "spot_usd", "committed_usd", "basis"}
+
+
+def test_the_catalog_listing_shows_committed_prices_only_when_asked(embedded_client: FlaskClient) -> None:
+    plain = embedded_client.get("/v1/catalog/instances?provider=gcp&limit=1000").get_json()
+    assert all(p["pricing"] in ("on_demand", "spot") for i in plain["instances"] for p in i["prices"])
+    asked = embedded_client.get("/v1/catalog/instances?pricing=committed_3y&limit=1000").get_json()
+    assert asked["instances"] and all(p["pricing"] == "committed_3y" for i in asked["instances"] for p in i["prices"])
+    assert {i["instance_type"].rsplit("-", 1)[0] for i in asked["instances"]} == {"a2-highgpu", "a3-highgpu"}
