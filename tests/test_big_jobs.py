@@ -154,8 +154,10 @@ def test_several_machines_multiply_the_price_and_stay_within_max_gpus(shipped: C
     for o in rec.options:
         assert o.parallelism is not None
         assert o.gpu_count * o.nodes <= 32
-        assert o.training_cost_usd == pytest.approx(o.price_per_hour_usd * o.nodes * o.training_hours
+        # Each machine bills the whole run (start-up, staging, checkpoints included), as a plain option does.
+        assert o.training_cost_usd == pytest.approx(o.price_per_hour_usd * o.nodes * o.billed_hours
                                                     + o.storage_cost_usd, rel=1e-6)
+        assert o.start_up is not None and o.billed_hours > o.compute_hours
     assert any(o.nodes > 1 for o in rec.options)
 
 

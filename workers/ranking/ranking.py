@@ -42,6 +42,7 @@ import math
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from catalog.energy import EnergyTable, load_energy
 from catalog.types import Catalog, Pricing, Provider
@@ -275,9 +276,6 @@ def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec,
                        storage_cost_usd=storage_cost, hours_known=hours_known, job=job, balanced_score=score)
         if energy is not None and (job.objective is Objective.CARBON or job.constraints.max_co2e_kg is not None):
             why = f"{energy.co2e_kg:,.1f} kg CO2e ({energy.energy_kwh:,.0f} kWh); {why}"
-        plan = s.plan
-        spot = plan.spot if plan is not None else None
-        scale = s.budget_scale
         options.append(RankedOption(
             rank=rank, provider=m.provider_name, instance_type=m.instance_type, region=region,
             pricing=pricing, gpu=m.gpu, gpu_count=m.gpu_count, gpu_memory_bytes=m.card_memory_bytes,
@@ -291,21 +289,30 @@ def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec,
             storage_cost_usd=storage_cost,
             iteration_ms=s.iteration_ms,
             energy=energy,
-            compute_hours=plan.training_hours if plan is not None else 0.0,
-            billed_hours=plan.billed_hours if plan is not None else 0.0,
-            start_up=plan.start_up if plan is not None else None,
-            checkpoints=plan.checkpoints if plan is not None else None,
             loader_workers=s.workers if job.dataset.preprocess_ms_per_sample > 0 else 0,
-            percentile=spot.percentile if spot is not None else 0.0,
-            percentile_hours=spot.percentile_hours if spot is not None else 0.0,
-            percentile_cost_usd=cost * scale if spot is not None and hours_known else 0.0,
-            expected_interruptions=spot.expected_interruptions if spot is not None else 0.0,
-            mtbi_hours=spot.mtbi_hours if spot is not None else 0.0,
-            interruption_source=(f"{plan.rate.source}, as of {plan.rate.as_of}"
-                                 if plan is not None and plan.rate is not None else ""),
             owned=pricing is Pricing.OWNED,
+            **run_fields(s, cost=cost, hours_known=hours_known),
         ))
     return tuple(options)
+
+
+def run_fields(s: Shape, *, cost: float, hours_known: bool) -> dict[str, Any]:
+    """Return an option's run figures (start-up, checkpoints, billing, spot risk) from its shape's plan."""
+    plan = s.plan
+    spot = plan.spot if plan is not None else None
+    return {
+        "compute_hours": plan.training_hours if plan is not None else 0.0,
+        "billed_hours": plan.billed_hours if plan is not None else 0.0,
+        "start_up": plan.start_up if plan is not None else None,
+        "checkpoints": plan.checkpoints if plan is not None else None,
+        "percentile": spot.percentile if spot is not None else 0.0,
+        "percentile_hours": spot.percentile_hours if spot is not None else 0.0,
+        "percentile_cost_usd": cost * s.budget_scale if spot is not None and hours_known else 0.0,
+        "expected_interruptions": spot.expected_interruptions if spot is not None else 0.0,
+        "mtbi_hours": spot.mtbi_hours if spot is not None else 0.0,
+        "interruption_source": (f"{plan.rate.source}, as of {plan.rate.as_of}"
+                                if plan is not None and plan.rate is not None else ""),
+    }
 
 
 def _rejected(shapes: list[Shape], *, job: JobSpec, requirements: Requirements,

@@ -113,27 +113,10 @@ def _judge(shape: Shape, pg: PerGpu | None, *, job: JobSpec, requirements: Requi
     shape.iteration_ms = ms
     local_disk_holds_data = m.storage_bytes >= requirements.storage_min_bytes
     if hours_known:
-        on_own_disk = local_disk_holds_data or m.provider is Provider.ONPREM
-        parts = shape.parts = planner.parts(provider=m.provider, family=m.family, pricing=m.pricing,
-                                            network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=on_own_disk)
-        shape.training_hours = hours = pg.training_hours * stretch
-        shape.spot_percentile = planner.percentile
-        wall, billed, checked, checked_billed, run, refused = run_figures(
-            parts, training_hours=hours, provider=m.provider, percentile=planner.percentile)
-        if refused:
-            shape.reject = SPOT_RESTARTS
-            return
-        shape.is_spot_run = run is not None
-        shape.hours = shape.time_metric = wall
-        shape.cost_mult = billed
-        shape.checked_hours = checked
-        shape.budget_scale = checked_billed / billed if billed > 0 else 1.0
-        term_hours = TERM_HOURS.get(m.pricing)
-        if term_hours is not None:  # a commitment is paid for every hour of its term, used or not
-            shape.cost_mult, shape.budget_scale = float(term_hours), 1.0
-        deadline = job.constraints.deadline_hours
-        if deadline is not None and checked > deadline:
-            shape.reject = DEADLINE
+        reject = plan_shape_run(shape, training_hours=pg.training_hours * stretch, job=job, planner=planner,
+                                local_disk_holds_data=local_disk_holds_data)
+        if reject:
+            shape.reject = reject
             return
     else:
         throughput = pg.throughput_samples_per_s
@@ -147,6 +130,38 @@ def _judge(shape: Shape, pg: PerGpu | None, *, job: JobSpec, requirements: Requi
         if hours_known:
             shape.block_factor = shape.block_bytes / BYTES_PER_BILLED_GB * shape.hours / HOURS_PER_MONTH
         shape.block_prices, shape.block_fallback = block_table.get(m.provider, ({}, None))
+
+
+def plan_shape_run(shape: Shape, *, training_hours: float, job: JobSpec, planner: RunPlanner,
+                   local_disk_holds_data: bool, machines: int = 1) -> str | None:
+    """Fill in a shape's whole run (start-up, staging, checkpoints, billing, spot restarts) on its machines.
+
+    The one place a shape's wall time, billed hours and deadline check come from, for the plain
+    ranking and the strategy ranking alike; `machines` instances of the shape each bill the run.
+    Return the rejection kind, or None when the run is fine.
+    """
+    m = shape.m
+    on_own_disk = local_disk_holds_data or m.provider is Provider.ONPREM
+    parts = shape.parts = planner.parts(provider=m.provider, family=m.family, pricing=m.pricing,
+                                        network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=on_own_disk)
+    shape.training_hours = training_hours
+    shape.spot_percentile = planner.percentile
+    wall, billed, checked, checked_billed, run, refused = run_figures(
+        parts, training_hours=training_hours, provider=m.provider, percentile=planner.percentile)
+    if refused:
+        return SPOT_RESTARTS
+    shape.is_spot_run = run is not None
+    shape.hours = shape.time_metric = wall
+    shape.cost_mult = billed * machines
+    shape.checked_hours = checked
+    shape.budget_scale = checked_billed / billed if billed > 0 else 1.0
+    term_hours = TERM_HOURS.get(m.pricing)
+    if term_hours is not None:  # a commitment is paid for every hour of its term, used or not, per machine
+        shape.cost_mult, shape.budget_scale = float(term_hours * machines), 1.0
+    deadline = job.constraints.deadline_hours
+    if deadline is not None and checked > deadline:
+        return DEADLINE
+    return None
 
 
 def host_memory_need_bytes(job: JobSpec, requirements: Requirements, *, gpu_count: int) -> int:

@@ -16,18 +16,18 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from catalog.commitments import TERM_HOURS
 from catalog.energy import load_energy
 from catalog.types import Catalog, GpuSpec, Provider
 from workers.ranking.candidates import Span, collect_candidates
 from workers.ranking.carbon import annotate_energy, apply_carbon, offer_energy
 from workers.ranking.catalog_index import CatalogIndex, Machine, catalog_index
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
-from workers.ranking.ranking import Row, pareto_test, top_rows
+from workers.ranking.ranking import Row, pareto_test, run_fields, top_rows
 from workers.ranking.reasons import commitment_warnings, gib_text, hours_text, usd_text
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected, ScalingPoint, StrategyChoice
+from workers.ranking.runplan import RunPlanner
 from workers.ranking.scope import Scope, resolve_scope
-from workers.ranking.shapes import Shape, host_memory_need_bytes, owned_machines
+from workers.ranking.shapes import Shape, host_memory_need_bytes, owned_machines, plan_shape_run
 from workers.sizing.multigpu import MAX_GPUS_PER_NODE
 from workers.sizing.requirements import Bottleneck, CodedWarning, PerGpu, Requirements
 from workers.sizing.schedule import training_hours
@@ -134,7 +134,7 @@ class _Search:
 
 
 def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, requirements: Requirements,
-           index: CatalogIndex) -> Shape:
+           index: CatalogIndex, planner: RunPlanner) -> Shape:
     """Return a shape for n machines running the choice: time, cost multiplier, storage, deadline."""
     s = Shape(m, idx)
     dp = c.layout.data_parallel_degree
@@ -148,13 +148,9 @@ def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, r
     s.iteration_ms = c.time.iteration_ms
     s.host_memory_needed_bytes = host_memory_need_bytes(job, requirements, gpu_count=m.gpu_count)
     if requirements.iterations_total > 0:
-        s.hours = hours
-        s.time_metric, s.cost_mult = hours, hours * nodes
-        if m.pricing in TERM_HOURS:  # a commitment per machine, paid for every hour of its term
-            s.cost_mult = float(TERM_HOURS[m.pricing] * nodes)
-        deadline = job.constraints.deadline_hours
-        if deadline is not None and hours > deadline:
-            s.reject = "deadline"
+        # The same run as a plain option's: start-up, staging, checkpoints, billing, spot restarts.
+        s.reject = plan_shape_run(s, training_hours=hours, job=job, planner=planner, machines=nodes,
+                                  local_disk_holds_data=m.storage_bytes >= requirements.storage_min_bytes)
     else:
         per_sample_s = 1.0 / s.per_gpu.throughput_samples_per_s
         s.time_metric, s.cost_mult = per_sample_s, per_sample_s / 3600.0 * nodes
@@ -183,6 +179,7 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
     scope = resolve_scope(job.constraints, catalog)
     index = catalog_index(catalog)
     search = _Search(job, requirements, {g.slug: g for g in catalog.gpus}, profile_gpu)
+    planner = RunPlanner(job)
     shapes: list[Shape] = []
     nodes_of: list[int] = []
     choices: list[LayoutChoice] = []
@@ -194,7 +191,8 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
             if c is None:
                 continue
             fitted = True
-            shapes.append(_shape(m, len(shapes), nodes, c, job=job, requirements=requirements, index=index))
+            shapes.append(_shape(m, len(shapes), nodes, c, job=job, requirements=requirements, index=index,
+                                 planner=planner))
             nodes_of.append(nodes)
             choices.append(c)
         if not fitted:
@@ -248,6 +246,7 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
             + _warnings(s, strategy, nodes=nodes, pricing=pricing.value, shapes=shapes, nodes_of=nodes_of),
             pareto=on_front(s.time_metric, cost), storage_cost_usd=storage_cost, iteration_ms=s.iteration_ms,
             nodes=nodes, parallelism=strategy, energy=offer_energy(s, region) if hours_known else None,
+            **run_fields(s, cost=cost, hours_known=hours_known),
         ))
     return tuple(options)
 
