@@ -70,13 +70,11 @@ def test_lora_on_llama_7b_fits_a_single_24_to_48gb_card_at_about_the_cheapest_co
     top = rec.options[0]
     assert top.parallelism is not None and top.parallelism.adapter == "lora"
     assert top.parallelism.data_parallel == "plain"  # a 16 GB base needs no sharding
-    # The cheapest single card is a 24-48 GB one. On the shipped prices an 8 x B200 machine is cheaper
-    # still (it finishes 40 times sooner at 36 times the hourly price): the single card is asked to
-    # fit and to cost at most twice the cheapest option.
-    single = [o for o in rec.options if o.gpu_count * o.nodes == 1]
-    assert single
-    assert 24 * GIB <= single[0].gpu_memory_bytes <= 48 * GIB
-    assert single[0].training_cost_usd <= 2.0 * top.training_cost_usd
+    # The cheapest option is one 24-48 GB card: an 8 x B200 machine finishes 40 times sooner at 36
+    # times the hourly price, but its boot, environment and staging are billed too (runplan.py).
+    assert top.gpu_count * top.nodes == 1
+    assert 24 * GIB <= top.gpu_memory_bytes <= 48 * GIB
+    assert top.start_up is not None and top.billed_hours > 0
 
 
 def test_qlora_on_llama_7b_gets_a_single_card_and_fits_a_16_to_24gb_one(shipped: Catalog) -> None:
