@@ -288,7 +288,8 @@ class RejectedSchema(Schema):
     gpu_count = fields.Integer()
 
 
-def _catalog(rec: Any) -> dict[str, str]:
+def catalog_stamp(rec: Any) -> dict[str, str]:
+    """Return the contract's `catalog` object of an answer: the catalog version and how old its prices are."""
     return {"version": rec.catalog_version, "prices_as_of": rec.prices_as_of}
 
 
@@ -298,7 +299,7 @@ class RecommendationSchema(Schema):
     requirements = fields.Nested(RequirementsSchema)
     options = fields.List(fields.Nested(OptionSchema))
     rejected = fields.List(fields.Nested(RejectedSchema))
-    catalog = typed_function(_catalog, CATALOG_REF)
+    catalog = typed_function(catalog_stamp, CATALOG_REF)
     plan = fields.List(fields.Nested(MitigationSchema))
     scaling = fields.List(fields.Nested(ScalingPointSchema))
     purchase = fields.List(fields.Nested(PurchaseSchema))

@@ -9,7 +9,7 @@ from marshmallow import Schema, fields, post_dump
 from workers.review.budget import SweepKind
 from workers.review.words import advice_message, pick_message
 from workers.schemas.fields import CATALOG_REF, enum_values, typed_function
-from workers.schemas.results import WarningSchema
+from workers.schemas.results import WarningSchema, catalog_stamp
 
 
 class PlanSchema(Schema):
@@ -228,10 +228,6 @@ class OnPremAssumptionsSchema(Schema):
     host_price_usd = fields.Float()
 
 
-def _catalog(result: Any) -> dict[str, str]:
-    return {"version": result.catalog_version, "prices_as_of": result.prices_as_of}
-
-
 class ReviewResultSchema(Schema):
     """A whole budget review (the JSON format of `POST /v1/reports` and `gpugauge report`)."""
 
@@ -245,4 +241,4 @@ class ReviewResultSchema(Schema):
     jobs = fields.List(fields.Nested(JobReviewSchema))
     buy_vs_rent = fields.List(fields.Nested(BuyVsRentSchema))
     yearly = fields.Nested(YearlyComparisonSchema, allow_none=True)
-    catalog = typed_function(_catalog, CATALOG_REF)
+    catalog = typed_function(catalog_stamp, CATALOG_REF)
