@@ -139,3 +139,26 @@ def test_bad_input_is_a_422_naming_the_field(embedded_client: FlaskClient, chang
     body = answer.get_json()
     assert answer.status_code == 422 and answer.mimetype == "application/problem+json"
     assert field in body["errors"], body
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_options_on_several_machines_show_n_x_instance_and_the_price_of_all_n(width: int) -> None:
+    spec = {"model": {"preset": "gpt2"}, "training": {"batch_size": 8, "sequence_length": 1024,
+                                                      "precision": "bf16-mixed", "optimizer": "adamw"},
+            "dataset": {"samples": 400_000}, "objective": "time", "limit": 12,
+            "constraints": {"providers": ["aws"], "pricing": ["on_demand"], "max_gpus": 32}}
+    _, job = load_job(spec)
+    rec = recommend(job, load_catalog())
+    several = [o for o in rec.options if o.nodes > 1]
+    assert several, "the fastest options of a 32-GPU budget span machines"
+    console = Console(width=width, record=True, color_system=None)
+    console.print(options_table(rec, width=width, wide=False))
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width and "…" not in text
+    for o in several:
+        assert f"{o.nodes} x {o.instance_type}" in text
+        assert f"{o.price_per_hour_usd * o.nodes:,.2f}" in text
+        assert f"{o.gpu_count * o.nodes}x {o.gpu}" in text
+    one = next((o for o in rec.options if o.nodes == 1), None)
+    if one is not None:
+        assert f"1 x {one.instance_type}" not in text

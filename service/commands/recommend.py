@@ -104,26 +104,34 @@ def _table(rec: Recommendation, *, one_line: bool, wide: bool) -> Table:
     return _build(rec, headers, rows, wide=wide)
 
 
-_NUMERIC = frozenset({"#", "$/h", "time", "cost", "kg CO2e"})
+_NUMERIC = frozenset({"#", "$/h", "$/h all", "time", "cost", "kg CO2e"})
 
 
 def _cells(rec: Recommendation, *, one_line: bool) -> tuple[list[str], list[list[str]]]:
-    """Return the column headers and each option's cells as text."""
+    """Return the column headers and each option's cells as text.
+
+    An option on several machines shows as "n x instance", its GPUs as all n machines' and its
+    hourly price as all n machines' (the header says so when any option spans machines).
+    """
+    several = any(o.nodes > 1 for o in rec.options)
     if one_line:
-        headers = ["#", "provider", "instance", "region", "pricing", "GPUs", "$/h", "time", "cost", "kg CO2e"]
+        headers = ["#", "provider", "n x instance" if several else "instance", "region", "pricing", "GPUs",
+                   "$/h all" if several else "$/h", "time", "cost", "kg CO2e"]
     else:
-        headers = ["#", "machine", "time", "cost"]
+        headers = ["#", "n x machine" if several else "machine", "time", "cost"]
     rows = []
     for o in rec.options:
         rank = f"{o.rank}{'*' if o.pareto else ''}"
-        gpus = f"{o.gpu_count}x {o.gpu}"
+        machines = f"{o.nodes} x {o.instance_type}" if o.nodes > 1 else o.instance_type
+        gpus = f"{o.gpu_count * o.nodes}x {o.gpu}"
         time, cost = _time(o).replace(" (", "\n("), _cost(o).replace(" (", "\n(")
         if one_line:
-            rows.append([rank, o.provider, o.instance_type, o.region, o.pricing, gpus,
-                         f"{o.price_per_hour_usd:.2f}", time, cost,
+            rows.append([rank, o.provider, machines, o.region, o.pricing, gpus,
+                         f"{o.price_per_hour_usd * o.nodes:.2f}", time, cost,
                          f"{o.energy.co2e_kg:,.1f}" if o.energy else "-"])
         else:
-            rows.append([rank, f"{o.provider} {o.instance_type}\n{o.region}, {o.pricing}, {gpus}", time, cost])
+            hourly = f", ${o.price_per_hour_usd * o.nodes:,.2f}/h" if o.nodes > 1 else ""
+            rows.append([rank, f"{o.provider} {machines}\n{o.region}, {o.pricing}, {gpus}{hourly}", time, cost])
     return headers, rows
 
 

@@ -32,6 +32,7 @@ from workers.sizing.multigpu import MAX_GPUS_PER_NODE
 from workers.sizing.requirements import Bottleneck, CodedWarning, PerGpu, Requirements
 from workers.sizing.schedule import training_hours
 from workers.sizing.spec import JobSpec, Objective
+from workers.sizing.strategies.named import names_strategy
 from workers.sizing.strategies.search import LayoutChoice, best_layout
 from workers.sizing.strategies.types import DataParallel, Parallelism
 
@@ -214,9 +215,23 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
                               f"sharded with full checkpointing, offload and micro-batch 1 the job exceeds its memory")
                      for (provider, _, gpu), ms in sorted(unfit.items()))
     top = options[0] if options else None
+    if top is not None and names_strategy(job):
+        requirements = _named_requirements(requirements, choices[rows[0][-1]], top)
     return Recommendation(requirements=requirements, options=options, rejected=rejected,
                           catalog_version=catalog.version, prices_as_of=catalog.prices_as_of,
                           scaling=_scaling(top, shapes, nodes_of, choices, spans_cost=_cheapest_costs(spans)))
+
+
+def _named_requirements(requirements: Requirements, c: LayoutChoice, top: RankedOption) -> Requirements:
+    """Return the requirements with the memory of the strategy the spec names, as the top option runs it.
+
+    Plain data parallel would be the wrong figure for a job that names sharding, adapters or offload;
+    the top option follows every field the spec names and fills its `auto` ones.
+    """
+    offload_host = c.memory.host_bytes_per_gpu * c.layout.gpus_per_node
+    return replace(requirements, gpu_memory_bytes=c.memory.breakdown.total_bytes,
+                   gpu_memory_breakdown=c.memory.breakdown, peak_phase=c.memory.peak_phase,
+                   memory_calibrated=False, host_memory_bytes=requirements.host_memory_bytes + offload_host)
 
 
 def _cheapest_costs(spans: list[Span]) -> dict[int, float]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from catalog.types import GpuSpec
 from workers.sizing.advice import cpu_warning, gpu_warnings, memory_warnings, merge_warnings, model_warnings
@@ -27,6 +28,7 @@ from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_requi
 from workers.sizing.requirements import CodedWarning, Mitigation, PerGpu, Requirements
 from workers.sizing.schedule import iterations_per_epoch, iterations_total, training_hours
 from workers.sizing.spec import JobSpec
+from workers.sizing.strategies.named import as_iteration_time, estimate_named, named_layout
 from workers.sizing.timing import IterationTime, estimate_iteration_ms, training_flops
 
 REFERENCE_GPU = "t4"
@@ -75,23 +77,32 @@ def profile_gpu(job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> GpuSpec | No
 
 def _on_gpu(job: JobSpec, gpu: GpuSpec, *, gpu_count: int, reference: GpuSpec | None,
             inter_node_gbit_per_s: float | None) -> tuple[PerGpu, IterationTime]:
-    """Return the PerGpu row and the iteration time behind it."""
+    """Return the PerGpu row and the iteration time behind it (the spec's named strategy, if it names one)."""
     training = job.training
-    peak = step_peak(job.model, training, gpu=gpu, gpu_count=gpu_count)
-    memory = peak.breakdown.total_bytes
     time = estimate_iteration_ms(job.model, training, gpu, gpu_count=gpu_count, profile_gpu=reference,
                                  inter_node_gbit_per_s=inter_node_gbit_per_s)
+    layout = named_layout(job, gpu_count=gpu_count)
+    if layout is None:
+        peak = step_peak(job.model, training, gpu=gpu, gpu_count=gpu_count)
+        memory, phase, replicas = peak.breakdown.total_bytes, peak.phase.value, gpu_count
+        samples = training.batch_size * gpu_count
+    else:
+        named = estimate_named(job, layout, gpu=gpu, profile_gpu=reference)
+        assert named.time is not None  # timed on this GPU
+        memory, phase, replicas = named.memory.total_bytes, named.memory.peak_phase, layout.data_parallel_degree
+        samples = named.time.samples_per_iteration
+        time = as_iteration_time(named.time, time, batch_size=training.batch_size)
     hours = training_hours(job.dataset, training, iteration_ms=time.total_ms, forward_ms=time.forward_ms,
-                           gpu_count=gpu_count)
+                           gpu_count=replicas)
     row = PerGpu(
         gpu=gpu.slug, gpu_count=gpu_count, fits=fits(memory, gpu), gpu_memory_bytes=memory,
         iteration_ms=time.total_ms,
-        throughput_samples_per_s=training.batch_size * gpu_count * 1000.0 / time.total_ms,
+        throughput_samples_per_s=samples * 1000.0 / time.total_ms,
         training_hours=hours, speedup_vs_one_gpu=time.speedup_vs_one_gpu, calibrated=time.calibrated,
         bottleneck=time.bottleneck, compute_ms=time.compute_ms, memory_ms=time.memory_ms,
         cpu_single_thread_score=loader_need(job.dataset, batch_size=training.batch_size,
                                             iteration_ms=time.total_ms).score,
-        peak_phase=peak.phase.value,
+        peak_phase=phase,
     )
     return row, time
 
@@ -146,10 +157,17 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
     reference = profile_gpu(job, known_gpus)
     model, training = job.model, job.training
     peak = step_peak(model, training, gpu=None, gpu_count=gpu_count)
-    memory = peak.breakdown
+    memory, phase, calibrated = peak.breakdown, peak.phase.value, peak.calibrated
     baseline = baseline_formula_bytes(model, training.batch_size)
     sharded = sharded_memory(model, training, gpu_count=gpu_count) if gpu_count > 1 else None
     needs = machine_needs(job.dataset, gpu_count=gpu_count)
+    layout = named_layout(job, gpu_count=gpu_count)
+    replicas = gpu_count
+    if layout is not None:  # the strategy the spec names, sized as given
+        named = estimate_named(job, layout, gpu=None).memory
+        memory, phase, calibrated, sharded = named.breakdown, named.peak_phase, False, None
+        replicas = layout.data_parallel_degree
+        needs = replace(needs, host_memory_bytes=needs.host_memory_bytes + named.host_bytes_per_gpu * gpu_count)
     warnings: list[tuple[str, CodedWarning]] = [
         ("", w) for w in (*memory_warnings(job, memory=memory, baseline_bytes=baseline, gpu_count=gpu_count,
                                            sharded=sharded), *model_warnings(job, gpu_count=gpu_count))]
@@ -188,11 +206,11 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
         loader_workers=workers,
         flops_per_iteration=training_flops(model, training),
         iterations_per_epoch=iterations_per_epoch(job.dataset.samples, batch_size=training.batch_size,
-                                                  gpu_count=gpu_count),
-        iterations_total=iterations_total(job.dataset.samples, training, gpu_count=gpu_count),
+                                                  gpu_count=replicas),
+        iterations_total=iterations_total(job.dataset.samples, training, gpu_count=replicas),
         per_gpu=tuple(per_gpu),
         warnings=tuple(merge_warnings(warnings)),
         mitigations=tuple(mitigations),
-        peak_phase=peak.phase.value,
-        memory_calibrated=peak.calibrated,
+        peak_phase=phase,
+        memory_calibrated=calibrated,
     )

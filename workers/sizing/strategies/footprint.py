@@ -38,6 +38,7 @@ class LayoutMemory:
     host_bytes_per_gpu: int
     trainable_parameters: int
     total_bytes: int  # the breakdown's sum, kept for the search's inner loop
+    peak_phase: str = "backward"  # where the step peaks: forward, backward or optimizer_step
 
 
 def parameter_counts(model: ModelStats, layout: Layout, shape: TransformerShape | None) -> ParameterCounts:

@@ -1,0 +1,96 @@
+"""The strategy a spec names, sized as given: POST /v1/estimate, `gpugauge estimate` and the requirements.
+
+The ranking searches strategies (search.py); an estimate sizes the one the spec names on the GPUs
+asked for, with `auto` fields resolved to their simplest value: plain data parallel, no tensor
+parallel or pipeline, no checkpointing (full where the legacy `training.recompute` asks for it).
+A spec that names nothing (the default `training.parallelism`) keeps the plain sizing core.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from catalog.types import GpuSpec
+from workers.sizing.efficiency import NVLINK_EFFICIENCY
+from workers.sizing.errors import SpecError
+from workers.sizing.multigpu import NVLINK_PAIRS_ONLY
+from workers.sizing.spec import JobSpec
+from workers.sizing.strategies.collectives import node_links
+from workers.sizing.strategies.footprint import LayoutMemory, layout_memory
+from workers.sizing.strategies.parallelism import Layout
+from workers.sizing.strategies.steptime import LayoutTime, layout_time
+from workers.sizing.strategies.types import Checkpointing, DataParallel, Parallelism
+from workers.sizing.timing import IterationTime
+
+_NOTHING_NAMED = (Parallelism(), Parallelism(allow_adapters=True))
+
+
+def names_strategy(job: JobSpec) -> bool:
+    """Return whether the spec names a strategy (anything but the default `training.parallelism`)."""
+    return job.training.parallelism not in _NOTHING_NAMED
+
+
+def named_layout(job: JobSpec, *, gpu_count: int) -> Layout | None:
+    """Return the spec's strategy on `gpu_count` GPUs of one machine, or None when it names none.
+
+    Raises SpecError (field `gpu_count`) when tensor parallel x pipeline stages does not divide the GPUs.
+    """
+    if not names_strategy(job):
+        return None
+    p = job.training.parallelism
+    t, stages = p.tensor_parallel or 1, p.pipeline_stages or 1
+    if gpu_count % (t * stages):
+        raise SpecError("gpu_count", f"training.parallelism asks for tensor parallel {t} x {stages} pipeline "
+                                     f"stage(s) = {t * stages} GPUs per replica; {gpu_count} GPU(s) are not a "
+                                     "multiple of it")
+    kind = DataParallel.PLAIN if p.data_parallel is DataParallel.AUTO else p.data_parallel
+    if p.checkpointing is not Checkpointing.AUTO:
+        mode = p.checkpointing
+    else:
+        mode = Checkpointing.FULL if job.training.recompute else Checkpointing.NONE
+    return Layout(kind, gpu_count=gpu_count, gpus_per_node=gpu_count, tensor_parallel=t, pipeline_stages=stages,
+                  offload=p.offload, adapter=p.adapter, checkpointing=mode)
+
+
+@dataclass(frozen=True)
+class NamedEstimate:
+    """The named strategy's memory on one GPU, and (given a GPU) its iteration."""
+
+    layout: Layout
+    memory: LayoutMemory
+    time: LayoutTime | None
+
+
+def _nvlink(gpu: GpuSpec, gpus_per_node: int) -> float:
+    """Return the card's NVLink as a machine of this many wires it (bridged pairs only for some cards)."""
+    return 0.0 if gpu.slug in NVLINK_PAIRS_ONLY and gpus_per_node > 2 else gpu.nvlink_gb_per_s
+
+
+def estimate_named(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None,
+                   profile_gpu: GpuSpec | None = None) -> NamedEstimate:
+    """Return the layout's per-GPU memory at the spec's batch, and its time on `gpu` (None without one)."""
+    training = job.training
+    memory = layout_memory(job, layout, gpu=gpu, batch_size=training.batch_size)
+    if gpu is None:
+        return NamedEstimate(layout, memory, None)
+    links = node_links(nvlink_gb_per_s=_nvlink(gpu, layout.gpus_per_node), pcie_gen=gpu.pcie_gen,
+                       network_gbit_per_s=0.0, nvlink_efficiency=NVLINK_EFFICIENCY)
+    time = layout_time(job, layout, gpu, links=links, batch_size=training.batch_size,
+                       update_interval=training.update_interval, trainable_parameters=memory.trainable_parameters,
+                       profile_gpu=profile_gpu)
+    return NamedEstimate(layout, memory, time)
+
+
+def as_iteration_time(time: LayoutTime, plain: IterationTime, *, batch_size: int) -> IterationTime:
+    """Return the layout's iteration as the sizing core's IterationTime (for the advice and the loader need).
+
+    `plain` is the same job timed as plain data parallel; its layer counts and kernel split are kept,
+    and its one-GPU iteration (at `batch_size`) is what the speed-up compares with.
+    """
+    share = time.compute_ms / max(plain.compute_ms + plain.memory_ms, 1e-9)
+    speedup = (time.samples_per_iteration / time.iteration_ms) / (batch_size / plain.single_gpu_ms) \
+        if plain.single_gpu_ms > 0 and time.iteration_ms > 0 else 1.0
+    return replace(plain, compute_ms=plain.compute_ms * share, memory_ms=plain.memory_ms * share,
+                   allreduce_ms=time.communication.exposed_ms, total_ms=time.iteration_ms,
+                   bottleneck=time.bottleneck, forward_ms=time.forward_ms, calibrated=time.calibrated,
+                   speedup_vs_one_gpu=speedup)
