@@ -3,7 +3,7 @@
 1. Smaller batch: halve it, halve the learning rate and double the update interval each time, down to
    the first batch that fits (batch 1 not fitting means the batch is not the problem).
 2. Change the network where the per-layer figures show the memory goes.
-3. Recompute (gradient checkpointing).
+3. Recompute (gradient checkpointing); for a language model, the checkpointing step of 6 instead.
 4. Mixed precision (ours: the notes list it among what the baseline ignores).
 5. More GPUs, the same samples per step split among them; or sharding optimizer state and gradients.
 6. For language models (strategies/oom_steps.py): checkpointing, ZeRO-3 sharding, offload, adapters.
@@ -225,10 +225,13 @@ def out_of_memory_plan(job: JobSpec, gpu: GpuSpec, *, gpu_count: int = 1, profil
     as_given = planner.memory(job.training, gpu_count)
     # Recompute and mixed precision are offered only where they lower the peak (mixed precision adds a
     # 16-bit copy of the weights, which outweighs the halved activations of a parameter-heavy model).
-    lowering = [step for step in (_recompute(planner), _mixed_precision(planner))
-                if step is not None and step.gpu_memory_bytes < as_given]
     strategies = strategy_steps(job, gpu, base_ms_per_sample=planner.base_ms_per_sample, profile_gpu=profile_gpu) \
         if gpu_count == 1 else []
+    # A language model's checkpointing step (selective or full, with its mode) is the recompute step:
+    # one change, one row.
+    checkpointed = any(step.kind is MitigationKind.CHECKPOINTING for step in strategies)
+    lowering = [step for step in (None if checkpointed else _recompute(planner), _mixed_precision(planner))
+                if step is not None and step.gpu_memory_bytes < as_given]
     steps = [smaller, _change_network(planner), *lowering, *_more_gpus(planner), *strategies]
     return OutOfMemoryPlan(tuple(step for step in steps if step is not None),
                            () if warning is None else (warning,))

@@ -27,8 +27,9 @@ from workers.sizing.strategies.types import Adapter, AdapterKind, Checkpointing,
 
 GIB = 2**30
 GPU_COUNTS = (1, 2, 4, 8)
-_WHAT = {Checkpointing.SELECTIVE: "recompute the attention core",
-         Checkpointing.FULL: "keep each block's input, recompute the block in backward"}
+_WHAT = {Checkpointing.SELECTIVE: "recompute the attention core in backward",
+         Checkpointing.FULL: "keep each block's input, recompute the block in backward: one more forward pass"}
+_NAMES = {AdapterKind.LORA: "LoRA", AdapterKind.QLORA: "QLoRA"}
 # The machine network assumed for the plan's one-machine steps (unused inside one machine).
 _NO_NETWORK = 0.0
 
@@ -118,7 +119,7 @@ def strategy_steps(job: JobSpec, gpu: GpuSpec, *, base_ms_per_sample: float,
         if fits(peak, gpu) or kind is AdapterKind.QLORA:
             steps.append(Mitigation(
                 kind=MitigationKind.ADAPTERS, gpu_memory_bytes=peak, time_factor=factor, gpu=gpu.slug,
-                description=f"Train {kind.value.upper()} adapters (rank 8 on q and v; frozen base"
+                description=f"Train {_NAMES[kind]} adapters (rank 8 on q and v; frozen base"
                             f"{' in 4-bit NF4' if kind is AdapterKind.QLORA else ''}) with full checkpointing: "
                             f"{_line(gpu, peak)}. This changes the method: only the adapters train.",
                 parallelism=Parallelism(data_parallel=DataParallel.PLAIN, adapter=Adapter(kind=kind),
