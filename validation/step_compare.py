@@ -45,11 +45,17 @@ class StepRow:
     measured_phase: str
     predicted: MemoryBreakdown
     predicted_phase: str = ""
+    tracker_bytes: int = 0  # the storage tracker's peak: tensors only, no kernel's internal buffers
 
     @property
     def error(self) -> float:
         """Return (predicted - measured) / measured."""
         return (self.predicted_bytes - self.measured_bytes) / self.measured_bytes
+
+    @property
+    def tracker_error(self) -> float:
+        """Return (predicted - tracker) / tracker (0 when the record has no tracker peak)."""
+        return (self.predicted_bytes - self.tracker_bytes) / self.tracker_bytes if self.tracker_bytes else 0.0
 
 
 def load_step_records(path: Path = RECORDS_PATH) -> list[dict[str, Any]]:
@@ -95,7 +101,8 @@ def compare_step_record(record: Mapping[str, Any], *, export: str = "train") -> 
         peak = step_peak(model, training)
         memory, phase = peak.breakdown, peak.phase.value
     return StepRow(record["id"], record["family"], measured["peak_memory_bytes"],
-                   memory.total_bytes - memory.framework_reserve_bytes, measured["peak_phase"], memory, phase)
+                   memory.total_bytes - memory.framework_reserve_bytes, measured["peak_phase"], memory, phase,
+                   int(measured.get("tracker_peak_bytes") or 0))
 
 
 def summarise_errors(rows: Sequence[StepRow]) -> dict[str, tuple[int, float, float]]:
@@ -116,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for row in rows:
         print(f"{row.id:55s} measured {row.measured_bytes / 2**20:9.1f} MiB ({row.measured_phase:14s}) "
               f"predicted {row.predicted_bytes / 2**20:9.1f} MiB ({row.predicted_phase or '-':14s}) "
-              f"{row.error:+7.1%}")
+              f"{row.error:+7.1%}  (tracker {row.tracker_error:+7.1%})")
     print()
     for name, (n, median, p90) in sorted(summarise_errors(rows).items()):
         print(f"{name:14s} n={n:3d}  median |error| {median:6.1%}  p90 {p90:6.1%}")

@@ -34,7 +34,7 @@ from workers.modelimport.onnx_patterns import STATS_PER_ROW, Graph, Match, find_
 from workers.modelimport.onnx_shapes import bind_inputs, concrete_shapes
 from workers.sizing.errors import OnnxError
 from workers.sizing.layers.fields import Part
-from workers.sizing.stats import LayerKind, LayerStats, ModelStats
+from workers.sizing.stats import BatchInput, LayerKind, LayerStats, ModelStats
 
 FIELD = "model.onnx"
 # The default upload limit. Only the graph and the weights' dims are read, so a large model fits
@@ -297,4 +297,20 @@ def onnx_model_stats(
         sequence_length=sequence_length,
         unknown_operators=tuple(sorted(unknown)),
         import_warnings=eval_warnings(signs, restored_values=restored),
+        batch_input=_batch_input(graph, types, inputs, kept, batch),
     )
+
+
+def _batch_input(graph: Graph, types: TensorTypes, inputs: set[str], kept: set[str], batch: int) -> BatchInput:
+    """Return the graph's inputs per sample as the loop holds them (their dtype), and what rows keep of them."""
+    size = kept_float = kept_integer = 0
+    for name in sorted(inputs):
+        elem, dims = types.get(name, (TensorProto.FLOAT, None))
+        count = math.prod(dims) // max(1, batch) if dims else 0
+        size += count * (onnx.helper.tensor_dtype_to_np_dtype(elem).itemsize if elem else 4)
+        if graph.storage(name) in kept:
+            if elem in FLOAT_TYPES:
+                kept_float += count
+            else:
+                kept_integer += count
+    return BatchInput(bytes=size, kept_float_values=kept_float, kept_integer_values=kept_integer)

@@ -62,6 +62,21 @@ class LayerStats:
 
 
 @dataclass(frozen=True)
+class BatchInput:
+    """The input batch the training loop holds on the device, per sample (targets are the loss row's).
+
+    `bytes` counts every input tensor in its own dtype (float32 images, int64 token ids; a DQN's
+    replay batch holds s and s'). `kept_float_values` / `kept_integer_values` are the input values a
+    row already counts as kept for backward: a first convolution keeps its input, which in fp32 is
+    the batch tensor itself and under autocast a 16-bit cast beside it; integer ids are never cast.
+    """
+
+    bytes: int
+    kept_float_values: int = 0
+    kept_integer_values: int = 0
+
+
+@dataclass(frozen=True)
 class ModelStats:
     """A whole model's statistics per sample, with the per-layer rows when they are known.
 
@@ -81,3 +96,4 @@ class ModelStats:
     frozen_parameters: int = 0
     unknown_operators: tuple[str, ...] = ()
     import_warnings: tuple[tuple[str, str], ...] = ()  # (code, message): an eval-mode ONNX export, ...
+    batch_input: BatchInput | None = None  # None: not known (a model given as totals)

@@ -13,7 +13,8 @@ What is alive changes over a step, so the peak is the largest of these moments, 
   and of its input exist besides what is still kept, then the layer's kept tensors are freed;
 - optimizer step: weights, gradients, state and the update's temporaries (foreach Adam and AdamW,
   the CUDA default, make one trainable-sized fp32 copy; foreach SGD updates in place); no activation
-  is left but the model's output.
+  is left but the model's output;
+- all step: the input batch the loop holds (`batch_input_bytes`), beside what rows keep of it.
 
 Checked against the steps measured in workers/accuracy/data/step_measurements.json
 (validation/measure/): profiler memory timeline and a storage tracker, torch 2.13.0.
@@ -140,14 +141,15 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
         kept.append(max(0, round(row_bytes)))
     copies = [math.ceil(row.parameters * WEIGHT_COPY_BYTES[precision] / shards.parameters)
               if mixed and row.kind in CAST_KINDS else 0 for row in layers]
-    held = outputs[held_index]
+    inputs = batch_input_bytes(model, precision) * batch  # the batch the loop holds, all step
+    held = outputs[held_index] + inputs
     moments: list[Moment] = []
-    alive = copied = 0
+    alive, copied = inputs, 0
     for i in range(len(layers)):
         alive += kept[i]
         copied += copies[i]
         moments.append(Moment(Phase.FORWARD, alive + outputs[i], weights + copied, buckets, state))
-    alive += held
+    alive += outputs[held_index]
     grads = 0
     shared_pending = 0  # weights a later row (a tied head) already made the gradient of
     for i in reversed(range(len(layers))):
@@ -171,6 +173,24 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
         copied -= copies[i]
     moments.append(Moment(Phase.OPTIMIZER_STEP, held, weights, buckets + grad_total, state + temporaries))
     return moments
+
+
+def batch_input_bytes(model: ModelStats, precision: Precision) -> int:
+    """Return the bytes per sample the input batch adds to what the rows already count as kept.
+
+    The loop's local holds the batch through the step (pytorch/examples: `images, target` until the
+    next iteration). A row that keeps the input counted it at the activations' width: in fp32 that is
+    the batch tensor itself; under autocast the row keeps a 16-bit cast and the fp32 batch is extra;
+    integer ids are never cast. A model given as totals says nothing of its input: 0.
+    """
+    given = model.batch_input
+    if given is None:
+        return 0
+    value_bytes = ACTIVATION_BYTES[precision]
+    counted = given.kept_integer_values * value_bytes
+    if precision is Precision.FP32:
+        counted += given.kept_float_values * value_bytes
+    return max(0, given.bytes - counted)
 
 
 def _stats_only_moments(model: ModelStats, training: Training, precision: Precision, *, weights: int,

@@ -42,7 +42,7 @@ from workers.sizing.layers import basic as layer_basic
 from workers.sizing.layers import conv as layer_conv
 from workers.sizing.layers import seq as layer_seq
 from workers.sizing.layers.fields import COMMON_KEYS, Fields, Part, Rule, Shape, closest, size, whole_number
-from workers.sizing.stats import LayerStats, ModelStats
+from workers.sizing.stats import BatchInput, LayerStats, ModelStats
 
 RULES: dict[str, Rule] = {**layer_basic.RULES, **layer_conv.RULES, **layer_seq.RULES}
 ALIASES: dict[str, str] = {
@@ -79,6 +79,11 @@ ALIASES: dict[str, str] = {
     "multiheadattention": "multihead_attention",
 }
 SEQUENCE_FIRST = frozenset({"lstm", "gru", "multihead_attention", "transformer_block"})
+# Layers whose output is a view of their input (the same storage: keeping it keeps the input).
+VIEW_PARTS = frozenset({"flatten", "reshape"})
+# The batch as the loop holds it on the device: float32 images or features, int64 token ids
+# (what torchvision's transforms and the tokenizers' tensors give).
+FLOAT_INPUT_BYTES, TOKEN_ID_BYTES = 4, 8
 MAX_LAYERS = 20_000  # a guard against runaway input, far above any real network's layer count
 
 
@@ -163,6 +168,7 @@ def compute_model_stats(
     known: dict[str, Shape] = {"input": shape}
     taken = {"input"}  # layer and row names in use
     kept: set[str] = set()  # tensors already counted as kept for backward
+    storage: dict[str, str] = {}  # a view's name -> the tensor whose storage it shares
     rows: list[LayerStats] = []
     trainable = frozen_total = 0
     previous = "input"
@@ -185,6 +191,9 @@ def compute_model_stats(
             part_id = layer_name if k == len(parts) - 1 else f"{layer_name}.{part.suffix or k}"
             j = k + part.source
             input_id, input_shape_k = (ids[j], parts[j].output_shape) if j >= 0 else (sources[0], known[sources[0]])
+            input_id = storage.get(input_id, input_id)
+            if part.type in VIEW_PARTS:
+                storage[part_id] = input_id
             saved = count_kept_values(part, input_id, input_shape_k, part_id, kept) if not frozen else 0
             params = 0 if shared else part.parameters
             if frozen:
@@ -208,6 +217,7 @@ def compute_model_stats(
         taken.add(layer_name)
         known[layer_name] = parts[-1].output_shape
         previous = layer_name
+    tokens = types[0] == "embedding"  # token ids (int64), else a float tensor of the input shape
     return ModelStats(
         name=name,
         neurons=sum(r.neurons for r in rows),
@@ -216,6 +226,9 @@ def compute_model_stats(
         layers=tuple(rows),
         sequence_length=seq,
         frozen_parameters=frozen_total,
+        batch_input=BatchInput(bytes=size(shape) * (TOKEN_ID_BYTES if tokens else FLOAT_INPUT_BYTES),
+                               kept_float_values=size(shape) if "input" in kept and not tokens else 0,
+                               kept_integer_values=size(shape) if "input" in kept and tokens else 0),
     )
 
 

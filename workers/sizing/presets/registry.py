@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import NamedTuple
 
@@ -52,6 +52,9 @@ class Preset:
     input_shape: tuple[int, ...] | None = None  # None: a language model reading token ids
     sequence_length: int | None = None
     aliases: tuple[str, ...] = ()
+    # Bytes per sample the loop holds on the device besides the layers' input: a DQN update's next
+    # states s' (its target network reads them; the layer list feeds it `input`), a GAN's real images.
+    extra_batch_bytes: int = 0
 
 
 def _resnet(depth: int, params: int, gflops: float) -> Preset:
@@ -162,6 +165,7 @@ _PRESETS: tuple[Preset, ...] = (
         ),
         input_shape=(DCGAN_LATENT, 1, 1),
         aliases=("dcgan-64", "dcgan64"),
+        extra_batch_bytes=3 * 64 * 64 * 4,  # the real images the discriminator reads, float32
     ),
     Preset(
         "vae-mnist",
@@ -183,6 +187,7 @@ _PRESETS: tuple[Preset, ...] = (
         ),
         input_shape=(4, 84, 84),
         aliases=("dqn", "dqn-nature"),
+        extra_batch_bytes=4 * 84 * 84 * 4,  # s': float32 frames of the next states
     ),
     Preset(
         "lstm-meta-learner",
@@ -240,7 +245,7 @@ def _preset_stats(name: str, sequence_length: int | None, input_shape: tuple[int
     else:
         shape, seq = (input_shape or preset.input_shape), None
     try:
-        return compute_model_stats(
+        stats = compute_model_stats(
             preset.build(),
             input_shape=shape,
             sequence_length=seq,
@@ -251,3 +256,7 @@ def _preset_stats(name: str, sequence_length: int | None, input_shape: tuple[int
         if error.field.startswith("model.preset"):  # only the user's input shape can make a preset misfit
             raise ShapeError("model.input_shape", error.reason) from error
         raise
+    if preset.extra_batch_bytes and stats.batch_input is not None:
+        batch = replace(stats.batch_input, bytes=stats.batch_input.bytes + preset.extra_batch_bytes)
+        stats = replace(stats, batch_input=batch)
+    return stats
