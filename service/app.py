@@ -155,7 +155,8 @@ def _runtime(app: Flask, celery: Celery) -> Runtime:
     jobs = RedisJobStore(_redis(url, timeout_s=2.0), prefix=str(app.config["JOB_KEY_PREFIX"]), waiter=waiter)
     return Runtime(jobs=jobs, catalog=catalog, embedded=False,
                    queue=CeleryQueue(celery, redis_probe=probe, same_redis_as_jobs=celery.conf.broker_url == url),
-                   runs=RedisRunStore(_redis(url, timeout_s=0.5), key=str(app.config["RUNS_KEY"])))
+                   runs=RedisRunStore(_redis(url, timeout_s=0.5), key=str(app.config["RUNS_KEY"]),
+                                       revision_check_s=float(app.config["RUNS_REVISION_CHECK_S"])))
 
 
 def _redis(url: str, *, timeout_s: float) -> Redis:

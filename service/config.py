@@ -17,6 +17,9 @@ DEFAULTS: dict[str, Any] = {
     "API_KEYS": "",  # comma-separated keys or their sha256; empty: the API is open
     "RUNS_WRITE_KEYS": "",  # keys with the "runs:write" scope (POST/DELETE /v1/runs); empty: every API key
     "RUNS_KEY": "gpugauge:runs",  # the Redis hash of reported runs
+    # how long a process keeps the runs' revision it read from Redis: a run reported through another
+    # process calibrates this one's estimates within this many seconds (its own at once)
+    "RUNS_REVISION_CHECK_S": 1.0,
     "RUNS_FILE": None,  # the embedded mode's runs file; None: workers.tasks.runs.default_runs_file()
     "RESULT_TTL_S": 3600,  # a job and its result live this long
     "JOB_KEY_PREFIX": "gpugauge:job:",  # Redis keys of the job registry

@@ -39,3 +39,25 @@ def test_an_estimate_names_the_catalog_version_and_price_date_it_was_read_with(e
     body = embedded_client.post("/v1/estimate", json=example_spec()).get_json()
     info = embedded_client.get("/v1/catalog").get_json()
     assert body["catalog"] == {"version": info["version"], "prices_as_of": info["prices_as_of"]}
+
+
+def test_a_repeated_body_is_answered_as_the_first_time_and_its_spec_is_not_changed(
+        embedded_client: FlaskClient) -> None:
+    spec = {**example_spec(), "gpus": ["v100-16gb"], "gpu_count": 2}
+    first = embedded_client.post("/v1/estimate", json=spec).get_json()
+    again = embedded_client.post("/v1/estimate", json=spec).get_json()
+    assert again == first and first["per_gpu"][0]["gpu_count"] == 2
+    # the same spec without the GPUs, then with other ones: each its own answer, not a remembered one
+    plain = embedded_client.post("/v1/estimate", json=example_spec()).get_json()
+    assert plain["per_gpu"] == []
+    other = embedded_client.post("/v1/estimate", json={**spec, "gpus": ["a100-80gb"]}).get_json()
+    assert [row["gpu"] for row in other["per_gpu"]] == ["a100-80gb"]
+    assert embedded_client.post("/v1/estimate", json=spec).get_json() == first
+
+
+def test_a_refused_body_is_refused_each_time_it_is_sent(embedded_client: FlaskClient) -> None:
+    spec = {**example_spec(), "training": {"batch_size": 0}}
+    answers = [embedded_client.post("/v1/estimate", json=spec) for _ in range(2)]
+    assert [a.status_code for a in answers] == [422, 422]
+    assert answers[0].get_json()["errors"] == answers[1].get_json()["errors"]
+    assert "training.batch_size" in answers[0].get_json()["errors"]

@@ -1,17 +1,79 @@
-"""POST /v1/estimate: size a job spec synchronously, optionally on given GPUs."""
+"""POST /v1/estimate: size a job spec synchronously, optionally on given GPUs.
+
+Procurement tools and pages send the same few specs again and again, and the sizing is a pure
+function of the body, the catalog and the reported runs' corrections. So the route remembers, for
+the last REMEMBERED_BODIES bodies of at most REMEMBERED_BODY_BYTES, what the schema loaded (by the
+body's bytes) and the requirements worked out from it (while the catalog and the corrections are
+the same objects): a repeated body costs its JSON parse, two lookups and the dump. A body the schema
+refuses is never remembered, so every refusal is worked out (and worded) afresh.
+"""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
-from service.api import ApiBlueprint
+from flask import Request, request
+
+from catalog.types import Catalog
+from service.api import ApiBlueprint, StrictJsonParser
 from workers.schemas import EstimateAnswer, EstimateAnswerSchema, EstimateRequestSchema
 from workers.schemas.specs import build_job
 from workers.sizing.estimate import estimate_on_gpus
+from workers.sizing.reported import Calibration
+from workers.sizing.requirements import Requirements
 from workers.tasks.runs import calibration_for
 from workers.tasks.runtime import runtime
 
+REMEMBERED_BODIES = 256
+REMEMBERED_BODY_BYTES = 32 * 1024
+
+
+class _Lru(OrderedDict[Any, Any]):
+    """An OrderedDict that keeps its newest `size` entries."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def remember(self, key: Any, value: Any) -> None:
+        """Keep value under key, dropping the oldest entry past the size."""
+        self[key] = value
+        if len(self) > self.size:
+            self.popitem(last=False)
+
+
+class RememberingParser(StrictJsonParser):
+    """The API's JSON parser, remembering what the schema loaded from each recent small body.
+
+    The loaded spec is shared between the requests that sent the same bytes: the view reads it and
+    never changes it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loaded = _Lru(REMEMBERED_BODIES)
+
+    def _process_location_data(self, location_data: Any, schema: Any, req: Request, location: str,
+                               unknown: str | None, validators: Any) -> Any:
+        body = req.get_data(cache=True) if location == "json" else b""
+        if not body or len(body) > REMEMBERED_BODY_BYTES:
+            return super()._process_location_data(location_data, schema, req, location, unknown, validators)
+        key = (body, id(schema))
+        found = self.loaded.get(key)
+        if found is None or found[0] is not schema:
+            found = (schema, super()._process_location_data(location_data, schema, req, location, unknown,
+                                                            validators))
+            self.loaded.remember(key, found)
+        else:
+            self.loaded.move_to_end(key)
+        return found[1]
+
+
 blp = ApiBlueprint("estimate", __name__, url_prefix="/v1", description="Size a training job.")
+blp.ARGUMENTS_PARSER = RememberingParser()
+# id(loaded spec) -> (the loaded spec, catalog, calibration, requirements): the newest per spec
+_ANSWERS = _Lru(REMEMBERED_BODIES)
 
 
 @blp.route("/estimate", methods=["POST"])
@@ -20,9 +82,21 @@ blp = ApiBlueprint("estimate", __name__, url_prefix="/v1", description="Size a t
 @blp.problems(400, 401, 413, 415, 422)
 def estimate(data: dict[str, Any]) -> EstimateAnswer:
     """Size a job spec; with `gpus`, also fit and time it on `gpu_count` of each of those GPUs."""
-    slugs, gpu_count = data.pop("gpus"), data.pop("gpu_count")
     rt = runtime()
     catalog = rt.catalog.get()
-    requirements = estimate_on_gpus(build_job(data), catalog.gpus, slugs=slugs, gpu_count=gpu_count,
-                                    calibration=calibration_for(rt.runs, catalog))
+    calibration = calibration_for(rt.runs, catalog)
+    found = _ANSWERS.get(id(data))
+    if found is not None and found[0] is data and found[1] is catalog and found[2] is calibration:
+        requirements: Requirements = found[3]
+    else:
+        requirements = _size(data, catalog, calibration)
+        if len(request.get_data(cache=True)) <= REMEMBERED_BODY_BYTES:  # the parser remembers it too
+            _ANSWERS.remember(id(data), (data, catalog, calibration, requirements))
     return EstimateAnswer(requirements, catalog.version, catalog.prices_as_of)
+
+
+def _size(data: dict[str, Any], catalog: Catalog, calibration: Calibration) -> Requirements:
+    """Size the loaded spec (read, never changed: it may be shared) on its GPUs."""
+    spec = {key: value for key, value in data.items() if key not in ("gpus", "gpu_count")}
+    return estimate_on_gpus(build_job(spec), catalog.gpus, slugs=data["gpus"], gpu_count=data["gpu_count"],
+                            calibration=calibration)

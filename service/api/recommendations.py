@@ -57,7 +57,9 @@ def submit_recommendation(data: dict[str, Any]) -> Response:
     # The reported runs calibrate the answer (workers/sizing/reported.py): new runs, a new job.
     revision = runs_revision(rt.runs)
     job_id = spec_digest(data, catalog_version=f"{catalog.version}|runs={revision}" if revision else catalog.version)
-    args = (job_id, data, True)  # True: validated here, so the worker builds the job without loading it again
+    # True: validated here, so the worker builds the job without loading it again; the revision: the runs
+    # the id was made from, which the worker then need not read
+    args = (job_id, data, True, revision)
     stored = submit_stored(rt.jobs, lambda: rt.queue.enqueue(RECOMMEND_TASK, *args), job_id=job_id,
                            ttl_s=int(current_app.config["RESULT_TTL_S"]),
                            replay=replay_of(RECOMMEND_TASK, *args), prepared=rt.queue.prepare(RECOMMEND_TASK, *args))

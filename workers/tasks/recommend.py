@@ -32,18 +32,20 @@ RECOMMEND_TASK = "gpugauge.recommend"
 # A lost Redis is waited out (workers/tasks/outage.py), not retried: a retry cannot be published to a dead
 # broker, and Celery then drops the message. Bad specs and bugs fail at once.
 @shared_task(name=RECOMMEND_TASK, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
-def recommend_job(job_id: str, spec: dict[str, Any], validated: bool = False) -> dict[str, str]:
+def recommend_job(job_id: str, spec: dict[str, Any], validated: bool = False,
+                  runs_revision: str | None = None) -> dict[str, str]:
     """Rank the catalog's offers for a spec and record the result, or why it failed, on the job.
 
     `validated`: the spec is the API's loaded spec (service/api/recommendations.py), so it is built
-    without passing the schema a second time; anything else is loaded as a raw spec.
+    without passing the schema a second time; anything else is loaded as a raw spec. `runs_revision`:
+    the reported runs' revision the job id was made from (None: read it here).
     """
 
     def work() -> dict[str, Any]:
         data, job = (spec, built_job(spec)) if validated else load_job(spec)
         rt = runtime()
         catalog = rt.catalog.get()
-        rec = recommend(job, catalog, calibration=calibration_for(rt.runs, catalog),
+        rec = recommend(job, catalog, calibration=calibration_for(rt.runs, catalog, revision=runs_revision),
                         per_gpu_rows=data.get("per_gpu", PER_GPU_OPTIONS), today=date.today(),
                         stale_after_days=int(current_app.config["STALE_PRICES_DAYS"]))
         result: dict[str, Any] = RecommendationSchema().dump(rec)

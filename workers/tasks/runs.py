@@ -165,16 +165,18 @@ _fitted: dict[tuple[int, str, str], Calibration] = {}
 _last_good: dict[int, Calibration] = {}
 
 
-def calibration_for(store: RunStore | None, catalog: Catalog) -> Calibration:
+def calibration_for(store: RunStore | None, catalog: Catalog, *, revision: str | None = None) -> Calibration:
     """Return the corrections fitted from the stored runs, refitted only when the runs or catalog change.
 
-    Sizing needs no Redis: when the store cannot be read, the last corrections this process fitted
-    from it are used (none before the first), and the estimates say which runs those were.
+    `revision`: the store's revision as the caller already read it (the API passes the one its job id
+    was made from to the worker), so that it is not read again. Sizing needs no Redis: when the store
+    cannot be read, the last corrections this process fitted from it are used (none before the first),
+    and the estimates say which runs those were.
     """
     if store is None:
         return NO_CALIBRATION
     try:
-        key = (id(store), store.revision(), catalog.version)
+        key = (id(store), store.revision() if revision is None else revision, catalog.version)
         if key not in _fitted:
             known = {g.slug: g for g in catalog.gpus}
             fitted = fit_calibration((reported_run(r) for r in store.list()), known)
