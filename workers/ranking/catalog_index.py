@@ -9,6 +9,7 @@ from typing import Any
 from catalog.providers import instance_family
 from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Pricing, Provider
 from workers.ranking.costing import block_storage_price_table, cheapest_cards
+from workers.ranking.spot import InterruptionRate, interruption_rate
 
 PROVIDER_NAMES = {p: p.value for p in Provider}  # Enum.value is a slow descriptor; this is a dict look-up
 
@@ -19,17 +20,18 @@ class Machine:
     """One instance type of the catalog under one pricing kind, with its offers: what no job changes.
 
     An instance type's on-demand and spot offers are two machines: a run on spot takes longer (its
-    restarts) and is checked on a percentile, so the two are judged apart.
+    restarts) and is checked on a percentile, so the two are judged apart. Its spot offers are one
+    machine per interruption band (spot.interruption_rate: the regions differ), each with its `rate`.
     """
 
     __slots__ = ("block_rates", "block_rates_complete", "card_memory_bytes", "cpu_score", "family", "gpu",
                  "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "network_gbit_per_s", "offers",
-                 "prices", "pricing", "provider", "provider_name", "regions", "storage_bytes", "vcpus")
+                 "prices", "pricing", "provider", "provider_name", "rate", "regions", "storage_bytes", "vcpus")
 
     def __init__(self, *, provider: Provider, instance_type: str, gpu: str, gpu_count: int, vcpus: int,
                  host_memory_bytes: int, storage_bytes: int, cpu_score: float, card_memory_bytes: int,
                  offers: tuple[Offer, ...], pricing: Pricing = Pricing.ON_DEMAND,
-                 network_gbit_per_s: float = 0.0) -> None:
+                 network_gbit_per_s: float = 0.0, rate: InterruptionRate | None = None) -> None:
         self.provider = provider
         self.provider_name = PROVIDER_NAMES[provider]
         self.instance_type = instance_type
@@ -44,6 +46,7 @@ class Machine:
         self.offers = offers
         self.pricing = pricing
         self.network_gbit_per_s = network_gbit_per_s  # between machines (instance specifications)
+        self.rate = rate  # spot: the interruption figure of every offer of this machine
         self.prices = tuple(o.price_per_hour_usd for o in offers)
         self.regions = tuple(dict.fromkeys(o.region for o in offers))  # each once, in offer order
         # (energy table, region -> grid factor) of a cloud machine: no job changes it (carbon.py)
@@ -76,19 +79,31 @@ class CatalogIndex:
         for _, inst in sorted(insts.items()):
             offers = [o for o in by_name.get(inst.instance_type, ()) if o.provider is inst.provider]
             for pricing in sorted({o.pricing for o in offers}) or [Pricing.ON_DEMAND]:
-                machines.append(Machine(
-                    provider=inst.provider, instance_type=inst.instance_type, gpu=inst.gpu,
-                    gpu_count=inst.gpu_count, vcpus=inst.vcpus, host_memory_bytes=inst.host_memory_bytes,
-                    storage_bytes=inst.local_storage_bytes, cpu_score=inst.cpu_single_thread_score,
-                    card_memory_bytes=self.gpu_memory.get(inst.gpu, 0), pricing=pricing,
-                    network_gbit_per_s=inst.network_gbit_per_s,
-                    offers=tuple(o for o in offers if o.pricing is pricing)))
+                for rate, kept in _by_rate(inst, [o for o in offers if o.pricing is pricing], pricing):
+                    machines.append(Machine(
+                        provider=inst.provider, instance_type=inst.instance_type, gpu=inst.gpu,
+                        gpu_count=inst.gpu_count, vcpus=inst.vcpus, host_memory_bytes=inst.host_memory_bytes,
+                        storage_bytes=inst.local_storage_bytes, cpu_score=inst.cpu_single_thread_score,
+                        card_memory_bytes=self.gpu_memory.get(inst.gpu, 0), pricing=pricing,
+                        network_gbit_per_s=inst.network_gbit_per_s, offers=kept, rate=rate))
         self.machines = tuple(machines)
         for m in self.machines:
             regions, fallback = self.block_table.get(m.provider, ({}, None))
             rates = [regions.get(o.region, fallback) for o in m.offers]
             m.block_rates = tuple(r or 0.0 for r in rates)
             m.block_rates_complete = None not in rates
+
+
+def _by_rate(inst: InstanceType, offers: list[Offer], pricing: Pricing,
+             ) -> list[tuple[InterruptionRate | None, tuple[Offer, ...]]]:
+    """Return the offers as one group, or on spot one group per interruption figure, most reliable first."""
+    if pricing is not Pricing.SPOT:
+        return [(None, tuple(offers))]
+    groups: dict[InterruptionRate | None, list[Offer]] = {}
+    for o in offers:
+        groups.setdefault(interruption_rate(inst.provider, inst.instance_type, o.region), []).append(o)
+    return sorted(((r, tuple(g)) for r, g in groups.items()),
+                  key=lambda rg: (rg[0].share_per_day, rg[0].basis) if rg[0] is not None else (0.0, ""))
 
 
 _INDEXES: dict[int, tuple[Catalog, CatalogIndex]] = {}

@@ -310,8 +310,7 @@ def run_fields(s: Shape, *, cost: float, hours_known: bool) -> dict[str, Any]:
         "percentile_cost_usd": cost * s.budget_scale if spot is not None and hours_known else 0.0,
         "expected_interruptions": spot.expected_interruptions if spot is not None else 0.0,
         "mtbi_hours": spot.mtbi_hours if spot is not None else 0.0,
-        "interruption_source": (f"{plan.rate.source}, as of {plan.rate.as_of}"
-                                if plan is not None and plan.rate is not None else ""),
+        "interruption_source": plan.rate.described if plan is not None and plan.rate is not None else "",
     }
 
 

@@ -23,7 +23,7 @@ from workers.ranking.runcost import (
     start_up,
     storage_write_mb_per_s,
 )
-from workers.ranking.spot import InterruptionRate, SpotRun, interruption_rate, spot_run, young_daly_interval_hours
+from workers.ranking.spot import InterruptionRate, SpotRun, spot_run, young_daly_interval_hours
 from workers.sizing.spec import JobSpec
 
 
@@ -54,14 +54,17 @@ class MachineParts:
 
 
 def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
-                  local_disk_holds_data: bool) -> MachineParts:
-    """Return the start-up, checkpoint write time, interval and spot rate of a run of the job on one machine."""
+                  local_disk_holds_data: bool, rate: InterruptionRate | None = None) -> MachineParts:
+    """Return the start-up, checkpoint write time, interval and spot rate of a run of the job on one machine.
+
+    `rate` is the machine's spot interruption figure (catalog_index.Machine.rate); unused off spot.
+    """
     boot = start_up(provider, family, dataset_bytes=job.dataset.size_bytes, network_gbit_per_s=network_gbit_per_s,
                     local_disk_holds_data=local_disk_holds_data)
     write_rate = storage_write_mb_per_s(provider, local_disk_holds_data=local_disk_holds_data)
     write_s = checkpoint_bytes(parameters=job.model.parameters, optimizer=job.training.optimizer.value) \
         / (write_rate * 1e6)
-    rate = interruption_rate(provider, family) if pricing is Pricing.SPOT else None
+    rate = rate if pricing is Pricing.SPOT else None
     every = job.training.checkpoint_every_hours
     if every is None:
         every = DEFAULT_CHECKPOINT_EVERY_HOURS
@@ -107,10 +110,11 @@ def plan_from_parts(parts: MachineParts, *, training_hours: float, provider: Pro
 
 
 def plan_run(job: JobSpec, *, training_hours: float, provider: Provider, family: str, pricing: Pricing,
-             network_gbit_per_s: float, local_disk_holds_data: bool) -> RunPlan:
+             network_gbit_per_s: float, local_disk_holds_data: bool, rate: InterruptionRate | None = None) -> RunPlan:
     """Return the whole run on one machine, from the request to the last step, and what is billed."""
     parts = machine_parts(job, provider=provider, family=family, pricing=pricing,
-                          network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data)
+                          network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data,
+                          rate=rate)
     return plan_from_parts(parts, training_hours=training_hours, provider=provider,
                            percentile=job.constraints.spot_percentile)
 
@@ -125,15 +129,15 @@ class RunPlanner:
     def __init__(self, job: JobSpec) -> None:
         self.job = job
         self.percentile = job.constraints.spot_percentile
-        self._parts: dict[tuple[Provider, str, Pricing, float, bool], MachineParts] = {}
+        self._parts: dict[tuple[Provider, str, Pricing, float, bool, InterruptionRate | None], MachineParts] = {}
 
     def parts(self, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
-              local_disk_holds_data: bool) -> MachineParts:
+              local_disk_holds_data: bool, rate: InterruptionRate | None = None) -> MachineParts:
         """Return the machine's parts, computed once per ranking."""
-        key = (provider, family, pricing, network_gbit_per_s, local_disk_holds_data)
+        key = (provider, family, pricing, network_gbit_per_s, local_disk_holds_data, rate)
         found = self._parts.get(key)
         if found is None:
             found = self._parts[key] = machine_parts(
                 self.job, provider=provider, family=family, pricing=pricing,
-                network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data)
+                network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data, rate=rate)
         return found

@@ -143,7 +143,8 @@ def plan_shape_run(shape: Shape, *, training_hours: float, job: JobSpec, planner
     m = shape.m
     on_own_disk = local_disk_holds_data or m.provider is Provider.ONPREM
     parts = shape.parts = planner.parts(provider=m.provider, family=m.family, pricing=m.pricing,
-                                        network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=on_own_disk)
+                                        network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=on_own_disk,
+                                        rate=m.rate)
     shape.training_hours = training_hours
     shape.spot_percentile = planner.percentile
     wall, billed, checked, checked_billed, run, refused = run_figures(

@@ -14,19 +14,29 @@ The percentile figure counts the interruptions a Poisson(W / M) draw reaches at 
 each losing a whole interval (the worst case per interruption): deadlines and budgets are checked
 on it, and it is shown beside the expected figure.
 
-Interruption rates. AWS publishes, per instance type and region, a band of "frequency of
-interruption" (the Spot Instance Advisor: <5 %, 5-10 %, 10-15 %, 15-20 %, >20 %, the share of
-instances reclaimed over the trailing month). Google publishes no per-family figure; its preemptible
-VM page gave an average of 5-15 % of VMs preempted per day per project (seven-day average). Both are
-read here as the chance that a machine is interrupted within a day of running: instances live far
-shorter than the month the advisor aggregates over, so a per-month reading would understate the
-hourly rate; per day is the conservative reading, and it is stated in every spot option.
+Interruption rates (`interruption_rate`). AWS publishes, per region and instance type, a band of
+"frequency of interruption" (the Spot Instance Advisor: <5 %, 5-10 %, 10-15 %, 15-20 %, >20 %, the
+rate at which Spot reclaimed capacity over the trailing month): data/aws_spot_bands.json holds the
+bands of every catalog spot offer the advisor lists (derive_spot_bands.py, with the source and the
+date they were true). A type the advisor does not list in a region takes the worst band of its
+family there; a family not listed there takes the worst band, >20 %; each option says which. A band
+is read at its upper edge (>20 % as 30 %). Google publishes no per-family or per-region rate: its
+preemptible VM page says the chance of preemption is "generally low, but might vary from day to day
+and from zone to zone"; an average of 5-15 % of VMs preempted per day per project (seven-day
+average) is recalled from an earlier version of that page, not re-read, and the upper figure is
+the default for every GCP family. Both are read as the chance that a machine is interrupted within
+a day of running: instances live far shorter than the month the advisor aggregates over, so a
+per-month reading would understate the hourly rate; per day is the conservative reading, and it is
+stated in every spot option.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 from catalog.types import Provider
 
@@ -35,41 +45,86 @@ HOURS_PER_DAY = 24.0
 
 @dataclass(frozen=True)
 class InterruptionRate:
-    """A published interruption figure for a provider (and a family where one is given), with its source."""
+    """An interruption figure for a provider's spot offers, where it came from and the date it was true.
+
+    Equal for every (type, region) with the same band and basis, so offers group by it.
+    """
 
     provider: Provider
-    family: str  # "" for the provider's default
     share_per_day: float  # chance a running machine is interrupted within a day (see the module's reading)
     band: str
     source: str
     as_of: str
+    basis: str  # listed / family / default: what the figure was read for
 
     @property
     def mtbi_hours(self) -> float:
         """Return the mean time between interruptions: 24 h / -ln(1 - share per day)."""
         return HOURS_PER_DAY / -math.log1p(-self.share_per_day)
 
-
-_ADVISOR = ("aws.amazon.com/ec2/spot/instance-advisor (Spot Instance Advisor); GPU families taken at the "
-            "advisor's highest band, >20 % (read as 30 %), since their bands were not read for this table")
-_GCP = ("cloud.google.com/compute/docs/instances/preemptible (average preemption 5-15 % per day per project, "
-        "seven-day average; the upper figure taken)")
-INTERRUPTION_RATES: tuple[InterruptionRate, ...] = (
-    InterruptionRate(Provider.AWS, "", 0.30, ">20%", _ADVISOR, "2026-12-01 [recalled, not re-read]"),
-    InterruptionRate(Provider.GCP, "", 0.15, "5-15% per day", _GCP, "2026-12-01 [recalled, not re-read]"),
-)
+    @property
+    def described(self) -> str:
+        """Return the figure's source, date and basis in one line, for an option."""
+        return f"{self.band} band ({self.basis}); {self.source}, as of {self.as_of}"
 
 
-def interruption_rate(provider: Provider, family: str,
-                      rates: tuple[InterruptionRate, ...] = INTERRUPTION_RATES) -> InterruptionRate | None:
-    """Return the figure for this family, else the provider's default, else None (no spot figure)."""
-    default = None
-    for r in rates:
-        if r.provider is provider and r.family == family:
-            return r
-        if r.provider is provider and not r.family:
-            default = r
-    return default
+BANDS_PATH = Path(__file__).resolve().parent / "data" / "aws_spot_bands.json"
+BAND_SHARE = (0.05, 0.10, 0.15, 0.20, 0.30)  # each band's upper edge; >20 % read as 30 %
+LISTED = "listed by the advisor for this type and region"
+FAMILY = "type not listed in this region: its family's worst band there"
+DEFAULT = "neither the type nor its family listed in this region: the worst band assumed"
+_GCP = InterruptionRate(
+    Provider.GCP, 0.15, "5-15% per day",
+    "cloud.google.com/compute/docs/instances/preemptible (no per-family or per-region rate published; "
+    "an average of 5-15 % per day per project, seven-day average, recalled from an earlier version of the page, "
+    "not re-read; the upper figure taken)", "unknown (recalled)",
+    "Google's one published figure, for every GCP family and region")
+
+
+@dataclass(frozen=True)
+class _AwsBands:
+    labels: tuple[str, ...]
+    source: str
+    as_of: str
+    by_offer: dict[tuple[str, str], int]  # (region, instance type) -> band index
+    worst_by_family: dict[tuple[str, str], int]  # (region, family) -> worst band index
+
+
+@functools.cache
+def _aws_bands(path: Path = BANDS_PATH) -> _AwsBands:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    src = data["source"]
+    by_offer: dict[tuple[str, str], int] = {}
+    worst: dict[tuple[str, str], int] = {}
+    for region, types in data["bands"].items():
+        for instance_type, band in types.items():
+            by_offer[(region, instance_type)] = band
+            key = (region, instance_type.split(".")[0])
+            worst[key] = max(band, worst.get(key, 0))
+    source = f"{src['feed']}, read from {src['copy']}@{src['commit'][:12]}"
+    return _AwsBands(tuple(data["labels"]), source, src["as_of"], by_offer, worst)
+
+
+@functools.cache
+def _aws_rate(band: int, basis: str) -> InterruptionRate:
+    bands = _aws_bands()
+    return InterruptionRate(Provider.AWS, BAND_SHARE[band], bands.labels[band], bands.source, bands.as_of, basis)
+
+
+def interruption_rate(provider: Provider, instance_type: str, region: str) -> InterruptionRate | None:
+    """Return an offer's spot interruption figure: its advisor band, its family's, a default; None off the clouds."""
+    if provider is Provider.GCP:
+        return _GCP
+    if provider is not Provider.AWS:
+        return None
+    bands = _aws_bands()
+    band = bands.by_offer.get((region, instance_type))
+    if band is not None:
+        return _aws_rate(band, LISTED)
+    band = bands.worst_by_family.get((region, instance_type.split(".")[0]))
+    if band is not None:
+        return _aws_rate(band, FAMILY)
+    return _aws_rate(len(BAND_SHARE) - 1, DEFAULT)
 
 
 def young_daly_interval_hours(*, checkpoint_write_s: float, mtbi_hours: float) -> float:
