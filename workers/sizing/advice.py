@@ -4,7 +4,7 @@ Codes (CONTRACT warnings[].code): baseline-formula-understates, data-parallel-fu
 parameter-exchange-bound, run-trials-in-parallel, short-iteration, short-run, tiny-layers,
 small-gpu-memory, memory-tier, old-architecture, no-tensor-cores-for-mixed-precision, bf16-unsupported,
 top-end-underused, does-not-fit, batch-not-the-problem, cpu-bound, host-memory-short, storage-short,
-unknown-dataset-size, unknown-operators, framework-preallocates; and the model import's own
+unknown-dataset-size, unknown-operators, framework-preallocates, parameter-server; and the model import's own
 (ModelStats.import_warnings: onnx-eval-export, onnx-training-mode-unknown).
 """
 
@@ -15,6 +15,7 @@ import math
 from catalog.types import GpuSpec
 from catalog.units import GIB
 from workers.sizing.machine import FASTEST_HOST_CPU_SCORE, REFERENCE_CPU_SINGLE_THREAD_SCORE, MachineNeeds
+from workers.sizing.multigpu import framework_speedup_cap
 from workers.sizing.requirements import CodedWarning, MemoryBreakdown
 from workers.sizing.rules import (
     BASELINE_UNDERSTATES_RATIO,
@@ -34,6 +35,7 @@ from workers.sizing.rules import (
     TOP_END_WASTED_OVERHEAD_SHARE,
 )
 from workers.sizing.spec import Framework, JobSpec, Precision
+from workers.sizing.strategies.types import DataParallel
 from workers.sizing.throughput import has_bf16, has_tensor_cores
 from workers.sizing.timing import IterationTime
 
@@ -91,6 +93,12 @@ def model_warnings(job: JobSpec, *, gpu_count: int) -> list[CodedWarning]:
             f"These operators are not modelled and count as zero memory and compute: "
             f"{', '.join(model.unknown_operators)}.")))
     found.extend(CodedWarning(code, message) for code, message in model.import_warnings)
+    if job.training.parallelism.data_parallel is DataParallel.PARAMETER_SERVER:
+        cap = framework_speedup_cap(job.training.framework, 4)
+        found.append(CodedWarning("parameter-server", (
+            f"Parameter-server exchange scaled {cap:.1f}x on 4 GPUs for {job.training.framework.value} in the "
+            f"2017 survey (domain.md §4; TensorFlow 2-3x), and the estimate caps the speed-up there; "
+            f"all-reduce (DDP, Horovod, MirroredStrategy) or sharding scales close to linearly on one machine.")))
     if job.training.framework in (Framework.TENSORFLOW, Framework.JAX):
         found.append(CodedWarning("framework-preallocates", (
             f"{job.training.framework.value} reserves most of the GPU memory at start by default, so "

@@ -30,6 +30,7 @@ from workers.sizing.requirements import Bottleneck
 from workers.sizing.rules import TINY_LAYER_MS
 from workers.sizing.spec import Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
+from workers.sizing.strategies.types import DataParallel
 from workers.sizing.throughput import achieved_flops_per_ms, effective_precision, math_unit
 
 BOTTLENECK_COMPUTE = Bottleneck.COMPUTE
@@ -211,6 +212,7 @@ def estimate_iteration_ms(model: ModelStats, training: Training, gpu: GpuSpec, *
         gradient_bytes=model.parameters * GRADIENT_BYTES,
         gpu=gpu, gpu_count=gpu_count, framework=training.framework,
         inter_node_gbit_per_s=inter_node_gbit_per_s, update_interval=training.update_interval,
+        parameter_server=training.parallelism.data_parallel is DataParallel.PARAMETER_SERVER,
     )
     parts = {BOTTLENECK_COMPUTE: single.compute_ms, BOTTLENECK_MEMORY: single.memory_ms,
              BOTTLENECK_OVERHEAD: single.overhead_ms + multi.scaling_loss_ms,

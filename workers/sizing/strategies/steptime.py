@@ -8,8 +8,8 @@ The single-GPU roofline (timing.py) gives one micro-batch's forward and backward
   16-bit weight, memory-bound;
 - divides the compute by tensor-parallel x pipeline degree (each GPU runs its share of every layer,
   or its stage), and adds the collectives, bubble and offload of collectives.py.
-No framework scaling cap applies here (unlike multigpu.py's plain data parallel): the exchanges are
-counted one by one.
+The exchanges are counted one by one; only parameter-server training is also bounded by the 2017
+survey's measured scaling (domain.md §4, multigpu.framework_speedup_cap).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from catalog.types import GpuSpec
 from workers.sizing import efficiency
 from workers.sizing.efficiency import BACKWARD_TO_FORWARD, DATA_PARALLEL_SYNC_MS
 from workers.sizing.memo import IdentityMemo
+from workers.sizing.multigpu import framework_speedup_cap
 from workers.sizing.requirements import Bottleneck
 from workers.sizing.spec import JobSpec
 from workers.sizing.stats import ModelStats
@@ -27,7 +28,7 @@ from workers.sizing.strategies.adapters import NF4_BYTES_PER_PARAMETER, quantize
 from workers.sizing.strategies.checkpointing import recomputed_forward_share
 from workers.sizing.strategies.collectives import Communication, Links, iteration_communication
 from workers.sizing.strategies.parallelism import Layout
-from workers.sizing.strategies.types import AdapterKind, Parallelism
+from workers.sizing.strategies.types import AdapterKind, DataParallel, Parallelism
 from workers.sizing.timing import estimate_iteration_ms
 
 DEQUANTISED_WEIGHT_BYTES = 2  # NF4 weights are expanded to bf16 for each matmul (bitsandbytes)
@@ -84,6 +85,10 @@ def layout_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, links: Links, bat
                                    blocks=blocks, micro_batches=update_interval)
     sync_ms = DATA_PARALLEL_SYNC_MS if layout.gpu_count > 1 else 0.0
     total = compute_ms + single.overhead_ms + comm.exposed_ms + sync_ms
+    n = layout.data_parallel_degree
+    if layout.data_parallel is DataParallel.PARAMETER_SERVER and n > 1:
+        # the 2017 survey's parameter-server scaling (domain.md §4) bounds the speed-up (multigpu.py)
+        total = max(total, n * (compute_ms + single.overhead_ms) / framework_speedup_cap(job.training.framework, n))
     return LayoutTime(
         iteration_ms=total, compute_ms=compute_ms, forward_ms=single.forward_ms / split, communication=comm,
         samples_per_iteration=batch_size * layout.data_parallel_degree, calibrated=single.calibrated,
