@@ -6,6 +6,7 @@ machine + GPUs), over the parts. They run in this order, each on what the previo
 2. spot-not-below-on-demand: a spot price at or above the on-demand price of the same item and region. On
    AWS a spot price at its cap (equal to on-demand) is a market with no discount: the spot row is left out.
    A spot price above on-demand means one of the two is wrong and we cannot tell which: both are left out.
+   committed-not-below-on-demand: likewise for a committed rate (catalog/commitments.py).
 3. regional-outlier: an on-demand price per GPU outside REGIONAL_BAND times the upper quartile of the same
    item's prices over the provider's regions (at least MIN_REGIONS of them). The upper quartile, not the
    median, because the known errors are under-priced clusters: SkyPilot's v8 GCP rows price H100-MEGA at
@@ -13,10 +14,18 @@ machine + GPUs), over the parts. They run in this order, each on what the previo
 4. family-jump: within one family, region and pricing, the cheapest per-GPU price at each GPU count must
    move within FAMILY_STEP_BAND from one count to the next, and a shape with at least the GPUs, vCPUs and
    memory of another in its family must not be cheaper. On-demand only: a spot market is per type.
+5. spot-at-floor: a spot price at or below SPOT_FLOOR of its on-demand reference (the item's own
+   on-demand price in the region, else the cheapest same-shape sibling's: same GPU, count, vCPUs and memory,
+   e.g. p5en.48xlarge for p5e.48xlarge, which has no on-demand row) is a placeholder, not a market price.
+   spot-without-on-demand: an AWS spot price with no on-demand reference (none, or one the checks above
+   left out) cannot be checked against the floor: left out.
+   Zone prices at the floor are left out before a region's median is taken (`region_spot`), so a region
+   half of whose zones sit on the floor is not priced by a blend of placeholder and market.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -32,6 +41,22 @@ MIN_REGIONS = 3
 # Cheapest per-GPU price from one GPU count to the next in a family: AWS g5g goes 0.42 -> 1.37 $/GPU-h (1 to
 # 2 GPUs, as 2 GPUs come only with 64 vCPUs); a shape priced per GPU instead of per machine moves by 1/n.
 FAMILY_STEP_BAND = (0.5, 4.0)
+# The providers' stated maximum spot discount is the floor of their spot prices: AWS "up to 90%" off on-demand
+# (aws.amazon.com/ec2/spot/pricing, recalled; restated in AWS's 2017 pricing-model announcement), Google "up
+# to 91%" (docs.cloud.google.com/compute/docs/instances/create-use-spot).
+# A price on the floor is a placeholder, not a price to plan on: SkyPilot's v8 AWS rows have 46 zone prices
+# exactly on it (whole g4dn families in af-south-1, ap-east-1, eu-south-1 and me-south-1, g5/p5/p5en in
+# ap-southeast-3, p5e there at exactly 10 % of p5en's on-demand) while the next lowest of 1,564 is 10.17 %: a
+# spike on the floor, not the tail of a market; its GCP rows have 12 (P100 in asia-east1, P4 in
+# asia-southeast1) at exactly 9.00 %, the next lowest 12.25 %. The band kept is (floor, on-demand): the genuine
+# AWS ratios run continuously from 0.1017 to 0.996 (median 0.36), Google's from 0.1225 to 0.987.
+SPOT_FLOOR: dict[Provider, float] = {Provider.AWS: 0.10, Provider.GCP: 0.09}
+_FLOOR_OWNER = {Provider.AWS: "AWS's", Provider.GCP: "Google's"}
+# An AWS spot price is a zone market's: without an on-demand reference it cannot be told from a placeholder.
+# Google sets spot prices per region itself, and in SkyPilot's rows they stay sane where the on-demand rows are
+# wrong (H100 in us-central1: spot $2.85/GPU while the $4.20 on-demand is an error): no reference needed.
+NEEDS_REFERENCE = frozenset({Provider.AWS})
+_SPOT_ROUNDING = 0.00005  # SkyPilot rounds spot prices to 4 decimals: 10 % of $7.93854 is listed as $0.7939
 DOMINANCE_TOLERANCE = 0.02  # a larger shape may list up to 2 % under a smaller one (rounding in the source)
 _SAME = 1e-4  # prices within 0.01 % are the same (SkyPilot rounds spot to 4 decimals, on-demand to 5)
 
@@ -47,6 +72,7 @@ class PricePoint:
     price_per_hour_usd: float
     gpu_count: int = 1
     family: str = ""  # empty: no family check
+    gpu: str = ""  # GPU slug; empty: no same-shape sibling for a spot price's on-demand reference
     vcpus: int = 0
     memory_bytes: int = 0
 
@@ -99,6 +125,92 @@ def _spot_vs_on_demand(points: Sequence[PricePoint]) -> list[Finding]:
                 )
             )
     return found
+
+
+def at_spot_floor(provider: Provider, spot_usd: float, on_demand_usd: float) -> bool:
+    """Return whether a spot price sits at or below the provider's spot floor for this on-demand price."""
+    floor = SPOT_FLOOR.get(provider)
+    return floor is not None and spot_usd <= on_demand_usd * floor * (1 + _SAME) + _SPOT_ROUNDING
+
+
+def _sibling_key(p: PricePoint) -> tuple[object, ...] | None:
+    return (p.provider, p.region, p.gpu, p.gpu_count, p.vcpus, p.memory_bytes) if p.gpu else None
+
+
+def spot_references(points: Iterable[PricePoint]) -> dict[tuple[object, ...], PricePoint]:
+    """Return (provider, item, region) and same-shape sibling keys -> the on-demand points spot answers to."""
+    ref: dict[tuple[object, ...], PricePoint] = {}
+    for p in points:
+        if p.pricing is not Pricing.ON_DEMAND:
+            continue
+        ref[(p.provider, p.item, p.region)] = p
+        key = _sibling_key(p)
+        if key is not None and (key not in ref or p.price_per_hour_usd < ref[key].price_per_hour_usd):
+            ref[key] = p
+    return ref
+
+
+def spot_reference(references: dict[tuple[object, ...], PricePoint], spot: PricePoint) -> PricePoint | None:
+    """Return the on-demand point a spot price is checked against: its own, else a same-shape sibling's."""
+    own = references.get((spot.provider, spot.item, spot.region))
+    key = _sibling_key(spot)
+    return own or (references.get(key) if key is not None else None)
+
+
+def _spot_floor(points: Sequence[PricePoint]) -> list[Finding]:
+    ref = spot_references(points)
+    found: list[Finding] = []
+    for spot in points:
+        if spot.pricing is not Pricing.SPOT or spot.provider not in SPOT_FLOOR:
+            continue
+        od = spot_reference(ref, spot)
+        if od is None and spot.provider in NEEDS_REFERENCE:
+            found.append(Finding(spot, "spot-without-on-demand",
+                                 f"{_where(spot)}: no on-demand price of it or of a same-shape machine in the "
+                                 "region to check it against"))
+        elif od is not None and at_spot_floor(spot.provider, spot.price_per_hour_usd, od.price_per_hour_usd):
+            found.append(Finding(spot, "spot-at-floor", f"{_where(spot)}: {_floor_words(spot.provider, od)}"))
+    return found
+
+
+def _floor_words(provider: Provider, od: PricePoint) -> str:
+    return (f"at {_FLOOR_OWNER[provider]} spot floor, {SPOT_FLOOR[provider]:.0%} of the on-demand "
+            f"${od.price_per_hour_usd:.4f}/h of {od.item} (a placeholder, not a price to plan on)")
+
+
+@dataclass(frozen=True)
+class RegionSpot:
+    """A region's spot price reduced from its zones', with the zones left out and why."""
+
+    price_per_hour_usd: float | None  # None: no spot price for the region
+    left_out: tuple[str, ...] = ()  # zones whose price did not count
+    finding: Finding | None = None
+
+
+def region_spot(on_demand: PricePoint | None, spot: PricePoint, zones: dict[str, float]) -> RegionSpot:
+    """Return a region's spot price: the median over its zones' prices that are not at the floor.
+
+    `spot` names the item and region (its price is ignored); `on_demand` is its on-demand reference, if any.
+    When at least half of the zones that list a spot price sit on the floor the region has no spot price: its
+    typical zone has none, and the rest alone are not the region's market.
+    """
+    values = {z: v for z, v in zones.items() if v > 0}
+    if not values:
+        return RegionSpot(None)
+    floored = tuple(sorted(z for z, v in values.items() if on_demand is not None
+                           and at_spot_floor(spot.provider, v, on_demand.price_per_hour_usd)))
+    kept = [v for z, v in values.items() if z not in floored]
+    if not floored or on_demand is None:
+        return RegionSpot(float(statistics.median(kept)))
+    dropped = dataclasses.replace(spot, price_per_hour_usd=min(values[z] for z in floored))
+    head = (f"{_where(dropped)}: zone{'s' if len(floored) > 1 else ''} {', '.join(floored)} of "
+            f"{len(values)} {_floor_words(spot.provider, on_demand)}")
+    if 2 * len(floored) >= len(values):
+        return RegionSpot(None, tuple(sorted(values)),
+                          Finding(dropped, "spot-at-floor", f"{head}; no spot price for the region"))
+    price = float(statistics.median(kept))
+    why = f"{head}; the region's spot is the other zones' median ${price:.4f}/h"
+    return RegionSpot(price, floored, Finding(dropped, "spot-at-floor", why))
 
 
 def upper_quartile(values: Sequence[float]) -> float:
@@ -199,7 +311,8 @@ def _committed_vs_on_demand(points: Sequence[PricePoint]) -> list[Finding]:
     return found
 
 
-CHECKS = (_bad_prices, _spot_vs_on_demand, _committed_vs_on_demand, _regional, _family)
+# The floor check runs last: its references are the on-demand prices the other checks kept.
+CHECKS = (_bad_prices, _spot_vs_on_demand, _committed_vs_on_demand, _regional, _family, _spot_floor)
 
 
 def find_implausible(points: Iterable[PricePoint]) -> list[Finding]:

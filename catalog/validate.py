@@ -159,6 +159,7 @@ def offer_points(rows: CatalogRows) -> list[tuple[PricePoint, int]]:
             pricing=offer.pricing,
             price_per_hour_usd=offer.price_per_hour_usd,
             gpu_count=shape.gpu_count,
+            gpu=shape.gpu,
             family=family_of(offer.provider, offer.instance_type),
             vcpus=shape.vcpus,
             memory_bytes=shape.host_memory_bytes,

@@ -53,7 +53,8 @@ class FakeAws:
             "describe_instance_types", fixture("describe_instance_types_page2"), {"NextToken": "page-2"}
         )
 
-    def queue_region(self, region: str, *, prices: list[str], fail: str | None = None) -> None:
+    def queue_region(self, region: str, *, prices: list[str], fail: str | None = None,
+                     spot: dict[str, Any] | None = None) -> None:
         stub = self.ec2_stub[region]
         if fail:
             stub.add_client_error(
@@ -75,7 +76,7 @@ class FakeAws:
             if i:
                 params["NextToken"] = "prices-page-2"
             self.pricing_stub.add_response("get_products", fixture(name), params)
-        stub.add_response("describe_spot_price_history", fixture(f"describe_spot_price_history_{region}"))
+        stub.add_response("describe_spot_price_history", spot or fixture(f"describe_spot_price_history_{region}"))
 
     def fetch(self) -> aws.FetchResult:
         for s in (self.pricing_stub, *self.ec2_stub.values()):
@@ -128,6 +129,27 @@ def test_prices_come_per_region_with_spot_as_the_zone_median(two_regions: aws.Fe
         "Intel Xeon E5-2686 v4 (Broadwell)",
         1700,
     )
+
+
+def test_zone_spot_prices_at_the_aws_floor_are_left_out_of_the_region_median(aws_env: None) -> None:
+    def zone(az: str, price: str) -> dict[str, str]:
+        return {"AvailabilityZone": az, "InstanceType": "p3.2xlarge", "ProductDescription": "Linux/UNIX",
+                "SpotPrice": price, "Timestamp": "2026-11-29T12:00:00Z"}
+
+    fake = FakeAws(("us-east-1", "us-west-2"))
+    fake.queue_types()
+    # us-east-1: one zone of three at 10 % of the $3.06 on-demand, the others a market; us-west-2: all on it
+    fake.queue_region("us-east-1", prices=["get_products_us-east-1", "get_products_us-east-1_page2"],
+                      spot={"SpotPriceHistory": [zone("us-east-1a", "0.306000"), zone("us-east-1b", "0.7031"),
+                                                 zone("us-east-1c", "0.8031")]})
+    fake.queue_region("us-west-2", prices=["get_products_us-west-2"],
+                      spot={"SpotPriceHistory": [zone("us-west-2a", "0.306000")]})
+    result = fake.fetch()
+    assert _offer(result, "p3.2xlarge", "us-east-1", Pricing.SPOT) == pytest.approx(0.7531)
+    assert _offer(result, "p3.2xlarge", "us-west-2", Pricing.SPOT) is None
+    assert _offer(result, "p3.2xlarge", "us-west-2", Pricing.ON_DEMAND) == pytest.approx(3.06)
+    floor = [p for p in result.problems if "spot floor" in p]
+    assert len(floor) == 2 and any("us-east-1a" in p for p in floor)
 
 
 def test_fractional_and_unknown_gpus_are_reported_not_silently_dropped(two_regions: aws.FetchResult) -> None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from catalog.freshness import oldest_price_date, prices_as_of_by_provider
 from catalog.gpus import load_gpus
 from catalog.loader import load_snapshot_rows
-from catalog.plausibility import PricePoint, find_implausible
+from catalog.plausibility import PricePoint, find_implausible, region_spot
 from catalog.types import Offer, Pricing, Provider
 from catalog.validate import check_rows, screen_rows
 
@@ -58,8 +60,55 @@ def test_a_spot_price_at_its_on_demand_cap_leaves_only_the_spot_row_out() -> Non
 def test_genuine_regional_spreads_and_cheap_spot_pass() -> None:
     per_gpu = {"us-east-1": 0.526, "eu-west-1": 0.587, "ap-east-1": 0.81, "sa-east-1": 0.75, "us-west-2": 0.526}
     points = [PricePoint(AWS, "g4dn.xlarge", r, OD, p) for r, p in per_gpu.items()]
-    points += [PricePoint(AWS, "g4dn.xlarge", r, SPOT, p / 10) for r, p in per_gpu.items()]  # AWS's 90 % off
+    # the lowest genuine spot ratio in SkyPilot's v8 AWS rows is 0.1017 (g4dn.8xlarge, ap-east-1, one zone)
+    points += [PricePoint(AWS, "g4dn.xlarge", r, SPOT, p * 0.1017) for r, p in per_gpu.items()]
     assert _flagged(points) == set()
+
+
+def _h200(item: str, region: str, pricing: Pricing, price: float) -> PricePoint:
+    return PricePoint(AWS, item, region, pricing, price, gpu_count=8, gpu="h200", vcpus=192, memory_bytes=2 * 2**40)
+
+
+def test_spot_at_the_providers_floor_is_a_placeholder_and_left_out() -> None:
+    points = [PricePoint(AWS, "g4dn.xlarge", "af-south-1", OD, 0.698),  # SkyPilot v8, zone afs1-az2
+              PricePoint(AWS, "g4dn.xlarge", "af-south-1", SPOT, 0.0698),
+              PricePoint(AWS, "g5.12xlarge", "ap-southeast-3", OD, 7.93854),
+              PricePoint(AWS, "g5.12xlarge", "ap-southeast-3", SPOT, 0.7939)]  # 10 % rounded to 4 decimals
+    assert _flagged(points) == {("g4dn.xlarge", "af-south-1", SPOT, "spot-at-floor"),
+                                ("g5.12xlarge", "ap-southeast-3", SPOT, "spot-at-floor")}
+    gcp = [_gpu("accelerator P100 x1", "asia-east1", 1.6, count=1),  # SkyPilot v8: exactly Google's 91 % off
+           _gpu("accelerator P100 x1", "asia-east1", 0.144, count=1, pricing=SPOT),
+           _gpu("accelerator P100 x1", "europe-west4", 1.533, count=1),
+           _gpu("accelerator P100 x1", "europe-west4", 0.2601, count=1, pricing=SPOT)]
+    assert _flagged(gcp) == {("accelerator P100 x1", "asia-east1", SPOT, "spot-at-floor")}
+    # a Google spot price needs no on-demand reference: its rows stay sane where on-demand ones are wrong
+    assert _flagged([_gpu("accelerator H100 x8", "us-central1", 2.8501, pricing=SPOT)]) == set()
+
+
+def test_a_spot_price_without_its_own_on_demand_is_checked_against_a_same_shape_sibling() -> None:
+    points = [_h200("p5en.48xlarge", "ap-southeast-3", OD, 87.34848),
+              _h200("p5e.48xlarge", "ap-southeast-3", SPOT, 8.7348),  # exactly 10 % of p5en's on-demand
+              _h200("p5en.48xlarge", "us-east-2", OD, 63.296),
+              _h200("p5e.48xlarge", "us-east-2", SPOT, 18.9027),  # a market price: 30 % of p5en's
+              _h200("p5e.48xlarge", "eu-west-2", SPOT, 20.0)]  # no H200 machine priced on demand there
+    findings = {(f.point.item, f.point.region, f.check): f.reason for f in find_implausible(points)}
+    assert set(findings) == {("p5e.48xlarge", "ap-southeast-3", "spot-at-floor"),
+                             ("p5e.48xlarge", "eu-west-2", "spot-without-on-demand")}
+    assert "p5en.48xlarge" in findings[("p5e.48xlarge", "ap-southeast-3", "spot-at-floor")]
+
+
+def test_zones_at_the_floor_do_not_count_in_a_regions_spot_median() -> None:
+    od = PricePoint(AWS, "g4dn.xlarge", "ap-east-1", OD, 0.81)
+    spot = PricePoint(AWS, "g4dn.xlarge", "ap-east-1", SPOT, 0.0)
+    one_of_three = region_spot(od, spot, {"ape1-az1": 0.1343, "ape1-az2": 0.081, "ape1-az3": 0.1349})
+    assert one_of_three.price_per_hour_usd == pytest.approx(0.1346) and one_of_three.left_out == ("ape1-az2",)
+    assert one_of_three.finding is not None and "ape1-az2" in one_of_three.finding.reason
+    half = region_spot(od, spot, {"ape1-az1": 0.081, "ape1-az2": 0.0871})
+    assert half.price_per_hour_usd is None and half.left_out == ("ape1-az1", "ape1-az2")
+    assert half.finding is not None and "no spot price for the region" in half.finding.reason
+    clean = region_spot(od, spot, {"ape1-az1": 0.2, "ape1-az2": 0.3})
+    assert (clean.price_per_hour_usd, clean.left_out, clean.finding) == (pytest.approx(0.25), (), None)
+    assert region_spot(None, spot, {"a": 0.081, "b": 0.09}).price_per_hour_usd == pytest.approx(0.0855)
 
 
 def test_zero_and_negative_prices_are_caught() -> None:
@@ -86,10 +135,14 @@ def test_check_rows_reports_and_screen_rows_leaves_out_with_the_reason() -> None
     wrong = dataclasses.replace(rows.offers[index], price_per_hour_usd=550.4)  # a digit slip: 10x
     broken = dataclasses.replace(rows, offers=(*rows.offers[:index], wrong, *rows.offers[index + 1 :]))
     problems = check_rows(broken, gpus=load_gpus())
-    assert problems and {p.code for p in problems} <= {"regional-outlier", "family-jump"}
+    codes = {p.code for p in problems}
+    assert codes & {"regional-outlier", "family-jump"} and codes <= {"regional-outlier", "family-jump",
+                                                                     "spot-without-on-demand"}
     screened = screen_rows(broken)
-    assert wrong not in screened.offers and len(screened.offers) == len(rows.offers) - 1
-    assert screened.excluded[-1].item == "p5.48xlarge" and "p5.48xlarge" in screened.excluded[-1].reason
+    # the wrong on-demand price goes, and with it the spot price it was the only floor reference of
+    assert wrong not in screened.offers and len(screened.offers) == len(rows.offers) - 2
+    assert {(e.item, e.region, e.pricing) for e in screened.excluded[-2:]} == {
+        ("p5.48xlarge", "us-east-1", OD), ("p5.48xlarge", "us-east-1", SPOT)}
     assert check_rows(screened, gpus=load_gpus()) == []
 
 

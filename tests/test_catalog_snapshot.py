@@ -183,3 +183,31 @@ def test_gcp_prices_are_host_plus_gpus_from_the_rows(catalog: Catalog) -> None:
     combo = _offer(catalog, "n1-standard-8+1xnvidia-tesla-t4", "us-central1")
     assert combo is not None
     assert combo.price_per_hour_usd == pytest.approx(float(n1["Price"]) + float(t4["Price"]), abs=1e-6)
+
+
+@needs_shared
+def test_no_aws_spot_price_sits_on_the_placeholder_floor_and_each_left_out_one_says_why(catalog: Catalog) -> None:
+    rows = _rows(SHARED / "aws-gpu-vms.csv")
+    on_demand = {(r["InstanceType"], r["Region"]): float(r["Price"]) for r in rows if r["Price"]}
+    floored = {(r["InstanceType"], r["Region"]) for r in rows if r["SpotPrice"] and (r["InstanceType"], r["Region"])
+               in on_demand and float(r["SpotPrice"]) <= 0.1 * on_demand[(r["InstanceType"], r["Region"])] + 5e-5}
+    assert len(floored) >= 25  # 45 zone rows of SkyPilot's v8 AWS file, plus p5e against p5en
+    reasons = {(e.item, e.region): e.reason for e in catalog.excluded
+               if e.check == "spot-at-floor" and e.provider is Provider.AWS}
+    assert floored | {("p5e.48xlarge", "ap-southeast-3")} == set(reasons)
+    for itype, region in floored:
+        spot = _offer(catalog, itype, region, Pricing.SPOT)
+        assert spot is None or spot.price_per_hour_usd > 0.1 * on_demand[(itype, region)] * 1.01
+    # the two answers the placeholders used to win: 8 x H200 at $8.73/h and a T4 at $0.07/h
+    assert _offer(catalog, "p5e.48xlarge", "ap-southeast-3", Pricing.SPOT) is None
+    assert _offer(catalog, "g4dn.xlarge", "af-south-1", Pricing.SPOT) is None
+    assert "p5en.48xlarge" in reasons[("p5e.48xlarge", "ap-southeast-3")]
+    # Google's floor (91 % off): P100 in asia-east1 has no spot price, P100 in europe-west4 keeps its 17 %
+    assert _offer(catalog, "n1-highmem-2+1xnvidia-tesla-p100", "asia-east1", Pricing.SPOT) is None
+    assert _offer(catalog, "n1-highmem-2+1xnvidia-tesla-p100", "europe-west4", Pricing.SPOT) is not None
+    spot_ratios = [
+        s.price_per_hour_usd / od.price_per_hour_usd
+        for s in catalog.offers if s.provider is Provider.AWS and s.pricing is Pricing.SPOT
+        if (od := _offer(catalog, s.instance_type, s.region)) is not None
+    ]
+    assert min(spot_ratios) > 0.1 and max(spot_ratios) < 1.0

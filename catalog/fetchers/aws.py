@@ -38,6 +38,7 @@ from catalog.fetchers.result import (
     no_progress,
     one_line,
 )
+from catalog.plausibility import PricePoint, region_spot
 from catalog.types import InstanceType, Offer, Pricing, Provider
 
 PRICING_REGION = "us-east-1"  # the Price List API endpoint (ecosystem notes §4); not the priced region
@@ -234,7 +235,7 @@ def _on_demand(pricing: Any, region: str, names: set[str]) -> tuple[dict[str, De
     return prices, cpus
 
 
-def _spot(ec2: Any, names: Sequence[str], now: datetime) -> dict[str, float]:
+def _spot(ec2: Any, names: Sequence[str], now: datetime) -> dict[str, dict[str, float]]:
     seen: dict[str, dict[str, float]] = defaultdict(dict)  # type -> zone -> latest price
     for chunk in _chunks(names):
         for row in _paginate(
@@ -246,7 +247,19 @@ def _spot(ec2: Any, names: Sequence[str], now: datetime) -> dict[str, float]:
             StartTime=now,
         ):
             seen[row["InstanceType"]].setdefault(row.get("AvailabilityZone", "?"), float(row["SpotPrice"]))
-    return {t: p for t, zones in seen.items() if (p := median_price(zones.values())) is not None}
+    return dict(seen)
+
+
+def _region_spot(name: str, region: str, zones: dict[str, float], on_demand: float | None,
+                 problems: list[str]) -> float | None:
+    """Return the region's spot price: the zones' median, zones at AWS's spot floor left out (plausibility)."""
+    if on_demand is None:
+        return median_price(zones.values())
+    reference = PricePoint(Provider.AWS, name, region, Pricing.ON_DEMAND, on_demand)
+    reduced = region_spot(reference, PricePoint(Provider.AWS, name, region, Pricing.SPOT, 0.0), zones)
+    if reduced.finding is not None:
+        problems.append(reduced.finding.reason)
+    return reduced.price_per_hour_usd
 
 
 def _instance(name: str, it: dict[str, Any], cpu: str, today: str, problems: list[str]) -> InstanceType:
@@ -338,8 +351,10 @@ def fetch(
                                     PRICE_SOURCE, today))
             else:
                 problems.append(f"{name}: no on-demand price in {region}")
-            if name in spot:
-                offers.append(Offer(Provider.AWS, name, region, Pricing.SPOT, spot[name], SPOT_SOURCE, today))
+            od = on_demand.get(name)
+            price = _region_spot(name, region, spot.get(name, {}), None if od is None else float(od), problems)
+            if price is not None:
+                offers.append(Offer(Provider.AWS, name, region, Pricing.SPOT, price, SPOT_SOURCE, today))
     progress("aws: done", total, total)
     instances = tuple(_instance(n, it, cpus.get(n, ""), today, problems) for n, it in sorted((shapes or {}).items()))
     return FetchResult(

@@ -32,7 +32,7 @@ class SkyPilotImport:
 
     instances: tuple[InstanceType, ...]
     offers: tuple[Offer, ...]
-    excluded: tuple[Exclusion, ...]  # price parts the plausibility checks left out (GCP GPU and host parts)
+    excluded: tuple[Exclusion, ...]  # prices left out while reading (GCP GPU and host parts, AWS zone spot)
     skipped: tuple[str, ...]  # shapes not imported, with the reason (retired GPU, unknown GPU, ...)
     files: tuple[str, ...]  # one line per file read: path, schema, sha256, commit
     providers: tuple[str, ...]
@@ -80,6 +80,7 @@ def import_skypilot(directory: Path, *, as_of: str | None = None) -> SkyPilotImp
         date = _as_of(provider, file, provenance, as_of)
         if provider == "aws":
             converted = convert_aws(file, origin=origin, as_of=date)
+            excluded += [exclusion(f) for f in converted.findings]
         else:
             converted, findings = convert_gcp(file, origin=origin, as_of=date)
             excluded += [exclusion(f) for f in findings]

@@ -1,11 +1,18 @@
-"""AWS rows of a SkyPilot catalog -> our instance shapes and offers (on-demand; spot as the median over zones)."""
+"""AWS rows of a SkyPilot catalog -> our instance shapes and offers (on-demand; spot as the median over zones).
+
+Zone spot prices at AWS's spot floor (catalog/plausibility.py: placeholders, not market prices) are left out
+before the median is taken, and recorded as findings.
+"""
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, replace
 
 from catalog.cpu_scores import score_for
+from catalog.plausibility import Finding, PricePoint, region_spot, spot_reference, spot_references
 from catalog.skypilot.read import CatalogFile, Row, reduce_by_region
 from catalog.skypilot.shapes import (
     AWS_DEFAULT_GBIT,
@@ -30,6 +37,7 @@ class Converted:
     instances: tuple[InstanceType, ...]
     offers: tuple[Offer, ...]
     skipped: tuple[str, ...]
+    findings: tuple[Finding, ...] = ()  # prices left out while converting (AWS: zone spot prices at the floor)
 
 
 def is_nvidia(row: Row) -> bool:
@@ -102,6 +110,7 @@ def convert_aws(file: CatalogFile, *, origin: str, as_of: str | None) -> Convert
                 shapes[row.instance_type] = built
         if row.instance_type in shapes:
             keyed.append(((row.instance_type,), row))
+    keyed, findings = _screen_zone_spots(keyed, shapes)
     offers: list[Offer] = []
     for price in reduce_by_region(keyed):
         name = price.key[0]
@@ -115,4 +124,35 @@ def convert_aws(file: CatalogFile, *, origin: str, as_of: str | None) -> Convert
         tuple(shapes[k] for k in sorted(shapes)),
         tuple(offers),
         tuple(f"aws {name}: {why}" for name, why in sorted(skipped.items())),
+        tuple(findings),
     )
+
+
+def _point(shape: InstanceType, region: str, pricing: Pricing, usd: float) -> PricePoint:
+    return PricePoint(Provider.AWS, shape.instance_type, region, pricing, usd, gpu_count=shape.gpu_count,
+                      gpu=shape.gpu, vcpus=shape.vcpus, memory_bytes=shape.host_memory_bytes)
+
+
+def _screen_zone_spots(
+    keyed: list[tuple[tuple[str, ...], Row]], shapes: dict[str, InstanceType]
+) -> tuple[list[tuple[tuple[str, ...], Row]], list[Finding]]:
+    """Blank the zone spot prices a region's median must not see (plausibility.region_spot), with findings."""
+    groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for (name,), row in keyed:
+        groups[(name, row.region)].append(row)
+    references = spot_references(
+        _point(shapes[name], region, Pricing.ON_DEMAND, float(statistics.median(prices)))
+        for (name, region), rows in groups.items()
+        if (prices := [r.price for r in rows if r.price is not None and r.price > 0])
+    )
+    findings: list[Finding] = []
+    blank: set[tuple[str, str, str]] = set()  # (type, region, zone) whose spot price is left out
+    for (name, region), rows in sorted(groups.items()):
+        zones = {r.zone: r.spot_price for r in rows if r.spot_price is not None}
+        spot = _point(shapes[name], region, Pricing.SPOT, 0.0)
+        reduced = region_spot(spot_reference(references, spot), spot, zones)
+        if reduced.finding is not None:
+            findings.append(reduced.finding)
+        blank |= {(name, region, z) for z in reduced.left_out}
+    screened = [(k, replace(r, spot_price=None) if (k[0], r.region, r.zone) in blank else r) for k, r in keyed]
+    return screened, findings
