@@ -63,11 +63,16 @@ def _check_model(model: ModelStats) -> bool:
         _int_in(getattr(model, name), f"model.stats.{name}", low=0, high=MAX_COUNT)
     if model.neurons == 0 and model.parameters == 0:
         raise SpecError("model.stats", "the model has no neurons and no parameters")
-    for index, layer in enumerate(model.layers):
-        for name in ("neurons", "parameters", "multiply_adds", "saved_values", "saved_mask_bytes",
-                     "traffic_values"):
-            _int_in(getattr(layer, name), f"model.layers[{index}].{name}", low=0, high=MAX_COUNT)
+    values = [v for layer in model.layers for v in (layer.neurons, layer.parameters, layer.multiply_adds,
+                                                    layer.saved_values, layer.saved_mask_bytes, layer.traffic_values)]
+    if values and not (all(type(v) is int for v in values) and min(values) >= 0 and max(values) <= MAX_COUNT):
+        for index, layer in enumerate(model.layers):  # the first wrong one, named
+            for name in _LAYER_COUNTS:
+                _int_in(getattr(layer, name), f"model.layers[{index}].{name}", low=0, high=MAX_COUNT)
     return True
+
+
+_LAYER_COUNTS = ("neurons", "parameters", "multiply_adds", "saved_values", "saved_mask_bytes", "traffic_values")
 
 
 def check_job(job: JobSpec, *, gpu_count: int = 1, inter_node_gbit_per_s: float | None = None) -> None:

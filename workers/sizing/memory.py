@@ -32,8 +32,9 @@ from workers.sizing.requirements import MemoryBreakdown
 from workers.sizing.rules import BASELINE_BYTES_PER_VALUE, BASELINE_COPIES
 from workers.sizing.spec import Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
-from workers.sizing.step_walk import FULL_COPY, Phase, Shards, peak_moment, walk_step
+from workers.sizing.step_walk import FULL_COPY, Phase, Shards
 from workers.sizing.throughput import effective_precision
+from workers.sizing.walk_arrays import step_peak_moment
 
 _ACTIVATIONS: IdentityMemo[float] = IdentityMemo()
 _HAS_CONV: IdentityMemo[bool] = IdentityMemo()
@@ -148,8 +149,8 @@ def _step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None, gp
     precision = effective_precision(training.precision, gpu)
     share = recompute_share(model) if training.recompute else 1.0
     attention = attention_kind(training, gpu)
-    peak = peak_moment(walk_step(model, training, precision=precision, gpu_count=gpu_count, shards=shards,
-                                 kept_share=share, attention=attention))
+    peak = step_peak_moment(model, training, precision=precision, gpu_count=gpu_count, shards=shards,
+                            kept_share=share, attention=attention)
     terms = [peak.activations, peak.parameters, peak.gradients, peak.optimizer_state]
     profile = training.profile
     calibrated = profile is not None and profile.tensor_memory_bytes > 0
@@ -157,8 +158,8 @@ def _step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None, gp
         # A measured step (gpugauge probe) at the profile's batch: scale every term of the walk by
         # measured / predicted there, so other batches and GPUs keep the walk's shape.
         at = replace(training, batch_size=profile.batch_size or training.batch_size, profile=None)
-        reference = peak_moment(walk_step(model, at, precision=precision, gpu_count=gpu_count, shards=shards,
-                                          kept_share=share, attention=attention))
+        reference = step_peak_moment(model, at, precision=precision, gpu_count=gpu_count, shards=shards,
+                                     kept_share=share, attention=attention)
         ratio = profile.tensor_memory_bytes / max(1, reference.total_bytes)
         terms = [round(t * ratio) for t in terms]
     tensors = sum(terms)

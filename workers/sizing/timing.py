@@ -76,15 +76,32 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
         traffic = 2 * model.neurons * batch_size * value_bytes + model.parameters * weight_bytes
         return ((LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic), 1, False, 1),)
     counts: dict[tuple[LayerKind, float, float, int, bool], int] = {}
-    for layer in model.layers:
-        # Without a traffic figure: read the input, write the output, about twice the output.
-        per_sample = (max(layer.traffic_values - layer.parameters, 0) if layer.traffic_values
-                      else 2 * layer.neurons)
-        traffic = per_sample * batch_size * value_bytes + layer.parameters * weight_bytes
-        key = (layer.kind, 2.0 * layer.multiply_adds * batch_size, float(traffic), layer.passes,
-               layer.kernel_positions in WINOGRAD_KERNEL_POSITIONS)
-        counts[key] = counts.get(key, 0) + 1
+    for (kind, multiply_adds, per_sample, parameters, passes, winograd), count in _distinct_layers(model).items():
+        traffic = per_sample * batch_size * value_bytes + parameters * weight_bytes
+        key = (kind, 2.0 * multiply_adds * batch_size, float(traffic), passes, winograd)
+        counts[key] = counts.get(key, 0) + count
     return tuple((*key, count) for key, count in counts.items())
+
+
+_DISTINCT: IdentityMemo[dict[tuple[LayerKind, int, int, int, int, bool], int]] = IdentityMemo()
+
+
+def _distinct_layers(model: ModelStats) -> dict[tuple[LayerKind, int, int, int, int, bool], int]:
+    """Return how many layers share each (kind, multiply-adds, values moved per sample, parameters, passes,
+    Winograd), in the order each first appears: what a layer's work depends on besides the batch."""
+
+    def count() -> dict[tuple[LayerKind, int, int, int, int, bool], int]:
+        counts: dict[tuple[LayerKind, int, int, int, int, bool], int] = {}
+        for layer in model.layers:
+            # Without a traffic figure: read the input, write the output, about twice the output.
+            per_sample = (max(layer.traffic_values - layer.parameters, 0) if layer.traffic_values
+                          else 2 * layer.neurons)
+            key = (layer.kind, layer.multiply_adds, per_sample, layer.parameters, layer.passes,
+                   layer.kernel_positions in WINOGRAD_KERNEL_POSITIONS)
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    return _DISTINCT.get(model, (), count)
 
 
 def forget_cached_times() -> None:

@@ -1,0 +1,81 @@
+"""The array form of the step walk's peak (walk_arrays.py) equals the walk's own, moment for moment."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+from sizing_fixtures import training
+
+from workers.sizing import walk_arrays
+from workers.sizing.layers.attention import Attention
+from workers.sizing.layers.build import compute_model_stats
+from workers.sizing.layers.loss import with_loss
+from workers.sizing.presets.registry import preset_names, preset_stats
+from workers.sizing.spec import Framework, Loss, Optimizer, Precision
+from workers.sizing.stats import ModelStats
+from workers.sizing.step_walk import Shards, peak_moment, walk_step
+from workers.sizing.walk_arrays import step_peak_moment
+
+SETTINGS = [  # (precision, gpu count, shards, kept share, attention, optimizer, framework, batch)
+    (Precision.FP32, 1, Shards(), 1.0, Attention.MATH, Optimizer.ADAMW, Framework.PYTORCH, 64),
+    (Precision.BF16_MIXED, 1, Shards(), 1.0, Attention.FLASH, Optimizer.ADAM, Framework.PYTORCH, 7),
+    (Precision.FP16_MIXED, 8, Shards(), 0.37, Attention.EFFICIENT, Optimizer.SGD, Framework.PYTORCH, 3),
+    (Precision.BF16_MIXED, 8, Shards(8, 8, 8), 1.0, Attention.MATH, Optimizer.ADAMW, Framework.PYTORCH, 16),
+    (Precision.FP32, 4, Shards(1, 4, 4), 0.5, Attention.MATH, Optimizer.MOMENTUM, Framework.TENSORFLOW, 33),
+]
+
+
+def _models() -> list[ModelStats]:
+    models = [preset_stats(name) for name in preset_names()]
+    rng = random.Random(17)  # a custom net with dropout, norms and a loss row that keeps the output
+    layers: list[dict[str, object]] = []
+    for _ in range(40):
+        kind = rng.choice(["linear", "relu", "dropout", "layernorm", "gelu"])
+        layers.append({"type": kind, "out_features": rng.choice([64, 256, 1000])} if kind == "linear"
+                      else {"type": kind, "p": 0.1} if kind == "dropout" else {"type": kind})
+    custom = compute_model_stats(layers, input_shape=[128], sequence_length=None)
+    models += [with_loss(custom, Loss.CROSS_ENTROPY), with_loss(custom, Loss.MSE),
+               with_loss(preset_stats("resnet50"), Loss.CROSS_ENTROPY)]
+    return models
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: f"{s[0].value}-{s[1]}gpu-{s[4].value}")
+def test_the_arrays_peak_at_the_walks_moment_for_every_preset_and_setting(
+        setting: tuple[Precision, int, Shards, float, Attention, Optimizer, Framework, int],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    precision, count, shards, share, attention, optimizer, framework, batch = setting
+    monkeypatch.setattr(walk_arrays, "ARRAY_ROWS", 0)  # every model through the arrays
+    job = training(batch_size=batch, optimizer=optimizer, framework=framework, precision=precision)
+    for model in _models():
+        walked = peak_moment(walk_step(model, job, precision=precision, gpu_count=count, shards=shards,
+                                       kept_share=share, attention=attention))
+        assert step_peak_moment(model, job, precision=precision, gpu_count=count, shards=shards,
+                                kept_share=share, attention=attention) == walked, model.name
+
+
+def test_a_model_of_many_rows_takes_the_arrays_and_peaks_where_the_walk_does() -> None:
+    gpt2 = preset_stats("gpt2")  # its tied head: an embedding whose gradient a later row made
+    deep = replace(gpt2, layers=tuple(replace(row, name=f"{row.name}#{i}") for i in range(20) for row in gpt2.layers))
+    assert len(deep.layers) >= walk_arrays.ARRAY_ROWS
+    for precision in Precision:
+        job = training(batch_size=4, precision=precision)
+        assert step_peak_moment(deep, job, precision=precision) == peak_moment(walk_step(deep, job,
+                                                                                        precision=precision))
+
+
+@pytest.mark.parametrize(("field", "value"), [("saved_values", -1), ("parameters", 10**30), ("neurons", True),
+                                              ("multiply_adds", 2.5)])
+def test_a_row_out_of_range_is_refused_naming_the_first_wrong_row_and_field(field: str, value: object) -> None:
+    from workers.sizing.checks import check_model
+    from workers.sizing.errors import SpecError
+
+    gpt2 = preset_stats("gpt2")
+    rows = list(gpt2.layers)
+    rows[7] = replace(rows[7], **{field: value})
+    rows[9] = replace(rows[9], saved_mask_bytes=-5)  # a later wrong row is not the one named
+    with pytest.raises(SpecError) as refused:
+        check_model(replace(gpt2, layers=tuple(rows)))
+    assert refused.value.field == f"model.layers[7].{field}"
+    check_model(gpt2)  # the preset itself passes

@@ -1,0 +1,147 @@
+"""The peak of a training step's walk (step_walk.py) for models of many rows, as NumPy array arithmetic.
+
+`walk_step` builds one Moment per row and direction: for a 10,000-row model that is 20,000 objects per
+walk, and an estimate that does not fit runs a dozen walks (the out-of-memory plan's batches, GPU
+counts and precisions). The peak needs only the running sums, so for models of at least ARRAY_ROWS rows
+`step_peak_moment` works them out over arrays (the rows' static figures kept once per model) and
+returns the same Moment `peak_moment(walk_step(...))` would: the same integer arithmetic, the same
+rounding, the first of equal moments. Smaller models take the walk itself (NumPy stays unimported:
+the CLI's estimate on a preset does not pay for it). tests/test_walk_arrays.py holds the two equal.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from workers.sizing.layers.attention import Attention
+from workers.sizing.memo import IdentityMemo
+from workers.sizing.overheads import (
+    ACTIVATION_BYTES,
+    FRAMEWORK_ACTIVATION_FACTOR,
+    GRADIENT_BYTES,
+    WEIGHT_COPY_BYTES,
+)
+from workers.sizing.spec import Precision, Training
+from workers.sizing.stats import LayerKind, ModelStats
+from workers.sizing.step_walk import (
+    CAST_KINDS,
+    FULL_COPY,
+    LOSS_ROWS_KEEPING_THE_OUTPUT,
+    Moment,
+    Phase,
+    Shards,
+    _model_output_index,
+    _size,
+    _state,
+    batch_input_bytes,
+    peak_moment,
+    walk_step,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Ints = npt.NDArray[np.int64]
+
+ARRAY_ROWS = 1000  # rows from which the arrays beat the walk's objects (and NumPy's import is worth it)
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """A model's per-row figures that no training setting changes, as arrays."""
+
+    sizes: Ints  # values of a row's output per sample
+    saved: Ints  # values kept for backward, and mask bytes: by the math kernel, then by a fused one
+    masks: Ints
+    fused_saved: Ints
+    fused_masks: Ints
+    parameters: Ints
+    shared: Ints
+    overlap: Ints  # weights of an embedding a later tied row already made the gradient of
+    cast: npt.NDArray[np.bool_]
+    loss_keeps_output: npt.NDArray[np.bool_]  # a loss row after the held output that keeps it
+    held_index: int
+
+
+_ROWS: IdentityMemo[_Rows] = IdentityMemo(16)
+
+
+def _rows(model: ModelStats) -> _Rows:
+    import numpy as np
+
+    layers = model.layers
+    held = _model_output_index(layers)
+    overlap = [0] * len(layers)
+    pending = 0
+    for i in reversed(range(len(layers))):  # as walk_step's backward loop, which no setting changes
+        row = layers[i]
+        pending += row.shared_parameters
+        if row.kind is LayerKind.EMBEDDING and pending:
+            overlap[i] = min(row.parameters, pending)
+            pending -= overlap[i]
+
+    def ints(values: list[int]) -> Ints:
+        return np.array(values, dtype=np.int64)
+
+    math_kept = [(r.saved_values, r.saved_mask_bytes) for r in layers]
+    fused_kept = [(r.saved_values, r.saved_mask_bytes) if r.fused_saved_values < 0 else
+                  (r.fused_saved_values, r.saved_mask_bytes if r.fused_saved_mask_bytes < 0
+                   else r.fused_saved_mask_bytes) for r in layers]
+    return _Rows(
+        sizes=ints([_size(r.output_shape) if r.output_shape else r.neurons for r in layers]),
+        saved=ints([k[0] for k in math_kept]), masks=ints([k[1] for k in math_kept]),
+        fused_saved=ints([k[0] for k in fused_kept]), fused_masks=ints([k[1] for k in fused_kept]),
+        parameters=ints([r.parameters for r in layers]), shared=ints([r.shared_parameters for r in layers]),
+        overlap=ints(overlap), cast=np.array([r.kind in CAST_KINDS for r in layers], dtype=bool),
+        loss_keeps_output=np.array([i > held and r.type in LOSS_ROWS_KEEPING_THE_OUTPUT
+                                    for i, r in enumerate(layers)], dtype=bool),
+        held_index=held,
+    )
+
+
+def step_peak_moment(model: ModelStats, training: Training, *, precision: Precision, gpu_count: int = 1,
+                     shards: Shards = FULL_COPY, kept_share: float = 1.0,
+                     attention: Attention = Attention.MATH) -> Moment:
+    """Return `peak_moment(walk_step(...))` for the same arguments, over arrays for models of many rows."""
+    if len(model.layers) < ARRAY_ROWS:
+        return peak_moment(walk_step(model, training, precision=precision, gpu_count=gpu_count, shards=shards,
+                                     kept_share=kept_share, attention=attention))
+    import numpy as np
+
+    rows = _ROWS.get(model, (), lambda: _rows(model))
+    weights, state, temporaries, buckets = _state(model, training, shards, gpu_count)
+    grad_total = math.ceil(model.parameters * GRADIENT_BYTES / shards.gradients)
+    batch, value_bytes = training.batch_size, ACTIVATION_BYTES[precision]
+    factor = FRAMEWORK_ACTIVATION_FACTOR[training.framework] * kept_share
+    mixed = precision is not Precision.FP32
+    saved, masks = (rows.saved, rows.masks) if attention is Attention.MATH else (rows.fused_saved, rows.fused_masks)
+    outputs = rows.sizes * value_bytes * batch
+    output = int(outputs[rows.held_index])  # the model's output, held by the loop to the end of the step
+    inputs = batch_input_bytes(model, precision) * batch  # the batch the loop holds, all step
+    row_bytes = ((saved * value_bytes + masks) * batch) * factor
+    row_bytes = np.where(rows.loss_keeps_output, row_bytes - output, row_bytes)
+    kept = np.maximum(0, np.rint(row_bytes)).astype(np.int64)
+    copy_bytes = WEIGHT_COPY_BYTES[precision]
+    copies = (np.ceil(rows.parameters * copy_bytes / shards.parameters).astype(np.int64) * rows.cast if mixed
+              else np.zeros_like(kept))
+    alive, copied = inputs + np.cumsum(kept), np.cumsum(copies)
+    forward = np.stack([alive + outputs, weights + copied, np.full_like(kept, buckets), np.full_like(kept, state)])
+    increments = np.ceil((rows.parameters + rows.shared - rows.overlap) * GRADIENT_BYTES
+                         / shards.gradients).astype(np.int64)
+    grads = np.minimum(grad_total, np.cumsum(increments[::-1])[::-1])
+    before = np.concatenate([[0], outputs[:-1]])
+    transient = outputs + before + (1 if mixed else 2) * rows.overlap * GRADIENT_BYTES
+    if mixed:
+        transient = transient + rows.parameters * copy_bytes * rows.cast
+    backward = np.stack([alive + output + transient, weights + copied, buckets + grads, np.full_like(kept, state)])
+    backward = backward[:, ::-1]  # walked from the last row
+    step = np.array([[output + inputs], [weights], [buckets + grad_total], [state + temporaries]], dtype=np.int64)
+    terms = np.concatenate([forward, backward, step], axis=1)
+    at = int(np.argmax(terms.sum(axis=0)))  # the first of equals, as max() over the walk's moments
+    n = len(model.layers)
+    phase = Phase.FORWARD if at < n else Phase.BACKWARD if at < 2 * n else Phase.OPTIMIZER_STEP
+    activations, parameters, gradients, optimizer_state = (int(v) for v in terms[:, at])
+    return Moment(phase, activations, parameters, gradients, optimizer_state)
