@@ -90,3 +90,28 @@ def test_a_bad_human_unit_names_its_field() -> None:
     with pytest.raises(ValidationError) as info:
         apply_human_units({**SPEC, "dataset": {"bytes": "lots"}})
     assert list(info.value.messages) == ["dataset.bytes"]
+
+
+@pytest.mark.parametrize(("layers", "field", "words"), [
+    ([{"type": "linear", "out_features": 8}, 5], "model.layers[1]", "mapping"),
+    ([{"type": "linear", "out_features": 8}, {"type": "linear", "out_features": 10**30}],
+     "model.layers[1].out_features", "finite number"),
+    ([{"type": "linear", "out_features": float("inf")}], "model.layers[0].out_features", "finite number"),
+    ([{"type": "conv2d", "out_channels": 8, "kernel_size": [3, 10**30]}], "model.layers[0].kernel_size", "finite"),
+    ("relu", "model.layers", "list"),
+    ([], "model.layers", "Length"),
+])
+def test_a_bad_layer_list_is_refused_naming_the_layer(layers: object, field: str, words: str) -> None:
+    raw = {"model": {"layers": layers, "input_shape": [4]}, "training": {"batch_size": 2}}
+    with pytest.raises(ValidationError) as refused:
+        validate_spec(raw)
+    messages = refused.value.messages
+    assert isinstance(messages, dict) and field in messages, messages
+    assert words.lower() in str(messages[field]).lower() or words == "Length", messages
+
+
+def test_a_layer_list_loads_as_copies_of_its_layers() -> None:
+    layers = [{"type": "linear", "out_features": 8, "name": "fc"}, {"type": "relu"}]
+    loaded = validate_spec({"model": {"layers": layers, "input_shape": [4]}, "training": {"batch_size": 2}})
+    assert loaded["model"]["layers"] == layers
+    assert all(a is not b for a, b in zip(loaded["model"]["layers"], layers, strict=True))

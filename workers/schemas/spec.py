@@ -60,12 +60,27 @@ class StatsSchema(_Strict):
     multiply_adds = bounded_int(minimum=0, maximum=10**17, required=True)
 
 
+class _LayerList(fields.List[dict[str, Any]]):
+    """A list of layer objects: each a mapping with string keys, copied; the values are the core's to read.
+
+    marshmallow's List of Dict passes every key of every layer through a String field: for a
+    10,000-layer model that was most of the schema's time. A list of plain dicts with str keys is
+    copied as the Dict field would; anything else goes through the fields, for their error messages.
+    """
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[dict[str, Any] | None]:
+        if isinstance(value, list) and all(type(layer) is dict and all(type(k) is str for k in layer)
+                                           for layer in value):
+            return [dict(layer) for layer in value]  # the length is checked by the field's validator
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 class ModelSchema(_Strict):
     """Exactly one of preset, stats, layers (with input_shape) or onnx."""
 
     preset = fields.String(validate=validate.Length(min=1, max=64), metadata={"enum": list(PRESET_NAMES)})
     stats = fields.Nested(StatsSchema)
-    layers = fields.List(fields.Dict(keys=fields.String(), metadata={
+    layers = _LayerList(fields.Dict(keys=fields.String(), metadata={
         "additionalProperties": LAYER_VALUE_SCHEMA, "required": ["type"],
         "properties": {"type": {"type": "string", "enum": list(LAYER_TYPES)}}}),
         validate=validate.Length(min=1, max=MAX_LAYERS))
@@ -96,6 +111,10 @@ class ModelSchema(_Strict):
 
 def _unbounded_numbers(layer: dict[str, Any]) -> dict[str, list[str]]:
     """Return {key: [message]} for the layer's values holding a refused number (LAYER_VALUE_SCHEMA)."""
+    if all(type(v) is str or (type(v) is int and -MAX_LAYER_NUMBER <= v <= MAX_LAYER_NUMBER)
+           for v in layer.values()):
+        return {}  # the usual layer: names and whole numbers in range
+
     def bad(value: Any, *, bounded: bool) -> bool:
         if isinstance(value, list):  # a kernel [3, 3]: the core reads numbers there, one list deep
             return any(bad(item, bounded=bounded and not isinstance(item, list)) for item in value)

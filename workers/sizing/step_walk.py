@@ -116,6 +116,8 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
 
     `kept_share` scales what layers keep (recomputation keeps a share of it); `attention` is the
     kernel the step runs, which sets what attention rows keep (layers/attention.py).
+    walk_arrays.step_peak_moment repeats this arithmetic over arrays for models of many rows:
+    a change here is a change there (tests/test_walk_arrays.py holds the two equal).
     """
     weights, state, temporaries, buckets = _state(model, training, shards, gpu_count)
     grad_total = math.ceil(model.parameters * GRADIENT_BYTES / shards.gradients)
