@@ -5,8 +5,10 @@ kind, every region) and every region has a block storage price, the costs of a m
 one list comprehension over its prices; otherwise each offer is checked in turn. Both paths cost an
 offer the same way: hourly price x hours (`Shape.cost_mult`; for a commitment, the term's hours:
 shapes.py), plus the block storage rate of its
-region x `Shape.block_factor` where local disk is short. A machine's kept offers stay together (a
-`Span`) as a list of floats and the existing offers: building a tuple per offer would wake the
+region x `Shape.block_factor` where local disk is short, plus moving the data set into the region
+(`Shape.egress_usd`: a machine's offers are split by that price, shapes.by_transfer). A machine's
+kept offers stay together (a `Span`) as a list of floats and the existing offers: building a
+tuple per offer would wake the
 garbage collector over the whole catalog many times a run, and the ranking needs to look only into
 the spans whose best key could make the cut.
 """
@@ -60,10 +62,11 @@ def _costed_together(s: Shape, found: list[Span], *, budget_usd: float, objectiv
     """Cost all of a machine's offers in one comprehension; keep those within the budget."""
     m, mult, block_factor = s.m, s.cost_mult, s.block_factor
     budget_usd /= s.budget_scale
+    egress = s.egress_usd
     if block_factor:
-        costs = [p * mult + block_factor * q for p, q in zip(m.prices, m.block_rates, strict=True)]
+        costs = [p * mult + block_factor * q + egress for p, q in zip(m.prices, m.block_rates, strict=True)]
     else:
-        costs = [p * mult for p in m.prices]
+        costs = [p * mult + egress for p in m.prices]
     offers: Sequence[Offer] = m.offers
     if budget_usd < math.inf and costs and max(costs) > budget_usd:
         _note_over_budget(s, costs, offers, budget_usd)
@@ -87,7 +90,7 @@ def _costed_one_by_one(s: Shape, found: list[Span], *, scope: Scope, any_pricing
         region = o.region
         if regions_ok and region not in regions_ok:
             continue
-        cost = o.price_per_hour_usd * mult
+        cost = o.price_per_hour_usd * mult + s.egress_usd
         if block_factor:
             per_gb_month = s.block_prices.get(region, s.block_fallback)
             if per_gb_month is None:

@@ -10,6 +10,7 @@ from catalog.providers import instance_family
 from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Pricing, Provider
 from workers.ranking.costing import block_storage_price_table, cheapest_cards
 from workers.ranking.spot import InterruptionRate, interruption_rate
+from workers.ranking.transfer import Transfer
 
 PROVIDER_NAMES = {p: p.value for p in Provider}  # Enum.value is a slow descriptor; this is a dict look-up
 
@@ -26,7 +27,8 @@ class Machine:
 
     __slots__ = ("block_rates", "block_rates_complete", "card_memory_bytes", "cpu_score", "family", "gpu",
                  "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "network_gbit_per_s", "offers",
-                 "prices", "pricing", "provider", "provider_name", "rate", "regions", "storage_bytes", "vcpus")
+                 "prices", "pricing", "provider", "provider_name", "rate", "regions", "storage_bytes", "transfer",
+                 "vcpus")
 
     def __init__(self, *, provider: Provider, instance_type: str, gpu: str, gpu_count: int, vcpus: int,
                  host_memory_bytes: int, storage_bytes: int, cpu_score: float, card_memory_bytes: int,
@@ -54,6 +56,21 @@ class Machine:
         # Per offer, the USD per GB-month of block storage in its region (set by the index).
         self.block_rates: tuple[float, ...] = ()
         self.block_rates_complete = False
+        # Moving the job's data set into the offers' regions (transfer.py): set on a job's copy only.
+        self.transfer: Transfer | None = None
+
+    def subset(self, keep: list[int], transfer: Transfer) -> Machine:
+        """Return this machine with only the offers at `keep`, for one job, its data set moved by `transfer`."""
+        m = Machine(provider=self.provider, instance_type=self.instance_type, gpu=self.gpu, gpu_count=self.gpu_count,
+                    vcpus=self.vcpus, host_memory_bytes=self.host_memory_bytes, storage_bytes=self.storage_bytes,
+                    cpu_score=self.cpu_score, card_memory_bytes=self.card_memory_bytes,
+                    offers=tuple(self.offers[i] for i in keep), pricing=self.pricing,
+                    network_gbit_per_s=self.network_gbit_per_s, rate=self.rate)
+        m.family = self.family
+        m.block_rates = tuple(self.block_rates[i] for i in keep) if self.block_rates else ()
+        m.block_rates_complete = self.block_rates_complete
+        m.transfer = transfer
+        return m
 
 
 class CatalogIndex:
@@ -72,6 +89,8 @@ class CatalogIndex:
             else:
                 group.append(o)
         self.regions = tuple(sorted({o.region for o in catalog.offers}))
+        self.regions_by_provider = {p: tuple(sorted({o.region for o in catalog.offers if o.provider is p}))
+                                    for p in Provider}
         insts: dict[tuple[str, str], InstanceType] = {}
         for inst in catalog.instances:
             insts[(PROVIDER_NAMES[inst.provider], inst.instance_type)] = inst

@@ -50,9 +50,16 @@ from workers.ranking.candidates import Span, collect_candidates
 from workers.ranking.carbon import annotate_energy, apply_carbon, offer_co2e_kg, offer_energy
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.purchase import BestRental, PurchaseOption, purchase_options
-from workers.ranking.reasons import commitment_warnings, option_warnings, rejection_reason, why_line
+from workers.ranking.reasons import (
+    commitment_warnings,
+    option_warnings,
+    rejection_reason,
+    transfer_text,
+    transfer_warnings,
+    why_line,
+)
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected
-from workers.ranking.scope import resolve_scope
+from workers.ranking.scope import check_data_location, resolve_scope
 from workers.ranking.shapes import (
     BUDGET,
     CARBON,
@@ -123,8 +130,10 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     `energy` holds the PUE and grid intensities (the bundled catalog/data/energy.json by default).
     """
     scope = resolve_scope(job.constraints, catalog)
+    check_data_location(job.dataset, catalog)
+    index = catalog_index(catalog)
     hours_known = requirements.iterations_total > 0
-    shapes = judge_shapes(job, requirements=requirements, per_gpu=per_gpu, index=catalog_index(catalog),
+    shapes = judge_shapes(job, requirements=requirements, per_gpu=per_gpu, index=index,
                           scope=scope, cpu_adjust=_cpu_adjust(job), hours_known=hours_known)
     table, tdp_watts = energy or load_energy(), {g.slug: float(g.tdp_watts) for g in catalog.gpus}
     max_co2e = job.constraints.max_co2e_kg if hours_known else None
@@ -148,7 +157,7 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     if not carbon_ranks:  # only the options shown need their energy (it was 20% of a ranking done for all)
         shown = {row[-1]: shapes[row[-1]] for row in top}
         annotate_energy(list(shown.values()), job=job, table=table, tdp_watts=tdp_watts)
-    options = _options(top, shapes, job=job, hours_known=hours_known)
+    options = _options(top, shapes, job=job, hours_known=hours_known, regions=index.regions_by_provider)
     in_scope = [s for s in shapes if s.seen or s.best_cost < math.inf or s.over_budget is not None
                 or s.over_co2e is not None
                 or s.missing_storage_regions]
@@ -258,8 +267,8 @@ def top_rows(job: JobSpec, spans: list[Span], *, limit: int | None = None) -> li
     return rows[:limit]
 
 
-def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec,
-             hours_known: bool) -> tuple[RankedOption, ...]:
+def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec, hours_known: bool,
+             regions: Mapping[Provider, tuple[str, ...]]) -> tuple[RankedOption, ...]:
     """Build the ranked options from the kept rows, marking the Pareto front of all the options."""
     feasible = [s for s in shapes if s.best_cost < math.inf]
     on_front = pareto_test([(s.time_metric, s.best_cost) for s in feasible])
@@ -269,7 +278,7 @@ def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec,
     for rank, (_, _, _, _, region, pricing, price, cost, idx) in enumerate(top, start=1):
         s = shapes[idx]
         m = s.m
-        storage_cost = cost - price * s.cost_mult if hours_known else 0.0
+        storage_cost = cost - price * s.cost_mult - s.egress_usd if hours_known else 0.0
         score = math.sqrt(cost / best_cost * s.time_metric / best_time) if best_cost * best_time > 0 else 1.0
         energy = offer_energy(s, region) if hours_known else None
         why = why_line(s, pricing=pricing.value, price_per_hour_usd=price, cost_usd=cost,
@@ -284,7 +293,8 @@ def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec,
             training_hours=s.hours, training_cost_usd=cost if hours_known else 0.0, fits=True,
             why=why,
             warnings=commitment_warnings(pricing, price_per_hour_usd=price)
-            + option_warnings(s, pricing=pricing.value, hours_known=hours_known, job=job),
+            + option_warnings(s, pricing=pricing.value, hours_known=hours_known, job=job)
+            + transfer_warnings(s, region=region, job=job, regions=regions.get(m.provider, ())),
             pareto=on_front(s.time_metric, cost),
             storage_cost_usd=storage_cost,
             iteration_ms=s.iteration_ms,
@@ -292,6 +302,8 @@ def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec,
             loader_workers=s.workers if job.dataset.preprocess_ms_per_sample > 0 else 0,
             owned=pricing is Pricing.OWNED,
             **run_fields(s, cost=cost, hours_known=hours_known),
+            data_transfer_cost_usd=s.egress_usd if hours_known else 0.0,
+            data_transfer=transfer_text(s, job=job),
         ))
     return tuple(options)
 

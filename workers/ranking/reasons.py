@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from catalog.commitments import HOURS_PER_YEAR, TERM_HOURS
-from catalog.types import Catalog, Pricing
+from catalog.types import Catalog, Pricing, Provider
 from catalog.units import GIB
 from workers.ranking.shapes import (
     BUDGET,
@@ -18,6 +18,7 @@ from workers.ranking.shapes import (
     SPOT_RESTARTS,
     Shape,
 )
+from workers.ranking.transfer import BYTES_PER_GB, inbound_range
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, workers_needed
 from workers.sizing.requirements import CodedWarning, Requirements
 from workers.sizing.spec import JobSpec, Objective
@@ -217,3 +218,41 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
         return (f"local disk is short of the {gib_text(requirements.storage_min_bytes)} the data needs, and "
                 f"the catalog has no block storage price for {first.m.provider_name} in {', '.join(regions)}")
     return kind
+
+
+def transfer_text(shape: Shape, *, job: JobSpec) -> str:
+    """Return where an option's data set comes from, at what price per GB and rate, with the source."""
+    moved, location = shape.m.transfer, job.dataset.location
+    if location is None or shape.m.provider is Provider.ONPREM:
+        return ""
+    if moved is None:
+        return ("data set anywhere: placed in the region at no cost" if location[0] == "anywhere" else
+                "data set from the internet: transfer in is free on AWS and Google Cloud; the sender's charge "
+                "and uplink are not known here")
+    text = f"data set from {location[0]} {location[1]}: {moved.kind}, ${moved.usd_per_gb:.3f}/GB"
+    if moved.cap_mb_per_s > 0:
+        text += f", staged at up to {moved.cap_mb_per_s:,.0f} MB/s (median measured between regions)"
+    return f"{text}; {moved.source}"
+
+
+def transfer_warnings(shape: Shape, *, region: str, job: JobSpec, regions: tuple[str, ...]) -> tuple[CodedWarning, ...]:
+    """Return a cloud option's data-transfer warning: its cost, or what it would cost where the location is unknown."""
+    data = job.dataset
+    m = shape.m
+    if m.provider is Provider.ONPREM or data.size_bytes <= 0:
+        return ()
+    size = gib_text(data.size_bytes)
+    if data.location is None:
+        low, high = inbound_range(m.provider, region, regions)
+        gb = data.size_bytes / BYTES_PER_GB
+        return (CodedWarning("data-location-unknown", (
+            f"dataset.location is not given, so moving the {size} data set to {region} is not priced: from "
+            f"another {m.provider_name} region it would cost {usd_text(gb * low)}-{usd_text(gb * high)} per copy, "
+            f"from outside the clouds nothing on this side; give dataset.location (provider and region, or "
+            f"anywhere)")),)
+    if shape.egress_usd > 0 and m.transfer is not None:
+        return (CodedWarning("data-transfer", (
+            f"the {size} data set is copied from {data.location[0]} {data.location[1]} to {region} "
+            f"({m.transfer.kind}): {usd_text(shape.egress_usd)} at ${m.transfer.usd_per_gb:.3f}/GB"
+            f"{', once per staging (spot restarts stage it again)' if shape.is_spot_run else ''}")),)
+    return ()

@@ -20,7 +20,7 @@ from catalog.types import Catalog, GpuSpec
 from workers.ranking.plan_options import plan_with_options
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import Recommendation
-from workers.ranking.scope import gpu_counts_in_scope
+from workers.ranking.scope import check_data_location, gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_on_gpu, estimate_on_pairs, estimate_requirements, profile_gpu
@@ -59,6 +59,7 @@ def check_recommendable(job: JobSpec, catalog: Catalog) -> None:
     """Raise SpecError now for what would fail the job later: unknown names, offload without host memory,
     a checkpoint interval past the run."""
     pairs = gpu_counts_in_scope(job.constraints, catalog)
+    check_data_location(job.dataset, catalog)
     known_gpus = {g.slug: g for g in catalog.gpus}
     profile_gpu(job, known_gpus)
     check_checkpoint_interval(job, known_gpus, pairs)

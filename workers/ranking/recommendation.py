@@ -86,6 +86,8 @@ class RankedOption:
     mtbi_hours: float = 0.0
     interruption_source: str = ""
     owned: bool = False  # one of the team's own machines (constraints.owned_gpus)
+    data_transfer_cost_usd: float = 0.0  # moving the data set into the region (in training_cost_usd)
+    data_transfer: str = ""  # from where, at what price per GB, its source; "" where dataset.location is absent
 
 
 @dataclass(frozen=True)

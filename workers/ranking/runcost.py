@@ -108,13 +108,17 @@ def storage_write_mb_per_s(provider: Provider, *, local_disk_holds_data: bool) -
 
 
 def start_up(provider: Provider, family: str, *, dataset_bytes: int, network_gbit_per_s: float,
-             local_disk_holds_data: bool) -> StartUp:
-    """Return the start-up of a rented machine: provisioning, boot, environment, data staging."""
+             local_disk_holds_data: bool, cap_mb_per_s: float = 0.0) -> StartUp:
+    """Return the start-up of a rented machine: provisioning, boot, environment, data staging.
+
+    `cap_mb_per_s` (> 0) caps the staging rate where the data set comes from another region or cloud
+    (transfer.py).
+    """
     if provider is Provider.ONPREM:
         return StartUp(0.0, 0.0, ENVIRONMENT_S, 0.0, 0.0)
     storage = storage_write_mb_per_s(provider, local_disk_holds_data=local_disk_holds_data)
     network = network_gbit_per_s * 1000.0 / 8.0 if network_gbit_per_s > 0 else storage
-    rate = min(network, storage)
+    rate = min(network, storage, cap_mb_per_s) if cap_mb_per_s > 0 else min(network, storage)
     staging = dataset_bytes / (rate * 1e6) if dataset_bytes > 0 else 0.0
     return StartUp(PROVISIONING_S.get(provider, 60.0), BOOT_S_BY_FAMILY.get(family, BOOT_S_DEFAULT),
                    ENVIRONMENT_S, staging, rate)

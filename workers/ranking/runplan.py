@@ -54,13 +54,14 @@ class MachineParts:
 
 
 def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
-                  local_disk_holds_data: bool, rate: InterruptionRate | None = None) -> MachineParts:
+                  local_disk_holds_data: bool, rate: InterruptionRate | None = None,
+                  staging_cap_mb_per_s: float = 0.0) -> MachineParts:
     """Return the start-up, checkpoint write time, interval and spot rate of a run of the job on one machine.
 
     `rate` is the machine's spot interruption figure (catalog_index.Machine.rate); unused off spot.
     """
     boot = start_up(provider, family, dataset_bytes=job.dataset.size_bytes, network_gbit_per_s=network_gbit_per_s,
-                    local_disk_holds_data=local_disk_holds_data)
+                    local_disk_holds_data=local_disk_holds_data, cap_mb_per_s=staging_cap_mb_per_s)
     write_rate = storage_write_mb_per_s(provider, local_disk_holds_data=local_disk_holds_data)
     write_s = checkpoint_bytes(parameters=job.model.parameters, optimizer=job.training.optimizer.value) \
         / (write_rate * 1e6)
@@ -129,15 +130,18 @@ class RunPlanner:
     def __init__(self, job: JobSpec) -> None:
         self.job = job
         self.percentile = job.constraints.spot_percentile
-        self._parts: dict[tuple[Provider, str, Pricing, float, bool, InterruptionRate | None], MachineParts] = {}
+        self._parts: dict[tuple[Provider, str, Pricing, float, bool, InterruptionRate | None, float],
+                          MachineParts] = {}
 
     def parts(self, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
-              local_disk_holds_data: bool, rate: InterruptionRate | None = None) -> MachineParts:
+              local_disk_holds_data: bool, rate: InterruptionRate | None = None,
+              staging_cap_mb_per_s: float = 0.0) -> MachineParts:
         """Return the machine's parts, computed once per ranking."""
-        key = (provider, family, pricing, network_gbit_per_s, local_disk_holds_data, rate)
+        key = (provider, family, pricing, network_gbit_per_s, local_disk_holds_data, rate, staging_cap_mb_per_s)
         found = self._parts.get(key)
         if found is None:
             found = self._parts[key] = machine_parts(
                 self.job, provider=provider, family=family, pricing=pricing,
-                network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data, rate=rate)
+                network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data, rate=rate,
+                staging_cap_mb_per_s=staging_cap_mb_per_s)
         return found

@@ -18,7 +18,7 @@ from catalog.types import Catalog, Pricing, Provider
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.costing import ONPREM_REGION, onprem_gpu_counts, owned_gpu_counts
 from workers.sizing.errors import SpecError, UnknownNameError
-from workers.sizing.spec import Constraints
+from workers.sizing.spec import Constraints, Dataset
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,16 @@ def gpu_counts_in_scope(constraints: Constraints, catalog: Catalog) -> tuple[tup
         for owned in constraints.owned_gpus:
             pairs.update((owned.gpu, n) for n in owned_gpu_counts(owned.count, max_gpus=scope.max_gpus))
     return tuple(sorted(pairs))
+
+
+def check_data_location(dataset: Dataset, catalog: Catalog) -> None:
+    """Raise SpecError naming dataset.location.region where the data set's cloud has no such region."""
+    if dataset.location is None or dataset.location[0] not in ("aws", "gcp"):
+        return
+    provider, region = Provider(dataset.location[0]), dataset.location[1]
+    valid = list(catalog_index(catalog).regions_by_provider.get(provider, ()))
+    if region not in valid:
+        raise _unknown("dataset.location.region", f"{provider.value} region", region, valid)
 
 
 def check_owned_gpus(constraints: Constraints, catalog: Catalog) -> None:

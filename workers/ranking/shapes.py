@@ -19,6 +19,7 @@ from workers.ranking.costing import (
 from workers.ranking.energy import GridFactor
 from workers.ranking.runplan import MachineParts, RunPlan, RunPlanner, plan_from_parts, run_figures
 from workers.ranking.scope import Scope
+from workers.ranking.transfer import BYTES_PER_GB, Transfer, transfer_into
 from workers.sizing.machine import host_memory_bytes, loader_workers
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
@@ -61,6 +62,7 @@ class Shape:
     spot_percentile = 0.9
     budget_scale = 1.0  # the budget is held to cost x this: the percentile over the expected figure
     workers = 0  # loader workers per GPU
+    egress_usd = 0.0  # moving the data set into the machine's regions: once, and again at each spot restart
     # What the ranking loop finds.
     best_cost = math.inf  # cheapest offer that meets every constraint
     seen = False  # an offer in scope was rejected for the shape's own reason
@@ -142,15 +144,19 @@ def plan_shape_run(shape: Shape, *, training_hours: float, job: JobSpec, planner
     """
     m = shape.m
     on_own_disk = local_disk_holds_data or m.provider is Provider.ONPREM
+    moved = m.transfer
     parts = shape.parts = planner.parts(provider=m.provider, family=m.family, pricing=m.pricing,
                                         network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=on_own_disk,
-                                        rate=m.rate)
+                                        rate=m.rate, staging_cap_mb_per_s=moved.cap_mb_per_s if moved else 0.0)
     shape.training_hours = training_hours
     shape.spot_percentile = planner.percentile
     wall, billed, checked, checked_billed, run, refused = run_figures(
         parts, training_hours=training_hours, provider=m.provider, percentile=planner.percentile)
     if refused:
         return SPOT_RESTARTS
+    if moved is not None and moved.usd_per_gb > 0:  # each staging copies the data set again, per machine
+        stagings = 1.0 + (run.expected_interruptions if run is not None else 0.0)
+        shape.egress_usd = job.dataset.size_bytes / BYTES_PER_GB * moved.usd_per_gb * stagings * machines
     shape.is_spot_run = run is not None
     shape.hours = shape.time_metric = wall
     shape.cost_mult = billed * machines
@@ -163,6 +169,20 @@ def plan_shape_run(shape: Shape, *, training_hours: float, job: JobSpec, planner
     if deadline is not None and checked > deadline:
         return DEADLINE
     return None
+
+
+def by_transfer(m: Machine, location: tuple[str, str]) -> list[Machine]:
+    """Return a cloud machine as one copy per price of moving the data set into its regions (transfer.py).
+
+    The egress price and the staging rate differ by region, so offers with the same move are judged
+    together and apart from the rest; an owned machine holds the data already.
+    """
+    if m.provider is Provider.ONPREM:
+        return [m]
+    groups: dict[Transfer, list[int]] = {}
+    for i, o in enumerate(m.offers):
+        groups.setdefault(transfer_into(location, m.provider, o.region), []).append(i)
+    return [m.subset(keep, t) for t, keep in sorted(groups.items(), key=lambda g: (g[0].usd_per_gb, g[0].kind))]
 
 
 def host_memory_need_bytes(job: JobSpec, requirements: Requirements, *, gpu_count: int) -> int:
@@ -216,6 +236,9 @@ def judge_shapes(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[t
         known = {(m.provider_name, m.instance_type) for m in machines}
         machines += [m for m in owned if (m.provider_name, m.instance_type) not in known]
         machines.sort(key=lambda m: (m.provider_name, m.instance_type))
+    location = job.dataset.location
+    if location is not None and location[0] in ("aws", "gcp") and job.dataset.size_bytes > 0:
+        machines = [part for m in machines for part in by_transfer(m, location)]
     shapes = [Shape(m, i) for i, m in enumerate(machines)]
     block_table = index.block_table
     host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n)

@@ -276,6 +276,11 @@ class OptionSchema(Schema):
     mtbi_hours = fields.Float()
     interruption_source = fields.String()
     owned = fields.Boolean()
+    data_transfer_cost_usd = fields.Float(metadata={
+        "description": "Moving the data set into the option's region (dataset.location), in training_cost_usd."})
+    data_transfer = fields.String(metadata={
+        "description": "From where the data set is moved, at what USD per GB and staging rate, with the source; "
+                       "empty where dataset.location is absent."})
 
 
 class RejectedSchema(Schema):

@@ -217,6 +217,27 @@ class TrainingSchema(_Strict):
                                  "interval sqrt(2 x checkpoint time x mean time between interruptions) on spot."})
 
 
+class DataLocationSchema(_Strict):
+    """Where the data set lives, so that moving it to the machine's region is priced and timed."""
+
+    provider = fields.String(required=True, validate=validate.OneOf(("aws", "gcp", "internet", "anywhere")),
+                             metadata={"description": "aws or gcp (with region): its object storage there; "
+                                                      "internet: outside both clouds (the team's servers, "
+                                                      "another provider); anywhere: it can be put in any "
+                                                      "region at no cost (a public data set)."})
+    region = fields.String(validate=validate.Regexp(r"^[a-z][a-z0-9-]{1,63}$"),
+                           metadata={"description": "The region of the bucket, e.g. us-east-1 or us-central1; "
+                                                    "required for aws and gcp, not allowed otherwise."})
+
+    @validates_schema
+    def _region_goes_with_a_cloud(self, data: dict[str, Any], **_: Any) -> None:
+        cloud = data.get("provider") in ("aws", "gcp")
+        if cloud and not data.get("region"):
+            raise ValidationError(f"a data set in {data['provider']} needs its region", "region")
+        if not cloud and data.get("region"):
+            raise ValidationError(f"a region goes with aws or gcp, not {data.get('provider')}", "region")
+
+
 class DatasetSchema(_Strict):
     """The training data."""
 
@@ -233,6 +254,9 @@ class DatasetSchema(_Strict):
     preprocess_serial = fields.Boolean(
         load_default=False,
         metadata={"description": "Pre-processing cannot be split across workers: one core per GPU does it."})
+    location = fields.Nested(DataLocationSchema, metadata={
+        "description": "Where the data set lives. Absent: unknown; moving it is then not priced and each "
+                       "cloud option warns what it would cost (data-location-unknown)."})
 
 
 class OnPremSchema(_Strict):

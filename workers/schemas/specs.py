@@ -112,7 +112,9 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         training=training,
         dataset=Dataset(samples=d["samples"], size_bytes=d["bytes"], in_memory=d["in_memory"],
                         preprocess_ms_per_sample=d["preprocess_ms_per_sample"],
-                        loader_workers=d.get("loader_workers"), preprocess_serial=d.get("preprocess_serial", False)),
+                        loader_workers=d.get("loader_workers"), preprocess_serial=d.get("preprocess_serial", False),
+                        location=(d["location"]["provider"], d["location"].get("region", ""))
+                        if d.get("location") else None),
         constraints=Constraints(
             budget_usd=c.get("budget_usd"), max_co2e_kg=c.get("max_co2e_kg"), deadline_hours=c.get("deadline_hours"),
             providers=tuple(c["providers"]), regions=tuple(c["regions"]), pricing=tuple(c["pricing"]),

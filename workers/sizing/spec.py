@@ -96,6 +96,8 @@ class Dataset:
     preprocess_ms_per_sample: float = 0.0  # on one core of the reference score (sizing/machine.py)
     loader_workers: int | None = None  # loader processes per GPU; None: what the vCPUs per GPU allow
     preprocess_serial: bool = False  # pre-processing cannot be split across workers: one core per GPU
+    # Where the data set lives: ("aws" | "gcp", region), ("internet", "") or ("anywhere", ""); None: unknown.
+    location: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
