@@ -4,13 +4,22 @@ Only Google Cloud resource-based committed use discounts (1 and 3 years, no upfr
 only for the machine families whose committed figures a public, machine-readable source carries:
 Cyclenerd/google-cloud-pricing-cost-calculator `pricing.yml` (generated from Google's Cloud Billing
 Catalog SKU prices) lists, per machine type and region, `month` (on-demand) and `month_1y`/`month_3y`
-(committed). The rate kept per family is `month_1y / month` and `month_3y / month` of the family's
-1-GPU machine in us-central1 (the 2-GPU machine gives the same ratio to 4 decimals). The committed
+(committed). The rate kept per family is `month_1y / month` and `month_3y / month` of one machine of
+the family in one region (us-central1, or us-east4 where the family is not in us-central1); the spread
+of that ratio over the family's machines and regions in the file is given with each rate. The committed
 hourly price of an offer is `on-demand hourly x rate`: an effective rate paid for every hour of the
 term (8,760 hours a year) whether the machine is used or not.
 
-Not covered (no public figures found offline): AWS Reserved Instances and Savings Plans, GCP A2
-ultra/mega, A3 mega/ultra/edge, A4, G2, G4 and N1 + GPU commitments.
+Read at the file generated 2026-07-30 (commit 889627bc); the A2 High and A3 High figures below are the
+same, digit for digit, in the file generated 2025-03-06 (commit 0166a59e) the first rates were read from.
+
+Not covered, and why (the file has no committed figures for them): GCP A2 Ultra (listed on demand only),
+A3 Ultra, A3 Edge, A4, A4X (not in the file at all), N1 + GPU (the file prices N1 hosts' commitments,
+0.855-0.900 / 0.611-0.643 of on-demand, but not the attached GPUs', so no whole machine can be priced),
+G4 (RTX PRO 6000: rates 0.690 / 0.440 are in the file, but the SkyPilot rows have no G4 machine to apply
+them to). AWS Reserved Instances and Savings Plans: no machine-readable public copy of AWS's reserved or
+Savings Plans terms for GPU families was found (searched: ec2instances.info data, stored Price List offer
+files, infracost/vantage/Cyclenerd AWS repositories; see notes/catalog.md of issue 14).
 """
 
 from __future__ import annotations
@@ -25,8 +34,8 @@ TERM_HOURS = {Pricing.COMMITTED_1Y: HOURS_PER_YEAR, Pricing.COMMITTED_3Y: 3 * HO
 COMMITTED = frozenset(TERM_HOURS)
 
 _SOURCE = ("https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/"
-           "0166a59ebba7c36f2cc8c931d9f258dcebc44776/pricing.yml")
-_AS_OF = "2025-03-06"  # the file's `about.generated: Thu Mar  6 03:53:56 2025` (timestamp 1741233236)
+           "889627bc46779da784cd279552664f232431313a/pricing.yml")
+_AS_OF = "2026-07-30"  # the file's `about.generated: Thu Jul 30 06:13:17 2026` (timestamp 1785391997)
 
 
 @dataclass(frozen=True)
@@ -41,17 +50,24 @@ class CommitmentRate:
     as_of: str | None
 
 
-# a2-highgpu-1g us-central1: month 2681.57105, month_1y 1689.3711392, month_3y 938.56707798.
-# a3-highgpu-1g us-central1: month 8074.71249111, month_1y 5601.26008308, month_3y 3546.37477674.
-RATES: tuple[CommitmentRate, ...] = (
-    CommitmentRate(Provider.GCP, "a2-highgpu-", Pricing.COMMITTED_1Y, 1689.3711392 / 2681.57105,
-                   f"{_SOURCE} (a2-highgpu-1g us-central1 month_1y / month)", _AS_OF),
-    CommitmentRate(Provider.GCP, "a2-highgpu-", Pricing.COMMITTED_3Y, 938.56707798 / 2681.57105,
-                   f"{_SOURCE} (a2-highgpu-1g us-central1 month_3y / month)", _AS_OF),
-    CommitmentRate(Provider.GCP, "a3-highgpu-", Pricing.COMMITTED_1Y, 5601.26008308 / 8074.71249111,
-                   f"{_SOURCE} (a3-highgpu-1g us-central1 month_1y / month)", _AS_OF),
-    CommitmentRate(Provider.GCP, "a3-highgpu-", Pricing.COMMITTED_3Y, 3546.37477674 / 8074.71249111,
-                   f"{_SOURCE} (a3-highgpu-1g us-central1 month_3y / month)", _AS_OF),
+# (family prefix, machine read, region read, month, month_1y, month_3y, spread over the family in the file)
+_READ: tuple[tuple[str, str, str, float, float, float, str], ...] = (
+    ("a2-highgpu-", "a2-highgpu-1g", "us-central1", 2681.57105, 1689.3711392, 938.56707798,
+     "1y 0.624-0.636, 3y 0.338-0.351 over 4 machines, 39 regions"),
+    ("a2-megagpu-", "a2-megagpu-16g", "us-central1", 40689.83792, 25634.2950272, 14241.71597664,
+     "1y 0.624-0.636, 3y 0.338-0.351 over 39 regions"),
+    ("a3-highgpu-", "a3-highgpu-1g", "us-central1", 8074.71249111, 5601.26008308, 3546.37477674,
+     "1y 0.694-0.695, 3y 0.439-0.440 over 4 machines, 40 regions"),
+    ("a3-megagpu-", "a3-megagpu-8g", "us-east4", 67844.4393504, 46678.66370976, 29555.25790768,
+     "1y 0.688, 3y 0.436 over its 9 regions (none is us-central1)"),
+    ("g2-standard-", "g2-standard-4", "us-central1", 515.98754615, 325.07215214, 232.19438719,
+     "1y 0.630, 3y 0.450-0.464 over 8 machines, 40 regions"),
+)
+RATES: tuple[CommitmentRate, ...] = tuple(
+    CommitmentRate(Provider.GCP, family, pricing, committed / month,
+                   f"{_SOURCE} ({machine} {region} {term} / month; {spread})", _AS_OF)
+    for family, machine, region, month, one, three, spread in _READ
+    for pricing, committed, term in ((Pricing.COMMITTED_1Y, one, "month_1y"), (Pricing.COMMITTED_3Y, three, "month_3y"))
 )
 
 

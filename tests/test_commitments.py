@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from typing import Any
 
@@ -49,9 +50,11 @@ def test_committed_offers_are_below_on_demand_and_carry_source_and_date_rule(shi
 
 
 def test_a_dated_rate_dates_the_committed_offer_by_the_older_date() -> None:
-    od = Offer(Provider.GCP, "a3-highgpu-8g", "us-central1", Pricing.ON_DEMAND, 88.0, "page", "2026-01-01")
+    od = Offer(Provider.GCP, "a3-highgpu-8g", "us-central1", Pricing.ON_DEMAND, 88.0, "page", "2026-09-01")
     (one, three) = committed_offers([od], [r for r in RATES if r.family == "a3-highgpu-"])
-    assert one.as_of == "2025-03-06" and three.as_of == "2025-03-06"
+    assert one.as_of == "2026-07-30" and three.as_of == "2026-07-30"  # the pricing.yml's generation date
+    older = committed_offers([dataclasses.replace(od, as_of="2026-01-01")], RATES)
+    assert {o.as_of for o in older} == {"2026-01-01"}
     assert one.price_per_hour_usd == pytest.approx(88.0 * 5601.26008308 / 8074.71249111, abs=1e-4)
 
 
@@ -112,4 +115,19 @@ def test_the_catalog_listing_shows_committed_prices_only_when_asked(embedded_cli
     assert all(p["pricing"] in ("on_demand", "spot") for i in plain["instances"] for p in i["prices"])
     asked = embedded_client.get("/v1/catalog/instances?pricing=committed_3y&limit=1000").get_json()
     assert asked["instances"] and all(p["pricing"] == "committed_3y" for i in asked["instances"] for p in i["prices"])
-    assert {i["instance_type"].rsplit("-", 1)[0] for i in asked["instances"]} == {"a2-highgpu", "a3-highgpu"}
+    assert {i["instance_type"].rsplit("-", 1)[0] for i in asked["instances"]} == {
+        "a2-highgpu", "a2-megagpu", "a3-highgpu", "a3-megagpu", "g2-standard"}
+
+
+def test_families_with_published_rates_are_committed_and_the_others_are_not(shipped: Catalog) -> None:
+    rates = {(r.family, r.pricing): r.fraction_of_on_demand for r in RATES}
+    # read from pricing.yml: g2-standard-4 us-central1 325.07215214 / 515.98754615, 232.19438719 / 515.98754615
+    assert rates[("g2-standard-", Pricing.COMMITTED_1Y)] == pytest.approx(0.63, abs=1e-4)
+    assert rates[("g2-standard-", Pricing.COMMITTED_3Y)] == pytest.approx(0.45, abs=1e-4)
+    assert rates[("a3-megagpu-", Pricing.COMMITTED_3Y)] == pytest.approx(29555.25790768 / 67844.4393504)
+    committed = {o.instance_type for o in shipped.offers if o.pricing in TERM_HOURS}
+    assert {"g2-standard-4", "g2-standard-96", "a3-megagpu-8g", "a2-megagpu-16g"} <= committed
+    # no committed figure in the source: A2 Ultra, A3 Ultra/Edge, A4, N1 + GPU, and every AWS type
+    families = {t.split("+")[0].rsplit("-", 1)[0] for t in committed}
+    assert families == {"a2-highgpu", "a2-megagpu", "a3-highgpu", "a3-megagpu", "g2-standard"}
+    assert all(o.provider is Provider.GCP for o in shipped.offers if o.pricing in TERM_HOURS)
