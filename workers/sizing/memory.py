@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
+from workers.sizing.allocator import replay
 from workers.sizing.layers.attention import Attention, kept_for_backward, resolve_attention
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.overheads import (
@@ -32,9 +33,9 @@ from workers.sizing.requirements import MemoryBreakdown
 from workers.sizing.rules import BASELINE_BYTES_PER_VALUE, BASELINE_COPIES
 from workers.sizing.spec import Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
-from workers.sizing.step_walk import FULL_COPY, Phase, Shards
+from workers.sizing.step_walk import FULL_COPY, Phase, Shards, Trace, walk_step
 from workers.sizing.throughput import effective_precision
-from workers.sizing.walk_arrays import step_peak_moment
+from workers.sizing.walk_arrays import ARRAY_ROWS, step_peak_moment
 
 _ACTIVATIONS: IdentityMemo[float] = IdentityMemo()
 _HAS_CONV: IdentityMemo[bool] = IdentityMemo()
@@ -107,11 +108,18 @@ def activation_bytes_by_layer(model: ModelStats, precision: Precision) -> list[t
     return sorted(rows, key=lambda row: row[1], reverse=True)
 
 
-def framework_reserve_bytes(tensor_bytes: int, *, gpu: GpuSpec | None, has_conv: bool) -> int:
-    """Return CUDA context + library workspace + allocator slack on one GPU."""
+def framework_reserve_bytes(tensor_bytes: int, *, gpu: GpuSpec | None, has_conv: bool,
+                            allocator_slack: int | None = None) -> int:
+    """Return CUDA context + library workspace + allocator slack on one GPU.
+
+    `allocator_slack` is what the caching allocator reserves beyond the tensors (allocator.py,
+    simulated over the walk's allocations); None, for a model given as totals, takes the rule
+    ALLOCATOR_SLACK_FRACTION of the tensors.
+    """
     context = DEFAULT_CUDA_CONTEXT_BYTES if gpu is None else CUDA_CONTEXT_BYTES[gpu.architecture]
     workspace = WORKSPACE_BYTES_WITH_CONV if has_conv else WORKSPACE_BYTES_WITHOUT_CONV
-    return context + workspace + round(ALLOCATOR_SLACK_FRACTION * tensor_bytes)
+    slack = round(ALLOCATOR_SLACK_FRACTION * tensor_bytes) if allocator_slack is None else allocator_slack
+    return context + workspace + slack
 
 
 def _has_conv(model: ModelStats) -> bool:
@@ -130,6 +138,21 @@ class StepPeak:
 
 
 _PEAKS: IdentityMemo[StepPeak] = IdentityMemo(256)
+_SLACK: IdentityMemo[int] = IdentityMemo(256)
+
+
+def allocator_slack(model: ModelStats, training: Training, *, precision: Precision, gpu_count: int,
+                    shards: Shards, kept_share: float, attention: Attention) -> int:
+    """Return what the caching allocator reserves beyond the tensors at its peak (allocator.py).
+
+    Models of ARRAY_ROWS rows or more (walked over arrays, walk_arrays.py) keep the rule
+    ALLOCATOR_SLACK_FRACTION: replaying their allocations would cost more than the rest of the estimate.
+    """
+    trace = Trace()
+    walk_step(model, training, precision=precision, gpu_count=gpu_count, shards=shards, kept_share=kept_share,
+              attention=attention, trace=trace)
+    cache = replay(trace.events, persistent=trace.persistent)
+    return cache.peak_reserved - cache.peak_requested
 
 def step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None = None, gpu_count: int = 1,
               shards: Shards = FULL_COPY) -> StepPeak:
@@ -151,6 +174,11 @@ def _step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None, gp
     attention = attention_kind(training, gpu)
     peak = step_peak_moment(model, training, precision=precision, gpu_count=gpu_count, shards=shards,
                             kept_share=share, attention=attention)
+    slack: int | None = None
+    if 0 < len(model.layers) < ARRAY_ROWS:  # the same step on another GPU of its precision caches the same way
+        slack = _SLACK.get(model, (training, precision, gpu_count, shards, share, attention),
+                           lambda: allocator_slack(model, training, precision=precision, gpu_count=gpu_count,
+                                                   shards=shards, kept_share=share, attention=attention))
     terms = [peak.activations, peak.parameters, peak.gradients, peak.optimizer_state]
     profile = training.profile
     calibrated = profile is not None and profile.tensor_memory_bytes > 0
@@ -168,7 +196,8 @@ def _step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None, gp
         parameters_bytes=terms[1],
         gradients_bytes=terms[2],
         optimizer_state_bytes=terms[3],
-        framework_reserve_bytes=framework_reserve_bytes(tensors, gpu=gpu, has_conv=_has_conv(model)),
+        framework_reserve_bytes=framework_reserve_bytes(tensors, gpu=gpu, has_conv=_has_conv(model),
+                                                        allocator_slack=slack),
     )
     return StepPeak(breakdown, peak.phase, calibrated)
 

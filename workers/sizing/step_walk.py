@@ -23,9 +23,11 @@ Checked against the steps measured in workers/accuracy/data/step_measurements.js
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
+from workers.sizing.allocator import FREE, Event
+from workers.sizing.efficiency import ALLREDUCE_BUCKET_BYTES
 from workers.sizing.layers.attention import Attention, kept_for_backward
 from workers.sizing.overheads import (
     ACTIVATION_BYTES,
@@ -109,13 +111,35 @@ def _state(model: ModelStats, training: Training, shards: Shards, gpu_count: int
     return weights, state, temporaries, buckets
 
 
+@dataclass
+class Trace:
+    """The step's allocations, tensor by tensor, for the caching allocator's simulation (allocator.py).
+
+    `persistent`: sizes allocated once before the first step (weights, optimizer state, DDP buckets);
+    `events`: one step's allocations and frees, in order, (key, bytes) or (key, FREE).
+    """
+
+    persistent: list[int] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+    def alloc(self, key: object, size: int) -> None:
+        """Record an allocation (sizes of 0 allocate nothing)."""
+        if size > 0:
+            self.events.append((key, size))
+
+    def free(self, key: object) -> None:
+        """Record a free."""
+        self.events.append((key, FREE))
+
+
 def walk_step(model: ModelStats, training: Training, *, precision: Precision, gpu_count: int = 1,
               shards: Shards = FULL_COPY, kept_share: float = 1.0,
-              attention: Attention = Attention.MATH) -> list[Moment]:
+              attention: Attention = Attention.MATH, trace: Trace | None = None) -> list[Moment]:
     """Return the moments of one step in order (forward per layer, backward per layer, the step).
 
     `kept_share` scales what layers keep (recomputation keeps a share of it); `attention` is the
-    kernel the step runs, which sets what attention rows keep (layers/attention.py).
+    kernel the step runs, which sets what attention rows keep (layers/attention.py). With `trace`,
+    the walk also records its allocations tensor by tensor (one per row and term).
     walk_arrays.step_peak_moment repeats this arithmetic over arrays for models of many rows:
     a change here is a change there (tests/test_walk_arrays.py holds the two equal).
     """
@@ -146,11 +170,21 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
     inputs = batch_input_bytes(model, precision) * batch  # the batch the loop holds, all step
     held = outputs[held_index] + inputs
     moments: list[Moment] = []
+    t = Trace() if trace is None else trace
+    _persistent(t, model, training, shards, buckets)
+    t.alloc("batch", inputs)
     alive, copied = inputs, 0
     for i in range(len(layers)):
         alive += kept[i]
         copied += copies[i]
         moments.append(Moment(Phase.FORWARD, alive + outputs[i], weights + copied, buckets, state))
+        t.alloc(("kept", i), kept[i])
+        t.alloc(("copy", i), copies[i])
+        t.alloc(("out", i), outputs[i])
+        t.free(("out", i - 1))
+    t.free(("out", len(layers) - 1))
+    t.alloc("held", outputs[held_index])
+    t.alloc(("grad_in", len(layers)), outputs[-1])
     alive += outputs[held_index]
     grads = 0
     shared_pending = 0  # weights a later row (a tied head) already made the gradient of
@@ -159,8 +193,9 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
         shared_pending += row.shared_parameters
         overlap = min(row.parameters, shared_pending) if row.kind is LayerKind.EMBEDDING else 0
         shared_pending -= overlap
-        grads = min(grad_total, grads + math.ceil((row.parameters + row.shared_parameters - overlap)
-                                                  * GRADIENT_BYTES / shards.gradients))
+        made = min(grad_total - grads, math.ceil((row.parameters + row.shared_parameters - overlap)
+                                                 * GRADIENT_BYTES / shards.gradients))
+        grads += made
         # the gradient of this layer's output and of its input; in mixed precision the weights'
         # gradient is made in 16 bits before it is cast to the fp32 gradient
         transient = outputs[i] + (outputs[i - 1] if i else 0)
@@ -173,8 +208,36 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
         moments.append(Moment(Phase.BACKWARD, alive + transient, weights + copied, buckets + grads, state))
         alive -= kept[i]
         copied -= copies[i]
+        t.alloc(("grad_in", i), outputs[i - 1] if i else 0)
+        t.alloc(("grad", i), made)
+        t.alloc(("grad16", i), transient - outputs[i] - (outputs[i - 1] if i else 0))
+        t.free(("grad16", i))
+        t.free(("grad_in", i + 1))
+        t.free(("kept", i))
+        t.free(("copy", i))
+    t.free(("grad_in", 0))
     moments.append(Moment(Phase.OPTIMIZER_STEP, held, weights, buckets + grad_total, state + temporaries))
+    per_parameter = temporaries / max(1, model.parameters)
+    for i, row in enumerate(layers):  # foreach: one temporary per parameter, all at once
+        t.alloc(("temp", i), math.ceil(row.parameters * per_parameter))
+    for i in range(len(layers)):
+        t.free(("temp", i))
+        t.free(("grad", i))  # zero_grad(set_to_none=True) before the next step
+    t.free("held")
+    t.free("batch")
     return moments
+
+
+def _persistent(t: Trace, model: ModelStats, training: Training, shards: Shards, buckets: int) -> None:
+    """Record the tensors that outlive the step: each row's weights and optimizer state, DDP's buckets."""
+    copies = OPTIMIZER_STATE_BYTES[training.optimizer] // GRADIENT_BYTES  # fp32 state tensors per weight
+    for row in model.layers:
+        size = math.ceil(row.parameters * MASTER_WEIGHT_BYTES / shards.parameters)
+        t.persistent += [size] * (1 + copies) if size else []
+    if model.frozen_parameters:
+        t.persistent.append(math.ceil(model.frozen_parameters * MASTER_WEIGHT_BYTES / shards.parameters))
+    full, rest = divmod(buckets, ALLREDUCE_BUCKET_BYTES)
+    t.persistent += [ALLREDUCE_BUCKET_BYTES] * full + ([rest] if rest else [])
 
 
 def batch_input_bytes(model: ModelStats, precision: Precision) -> int:
