@@ -27,8 +27,8 @@ from catalog.types import Catalog, Provider
 from catalog.units import parse_bytes, parse_usd
 from catalog.validate import CatalogValidationError
 from service.catalog_listing import MAX_PAGE_SIZE, PAGE_SIZE, catalog_info, list_gpus, list_instances
+from service.commands.catalog_tables import print_gpu_table, print_instance_table, print_onprem_table
 from service.commands.common import fail, print_json
-from workers.render import fmt_bytes, fmt_usd
 
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 DEFAULT_DATA_DIR = "var"  # where a refresh keeps versions when neither --data-dir, REDIS_URL nor the env say
@@ -41,6 +41,7 @@ def register(subparsers: Any) -> None:
     info = sub.add_parser("info", help="catalog version, prices_as_of and sources")
     gpus = sub.add_parser("gpus", help="the GPU table")
     gpus.add_argument("--min-memory", help="at least this much GPU memory, e.g. 16GB or 24GiB")
+    gpus.add_argument("--wide", action="store_true", help="every column, whatever the terminal's width")
     inst = sub.add_parser("instances", help="cloud instance types with prices by region (or on-prem cards)")
     inst.add_argument("--provider", help="aws, gcp or onprem")
     inst.add_argument("--region", help="only prices in this region, e.g. us-east-1")
@@ -50,6 +51,7 @@ def register(subparsers: Any) -> None:
     inst.add_argument("--pricing", help="on_demand or spot")
     inst.add_argument("--limit", type=int, default=PAGE_SIZE, help=f"instance types per page (default {PAGE_SIZE})")
     inst.add_argument("--offset", type=int, default=0, help="instance types to skip (a page's next_offset)")
+    inst.add_argument("--wide", action="store_true", help="every column, whatever the terminal's width")
     ref = sub.add_parser("refresh", help="read current instance types and prices from a provider")
     ref.add_argument("--provider", required=True, help="aws or gcp")
     ref.add_argument(
@@ -150,35 +152,7 @@ def _gpus(catalog: Catalog, args: argparse.Namespace) -> int:
     if args.json:
         print_json(payload)
         return 0
-    table = Table(title=f"GPUs (catalog {catalog.version})")
-    for name, justify in (
-        ("slug", "left"),
-        ("name", "left"),
-        ("arch", "left"),
-        ("memory", "right"),
-        ("bandwidth GB/s", "right"),
-        ("fp32 TFLOPS", "right"),
-        ("fp16 TFLOPS", "right"),
-        ("TDP W", "right"),
-        ("launch $", "right"),
-        ("segment", "left"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for g in payload["gpus"]:
-        launch = g["launch_price_usd"]
-        table.add_row(
-            g["slug"],
-            g["name"],
-            g["architecture"],
-            fmt_bytes(g["memory_bytes"]),
-            f"{g['memory_bandwidth_gb_per_s']:.0f}",
-            f"{g['fp32_tflops']:.1f}",
-            f"{g['fp16_tflops']:.1f}",
-            str(g["tdp_watts"]),
-            "" if launch is None else fmt_usd(launch),
-            g["segment"],
-        )
-    Console().print(table)
+    print_gpu_table(payload, version=catalog.version, wide=args.wide)
     return 0
 
 
@@ -215,54 +189,8 @@ def _instances(catalog: Catalog, args: argparse.Namespace) -> int:
     if args.json:
         print_json(payload)
         return 0
-    print_instance_table(payload)
+    print_instance_table(payload, wide=args.wide)
     return 0
-
-
-def print_instance_table(payload: dict[str, Any]) -> None:
-    """Print one row per instance type and region, on-demand and spot side by side."""
-    table = Table(title=f"instances (catalog {payload['version']}, prices as of {payload['prices_as_of']})")
-    for name, justify in (
-        ("provider", "left"),
-        ("instance type", "left"),
-        ("GPUs", "left"),
-        ("GPU mem", "right"),
-        ("vCPUs", "right"),
-        ("RAM", "right"),
-        ("local disk", "right"),
-        ("CPU score", "right"),
-        ("region", "left"),
-        ("on-demand $/h", "right"),
-        ("spot $/h", "right"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    rows = 0
-    for inst in payload["instances"]:
-        by_region: dict[str, dict[str, float]] = {}
-        for price in inst["prices"]:
-            by_region.setdefault(price["region"], {})[price["pricing"]] = price["price_per_hour_usd"]
-        for region, prices in sorted(by_region.items()) or [("-", {})]:
-            rows += 1
-            table.add_row(
-                inst["provider"],
-                inst["instance_type"],
-                f"{inst['gpu_count']} x {inst['gpu']}",
-                fmt_bytes(inst["gpu_memory_bytes"]),
-                str(inst["vcpus"]),
-                fmt_bytes(inst["host_memory_bytes"]),
-                fmt_bytes(inst["local_storage_bytes"]) if inst["local_storage_bytes"] else "-",
-                f"{inst['cpu_single_thread_score']:.0f}",
-                region,
-                fmt_usd(prices["on_demand"]) if "on_demand" in prices else "-",
-                fmt_usd(prices["spot"]) if "spot" in prices else "-",
-            )
-    console = Console()
-    console.print(table)
-    more = f"; next page: --offset {payload['next_offset']}" if payload.get("next_offset") is not None else ""
-    console.print(
-        f"{len(payload['instances'])} of {payload.get('total', len(payload['instances']))} instance types, "
-        f"{rows} rows{more}; sources: `gpugauge catalog info`"
-    )
 
 
 def _onprem(catalog: Catalog, args: argparse.Namespace, *, min_memory: int, max_price: float | None) -> int:
@@ -289,14 +217,7 @@ def _onprem(catalog: Catalog, args: argparse.Namespace, *, min_memory: int, max_
     if args.json:
         print_json(payload)
         return 0
-    table = Table(title=f"on-prem cards (catalog {catalog.version}); hourly cost: see `gpugauge recommend`")
-    for name in ("GPU", "memory", "price", "power W"):
-        table.add_column(name)
-    for c in cards:
-        table.add_row(
-            c.gpu, fmt_bytes(catalog.gpu(c.gpu).memory_bytes), fmt_usd(c.price_usd), str(c.power_watts)
-        )
-    Console().print(table)
+    print_onprem_table(catalog, cards)
     return 0
 
 

@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _cpu_need(req: Requirements) -> str:
     """Return the loader requirement as workers x single-thread score, e.g. "4 loader workers x 1,930"."""
-    if req.loader_workers <= 0:
-        return "no pre-processing given"
+    if req.loader_workers <= 0 or req.cpu_single_thread_score <= 0:
+        return "no pre-processing given: any CPU keeps the GPUs fed"
     workers = f"{req.loader_workers} loader worker{'s' if req.loader_workers != 1 else ''}"
     return f"{workers} x single-thread score {req.cpu_single_thread_score:,.0f} per GPU"
 

@@ -1,0 +1,59 @@
+"""The catalog's tables at 80 and 120 columns: identifiers whole, left-out columns named, --wide shows all."""
+
+from __future__ import annotations
+
+import pytest
+from rich.console import Console
+
+from catalog.loader import load_catalog
+from service.catalog_listing import list_gpus, list_instances
+from service.commands.catalog_tables import GPU_COLUMNS, INSTANCE_COLUMNS
+from service.commands.estimate import _cpu_need
+from service.commands.tables import fitted_table
+from workers.render import fmt_bytes
+
+
+def _render(table: object, width: int) -> str:
+    console = Console(width=width, record=True, force_terminal=False)
+    console.print(table)
+    return console.export_text()
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_instance_tables_keep_every_identifier_whole_and_fit(width: int) -> None:
+    payload = list_instances(load_catalog(), provider=None, region=None, gpu=None, pricing=None,
+                             min_gpu_memory_bytes=0, max_price_per_hour_usd=None, limit=40, offset=0)
+    rows = [[i["provider"], i["instance_type"], f"{i['gpu_count']} x {i['gpu']}", fmt_bytes(i["gpu_memory_bytes"]),
+             "1", "1", "1", "1", p["region"], "1.00", "-"] for i in payload["instances"] for p in i["prices"][:1]]
+    table, left_out = fitted_table("t", INSTANCE_COLUMNS, rows, width=width)
+    text = _render(table, width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    for row in rows:
+        assert row[1] in text and row[8] in text
+    assert left_out or width >= 120
+    wide, none_left = fitted_table("t", INSTANCE_COLUMNS, rows, width=width, wide=True)
+    assert none_left == [] and len(wide.columns) == len(INSTANCE_COLUMNS)
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_gpu_table_keeps_every_slug_whole(width: int) -> None:
+    gpus = list_gpus(load_catalog(), min_memory_bytes=0)["gpus"]
+    rows = [[g["slug"], g["name"], g["architecture"], fmt_bytes(g["memory_bytes"]), "1", "1", "1", "1", "1",
+             g["segment"]] for g in gpus]
+    table, _ = fitted_table("t", GPU_COLUMNS, rows, width=width)
+    text = _render(table, width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    assert all(f" {g['slug']} " in f" {text} ".replace("\n", " ") for g in gpus)
+
+
+def test_a_job_without_preprocessing_does_not_ask_for_a_cpu_score_of_zero() -> None:
+    from dataclasses import dataclass
+
+    @dataclass
+    class _Req:
+        loader_workers: int
+        cpu_single_thread_score: float
+
+    assert "score 0" not in _cpu_need(_Req(23, 0.0))  # type: ignore[arg-type]
+    assert "any CPU" in _cpu_need(_Req(23, 0.0))  # type: ignore[arg-type]
+    assert "4 loader workers x single-thread score 1,930" in _cpu_need(_Req(4, 1930.0))  # type: ignore[arg-type]
