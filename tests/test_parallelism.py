@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import pytest
 
+from workers.sizing.layers.attention import Attention
 from workers.sizing.presets.registry import preset_stats
-from workers.sizing.spec import Optimizer, Precision
+from workers.sizing.spec import Dataset, JobSpec, Optimizer, Precision, Training
+from workers.sizing.step_walk import kept_per_row
 from workers.sizing.strategies.adapters import (
     NF4_BITS_PER_PARAMETER,
     lora_parameters,
     quantized_parameters,
     transformer_shape,
 )
-from workers.sizing.strategies.checkpointing import activation_bytes_per_sample, recomputed_forward_share
+from workers.sizing.strategies.checkpointing import recomputed_forward_share
 from workers.sizing.strategies.collectives import iteration_communication, node_links
+from workers.sizing.strategies.footprint import layout_memory
 from workers.sizing.strategies.parallelism import Layout, ParameterCounts, model_state_bytes
+from workers.sizing.strategies.retention import layout_retention
 from workers.sizing.strategies.types import Adapter, AdapterKind, Checkpointing, DataParallel, Offload
 
 GB = 1e9
@@ -105,30 +109,63 @@ def test_qlora_base_weights_cost_about_half_a_byte(llama) -> None:
     states = model_state_bytes(counts, Layout(DataParallel.PLAIN, gpu_count=1, gpus_per_node=1, adapter=adapter),
                                precision=BF16, optimizer=Optimizer.ADAMW, ddp_bucket=True)
     assert 3.5 * GB < states.parameters < 4.5 * GB
-    assert states.optimizer_state == 8 * trainable
+    # QLoRA's paged 32-bit AdamW state lives in unified memory, paged out to the host when needed
+    assert states.optimizer_state == 0 and states.host_bytes == 8 * trainable
+    assert states.gradients == 2 * trainable  # adapters in the compute dtype (QLoRA's --bf16 recipe)
 
 
 def test_models_without_attention_have_no_transformer_shape() -> None:
     assert transformer_shape(preset_stats("resnet50")) is None
 
 
+def _kept(model, mode: Checkpointing, *, tensor_parallel: int = 1, attention: Attention = Attention.MATH) -> int:
+    """Return what the rows keep through forward (one sample at sequence 2,048) under a mode."""
+    training = Training(batch_size=1, precision=BF16)
+    retention = layout_retention(model, training, precision=BF16, attention=attention, mode=mode,
+                                 tensor_parallel=tensor_parallel)
+    rows = retention.kept if retention is not None else kept_per_row(model, training, precision=BF16,
+                                                                     attention=attention)
+    return sum(rows)
+
+
 def test_checkpointing_keeps_less_and_recomputes_more(llama) -> None:
-    none, selective, full = (activation_bytes_per_sample(llama, BF16, mode=mode)
-                             for mode in (Checkpointing.NONE, Checkpointing.SELECTIVE, Checkpointing.FULL))
-    assert none > selective > full
-    # Korthikanti et al.: full recompute keeps each layer's input, 2 s h bytes per layer.
+    none, selective, ops, full = (_kept(llama, mode) for mode in (
+        Checkpointing.NONE, Checkpointing.SELECTIVE, Checkpointing.SELECTIVE_OPS, Checkpointing.FULL))
+    assert none > selective > ops > full
+    # Korthikanti et al.: full recompute keeps each layer's input, 2 s h bytes per layer (plus the head).
     s, h, layers = 2048, 4096, 32
     assert full > 2 * s * h * layers
     assert full < 3 * 2 * s * h * layers
+    # torchtitan's op policy keeps per block its input, q, v, gate, down and the attention output:
+    # 4 h + kv + ffn values per token (llama-7b: no grouped K/V, kv = h; ffn 11008)
+    head = _kept(llama, Checkpointing.FULL) - 2 * s * h * layers
+    assert ops - head == pytest.approx(2 * s * layers * (5 * h + 11008), rel=0.01)
+    # with a fused attention kernel selective has nothing left to drop
+    assert _kept(llama, Checkpointing.SELECTIVE, attention=Attention.FLASH) == _kept(
+        llama, Checkpointing.NONE, attention=Attention.FLASH)
     assert 0 < recomputed_forward_share(llama, Checkpointing.SELECTIVE) < 0.2
+    assert 0.2 < recomputed_forward_share(llama, Checkpointing.SELECTIVE_OPS) < 0.5
     assert recomputed_forward_share(llama, Checkpointing.FULL) > 0.9
     assert recomputed_forward_share(llama, Checkpointing.NONE) == 0.0
 
 
+def test_full_checkpointing_peaks_with_one_block_recomputed_in_backward(llama) -> None:
+    job = JobSpec(llama, Training(batch_size=4, precision=BF16, optimizer=Optimizer.SGD), Dataset(samples=1))
+    none = layout_memory(job, Layout(DataParallel.PLAIN, gpu_count=1, gpus_per_node=1), gpu=None, batch_size=4)
+    full = layout_memory(job, Layout(DataParallel.PLAIN, gpu_count=1, gpus_per_node=1,
+                                     checkpointing=Checkpointing.FULL), gpu=None, batch_size=4)
+    kept = _kept(llama, Checkpointing.FULL) * 4
+    block = (_kept(llama, Checkpointing.NONE) - _kept(llama, Checkpointing.SELECTIVE_OPS)) * 4 / 32
+    assert full.breakdown.activations_bytes < none.breakdown.activations_bytes / 3
+    # at its peak some block is brought back for its backward, beside the inputs still kept
+    assert block < full.breakdown.activations_bytes < kept + 2 * block
+
+
 def test_tensor_parallel_with_sequence_parallel_divides_block_activations(llama) -> None:
-    one = activation_bytes_per_sample(llama, BF16, mode=Checkpointing.SELECTIVE)
-    eight = activation_bytes_per_sample(llama, BF16, mode=Checkpointing.SELECTIVE, tensor_parallel=8)
-    assert eight == pytest.approx(one / 8, rel=0.01)
+    one = _kept(llama, Checkpointing.SELECTIVE)
+    eight = _kept(llama, Checkpointing.SELECTIVE, tensor_parallel=8)
+    embedding = 0  # the token embedding keeps only its ids (no float values)
+    assert eight == pytest.approx((one - embedding) / 8, rel=0.01)
 
 
 def _links(network_gbit: float):

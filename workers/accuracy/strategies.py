@@ -28,6 +28,7 @@ from catalog.types import GpuSpec
 from workers.accuracy.accuracy import compared_memory_bytes, percentile, relative_error
 from workers.accuracy.jobs import record_job, without_attention_matrix
 from workers.sizing.efficiency import NVLINK_EFFICIENCY
+from workers.sizing.layers.attention import Attention
 from workers.sizing.memory import fits
 from workers.sizing.strategies.adapters import transformer_shape
 from workers.sizing.strategies.collectives import node_links
@@ -85,13 +86,15 @@ def sharded_memory_records(measurements: Sequence[Mapping[str, Any]]) -> list[di
     """Return the FSDP peak-memory records of measurements.json as strategy records, for the side-by-side.
 
     They are torchtitan's FSDP2 runs (validation README source 8: selective activation checkpointing,
-    machines of 8 GPUs), kept there for the plain model's checks.
+    machines of 8 GPUs), kept there for the plain model's checks. torchtitan's "selective" is its
+    op-level policy (train_configs/llama3_8b.toml `selective_ac_option = 'op'`), not Megatron's
+    attention-only recomputation: `selective_ops` (strategies/retention.py).
     """
     found: list[dict[str, Any]] = []
     for rec in measurements:
         if str(rec["id"]).startswith("titan-") and "peak_memory_bytes" in rec["measured"]:
             found.append({**rec, "strategy": {"data_parallel": "zero3", "gpus_per_node": 8,
-                                              "checkpointing": "selective" if rec["recompute"] else "none",
+                                              "checkpointing": "selective_ops" if rec["recompute"] else "none",
                                               "network_gbit_per_s": 3200.0}})
     return found
 
@@ -135,7 +138,9 @@ def _job(record: Mapping[str, Any]) -> Any:
     """Return the record's job, with FlashAttention where the run had it."""
     case = record_job({**record, "recompute": False})
     model = case.job.model
-    if not str(record["id"]).startswith(EAGER_ATTENTION_PREFIXES) and model.layers:
+    if str(record["id"]).startswith(EAGER_ATTENTION_PREFIXES):  # the math path: s x s probabilities kept
+        return replace(case.job, training=replace(case.job.training, attention=Attention.MATH))
+    if model.layers:
         shape = transformer_shape(model)
         heads = shape.heads if shape is not None else 1
         model = without_attention_matrix(model, heads=heads, causal=True)

@@ -145,7 +145,7 @@ class MeasuredMemorySchema(_Strict):
 
 
 DATA_PARALLEL_KINDS = ("auto", "plain", "zero1", "zero2", "zero3", "fsdp", "hybrid_shard", "parameter_server")
-CHECKPOINTING_MODES = ("auto", "none", "selective", "full")
+CHECKPOINTING_MODES = ("auto", "none", "selective", "selective_ops", "full")
 LORA_TARGET_NAMES = ("q", "k", "v", "o", "mlp")
 
 

@@ -63,8 +63,8 @@ def activation_bytes_per_sample(model: ModelStats, precision: Precision, *, reco
                                 attention: Attention = Attention.MATH) -> float:
     """Return activation bytes kept for backward for one sample, with two transient buffers added.
 
-    The sum-of-terms figure the strategy footprints still use (strategies/footprint.py); the peak of
-    a plain step comes from the walk (step_peak).
+    A sum-of-terms figure (the peak of a step, plain or under a strategy, comes from the walk:
+    step_peak, strategies/footprint.py).
 
     `attention` is the kernel the step runs (resolved for the GPU: `attention_kind`).
     """

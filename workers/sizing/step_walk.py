@@ -132,9 +132,62 @@ class Trace:
         self.events.append((key, FREE))
 
 
+@dataclass(frozen=True)
+class HeldStates:
+    """Model states a strategy keeps on one GPU through the step (strategies/footprint.py), in bytes.
+
+    Given to walk_step instead of its own plain-data-parallel states: `weights` (shards, gathered
+    units, frozen base, 16-bit and master copies) and `optimizer_state` are alive all step,
+    `gradients` grow through backward in proportion to each row's parameters and are all alive at
+    the optimizer step, with its `temporaries`. No per-layer autocast copy is made: the strategy's
+    weights already hold their 16-bit form.
+    """
+
+    weights: int
+    gradients: int
+    optimizer_state: int
+    temporaries: int
+
+
+@dataclass(frozen=True)
+class Retention:
+    """Checkpointing as the walk sees it, per row: what forward keeps, and what backward recomputes.
+
+    When backward reaches the last row of a segment (`segment_end[i] == i`), the segment's
+    `recomputed` bytes come back; each row frees its `kept` and `recomputed` bytes after its backward.
+    """
+
+    kept: tuple[int, ...]
+    recomputed: tuple[int, ...]
+    segment_end: tuple[int, ...]
+
+
+def kept_per_row(model: ModelStats, training: Training, *, precision: Precision, kept_share: float = 1.0,
+                 attention: Attention = Attention.MATH) -> list[int]:
+    """Return the bytes each row keeps for backward at the training batch (what walk_step accumulates)."""
+    batch = training.batch_size
+    value_bytes = ACTIVATION_BYTES[precision]
+    factor = FRAMEWORK_ACTIVATION_FACTOR[training.framework] * kept_share
+    layers = model.layers
+    if not layers:
+        return []
+    held_index = _model_output_index(layers)
+    held_row = layers[held_index]
+    held_output = (_size(held_row.output_shape) if held_row.output_shape else held_row.neurons) * value_bytes * batch
+    kept = []
+    for i, row in enumerate(layers):
+        values, mask_bytes = kept_for_backward(row, attention)
+        row_bytes = (values * value_bytes + mask_bytes) * batch * factor
+        if i > held_index and row.type in LOSS_ROWS_KEEPING_THE_OUTPUT:
+            row_bytes -= held_output  # the loop's local holds it to the end of the step (held)
+        kept.append(max(0, round(row_bytes)))
+    return kept
+
+
 def walk_step(model: ModelStats, training: Training, *, precision: Precision, gpu_count: int = 1,
               shards: Shards = FULL_COPY, kept_share: float = 1.0,
-              attention: Attention = Attention.MATH, trace: Trace | None = None) -> list[Moment]:
+              attention: Attention = Attention.MATH, trace: Trace | None = None,
+              states: HeldStates | None = None, retention: Retention | None = None) -> list[Moment]:
     """Return the moments of one step in order (forward per layer, backward per layer, the step).
 
     `kept_share` scales what layers keep (recomputation keeps a share of it); `attention` is the
@@ -142,9 +195,14 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
     the walk also records its allocations tensor by tensor (one per row and term).
     walk_arrays.step_peak_moment repeats this arithmetic over arrays for models of many rows:
     a change here is a change there (tests/test_walk_arrays.py holds the two equal).
+    A strategy (strategies/footprint.py) passes the model states it keeps (`states`) and its
+    checkpointing per row (`retention`); without them the walk is plain data parallel as given.
     """
     weights, state, temporaries, buckets = _state(model, training, shards, gpu_count)
     grad_total = math.ceil(model.parameters * GRADIENT_BYTES / shards.gradients)
+    if states is not None:
+        weights, state, temporaries, buckets = states.weights, states.optimizer_state, states.temporaries, 0
+        grad_total = states.gradients
     if not model.layers:
         return _stats_only_moments(model, training, precision, weights=weights, state=state,
                                    temporaries=temporaries, buckets=buckets, grad_total=grad_total,
@@ -152,7 +210,7 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
     batch = training.batch_size
     value_bytes = ACTIVATION_BYTES[precision]
     factor = FRAMEWORK_ACTIVATION_FACTOR[training.framework] * kept_share
-    mixed = precision is not Precision.FP32
+    mixed = precision is not Precision.FP32 and states is None
     layers = model.layers
     # a row's output; a loss row's "output" is a scalar, its backward makes output-sized gradients
     outputs = [(_size(row.output_shape) if row.output_shape else row.neurons) * value_bytes * batch
@@ -165,6 +223,13 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
         if i > held_index and row.type in LOSS_ROWS_KEEPING_THE_OUTPUT:
             row_bytes -= outputs[held_index]  # the loop's local holds it to the end of the step (held)
         kept.append(max(0, round(row_bytes)))
+    recomputed: tuple[int, ...] = (0,) * len(layers)
+    comes_back: dict[int, int] = {}
+    if retention is not None:
+        kept, recomputed = list(retention.kept), retention.recomputed
+        for i, end in enumerate(retention.segment_end):
+            comes_back[end] = comes_back.get(end, 0) + recomputed[i]
+    row_parameters = sum(row.parameters + row.shared_parameters for row in layers) or 1
     copies = [math.ceil(row.parameters * WEIGHT_COPY_BYTES[precision] / shards.parameters)
               if mixed and row.kind in CAST_KINDS else 0 for row in layers]
     inputs = batch_input_bytes(model, precision) * batch  # the batch the loop holds, all step
@@ -190,6 +255,14 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
     shared_pending = 0  # weights a later row (a tied head) already made the gradient of
     for i in reversed(range(len(layers))):
         row = layers[i]
+        alive += comes_back.get(i, 0)  # checkpointing: the segment is recomputed before its backward
+        if states is not None:  # a strategy's gradients, made in proportion to each row's weights
+            grads = min(grad_total, grads + math.ceil(grad_total * (row.parameters + row.shared_parameters)
+                                                      / row_parameters))
+            moments.append(Moment(Phase.BACKWARD, alive + outputs[i] + (outputs[i - 1] if i else 0), weights,
+                                  grads, state))
+            alive -= kept[i] + recomputed[i]
+            continue
         shared_pending += row.shared_parameters
         overlap = min(row.parameters, shared_pending) if row.kind is LayerKind.EMBEDDING else 0
         shared_pending -= overlap
@@ -206,7 +279,7 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
         if mixed and row.kind in CAST_KINDS:  # the whole layer's, before any reduce-scatter
             transient += row.parameters * WEIGHT_COPY_BYTES[precision]
         moments.append(Moment(Phase.BACKWARD, alive + transient, weights + copied, buckets + grads, state))
-        alive -= kept[i]
+        alive -= kept[i] + recomputed[i]
         copied -= copies[i]
         t.alloc(("grad_in", i), outputs[i - 1] if i else 0)
         t.alloc(("grad", i), made)

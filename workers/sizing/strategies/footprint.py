@@ -1,33 +1,40 @@
-"""One GPU's memory and its host's under a layout: model states per strategy plus activations per checkpointing.
+"""One GPU's memory and its host's under a layout: the step walk with the strategy's model states and checkpointing.
 
-The terms are the sizing core's (memory.py): activations kept for backward, weights, gradients,
-optimizer state and the framework's reserve; the strategy changes how the model states split
-(parallelism.py) and what the blocks keep (checkpointing.py). Host memory counts what offload
-moves there, per GPU (a machine holds `gpus_per_node` of them).
+The walk (step_walk.py) is the one memory model: the peak is its largest moment. A strategy gives it
+- the model states one GPU keeps (parallelism.py: the ZeRO stage's split per term, tensor parallel
+  and pipeline stages, offload, adapters' frozen base and trainable adapters) as `HeldStates`;
+- what each row keeps and what backward recomputes (retention.py: checkpointing per block,
+  tensor parallel's split of the activations) as `Retention`.
+Plain data parallel without adapters, offload or model parallelism is exactly the walk of the job
+as given (memory.step_peak), so a strategy option and the plain estimate agree where they should.
+Weights count every parameter, frozen ones included; gradients and optimizer state the trainable
+ones only (ModelStats.parameters are the trainable weights, frozen_parameters the others).
+Host memory counts what offload moves there, per GPU (a machine holds `gpus_per_node` of them).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
 from workers.sizing.memo import IdentityMemo
-from workers.sizing.memory import activation_bytes_per_sample as plain_activation_bytes
-from workers.sizing.memory import framework_reserve_bytes
-from workers.sizing.overheads import ACTIVATION_BYTES, FRAMEWORK_ACTIVATION_FACTOR, TRANSIENT_GRADIENT_BUFFERS
+from workers.sizing.memory import attention_kind, framework_reserve_bytes, recompute_share
+from workers.sizing.overheads import OPTIMIZER_TEMPORARY_BYTES
 from workers.sizing.requirements import MemoryBreakdown
-from workers.sizing.spec import Framework, JobSpec, Training
+from workers.sizing.spec import Framework, JobSpec, Optimizer
 from workers.sizing.stats import LayerKind, ModelStats
+from workers.sizing.step_walk import HeldStates, peak_moment, walk_step
 from workers.sizing.strategies.adapters import (
     TransformerShape,
     lora_parameters,
     quantized_parameters,
     transformer_shape,
 )
-from workers.sizing.strategies.checkpointing import activation_bytes_per_sample
-from workers.sizing.strategies.parallelism import Layout, ParameterCounts, model_state_bytes
-from workers.sizing.strategies.types import AdapterKind, Checkpointing
-from workers.sizing.throughput import effective_precision
+from workers.sizing.strategies.parallelism import Layout, ModelStateBytes, ParameterCounts, model_state_bytes
+from workers.sizing.strategies.retention import layout_retention
+from workers.sizing.strategies.types import AdapterKind, Checkpointing, DataParallel
+from workers.sizing.throughput import effective_precision, has_bf16
 
 
 @dataclass(frozen=True)
@@ -42,26 +49,42 @@ class LayoutMemory:
 
 
 def parameter_counts(model: ModelStats, layout: Layout, shape: TransformerShape | None) -> ParameterCounts:
-    """Return how the model's parameters split into trained, frozen 16-bit and frozen NF4 under the layout."""
+    """Return how the model's parameters split into trained, frozen 16-bit and frozen NF4 under the layout.
+
+    `model.parameters` are the trainable weights and `model.frozen_parameters` the others (stats.py):
+    without adapters those train and these stay frozen; with adapters every base weight is frozen.
+    """
     largest = shape.largest_unit_parameters if shape is not None else max(
         (layer.parameters for layer in model.layers), default=model.parameters)
     adapter = layout.adapter
     if adapter is None or shape is None:
-        return ParameterCounts(trainable=model.parameters - model.frozen_parameters,
-                               frozen=model.frozen_parameters, largest_unit=largest)
+        return ParameterCounts(trainable=model.parameters, frozen=model.frozen_parameters, largest_unit=largest)
     trainable = lora_parameters(shape, rank=adapter.rank, targets=adapter.targets)
     nf4 = quantized_parameters(shape) if adapter.kind is AdapterKind.QLORA else 0
-    return ParameterCounts(trainable=trainable, frozen=model.parameters - nf4, frozen_nf4=nf4, largest_unit=largest)
+    base = model.parameters + model.frozen_parameters
+    return ParameterCounts(trainable=trainable, frozen=base - nf4, frozen_nf4=nf4, largest_unit=largest)
 
 
-_WIDEST: IdentityMemo[int] = IdentityMemo()
+def _walks_as_given(layout: Layout) -> bool:
+    """Return whether the layout is the job as given: plain data parallel, nothing sharded, split or moved."""
+    return (layout.data_parallel in (DataParallel.PLAIN, DataParallel.AUTO) and layout.adapter is None
+            and layout.tensor_parallel == 1 and layout.pipeline_stages == 1
+            and not (layout.offload.optimizer or layout.offload.parameters))
+
+
+def _temporaries(counts: ParameterCounts, layout: Layout, optimizer: Optimizer) -> int:
+    """Return the optimizer step's temporaries on one GPU (foreach Adam: one fp32 copy of its shard)."""
+    if layout.offload.optimizer or layout.data_parallel is DataParallel.PARAMETER_SERVER:
+        return 0  # the update runs on the host (or the servers)
+    if layout.adapter is not None and layout.adapter.kind is AdapterKind.QLORA:
+        return 0  # bitsandbytes' paged AdamW updates each tensor in one fused kernel: no foreach copy
+    shard = layout.shard_degree if layout.data_parallel is not DataParallel.PLAIN else 1
+    return math.ceil(counts.trainable * OPTIMIZER_TEMPORARY_BYTES[optimizer]
+                     / (layout.tensor_parallel * layout.pipeline_stages * shard))
+
+
 _CONV: IdentityMemo[bool] = IdentityMemo()
-
-
-def _widest(model: ModelStats) -> int:
-    """Return the largest output of a row outside the attention cores (backward's transient buffers)."""
-    return _WIDEST.get(model, None, lambda: max(
-        (layer.neurons for layer in model.layers if layer.kind is not LayerKind.ATTENTION), default=0))
+_MEMORY: IdentityMemo[LayoutMemory] = IdentityMemo(size=4096)
 
 
 def _has_conv(model: ModelStats) -> bool:
@@ -70,36 +93,40 @@ def _has_conv(model: ModelStats) -> bool:
                      or any(layer.kind is LayerKind.CONV for layer in model.layers))
 
 
-def activation_bytes(model: ModelStats, training: Training, layout: Layout, *, gpu: GpuSpec | None,
-                     batch_size: int) -> int:
-    """Return the activations one GPU keeps for a micro-batch, with backward's transient buffers."""
-    precision = effective_precision(training.precision, gpu)
-    factor = FRAMEWORK_ACTIVATION_FACTOR[training.framework] * batch_size
-    if transformer_shape(model) is None:
-        full = layout.checkpointing is Checkpointing.FULL
-        return round(factor * plain_activation_bytes(model, precision, recompute=full))
-    t = layout.tensor_parallel
-    kept = activation_bytes_per_sample(model, precision, mode=layout.checkpointing, tensor_parallel=t)
-    widest = _widest(model)
-    transient = TRANSIENT_GRADIENT_BUFFERS * widest * ACTIVATION_BYTES[precision] / t
-    return round(factor * (kept + transient))
-
-
 def layout_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_size: int) -> LayoutMemory:
-    """Return the per-GPU peak of the job under the layout at this micro-batch."""
-    model, training = job.model, job.training
+    """Return the per-GPU peak of the job under the layout at this micro-batch (the walk's largest moment)."""
+    arch = None if gpu is None else gpu.architecture
+    bf16 = None if gpu is None else has_bf16(gpu)
+    key = (job.training, layout, arch, bf16, batch_size)
+    return _MEMORY.get(job.model, key, lambda: _layout_memory(job, layout, gpu=gpu, batch_size=batch_size))
+
+
+def _layout_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_size: int) -> LayoutMemory:
+    """Compute layout_memory."""
+    model = job.model
+    training = replace(job.training, batch_size=batch_size)
     shape = transformer_shape(model)
     counts = parameter_counts(model, layout, shape)
     precision = effective_precision(training.precision, gpu)
-    states = model_state_bytes(counts, layout, precision=precision, optimizer=training.optimizer,
-                               ddp_bucket=training.framework is Framework.PYTORCH)
-    activations = activation_bytes(model, training, layout, gpu=gpu, batch_size=batch_size)
-    # Pipeline stages (1F1B): the first stage holds p micro-batches of its 1/p of the layers, one
-    # micro-batch's worth of the whole model (Narayanan et al. 2021, §2.2): activations stay as they are.
-    tensors = activations + states.parameters + states.gradients + states.optimizer_state
-    has_conv = _has_conv(model)
-    breakdown = MemoryBreakdown(activations_bytes=activations, parameters_bytes=states.parameters,
-                                gradients_bytes=states.gradients, optimizer_state_bytes=states.optimizer_state,
-                                framework_reserve_bytes=framework_reserve_bytes(tensors, gpu=gpu, has_conv=has_conv))
-    return LayoutMemory(breakdown=breakdown, host_bytes_per_gpu=states.host_bytes,
-                        trainable_parameters=counts.trainable, total_bytes=tensors + breakdown.framework_reserve_bytes)
+    attention = attention_kind(training, gpu)
+    retention = layout_retention(model, training, precision=precision, attention=attention,
+                                 mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel)
+    share = recompute_share(model) if layout.checkpointing is Checkpointing.FULL and retention is None else 1.0
+    host = 0
+    held: HeldStates | None = None
+    if not _walks_as_given(layout):
+        states: ModelStateBytes = model_state_bytes(counts, layout, precision=precision, optimizer=training.optimizer,
+                                                    ddp_bucket=training.framework is Framework.PYTORCH)
+        held = HeldStates(weights=states.parameters, gradients=states.gradients,
+                          optimizer_state=states.optimizer_state,
+                          temporaries=_temporaries(counts, layout, training.optimizer))
+        host = states.host_bytes
+    peak = peak_moment(walk_step(model, training, precision=precision, gpu_count=layout.gpu_count, kept_share=share,
+                                 attention=attention, states=held, retention=retention))
+    tensors = peak.total_bytes
+    breakdown = MemoryBreakdown(activations_bytes=peak.activations, parameters_bytes=peak.parameters,
+                                gradients_bytes=peak.gradients, optimizer_state_bytes=peak.optimizer_state,
+                                framework_reserve_bytes=framework_reserve_bytes(tensors, gpu=gpu,
+                                                                                has_conv=_has_conv(model)))
+    return LayoutMemory(breakdown=breakdown, host_bytes_per_gpu=host, trainable_parameters=counts.trainable,
+                        total_bytes=breakdown.total_bytes, peak_phase=peak.phase.value)

@@ -34,6 +34,7 @@ from workers.sizing.strategies.types import (
     PARAMETERS_SHARDED,
     SHARDED,
     Adapter,
+    AdapterKind,
     Checkpointing,
     DataParallel,
     Offload,
@@ -117,8 +118,16 @@ def model_state_bytes(counts: ParameterCounts, layout: Layout, *, precision: Pre
     kind = layout.data_parallel
     compute = COMPUTE_WEIGHT_BYTES[precision]
     master = WEIGHT_BYTES[precision] - compute  # fp32 master copy in mixed precision, 0 in fp32
-    # Adapters train in fp32 (PEFT casts adapter weights to fp32 under autocast): no separate master.
+    # LoRA adapters train in fp32 (PEFT casts adapter weights to fp32 under autocast): no separate
+    # master. QLoRA's recipe (artidoro/qlora@00e5ad2a qlora.py) casts the LoRA layers to the compute
+    # dtype under --bf16 and pages the optimizer (`optim='paged_adamw_32bit'`, QLoRA §3 "Paged
+    # Optimizers": state in unified memory, evicted to CPU RAM when the GPU runs short), so its
+    # 32-bit Adam state need not stay on the GPU: it is counted in host memory.
+    qlora = layout.adapter is not None and layout.adapter.kind is AdapterKind.QLORA
     trained_weight_bytes, trained_master = (4, 0) if layout.adapter is not None else (compute, master)
+    gradient_bytes = GRADIENT_BYTES
+    if qlora:
+        trained_weight_bytes = gradient_bytes = compute
     trainable = counts.trainable / split
     frozen = counts.frozen / split
     frozen_nf4 = counts.frozen_nf4 / split
@@ -129,9 +138,12 @@ def model_state_bytes(counts: ParameterCounts, layout: Layout, *, precision: Pre
         else NF4_NO_DQ_BYTES_PER_PARAMETER
     weights = trainable * trained_weight_bytes + frozen * compute + frozen_nf4 * nf4
     masters = trainable * trained_master
-    gradients = trainable * GRADIENT_BYTES
+    gradients = trainable * gradient_bytes
     states = trainable * optimizer_bytes
     gathered = 0.0
+    paged = 0.0
+    if qlora:
+        paged, states = states, 0.0
     if kind is DataParallel.PARAMETER_SERVER:
         masters, states = 0.0, 0.0  # the servers keep the variables' master and update them
     if kind in SHARDED:
@@ -150,6 +162,7 @@ def model_state_bytes(counts: ParameterCounts, layout: Layout, *, precision: Pre
     if kind is DataParallel.PLAIN and ddp_bucket and layout.gpu_count > 1:
         gradients *= 1.0 + DDP_BUCKET_COPIES_PYTORCH
     host = 0.0
+    host += paged / n if kind in SHARDED else paged
     if layout.offload.optimizer:
         host += masters + states + gradients
         masters = states = 0.0

@@ -37,11 +37,13 @@ _TIMED: IdentityMemo[ModelStats] = IdentityMemo()
 
 
 def _timed_model(model: ModelStats, trainable_parameters: int) -> ModelStats:
-    """Return the model with its frozen parameters marked, one object per (model, count) for the time memos."""
-    frozen = model.parameters - trainable_parameters
-    if frozen == model.frozen_parameters:
+    """Return the model with only the layout's trainable weights as `parameters` (the optimizer step's
+    traffic follows them), one object per (model, count) for the time memos."""
+    if trainable_parameters == model.parameters:
         return model
-    return _TIMED.get(model, frozen, lambda: replace(model, frozen_parameters=frozen))
+    frozen = model.parameters + model.frozen_parameters - trainable_parameters
+    return _TIMED.get(model, trainable_parameters,
+                      lambda: replace(model, parameters=trainable_parameters, frozen_parameters=frozen))
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,8 @@ def layout_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, links: Links, bat
     hidden = shape.hidden if shape is not None else 0
     steps = shape.sequence_length if shape is not None else 0
     comm = iteration_communication(layout, links, compute_ms=compute_ms, trainable=trainable_parameters,
-                                   parameters=model.parameters, activation_values_per_block=batch_size * steps * hidden,
+                                   parameters=model.parameters + model.frozen_parameters,
+                                   activation_values_per_block=batch_size * steps * hidden,
                                    blocks=blocks, micro_batches=update_interval)
     sync_ms = DATA_PARALLEL_SYNC_MS if layout.gpu_count > 1 else 0.0
     total = compute_ms + single.overhead_ms + comm.exposed_ms + sync_ms

@@ -34,6 +34,9 @@ class Checkpointing(StrEnum):
     AUTO = "auto"
     NONE = "none"
     SELECTIVE = "selective"  # the attention core (softmax, dropout, scores) only
+    # torchtitan's op-level policy: each block keeps its input, the attention kernel's output and
+    # every other matmul's output; everything else is recomputed in backward
+    SELECTIVE_OPS = "selective_ops"
     FULL = "full"  # every block, from its input
 
 
