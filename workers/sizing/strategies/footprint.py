@@ -5,8 +5,10 @@ The walk (step_walk.py) is the one memory model: the peak is its largest moment.
   and pipeline stages, offload, adapters' frozen base and trainable adapters) as `HeldStates`;
 - what each row keeps and what backward recomputes (retention.py: checkpointing per block,
   tensor parallel's split of the activations) as `Retention`.
-Plain data parallel without adapters, offload or model parallelism is exactly the walk of the job
-as given (memory.step_peak), so a strategy option and the plain estimate agree where they should.
+Plain data parallel without adapters, offload, model parallelism or checkpointing is exactly the
+estimate of the job as given (memory.step_peak, with its allocator simulation), so a strategy
+option and the plain estimate agree where they should; other layouts take the 10% allocator rule
+(ALLOCATOR_SLACK_FRACTION) on top of the walk's tensors.
 Weights count every parameter, frozen ones included; gradients and optimizer state the trainable
 ones only (ModelStats.parameters are the trainable weights, frozen_parameters the others).
 Host memory counts what offload moves there, per GPU (a machine holds `gpus_per_node` of them).
@@ -19,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
 from workers.sizing.memo import IdentityMemo
-from workers.sizing.memory import attention_kind, framework_reserve_bytes, recompute_share
+from workers.sizing.memory import attention_kind, framework_reserve_bytes, recompute_share, step_peak
 from workers.sizing.overheads import OPTIMIZER_TEMPORARY_BYTES
 from workers.sizing.requirements import MemoryBreakdown
 from workers.sizing.spec import Framework, JobSpec, Optimizer
@@ -112,6 +114,11 @@ def _layout_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_s
     retention = layout_retention(model, training, precision=precision, attention=attention,
                                  mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel)
     share = recompute_share(model) if layout.checkpointing is Checkpointing.FULL and retention is None else 1.0
+    if _walks_as_given(layout) and retention is None and share == 1.0:  # the estimate's own walk and reserve
+        peak_as_given = step_peak(model, replace(training, recompute=False), gpu=gpu, gpu_count=layout.gpu_count)
+        return LayoutMemory(breakdown=peak_as_given.breakdown, host_bytes_per_gpu=0,
+                            trainable_parameters=counts.trainable, total_bytes=peak_as_given.breakdown.total_bytes,
+                            peak_phase=peak_as_given.phase.value)
     host = 0
     held: HeldStates | None = None
     if not _walks_as_given(layout):
