@@ -39,6 +39,7 @@ ROUND_LARGE_BYTES = 2 * MIB
 # A trace event: (key, bytes) allocates a tensor of that size under the key; (key, -1) frees it.
 Event = tuple[object, int]
 FREE = -1
+OPTIMIZER_STATE = "optimizer_state"  # marks where the first step allocates the optimizer's state
 
 
 def round_request(size: int) -> int:
@@ -154,14 +155,22 @@ class CachingAllocator:
         pool.add(block)
 
 
-def replay(events: list[Event], *, persistent: Sequence[int] = (), steps: int = 2) -> CachingAllocator:
-    """Allocate the persistent tensors, run one step's events `steps` times, and return the allocator."""
+def replay(events: list[Event], *, persistent: Sequence[int] = (), state: Sequence[int] = (),
+           steps: int = 2) -> CachingAllocator:
+    """Allocate the persistent tensors, run one step's events `steps` times, and return the allocator.
+
+    `state` is allocated where the first step reaches OPTIMIZER_STATE: between the first backward
+    and the first update, into whatever that step's freed activations left cached.
+    """
     allocator = CachingAllocator()
     for i, size in enumerate(persistent):
         allocator.malloc(("persistent", i), size)
-    for _ in range(steps):
+    for step in range(steps):
         for key, size in events:
-            if size == FREE:
+            if key == OPTIMIZER_STATE:
+                for i, part in enumerate(state if step == 0 else ()):
+                    allocator.malloc(("state", i), part)
+            elif size == FREE:
                 allocator.release(key)
             else:
                 allocator.malloc(key, size)

@@ -151,7 +151,7 @@ def allocator_slack(model: ModelStats, training: Training, *, precision: Precisi
     trace = Trace()
     walk_step(model, training, precision=precision, gpu_count=gpu_count, shards=shards, kept_share=kept_share,
               attention=attention, trace=trace)
-    cache = replay(trace.events, persistent=trace.persistent)
+    cache = replay(trace.events, persistent=trace.persistent, state=trace.state)
     return cache.peak_reserved - cache.peak_requested
 
 def step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None = None, gpu_count: int = 1,

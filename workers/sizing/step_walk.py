@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from workers.sizing.allocator import FREE, Event
+from workers.sizing.allocator import FREE, OPTIMIZER_STATE, Event
 from workers.sizing.efficiency import ALLREDUCE_BUCKET_BYTES
 from workers.sizing.layers.attention import Attention, kept_for_backward
 from workers.sizing.overheads import (
@@ -115,11 +115,14 @@ def _state(model: ModelStats, training: Training, shards: Shards, gpu_count: int
 class Trace:
     """The step's allocations, tensor by tensor, for the caching allocator's simulation (allocator.py).
 
-    `persistent`: sizes allocated once before the first step (weights, optimizer state, DDP buckets);
-    `events`: one step's allocations and frees, in order, (key, bytes) or (key, FREE).
+    `persistent`: sizes allocated once before the first step (weights, DDP buckets); `state`: the
+    optimizer state's tensors, which the first step() makes where OPTIMIZER_STATE stands in `events`
+    (torch.optim creates exp_avg and momentum buffers lazily); `events`: one step's allocations and
+    frees, in order, (key, bytes) or (key, FREE).
     """
 
     persistent: list[int] = field(default_factory=list)
+    state: list[int] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
 
     def alloc(self, key: object, size: int) -> None:
@@ -290,6 +293,7 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
         t.free(("copy", i))
     t.free(("grad_in", 0))
     moments.append(Moment(Phase.OPTIMIZER_STEP, held, weights, buckets + grad_total, state + temporaries))
+    t.events.append((OPTIMIZER_STATE, 0))  # the state is made by the first step() (torch.optim: lazily)
     per_parameter = temporaries / max(1, model.parameters)
     for i, row in enumerate(layers):  # foreach: one temporary per parameter, all at once
         t.alloc(("temp", i), math.ceil(row.parameters * per_parameter))
@@ -306,7 +310,8 @@ def _persistent(t: Trace, model: ModelStats, training: Training, shards: Shards,
     copies = OPTIMIZER_STATE_BYTES[training.optimizer] // GRADIENT_BYTES  # fp32 state tensors per weight
     for row in model.layers:
         size = math.ceil(row.parameters * MASTER_WEIGHT_BYTES / shards.parameters)
-        t.persistent += [size] * (1 + copies) if size else []
+        t.persistent += [size] if size else []
+        t.state += [math.ceil(size * shards.parameters / shards.optimizer_state)] * copies if size else []
     if model.frozen_parameters:
         t.persistent.append(math.ceil(model.frozen_parameters * MASTER_WEIGHT_BYTES / shards.parameters))
     full, rest = divmod(buckets, ALLREDUCE_BUCKET_BYTES)
