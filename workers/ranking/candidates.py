@@ -27,11 +27,12 @@ from workers.sizing.spec import Objective
 class Span:
     """One machine's offers that meet every constraint, with their costs, and the smallest sort key."""
 
-    __slots__ = ("costs", "min_key", "objective", "offers", "shape")
+    __slots__ = ("co2", "costs", "min_key", "objective", "offers", "shape")
 
     def __init__(self, shape: Shape, costs: list[float], offers: Sequence[Offer], objective: Objective,
                  ) -> None:
         self.shape, self.costs, self.offers, self.objective = shape, costs, offers, objective
+        self.co2: list[float] | None = None  # each offer's CO2e, set by carbon.apply_carbon for that objective
         self.rekey()
 
     def rekey(self) -> None:

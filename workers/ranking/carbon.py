@@ -12,8 +12,9 @@ import math
 from collections.abc import Mapping, Sequence
 
 from catalog.energy import EnergyTable
+from catalog.types import Offer
 from workers.ranking.candidates import Span
-from workers.ranking.energy import Energy, GridFactor, grid_factor, option_energy
+from workers.ranking.energy import ONPREM_VCPUS_PER_GPU, Energy, GridFactor, grid_factor, host_watts, it_energy_kwh
 from workers.ranking.shapes import Shape
 from workers.sizing.spec import JobSpec
 
@@ -23,6 +24,7 @@ def annotate_energy(shapes: Sequence[Shape], *, job: JobSpec, table: EnergyTable
     """Work out the energy of every shape that can run the job, and the grid factor of each of its regions."""
     onprem = job.constraints.onprem
     cache: dict[tuple[str, str], GridFactor | None] = {}
+    hosts: dict[tuple[str, int, int], float] = {}
     for s in shapes:
         if s.reject is not None or s.per_gpu is None or s.hours <= 0:
             continue
@@ -30,6 +32,8 @@ def annotate_energy(shapes: Sequence[Shape], *, job: JobSpec, table: EnergyTable
         factors: dict[str, GridFactor] = {}
         if m.provider_name != "onprem" and m.grid_cache is not None and m.grid_cache[0] is table:
             factors = m.grid_cache[1]  # a cloud region's factor depends on no job: worked out once per machine
+            if len(m.co2_factors) != len(m.offers):
+                m.co2_factors = _per_offer(m.offers, factors)
         else:
             for region in m.regions:
                 key = (m.provider_name, region)
@@ -40,15 +44,38 @@ def annotate_energy(shapes: Sequence[Shape], *, job: JobSpec, table: EnergyTable
                     factors[region] = found
             if m.provider_name != "onprem":
                 m.grid_cache = (table, factors)
+            m.co2_factors = _per_offer(m.offers, factors)
         s.grid_factors = factors  # shared with the machine: read only
         if not factors:
             continue
-        any_factor = next(iter(factors.values()))
-        e = option_energy(s.per_gpu, tdp_watts=tdp_watts.get(m.gpu, 0.0), gpu_count=m.gpu_count, hours=s.hours,
-                          iteration_ms=s.iteration_ms, vcpus=m.vcpus, host_memory_bytes=m.host_memory_bytes,
-                          provider=m.provider_name, factor=any_factor, table=table)
-        s.it_kwh = e.energy_kwh / any_factor.pue
-        s.gpu_watts, s.host_watts = e.gpu_watts, e.host_watts
+        vcpus = m.vcpus if m.provider_name != "onprem" or m.vcpus else ONPREM_VCPUS_PER_GPU * m.gpu_count
+        host_key = (m.provider_name, vcpus, m.host_memory_bytes)
+        host = hosts.get(host_key)
+        if host is None:  # the same for every machine of this shape of host: once per ranking
+            host = hosts[host_key] = host_watts(vcpus=vcpus, host_memory_bytes=m.host_memory_bytes,
+                                                provider=m.provider_name, table=table)
+        # The IT energy alone: each region's PUE and grid factor multiply it (offer_co2e_kg, offer_energy).
+        s.it_kwh, s.gpu_watts = it_energy_kwh(s.per_gpu, tdp_watts=tdp_watts.get(m.gpu, 0.0), gpu_count=m.gpu_count,
+                                              hours=s.hours, iteration_ms=s.iteration_ms, host_watts_total=host)
+        s.host_watts = host
+
+
+def _per_offer(offers: Sequence[Offer], factors: Mapping[str, GridFactor]) -> tuple[float, ...]:
+    """Return each offer's kg CO2e per IT kWh (inf where its region has no factor)."""
+    found = {r: f.kg_co2e_per_it_kwh for r, f in factors.items()}
+    return tuple(found.get(o.region, math.inf) for o in offers)
+
+
+def span_co2e_kg(span: Span) -> list[float]:
+    """Return the CO2e of each offer of a span, in one pass over the machine's per-offer factors."""
+    s = span.shape
+    it_kwh = s.it_kwh
+    if it_kwh <= 0 or not s.grid_factors:
+        return [math.inf] * len(span.offers)
+    m = s.m
+    if span.offers is m.offers and len(m.co2_factors) == len(m.offers):
+        return [it_kwh * f for f in m.co2_factors]
+    return [offer_co2e_kg(s, o.region) for o in span.offers]
 
 
 def offer_co2e_kg(shape: Shape, region: str) -> float:
@@ -73,7 +100,7 @@ def apply_carbon(spans: list[Span], *, max_co2e_kg: float | None, by_carbon: boo
     kept: list[Span] = []
     for span in spans:
         s = span.shape
-        co2 = [offer_co2e_kg(s, o.region) for o in span.offers]
+        co2 = span_co2e_kg(span)
         if max_co2e_kg is not None:
             over = [(c, o.region, o.pricing) for c, o in zip(co2, span.offers, strict=True) if c > max_co2e_kg]
             if over:
@@ -90,5 +117,6 @@ def apply_carbon(spans: list[Span], *, max_co2e_kg: float | None, by_carbon: boo
                 span.rekey()  # the cheapest offer, and the objective's key, of the offers kept
         if by_carbon:
             span.min_key = min(co2)
+            span.co2 = co2
         kept.append(span)
     return kept

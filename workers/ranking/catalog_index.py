@@ -25,10 +25,10 @@ class Machine:
     machine per interruption band (spot.interruption_rate: the regions differ), each with its `rate`.
     """
 
-    __slots__ = ("block_rates", "block_rates_complete", "card_memory_bytes", "cpu_score", "family", "gpu",
-                 "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "network_gbit_per_s", "offers",
-                 "prices", "pricing", "provider", "provider_name", "rate", "regions", "storage_bytes", "transfer",
-                 "vcpus")
+    __slots__ = ("block_rates", "block_rates_complete", "card_memory_bytes", "co2_factors", "cpu_score", "family",
+                 "gpu", "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "network_gbit_per_s",
+                 "offers", "prices", "pricing", "provider", "provider_name", "rate", "regions", "storage_bytes",
+                 "transfer", "vcpus")
 
     def __init__(self, *, provider: Provider, instance_type: str, gpu: str, gpu_count: int, vcpus: int,
                  host_memory_bytes: int, storage_bytes: int, cpu_score: float, card_memory_bytes: int,
@@ -53,6 +53,8 @@ class Machine:
         self.regions = tuple(dict.fromkeys(o.region for o in offers))  # each once, in offer order
         # (energy table, region -> grid factor) of a cloud machine: no job changes it (carbon.py)
         self.grid_cache: tuple[object, dict[str, Any]] | None = None
+        # Per offer, kg CO2e per IT kWh of its region (inf where unknown), for the same energy table.
+        self.co2_factors: tuple[float, ...] = ()
         # Per offer, the USD per GB-month of block storage in its region (set by the index).
         self.block_rates: tuple[float, ...] = ()
         self.block_rates_complete = False
@@ -70,6 +72,9 @@ class Machine:
         m.block_rates = tuple(self.block_rates[i] for i in keep) if self.block_rates else ()
         m.block_rates_complete = self.block_rates_complete
         m.transfer = transfer
+        m.grid_cache = self.grid_cache  # a region's factor depends on no job
+        if self.co2_factors:
+            m.co2_factors = tuple(self.co2_factors[i] for i in keep)
         return m
 
 

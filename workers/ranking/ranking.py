@@ -138,12 +138,11 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     table, tdp_watts = energy or load_energy(), {g.slug: float(g.tdp_watts) for g in catalog.gpus}
     max_co2e = job.constraints.max_co2e_kg if hours_known else None
     carbon_ranks = max_co2e is not None or job.objective is Objective.CARBON
-    if carbon_ranks:  # every shape's CO2e takes part in the ranking
-        annotate_energy(shapes, job=job, table=table, tdp_watts=tdp_watts)
     budget = job.constraints.budget_usd
     spans = collect_candidates(shapes, scope=scope, objective=job.objective,
                                budget_usd=budget if budget is not None and hours_known else math.inf)
-    if carbon_ranks:
+    if carbon_ranks:  # the CO2e of every offer that meets the other constraints takes part in the ranking
+        annotate_energy([sp.shape for sp in spans], job=job, table=table, tdp_watts=tdp_watts)
         spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)
     owned_spans = [sp for sp in spans if sp.shape.m.pricing is Pricing.OWNED]
     rented_spans = [sp for sp in spans if sp.shape.m.pricing is not Pricing.OWNED]
@@ -252,17 +251,34 @@ def top_rows(job: JobSpec, spans: list[Span], *, limit: int | None = None) -> li
     threshold = bests[-1] if len(spans) >= limit else math.inf
     by_cost, by_time = job.objective is Objective.COST, job.objective is Objective.TIME
     by_carbon = job.objective is Objective.CARBON
+    # Unknown CO2e is inf, so under the carbon objective many offers can tie at an inf threshold; they
+    # are ordered by cost, and `limit` machines whose every offer is unknown bound the cost of those kept.
+    cost_bound = math.inf
+    if by_carbon and threshold == math.inf:
+        unknown = [span.shape.best_cost for span in spans if span.min_key == math.inf]
+        if len(unknown) >= limit:
+            cost_bound = heapq.nsmallest(limit, unknown)[-1]
     rows: list[Row] = []
     for span in spans:
         if span.min_key > threshold:
             continue
         s = span.shape
         t, provider, name = s.time_metric, s.m.provider_name, s.m.instance_type
+        if by_carbon:
+            if span.min_key == math.inf and s.best_cost > cost_bound:
+                continue
+            co2 = span.co2 if span.co2 is not None else [offer_co2e_kg(s, o.region) for o in span.offers]
+            rows.extend((key, cost, provider, name, o.region, o.pricing, o.price_per_hour_usd, cost, s.idx)
+                        for key, cost, o in zip(co2, span.costs, span.offers, strict=True)
+                        if key < threshold or (key == threshold and cost <= cost_bound))
+            continue
         for cost, o in zip(span.costs, span.offers, strict=True):
-            key = offer_co2e_kg(s, o.region) if by_carbon else cost if by_cost else t if by_time else cost * t
+            key = cost if by_cost else t if by_time else cost * t
             if key <= threshold:
                 rows.append((key, t if by_cost else cost, provider, name, o.region, o.pricing,
                              o.price_per_hour_usd, cost, s.idx))
+    if len(rows) > 8 * limit:  # ties at the threshold (unknown CO2e is inf) can keep many rows
+        return heapq.nsmallest(limit, rows)
     rows.sort()
     return rows[:limit]
 

@@ -73,16 +73,15 @@ def _aws_table() -> tuple[dict[str, dict[str, float]], str]:
     return data["usd_per_gb"], f"AWS price list via {src['copy']}@{src['commit'][:12]}, as of {src['as_of']}"
 
 
+@functools.cache
 def _aws_out(region: str, to: str) -> float:
     """Return AWS's USD per GB out of `region` to AWS region `to` or to "internet"; the dearest where not listed."""
     table, _ = _aws_table()
     row = table.get(region)
-    if row is None:
-        row = {k: v for r in table.values() for k, v in r.items()}  # an unknown region: the dearest anywhere
-        return max(v for k, v in row.items() if (k == INTERNET) == (to == INTERNET))
-    if to in row:
+    if row is not None and to in row:
         return row[to]
-    return max(v for k, v in row.items() if (k == INTERNET) == (to == INTERNET))
+    rows = [row] if row is not None else list(table.values())  # an unknown region: the dearest of any
+    return max(v for r in rows for k, v in r.items() if (k == INTERNET) == (to == INTERNET))
 
 
 def _continent(gcp_region: str) -> tuple[str, str]:
@@ -132,6 +131,7 @@ def transfer_into(location: tuple[str, str], provider: Provider, region: str) ->
     return Transfer(_gcp_out(from_region, provider, region), cap, kind, GCP_SOURCE)
 
 
+@functools.cache
 def inbound_range(provider: Provider, region: str, regions: tuple[str, ...]) -> tuple[float, float]:
     """Return the cheapest and dearest USD per GB of moving data into `region` from another region of `provider`."""
     prices = [transfer_into((provider.value, r), provider, region).usd_per_gb for r in regions if r != region]
