@@ -18,6 +18,7 @@ from workers.ranking.recommend import recommend
 from workers.ranking.recommendation import Recommendation
 from workers.review.budget import Review, ReviewItem
 from workers.review.review import run_review
+from workers.review.yearly import CommittedUse, JobYear, yearly_comparison
 from workers.schemas.review_result import ReviewResultSchema
 from workers.schemas.specs import load_job
 
@@ -102,7 +103,8 @@ def test_a_review_prices_a_year_of_its_jobs_on_demand_on_spot_and_committed(ship
     assert y.committed_machines, "A2/A3 machines carry 1-year rates"
     uncommitted = sum(j.year.on_demand_usd or 0.0 for j in result.jobs
                       if j.year is not None and j.year.committed is None)
-    assert y.committed_usd == pytest.approx(sum(m.year_usd for m in y.committed_machines) + uncommitted)
+    assert y.committed_usd == pytest.approx(
+        sum(m.year_usd if m.pays_off else m.on_demand_usd for m in y.committed_machines) + uncommitted)
     for m in y.committed_machines:
         assert m.machines == max(1, math.ceil(m.machine_hours_used / 8760))
         assert m.year_usd == pytest.approx(m.machines * m.price_per_hour_usd * 8760)  # paid used or not
@@ -131,3 +133,17 @@ def test_families_with_published_rates_are_committed_and_the_others_are_not(ship
     families = {t.split("+")[0].rsplit("-", 1)[0] for t in committed}
     assert families == {"a2-highgpu", "a2-megagpu", "a3-highgpu", "a3-megagpu", "g2-standard"}
     assert all(o.provider is Provider.GCP for o in shipped.offers if o.pricing in TERM_HOURS)
+
+
+def test_a_commitment_that_costs_more_than_its_jobs_on_demand_is_not_bought() -> None:
+    busy = JobYear(on_demand_usd=8000 * 1.6, spot_usd=None,
+                   committed=CommittedUse("gcp", "g2-standard-4", "us-east4", 1.0, 8000.0))
+    idle = JobYear(on_demand_usd=10 * 92.0, spot_usd=None,
+                   committed=CommittedUse("gcp", "a3-highgpu-8g", "us-east4", 63.3, 10.0))
+    y = yearly_comparison([("nightly", busy), ("one-off", idle)])
+    bought = {m.instance_type: m for m in y.committed_machines}
+    assert bought["g2-standard-4"].pays_off and bought["g2-standard-4"].year_usd == pytest.approx(8760.0)
+    assert not bought["a3-highgpu-8g"].pays_off  # $554,508 for the year against $920 on demand
+    assert bought["a3-highgpu-8g"].on_demand_usd == pytest.approx(920.0)
+    assert y.committed_usd == pytest.approx(8760.0 + 920.0)
+    assert "only where" in y.basis

@@ -209,3 +209,37 @@ def test_a_headless_browser_renders_the_table_and_the_chart(page: str, tmp_path:
     assert all(html.escape(name, quote=False) in jobs_table for name in JOB_NAMES)
     assert "<script>" not in dom
     assert shot.stat().st_size > 20_000  # a blank page is a few kB
+
+
+def test_the_csv_report_carries_the_yearly_comparison_per_job_team_machine_and_total() -> None:
+    from catalog.types import Pricing
+
+    od = option("g4dn.xlarge", hours=10.0, price=0.5, gpu="t4", pricing=Pricing.ON_DEMAND)
+    spot = option("g4dn.xlarge", hours=11.0, price=0.2, gpu="t4", pricing=Pricing.SPOT)
+    ranking = FakeRanking({"nightly": recommendation([od, spot]), "weekly": recommendation([od, spot])})
+    review = Review(name="year", items=(item("nightly", team="vision", runs=365),
+                                        item("weekly", team="nlp", runs=52)))
+    cat = catalog(gpus=[gpu_spec("t4", memory_gib=16, bandwidth_gb_per_s=320)],
+                  instances=[instance(Provider.AWS, "g4dn.xlarge", "t4")],
+                  offers=[offer(Provider.AWS, "g4dn.xlarge", 0.5),
+                          offer(Provider.AWS, "g4dn.xlarge", 0.2, pricing=Pricing.COMMITTED_1Y)])
+    payload = ReviewResultSchema().dump(run_review(review, cat, recommend_fn=ranking))
+    rows = list(csv.DictReader(io.StringIO(render_review(payload, "csv"))))
+    jobs = {r["job"]: r for r in rows if r["row"] == "job"}
+    assert float(jobs["nightly"]["year_on_demand_usd"]) == pytest.approx(365 * 5.0)
+    assert float(jobs["nightly"]["year_spot_usd"]) == pytest.approx(365 * 2.2)
+    assert jobs["nightly"]["year_committed_instance_type"] == "g4dn.xlarge"
+    assert float(jobs["weekly"]["year_committed_machine_hours"]) == pytest.approx(520.0)
+    teams = {r["team"]: r for r in rows if r["row"] == "team"}
+    assert float(teams["nlp"]["year_on_demand_usd"]) == pytest.approx(52 * 5.0)
+    (machine,) = [r for r in rows if r["row"] == "committed"]
+    # 4,170 machine hours fit in one machine's year: one machine at $0.20/h for all 8,760 h ($1,752 against
+    # $2,085 on demand: it pays off, so it is bought)
+    assert (machine["year_committed_machines"], machine["year_committed_region"]) == ("1", "us-east-1")
+    assert float(machine["year_committed_usd"]) == pytest.approx(0.2 * 8760)
+    total = rows[-1]
+    assert total["row"] == "total"
+    y = payload["yearly"]
+    assert float(total["year_on_demand_usd"]) == pytest.approx(417 * 5.0) == pytest.approx(y["on_demand_usd"])
+    assert float(total["year_spot_usd"]) == pytest.approx(y["spot_usd"])
+    assert float(total["year_committed_usd"]) == pytest.approx(0.2 * 8760) == pytest.approx(y["committed_usd"])

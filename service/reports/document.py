@@ -212,6 +212,8 @@ def yearly_section(p: Payload) -> Section | None:
              f"{len(y['uncommitted_jobs'])} jobs at on-demand (no commitment rate)")]
     notes = tuple(f"{m['machines']} x {m['instance_type']} in {m['region']} at {fmt_usd(m['price_per_hour_usd'])}/h "
                   f"for 8,760 h: {fmt_usd(m['year_usd'])} (used {fmt_hours(m['machine_hours_used'])})"
+                  + ("" if m.get("pays_off", True) else
+                     f"; not bought: those jobs cost {fmt_usd(m['on_demand_usd'])} on demand")
                   for m in y["committed_machines"])
     table = Table(("Pricing", "A year of these jobs", "Not counted"), tuple(rows), numeric=frozenset({1}))
     return Section("yearly", "A year on demand, on spot and committed", (y["basis"] + ".",), table, notes)

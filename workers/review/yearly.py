@@ -8,8 +8,11 @@ answer). Per job:
 - committed: among its fitting on-demand options on machines the catalog prices under a 1-year
   commitment (catalog/commitments.py), the one whose committed rate x machine hours is least.
 The committed total buys, per machine and region, enough machines to cover the year's machine hours
-of the jobs that chose it (ceil(hours / 8,760)) and pays each for the whole year, used or not; jobs
-with no committed machine are counted at their on-demand cost and named in `uncommitted_jobs`.
+of the jobs that chose it (ceil(hours / 8,760)) and pays each for the whole year, used or not, where
+that costs less than running those jobs on demand (`pays_off`); where it does not (a few hours a year
+on an 8-GPU machine), a careful buyer would not commit, and those jobs are counted at their on-demand
+cost: the machines stay listed, marked. Jobs with no committed machine are counted at their on-demand
+cost and named in `uncommitted_jobs`.
 A job with no option of a kind is left out of that kind's total and counted in its `missing_*`.
 """
 
@@ -82,6 +85,8 @@ class CommittedMachines:
     price_per_hour_usd: float
     machine_hours_used: float
     year_usd: float  # machines x rate x 8,760 h
+    on_demand_usd: float = 0.0  # the same jobs' year on demand (each job's cheapest on-demand option)
+    pays_off: bool = True  # year_usd < on_demand_usd: only then is the commitment in the committed total
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,8 @@ class YearlyComparison:
 
 
 BASIS = ("the review's jobs and runs taken as one year of work; committed = 1-year commitments, no upfront, "
-         "enough machines to cover the year's machine hours, each paid for all 8,760 hours")
+         "enough machines to cover the year's machine hours, each paid for all 8,760 hours, bought only where "
+         "that costs less than the same jobs on demand (the rest counted on demand)")
 
 
 def yearly_comparison(jobs: Iterable[tuple[str, JobYear | None]]) -> YearlyComparison:
@@ -107,7 +113,7 @@ def yearly_comparison(jobs: Iterable[tuple[str, JobYear | None]]) -> YearlyCompa
     on_demand = spot = uncommitted_usd = 0.0
     missing_od = missing_spot = 0
     uncommitted: list[str] = []
-    groups: dict[tuple[str, str, str], list[CommittedUse]] = {}
+    groups: dict[tuple[str, str, str], list[tuple[CommittedUse, float]]] = {}
     for name, year in jobs:
         if year is None or year.on_demand_usd is None:
             missing_od += 1
@@ -119,20 +125,21 @@ def yearly_comparison(jobs: Iterable[tuple[str, JobYear | None]]) -> YearlyCompa
             spot += year.spot_usd
         if year is not None and year.committed is not None:
             c = year.committed
-            groups.setdefault((c.provider, c.instance_type, c.region), []).append(c)
+            groups.setdefault((c.provider, c.instance_type, c.region), []).append((c, year.on_demand_usd or 0.0))
         elif year is not None and year.on_demand_usd is not None:
             uncommitted.append(name)
             uncommitted_usd += year.on_demand_usd
     bought: list[CommittedMachines] = []
     for (provider, instance_type, region), uses in sorted(groups.items()):
-        hours = sum(u.machine_hours for u in uses)
+        hours = sum(u.machine_hours for u, _ in uses)
         machines = max(1, math.ceil(hours / HOURS_PER_YEAR))
-        rate = uses[0].price_per_hour_usd
-        bought.append(CommittedMachines(provider, instance_type, region, machines, rate, hours,
-                                        machines * rate * HOURS_PER_YEAR))
+        rate = uses[0][0].price_per_hour_usd
+        year_usd, instead = machines * rate * HOURS_PER_YEAR, sum(od for _, od in uses)
+        bought.append(CommittedMachines(provider, instance_type, region, machines, rate, hours, year_usd,
+                                        instead, year_usd < instead))
     return YearlyComparison(
         on_demand_usd=on_demand, spot_usd=spot,
-        committed_usd=sum(b.year_usd for b in bought) + uncommitted_usd,
+        committed_usd=sum(b.year_usd if b.pays_off else b.on_demand_usd for b in bought) + uncommitted_usd,
         committed_machines=tuple(bought), uncommitted_jobs=tuple(uncommitted),
         missing_on_demand_jobs=missing_od, missing_spot_jobs=missing_spot, basis=BASIS,
     )

@@ -107,6 +107,24 @@ class SweepComparisonSchema(Schema):
     advice = fields.Nested(SweepAdviceSchema, allow_none=True)
 
 
+class CommittedUseSchema(Schema):
+    """The machine a job would run on under a 1-year commitment, and the hours its runs keep it busy."""
+
+    provider = fields.String()
+    instance_type = fields.String()
+    region = fields.String()
+    price_per_hour_usd = fields.Float()
+    machine_hours = fields.Float()
+
+
+class JobYearSchema(Schema):
+    """One job's runs priced on demand and on spot, and its committed machine (workers/review/yearly.py)."""
+
+    on_demand_usd = fields.Float(allow_none=True)
+    spot_usd = fields.Float(allow_none=True)
+    committed = fields.Nested(CommittedUseSchema, allow_none=True)
+
+
 class JobReviewSchema(Schema):
     """One job of the review."""
 
@@ -126,6 +144,7 @@ class JobReviewSchema(Schema):
     sweep_comparison = fields.Nested(SweepComparisonSchema, allow_none=True)
     gpu_memory_bytes = fields.Integer()
     warnings = fields.List(fields.Nested(WarningSchema))
+    year = fields.Nested(JobYearSchema, allow_none=True)
     error = fields.Method("_error")
 
     def _error(self, job: Any) -> dict[str, str] | None:
@@ -171,6 +190,8 @@ class CommittedMachinesSchema(Schema):
     price_per_hour_usd = fields.Float()
     machine_hours_used = fields.Float()
     year_usd = fields.Float()
+    on_demand_usd = fields.Float()
+    pays_off = fields.Boolean()
 
 
 class YearlyComparisonSchema(Schema):
