@@ -96,8 +96,15 @@ def test_the_knee_is_the_front_point_farthest_below_the_line_between_its_ends() 
     # (hours, cost), fastest first: 4 h for $10 is the knee, buying the last 3 h costs 10x.
     front = [(1.0, 100.0), (4.0, 10.0), (8.0, 8.0), (16.0, 7.0)]
     assert knee_index(front) == 1
-    assert knee_index([(1.0, 5.0), (2.0, 4.0)]) == 1  # two points: the cheaper end
+    assert knee_index([(1.0, 5.0), (2.0, 4.0)]) == 0  # half the time for 25% more: worth it
+    assert knee_index([(1.0, 5.0), (1.2, 2.0)]) == 1  # 17% less time for 2.5x the cost: not
     assert knee_index([(1.0, 1.0)]) == 0
+
+
+def test_a_hair_faster_front_point_is_not_the_knee_when_it_costs_far_more() -> None:
+    # The ResNet-50 example's front: three 8 x B200 machines whose start-ups differ by a minute.
+    front = [(0.7150, 45.00), (0.7162, 22.81), (0.7175, 13.38)]
+    assert knee_index(front) == 2
 
 
 def test_budget_rejects_options_over_it_naming_the_cost() -> None:
