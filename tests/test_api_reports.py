@@ -202,3 +202,21 @@ def test_a_review_fanned_out_through_redis_counts_each_chunk_once_even_when_deli
         assert again["progress"] == {"done": 7, "total": 7} and again["result"] == record["result"]
     finally:
         queue_app.config["REVIEW_CHUNK_JOBS"] = 25
+
+
+def test_jobs_alike_are_chunked_together_and_the_review_keeps_the_request_order(
+        make_app: Callable[..., Flask]) -> None:
+    from workers.tasks.review import shape_order
+
+    other = {**SPEC, "training": {**SPEC["training"], "batch_size": SPEC["training"]["batch_size"] * 2}}
+    request = _review(9)
+    for i in (1, 4, 7):  # every third job another spec
+        request["jobs"][i]["spec"] = other
+    assert shape_order(request["jobs"]) == [0, 2, 3, 5, 6, 8, 1, 4, 7]
+    inline = make_app(REPORT_INLINE_MAX_JOBS=100).test_client().post("/v1/reports", json=request).get_json()
+    client = make_app(REPORT_INLINE_MAX_JOBS=2, REVIEW_CHUNK_JOBS=4).test_client()
+    answer = client.post("/v1/reports", json=request, headers={"Prefer": "wait=20"})
+    assert answer.status_code == 200
+    body = answer.get_json()
+    assert [j["name"] for j in body["jobs"]] == [f"job {i}" for i in range(9)]
+    assert body["jobs"] == inline["jobs"] and body["total"] == inline["total"]

@@ -71,7 +71,7 @@ from workers.ranking.shapes import (
     judge_shapes,
 )
 from workers.sizing.machine import iteration_ms_with_cpu
-from workers.sizing.requirements import PerGpu, Requirements
+from workers.sizing.requirements import CodedWarning, PerGpu, Requirements
 from workers.sizing.spec import JobSpec, Objective
 
 # One row per option that meets every constraint: the two sort keys, the tie-breaks, then what
@@ -124,10 +124,12 @@ def pareto_test(points: list[tuple[float, float]]) -> Callable[[float, float], b
 
 
 def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tuple[str, int], PerGpu],
-                catalog: Catalog, energy: EnergyTable | None = None) -> Recommendation:
+                catalog: Catalog, energy: EnergyTable | None = None, brief: bool = False) -> Recommendation:
     """Rank every offer in scope for the job by its objective; reject the rest with reasons.
 
     `energy` holds the PUE and grid intensities (the bundled catalog/data/energy.json by default).
+    `brief`: the options carry their figures only, no words (why, warnings) and no run details (start-up,
+    checkpoints, spot risk): what a budget review reads of a job's thousands of options.
     """
     scope = resolve_scope(job.constraints, catalog)
     check_data_location(job.dataset, catalog)
@@ -156,7 +158,8 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     if not carbon_ranks:  # only the options shown need their energy (it was 20% of a ranking done for all)
         shown = {row[-1]: shapes[row[-1]] for row in top}
         annotate_energy(list(shown.values()), job=job, table=table, tdp_watts=tdp_watts)
-    options = _options(top, shapes, job=job, hours_known=hours_known, regions=index.regions_by_provider)
+    options = _options(top, shapes, job=job, hours_known=hours_known, regions=index.regions_by_provider,
+                       brief=brief)
     in_scope = [s for s in shapes if s.seen or s.best_cost < math.inf or s.over_budget is not None
                 or s.over_co2e is not None
                 or s.missing_storage_regions]
@@ -278,7 +281,7 @@ def top_rows(job: JobSpec, spans: list[Span], *, limit: int | None = None) -> li
 
 
 def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec, hours_known: bool,
-             regions: Mapping[Provider, tuple[str, ...]]) -> tuple[RankedOption, ...]:
+             regions: Mapping[Provider, tuple[str, ...]], brief: bool = False) -> tuple[RankedOption, ...]:
     """Build the ranked options from the kept rows, marking the Pareto front of all the options."""
     feasible = [s for s in shapes if s.best_cost < math.inf]
     on_front = pareto_test([(s.time_metric, s.best_cost) for s in feasible])
@@ -291,10 +294,18 @@ def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec, hours_known: 
         storage_cost = cost - price * s.cost_mult - s.egress_usd if hours_known else 0.0
         score = math.sqrt(cost / best_cost * s.time_metric / best_time) if best_cost * best_time > 0 else 1.0
         energy = offer_energy(s, region) if hours_known else None
-        why = why_line(s, pricing=pricing.value, price_per_hour_usd=price, cost_usd=cost,
-                       storage_cost_usd=storage_cost, hours_known=hours_known, job=job, balanced_score=score)
-        if energy is not None and (job.objective is Objective.CARBON or job.constraints.max_co2e_kg is not None):
-            why = f"{energy.co2e_kg:,.1f} kg CO2e ({energy.energy_kwh:,.0f} kWh); {why}"
+        why = ""
+        warnings: tuple[CodedWarning, ...] = ()
+        run: dict[str, Any] = {}
+        if not brief:
+            why = why_line(s, pricing=pricing.value, price_per_hour_usd=price, cost_usd=cost,
+                           storage_cost_usd=storage_cost, hours_known=hours_known, job=job, balanced_score=score)
+            if energy is not None and (job.objective is Objective.CARBON or job.constraints.max_co2e_kg is not None):
+                why = f"{energy.co2e_kg:,.1f} kg CO2e ({energy.energy_kwh:,.0f} kWh); {why}"
+            warnings = (commitment_warnings(pricing, price_per_hour_usd=price)
+                        + option_warnings(s, pricing=pricing.value, hours_known=hours_known, job=job)
+                        + transfer_warnings(s, region=region, job=job, regions=regions.get(m.provider, ())))
+            run = run_fields(s, cost=cost, hours_known=hours_known)
         options.append(RankedOption(
             rank=rank, provider=m.provider_name, instance_type=m.instance_type, region=region,
             pricing=pricing, gpu=m.gpu, gpu_count=m.gpu_count, gpu_memory_bytes=m.card_memory_bytes,
@@ -302,18 +313,16 @@ def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec, hours_known: 
             cpu_single_thread_score=m.cpu_score, price_per_hour_usd=price,
             training_hours=s.hours, training_cost_usd=cost if hours_known else 0.0, fits=True,
             why=why,
-            warnings=commitment_warnings(pricing, price_per_hour_usd=price)
-            + option_warnings(s, pricing=pricing.value, hours_known=hours_known, job=job)
-            + transfer_warnings(s, region=region, job=job, regions=regions.get(m.provider, ())),
+            warnings=warnings,
             pareto=on_front(s.time_metric, cost),
             storage_cost_usd=storage_cost,
             iteration_ms=s.iteration_ms,
             energy=energy,
             loader_workers=s.workers if job.dataset.preprocess_ms_per_sample > 0 else 0,
             owned=pricing is Pricing.OWNED,
-            **run_fields(s, cost=cost, hours_known=hours_known),
+            **run,
             data_transfer_cost_usd=s.egress_usd if hours_known else 0.0,
-            data_transfer=transfer_text(s, job=job),
+            data_transfer="" if brief else transfer_text(s, job=job),
         ))
     return tuple(options)
 

@@ -100,7 +100,7 @@ PER_GPU_ALL, PER_GPU_OPTIONS = "all", "options"
 
 def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_CALIBRATION,
               per_gpu_rows: str = PER_GPU_ALL, today: date | None = None,
-              stale_after_days: int = STALE_AFTER_DAYS) -> Recommendation:
+              stale_after_days: int = STALE_AFTER_DAYS, brief: bool = False) -> Recommendation:
     """Return the ranked options for the job over the catalog, the rejected with reasons, and any plan.
 
     `calibration` holds the corrections fitted from reported runs (workers/sizing/reported.py): each
@@ -108,9 +108,9 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
     `per_gpu_rows`: PER_GPU_ALL keeps every (GPU model, count) estimate in `requirements.per_gpu`
     (a review needs them); PER_GPU_OPTIONS keeps those the ranked options use, a third of a result's
     bytes and of its dump. The answer warns when its prices carry no date, or (given `today`) are older
-    than `stale_after_days`.
+    than `stale_after_days`. `brief`: the plain options without words or run details (rank_offers).
     """
-    rec = _recommend(job, catalog, calibration=calibration)
+    rec = _recommend(job, catalog, calibration=calibration, brief=brief)
     found = freshness_warnings(prices_as_of=catalog.prices_as_of, undated=catalog.undated_sources, today=today,
                                stale_after_days=stale_after_days)
     extra = tuple(CodedWarning(code, message) for code, message in found)
@@ -122,7 +122,7 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
     return replace(rec, requirements=replace(rec.requirements, per_gpu=rows))
 
 
-def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration) -> Recommendation:
+def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brief: bool = False) -> Recommendation:
     known_gpus = {g.slug: g for g in catalog.gpus}
     check_recommendable(job, catalog)  # raises SpecError for unknown names, offload without host memory
     pairs = gpu_counts_in_scope(job.constraints, catalog)
@@ -132,7 +132,7 @@ def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration) -> R
     runs, gpus = used_by(per_gpu.values())
     requirements = replace(requirements, per_gpu=tuple(per_gpu[pair] for pair in sorted(per_gpu)),
                            calibrated_by_runs=runs, calibrated_by_gpus=gpus)
-    rec = rank_offers(job, requirements=requirements, per_gpu=per_gpu, catalog=catalog)
+    rec = rank_offers(job, requirements=requirements, per_gpu=per_gpu, catalog=catalog, brief=brief)
     nothing_fits = bool(per_gpu) and not any(row.fits for row in per_gpu.values())
     if strategies_apply(job, nothing_fits=nothing_fits):
         searched = rank_strategies(job, requirements=requirements, catalog=catalog,

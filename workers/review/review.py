@@ -7,25 +7,26 @@ review as failed, with the field at fault where there is one; the other jobs go 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from catalog.commitments import COMMITTED
 from catalog.types import Catalog, Pricing
-from workers.ranking.recommendation import Recommendation
+from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.review.budget import (
     DURATION_UNKNOWN,
     FAILED,
     Pick,
+    Plan,
     Review,
     ReviewItem,
     cheapest_within_deadline,
     fastest_within_budget,
     job_budget,
     job_deadline,
-    machine_sample,
-    pareto_front,
     plan_runs,
     planned,
 )
@@ -109,21 +110,49 @@ def review_item(item: ReviewItem, rec: Recommendation, *, review_budget_usd: flo
         return JobReview(name=item.name, team=item.team, runs=item.runs, parallel=item.parallel, status=OK,
                          cheapest=cheapest, fastest=fastest, options_count=len(rec.options), sweep=item.sweep,
                          gpu_memory_bytes=req.gpu_memory_bytes, warnings=req.warnings)
-    plans = [plan_runs(o, runs=item.runs, parallel=item.parallel) for o in rec.options if o.fits]
-    cheapest = cheapest_within_deadline(plans, deadline_hours=deadline, source=deadline_source)
-    fastest = fastest_within_budget(plans, budget_usd=budget, source=budget_source)
-    plan, basis = planned(cheapest, plans)
+    fitting = [o for o in rec.options if o.fits]
+    front, sample = _front_and_sample(fitting, runs=item.runs, parallel=item.parallel)
+    # Both picks, what comes closest and the cheapest lie on the cost/time front (budget.py): the
+    # picks over the front are those over every plan.
+    cheapest = cheapest_within_deadline(front, deadline_hours=deadline, source=deadline_source)
+    fastest = fastest_within_budget(front, budget_usd=budget, source=budget_source)
+    plan, basis = planned(cheapest, front)
     sweep = None
     if item.runs > 1 or item.sweep is not None:
         sweep = compare_sweep(rec.options, req.per_gpu, trials=item.runs, sweep=item.sweep)
     return JobReview(
         name=item.name, team=item.team, runs=item.runs, parallel=min(item.parallel, item.runs), status=OK,
-        cheapest=cheapest, fastest=fastest, planned=plan, planned_basis=basis, front=pareto_front(plans),
-        sample=machine_sample(plans, limit=SAMPLE_PER_JOB),
-        options_count=len(plans), sweep=item.sweep, sweep_comparison=sweep,
+        cheapest=cheapest, fastest=fastest, planned=plan, planned_basis=basis, front=front, sample=sample,
+        options_count=len(fitting), sweep=item.sweep, sweep_comparison=sweep,
         gpu_memory_bytes=req.gpu_memory_bytes, warnings=req.warnings,
         year=job_year(rec.options, runs=item.runs, rates=rates or {}),
     )
+
+
+def _front_and_sample(options: Sequence[RankedOption], *, runs: int,
+                      parallel: int) -> tuple[tuple[Plan, ...], tuple[Plan, ...]]:
+    """Return pareto_front and machine_sample of the options' plans, making Plans only of what they keep.
+
+    A job has thousands of options and a review thousands of jobs: each option's wall-clock and cost
+    are worked out as plan_runs does (the same products), and only the front and the sample become Plans.
+    """
+    at_once = max(1, min(parallel, runs))
+    waves = math.ceil(runs / at_once)
+    points = [(waves * o.training_hours, runs * o.training_cost_usd, (o.provider, o.instance_type, o.region,
+                                                                      o.pricing), o) for o in options]
+    front_points: list[tuple[float, float, tuple[str, str, str, str], RankedOption]] = []
+    for point in sorted(points, key=lambda p: (p[0], p[1], p[2])):  # as pareto_front
+        if not front_points or point[1] < front_points[-1][1]:
+            front_points.append(point)
+    best: dict[tuple[str, str], tuple[float, float, tuple[str, str, str, str], RankedOption]] = {}
+    for point in points:  # as machine_sample: each machine's cheapest, by (cost, wall-clock, key)
+        machine = point[2][:2]
+        known = best.get(machine)
+        if known is None or (point[1], point[0], point[2]) < (known[1], known[0], known[2]):
+            best[machine] = point
+    ranked = sorted(best.values(), key=lambda p: (p[1] * p[0], p[1], p[2]))[:SAMPLE_PER_JOB]
+    return (tuple(plan_runs(p[3], runs=runs, parallel=parallel) for p in front_points),
+            tuple(plan_runs(p[3], runs=runs, parallel=parallel) for p in ranked))
 
 
 def _add_use(use: dict[str, ReviewUse], item: ReviewItem, rec: Recommendation) -> None:
@@ -135,32 +164,61 @@ def _add_use(use: dict[str, ReviewUse], item: ReviewItem, rec: Recommendation) -
 
 
 def _default_recommend() -> RecommendFn:
-    # The ranking entry point, imported when first needed so that tests can pass their own.
+    # The ranking entry point, imported when first needed so that tests can pass their own; brief: a
+    # review reads the options' figures, never their words (workers/ranking/ranking.py rank_offers).
     from workers.ranking.recommend import recommend
 
-    found: RecommendFn = recommend
+    found: RecommendFn = functools.partial(recommend, brief=True)
     return found
 
 
 def review_jobs(review: Review, catalog: Catalog, *, indexes: range | None = None,
-                first_index: int = 0, recommend_fn: RecommendFn | None = None,
+                first_index: int = 0, positions: Sequence[int] | None = None,
+                recommend_fn: RecommendFn | None = None,
                 on_job: Callable[[], None] | None = None) -> tuple[list[JobReview], dict[str, ReviewUse]]:
     """Review the jobs at `indexes` of the review (default: all), isolating failures per job.
 
     Return their reviews and the hours they would keep each GPU model busy: the part of a review
     that a worker can do on one chunk of its jobs (workers/tasks/review.py fans them out). A chunk's
-    review holds its jobs only; `first_index` is where they start in the whole, for error fields.
+    review holds its jobs only; `positions` are their places in the whole (default: from `first_index`
+    on), for error fields. Jobs alike are ranked once, and items alike (the same job, runs, limits
+    and sweep) reviewed once, whatever their names and teams.
     """
     recommend = recommend_fn or _default_recommend()
-    jobs: list[JobReview] = []
     use: dict[str, ReviewUse] = {}
     rates = committed_rates(catalog)
-    for index in indexes if indexes is not None else range(len(review.items)):
-        jobs.append(_review_one(first_index + index, review.items[index], review=review, catalog=catalog,
-                                recommend=recommend, use=use, rates=rates))
-        if on_job is not None:
-            on_job()
-    return jobs, use
+    wanted = list(indexes if indexes is not None else range(len(review.items)))
+    # Jobs the review ranks alike (the same spec, whatever their names, teams, runs and limits) are
+    # ranked once: the ranking is a function of the scoped job and the catalog.
+    shapes: dict[JobSpec, list[int]] = {}
+    for index in wanted:
+        shapes.setdefault(scoped_job(review.items[index], providers=review.providers), []).append(index)
+    def place(index: int) -> int:
+        return positions[index] if positions is not None else first_index + index
+
+    reviewed: dict[int, JobReview] = {}
+    for job, members in shapes.items():
+        first = members[0]
+        ranked = _rank_one(place(first), review.items[first], job, review=review, catalog=catalog,
+                           recommend=recommend)
+        alike: dict[tuple[object, ...], JobReview] = {}
+        for index in members:
+            item = review.items[index]
+            if isinstance(ranked, Recommendation):
+                _add_use(use, item, ranked)
+                key = (item.runs, item.parallel, item.sweep, item.budget_usd, item.deadline_hours)
+                known = alike.get(key)
+                if known is None:
+                    known = alike[key] = review_item(item, ranked, review_budget_usd=review.budget_usd, rates=rates)
+                reviewed[index] = dataclasses.replace(known, name=item.name, team=item.team)
+            else:
+                field, reason = ranked
+                reviewed[index] = failed_review(item, field=field.replace(f"jobs[{place(first)}]",
+                                                                          f"jobs[{place(index)}]", 1),
+                                                reason=reason)
+            if on_job is not None:
+                on_job()
+    return [reviewed[index] for index in wanted], use
 
 
 def merge_use(parts: Iterable[Mapping[str, ReviewUse]]) -> dict[str, ReviewUse]:
@@ -201,23 +259,19 @@ def run_review(review: Review, catalog: Catalog, *, recommend_fn: RecommendFn | 
     return combine_review(review, catalog, jobs=jobs, use=use)
 
 
-def _review_one(index: int, item: ReviewItem, *, review: Review, catalog: Catalog, recommend: RecommendFn,
-                use: dict[str, ReviewUse], rates: CommittedRates) -> JobReview:
-    """Review one job; a failure becomes a failed JobReview, logged, and never stops the review."""
+def _rank_one(index: int, item: ReviewItem, job: JobSpec, *, review: Review, catalog: Catalog,
+              recommend: RecommendFn) -> Recommendation | tuple[str, str]:
+    """Rank one scoped job; a failure becomes (field, reason), logged, and never stops the review."""
     prefix = f"jobs[{index}]"
-    job = scoped_job(item, providers=review.providers)
     if not job.constraints.providers:
-        return failed_review(item, field=f"{prefix}.spec.constraints.providers",
-                             reason="none of the job's providers is allowed by the review")
+        return f"{prefix}.spec.constraints.providers", "none of the job's providers is allowed by the review"
     try:
-        rec = recommend(job, catalog)
+        return recommend(job, catalog)
     except SizingError as error:
         log.info("review %r: job %r refused: %s", review.name, item.name, error)
-        return failed_review(item, field=f"{prefix}.spec.{error.field}", reason=error.reason)
+        return f"{prefix}.spec.{error.field}", error.reason
     except Exception:
         # The batch loop isolates failures (STYLE.md habit 10): one job's bug is logged and reported,
         # and the review of the other jobs goes on.
         log.exception("review %r: job %r failed", review.name, item.name)
-        return failed_review(item, field=prefix, reason="internal error while ranking this job (logged)")
-    _add_use(use, item, rec)
-    return review_item(item, rec, review_budget_usd=review.budget_usd, rates=rates)
+        return prefix, "internal error while ranking this job (logged)"

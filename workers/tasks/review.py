@@ -58,6 +58,19 @@ def chunk_bounds(total_jobs: int, *, chunk_jobs: int) -> list[tuple[int, int]]:
     return [(start, min(start + size, total_jobs)) for start in range(0, total_jobs, size)]
 
 
+def shape_order(jobs: list[Any]) -> list[int]:
+    """Return the review's job positions with those of the same spec together (first seen first).
+
+    Chunks cut from this order hold jobs alike together, and a chunk ranks each distinct job once
+    (workers/review/review.py review_jobs): a quarterly review's repeated jobs are ranked once per chunk.
+    """
+    groups: dict[str, list[int]] = {}
+    for position, job in enumerate(jobs):
+        spec = job.get("spec") if isinstance(job, dict) else None
+        groups.setdefault(json.dumps(spec, sort_keys=True, default=str), []).append(position)
+    return [position for members in groups.values() for position in members]
+
+
 @shared_task(name=REVIEW_TASK, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
 def review_job(job_id: str, request: dict[str, Any]) -> dict[str, Any]:
     """Queue the review's chunks whose results are not kept yet; join them if every one is in already."""
@@ -65,11 +78,14 @@ def review_job(job_id: str, request: dict[str, Any]) -> dict[str, Any]:
     when_redis_answers(lambda: mark_running(rt.jobs, job_id), what=what)
     jobs = request.get("jobs") or []
     bounds = chunk_bounds(len(jobs), chunk_jobs=int(current_app.config["REVIEW_CHUNK_JOBS"]))
+    order = shape_order(jobs)  # the same on every run of this task: a re-run queues the same chunks
     kept = when_redis_answers(lambda: rt.jobs.chunk_payloads(job_id), what=what)
     missing = [i for i in range(len(bounds)) if i not in kept]
     for index in missing:
         start, stop = bounds[index]
-        args = (job_id, index, len(bounds), start, {**request, "jobs": jobs[start:stop]}, len(jobs))
+        positions = order[start:stop]
+        args = (job_id, index, len(bounds), start, {**request, "jobs": [jobs[p] for p in positions]}, len(jobs),
+                positions)
         when_redis_answers(functools.partial(rt.queue.enqueue, REVIEW_CHUNK_TASK, *args), what=what)
     if not missing and bounds:
         _join(job_id, {**request, "jobs": jobs[:1]}, chunks=len(bounds))
@@ -79,8 +95,11 @@ def review_job(job_id: str, request: dict[str, Any]) -> dict[str, Any]:
 @shared_task(name=REVIEW_CHUNK_TASK, acks_late=True, reject_on_worker_lost=True,  # type: ignore[untyped-decorator]
              time_limit=REVIEW_CHUNK_TIME_LIMIT_S, soft_time_limit=REVIEW_CHUNK_SOFT_TIME_LIMIT_S)
 def review_chunk(job_id: str, index: int, chunks: int, first: int, request: dict[str, Any],
-                 total_jobs: int) -> dict[str, Any]:
-    """Review one chunk's jobs and keep the result once; the chunk that completes the set joins them."""
+                 total_jobs: int, positions: list[int] | None = None) -> dict[str, Any]:
+    """Review one chunk's jobs and keep the result once; the chunk that completes the set joins them.
+
+    `positions`: the chunk's jobs' places in the whole review (None: `first` on, in order).
+    """
     rt, what = runtime(), f"review job {job_id} chunk {index}"
     ttl_s = int(current_app.config["RESULT_TTL_S"])
     try:
@@ -89,9 +108,10 @@ def review_chunk(job_id: str, index: int, chunks: int, first: int, request: dict
             _, review = load_review(request)
             catalog = rt.catalog.get()
             calibration = calibration_for(rt.runs, catalog)
-            jobs, use = review_jobs(review, catalog, first_index=first,
-                                    recommend_fn=lambda job, cat: recommend(job, cat, calibration=calibration))
-            payload, count = json.dumps({"jobs": _CONVERTER.unstructure(jobs),
+            places = positions if positions is not None else list(range(first, first + len(review.items)))
+            jobs, use = review_jobs(review, catalog, positions=places, recommend_fn=lambda job, cat: recommend(
+                job, cat, calibration=calibration, brief=True))
+            payload, count = json.dumps({"jobs": _CONVERTER.unstructure(jobs), "positions": places,
                                          "use": _CONVERTER.unstructure(use)}), len(jobs)
         _, complete = when_redis_answers(lambda: rt.jobs.add_chunk(
             job_id, index=index, payload=payload, jobs=count, chunks=chunks, total_jobs=total_jobs,
@@ -123,7 +143,12 @@ def _join(job_id: str, request: dict[str, Any], *, chunks: int) -> None:
     if len(payloads) < chunks:
         return
     parts = [json.loads(payloads[i]) for i in range(chunks)]
-    jobs = [_CONVERTER.structure(job, JobReview) for part in parts for job in part["jobs"]]
+    placed: list[tuple[int, Any]] = []
+    for part in parts:  # a chunk kept before positions were kept holds the next jobs in order
+        start = len(placed)
+        placed += zip(part.get("positions") or range(start, start + len(part["jobs"])), part["jobs"], strict=True)
+    placed.sort(key=lambda pair: pair[0])
+    jobs = [_CONVERTER.structure(job, JobReview) for _, job in placed]
     use = merge_use(_CONVERTER.structure(part["use"], dict[str, ReviewUse]) for part in parts)
     _, review = load_review(request)  # its top-level fields: name, budget, providers, on-prem assumptions
     result: dict[str, Any] = ReviewResultSchema().dump(combine_review(review, rt.catalog.get(), jobs=jobs, use=use))
