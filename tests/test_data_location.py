@@ -112,3 +112,35 @@ def test_a_bad_location_is_a_422_naming_the_field(embedded_client: FlaskClient, 
     answer = embedded_client.post("/v1/recommendations", json=spec)
     assert answer.status_code == 422 and answer.mimetype == "application/problem+json"
     assert field in json.dumps(answer.get_json()), answer.get_json()
+
+
+def test_options_on_several_machines_pay_to_move_the_data_set_to_each() -> None:
+    spec = {"model": {"preset": "gpt2"}, "training": {"batch_size": 8, "sequence_length": 1024,
+                                                      "precision": "bf16-mixed", "optimizer": "adamw"},
+            "dataset": {"samples": 400_000, "bytes": 200 * 10**9,
+                        "location": {"provider": "aws", "region": "us-east-1"}},
+            "objective": "time", "limit": 12,
+            "constraints": {"providers": ["aws"], "pricing": ["on_demand"], "max_gpus": 32}}
+    rec = recommend(load_job(spec)[1], _catalog())
+    several = [o for o in rec.options if o.nodes > 1 and o.region != "us-east-1"]
+    assert several
+    for o in several:
+        one_copy = 200 * transfer_into(("aws", "us-east-1"), Provider.AWS, o.region).usd_per_gb
+        assert abs(o.data_transfer_cost_usd - one_copy * o.nodes) < 1e-6 * one_copy * o.nodes
+        assert o.data_transfer.startswith("data set from aws us-east-1")
+
+
+def test_the_cli_takes_the_location_as_a_flag_and_refuses_a_bad_one_in_one_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from service.cli import main
+
+    spec = str(EXAMPLES / "resnet50-imagenet.json")
+    assert main(["recommend", spec, "--data-in", "aws:us-east-1", "--json"]) == 0
+    out, _ = capsys.readouterr()
+    options = json.loads(out)["options"]
+    assert options and all("data_transfer_cost_usd" in o for o in options)
+    assert any(o["data_transfer"].startswith("data set from aws us-east-1") for o in options)
+    for bad in ("aws", "aws:us-east-9", "azure:eastus"):
+        assert main(["recommend", spec, "--data-in", bad]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1 and "dataset.location" in err

@@ -72,3 +72,12 @@ def test_the_derivation_keeps_the_catalogs_spot_offers_with_the_feeds_band() -> 
     assert table["bands"] == {"us-east-1": {"g5.xlarge": 3}}  # Linux only, catalog spot offers only
     assert table["not_listed"] == ["us-east-1/g5.2xlarge"]
     assert table["labels"][3] == "15-20%"
+
+
+def test_the_table_covers_every_aws_spot_offer_of_the_catalog() -> None:
+    listed = {(r, t) for r, types in TABLE["bands"].items() for t in types}
+    not_listed = {tuple(x.split("/", 1)) for x in TABLE["not_listed"]}
+    offers = {(o.region, o.instance_type) for o in load_catalog().offers
+              if o.provider is Provider.AWS and o.pricing is Pricing.SPOT}
+    assert offers == listed | not_listed  # re-run derive_spot_bands.py when the snapshot changes
+    assert not listed & not_listed

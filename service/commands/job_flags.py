@@ -61,6 +61,8 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--preprocess-ms", type=float, metavar="MS", help="pre-processing per sample on a reference core")
     g.add_argument("--workers", type=int, metavar="N", help="data-loader workers per GPU (dataset.loader_workers)")
     g.add_argument("--serial", action="store_true", help="pre-processing cannot be split (dataset.preprocess_serial)")
+    g.add_argument("--data-in", metavar="WHERE", help="where the data set lives: aws:us-east-1, gcp:us-central1, "
+                   "internet or anywhere (dataset.location)")
     g.add_argument("--budget", metavar="USD", help="e.g. 50 or $50 (constraints.budget_usd)")
     g.add_argument("--deadline", metavar="TIME", help="e.g. 12h or 2d (constraints.deadline_hours)")
     g.add_argument("--provider", action="append", metavar="NAME", help="aws, gcp or onprem (repeatable)")
@@ -123,6 +125,10 @@ def merged_spec(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
             sections.setdefault("constraints", {})[field] = list(values)
     if getattr(args, "owned", None):
         sections.setdefault("constraints", {})["owned_gpus"] = _owned(args.owned)
+    if getattr(args, "data_in", None):
+        provider, _, region = args.data_in.strip().partition(":")
+        sections.setdefault("dataset", {})["location"] = {"provider": provider, **({"region": region} if region
+                                                                                  else {})}
     if "training" not in sections or "batch_size" not in sections.get("training", {}):
         raise CliError("training.batch_size: give --batch N (samples per GPU per iteration) or a spec file with it")
     return {**sections, **(extra or {})}

@@ -23,11 +23,11 @@ from workers.ranking.carbon import annotate_energy, apply_carbon, offer_energy
 from workers.ranking.catalog_index import CatalogIndex, Machine, catalog_index
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
 from workers.ranking.ranking import Row, pareto_test, run_fields, top_rows
-from workers.ranking.reasons import commitment_warnings, gib_text, hours_text, usd_text
+from workers.ranking.reasons import commitment_warnings, gib_text, hours_text, transfer_text, usd_text
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected, ScalingPoint, StrategyChoice
 from workers.ranking.runplan import RunPlanner
 from workers.ranking.scope import Scope, resolve_scope
-from workers.ranking.shapes import Shape, host_memory_need_bytes, owned_machines, plan_shape_run
+from workers.ranking.shapes import Shape, by_transfer, host_memory_need_bytes, owned_machines, plan_shape_run
 from workers.sizing.multigpu import MAX_GPUS_PER_NODE
 from workers.sizing.requirements import Bottleneck, CodedWarning, PerGpu, Requirements
 from workers.sizing.schedule import training_hours
@@ -171,7 +171,11 @@ def _machines(job: JobSpec, requirements: Requirements, index: CatalogIndex, sco
     known = {(m.provider_name, m.instance_type) for m in machines}
     machines += [m for m in owned_machines(job, requirements=requirements, index=index, scope=scope)
                  if (m.provider_name, m.instance_type) not in known]
-    return sorted(machines, key=lambda m: (m.provider_name, m.instance_type))
+    machines.sort(key=lambda m: (m.provider_name, m.instance_type))
+    location = job.dataset.location
+    if location is not None and location[0] in ("aws", "gcp") and job.dataset.size_bytes > 0:
+        machines = [part for m in machines for part in by_transfer(m, location)]  # egress by region (shapes.py)
+    return machines
 
 
 def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalog,
@@ -249,7 +253,7 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
         s, nodes, c = shapes[idx], nodes_of[idx], choices[idx]
         m = s.m
         strategy = _choice(c)
-        storage_cost = cost - price * s.cost_mult if hours_known else 0.0
+        storage_cost = cost - price * s.cost_mult - s.egress_usd if hours_known else 0.0
         options.append(RankedOption(
             rank=rank, provider=m.provider_name, instance_type=m.instance_type, region=region,
             pricing=pricing, gpu=m.gpu, gpu_count=m.gpu_count, gpu_memory_bytes=m.card_memory_bytes,
@@ -262,6 +266,7 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
             pareto=on_front(s.time_metric, cost), storage_cost_usd=storage_cost, iteration_ms=s.iteration_ms,
             nodes=nodes, parallelism=strategy, energy=offer_energy(s, region) if hours_known else None,
             **run_fields(s, cost=cost, hours_known=hours_known),
+            data_transfer_cost_usd=s.egress_usd if hours_known else 0.0, data_transfer=transfer_text(s, job=job),
         ))
     return tuple(options)
 
