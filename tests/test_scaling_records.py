@@ -1,0 +1,36 @@
+"""Multi-GPU speed-up at 8 and 16 GPUs against NVIDIA DeepLearningExamples' tables (data/scaling.json)."""
+
+from __future__ import annotations
+
+import pytest
+
+from catalog.gpus import gpus_by_slug
+from workers.accuracy.scaling import compare_scaling, load_scaling, summarise_scaling
+
+
+def test_scaling_records_carry_their_source_and_agree_with_their_own_throughputs() -> None:
+    records = load_scaling()
+    assert {r["gpu_count"] for r in records} == {8, 16}
+    for r in records:
+        assert r["source"].startswith("NVIDIA/DeepLearningExamples@") and r["quote"] and r["source_date"]
+        m = r["measured"]
+        # the table's speed-up is its throughput ratio, to the table's rounding
+        assert m["samples_per_s"] / m["single_gpu_samples_per_s"] == pytest.approx(m["speedup"], rel=0.02), r["id"]
+
+
+def test_speed_up_against_the_published_tables_prints_its_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [compare_scaling(r, gpus_by_slug()) for r in load_scaling()]
+    with capsys.disabled():
+        print()
+        for row in rows:
+            print(f"  {row.id:30s} predicted {row.predicted:5.2f} measured {row.measured:5.2f} {row.error:+6.1%}"
+                  f"  loss {row.implied_loss_ms:5.1f} ms vs exchange {row.exchange_ms:5.1f} ms")
+        for name, (n, median, p90) in sorted(summarise_scaling(rows).items()):
+            print(f"  {name:24s} n={n:2d} median |error| {median:6.1%} p90 {p90:6.1%}")
+    # Must hold: the all-reduce model never predicts more than linear, nor less than what NVLink allows
+    assert all(row.predicted <= row.gpu_count for row in rows)
+    # where the core misses by more than 10%, the measured loss per iteration exceeds the whole
+    # gradient exchange the links allow: the miss is not the exchange (README, "Multi-GPU")
+    for row in rows:
+        if abs(row.error) > 0.10:
+            assert row.implied_loss_ms > row.exchange_ms, row.id
