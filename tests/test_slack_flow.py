@@ -354,3 +354,30 @@ def test_the_embedded_mode_answers_without_redis(app: Flask, slack: ResponseUrl)
         runtime(embedded).queue.close()
     assert_valid_message(answer)
     assert "best is" in answer["text"]
+
+
+
+def test_the_ranked_answer_is_recorded_on_the_apis_job_for_the_same_spec(app: Flask, slack: ResponseUrl) -> None:
+    from catalog.gpus import load_gpus
+    from service.slack.intake import preset_words
+    from workers.schemas.specs import load_job
+    from workers.slack.grammar import parse_command
+    from workers.tasks.recommend import recommendation_job_id
+    from workers.tasks.runs import runs_revision
+
+    text = f"resnet50 batch=32 epochs=2 samples={secrets.randbelow(10**6) + 10**5}"  # a job nobody ran yet
+    command = parse_command(text, presets=preset_words(), gpus=[g.slug for g in load_gpus()])
+    url, client = slack.new_url(), app.test_client()
+    assert signed_post(client, command_form(text, url)).status_code == 200
+    answer = slack.answer(url)
+    assert_valid_message(answer)
+    with app.app_context():
+        rt = runtime(app)
+        data, _ = load_job(command.spec)
+        job_id = recommendation_job_id(data, catalog_version=rt.catalog.get().version, revision=runs_revision(rt.runs))
+    # Nobody asked the API: the job is there, done, because the Slack answer ran it as the API's job.
+    job = client.get(f"/v1/recommendations/{job_id}")
+    assert job.status_code == 200 and job.get_json()["status"] == "done"
+    top = job.get_json()["result"]["options"][0]
+    first = next(b for b in answer["blocks"] if b["type"] == "section" and b.get("fields"))
+    assert top["instance_type"] in first["text"]["text"]

@@ -23,9 +23,9 @@ from service.api.waiting import (
 from service.schemas.envelopes import JobSchema
 from workers.ranking.recommend import check_recommendable
 from workers.schemas import JobSpecSchema
-from workers.schemas.specs import build_job, spec_digest
+from workers.schemas.specs import build_job
 from workers.tasks.jobs import TERMINAL, Stored, submit_stored
-from workers.tasks.recommend import RECOMMEND_TASK
+from workers.tasks.recommend import RECOMMEND_TASK, recommendation_job_id
 from workers.tasks.reconcile import replay_of
 from workers.tasks.runs import runs_revision
 from workers.tasks.runtime import runtime
@@ -56,7 +56,7 @@ def submit_recommendation(data: dict[str, Any]) -> Response:
     check_recommendable(build_job(data), catalog)  # a spec the job would refuse is a 422 now, not later
     # The reported runs calibrate the answer (workers/sizing/reported.py): new runs, a new job.
     revision = runs_revision(rt.runs)
-    job_id = spec_digest(data, catalog_version=f"{catalog.version}|runs={revision}" if revision else catalog.version)
+    job_id = recommendation_job_id(data, catalog_version=catalog.version, revision=revision)
     # True: validated here, so the worker builds the job without loading it again; the revision: the runs
     # the id was made from, which the worker then need not read
     args = (job_id, data, True, revision)

@@ -6,6 +6,7 @@ architecture test allows no arrow from workers/ up to service/.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import date
 from typing import Any
@@ -17,13 +18,14 @@ from marshmallow import ValidationError
 
 from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
 from workers.schemas import RecommendationSchema
-from workers.schemas.specs import build_job, load_job
+from workers.schemas.specs import build_job, load_job, spec_digest
 from workers.sizing.errors import SizingError
 from workers.sizing.spec import JobSpec
-from workers.tasks.jobs import finish, mark_running
+from workers.tasks.jobs import DONE, RUNNING, finish, mark_running, new_record
 from workers.tasks.outage import when_redis_answers
 from workers.tasks.problems import problem, problem_for
-from workers.tasks.runs import calibration_for
+from workers.tasks.reconcile import replay_of
+from workers.tasks.runs import calibration_for, runs_revision
 from workers.tasks.runtime import runtime
 
 RECOMMEND_TASK = "gpugauge.recommend"
@@ -88,3 +90,41 @@ def run_recorded(job_id: str, work: Callable[[], dict[str, Any]], *, what: str,
         raise
     when_redis_answers(lambda: finish(rt.jobs, job_id, result=result, ttl_s=ttl_s), what=what)
     return {"id": job_id, "status": "done"}
+
+
+def recommendation_job_id(data: dict[str, Any], *, catalog_version: str, revision: str) -> str:
+    """Return the id of the recommendation job for a loaded spec: one job per spec, catalog and runs.
+
+    The API (POST /v1/recommendations) and the Slack answer name the job alike, so that they share it.
+    """
+    return spec_digest(data, catalog_version=f"{catalog_version}|runs={revision}" if revision else catalog_version)
+
+
+def shared_recommendation(data: dict[str, Any], *, wait_s: float) -> dict[str, Any]:
+    """Return the result of the spec's recommendation job, as the API's job holds it, for an in-worker caller.
+
+    A job done is read; one running in another worker is waited for on its completion signal (the
+    registry's wait, never a poll), for at most `wait_s`; otherwise (no job, one still queued, or one
+    that ran past the wait) this worker runs the job's task itself, recording on the shared job, so
+    that API clients waiting on the same job are woken too. Raises RuntimeError when the job failed.
+    """
+    rt = runtime()
+    catalog = rt.catalog.get()
+    revision = runs_revision(rt.runs)
+    job_id = recommendation_job_id(data, catalog_version=catalog.version, revision=revision)
+    stored = rt.jobs.get_stored(job_id)
+    if stored is not None and stored[0] == RUNNING:
+        stored = rt.jobs.wait_stored(job_id, timeout_s=wait_s, known=stored) or stored
+    if stored is None or stored[0] != DONE:
+        ttl_s = int(current_app.config["RESULT_TTL_S"])
+        if stored is None and rt.jobs.claim(new_record(job_id, ttl_s=ttl_s), ttl_s=ttl_s):
+            # replayable like the API's: the lost-job sweep re-runs it if this worker dies mid-way
+            rt.jobs.confirm(job_id, replay=replay_of(RECOMMEND_TASK, job_id, data, True, revision))
+        recommend_job.run(job_id, data, True, revision)  # the body, in this app: not through a Celery app
+        stored = rt.jobs.get_stored(job_id)
+    record = json.loads(stored[1]) if stored is not None else {}
+    if record.get("status") != DONE:
+        problem_detail = (record.get("problem") or {}).get("detail", "the job expired")
+        raise RuntimeError(f"recommendation job {job_id} did not finish: {problem_detail}")
+    result: dict[str, Any] = record["result"]
+    return result

@@ -16,8 +16,8 @@ from marshmallow import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from workers.ranking.recommend import recommend
-from workers.schemas import RecommendationSchema, RequirementsSchema
+from workers.ranking.recommend import check_recommendable
+from workers.schemas import RequirementsSchema
 from workers.schemas.specs import flatten_errors, load_job
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpus
@@ -25,12 +25,16 @@ from workers.slack.blocks import Message, render_error, render_fit, render_recom
 from workers.slack.delivery import DeliveryError, deliver
 from workers.slack.grammar import describe_errors
 from workers.slack.settings import slack_settings
+from workers.tasks.recommend import shared_recommendation
 from workers.tasks.runs import calibration_for
 from workers.tasks.runtime import runtime
 
 log = logging.getLogger(__name__)
 
 SLACK_TASK = "gpugauge.slack.answer"
+# How long an answer waits for the shared recommendation job another worker is running before running
+# it here: well inside the task's soft time limit (TASK_SOFT_TIME_LIMIT_S, 100 s) and Slack's 30 minutes.
+SLACK_JOB_WAIT_S = 30.0
 
 
 # A post Slack did not take, or a lost Redis, can heal; everything else is answered once.
@@ -53,13 +57,16 @@ def answer_command(command: Mapping[str, Any]) -> Message:
     rt = runtime()
     catalog = rt.catalog.get()
     calibration = calibration_for(rt.runs, catalog)
-    _, job = load_job(command["spec"])
+    data, job = load_job(command["spec"])
     if command["kind"] == "fit":
         requirements = estimate_on_gpus(job, catalog.gpus, slugs=command["gpus"],
                                         gpu_count=int(command["gpu_count"]), calibration=calibration)
         return render_fit(RequirementsSchema().dump(requirements), title=command["title"])
-    rec = recommend(job, catalog, calibration=calibration)
-    return render_recommendation(RecommendationSchema().dump(rec), title=command["title"])
+    # The API's shared job for this spec: read when done, waited for when another worker runs it, else
+    # run here and recorded on it (workers/tasks/recommend.py); an identical API request shares it.
+    check_recommendable(job, catalog)
+    result = shared_recommendation(data, wait_s=SLACK_JOB_WAIT_S)
+    return render_recommendation(result, title=command["title"])
 
 
 def compose_answer(command: Mapping[str, Any], *, answerer: Any, job_id: str) -> Message:
