@@ -73,8 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         peak = gpu.fp16_tflops * 1e12
         error = predicted / measured - 1
         errors.setdefault(gpu.architecture, []).append(error)
+        used, expected = measured * flops / peak, predicted * flops / peak
         print(f"{case_id:36s} {slug:12s} b{training.batch_size:<4d} predicted {predicted:7.1f} measured {measured:7.1f}"
-              f" {error:+7.1%}  utilisation measured {measured * flops / peak:5.1%} predicted {predicted * flops / peak:5.1%}")
+              f" {error:+7.1%}  utilisation measured {used:5.1%} predicted {expected:5.1%}")
     print()
     for arch, values in sorted(errors.items()):
         print(f"{arch:10s} n={len(values):2d} median error {percentile(values, 50):+6.1%}"
