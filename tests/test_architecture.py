@@ -13,6 +13,10 @@ LAYERS = {"catalog": 0, "workers": 1, "service": 2}
 PURE_PACKAGES = ("workers/sizing", "workers/ranking", "workers/review", "workers/accuracy")
 FRAMEWORKS = {"flask", "celery", "redis", "marshmallow", "boto3", "botocore", "google", "onnx", "kombu",
               "slack_sdk", "flask_smorest", "yaml", "rich", "matplotlib", "numpy"}
+# Named exceptions, each with its reason. The step walk's peak for models of 1,000+ rows is array arithmetic
+# over a declared dependency (numpy, which onnx and matplotlib already pull in), imported inside the
+# function that needs it, so the CLI on a preset never loads it; walk_step stays the plain-Python model.
+ALLOWED = {("workers/sizing/walk_arrays.py", "numpy"), ("workers/sizing/walk_arrays.py", "numpy.typing")}
 
 
 def _imports(path: Path) -> list[str]:
@@ -48,7 +52,7 @@ def test_sizing_core_and_ranking_import_no_framework_or_sdk() -> None:
         assert paths, f"{package} holds no modules"
         for path in paths:
             for name in _imports(path):
-                if name.split(".")[0] in FRAMEWORKS:
+                if name.split(".")[0] in FRAMEWORKS and (str(path.relative_to(ROOT)), name) not in ALLOWED:
                     wrong.append(f"{path.relative_to(ROOT)} imports {name}")
     assert wrong == []
 
