@@ -38,7 +38,7 @@ from service.limits import init_limits
 from service.problems import PROBLEM_MEDIA_TYPE, register_error_handlers
 from workers.schemas import ProblemSchema
 from workers.schemas.review import OPENAPI_REVIEW_JOB_EXTRAS
-from workers.schemas.spec import OPENAPI_MODEL_EXTRAS
+from workers.schemas.spec import OPENAPI_DATA_LOCATION_EXTRAS, OPENAPI_MODEL_EXTRAS
 from workers.tasks import recommend as recommend_tasks
 from workers.tasks import reconcile as reconcile_tasks
 from workers.tasks import refresh as refresh_tasks
@@ -107,7 +107,8 @@ def create_app(config: Mapping[str, object] | None = None) -> Flask:
     # Slack's form route is plain Flask (flask-smorest would parse its body); its operation is written out.
     slack_rule = next(rule for rule in app.url_map.iter_rules() if rule.rule == slack_api.PATH)
     api.spec.path(rule=slack_rule, operations=slack_api.OPENAPI_OPERATIONS)
-    for component, extras in (("Model", OPENAPI_MODEL_EXTRAS), ("ReviewJob", OPENAPI_REVIEW_JOB_EXTRAS)):
+    for component, extras in (("Model", OPENAPI_MODEL_EXTRAS), ("ReviewJob", OPENAPI_REVIEW_JOB_EXTRAS),
+                              ("DataLocation", OPENAPI_DATA_LOCATION_EXTRAS)):
         if component in api.spec.components.schemas:  # rules between fields, which fields cannot state
             api.spec.components.schemas[component].update(extras)
     if "Profile" in api.spec.components.schemas:  # a measured GPU is one of the GPU table's (catalog/data)

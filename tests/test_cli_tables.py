@@ -57,3 +57,28 @@ def test_a_job_without_preprocessing_does_not_ask_for_a_cpu_score_of_zero() -> N
     assert "score 0" not in _cpu_need(_Req(23, 0.0))  # type: ignore[arg-type]
     assert "any CPU" in _cpu_need(_Req(23, 0.0))  # type: ignore[arg-type]
     assert "4 loader workers x single-thread score 1,930" in _cpu_need(_Req(4, 1930.0))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_estimate_prints_every_gpu_slug_whole_at_80_and_120_columns(width: int, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import service.commands.estimate as estimate
+    from service.cli import main
+
+    consoles: list[Console] = []
+
+    def narrow() -> Console:
+        consoles.append(Console(width=width, record=True, force_terminal=False))
+        return consoles[-1]
+
+    monkeypatch.setattr(estimate, "make_console", narrow)
+    assert main(["estimate", "bert-base", "--batch", "32", "--seq", "128", "--samples", "392702",
+                 "--gpu", "all"]) == 0
+    text = consoles[-1].export_text()
+    table_lines = [line for line in text.splitlines() if line.strip()]
+    assert max(len(line) for line in table_lines) <= width
+    slugs = [g.slug for g in load_catalog().gpus]
+    for slug in slugs:
+        assert any(line.split() and line.split()[0] == slug for line in table_lines), slug
+    assert ("not shown at this width" in text) == (width < 100)
+    assert "score 0" not in text

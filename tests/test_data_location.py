@@ -144,3 +144,11 @@ def test_the_cli_takes_the_location_as_a_flag_and_refuses_a_bad_one_in_one_line(
         assert main(["recommend", spec, "--data-in", bad]) == 2
         out, err = capsys.readouterr()
         assert out == "" and err.count("\n") == 1 and "dataset.location" in err
+
+
+def test_the_openapi_document_states_that_a_cloud_location_needs_a_region(embedded_client: FlaskClient) -> None:
+    doc = embedded_client.get("/openapi.json").get_json()
+    location = doc["components"]["schemas"]["DataLocation"]
+    clouds, elsewhere = location["oneOf"]
+    assert set(clouds["properties"]["provider"]["enum"]) == {"aws", "gcp"} and "region" in clouds["required"]
+    assert elsewhere["not"] == {"required": ["region"]}

@@ -17,6 +17,7 @@ from service.commands.common import CliError, fail, print_json, working
 from service.commands.common import console as make_console
 from service.commands.job_flags import add_job_flags, load_job_from_args
 from service.commands.runs import open_runs_store
+from service.commands.tables import Column, fitted_table, left_out_note
 from workers.render import bar, fmt_bytes, fmt_count, fmt_hours
 from workers.schemas import EstimateAnswer, EstimateAnswerSchema, EstimateRequestSchema
 from workers.sizing.errors import SizingError
@@ -34,6 +35,7 @@ def register(subparsers: Any) -> None:
                         "catalog; see `gpugauge catalog gpus`")
     p.add_argument("--gpu-count", type=int, default=1, metavar="N", help="GPUs per machine (data parallel)")
     p.add_argument("--json", action="store_true", help="print exactly what POST /v1/estimate returns")
+    p.add_argument("--wide", action="store_true", help="every column, whatever the terminal's width")
     p.set_defaults(func=run)
 
 
@@ -54,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(EstimateAnswerSchema().dump(EstimateAnswer(requirements, catalog.version, catalog.prices_as_of)))
     else:
-        print_requirements(requirements, title=f"{job.model.name}, batch {job.training.batch_size} per GPU")
+        print_requirements(requirements, title=f"{job.model.name}, batch {job.training.batch_size} per GPU",
+                           wide=args.wide)
     return 0
 
 
@@ -66,7 +69,21 @@ def _cpu_need(req: Requirements) -> str:
     return f"{workers} x single-thread score {req.cpu_single_thread_score:,.0f} per GPU"
 
 
-def print_requirements(req: Requirements, *, title: str) -> None:
+# The per-GPU table's columns; priority 0 always shows (tables.py), the rest go first at narrow widths.
+PER_GPU_COLUMNS: tuple[Column, ...] = (
+    ("GPU", "left", 0), ("count", "right", 0), ("fits", "left", 0), ("memory", "right", 0),
+    ("iteration", "right", 2), ("samples/s", "right", 1), ("training", "right", 0), ("bound by", "left", 3),
+)
+
+
+def per_gpu_rows(req: Requirements) -> list[list[str]]:
+    """Return the per-GPU rows as text, one per (GPU, count)."""
+    return [[row.gpu, str(row.gpu_count), "yes" if row.fits else "no", fmt_bytes(row.gpu_memory_bytes),
+             f"{row.iteration_ms:,.1f} ms", f"{row.throughput_samples_per_s:,.0f}", fmt_hours(row.training_hours),
+             row.bottleneck + (" (calibrated)" if row.calibrated else "")] for row in req.per_gpu]
+
+
+def print_requirements(req: Requirements, *, title: str, wide: bool = False) -> None:
     """Print requirements, memory breakdown, per-GPU fit and time, warnings and the out-of-memory plan."""
     console = make_console()
     console.rule(f"[bold]{title}")
@@ -83,20 +100,15 @@ def print_requirements(req: Requirements, *, title: str) -> None:
         share = value / req.gpu_memory_bytes if req.gpu_memory_bytes else 0.0
         mem.add_row(name, fmt_bytes(value), f"{bar(share)} {share:.0%}")
     console.print(mem)
-    console.print(f"host memory {fmt_bytes(req.host_memory_bytes)}   storage {fmt_bytes(req.storage_min_bytes)}"
-                  f"-{fmt_bytes(req.storage_max_bytes)}   CPU {_cpu_need(req)}   "
-                  f"{fmt_count(req.flops_per_iteration)}FLOP per iteration"
-                  f"   {req.iterations_per_epoch:,} iterations per epoch, {req.iterations_total:,} in all")
+    console.print(f"host memory {fmt_bytes(req.host_memory_bytes)}; storage {fmt_bytes(req.storage_min_bytes)}"
+                  f"-{fmt_bytes(req.storage_max_bytes)}; {fmt_count(req.flops_per_iteration)}FLOP per iteration; "
+                  f"{req.iterations_per_epoch:,} iterations per epoch, {req.iterations_total:,} in all")
+    console.print(f"CPU: {_cpu_need(req)}")
     if req.per_gpu:
-        gpus = Table(title="Per GPU")
-        for col in ("GPU", "count", "fits", "memory", "iteration", "samples/s", "training", "bound by"):
-            gpus.add_column(col, justify="left" if col in ("GPU", "bound by") else "right")
-        for row in req.per_gpu:
-            gpus.add_row(row.gpu, str(row.gpu_count), "[green]yes[/]" if row.fits else "[red]no[/]",
-                         fmt_bytes(row.gpu_memory_bytes), f"{row.iteration_ms:,.1f} ms",
-                         f"{row.throughput_samples_per_s:,.0f}", fmt_hours(row.training_hours),
-                         row.bottleneck + (" (calibrated)" if row.calibrated else ""))
+        gpus, left_out = fitted_table("Per GPU", PER_GPU_COLUMNS, per_gpu_rows(req), width=console.width, wide=wide)
         console.print(gpus)
+        if left_out:
+            console.print(left_out_note(left_out))
     for w in req.warnings:
         console.print(f"[yellow]warning[/] {escape(f'[{w.code}]')} {escape(w.message)}")
     if req.mitigations:

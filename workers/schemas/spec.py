@@ -30,6 +30,13 @@ OPENAPI_MODEL_EXTRAS: dict[str, Any] = {
     "oneOf": [{"required": [form]} for form in MODEL_FORMS],
     "dependentRequired": {"input_shape": ["layers"]},
 }
+# dataset.location (DataLocationSchema): a region with aws or gcp, none with internet or anywhere.
+OPENAPI_DATA_LOCATION_EXTRAS: dict[str, Any] = {
+    "oneOf": [
+        {"properties": {"provider": {"enum": ["aws", "gcp"]}}, "required": ["provider", "region"]},
+        {"properties": {"provider": {"enum": ["internet", "anywhere"]}}, "not": {"required": ["region"]}},
+    ],
+}
 _BOUNDED_NUMBER = {"type": "number", "minimum": -MAX_LAYER_NUMBER, "maximum": MAX_LAYER_NUMBER}
 # The values of a free-form layer, as ModelSchema checks them: numbers bounded at the top and in lists.
 LAYER_VALUE_SCHEMA: dict[str, Any] = {"anyOf": [
