@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -46,6 +47,7 @@ def run_once(jobs: int, processes: int) -> dict[str, float]:
     from service.app import create_app
 
     redis.Redis.from_url(REDIS_URL).flushdb()
+    cpu_before = _children_cpu_s()
     env = {**os.environ, "REDIS_URL": REDIS_URL,
            "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     worker = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker", str(processes)],
@@ -70,10 +72,18 @@ def run_once(jobs: int, processes: int) -> dict[str, float]:
         if body["status"] != "done" or len(body["result"]["jobs"]) != jobs:
             raise RuntimeError(f"review ended {body['status']}: {json.dumps(body)[:300]}")
         server = (datetime.fromisoformat(body["updated_at"]) - datetime.fromisoformat(body["created_at"]))
-        return {"elapsed_s": elapsed, "server_s": server.total_seconds(), "jobs_per_s": jobs / elapsed}
+        figures = {"elapsed_s": elapsed, "server_s": server.total_seconds(), "jobs_per_s": jobs / elapsed}
     finally:
         worker.terminate()
         worker.wait(timeout=60)
+    # the worker's processes, reaped: their CPU seconds, start-up (imports, catalog) included
+    figures["worker_cpu_s"] = _children_cpu_s() - cpu_before
+    return figures
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_worker(processes: int) -> None:
@@ -93,7 +103,8 @@ def main() -> int:
     results = {n: run_once(args.jobs, n) for n in args.processes}
     for n, figures in results.items():
         print(f"review of {args.jobs} jobs on {n} worker process(es): {figures['elapsed_s']:.2f} s submit to done "
-              f"(server {figures['server_s']:.2f} s), {figures['jobs_per_s']:.0f} jobs/s")
+              f"(server {figures['server_s']:.2f} s), {figures['jobs_per_s']:.0f} jobs/s; worker CPU "
+              f"{figures['worker_cpu_s']:.1f} s (start-up included); load average {os.getloadavg()[0]:.1f}")
     if 1 in results and 2 in results:
         two = results[2]["elapsed_s"]
         print(f"speed-up 1 -> 2 processes: {results[1]['elapsed_s'] / two:.2f}x; target 1,000 jobs <= 5 s on two: "

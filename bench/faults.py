@@ -3,13 +3,17 @@ Redis down when the API and the worker start.
 
 Run by hand (redis-server on the PATH):
 
-    PYTHONPATH=. .venv/bin/python bench/faults.py [worker-kill|redis-outage|redis-down-at-start|all]
+    PYTHONPATH=. .venv/bin/python bench/faults.py [worker-kill|review-kill|redis-outage|redis-down-at-start|all]
 
 worker-kill: 100 distinct recommendation jobs go to `gpugauge worker` (prefork, 2 processes). While
 they run, one pool process is SIGKILLed, then the other, then the whole worker (main process and pool,
 as a crashed container); the worker is started again. Passes when all 100 end `done`, none is lost,
 and each job's result, read through the API every time it is seen, is the same as the result computed
 in-process for its spec (a job re-run after a kill must answer what it would have answered).
+
+review-kill (bench/faults_review.py): a budget review fanned out in chunks while its pool processes, then
+its whole worker, are SIGKILLed; passes when the review is whole, in order, counted once and equal to the
+same review done in one pass.
 
 redis-outage: four clients submit distinct jobs at a steady pace (a refused one is sent again, as a
 client honouring Retry-After would); Redis (AOF on, its own port) is stopped (SIGTERM) for 5 s and
@@ -86,10 +90,11 @@ def canonical(value: Any) -> str:
 SWEEP = {"GPUGAUGE_JOB_REQUEUE_AFTER_S": "15", "GPUGAUGE_JOB_REQUEUE_EVERY_S": "2"}
 
 
-def new_stack(name: str) -> Stack:
+def new_stack(name: str, extra_env: dict[str, str] | None = None) -> Stack:
     """Return a stack in a fresh directory with the drill's broker options and sweep."""
     work = Path(tempfile.mkdtemp(prefix=f"gpugauge-{name}-"))
-    return Stack(work=work, env_overrides={"GPUGAUGE_CELERY__broker_transport_options": BROKER_OPTIONS, **SWEEP})
+    return Stack(work=work, env_overrides={"GPUGAUGE_CELERY__broker_transport_options": BROKER_OPTIONS, **SWEEP,
+                                           **(extra_env or {})})
 
 
 def worker_kill() -> bool:
@@ -339,11 +344,15 @@ def main() -> int:
     """Run the chosen drills."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("drill", nargs="?", default="all",
-                        choices=("worker-kill", "redis-outage", "redis-down-at-start", "all"))
+                        choices=("worker-kill", "review-kill", "redis-outage", "redis-down-at-start", "all"))
     drill = parser.parse_args().drill
     results = []
     if drill in ("worker-kill", "all"):
         results.append(worker_kill())
+    if drill in ("review-kill", "all"):
+        from bench.faults_review import review_kill
+
+        results.append(review_kill(new_stack, deadline_s=VISIBILITY_TIMEOUT_S + 120))
     if drill in ("redis-outage", "all"):
         results.append(redis_outage())
     if drill in ("redis-down-at-start", "all"):

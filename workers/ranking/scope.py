@@ -12,6 +12,7 @@ Regions select cloud offers only: an owned machine has no region and is selected
 from __future__ import annotations
 
 import difflib
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from catalog.types import Catalog, Pricing, Provider
@@ -65,8 +66,27 @@ def resolve_scope(constraints: Constraints, catalog: Catalog) -> Scope:
     return Scope(frozenset(providers), frozenset(regions), tuple(pricing), constraints.max_gpus)
 
 
+_PAIRS: OrderedDict[tuple[int, Constraints], tuple[Catalog, tuple[tuple[str, int], ...]]] = OrderedDict()
+
+
 def gpu_counts_in_scope(constraints: Constraints, catalog: Catalog) -> tuple[tuple[str, int], ...]:
-    """Return the (GPU model, count) pairs of the machines in scope, sorted; estimate each once."""
+    """Return the (GPU model, count) pairs of the machines in scope, sorted; estimate each once.
+
+    Remembered per (catalog, constraints) for the last 64: a ranking asks twice, and a queue's jobs
+    mostly share their constraints; a constraint the catalog refuses raises every time.
+    """
+    key = (id(catalog), constraints)
+    found = _PAIRS.get(key)
+    if found is not None and found[0] is catalog:
+        return found[1]
+    pairs = _gpu_counts_in_scope(constraints, catalog)
+    _PAIRS[key] = (catalog, pairs)
+    if len(_PAIRS) > 64:
+        _PAIRS.popitem(last=False)
+    return pairs
+
+
+def _gpu_counts_in_scope(constraints: Constraints, catalog: Catalog) -> tuple[tuple[str, int], ...]:
     scope = resolve_scope(constraints, catalog)
     index = catalog_index(catalog)
     pairs: set[tuple[str, int]] = set()
