@@ -15,9 +15,8 @@ same, digit for digit, in the file generated 2025-03-06 (commit 0166a59e) the fi
 
 Not covered, and why (the file has no committed figures for them): GCP A2 Ultra (listed on demand only),
 A3 Ultra, A3 Edge, A4, A4X (not in the file at all), N1 + GPU (the file prices N1 hosts' commitments,
-0.855-0.900 / 0.611-0.643 of on-demand, but not the attached GPUs', so no whole machine can be priced),
-G4 (RTX PRO 6000: rates 0.690 / 0.440 are in the file, but the SkyPilot rows have no G4 machine to apply
-them to). AWS Reserved Instances and Savings Plans: no machine-readable public copy of AWS's reserved or
+0.855-0.900 / 0.611-0.643 of on-demand, but not the attached GPUs', so no whole machine can be priced).
+AWS Reserved Instances and Savings Plans: no machine-readable public copy of AWS's reserved or
 Savings Plans terms for GPU families was found (searched: ec2instances.info data, stored Price List offer
 files, infracost/vantage/Cyclenerd AWS repositories; see notes/catalog.md of issue 14).
 """
@@ -62,6 +61,8 @@ _READ: tuple[tuple[str, str, str, float, float, float, str], ...] = (
      "1y 0.688, 3y 0.436 over its 9 regions (none is us-central1)"),
     ("g2-standard-", "g2-standard-4", "us-central1", 515.98754615, 325.07215214, 232.19438719,
      "1y 0.630, 3y 0.450-0.464 over 8 machines, 40 regions"),
+    ("g4-standard-", "g4-standard-48", "us-central1", 3284.9489, 2266.65, 1444.9985,
+     "1y 0.690, 3y 0.440 over 7 machines, 20 regions"),
 )
 RATES: tuple[CommitmentRate, ...] = tuple(
     CommitmentRate(Provider.GCP, family, pricing, committed / month,

@@ -87,6 +87,12 @@ CPU_SCORES: tuple[CpuScore, ...] = (
         f"{_RECALLED} (AWS Graviton2, 64 Neoverse N1 cores at 2.5 GHz; AWS g5g hosts)",
     ),
     CpuScore(
+        "AMD EPYC (Turin, Zen 5)",
+        3000,
+        r"turin",
+        f"{_RECALLED} (GCP G4 host, 5th-generation EPYC; server Zen 5 parts at 3-3.5 GHz rate about 3,000-3,500)",
+    ),
+    CpuScore(
         "Intel Xeon (Broadwell) @ 2.2 GHz",
         1650,
         r"broadwell",

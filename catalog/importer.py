@@ -52,8 +52,15 @@ def import_catalog(
     read = import_skypilot(directory, as_of=as_of)
     base = store.current() or load_snapshot_rows()
     mine = {Provider(p) for p in read.providers}
-    offers = tuple(o for o in base.offers if o.provider not in mine) + read.offers
-    instances = tuple(i for i in base.instances if i.provider not in mine) + read.instances
+    # rows of an imported provider that came from another source (GCP G4 from Cyclenerd's pricing.yml,
+    # catalog/cyclenerd.py) and that the import does not carry are kept: SkyPilot has no rows to replace them
+    imported = {(i.provider, i.instance_type) for i in read.instances}
+    other = {(i.provider, i.instance_type) for i in base.instances
+             if i.provider in mine and "SkyPilot" not in i.source and (i.provider, i.instance_type) not in imported}
+    offers = tuple(o for o in base.offers if o.provider not in mine or (o.provider, o.instance_type) in other)
+    offers += read.offers
+    instances = tuple(i for i in base.instances if i.provider not in mine or (i.provider, i.instance_type) in other)
+    instances += read.instances
     version = next_version(now.date().isoformat(), [*store.versions(), base.version])
     merged = CatalogRows(
         version=version,

@@ -69,7 +69,7 @@ def test_gpus_filter_by_human_memory_size(capsys: pytest.CaptureFixture[str]) ->
 def test_min_gpu_memory_filters_instances(capsys: pytest.CaptureFixture[str]) -> None:
     assert run("instances", "--provider", "gcp", "--min-gpu-memory", "70GiB", "--json") == 0
     gpus = {i["gpu"] for i in json.loads(capsys.readouterr().out)["instances"]}
-    assert gpus and gpus <= {"a100-80gb", "h100-sxm", "h200", "b200"}
+    assert gpus and gpus <= {"a100-80gb", "h100-sxm", "h200", "b200", "rtx-pro-6000"}  # G4: 96 GB
 
 
 @pytest.mark.parametrize(
@@ -170,6 +170,13 @@ def test_import_of_a_sky_catalogs_directory_becomes_current_dated_by_its_files(
     info = json.loads(capsys.readouterr().out)
     assert (info["version"], info["prices_as_of"]) == (report["version"], "2025-12-01")
     assert info["prices_as_of_by_provider"] == {"aws": "2025-12-01", "gcp": "2025-12-01"}
+    # GCP G4 is not in SkyPilot's rows: the import keeps it, with its own source and date
+    from catalog.store import FileCatalogStore
+
+    current = FileCatalogStore(store).current()
+    assert current is not None
+    g4 = [o for o in current.offers if o.instance_type == "g4-standard-48" and o.region == "us-central1"]
+    assert g4 and all(o.as_of == "2026-07-30" for o in g4)
 
 
 def test_an_import_that_would_collapse_the_catalog_exits_1_and_changes_nothing(

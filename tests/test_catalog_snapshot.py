@@ -47,8 +47,11 @@ def test_the_snapshot_names_its_input_commits_and_says_its_prices_are_undated(ca
     assert catalog.version == "skypilot-v8-e385a0d3-8427bbff"
     assert catalog.prices_as_of == "unknown"  # the commits are named, their dates are not: never the build date
     assert dict(catalog.prices_as_of_by_provider) == {"aws": "unknown", "gcp": "unknown"}
-    cloud = [o for o in catalog.offers if o.provider is not Provider.ONPREM]
+    cloud = [o for o in catalog.offers if o.provider is not Provider.ONPREM and "pricing.yml" not in o.source]
     assert cloud and all(o.as_of is None and "skypilot-org/skypilot-catalog@" in o.source for o in cloud)
+    # the rows from Cyclenerd's pricing.yml (G4, and committed rates) carry that file's date or older
+    dated = [o for o in catalog.offers if "pricing.yml" in o.source and "skypilot-org" not in o.source]
+    assert dated and all(o.as_of == "2026-07-30" for o in dated)
     assert any("e385a0d348eda9cefd9806423e7725944dc249e4" in s for s in catalog.sources)
     assert len(catalog.gpus) == len(load_gpus())
 
@@ -211,3 +214,36 @@ def test_no_aws_spot_price_sits_on_the_placeholder_floor_and_each_left_out_one_s
         if (od := _offer(catalog, s.instance_type, s.region)) is not None
     ]
     assert min(spot_ratios) > 0.1 and max(spot_ratios) < 1.0
+
+
+def test_gcp_g4_rtx_pro_6000_comes_from_cyclenerds_pricing_file_dated_by_it(catalog: Catalog) -> None:
+    extract = json.loads((SNAPSHOT_DIR / "cyclenerd-gcp.json").read_text())
+    shapes = {i.instance_type: i for i in catalog.instances if i.instance_type.startswith("g4-")}
+    assert set(shapes) == {"g4-standard-48", "g4-standard-96", "g4-standard-192", "g4-standard-384"}
+    g4 = shapes["g4-standard-48"]
+    assert (g4.gpu, g4.gpu_count, g4.vcpus, g4.host_memory_bytes) == ("rtx-pro-6000", 1, 48, 180 * 2**30)
+    on_demand = _offer(catalog, "g4-standard-48", "us-central1")
+    spot = _offer(catalog, "g4-standard-48", "us-central1", Pricing.SPOT)
+    row = extract["machines"]["g4-standard-48"]["prices"]["us-central1"]
+    assert on_demand is not None and on_demand.price_per_hour_usd == row["hour"]
+    assert spot is not None and spot.price_per_hour_usd == row["hour_spot"]
+    assert on_demand.as_of == extract["as_of"] == "2026-07-30" and "889627bc" in on_demand.source
+    committed = _offer(catalog, "g4-standard-48", "us-central1", Pricing.COMMITTED_1Y)
+    assert committed is not None and committed.price_per_hour_usd == pytest.approx(row["hour"] * 0.69, rel=1e-3)
+    # a share of one GPU has no slice in our table: skipped, and said so
+    assert any("g4-standard-6:" in s and "no slice" in s for s in catalog.sources)
+
+
+def test_the_cyclenerd_extract_copies_the_family_rows_and_the_files_date() -> None:
+    from catalog.data.instances.extract_cyclenerd import extract
+
+    doc = {"about": {"generated": "Thu Jul 30 06:13:17 2026"}, "compute": {"instance": {
+        "g4-standard-48": {"cpu": 48, "ram": 180, "rtx6000": 1,
+                           "cost": {"us-east1": {"hour": 4.5, "hour_spot": 1.8, "month": 3285.0}}},
+        "g2-standard-4": {"cpu": 4, "ram": 16, "l4": 1, "cost": {"us-east1": {"hour": 0.7}}},
+        "g4-other": {"cpu": 1, "ram": 1, "cost": {}},
+    }}}
+    data = extract(doc, commit="abc")
+    assert data["as_of"] == "2026-07-30" and data["source"].endswith("/blob/abc/pricing.yml")
+    assert data["machines"] == {"g4-standard-48": {"cpu": 48, "ram": 180, "gpu": "rtx6000", "gpus": 1,
+                                                   "prices": {"us-east1": {"hour": 4.5, "hour_spot": 1.8}}}}

@@ -118,7 +118,7 @@ def test_the_catalog_listing_shows_committed_prices_only_when_asked(embedded_cli
     asked = embedded_client.get("/v1/catalog/instances?pricing=committed_3y&limit=1000").get_json()
     assert asked["instances"] and all(p["pricing"] == "committed_3y" for i in asked["instances"] for p in i["prices"])
     assert {i["instance_type"].rsplit("-", 1)[0] for i in asked["instances"]} == {
-        "a2-highgpu", "a2-megagpu", "a3-highgpu", "a3-megagpu", "g2-standard"}
+        "a2-highgpu", "a2-megagpu", "a3-highgpu", "a3-megagpu", "g2-standard", "g4-standard"}
 
 
 def test_families_with_published_rates_are_committed_and_the_others_are_not(shipped: Catalog) -> None:
@@ -131,7 +131,7 @@ def test_families_with_published_rates_are_committed_and_the_others_are_not(ship
     assert {"g2-standard-4", "g2-standard-96", "a3-megagpu-8g", "a2-megagpu-16g"} <= committed
     # no committed figure in the source: A2 Ultra, A3 Ultra/Edge, A4, N1 + GPU, and every AWS type
     families = {t.split("+")[0].rsplit("-", 1)[0] for t in committed}
-    assert families == {"a2-highgpu", "a2-megagpu", "a3-highgpu", "a3-megagpu", "g2-standard"}
+    assert families == {"a2-highgpu", "a2-megagpu", "a3-highgpu", "a3-megagpu", "g2-standard", "g4-standard"}
     assert all(o.provider is Provider.GCP for o in shipped.offers if o.pricing in TERM_HOURS)
 
 

@@ -72,12 +72,13 @@ AWS_DISK_NET: dict[str, tuple[int, float]] = {
 }  # fmt: skip
 AWS_DEFAULT_GBIT = 10.0  # the smallest published 'up to' figure of the GPU families
 
-N1_CPU, A2_CPU, A3_CPU, A3U_CPU, A4_CPU = (
+N1_CPU, A2_CPU, A3_CPU, A3U_CPU, A4_CPU, G4_CPU = (
     "Intel Xeon (Skylake) @ 2.0 GHz",
     "Intel Xeon (Cascade Lake) @ 2.2 GHz",
     "Intel Xeon Platinum 8481C (Sapphire Rapids)",
     "Intel Xeon Platinum 8580 (Emerald Rapids)",
     "Intel Xeon Platinum 8581C (Emerald Rapids)",
+    "AMD EPYC (Turin, Zen 5)",  # G4 (catalog/cyclenerd.py): not in SkyPilot's rows
 )
 # GCP host family -> CPU model; a type's family is its name less the "-<n>g" / "-<n>" size (and "-nolssd")
 GCP_FAMILY_CPU = {

@@ -8,6 +8,9 @@ checked for plausibility (catalog/plausibility.py) and, where a check fails, lef
 under "excluded". The same input always writes the same bytes: nothing here reads the clock. `--check`
 writes nothing and exits 1 when the committed snapshot differs from what the input builds.
 
+GCP machine families SkyPilot's rows lack (G4, RTX PRO 6000) come from cyclenerd-gcp.json beside this file,
+copied out of Cyclenerd's pricing.yml by extract_cyclenerd.py and dated by that file (catalog/cyclenerd.py).
+
 Two tables have no machine-readable source and stay recalled or estimated, labelled as such: block storage
 prices and the on-prem cards' launch prices.
 """
@@ -24,6 +27,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
+from catalog.cyclenerd import cyclenerd_rows
 from catalog.freshness import oldest_price_date
 from catalog.payload import CatalogRows, rows_to_payload
 from catalog.skypilot import import_skypilot
@@ -114,14 +118,16 @@ def cards() -> tuple[OnPremCard, ...]:
 def build(directory: Path = DEFAULT_INPUT) -> CatalogRows:
     """Read the SkyPilot rows under `directory` and assemble the checked snapshot rows."""
     read = import_skypilot(directory)
+    extra = cyclenerd_rows()
     commits = [line.split("@", 1)[1][:8] for line in read.files if "@" in line]
     version = "skypilot-v8-" + "-".join(commits) if commits else "skypilot-v8"
-    offers = tuple(sorted(read.offers, key=lambda o: (o.provider.value, o.instance_type, o.region, o.pricing.value)))
+    offers = tuple(sorted((*read.offers, *extra.offers),
+                          key=lambda o: (o.provider.value, o.instance_type, o.region, o.pricing.value)))
     rows = CatalogRows(
         version=version,
         prices_as_of=oldest_price_date(offers),
         sources=(),
-        instances=tuple(sorted(read.instances, key=lambda i: (i.provider.value, i.instance_type))),
+        instances=tuple(sorted((*read.instances, *extra.instances), key=lambda i: (i.provider.value, i.instance_type))),
         offers=offers,
         block_storage=(),
         onprem_cards=cards(),
@@ -135,7 +141,8 @@ def build(directory: Path = DEFAULT_INPUT) -> CatalogRows:
         | {b.source for b in storage}
         | {c.source for c in rows.onprem_cards}
         | {f"input {line}" for line in read.files}
-        | {f"skipped {line}" for line in read.skipped}
+        | {f"skipped {line}" for line in (*read.skipped, *extra.skipped)}
+        | {extra.source}
     )
     return CatalogRows(
         version=rows.version,
