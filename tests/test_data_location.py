@@ -152,3 +152,12 @@ def test_the_openapi_document_states_that_a_cloud_location_needs_a_region(embedd
     clouds, elsewhere = location["oneOf"]
     assert set(clouds["properties"]["provider"]["enum"]) == {"aws", "gcp"} and "region" in clouds["required"]
     assert elsewhere["not"] == {"required": ["region"]}
+
+
+def test_a_copy_too_small_to_matter_gives_no_location_warning() -> None:
+    spec = json.loads((EXAMPLES / "mlp-mnist.json").read_text())
+    job = load_job(spec)[1]
+    assert 0 < job.dataset.size_bytes < 10**9 and job.dataset.location is None
+    rec = recommend(job, _catalog())
+    assert rec.options
+    assert all("data-location-unknown" not in {w.code for w in o.warnings} for o in rec.options)

@@ -304,7 +304,8 @@ def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec, hours_known: 
                 why = f"{energy.co2e_kg:,.1f} kg CO2e ({energy.energy_kwh:,.0f} kWh); {why}"
             warnings = (commitment_warnings(pricing, price_per_hour_usd=price)
                         + option_warnings(s, pricing=pricing.value, hours_known=hours_known, job=job)
-                        + transfer_warnings(s, region=region, job=job, regions=regions.get(m.provider, ())))
+                        + transfer_warnings(s, region=region, job=job, regions=regions.get(m.provider, ()),
+                                            cost_usd=cost))
             run = run_fields(s, cost=cost, hours_known=hours_known)
         options.append(RankedOption(
             rank=rank, provider=m.provider_name, instance_type=m.instance_type, region=region,

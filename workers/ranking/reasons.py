@@ -235,7 +235,13 @@ def transfer_text(shape: Shape, *, job: JobSpec) -> str:
     return f"{text}; {moved.source}"
 
 
-def transfer_warnings(shape: Shape, *, region: str, job: JobSpec, regions: tuple[str, ...]) -> tuple[CodedWarning, ...]:
+# data-location-unknown is left out where even the dearest copy is under a cent, or under 1 % of the run.
+MIN_TRANSFER_WARNING_USD = 0.01
+MIN_TRANSFER_WARNING_SHARE = 0.01
+
+
+def transfer_warnings(shape: Shape, *, region: str, job: JobSpec, regions: tuple[str, ...],
+                      cost_usd: float) -> tuple[CodedWarning, ...]:
     """Return a cloud option's data-transfer warning: its cost, or what it would cost where the location is unknown."""
     data = job.dataset
     m = shape.m
@@ -245,6 +251,8 @@ def transfer_warnings(shape: Shape, *, region: str, job: JobSpec, regions: tuple
     if data.location is None:
         low, high = inbound_range(m.provider, region, regions)
         gb = data.size_bytes / BYTES_PER_GB
+        if gb * high < max(MIN_TRANSFER_WARNING_USD, MIN_TRANSFER_WARNING_SHARE * cost_usd):
+            return ()  # even the dearest copy is noise beside the run
         return (CodedWarning("data-location-unknown", (
             f"dataset.location is not given, so moving the {size} data set to {region} is not priced: from "
             f"another {m.provider_name} region it would cost {usd_text(gb * low)}-{usd_text(gb * high)} per copy, "
