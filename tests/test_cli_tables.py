@@ -82,3 +82,11 @@ def test_estimate_prints_every_gpu_slug_whole_at_80_and_120_columns(width: int, 
         assert any(line.split() and line.split()[0] == slug for line in table_lines), slug
     assert ("not shown at this width" in text) == (width < 100)
     assert "score 0" not in text
+
+
+def test_people_read_prefixed_units_and_no_zero_dollar_costs() -> None:
+    from workers.render import fmt_quantity, fmt_usd
+
+    assert fmt_quantity(2.15e12, "FLOP") == "2.15 TFLOP" and fmt_quantity(950, "FLOP") == "950 FLOP"
+    assert fmt_usd(0.0) == "$0.00" and fmt_usd(0.0012) == "<$0.01" and fmt_usd(0.006) == "$0.01"
+    assert fmt_usd(1234.5) == "$1,234"

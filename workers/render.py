@@ -16,12 +16,20 @@ def fmt_bytes(n: float) -> str:
 
 
 def fmt_count(n: float) -> str:
-    """Format a large count compactly, e.g. 25.6M, 4.1G."""
+    """Format a large count compactly, e.g. 25.6M, 4.1G (put a unit after it with fmt_quantity)."""
     value = float(n)
     for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(value) >= scale:
             return f"{value / scale:.2f}{unit}"
     return f"{value:.0f}"
+
+
+def fmt_quantity(n: float, unit: str) -> str:
+    """Format a count with its unit, the SI prefix joined to the unit: 2.15 TFLOP, 950 FLOP."""
+    text = fmt_count(n)
+    if text[-1:].isalpha():
+        return f"{text[:-1]} {text[-1]}{unit}"
+    return f"{text} {unit}"
 
 
 def fmt_hours(hours: float) -> str:
@@ -39,9 +47,11 @@ def fmt_hours(hours: float) -> str:
 
 
 def fmt_usd(amount: float) -> str:
-    """Format money in US dollars."""
+    """Format money in US dollars; a positive amount under half a cent is "<$0.01", not "$0.00"."""
     if not math.isfinite(amount):
         return "n/a"
+    if 0 < amount < 0.005:
+        return "<$0.01"
     return f"${amount:,.2f}" if amount < 1000 else f"${amount:,.0f}"
 
 

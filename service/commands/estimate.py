@@ -18,7 +18,7 @@ from service.commands.common import console as make_console
 from service.commands.job_flags import add_job_flags, load_job_from_args
 from service.commands.runs import open_runs_store
 from service.commands.tables import Column, fitted_table, left_out_note
-from workers.render import bar, fmt_bytes, fmt_count, fmt_hours
+from workers.render import bar, fmt_bytes, fmt_hours, fmt_quantity
 from workers.schemas import EstimateAnswer, EstimateAnswerSchema, EstimateRequestSchema
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpus
@@ -100,8 +100,10 @@ def print_requirements(req: Requirements, *, title: str, wide: bool = False) -> 
         share = value / req.gpu_memory_bytes if req.gpu_memory_bytes else 0.0
         mem.add_row(name, fmt_bytes(value), f"{bar(share)} {share:.0%}")
     console.print(mem)
-    console.print(f"host memory {fmt_bytes(req.host_memory_bytes)}; storage {fmt_bytes(req.storage_min_bytes)}"
-                  f"-{fmt_bytes(req.storage_max_bytes)}; {fmt_count(req.flops_per_iteration)}FLOP per iteration; "
+    storage = (f"storage {fmt_bytes(req.storage_min_bytes)}-{fmt_bytes(req.storage_max_bytes)}"
+               if req.storage_max_bytes > 0 else "storage: no data set size given (dataset.bytes)")
+    console.print(f"host memory {fmt_bytes(req.host_memory_bytes)}; {storage}; "
+                  f"{fmt_quantity(req.flops_per_iteration, 'FLOP')} per iteration; "
                   f"{req.iterations_per_epoch:,} iterations per epoch, {req.iterations_total:,} in all")
     console.print(f"CPU: {_cpu_need(req)}")
     if req.per_gpu:
