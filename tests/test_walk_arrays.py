@@ -79,3 +79,24 @@ def test_a_row_out_of_range_is_refused_naming_the_first_wrong_row_and_field(fiel
         check_model(replace(gpt2, layers=tuple(rows)))
     assert refused.value.field == f"model.layers[7].{field}"
     check_model(gpt2)  # the preset itself passes
+
+
+def test_jobs_that_differ_only_in_how_long_they_train_share_their_memory_work(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from workers.sizing import memory
+
+    calls: list[int] = []
+    real = memory.allocator_slack
+
+    def counted(*args: object, **kwargs: object) -> int:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(memory, "allocator_slack", counted)
+    model = preset_stats("resnet18")
+    first = memory.step_peak(model, training(batch_size=24, epochs=1.0))
+    later = memory.step_peak(model, training(batch_size=24, epochs=90.0, learning_rate=0.1, eval_every_epochs=5,
+                                             checkpoint_every_hours=2.0))
+    assert later == first and len(calls) == 1
+    other = memory.step_peak(model, training(batch_size=25, epochs=90.0))  # a batch of its own: walked again
+    assert other != first and len(calls) == 2

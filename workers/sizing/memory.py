@@ -141,6 +141,18 @@ _PEAKS: IdentityMemo[StepPeak] = IdentityMemo(256)
 _SLACK: IdentityMemo[int] = IdentityMemo(256)
 
 
+def _memory_key(training: Training) -> tuple[object, ...]:
+    """Return the training fields a step's memory can depend on: the memos' key.
+
+    Epochs, learning rate, evaluation passes and the checkpoint interval are left out (no memory
+    figure reads them), so that jobs differing only in how long they train share their walks and
+    allocator replays.
+    """
+    t = training
+    return (t.batch_size, t.sequence_length, t.precision, t.optimizer, t.update_interval, t.recompute, t.framework,
+            t.profile, t.parallelism, t.loss, t.attention)
+
+
 def allocator_slack(model: ModelStats, training: Training, *, precision: Precision, gpu_count: int,
                     shards: Shards, kept_share: float, attention: Attention) -> int:
     """Return what the caching allocator reserves beyond the tensors at its peak (allocator.py).
@@ -162,7 +174,7 @@ def step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None = No
     GPU, with `training.batch_size` samples per GPU; PyTorch's DDP adds one gradient-sized bucket copy.
     `shards` splits the model state n ways instead (ZeRO, FSDP).
     """
-    return _PEAKS.get(model, (training, None if gpu is None else gpu.architecture, gpu_count, shards),
+    return _PEAKS.get(model, (_memory_key(training), None if gpu is None else gpu.architecture, gpu_count, shards),
                       lambda: _step_peak(model, training, gpu=gpu, gpu_count=gpu_count, shards=shards))
 
 
@@ -176,7 +188,7 @@ def _step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None, gp
                             kept_share=share, attention=attention)
     slack: int | None = None
     if 0 < len(model.layers) < ARRAY_ROWS:  # the same step on another GPU of its precision caches the same way
-        slack = _SLACK.get(model, (training, precision, gpu_count, shards, share, attention),
+        slack = _SLACK.get(model, (_memory_key(training), precision, gpu_count, shards, share, attention),
                            lambda: allocator_slack(model, training, precision=precision, gpu_count=gpu_count,
                                                    shards=shards, kept_share=share, attention=attention))
     terms = [peak.activations, peak.parameters, peak.gradients, peak.optimizer_state]

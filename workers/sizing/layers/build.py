@@ -172,6 +172,9 @@ def compute_model_stats(
     rows: list[LayerStats] = []
     trainable = frozen_total = 0
     previous = "input"
+    # A layer's fields and parts, by (type, fields but its name and wiring, input shapes): a model's
+    # repeated blocks are worked out once per distinct layer; a layer a rule refuses raises at its first.
+    computed: dict[tuple[object, ...], tuple[int, int, bool, bool, list[Part]]] = {}
     for i, (spec, type_name) in enumerate(zip(layers, types, strict=True)):
         field = f"{field_prefix}[{i}]"
         rule = RULES[type_name]
@@ -180,12 +183,17 @@ def compute_model_stats(
         if not isinstance(layer_name, str) or not layer_name or layer_name in taken:
             raise SpecError(f"{field}.name", f"must be a new, non-empty name; {layer_name!r} is taken or invalid")
         sources = _input_names(spec, field, rule, previous, known)
-        f = Fields(spec, field=field, type_name=type_name, label=f"layer {i} ({layer_name}, {type_name})")
-        f.trainable_before = trainable
-        repeat = f.whole("repeat", 1)
-        passes = f.whole("passes", 1)
-        frozen, shared = f.flag("frozen", False), f.flag("shared_weights", False)
-        parts = rule.compute(f, tuple(known[n] for n in sources))
+        shapes = tuple(known[n] for n in sources)
+        key = _layer_key(spec, type_name, shapes)
+        found = computed.get(key) if key is not None else None
+        if found is None:
+            f = Fields(spec, field=field, type_name=type_name, label=f"layer {i} ({layer_name}, {type_name})")
+            f.trainable_before = trainable
+            found = (f.whole("repeat", 1), f.whole("passes", 1), f.flag("frozen", False),
+                     f.flag("shared_weights", False), rule.compute(f, shapes))
+            if key is not None:
+                computed[key] = found
+        repeat, passes, frozen, shared, parts = found
         ids: list[str] = []
         for k, part in enumerate(parts):
             part_id = layer_name if k == len(parts) - 1 else f"{layer_name}.{part.suffix or k}"
@@ -230,6 +238,31 @@ def compute_model_stats(
                                kept_float_values=size(shape) if "input" in kept and not tokens else 0,
                                kept_integer_values=size(shape) if "input" in kept and tokens else 0),
     )
+
+
+# Rules that read more than a layer's own fields and input shapes (meta_lstm: the trainable parameters
+# listed before it) are worked out every time.
+_NOT_REMEMBERED = frozenset({"meta_lstm"})
+_WIRING = frozenset({"name", "from", "inputs"})
+
+
+def _layer_key(spec: Mapping[str, object], type_name: str,
+               shapes: tuple[Shape, ...]) -> tuple[object, ...] | None:
+    """Return what a layer's parts depend on, hashable, or None when they depend on more (or it cannot hash)."""
+    if type_name in _NOT_REMEMBERED:
+        return None
+    items = []
+    for k, v in spec.items():
+        if k in _WIRING:
+            continue
+        if isinstance(v, list):
+            if not all(type(x) in (int, float, str, bool) for x in v):
+                return None
+            v = ("__list__", *((type(x).__name__, x) for x in v))
+        elif type(v) not in (int, float, str, bool) and v is not None:
+            return None
+        items.append((k, type(v).__name__, v))  # the type too: 1, 1.0 and True hash alike
+    return (type_name, shapes, tuple(sorted(items)))
 
 
 def _check_keys(spec: Mapping[str, object], field: str, type_name: str, rule: Rule) -> None:
