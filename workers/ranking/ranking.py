@@ -76,6 +76,8 @@ from workers.sizing.spec import JobSpec, Objective
 
 # One row per option that meets every constraint: the two sort keys, the tie-breaks, then what
 # the option needs to be built (price, cost, shape index).
+REGIONS_PER_MACHINE = 2  # a machine takes at most this many places in a list per pricing kind
+
 Row = tuple[float, float, str, str, str, Pricing, float, float, int]
 
 
@@ -244,8 +246,16 @@ def top_rows(job: JobSpec, spans: list[Span], *, limit: int | None = None) -> li
     limit = max(job.limit if limit is None else limit, 0)
     if limit == 0 or not spans:
         return []
-    bests = heapq.nsmallest(limit, (span.min_key for span in spans))
-    threshold = bests[-1] if len(spans) >= limit else math.inf
+    # Each machine (provider, instance type) keeps at least one row at or under its best key, whatever
+    # the cap on its regions: `limit` machines' best keys bound the list.
+    machine_best: dict[tuple[str, str], float] = {}
+    for span in spans:
+        m = span.shape.m
+        k = (m.provider_name, m.instance_type)
+        if span.min_key < machine_best.get(k, math.inf) or k not in machine_best:
+            machine_best[k] = span.min_key
+    bests = heapq.nsmallest(limit, machine_best.values())
+    threshold = bests[-1] if len(machine_best) >= limit else math.inf
     by_cost, by_time = job.objective is Objective.COST, job.objective is Objective.TIME
     by_carbon = job.objective is Objective.CARBON
     # Unknown CO2e is inf, so under the carbon objective many offers can tie at an inf threshold; they
@@ -274,10 +284,31 @@ def top_rows(job: JobSpec, spans: list[Span], *, limit: int | None = None) -> li
             if key <= threshold:
                 rows.append((key, t if by_cost else cost, provider, name, o.region, o.pricing,
                              o.price_per_hour_usd, cost, s.idx))
-    if len(rows) > 8 * limit:  # ties at the threshold (unknown CO2e is inf) can keep many rows
-        return heapq.nsmallest(limit, rows)
     rows.sort()
-    return rows[:limit]
+    return _fewest_regions(rows, limit)
+
+
+def _fewest_regions(rows: list[Row], limit: int) -> list[Row]:
+    """Return the first `limit` sorted rows, each machine in at most REGIONS_PER_MACHINE regions per pricing kind.
+
+    A machine sold at one price in ten regions would otherwise fill the whole list and hide every
+    other machine. Its other regions still fill a list that other machines leave short; a user who
+    wants a particular region names it in constraints.regions.
+    """
+    kept: list[Row] = []
+    spare: list[Row] = []
+    seen: dict[tuple[str, str, Pricing], int] = {}
+    for row in rows:
+        k = (row[2], row[3], row[5])
+        n = seen.get(k, 0)
+        if n < REGIONS_PER_MACHINE:
+            seen[k] = n + 1
+            kept.append(row)
+            if len(kept) == limit:
+                return kept
+        else:
+            spare.append(row)
+    return kept + spare[:limit - len(kept)]
 
 
 def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec, hours_known: bool,
