@@ -11,9 +11,9 @@ from workers.sizing.memory import step_peak
 from workers.sizing.overheads import MASTER_WEIGHT_BYTES, OPTIMIZER_STATE_BYTES, OPTIMIZER_TEMPORARY_BYTES
 from workers.sizing.presets.registry import preset_stats
 from workers.sizing.spec import Dataset, JobSpec, Optimizer, Precision, Training
-from workers.sizing.strategies.footprint import layout_memory, parameter_counts
+from workers.sizing.strategies.footprint import layout_memory, parameter_counts, searched_memory
 from workers.sizing.strategies.parallelism import Layout
-from workers.sizing.strategies.types import DataParallel
+from workers.sizing.strategies.types import Adapter, AdapterKind, Checkpointing, DataParallel
 
 GPU = gpus_by_slug()["a100-80gb"]
 
@@ -60,3 +60,23 @@ def test_sharding_a_model_moves_its_peak_toward_the_activations() -> None:
     sharded = layout_memory(job, Layout(DataParallel.ZERO3, gpu_count=8, gpus_per_node=8), gpu=GPU, batch_size=1)
     assert plain.peak_phase == "optimizer_step"  # 16+ bytes per parameter dominate
     assert sharded.total_bytes < plain.total_bytes / 4
+
+
+@pytest.mark.parametrize("layout", [
+    Layout(DataParallel.ZERO3, gpu_count=8, gpus_per_node=8),
+    Layout(DataParallel.ZERO2, gpu_count=4, gpus_per_node=4, checkpointing=Checkpointing.FULL),
+    Layout(DataParallel.PLAIN, gpu_count=1, gpus_per_node=1, adapter=Adapter(kind=AdapterKind.QLORA)),
+    Layout(DataParallel.PLAIN, gpu_count=2, gpus_per_node=2, tensor_parallel=2,
+           checkpointing=Checkpointing.SELECTIVE_OPS),
+    Layout(DataParallel.PLAIN, gpu_count=4, gpus_per_node=4),
+])
+@pytest.mark.parametrize("batch", [1, 3, 16])
+def test_the_search_walks_once_per_layout_and_scales_by_batch_to_the_same_tensors(layout: Layout, batch: int) -> None:
+    model = preset_stats("llama-7b", sequence_length=1024)
+    job = JobSpec(model, Training(batch_size=batch, precision=Precision.BF16_MIXED, optimizer=Optimizer.ADAMW),
+                  Dataset(samples=1000))
+    exact = layout_memory(job, layout, gpu=GPU, batch_size=batch)
+    searched = searched_memory(job, layout, gpu=GPU, batch_size=batch)
+    tensors = exact.total_bytes - exact.breakdown.framework_reserve_bytes
+    assert searched.total_bytes - searched.breakdown.framework_reserve_bytes == pytest.approx(tensors, rel=1e-6)
+    assert searched.peak_phase == exact.peak_phase

@@ -238,8 +238,9 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
     inputs = batch_input_bytes(model, precision) * batch  # the batch the loop holds, all step
     held = outputs[held_index] + inputs
     moments: list[Moment] = []
-    t = Trace() if trace is None else trace
-    _persistent(t, model, training, shards, buckets)
+    t = _NO_TRACE if trace is None else trace
+    if trace is not None:
+        _persistent(t, model, training, shards, buckets)
     t.alloc("batch", inputs)
     alive, copied = inputs, 0
     for i in range(len(layers)):
@@ -303,6 +304,19 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
     t.free("held")
     t.free("batch")
     return moments
+
+
+class _NoTrace(Trace):
+    """A trace that records nothing: a walk asked for no allocations spends no time on them."""
+
+    def alloc(self, key: object, size: int) -> None:
+        """Record nothing."""
+
+    def free(self, key: object) -> None:
+        """Record nothing."""
+
+
+_NO_TRACE = _NoTrace()
 
 
 def _persistent(t: Trace, model: ModelStats, training: Training, shards: Shards, buckets: int) -> None:

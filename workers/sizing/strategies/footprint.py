@@ -20,22 +20,23 @@ import math
 from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
+from workers.sizing.layers.attention import Attention
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.memory import attention_kind, framework_reserve_bytes, recompute_share, step_peak
 from workers.sizing.overheads import OPTIMIZER_TEMPORARY_BYTES
 from workers.sizing.requirements import MemoryBreakdown
-from workers.sizing.spec import Framework, JobSpec, Optimizer
+from workers.sizing.spec import Framework, JobSpec, Optimizer, Precision
 from workers.sizing.stats import LayerKind, ModelStats
-from workers.sizing.step_walk import HeldStates, peak_moment, walk_step
+from workers.sizing.step_walk import HeldStates, Moment, peak_moment, walk_step
 from workers.sizing.strategies.adapters import (
     TransformerShape,
     lora_parameters,
     quantized_parameters,
     transformer_shape,
 )
-from workers.sizing.strategies.parallelism import Layout, ModelStateBytes, ParameterCounts, model_state_bytes
+from workers.sizing.strategies.parallelism import Layout, ParameterCounts, model_state_bytes
 from workers.sizing.strategies.retention import layout_retention
-from workers.sizing.strategies.types import AdapterKind, Checkpointing, DataParallel
+from workers.sizing.strategies.types import SHARDED, AdapterKind, Checkpointing, DataParallel
 from workers.sizing.throughput import effective_precision, has_bf16
 
 
@@ -96,7 +97,16 @@ def _has_conv(model: ModelStats) -> bool:
 
 
 def layout_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_size: int) -> LayoutMemory:
-    """Return the per-GPU peak of the job under the layout at this micro-batch (the walk's largest moment)."""
+    """Return the per-GPU peak of the job under the layout at this micro-batch (the walk's largest moment).
+
+    The estimate's figure: a plain layout is memory.step_peak with its allocator simulation. The
+    search's inner loop takes `searched_memory`, the same walk scaled by batch.
+    """
+    return _exact_memory(job, layout, gpu=gpu, batch_size=batch_size)
+
+
+def _exact_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_size: int) -> LayoutMemory:
+    """Return layout_memory, remembered per (training, layout, architecture, bf16, batch)."""
     arch = None if gpu is None else gpu.architecture
     bf16 = None if gpu is None else has_bf16(gpu)
     key = (job.training, layout, arch, bf16, batch_size)
@@ -119,15 +129,7 @@ def _layout_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_s
         return LayoutMemory(breakdown=peak_as_given.breakdown, host_bytes_per_gpu=0,
                             trainable_parameters=counts.trainable, total_bytes=peak_as_given.breakdown.total_bytes,
                             peak_phase=peak_as_given.phase.value)
-    host = 0
-    held: HeldStates | None = None
-    if not _walks_as_given(layout):
-        states: ModelStateBytes = model_state_bytes(counts, layout, precision=precision, optimizer=training.optimizer,
-                                                    ddp_bucket=training.framework is Framework.PYTORCH)
-        held = HeldStates(weights=states.parameters, gradients=states.gradients,
-                          optimizer_state=states.optimizer_state,
-                          temporaries=_temporaries(counts, layout, training.optimizer))
-        host = states.host_bytes
+    held, host = _held_states(job, layout, counts, precision=precision)
     peak = peak_moment(walk_step(model, training, precision=precision, gpu_count=layout.gpu_count, kept_share=share,
                                  attention=attention, states=held, retention=retention))
     tensors = peak.total_bytes
@@ -137,3 +139,119 @@ def _layout_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_s
                                                                                 has_conv=_has_conv(model)))
     return LayoutMemory(breakdown=breakdown, host_bytes_per_gpu=host, trainable_parameters=counts.trainable,
                         total_bytes=breakdown.total_bytes, peak_phase=peak.phase.value)
+
+
+@dataclass(frozen=True)
+class _Envelope:
+    """A layout's walk reduced to the moments that can peak at some micro-batch.
+
+    Every moment is affine in the micro-batch b: its activations are b x what scales (kept tensors,
+    outputs, the input batch) plus what does not (a layer's 16-bit weight gradient, a tied
+    embedding's dense one), its model states are constant. Two walks, at b = 1 and b = 2, give each
+    moment's slope and constant; moments another beats at every b >= 1 are dropped.
+    """
+
+    # per moment: activations per sample, activations at b = 0, parameters, gradients, state, phase
+    moments: tuple[tuple[int, int, int, int, int, str], ...]
+    host_bytes_per_gpu: int
+    trainable_parameters: int
+
+
+_ENVELOPES: IdentityMemo[_Envelope] = IdentityMemo(size=4096)
+_CANONICAL: dict[tuple[Layout, Attention], Layout] = {}  # layouts are few: machine shapes x strategies
+
+
+def searched_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_size: int) -> LayoutMemory:
+    """Return the layout's per-GPU peak for the search: two walks per layout and architecture, then arithmetic.
+
+    The same walk as layout_memory (tensors equal up to per-row rounding); the reserve takes the 10%
+    allocator rule for every layout (the estimate's allocator simulation costs a replay per batch).
+    """
+    # The tensors depend on the GPU only through the precision it runs and its attention kernel, and
+    # on the machine shape only through the shard degree (and, in plain data parallel, DDP's bucket).
+    training = job.training  # the walk reads its framework and optimizer (the batch is the envelope's)
+    precision = effective_precision(training.precision, gpu)
+    attention = attention_kind(training, gpu)
+    canonical = _CANONICAL.get((layout, attention)) or _CANONICAL.setdefault((layout, attention),
+                                                                            _canonical(layout, attention))
+    key = (training.framework, training.optimizer, canonical, precision, attention)
+    envelope = _ENVELOPES.get(job.model, key, lambda: _envelope(job, canonical, gpu=gpu))
+    best = max(envelope.moments, key=lambda m: m[0] * batch_size + m[1] + m[2] + m[3] + m[4])
+    activations = best[0] * batch_size + best[1]
+    tensors = activations + best[2] + best[3] + best[4]
+    breakdown = MemoryBreakdown(activations_bytes=activations, parameters_bytes=best[2], gradients_bytes=best[3],
+                                optimizer_state_bytes=best[4],
+                                framework_reserve_bytes=framework_reserve_bytes(tensors, gpu=gpu,
+                                                                                has_conv=_has_conv(job.model)))
+    return LayoutMemory(breakdown=breakdown, host_bytes_per_gpu=envelope.host_bytes_per_gpu,
+                        trainable_parameters=envelope.trainable_parameters, total_bytes=breakdown.total_bytes,
+                        peak_phase=best[5])
+
+
+def _canonical(layout: Layout, attention: Attention) -> Layout:
+    """Return the layout on the fewest GPUs that keep the same per-GPU memory (one machine, same shard degree).
+
+    Under a fused attention kernel selective checkpointing keeps what no checkpointing keeps.
+    """
+    if layout.checkpointing is Checkpointing.SELECTIVE and attention is not Attention.MATH:
+        layout = replace(layout, checkpointing=Checkpointing.NONE)
+    split = layout.tensor_parallel * layout.pipeline_stages
+    if layout.data_parallel in SHARDED:
+        count = split * layout.shard_degree
+    else:
+        count = split * min(2, layout.data_parallel_degree)  # more than one replica: DDP's bucket
+    if count == layout.gpu_count and count == layout.gpus_per_node:
+        return layout
+    return replace(layout, gpu_count=count, gpus_per_node=count)
+
+
+def _walk(job: JobSpec, layout: Layout, counts: ParameterCounts, *, gpu: GpuSpec | None, batch_size: int,
+          ) -> tuple[list[Moment], int]:
+    """Walk the layout at this micro-batch; return its moments and the host bytes offload keeps."""
+    model = job.model
+    training = replace(job.training, batch_size=batch_size, recompute=False)
+    precision = effective_precision(training.precision, gpu)
+    attention = attention_kind(training, gpu)
+    retention = layout_retention(model, training, precision=precision, attention=attention,
+                                 mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel)
+    share = recompute_share(model) if layout.checkpointing is Checkpointing.FULL and retention is None else 1.0
+    held, host = _held_states(job, layout, counts, precision=precision)
+    return walk_step(model, training, precision=precision, gpu_count=layout.gpu_count, kept_share=share,
+                     attention=attention, states=held, retention=retention), host
+
+
+def _envelope(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None) -> _Envelope:
+    """Walk the layout at b = 1 and b = 2 and keep the moments on the upper envelope for b >= 1."""
+    counts = parameter_counts(job.model, layout, transformer_shape(job.model))
+    one, host = _walk(job, layout, counts, gpu=gpu, batch_size=1)
+    # A strategy's walk makes no batch-independent transient (the 16-bit weight gradients are its
+    # gradients term): its activations are b x those at b = 1. The plain walk needs a second point.
+    two = [m.activations for m in _walk(job, layout, counts, gpu=gpu, batch_size=2)[0]] \
+        if _walks_as_given(layout) else [2 * m.activations for m in one]
+    lines = []
+    for i, (a, b) in enumerate(zip(one, two, strict=True)):
+        slope = b - a.activations
+        fixed = a.activations - slope
+        lines.append((slope, fixed + a.parameters + a.gradients + a.optimizer_state, i))
+    # keep, in walk order, each moment no other beats at every b >= 1 (on both slope and value at b = 1)
+    kept: list[int] = []
+    best_at_one = None
+    for slope, rest, i in sorted(lines, key=lambda r: (-r[0], -(r[0] + r[1]), r[2])):
+        if best_at_one is None or slope + rest > best_at_one:
+            kept.append(i)
+            best_at_one = slope + rest
+    chosen = tuple((lines[i][0], one[i].activations - lines[i][0], one[i].parameters, one[i].gradients,
+                    one[i].optimizer_state, one[i].phase.value) for i in sorted(kept))
+    return _Envelope(moments=chosen, host_bytes_per_gpu=host, trainable_parameters=counts.trainable)
+
+
+def _held_states(job: JobSpec, layout: Layout, counts: ParameterCounts, *,
+                 precision: Precision) -> tuple[HeldStates | None, int]:
+    """Return the model states the layout keeps on one GPU (None: the walk's own), and its offloaded host bytes."""
+    if _walks_as_given(layout):
+        return None, 0
+    training = job.training
+    states = model_state_bytes(counts, layout, precision=precision, optimizer=training.optimizer,
+                               ddp_bucket=training.framework is Framework.PYTORCH)
+    return HeldStates(weights=states.parameters, gradients=states.gradients, optimizer_state=states.optimizer_state,
+                      temporaries=_temporaries(counts, layout, training.optimizer)), states.host_bytes

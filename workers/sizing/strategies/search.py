@@ -23,7 +23,7 @@ from workers.sizing.multigpu import NVLINK_PAIRS_ONLY
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.adapters import transformer_shape
 from workers.sizing.strategies.collectives import node_links
-from workers.sizing.strategies.footprint import LayoutMemory, layout_memory
+from workers.sizing.strategies.footprint import LayoutMemory, searched_memory
 from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.steptime import LayoutTime, layout_time
 from workers.sizing.strategies.types import Adapter, AdapterKind, Checkpointing, DataParallel, Offload, Parallelism
@@ -140,7 +140,7 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
                        network_gbit_per_s=network_gbit_per_s,
                        nvlink_efficiency=NVLINK_EFFICIENCY)
     frugal = _frugal_layout(job, gpus_per_node=gpus_per_node, nodes=nodes)
-    if frugal is not None and not fits(layout_memory(job, frugal, gpu=gpu, batch_size=1).total_bytes, gpu):
+    if frugal is not None and not fits(searched_memory(job, frugal, gpu=gpu, batch_size=1).total_bytes, gpu):
         return None  # not even the layout that keeps least fits: no need to try the others
     best: LayoutChoice | None = None
     found = 0
@@ -155,7 +155,7 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
         if group in settled:
             continue
         for batch, interval in _micro_batches(job.training.batch_size, job.training.update_interval):
-            memory = layout_memory(job, layout, gpu=gpu, batch_size=batch)
+            memory = searched_memory(job, layout, gpu=gpu, batch_size=batch)
             if not fits(memory.total_bytes, gpu):
                 continue
             if host_need_bytes + memory.host_bytes_per_gpu * gpus_per_node > host_memory_bytes:
