@@ -27,7 +27,7 @@ from workers.sizing.overheads import OPTIMIZER_TEMPORARY_BYTES
 from workers.sizing.requirements import MemoryBreakdown
 from workers.sizing.spec import Framework, JobSpec, Optimizer, Precision
 from workers.sizing.stats import LayerKind, ModelStats
-from workers.sizing.step_walk import HeldStates, Moment, peak_moment, walk_step
+from workers.sizing.step_walk import HeldStates, Moment, Phase, peak_moment, walk_step
 from workers.sizing.strategies.adapters import (
     TransformerShape,
     lora_parameters,
@@ -223,26 +223,74 @@ def _walk(job: JobSpec, layout: Layout, counts: ParameterCounts, *, gpu: GpuSpec
 def _envelope(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None) -> _Envelope:
     """Walk the layout at b = 1 and b = 2 and keep the moments on the upper envelope for b >= 1."""
     counts = parameter_counts(job.model, layout, transformer_shape(job.model))
+    if not _walks_as_given(layout):
+        return _strategy_envelope(job, layout, counts, gpu=gpu)
     one, host = _walk(job, layout, counts, gpu=gpu, batch_size=1)
-    # A strategy's walk makes no batch-independent transient (the 16-bit weight gradients are its
-    # gradients term): its activations are b x those at b = 1. The plain walk needs a second point.
-    two = [m.activations for m in _walk(job, layout, counts, gpu=gpu, batch_size=2)[0]] \
-        if _walks_as_given(layout) else [2 * m.activations for m in one]
+    two = [m.activations for m in _walk(job, layout, counts, gpu=gpu, batch_size=2)[0]]
     lines = []
     for i, (a, b) in enumerate(zip(one, two, strict=True)):
         slope = b - a.activations
         fixed = a.activations - slope
         lines.append((slope, fixed + a.parameters + a.gradients + a.optimizer_state, i))
-    # keep, in walk order, each moment no other beats at every b >= 1 (on both slope and value at b = 1)
+    chosen = tuple((lines[i][0], one[i].activations - lines[i][0], one[i].parameters, one[i].gradients,
+                    one[i].optimizer_state, one[i].phase.value) for i in _upper(lines))
+    return _Envelope(moments=chosen, host_bytes_per_gpu=host, trainable_parameters=counts.trainable)
+
+
+def _upper(lines: list[tuple[int, int, int]]) -> list[int]:
+    """Return, in walk order, the moments (slope, value at b = 0, index) no other beats at every b >= 1."""
     kept: list[int] = []
-    best_at_one = None
+    best_at_one: int | None = None
     for slope, rest, i in sorted(lines, key=lambda r: (-r[0], -(r[0] + r[1]), r[2])):
         if best_at_one is None or slope + rest > best_at_one:
             kept.append(i)
             best_at_one = slope + rest
-    chosen = tuple((lines[i][0], one[i].activations - lines[i][0], one[i].parameters, one[i].gradients,
-                    one[i].optimizer_state, one[i].phase.value) for i in sorted(kept))
+    return sorted(kept)
+
+
+_UNIT_GRADIENTS = 1 << 50  # a gradient total large enough that the walk's shares of it are exact to 1e-12
+_UNIT_WALKS: IdentityMemo[tuple[tuple[int, float, bool, str], ...]] = IdentityMemo(size=512)
+
+
+def _strategy_envelope(job: JobSpec, layout: Layout, counts: ParameterCounts, *, gpu: GpuSpec | None) -> _Envelope:
+    """Return a strategy layout's envelope from one walk per checkpointing and tensor-parallel degree.
+
+    With a strategy's states the walk's moments are b x activations plus constant weights and state,
+    the gradients' share made so far times their total, and the step's temporaries: one walk at b = 1
+    with a unit gradient total gives every layout of that retention by arithmetic.
+    """
+    model, training = job.model, job.training
+    precision = effective_precision(training.precision, gpu)
+    attention = attention_kind(training, gpu)
+    key = (training.framework, precision, attention, layout.checkpointing, layout.tensor_parallel)
+    unit = _UNIT_WALKS.get(model, key, lambda: _unit_walk(job, layout, gpu=gpu))
+    held, host = _held_states(job, layout, counts, precision=precision)
+    assert held is not None  # a strategy's own states
+    lines = []
+    for i, (activations, share, step, _) in enumerate(unit):
+        gradients = math.ceil(held.gradients * share)
+        state = held.optimizer_state + (held.temporaries if step else 0)
+        lines.append((activations, held.weights + gradients + state, i))
+    chosen = tuple((unit[i][0], 0, held.weights, math.ceil(held.gradients * unit[i][1]),
+                    held.optimizer_state + (held.temporaries if unit[i][2] else 0), unit[i][3])
+                   for i in _upper(lines))
     return _Envelope(moments=chosen, host_bytes_per_gpu=host, trainable_parameters=counts.trainable)
+
+
+def _unit_walk(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None) -> tuple[tuple[int, float, bool, str], ...]:
+    """Walk one sample with a unit gradient total: each moment's activations, gradient share, step flag, phase."""
+    model = job.model
+    training = replace(job.training, batch_size=1, recompute=False)
+    precision = effective_precision(training.precision, gpu)
+    attention = attention_kind(training, gpu)
+    retention = layout_retention(model, training, precision=precision, attention=attention,
+                                 mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel)
+    share = recompute_share(model) if layout.checkpointing is Checkpointing.FULL and retention is None else 1.0
+    unit = HeldStates(weights=0, gradients=_UNIT_GRADIENTS, optimizer_state=0, temporaries=0)
+    moments = walk_step(model, training, precision=precision, gpu_count=layout.gpu_count, kept_share=share,
+                        attention=attention, states=unit, retention=retention)
+    return tuple((m.activations, m.gradients / _UNIT_GRADIENTS, m.phase is Phase.OPTIMIZER_STEP, m.phase.value)
+                 for m in moments)
 
 
 def _held_states(job: JobSpec, layout: Layout, counts: ParameterCounts, *,
