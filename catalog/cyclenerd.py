@@ -1,25 +1,33 @@
-"""GCP machine families SkyPilot's rows lack, from Cyclenerd's pricing.yml extract (dated by the file).
+"""GCP prices SkyPilot's rows lack or get wrong, from Cyclenerd's pricing.yml extract (dated by the file).
 
 catalog/data/instances/cyclenerd-gcp.json is copied unchanged out of Cyclenerd/google-cloud-pricing-cost-
 calculator's pricing.yml (extract_cyclenerd.py): per machine type its vCPUs, memory, GPU key and count, and per
-region the on-demand `hour` and `hour_spot` price, both true on the file's generation date. Only whole-GPU
-shapes become instances; a share of one GPU (g4-standard-6/12/24: 1/8, 1/4, 1/2 of an RTX PRO 6000) has no
-slice in our GPU table and is skipped with the reason.
+region the on-demand `hour` and `hour_spot` price, both true on the file's generation date. Two uses:
+- new families (NEW_GPU_KEYS: G4, RTX PRO 6000): shapes and offers. Only whole-GPU shapes become instances; a
+  share of one GPU (g4-standard-6/12/24: 1/8, 1/4, 1/2 of an RTX PRO 6000) has no slice in our GPU table and is
+  skipped with the reason;
+- stand-ins (`stand_in_on_demand`): where a plausibility check left out the GPU or host part of a bundled
+  SkyPilot machine (A100 in europe-west4 at half the US price, H100 at $4.20/GPU in us-central1, ...), the
+  file's on-demand price of that machine in that region, its own source and date; it is checked like the rest.
+  Over the kept A2/A3/G2 rows SkyPilot's on-demand prices are 0.991-1.001x the file's, so the two agree where
+  both are sane.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from catalog.cpu_scores import score_for
-from catalog.skypilot.shapes import G4_CPU, SPEC_DATE
+from catalog.payload import CatalogRows
+from catalog.skypilot.shapes import G4_CPU, GCP_BUNDLED, SPEC_DATE
 from catalog.types import InstanceType, Offer, Pricing, Provider
 
 EXTRACT = Path(__file__).resolve().parent / "data" / "instances" / "cyclenerd-gcp.json"
-GPU_KEYS = {"rtx6000": "rtx-pro-6000"}  # pricing.yml's GPU key -> our slug (G4: RTX PRO 6000 Blackwell)
+NEW_GPU_KEYS = {"rtx6000": "rtx-pro-6000"}  # pricing.yml's GPU key -> our slug, for families SkyPilot lacks
 FAMILY_CPU = {"g4-standard": G4_CPU}
 GIB = 2**30
 _NETWORK_GBIT = 10.0  # not in the file; the smallest figure Google publishes for GPU machines (recalled)
@@ -52,14 +60,16 @@ def _shape(name: str, row: dict[str, Any], slug: str, spec: str) -> InstanceType
 def cyclenerd_rows(path: Path = EXTRACT) -> CyclenerdRows:
     """Read the extract into GCP instance shapes and their on-demand and spot offers."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    origin = f"{data['source']} (generated {data['generated']}, from Google's Cloud Billing Catalog SKU prices)"
+    origin = _origin(data)
     spec = (f"{origin}: vCPUs, memory (GiB) and GPUs; host CPU recalled (Google's G4 machine series page), "
             "no local SSD counted, network not in the file (10 Gbit/s assumed)")
     instances: list[InstanceType] = []
     offers: list[Offer] = []
     skipped: list[str] = []
     for name, row in sorted(data["machines"].items()):
-        slug = GPU_KEYS.get(row["gpu"])
+        if row["gpu"] not in NEW_GPU_KEYS:
+            continue  # a family SkyPilot's rows carry: its prices are stand-ins only
+        slug = NEW_GPU_KEYS.get(row["gpu"])
         count = float(row["gpus"])
         if slug is None or count < 1 or count != int(count):
             skipped.append(f"gcp {name}: {count:g} of a {row['gpu']} GPU has no slice in our GPU table")
@@ -75,3 +85,35 @@ def cyclenerd_rows(path: Path = EXTRACT) -> CyclenerdRows:
                     offers.append(Offer(Provider.GCP, name, region, pricing, float(cost[key]),
                                         f"{origin} ({key})", data["as_of"]))
     return CyclenerdRows(tuple(instances), tuple(offers), tuple(skipped), f"input {path.name}: {origin}")
+
+
+def _origin(data: dict[str, Any]) -> str:
+    return f"{data['source']} (generated {data['generated']}, from Google's Cloud Billing Catalog SKU prices)"
+
+
+def stand_in_on_demand(rows: CatalogRows, path: Path = EXTRACT) -> CatalogRows:
+    """Add the file's on-demand price where a check left out a part of a bundled GCP machine's own price."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    origin = _origin(data)
+    known = {i.instance_type for i in rows.instances if i.provider is Provider.GCP}
+    have = {(o.instance_type, o.region) for o in rows.offers
+            if o.provider is Provider.GCP and o.pricing is Pricing.ON_DEMAND}
+    left_out: dict[tuple[str, str], str] = {}
+    for e in rows.excluded:
+        if e.provider is Provider.GCP and e.pricing is Pricing.ON_DEMAND:
+            left_out.setdefault((e.item, e.region), e.check)
+    added: list[Offer] = []
+    for name, row in sorted(data["machines"].items()):
+        if name not in known or name not in GCP_BUNDLED:
+            continue
+        accelerator, count = GCP_BUNDLED[name]
+        for region, cost in sorted(row["prices"].items()):
+            check = left_out.get((f"accelerator {accelerator} x{count}", region)) or left_out.get(
+                (f"host {name}", region))
+            if check is None or (name, region) in have or not cost.get("hour"):
+                continue
+            added.append(Offer(Provider.GCP, name, region, Pricing.ON_DEMAND, float(cost["hour"]),
+                               f"{origin} (hour), in place of SkyPilot's on-demand row ({check})", data["as_of"]))
+    offers = tuple(sorted((*rows.offers, *added),
+                          key=lambda o: (o.provider.value, o.instance_type, o.region, o.pricing.value)))
+    return dataclasses.replace(rows, offers=offers)

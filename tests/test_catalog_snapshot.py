@@ -103,10 +103,19 @@ def test_the_three_known_gcp_errors_are_left_out_with_their_reasons(catalog: Cat
     assert ("accelerator A100 x1", "europe-west4", Pricing.ON_DEMAND, "regional-outlier") in reasons
     assert ("accelerator A100-80GB x1", "us-central1", Pricing.ON_DEMAND, "spot-not-below-on-demand") in reasons
     assert ("accelerator H100 x8", "us-central1", Pricing.ON_DEMAND, "regional-outlier") in reasons
-    assert _offer(catalog, "a2-highgpu-1g", "europe-west4") is None
-    assert _offer(catalog, "a2-ultragpu-1g", "us-central1") is None
-    assert _offer(catalog, "a3-highgpu-8g", "us-central1") is None
-    assert _offer(catalog, "a3-highgpu-8g", "us-east4") is not None
+    # SkyPilot's price for those machines there is gone; Google's own list price from Cyclenerd's pricing.yml
+    # (dated 2026-07-30) stands in, e.g. A3 High x8 in us-central1 at $88.49/h, not 8 x $4.20 + host
+    extract = json.loads((SNAPSHOT_DIR / "cyclenerd-gcp.json").read_text())["machines"]
+    for itype, region in (("a2-highgpu-1g", "europe-west4"), ("a2-ultragpu-1g", "us-central1"),
+                          ("a3-highgpu-8g", "us-central1")):
+        stand_in = _offer(catalog, itype, region)
+        assert stand_in is not None and "in place of SkyPilot's on-demand row" in stand_in.source
+        assert stand_in.price_per_hour_usd == extract[itype]["prices"][region]["hour"]
+        assert stand_in.as_of == "2026-07-30"
+    a3 = _offer(catalog, "a3-highgpu-8g", "us-central1")
+    assert a3 is not None and 85 < a3.price_per_hour_usd < 92
+    east = _offer(catalog, "a3-highgpu-8g", "us-east4")
+    assert east is not None and "skypilot-org" in east.source  # kept rows keep SkyPilot's price
     assert all(e.reason.strip() for e in catalog.excluded)
 
 

@@ -8,8 +8,9 @@ checked for plausibility (catalog/plausibility.py) and, where a check fails, lef
 under "excluded". The same input always writes the same bytes: nothing here reads the clock. `--check`
 writes nothing and exits 1 when the committed snapshot differs from what the input builds.
 
-GCP machine families SkyPilot's rows lack (G4, RTX PRO 6000) come from cyclenerd-gcp.json beside this file,
-copied out of Cyclenerd's pricing.yml by extract_cyclenerd.py and dated by that file (catalog/cyclenerd.py).
+GCP machine families SkyPilot's rows lack (G4, RTX PRO 6000), and stand-ins for the on-demand prices of bundled
+GCP machines a check left out, come from cyclenerd-gcp.json beside this file, copied out of Cyclenerd's
+pricing.yml by extract_cyclenerd.py and dated by that file (catalog/cyclenerd.py).
 
 Two tables have no machine-readable source and stay recalled or estimated, labelled as such: block storage
 prices and the on-prem cards' launch prices.
@@ -27,7 +28,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from catalog.cyclenerd import cyclenerd_rows
+from catalog.cyclenerd import cyclenerd_rows, stand_in_on_demand
 from catalog.freshness import oldest_price_date
 from catalog.payload import CatalogRows, rows_to_payload
 from catalog.skypilot import import_skypilot
@@ -133,7 +134,7 @@ def build(directory: Path = DEFAULT_INPUT) -> CatalogRows:
         onprem_cards=cards(),
         excluded=read.excluded,
     )
-    rows = screen_rows(rows)
+    rows = screen_rows(stand_in_on_demand(screen_rows(rows)))  # the stand-ins are checked like the rest
     storage = block_storage(rows)
     sources = sorted(
         {i.source for i in rows.instances}
