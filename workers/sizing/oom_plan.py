@@ -75,12 +75,17 @@ class _Planner:
         return f"peak {peak / GIB:.1f} GiB {verdict} the {usable:.1f} GiB usable on {self.gpu.slug}"
 
 
-def _smaller_batch(p: _Planner) -> tuple[Mitigation, CodedWarning | None]:
-    """Halve the batch (learning rate halved, update interval doubled) until it fits or reaches 1."""
+def _smaller_batch(p: _Planner) -> tuple[Mitigation | None, CodedWarning | None]:
+    """Halve the batch (learning rate halved, update interval doubled) until it fits or reaches 1.
+
+    None when the batch as given already fits this card (no row that halves it zero times).
+    """
     training = p.job.training
     batch, rate, interval = training.batch_size, training.learning_rate, training.update_interval
     chain = [str(batch)]
     peak = p.memory(training, p.gpu_count)
+    if peak <= p.usable:
+        return None, None
     while batch > 1 and peak > p.usable:
         batch = max(1, batch // 2)
         rate = None if rate is None else rate / 2
