@@ -10,6 +10,7 @@ refuses is never remembered, so every refusal is worked out (and worded) afresh.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -29,18 +30,29 @@ REMEMBERED_BODIES = 256
 REMEMBERED_BODY_BYTES = 32 * 1024
 
 
-class _Lru(OrderedDict[Any, Any]):
-    """An OrderedDict that keeps its newest `size` entries."""
+class _Lru:
+    """The newest `size` entries, safe under the embedded server's request threads."""
 
     def __init__(self, size: int) -> None:
-        super().__init__()
         self.size = size
+        self._data: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        """Return the value under key (None when absent), marking it the newest."""
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
 
     def remember(self, key: Any, value: Any) -> None:
         """Keep value under key, dropping the oldest entry past the size."""
-        self[key] = value
-        if len(self) > self.size:
-            self.popitem(last=False)
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            if len(self._data) > self.size:
+                self._data.popitem(last=False)
 
 
 class RememberingParser(StrictJsonParser):
@@ -65,8 +77,6 @@ class RememberingParser(StrictJsonParser):
             found = (schema, super()._process_location_data(location_data, schema, req, location, unknown,
                                                             validators))
             self.loaded.remember(key, found)
-        else:
-            self.loaded.move_to_end(key)
         return found[1]
 
 
