@@ -33,7 +33,8 @@ FRAMEWORK_ALIASES = {"torch7": Framework.PYTORCH}
 #   K/V (8 KV heads) is not in the layer vocabulary: the block keeps full K/V projections, which
 #   counts about 10% more parameters (and their multiply-adds) than the real model.
 # - gpt-llmfs-163m: LLMs-from-scratch GPTModel: 12 heads, GELU 4x, LayerNorm, qkv without bias,
-#   dropout 0.1, learned positions, untied head without bias.
+#   dropout 0.1, learned positions, untied head without bias. Its GELU (the tanh form) and LayerNorm
+#   are written from primitive ops (ch04), which keep their pieces: `gelu_new`, `layernorm_parts`.
 _DECODERS: dict[str, dict[str, Any]] = {
     "mpt-": {"head_dim": 64, "activation": "gelu", "norm_type": "layernorm", "bias": False, "dropout": 0.0,
              "positions": True, "tied": True},
@@ -47,8 +48,8 @@ _DECODERS: dict[str, dict[str, Any]] = {
                 "positions": False, "tied": False},
     "mistral-": {"head_dim": 128, "activation": "swiglu", "norm_type": "rmsnorm", "bias": False, "dropout": 0.0,
                  "positions": False, "tied": False},
-    "gpt-llmfs-": {"head_dim": 64, "activation": "gelu", "norm_type": "layernorm", "bias": True, "dropout": 0.1,
-                   "positions": True, "tied": False},
+    "gpt-llmfs-": {"head_dim": 64, "activation": "gelu_new", "norm_type": "layernorm_parts", "bias": True,
+                   "dropout": 0.1, "positions": True, "tied": False},
 }
 # Runs whose attention is FlashAttention (MosaicML's triton/flash attention, torchtitan's SDPA): the
 # attention core keeps no s x s probabilities and moves none through memory (FlashAttention's defining
@@ -95,7 +96,8 @@ def _decoder_layers(record: Mapping[str, Any], style: Mapping[str, Any]) -> list
                        "max_positions": int(record["sequence_length"])})
     layers += [{**block, "name": f"h{i}"} for i in range(depth)]
     layers += [
-        {"type": style["norm_type"], "name": "ln_f"},
+        {"type": "layernorm", "name": "ln_f", "parts": True} if style["norm_type"] == "layernorm_parts"
+        else {"type": style["norm_type"], "name": "ln_f"},
         {"type": "dense", "name": "lm_head", "out_features": vocab, "bias": False,
          "shared_weights": bool(style["tied"])},
         {"type": "log_softmax", "name": "loss"},

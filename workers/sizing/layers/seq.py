@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from workers.sizing.layers.basic import LAYERNORM_PARTS_EXTRA_KEPT
 from workers.sizing.layers.fields import Fields, Part, Rule, Shape, elementwise, show, size
 from workers.sizing.stats import LayerKind
 
@@ -181,14 +182,16 @@ def _dropout_part(x: Shape, p: float, suffix: str) -> list[Part]:
 
 
 def _norm_part(x: Shape, norm_type: str, bias: bool, suffix: str) -> Part:
-    """Return a layernorm or rmsnorm row that keeps its input."""
-    params = x[1] * (2 if norm_type == "layernorm" and bias else 1)
+    """Return a layernorm or rmsnorm row that keeps its input (`layernorm_parts`: and its pieces)."""
+    parts = norm_type == "layernorm_parts"
+    params = x[1] * (2 if norm_type in ("layernorm", "layernorm_parts") and bias else 1)
     return Part(
-        norm_type,
+        "layernorm" if parts else norm_type,
         LayerKind.NORM,
         x,
         parameters=params,
         keeps_input=True,
+        extra_saved_values=LAYERNORM_PARTS_EXTRA_KEPT * size(x) if parts else 0,
         traffic_values=2 * size(x) + params,
         suffix=suffix,
     )
@@ -266,7 +269,7 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
         raise f.shape_error("give ffn or ffn_multiplier, not both")
     ffn = f.whole("ffn") if f.has("ffn") else round(x[1] * f.number("ffn_multiplier", 4.0, minimum=0.01))
     pre = f.choice("norm", ("pre", "post"), "pre") == "pre"
-    norm_type = f.choice("norm_type", ("layernorm", "rmsnorm"), "layernorm")
+    norm_type = f.choice("norm_type", ("layernorm", "layernorm_parts", "rmsnorm"), "layernorm")
     activation = f.choice("activation", ("gelu", "gelu_new", "relu", "silu", "swiglu"), "gelu")
     p = f.fraction("dropout", 0.1)  # GPT-2 and BERT train with 0.1 (resid, attention, embedding)
     bias = f.flag("bias", True)
