@@ -34,3 +34,18 @@ def test_speed_up_against_the_published_tables_prints_its_errors(capsys: pytest.
     for row in rows:
         if abs(row.error) > 0.10:
             assert row.implied_loss_ms > row.exchange_ms, row.id
+
+
+def test_validate_prints_the_speed_up_section_and_its_json(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from service.cli import main
+
+    assert main(["validate", "--split", "holdout", "--json"]) == 0
+    section = json.loads(capsys.readouterr().out)["scaling"]
+    assert len(section["rows"]) == len(load_scaling())
+    row = next(r for r in section["rows"] if r["id"] == "dle-tf-rn50-dgx2-fp32-16")
+    assert row["gpu_count"] == 16 and row["error"] == pytest.approx(row["predicted"] / row["measured"] - 1)
+    assert {s["group"] for s in section["summary"]} >= {"all", "8 GPUs", "16 GPUs"}
+    assert main(["validate", "--split", "holdout"]) == 0
+    assert "Multi-GPU speed-up against NVIDIA DeepLearningExamples" in capsys.readouterr().out

@@ -15,9 +15,11 @@ from rich.table import Table
 from catalog.gpus import gpus_by_slug
 from service.commands.common import console as make_console
 from service.commands.common import fail, print_json, working
+from service.commands.validate_scaling import print_scaling, scaling_payload
 from service.commands.validate_strategies import print_strategy_rows, print_strategy_summaries, strategy_payload
 from workers.accuracy.accuracy import MEASUREMENTS_PATH, SPLITS, Row, Summary, compare_all, load_measurements, summarise
 from workers.accuracy.calibration import PRIORS, FitResult, fit_efficiency, shipped_values
+from workers.accuracy.scaling import compare_scaling, load_scaling, summarise_scaling
 from workers.accuracy.strategies import (
     STRATEGIES_PATH,
     compare_strategies,
@@ -76,19 +78,23 @@ def run(args: argparse.Namespace) -> int:
     except (KeyError, TypeError, ValueError, SizingError) as exc:
         return fail(f"--strategies: a record could not be predicted: {exc}")
     strategy_summaries = summarise_strategies(strategy_rows)
+    scaling_rows = [compare_scaling(r, gpus_by_slug()) for r in load_scaling()]
+    scaling_summary = summarise_scaling(scaling_rows)
     chosen = [row for row in rows if args.split == "all" or row.split == args.split]
     splits = SPLITS if args.split == "all" else (args.split,)
     summaries = summarise(rows, splits=splits)
     if args.json:
         print_json({"rows": [_finite(asdict(row)) for row in chosen],
                     "summary": [_finite(asdict(summary)) for summary in summaries],
-                    "strategies": strategy_payload(strategy_rows, strategy_summaries)})
+                    "strategies": strategy_payload(strategy_rows, strategy_summaries),
+                    "scaling": scaling_payload(scaling_rows, scaling_summary)})
     else:
         print_rows(chosen, title=f"Predicted against measured ({args.split}: {len(chosen)} figures)",
                    notes=args.notes)
         print_summaries(summaries)
         print_strategy_rows(strategy_rows)
         print_strategy_summaries(strategy_summaries)
+        print_scaling(scaling_rows, scaling_summary)
     return 0
 
 
