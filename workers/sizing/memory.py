@@ -138,7 +138,7 @@ class StepPeak:
 
 
 _PEAKS: IdentityMemo[StepPeak] = IdentityMemo(256)
-_SLACK: IdentityMemo[int] = IdentityMemo(256)
+_SLACK: IdentityMemo[float] = IdentityMemo(256)
 
 
 def _memory_key(training: Training) -> tuple[object, ...]:
@@ -153,18 +153,20 @@ def _memory_key(training: Training) -> tuple[object, ...]:
             t.profile, t.parallelism, t.loss, t.attention)
 
 
-def allocator_slack(model: ModelStats, training: Training, *, precision: Precision, gpu_count: int,
-                    shards: Shards, kept_share: float, attention: Attention) -> int:
-    """Return what the caching allocator reserves beyond the tensors at its peak (allocator.py).
+def allocator_slack_share(model: ModelStats, training: Training, *, precision: Precision, kept_share: float,
+                          attention: Attention) -> float:
+    """Return what the caching allocator reserves beyond the tensors at its peak, as a share of them.
 
-    Models of ARRAY_ROWS rows or more (walked over arrays, walk_arrays.py) keep the rule
-    ALLOCATOR_SLACK_FRACTION: replaying their allocations would cost more than the rest of the estimate.
+    The step is replayed on one GPU with the whole model (allocator.py); data-parallel and sharded
+    layouts of the same step take the same share of their own tensors (one replay per step, not one
+    per layout: the strategy search asks for dozens). Models of ARRAY_ROWS rows or more (walked over
+    arrays, walk_arrays.py) keep the rule ALLOCATOR_SLACK_FRACTION: replaying their allocations would
+    cost more than the rest of the estimate.
     """
     trace = Trace()
-    walk_step(model, training, precision=precision, gpu_count=gpu_count, shards=shards, kept_share=kept_share,
-              attention=attention, trace=trace)
+    walk_step(model, training, precision=precision, kept_share=kept_share, attention=attention, trace=trace)
     cache = replay(trace.events, persistent=trace.persistent, state=trace.state)
-    return cache.peak_reserved - cache.peak_requested
+    return (cache.peak_reserved - cache.peak_requested) / max(1, cache.peak_requested)
 
 def step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None = None, gpu_count: int = 1,
               shards: Shards = FULL_COPY) -> StepPeak:
@@ -186,11 +188,11 @@ def _step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None, gp
     attention = attention_kind(training, gpu)
     peak = step_peak_moment(model, training, precision=precision, gpu_count=gpu_count, shards=shards,
                             kept_share=share, attention=attention)
-    slack: int | None = None
+    slack_share: float | None = None
     if 0 < len(model.layers) < ARRAY_ROWS:  # the same step on another GPU of its precision caches the same way
-        slack = _SLACK.get(model, (_memory_key(training), precision, gpu_count, shards, share, attention),
-                           lambda: allocator_slack(model, training, precision=precision, gpu_count=gpu_count,
-                                                   shards=shards, kept_share=share, attention=attention))
+        slack_share = _SLACK.get(model, (_memory_key(training), precision, share, attention),
+                                 lambda: allocator_slack_share(model, training, precision=precision,
+                                                               kept_share=share, attention=attention))
     terms = [peak.activations, peak.parameters, peak.gradients, peak.optimizer_state]
     profile = training.profile
     calibrated = profile is not None and profile.tensor_memory_bytes > 0
@@ -208,8 +210,9 @@ def _step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None, gp
         parameters_bytes=terms[1],
         gradients_bytes=terms[2],
         optimizer_state_bytes=terms[3],
-        framework_reserve_bytes=framework_reserve_bytes(tensors, gpu=gpu, has_conv=_has_conv(model),
-                                                        allocator_slack=slack),
+        framework_reserve_bytes=framework_reserve_bytes(
+            tensors, gpu=gpu, has_conv=_has_conv(model),
+            allocator_slack=None if slack_share is None else round(slack_share * tensors)),
     )
     return StepPeak(breakdown, peak.phase, calibrated)
 
