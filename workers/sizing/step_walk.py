@@ -238,22 +238,24 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
     inputs = batch_input_bytes(model, precision) * batch  # the batch the loop holds, all step
     held = outputs[held_index] + inputs
     moments: list[Moment] = []
-    t = _NO_TRACE if trace is None else trace
-    if trace is not None:
+    t = trace  # None: no allocation record (the walk alone is what most callers need)
+    if t is not None:
         _persistent(t, model, training, shards, buckets)
-    t.alloc("batch", inputs)
+        t.alloc("batch", inputs)
     alive, copied = inputs, 0
     for i in range(len(layers)):
         alive += kept[i]
         copied += copies[i]
         moments.append(Moment(Phase.FORWARD, alive + outputs[i], weights + copied, buckets, state))
-        t.alloc(("kept", i), kept[i])
-        t.alloc(("copy", i), copies[i])
-        t.alloc(("out", i), outputs[i])
-        t.free(("out", i - 1))
-    t.free(("out", len(layers) - 1))
-    t.alloc("held", outputs[held_index])
-    t.alloc(("grad_in", len(layers)), outputs[-1])
+        if t is not None:
+            t.alloc(("kept", i), kept[i])
+            t.alloc(("copy", i), copies[i])
+            t.alloc(("out", i), outputs[i])
+            t.free(("out", i - 1))
+    if t is not None:
+        t.free(("out", len(layers) - 1))
+        t.alloc("held", outputs[held_index])
+        t.alloc(("grad_in", len(layers)), outputs[-1])
     alive += outputs[held_index]
     grads = 0
     shared_pending = 0  # weights a later row (a tied head) already made the gradient of
@@ -285,38 +287,32 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
         moments.append(Moment(Phase.BACKWARD, alive + transient, weights + copied, buckets + grads, state))
         alive -= kept[i] + recomputed[i]
         copied -= copies[i]
-        t.alloc(("grad_in", i), outputs[i - 1] if i else 0)
-        t.alloc(("grad", i), made)
-        t.alloc(("grad16", i), transient - outputs[i] - (outputs[i - 1] if i else 0))
-        t.free(("grad16", i))
-        t.free(("grad_in", i + 1))
-        t.free(("kept", i))
-        t.free(("copy", i))
-    t.free(("grad_in", 0))
+        if t is not None:
+            t.alloc(("grad_in", i), outputs[i - 1] if i else 0)
+            t.alloc(("grad", i), made)
+            t.alloc(("grad16", i), transient - outputs[i] - (outputs[i - 1] if i else 0))
+            t.free(("grad16", i))
+            t.free(("grad_in", i + 1))
+            t.free(("kept", i))
+            t.free(("copy", i))
     moments.append(Moment(Phase.OPTIMIZER_STEP, held, weights, buckets + grad_total, state + temporaries))
+    if t is not None:
+        _optimizer_step_events(t, model, temporaries)
+    return moments
+
+
+def _optimizer_step_events(t: Trace, model: ModelStats, temporaries: int) -> None:
+    """Record the optimizer step and the step's end: state at the first step, foreach temporaries, frees."""
+    t.free(("grad_in", 0))
     t.events.append((OPTIMIZER_STATE, 0))  # the state is made by the first step() (torch.optim: lazily)
     per_parameter = temporaries / max(1, model.parameters)
-    for i, row in enumerate(layers):  # foreach: one temporary per parameter, all at once
+    for i, row in enumerate(model.layers):  # foreach: one temporary per parameter, all at once
         t.alloc(("temp", i), math.ceil(row.parameters * per_parameter))
-    for i in range(len(layers)):
+    for i in range(len(model.layers)):
         t.free(("temp", i))
         t.free(("grad", i))  # zero_grad(set_to_none=True) before the next step
     t.free("held")
     t.free("batch")
-    return moments
-
-
-class _NoTrace(Trace):
-    """A trace that records nothing: a walk asked for no allocations spends no time on them."""
-
-    def alloc(self, key: object, size: int) -> None:
-        """Record nothing."""
-
-    def free(self, key: object) -> None:
-        """Record nothing."""
-
-
-_NO_TRACE = _NoTrace()
 
 
 def _persistent(t: Trace, model: ModelStats, training: Training, shards: Shards, buckets: int) -> None:
