@@ -86,13 +86,13 @@ def test_jobs_that_differ_only_in_how_long_they_train_share_their_memory_work(
     from workers.sizing import memory
 
     calls: list[int] = []
-    real = memory.allocator_slack
+    real = memory.allocator_slack_share
 
-    def counted(*args: object, **kwargs: object) -> int:
+    def counted(*args: object, **kwargs: object) -> float:
         calls.append(1)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(memory, "allocator_slack", counted)
+    monkeypatch.setattr(memory, "allocator_slack_share", counted)
     model = preset_stats("resnet18")
     first = memory.step_peak(model, training(batch_size=24, epochs=1.0))
     later = memory.step_peak(model, training(batch_size=24, epochs=90.0, learning_rate=0.1, eval_every_epochs=5,
