@@ -174,6 +174,9 @@ def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False)
             console.print(f"[yellow]#1 warning[/] {escape(f'[{w.code}]')} {escape(w.message)}")
         if top.interruption_source:
             console.print(f"[dim]spot figures: {escape(top.interruption_source)}[/]")
+        if top.data_transfer:
+            moved = f"{top.data_transfer_cost_usd:,.2f} USD; " if top.data_transfer_cost_usd > 0 else ""
+            console.print(f"[dim]data: {moved}{escape(top.data_transfer)}[/]")
     else:
         console.print("[red]No option fits within the constraints.[/]")
     if rec.purchase:

@@ -229,6 +229,8 @@ def transfer_text(shape: Shape, *, job: JobSpec) -> str:
         return ("data set anywhere: placed in the region at no cost" if location[0] == "anywhere" else
                 "data set from the internet: transfer in is free on AWS and Google Cloud; the sender's charge "
                 "and uplink are not known here")
+    if moved.kind == "same-region":
+        return f"data set from {location[0]} {location[1]}: in the same region, no transfer charge"
     text = f"data set from {location[0]} {location[1]}: {moved.kind}, ${moved.usd_per_gb:.3f}/GB"
     if moved.cap_mb_per_s > 0:
         text += f", staged at up to {moved.cap_mb_per_s:,.0f} MB/s (median measured between regions)"
