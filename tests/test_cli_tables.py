@@ -90,3 +90,22 @@ def test_people_read_prefixed_units_and_no_zero_dollar_costs() -> None:
     assert fmt_quantity(2.15e12, "FLOP") == "2.15 TFLOP" and fmt_quantity(950, "FLOP") == "950 FLOP"
     assert fmt_usd(0.0) == "$0.00" and fmt_usd(0.0012) == "<$0.01" and fmt_usd(0.006) == "$0.01"
     assert fmt_usd(1234.5) == "$1,234"
+
+
+def test_estimate_shows_no_training_time_of_zero_when_the_data_set_size_is_unknown(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import service.commands.estimate as estimate
+    from service.cli import main
+
+    consoles: list[Console] = []
+
+    def recorded() -> Console:
+        consoles.append(Console(width=120, record=True, force_terminal=False))
+        return consoles[-1]
+
+    monkeypatch.setattr(estimate, "make_console", recorded)
+    assert main(["estimate", "resnet50", "--batch", "64", "--gpu", "all"]) == 0
+    text = consoles[-1].export_text()
+    rows = [line.split() for line in text.splitlines() if line.split()[:1] in (["t4"], ["a100-80gb"])]
+    assert rows and all(r[-2] == "-" or "-" in r for r in rows)
+    assert " 0 s " not in text and "give dataset.samples" in text

@@ -79,7 +79,8 @@ PER_GPU_COLUMNS: tuple[Column, ...] = (
 def per_gpu_rows(req: Requirements) -> list[list[str]]:
     """Return the per-GPU rows as text, one per (GPU, count)."""
     return [[row.gpu, str(row.gpu_count), "yes" if row.fits else "no", fmt_bytes(row.gpu_memory_bytes),
-             f"{row.iteration_ms:,.1f} ms", f"{row.throughput_samples_per_s:,.0f}", fmt_hours(row.training_hours),
+             f"{row.iteration_ms:,.1f} ms", f"{row.throughput_samples_per_s:,.0f}",
+             fmt_hours(row.training_hours) if row.training_hours > 0 else "-",
              row.bottleneck + (" (calibrated)" if row.calibrated else "")] for row in req.per_gpu]
 
 
@@ -111,6 +112,9 @@ def print_requirements(req: Requirements, *, title: str, wide: bool = False) -> 
         console.print(gpus)
         if left_out:
             console.print(left_out_note(left_out))
+        if any(row.training_hours <= 0 for row in req.per_gpu):
+            console.print("(training -: the spec gives no data set size, so no training time; "
+                          "give dataset.samples or --samples)")
     for w in req.warnings:
         console.print(f"[yellow]warning[/] {escape(f'[{w.code}]')} {escape(w.message)}")
     if req.mitigations:
