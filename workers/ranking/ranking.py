@@ -289,7 +289,8 @@ def top_rows(job: JobSpec, spans: list[Span], *, limit: int | None = None) -> li
 
 
 def _fewest_regions(rows: list[Row], limit: int) -> list[Row]:
-    """Return the first `limit` sorted rows, each machine in at most REGIONS_PER_MACHINE regions per pricing kind.
+    """Return the first `limit` sorted rows, each machine in at most REGIONS_PER_MACHINE regions per pricing kind,
+    in the objective's order.
 
     A machine sold at one price in ten regions would otherwise fill the whole list and hide every
     other machine. Its other regions still fill a list that other machines leave short; a user who
@@ -308,7 +309,9 @@ def _fewest_regions(rows: list[Row], limit: int) -> list[Row]:
                 return kept
         else:
             spare.append(row)
-    return kept + spare[:limit - len(kept)]
+    if not spare:
+        return kept
+    return sorted(kept + spare[:limit - len(kept)])  # the list stays in the objective's order
 
 
 def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec, hours_known: bool,
