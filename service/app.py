@@ -22,7 +22,6 @@ from redis import Redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from catalog.gpus import load_gpus
 from service.api import catalog as catalog_api
 from service.api import docs, ops
 from service.api import estimate as estimate_api
@@ -35,10 +34,9 @@ from service.auth import EXTENSION as API_KEYS_EXTENSION
 from service.auth import api_key_hashes
 from service.config import DEFAULTS
 from service.limits import init_limits
+from service.openapi_rules import declare_rules
 from service.problems import PROBLEM_MEDIA_TYPE, register_error_handlers
 from workers.schemas import ProblemSchema
-from workers.schemas.review import OPENAPI_REVIEW_JOB_EXTRAS
-from workers.schemas.spec import OPENAPI_DATA_LOCATION_EXTRAS, OPENAPI_MODEL_EXTRAS
 from workers.tasks import recommend as recommend_tasks
 from workers.tasks import reconcile as reconcile_tasks
 from workers.tasks import refresh as refresh_tasks
@@ -107,12 +105,7 @@ def create_app(config: Mapping[str, object] | None = None) -> Flask:
     # Slack's form route is plain Flask (flask-smorest would parse its body); its operation is written out.
     slack_rule = next(rule for rule in app.url_map.iter_rules() if rule.rule == slack_api.PATH)
     api.spec.path(rule=slack_rule, operations=slack_api.OPENAPI_OPERATIONS)
-    for component, extras in (("Model", OPENAPI_MODEL_EXTRAS), ("ReviewJob", OPENAPI_REVIEW_JOB_EXTRAS),
-                              ("DataLocation", OPENAPI_DATA_LOCATION_EXTRAS)):
-        if component in api.spec.components.schemas:  # rules between fields, which fields cannot state
-            api.spec.components.schemas[component].update(extras)
-    if "Profile" in api.spec.components.schemas:  # a measured GPU is one of the GPU table's (catalog/data)
-        api.spec.components.schemas["Profile"]["properties"]["gpu"]["enum"] = sorted(g.slug for g in load_gpus())
+    declare_rules(api.spec)  # service/openapi_rules.py: rules between fields, known names, what 422 is for
     register_error_handlers(app)
     init_limits(app)  # service/limits.py: per-key rate limits, 429 problem+json
     return app

@@ -15,6 +15,7 @@ from flask.testing import FlaskClient
 from marshmallow import Schema, fields, validate
 
 from bench.fuzz_checks import REQUEST_SCHEMAS
+from service.limits import EXTENSION as LIMITER
 from tests.service_helpers import PrivateRedis, example_spec
 
 SPEC = {"model": {"preset": "resnet50"}, "training": {"batch_size": 32}}
@@ -123,23 +124,30 @@ def test_when_redis_is_down_limits_fall_back_to_memory_fast_and_return_to_redis(
     app = limited_app(make_app, "4/minute", REDIS_URL=private_redis.url)
     client = app.test_client()
     assert client.post("/v1/estimate", json=SPEC, headers=bearer("alpha")).status_code == 200  # catalog loaded
+    # Fast by construction, not by a stopwatch (no timed assertion here; bench/faults.py times the drills):
+    # the counters' client gives up after one 0.3 s timeout, with no retry.
+    storage_client = app.extensions[LIMITER]._storage.storage
+    connection = storage_client.connection_pool.connection_kwargs
+    assert connection["socket_connect_timeout"] <= 0.3 and connection["socket_timeout"] <= 0.3
+    assert storage_client.get_retry()._retries == 0
     private_redis.stop()
-    timings, statuses = [], []
-    for _ in range(5):
-        started = time.perf_counter()
-        statuses.append(client.post("/v1/estimate", json=SPEC, headers=bearer("alpha")).status_code)
-        timings.append(time.perf_counter() - started)
+    statuses = [client.post("/v1/estimate", json=SPEC, headers=bearer("alpha")).status_code for _ in range(5)]
     # Fail-open to each process's memory: sizing still answers (it needs no Redis), still limited.
     assert statuses == [200, 200, 200, 200, 429]
-    assert max(timings) < 1.0
-    started = time.perf_counter()
     queued = client.post("/v1/recommendations", json=SPEC, headers=bearer("beta"))
     assert queued.status_code == 503 and queued.mimetype == "application/problem+json"
-    assert int(queued.headers["Retry-After"]) > 0 and time.perf_counter() - started < 1.0
+    assert int(queued.headers["Retry-After"]) > 0
     private_redis.start()
-    time.sleep(1.1)  # flask-limiter tries the storage again after 1 s, then 2, 4 ... 32 s
-    assert client.post("/v1/estimate", json=SPEC, headers=bearer("beta")).status_code == 200
-    assert redis.Redis(port=private_redis.port).keys("gpugauge:limits*")  # counting in Redis again
+    # flask-limiter tries the storage again after 1 s, then 2, 4 ... 32 s, counting the checks that failed
+    # while Redis was down (more under load): wait for the return, as long as its longest back-off.
+    counters = redis.Redis(port=private_redis.port)
+    deadline = time.monotonic() + 70
+    while not counters.keys("gpugauge:limits*") and time.monotonic() < deadline:
+        answer = client.post("/v1/estimate", json=SPEC, headers=bearer("beta"))
+        assert answer.status_code in (200, 429)  # memory may have counted beta out meanwhile; never a 5xx
+        time.sleep(0.25)
+    assert counters.keys("gpugauge:limits*"), "the limits never went back to Redis"  # counting in Redis again
+    assert client.post("/v1/estimate", json=SPEC, headers=bearer("alpha")).status_code == 200  # a fresh window
 
 
 # --- request bodies -----------------------------------------------------------------------------------
