@@ -69,7 +69,7 @@ STRATEGY_FIT = UnstatedRule(
     "scope has the host memory for", r"training\.parallelism\.(?:tensor_parallel|pipeline_stages|adapter"
     r"(?:\.targets)?|offload)")
 REGION = UnstatedRule("a region the catalog in use does not list (a refresh changes them; GET /v1/catalog/instances "
-                      "lists today's)", r"constraints\.regions|dataset\.location\.region", r"unknown region")
+                      "lists today's)", r"constraints\.regions|dataset\.location\.region", r"unknown (?:\w+ )?region")
 CHECKPOINTS = UnstatedRule("a `training.checkpoint_every_hours` longer than the whole run on the slowest card in "
                            "scope (no checkpoint would be written)", r"training\.checkpoint_every_hours",
                            r"longer than the whole run")
