@@ -289,8 +289,17 @@ def _unit_walk(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None) -> tuple[tu
     unit = HeldStates(weights=0, gradients=_UNIT_GRADIENTS, optimizer_state=0, temporaries=0)
     moments = walk_step(model, training, precision=precision, gpu_count=layout.gpu_count, kept_share=share,
                         attention=attention, states=unit, retention=retention)
-    return tuple((m.activations, m.gradients / _UNIT_GRADIENTS, m.phase is Phase.OPTIMIZER_STEP, m.phase.value)
-                 for m in moments)
+    rows = [(m.activations, m.gradients / _UNIT_GRADIENTS, m.phase is Phase.OPTIMIZER_STEP, m.phase.value)
+            for m in moments]
+    # b x activations + gradients x share (+ the step's temporaries) with b, gradients >= 0: a moment
+    # that another passes on activations and share (outside the step) can never be the peak
+    keep = {i for i, row in enumerate(rows) if row[2]}
+    best_share = -1.0
+    for i in sorted((i for i, row in enumerate(rows) if not row[2]), key=lambda i: (-rows[i][0], -rows[i][1], i)):
+        if rows[i][1] > best_share:
+            keep.add(i)
+            best_share = rows[i][1]
+    return tuple(rows[i] for i in sorted(keep))
 
 
 def _held_states(job: JobSpec, layout: Layout, counts: ParameterCounts, *,
