@@ -33,6 +33,19 @@ def test_estimating_every_pair_in_one_call_equals_one_call_per_pair() -> None:
         estimate_on_gpu(job, gpu, gpu_count=n, known_gpus=known) for gpu, n in pairs]
 
 
+def test_a_sixteen_gpu_instance_is_timed_as_one_machine() -> None:
+    # a2-megagpu-16g: 16 A100 on one NVSwitch fabric; the ranking's pairs are the catalog's machines
+    catalog = load_catalog()
+    known = {g.slug: g for g in catalog.gpus}
+    sixteen = [i for i in catalog.instances if i.gpu_count == 16]
+    assert sixteen, "the catalog has a 16-GPU machine"
+    _, job = load_job(example_spec("resnet50-imagenet"))
+    card = known[sixteen[0].gpu]
+    (one_machine,) = estimate_on_pairs(job, [(card, 16)], known_gpus=known)
+    two_machines = estimate_on_gpu(job, card, gpu_count=16, known_gpus=known)
+    assert one_machine.throughput_samples_per_s > two_machines.throughput_samples_per_s
+
+
 def test_a_job_asked_for_every_row_is_another_job_with_more_rows(embedded_client: FlaskClient) -> None:
     spec = example_spec("dqn-atari")
     default = embedded_client.post("/v1/recommendations", json=spec, headers={"Prefer": "wait=20"}).get_json()

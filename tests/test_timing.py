@@ -157,6 +157,19 @@ def test_links_nvlink_pcie_pairs_and_network() -> None:
     assert ring_link(gpu("a100-80gb"), 16, inter_node_gbit_per_s=100.0)[0] == "network"
 
 
+def test_sixteen_gpus_of_one_nvswitch_machine_exchange_over_nvlink_not_the_network() -> None:
+    # Machine unknown: more than 8 GPUs span two machines. Known (a2-megagpu-16g, DGX-2): one fabric.
+    card = gpu("a100-40gb")
+    assert ring_link(card, 16)[0] == "network"
+    nvlink = pytest.approx(card.nvlink_gb_per_s / 2 * NVLINK_EFFICIENCY)
+    assert ring_link(card, 16, gpus_per_node=16) == ("nvlink", nvlink)
+    assert ring_link(card, 32, gpus_per_node=16)[0] == "network"
+    apart = estimate_iteration_ms(resnet50(), training(), card, gpu_count=16)
+    together = estimate_iteration_ms(resnet50(), training(), card, gpu_count=16, gpus_per_node=16)
+    assert together.allreduce_ms < apart.allreduce_ms
+    assert together.speedup_vs_one_gpu > apart.speedup_vs_one_gpu
+
+
 @pytest.mark.parametrize("framework", [Framework.PYTORCH, Framework.TENSORFLOW])
 def test_all_reduce_scales_a_compute_heavy_job_close_to_linearly_in_any_framework(framework: Framework) -> None:
     # NVIDIA DeepLearningExamples ResNet-50: 7.3-7.7x on 8 GPUs in TensorFlow and PyTorch (domain.md §4)

@@ -64,9 +64,10 @@ def compare_scaling(record: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> S
                         framework=Framework(record["framework"]), update_interval=record["update_interval"])
     gpu, n = gpus[record["gpu"]], int(record["gpu_count"])
     one = estimate_iteration_ms(model, training, gpu).total_ms
-    many = estimate_iteration_ms(model, training, gpu, gpu_count=n)
+    per_node = record.get("gpus_per_node")  # the machine, where the record names one (DGX-2: 16)
+    many = estimate_iteration_ms(model, training, gpu, gpu_count=n, gpus_per_node=per_node)
     measured = float(record["measured"]["speedup"])
-    link, bandwidth = ring_link(gpu, n)
+    link, bandwidth = ring_link(gpu, n, gpus_per_node=per_node)
     exchange = allreduce_ms(model.parameters * GRADIENT_BYTES, gpu_count=n, link_gb_per_s=bandwidth, link=link)
     return ScalingRow(id=str(record["id"]), model=str(record["model"]), gpu=gpu.slug, gpu_count=n,
                       precision=str(record["precision"]), predicted=many.speedup_vs_one_gpu, measured=measured,

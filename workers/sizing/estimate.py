@@ -76,11 +76,12 @@ def profile_gpu(job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> GpuSpec | No
 
 
 def _on_gpu(job: JobSpec, gpu: GpuSpec, *, gpu_count: int, reference: GpuSpec | None,
-            inter_node_gbit_per_s: float | None) -> tuple[PerGpu, IterationTime]:
+            inter_node_gbit_per_s: float | None,
+            gpus_per_node: int | None = None) -> tuple[PerGpu, IterationTime]:
     """Return the PerGpu row and the iteration time behind it (the spec's named strategy, if it names one)."""
     training = job.training
     time = estimate_iteration_ms(job.model, training, gpu, gpu_count=gpu_count, profile_gpu=reference,
-                                 inter_node_gbit_per_s=inter_node_gbit_per_s)
+                                 inter_node_gbit_per_s=inter_node_gbit_per_s, gpus_per_node=gpus_per_node)
     layout = named_layout(job, gpu_count=gpu_count)
     if layout is None:
         peak = step_peak(job.model, training, gpu=gpu, gpu_count=gpu_count)
@@ -126,12 +127,15 @@ def estimate_on_pairs(job: JobSpec, pairs: Sequence[tuple[GpuSpec, int]], *,
 
     What does not depend on the GPU is done once: the job's checks once per count, the profile's GPU
     once; the per-layer work is remembered per model (timing.layer_work), so each pair costs only its
-    own arithmetic. Equal to estimate_on_gpu on each pair.
+    own arithmetic. Each pair is one machine (a catalog instance's GPU model and count): its GPUs
+    exchange over their own link, even past 8 (a2-megagpu-16g's 16 A100 on one NVSwitch fabric).
+    Equal to estimate_on_gpu on each pair of up to 8 GPUs.
     """
     reference = profile_gpu(job, known_gpus)
     for count in sorted({count for _, count in pairs}):
         check_job(job, gpu_count=count)
-    return [_on_gpu(job, gpu, gpu_count=count, reference=reference, inter_node_gbit_per_s=None)[0]
+    return [_on_gpu(job, gpu, gpu_count=count, reference=reference, inter_node_gbit_per_s=None,
+                    gpus_per_node=count)[0]
             for gpu, count in pairs]
 
 

@@ -33,7 +33,9 @@ from workers.sizing.spec import Framework
 # Cards whose NVLink is a bridge between two cards; a third card talks over PCIe (vendor docs:
 # GeForce and H100 PCIe NVLink bridges join pairs).
 NVLINK_PAIRS_ONLY = frozenset({"rtx-2080-ti", "rtx-3090", "h100-pcie"})
-# One machine holds at most 8 GPUs (DGX/HGX, p4d, a2-highgpu-8g); more GPUs span machines.
+# When the machine is not known, one holds at most 8 GPUs (DGX/HGX, p4d, a2-highgpu-8g) and more GPUs
+# span machines. A caller that knows the machine (a catalog instance: a2-megagpu-16g's 16 A100 share one
+# NVSwitch fabric; a DGX-2's 16 V100 likewise) passes its GPU count as `gpus_per_node`.
 MAX_GPUS_PER_NODE = 8
 # Between machines, when the caller does not say: the network of the cloud instance built on that GPU
 # (AWS instance types: p3dn.24xlarge V100 100 Gbit/s, p4d.24xlarge A100 400 Gbit/s EFA, p5.48xlarge
@@ -58,16 +60,20 @@ class MultiGpuTime:
     speedup: float  # samples/s on n GPUs over one GPU
 
 
-def ring_link(gpu: GpuSpec, gpu_count: int, *,
-              inter_node_gbit_per_s: float | None = None) -> tuple[str, float]:
-    """Return the ring's slowest link and its achieved one-way bandwidth in GB/s."""
+def ring_link(gpu: GpuSpec, gpu_count: int, *, inter_node_gbit_per_s: float | None = None,
+              gpus_per_node: int | None = None) -> tuple[str, float]:
+    """Return the ring's slowest link and its achieved one-way bandwidth in GB/s.
+
+    `gpus_per_node`: how many GPUs one machine holds (MAX_GPUS_PER_NODE when not known); a ring of
+    more GPUs than that crosses the network.
+    """
     pcie = PCIE_GB_PER_S[gpu.pcie_gen] * PCIE_EFFICIENCY
     nvlink = gpu.nvlink_gb_per_s / 2 * NVLINK_EFFICIENCY
     if nvlink > 0 and (gpu_count == 2 or gpu.slug not in NVLINK_PAIRS_ONLY):
         link, bandwidth = "nvlink", nvlink
     else:
         link, bandwidth = "pcie", pcie
-    if inter_node_gbit_per_s is None and gpu_count > MAX_GPUS_PER_NODE:
+    if inter_node_gbit_per_s is None and gpu_count > (gpus_per_node or MAX_GPUS_PER_NODE):
         inter_node_gbit_per_s = INTER_NODE_GBIT_PER_S_BY_GPU.get(gpu.slug, DEFAULT_INTER_NODE_GBIT_PER_S)
     if inter_node_gbit_per_s is not None:
         network = inter_node_gbit_per_s / 8 * NETWORK_EFFICIENCY
@@ -108,13 +114,15 @@ def framework_speedup_cap(framework: Framework, gpu_count: int) -> float:
 
 def multi_gpu_time(single_gpu_ms: float, *, backward_ms: float, gradient_bytes: int, gpu: GpuSpec,
                    gpu_count: int, framework: Framework, inter_node_gbit_per_s: float | None = None,
-                   update_interval: int = 1, parameter_server: bool = False) -> MultiGpuTime:
+                   update_interval: int = 1, parameter_server: bool = False,
+                   gpus_per_node: int | None = None) -> MultiGpuTime:
     """Return one micro-step's time on n GPUs, each on its own batch, from the one-GPU time.
 
     `update_interval` > 1: the exchange runs once per update, unhidden, and is spread over its
     micro-steps. `parameter_server`: the 2017 survey's scaling caps the speed-up (domain.md §4).
     """
-    link, bandwidth = ring_link(gpu, gpu_count, inter_node_gbit_per_s=inter_node_gbit_per_s)
+    link, bandwidth = ring_link(gpu, gpu_count, inter_node_gbit_per_s=inter_node_gbit_per_s,
+                                gpus_per_node=gpus_per_node)
     full_ms = allreduce_ms(gradient_bytes, gpu_count=gpu_count, link_gb_per_s=bandwidth, link=link)
     buckets = max(1, math.ceil(gradient_bytes / ALLREDUCE_BUCKET_BYTES))
     # The last bucket starts only when backward ends, so at least its share shows; the ranks then meet

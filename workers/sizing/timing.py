@@ -205,8 +205,11 @@ def calibrate_to_profile(predicted: IterationTime, *, predicted_on_profile_gpu: 
 
 def estimate_iteration_ms(model: ModelStats, training: Training, gpu: GpuSpec, *, gpu_count: int = 1,
                           profile_gpu: GpuSpec | None = None,
-                          inter_node_gbit_per_s: float | None = None) -> IterationTime:
+                          inter_node_gbit_per_s: float | None = None,
+                          gpus_per_node: int | None = None) -> IterationTime:
     """Return the time of one iteration (every GPU on its own batch) on `gpu_count` GPUs of this model.
+
+    `gpus_per_node`: GPUs in one machine, where the machine is known (multigpu.ring_link).
 
     With `training.profile`, pass the profile's GPU as `profile_gpu` (or let it be `gpu` itself when
     the slugs match): the figure is then scaled from the measurement and marked calibrated.
@@ -230,6 +233,7 @@ def estimate_iteration_ms(model: ModelStats, training: Training, gpu: GpuSpec, *
         gpu=gpu, gpu_count=gpu_count, framework=training.framework,
         inter_node_gbit_per_s=inter_node_gbit_per_s, update_interval=training.update_interval,
         parameter_server=training.parallelism.data_parallel is DataParallel.PARAMETER_SERVER,
+        gpus_per_node=gpus_per_node,
     )
     parts = {BOTTLENECK_COMPUTE: single.compute_ms, BOTTLENECK_MEMORY: single.memory_ms,
              BOTTLENECK_OVERHEAD: single.overhead_ms + multi.scaling_loss_ms,
