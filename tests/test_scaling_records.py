@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 from catalog.gpus import gpus_by_slug
-from workers.accuracy.scaling import compare_scaling, load_scaling, summarise_scaling
+from workers.accuracy.scaling import compare_scaling, load_scaling, summarise_scaling, timed_sequence_length
+from workers.sizing.presets.registry import preset_stats
+from workers.sizing.spec import Framework, Optimizer, Precision, Training
+from workers.sizing.timing import estimate_iteration_ms
 
 
 def test_scaling_records_carry_their_source_and_agree_with_their_own_throughputs() -> None:
@@ -49,3 +52,27 @@ def test_validate_prints_the_speed_up_section_and_its_json(capsys: pytest.Captur
     assert {s["group"] for s in section["summary"]} >= {"all", "8 GPUs", "16 GPUs"}
     assert main(["validate", "--split", "holdout"]) == 0
     assert "Multi-GPU speed-up against NVIDIA DeepLearningExamples" in capsys.readouterr().out
+
+
+def test_binned_runs_are_timed_at_their_padded_length_and_print_their_one_gpu_error(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # DLE's BERT phase 2 pads each batch to its bin's longest sample, not to 512 (the record's sources)
+    gpus = gpus_by_slug()
+    binned = [r for r in load_scaling() if "timed_sequence_length" in r]
+    assert {r["id"] for r in binned} >= {"dle-pt-bert-pre512-v100-fp16-8", "dle-pt-bert-pre512-a100-fp16-8"}
+    assert timed_sequence_length({"sequence_length": 128}) == 128 and timed_sequence_length({}) is None
+    with capsys.disabled():
+        print()
+        for r in binned:
+            assert 0 < r["timed_sequence_length"] < r["sequence_length"]
+            assert "arXiv" in r["timed_sequence_length_source"]
+            errors = []
+            for seq in (r["sequence_length"], timed_sequence_length(r)):
+                training = Training(batch_size=r["batch_size"], sequence_length=seq,
+                                    precision=Precision(r["precision"]), optimizer=Optimizer(r["optimizer"]),
+                                    framework=Framework(r["framework"]), update_interval=r["update_interval"])
+                ms = estimate_iteration_ms(preset_stats(r["model"], sequence_length=seq), training, gpus[r["gpu"]])
+                errors.append(r["batch_size"] * 1000.0 / ms.total_ms / r["measured"]["single_gpu_samples_per_s"] - 1)
+            print(f"  {r['id']:32s} one GPU at {r['sequence_length']}: {errors[0]:+6.1%}"
+                  f"  at {timed_sequence_length(r)}: {errors[1]:+6.1%}")
+            assert errors[1] > errors[0]  # fewer tokens per step: faster

@@ -23,7 +23,7 @@ if str(ROOT) not in sys.path:
 from catalog.gpus import gpus_by_slug  # noqa: E402
 from workers.accuracy.accuracy import load_measurements, measured_samples_per_s, percentile  # noqa: E402
 from workers.accuracy.jobs import record_job  # noqa: E402
-from workers.accuracy.scaling import load_scaling  # noqa: E402
+from workers.accuracy.scaling import load_scaling, timed_sequence_length  # noqa: E402
 from workers.sizing import efficiency  # noqa: E402
 from workers.sizing.efficiency import MathUnit  # noqa: E402
 from workers.sizing.presets.registry import preset_stats  # noqa: E402
@@ -47,7 +47,7 @@ def _cases() -> list[tuple[str, ModelStats, Training, str, float]]:
     for record in load_scaling():
         if record["precision"] == "fp32" or not str(record["model"]).startswith(FAMILIES):
             continue
-        seq = record["sequence_length"]
+        seq = timed_sequence_length(record)  # binned phase-2 runs: the mean padded length
         training = Training(batch_size=record["batch_size"], sequence_length=seq,
                             precision=Precision(record["precision"]), optimizer=Optimizer(record["optimizer"]),
                             framework=Framework(record["framework"]), update_interval=record["update_interval"])

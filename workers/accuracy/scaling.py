@@ -55,9 +55,16 @@ def load_scaling(path: Path = SCALING_PATH) -> list[dict[str, Any]]:
     return records
 
 
+def timed_sequence_length(record: Mapping[str, Any]) -> int | None:
+    """Return the length a record's steps compute: `timed_sequence_length` where its batches are padded
+    to less than `sequence_length` (binned or dynamically padded runs, e.g. DLE's BERT phase 2), else that."""
+    seq = record.get("timed_sequence_length") or record.get("sequence_length")
+    return int(seq) if seq else None
+
+
 def compare_scaling(record: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> ScalingRow:
     """Predict one record's speed-up on its GPUs."""
-    seq = record.get("sequence_length")
+    seq = timed_sequence_length(record)
     model = preset_stats(record["model"], sequence_length=seq) if seq else preset_stats(record["model"])
     training = Training(batch_size=record["batch_size"], sequence_length=seq,
                         precision=Precision(record["precision"]), optimizer=Optimizer(record["optimizer"]),
