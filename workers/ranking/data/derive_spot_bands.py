@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from workers.ranking.data.derived import write_or_check
+
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "aws_spot_bands.json"
 SNAPSHOT_DIR = HERE.parents[2] / "catalog" / "data" / "instances"
@@ -69,14 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     table = derive(json.loads(data), json.loads(snapshot_path.read_text(encoding="utf-8")),
                    hashlib.sha256(data).hexdigest())
     text = json.dumps(table, indent=1, sort_keys=True) + "\n"
-    if args.check:
-        current = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
-        if current != text:
-            print(f"{OUT.name} is not what {args.raw} gives", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(OUT, text, source=args.raw, check=args.check)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from workers.ranking.data.derived import write_or_check
+
 OUT = Path(__file__).resolve().parent / "aws_transfer_prices.json"
 SOURCE = {
     "copy": "skyplane-project/skyplane skyplane/data/aws_transfer_costs.csv",
@@ -51,13 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     data = args.raw.read_bytes()
     text = json.dumps(derive(data.decode("utf-8"), hashlib.sha256(data).hexdigest()), indent=1) + "\n"
-    if args.check:
-        if not OUT.exists() or OUT.read_text(encoding="utf-8") != text:
-            print(f"{OUT.name} is not what {args.raw} gives", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(OUT, text, source=args.raw, check=args.check)
 
 
 if __name__ == "__main__":
