@@ -75,6 +75,11 @@ def _walks_as_given(layout: Layout) -> bool:
             and not (layout.offload.optimizer or layout.offload.parameters))
 
 
+def _adapted_targets(layout: Layout) -> tuple[str, ...] | None:
+    """Return the projections the layout's adapters adapt (its base weights frozen), or None without adapters."""
+    return None if layout.adapter is None else tuple(sorted(set(layout.adapter.targets)))
+
+
 def _temporaries(counts: ParameterCounts, layout: Layout, optimizer: Optimizer) -> int:
     """Return the optimizer step's temporaries on one GPU (foreach Adam: one fp32 copy of its shard)."""
     if layout.offload.optimizer or layout.data_parallel is DataParallel.PARAMETER_SERVER:
@@ -122,7 +127,8 @@ def _layout_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_s
     precision = effective_precision(training.precision, gpu)
     attention = attention_kind(training, gpu)
     retention = layout_retention(model, training, precision=precision, attention=attention,
-                                 mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel)
+                                 mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel,
+                                 adapted=_adapted_targets(layout))
     share = recompute_share(model) if layout.checkpointing is Checkpointing.FULL and retention is None else 1.0
     if _walks_as_given(layout) and retention is None and share == 1.0:  # the estimate's own walk and reserve
         peak_as_given = step_peak(model, replace(training, recompute=False), gpu=gpu, gpu_count=layout.gpu_count)
@@ -213,7 +219,8 @@ def _walk(job: JobSpec, layout: Layout, counts: ParameterCounts, *, gpu: GpuSpec
     precision = effective_precision(training.precision, gpu)
     attention = attention_kind(training, gpu)
     retention = layout_retention(model, training, precision=precision, attention=attention,
-                                 mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel)
+                                 mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel,
+                                 adapted=_adapted_targets(layout))
     share = recompute_share(model) if layout.checkpointing is Checkpointing.FULL and retention is None else 1.0
     held, host = _held_states(job, layout, counts, precision=precision)
     return walk_step(model, training, precision=precision, gpu_count=layout.gpu_count, kept_share=share,
@@ -262,7 +269,8 @@ def _strategy_envelope(job: JobSpec, layout: Layout, counts: ParameterCounts, *,
     model, training = job.model, job.training
     precision = effective_precision(training.precision, gpu)
     attention = attention_kind(training, gpu)
-    key = (training.framework, precision, attention, layout.checkpointing, layout.tensor_parallel)
+    key = (training.framework, precision, attention, layout.checkpointing, layout.tensor_parallel,
+           _adapted_targets(layout))
     unit = _UNIT_WALKS.get(model, key, lambda: _unit_walk(job, layout, gpu=gpu))
     held, host = _held_states(job, layout, counts, precision=precision)
     assert held is not None  # a strategy's own states
@@ -284,7 +292,8 @@ def _unit_walk(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None) -> tuple[tu
     precision = effective_precision(training.precision, gpu)
     attention = attention_kind(training, gpu)
     retention = layout_retention(model, training, precision=precision, attention=attention,
-                                 mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel)
+                                 mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel,
+                                 adapted=_adapted_targets(layout))
     share = recompute_share(model) if layout.checkpointing is Checkpointing.FULL and retention is None else 1.0
     unit = HeldStates(weights=0, gradients=_UNIT_GRADIENTS, optimizer_state=0, temporaries=0)
     moments = walk_step(model, training, precision=precision, gpu_count=layout.gpu_count, kept_share=share,

@@ -12,7 +12,12 @@ them per transformer block (the blocks are checkpointing's segments, adapters.bl
   q, k, v, o, gate, up, down); backward recomputes the rest of the block before it runs;
 - full: each block keeps its input (s x h) and backward recomputes the whole block first;
 - tensor parallel t with sequence parallelism divides what the blocks and the head keep by t
-  (Korthikanti eq. 5; vocabulary-parallel logits).
+  (Korthikanti eq. 5; vocabulary-parallel logits);
+- adapters (LoRA, QLoRA) freeze every base weight: backward through a frozen y = x W needs only W
+  (autograd saves `mm`'s input only when the weight needs a gradient), so a dense row that is not
+  adapted keeps nothing; an adapted one keeps its input for the adapter's A gradient (its 16-bit
+  autocast copy, or the bf16 input of QLoRA's bf16 adapters: the activations' width either way).
+  Not counted: the adapter's r-wide intermediate and a LoRA dropout's mask and output.
 """
 
 from __future__ import annotations
@@ -80,23 +85,42 @@ def _ops_saved_values(rows: list[LayerStats]) -> int:
 _RETENTION: IdentityMemo[Retention | None] = IdentityMemo(size=512)
 
 
+# Which adapter target adapts a dense row of a block, by the row's suffix (adapters.py's names).
+_TARGETS_OF_SUFFIX = {"qkv": frozenset({"q", "k", "v"}), "proj": frozenset({"o"}),
+                      **{suffix: frozenset({"mlp"}) for suffix in ("fc1", "fc2", "gate", "up", "down")}}
+
+
+def _adapted(row: LayerStats, targets: tuple[str, ...]) -> bool:
+    """Return whether LoRA with these targets adapts the dense row (a top-level row, the head: never)."""
+    if not block_of(row):
+        return False
+    return bool(_TARGETS_OF_SUFFIX.get(row.name.rsplit(".", 1)[-1], frozenset()) & set(targets))
+
+
 def layout_retention(model: ModelStats, training: Training, *, precision: Precision, attention: Attention,
-                     mode: Checkpointing, tensor_parallel: int = 1) -> Retention | None:
-    """Return the walk's per-row retention under the mode and tensor-parallel degree, or None for the walk's own."""
-    key = (training.batch_size, training.framework, precision, attention, mode, tensor_parallel)
+                     mode: Checkpointing, tensor_parallel: int = 1,
+                     adapted: tuple[str, ...] | None = None) -> Retention | None:
+    """Return the walk's per-row retention under the mode and tensor-parallel degree, or None for the walk's own.
+
+    `adapted`: the LoRA/QLoRA targets when the base weights are frozen (None: the base weights train).
+    """
+    key = (training.batch_size, training.framework, precision, attention, mode, tensor_parallel, adapted)
     return _RETENTION.get(model, key, lambda: _layout_retention(model, training, precision=precision,
                                                                 attention=attention, mode=mode,
-                                                                tensor_parallel=tensor_parallel))
+                                                                tensor_parallel=tensor_parallel, adapted=adapted))
 
 
 def _layout_retention(model: ModelStats, training: Training, *, precision: Precision, attention: Attention,
-                      mode: Checkpointing, tensor_parallel: int) -> Retention | None:
+                      mode: Checkpointing, tensor_parallel: int, adapted: tuple[str, ...] | None) -> Retention | None:
     """Compute layout_retention."""
     spans = _block_spans(model)
     plain = mode in (Checkpointing.NONE, Checkpointing.AUTO)
-    if not model.layers or not spans or (plain and tensor_parallel <= 1):
+    if not model.layers or not spans or (plain and tensor_parallel <= 1 and adapted is None):
         return None
     base = kept_per_row(model, training, precision=precision, attention=attention)
+    if adapted is not None:  # frozen base weights: a dense row that is not adapted keeps no input
+        base = [0 if row.type == "dense" and not _adapted(row, adapted) else b
+                for row, b in zip(model.layers, base, strict=True)]
     kept = [float(b) for b in base]
     recomputed = [0.0] * len(base)
     ends = list(range(len(base)))
