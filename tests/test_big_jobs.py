@@ -137,12 +137,16 @@ def test_an_8b_model_pre_trained_on_64_gpus_spans_machines_and_slow_networks_bin
     assert top.nodes == 8 and top.parallelism.total_gpus == 64
     assert top.parallelism.data_parallel in SHARDED
     # Where the network is slow for the exchange, the option says so: some 64-GPU layout is
-    # network-bound, or the search chose hybrid sharding / tensor parallel to keep off the network.
+    # network-bound, or the search chose hybrid sharding / tensor parallel to keep off the network,
+    # or the option states the network time it cannot hide behind compute. (Since the loss runs in
+    # fp32, ZeRO-1 with tensor parallel 2 no longer fits a p4de at 2 x 8,192 tokens; its ZeRO-3
+    # option computes for longer than its exchange takes and shows about 12 ms of it unhidden.)
     slow = [o for o in rec.options if o.nodes == 8 and o.instance_type.startswith(("p4d", "p4de", "a2-"))]
     assert slow
     assert all(o.parallelism is not None and (o.parallelism.bottleneck == "network"
                                               or o.parallelism.data_parallel == "hybrid_shard"
-                                              or o.parallelism.tensor_parallel > 1) for o in slow)
+                                              or o.parallelism.tensor_parallel > 1
+                                              or o.parallelism.communication_ms > 0) for o in slow)
     # Scaling of the top option: more machines, shorter time, and the points say how well it pays.
     nodes = [p.nodes for p in rec.scaling]
     assert nodes == sorted(nodes) and nodes[-1] == 8

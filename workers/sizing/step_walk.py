@@ -14,7 +14,12 @@ What is alive changes over a step, so the peak is the largest of these moments, 
 - optimizer step: weights, gradients, state and the update's temporaries (foreach Adam and AdamW,
   the CUDA default, make one trainable-sized fp32 copy; foreach SGD updates in place); no activation
   is left but the model's output;
-- all step: the input batch the loop holds (`batch_input_bytes`), beside what rows keep of it.
+- all step: the input batch the loop holds (`batch_input_bytes`), beside what rows keep of it;
+- the loss rows after the model's output run in fp32 under mixed precision (autocast's fp32 list has
+  log_softmax, nll_loss and mse_loss; torchtitan upcasts `pred.float()` itself): what they keep
+  (log-softmax's output) and the gradients their backward makes are 4 bytes a value, while the
+  16-bit logits the loop holds stay 16-bit (measured on torch 2.13.0 CPU autocast: a 16-bit head's
+  cross-entropy keeps its log-softmax output in fp32).
 
 Checked against the steps measured in workers/accuracy/data/step_measurements.json
 (validation/measure/): profiler memory timeline and a storage tracker, torch 2.13.0.
@@ -49,6 +54,7 @@ CAST_KINDS = frozenset({LayerKind.CONV, LayerKind.DENSE, LayerKind.RECURRENT})
 # end in their log_softmax "loss" row): the model's output in the loop is the row before them.
 LOSS_TYPES = frozenset({"log_softmax", "softmax", "cross_entropy", "mse"})
 LOSS_ROWS_KEEPING_THE_OUTPUT = frozenset({"cross_entropy", "mse"})
+LOSS_VALUE_BYTES = 4  # the loss rows' values: fp32 in every precision (autocast's fp32 list)
 
 
 class Phase(StrEnum):
@@ -174,15 +180,26 @@ def kept_per_row(model: ModelStats, training: Training, *, precision: Precision,
     layers = model.layers
     if not layers:
         return []
+    return _kept(layers, batch, value_bytes, factor, attention)
+
+
+def _value_sizes(layers: tuple[LayerStats, ...]) -> list[int]:
+    return [_size(row.output_shape) if row.output_shape else row.neurons for row in layers]
+
+
+def _kept(layers: tuple[LayerStats, ...], batch: int, value_bytes: int, factor: float,
+          attention: Attention) -> list[int]:
+    """Return each row's kept bytes: the loss rows after the model's output keep fp32 values."""
     held_index = _model_output_index(layers)
-    held_row = layers[held_index]
-    held_output = (_size(held_row.output_shape) if held_row.output_shape else held_row.neurons) * value_bytes * batch
+    held_values = _value_sizes(layers)[held_index]
     kept = []
     for i, row in enumerate(layers):
         values, mask_bytes = kept_for_backward(row, attention)
-        row_bytes = (values * value_bytes + mask_bytes) * batch * factor
+        width = LOSS_VALUE_BYTES if i > held_index else value_bytes
+        row_bytes = (values * width + mask_bytes) * batch * factor
         if i > held_index and row.type in LOSS_ROWS_KEEPING_THE_OUTPUT:
-            row_bytes -= held_output  # the loop's local holds it to the end of the step (held)
+            # the logits it read are the loop's (held, 16-bit); the fp32 values it kept beside them
+            row_bytes -= held_values * width * batch
         kept.append(max(0, round(row_bytes)))
     return kept
 
@@ -215,17 +232,11 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
     factor = FRAMEWORK_ACTIVATION_FACTOR[training.framework] * kept_share
     mixed = precision is not Precision.FP32 and states is None
     layers = model.layers
-    # a row's output; a loss row's "output" is a scalar, its backward makes output-sized gradients
-    outputs = [(_size(row.output_shape) if row.output_shape else row.neurons) * value_bytes * batch
-               for row in layers]
+    # a row's output; a loss row's "output" is a scalar, its backward makes output-sized fp32 gradients
     held_index = _model_output_index(layers)
-    kept = []
-    for i, row in enumerate(layers):
-        values, mask_bytes = kept_for_backward(row, attention)
-        row_bytes = (values * value_bytes + mask_bytes) * batch * factor
-        if i > held_index and row.type in LOSS_ROWS_KEEPING_THE_OUTPUT:
-            row_bytes -= outputs[held_index]  # the loop's local holds it to the end of the step (held)
-        kept.append(max(0, round(row_bytes)))
+    outputs = [values * (LOSS_VALUE_BYTES if i > held_index else value_bytes) * batch
+               for i, values in enumerate(_value_sizes(layers))]
+    kept = _kept(layers, batch, value_bytes, factor, attention)
     recomputed: tuple[int, ...] = (0,) * len(layers)
     comes_back: dict[int, int] = {}
     if retention is not None:

@@ -29,6 +29,7 @@ from workers.sizing.step_walk import (
     CAST_KINDS,
     FULL_COPY,
     LOSS_ROWS_KEEPING_THE_OUTPUT,
+    LOSS_VALUE_BYTES,
     Moment,
     Phase,
     Shards,
@@ -118,11 +119,14 @@ def step_peak_moment(model: ModelStats, training: Training, *, precision: Precis
     factor = FRAMEWORK_ACTIVATION_FACTOR[training.framework] * kept_share
     mixed = precision is not Precision.FP32
     saved, masks = (rows.saved, rows.masks) if attention is Attention.MATH else (rows.fused_saved, rows.fused_masks)
-    outputs = rows.sizes * value_bytes * batch
+    # the loss rows after the model's output hold fp32 values (step_walk.LOSS_VALUE_BYTES)
+    widths = np.where(np.arange(len(rows.sizes)) > rows.held_index, LOSS_VALUE_BYTES, value_bytes)
+    outputs = rows.sizes * widths * batch
     output = int(outputs[rows.held_index])  # the model's output, held by the loop to the end of the step
     inputs = batch_input_bytes(model, precision) * batch  # the batch the loop holds, all step
-    row_bytes = ((saved * value_bytes + masks) * batch) * factor
-    row_bytes = np.where(rows.loss_keeps_output, row_bytes - output, row_bytes)
+    row_bytes = ((saved * widths + masks) * batch) * factor
+    held_at_width = rows.sizes[rows.held_index] * widths * batch
+    row_bytes = np.where(rows.loss_keeps_output, row_bytes - held_at_width, row_bytes)
     kept = np.maximum(0, np.rint(row_bytes)).astype(np.int64)
     copy_bytes = WEIGHT_COPY_BYTES[precision]
     copies = (np.ceil(rows.parameters * copy_bytes / shards.parameters).astype(np.int64) * rows.cast if mixed
