@@ -16,9 +16,11 @@ same, digit for digit, in the file generated 2025-03-06 (commit 0166a59e) the fi
 Not covered, and why (the file has no committed figures for them): GCP A2 Ultra (listed on demand only),
 A3 Ultra, A3 Edge, A4, A4X (not in the file at all), N1 + GPU (the file prices N1 hosts' commitments,
 0.855-0.900 / 0.611-0.643 of on-demand, but not the attached GPUs', so no whole machine can be priced).
-AWS Reserved Instances and Savings Plans: no machine-readable public copy of AWS's reserved or
-Savings Plans terms for GPU families was found (searched: ec2instances.info data, stored Price List offer
-files, infracost/vantage/Cyclenerd AWS repositories; see notes/catalog.md of issue 14).
+AWS Reserved Instances are not derived here: the AWS fetcher reads them from the live Price List
+(catalog/fetchers/aws_reserved.py), so only a refresh brings them; no machine-readable offline copy of
+AWS's reserved or Savings Plans terms for GPU families was found for the bundled snapshot (searched:
+ec2instances.info data, stored Price List offer files, infracost/vantage/Cyclenerd AWS repositories; see
+notes/catalog.md of issue 14). AWS Savings Plans: not covered.
 """
 
 from __future__ import annotations

@@ -43,11 +43,13 @@ def _bundled(directory: Path) -> CatalogRows:
 def build_catalog(rows: CatalogRows, gpus: tuple[GpuSpec, ...]) -> Catalog:
     """Validate rows against the GPU table and wrap them as a Catalog, its price dates read from the offers.
 
-    Committed-use offers are derived here from the on-demand rows (catalog/commitments.py), unless the
-    rows carry some already, and are validated with the rest (a committed rate must lie below on-demand).
+    Committed-use offers are derived here from the on-demand rows (catalog/commitments.py) for each
+    provider whose rows carry none already (an AWS refresh brings its reserved rates), and are validated
+    with the rest (a committed rate must lie below on-demand).
     """
-    if not any(o.pricing in COMMITTED for o in rows.offers):
-        derived = tuple(committed_offers(rows.offers))
+    carried = {o.provider for o in rows.offers if o.pricing in COMMITTED}  # e.g. AWS reserved, fetched
+    derived = tuple(committed_offers(o for o in rows.offers if o.provider not in carried))
+    if derived:
         new_sources = tuple(dict.fromkeys(o.source for o in derived if o.source not in rows.sources))
         rows = dataclasses.replace(rows, offers=rows.offers + derived, sources=rows.sources + new_sources)
     validate_rows(rows, gpus=gpus)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from catalog.commitments import COMMITTED
 from catalog.fetchers.result import FetchResult, Progress, no_progress
 from catalog.freshness import oldest_price_date
 from catalog.gpus import load_gpus
@@ -71,7 +72,8 @@ def merge_rows(base: CatalogRows, result: FetchResult, *, version: str) -> Catal
     kept_excluded = tuple(e for e in base.excluded if e.provider is not provider or e.region not in fetched)
     return CatalogRows(
         version=version,
-        prices_as_of=oldest_price_date(offers),  # the oldest row's date, not this fetch's
+        # the oldest pay-as-you-go row's date, not this fetch's (a reserved term's date is when it took effect)
+        prices_as_of=oldest_price_date(o for o in offers if o.pricing not in COMMITTED),
         sources=tuple(sources),
         instances=instances,
         offers=offers,

@@ -1,4 +1,8 @@
-"""AWS fetcher: GPU instance shapes (EC2), on-demand prices (Price List API) and current spot prices.
+"""AWS fetcher: GPU instance shapes (EC2), on-demand and reserved prices (Price List API), current spot prices.
+
+Reserved Instances (standard, 1 and 3 years, no upfront) come from the same GetProducts items as the
+on-demand price (catalog/fetchers/aws_reserved.py) as committed_1y / committed_3y offers, dated by the
+term's effectiveDate.
 
 Clients come from boto3's standard credential chain, created inside `fetch` (never at import), or are
 passed in. A region that fails is reported and skipped; missing credentials stop the whole fetch.
@@ -30,6 +34,7 @@ from botocore.exceptions import (
 from botocore.parsers import ResponseParserError
 
 from catalog.cpu_scores import score_for
+from catalog.fetchers.aws_reserved import RESERVED_SOURCE, parse_reserved
 from catalog.fetchers.result import (
     CredentialsError,
     FetchResult,
@@ -216,9 +221,15 @@ def parse_price_item(item: dict[str, Any]) -> tuple[str, Decimal | None, str]:
     return str(attrs.get("instanceType", "")), price, str(attrs.get("physicalProcessor", ""))
 
 
-def _on_demand(pricing: Any, region: str, names: set[str]) -> tuple[dict[str, Decimal], dict[str, str]]:
+Reserved = dict[str, dict[Pricing, tuple[Decimal, str | None]]]  # type -> committed kind -> (rate, date)
+
+
+def _on_demand(pricing: Any, region: str, names: set[str],
+               problems: list[str]) -> tuple[dict[str, Decimal], dict[str, str], Reserved]:
+    """Return the region's on-demand prices, CPUs and reserved (no upfront) rates from one GetProducts read."""
     prices: dict[str, Decimal] = {}
     cpus: dict[str, str] = {}
+    reserved: Reserved = {}
     for raw in _paginate(
         pricing,
         "get_products",
@@ -227,12 +238,17 @@ def _on_demand(pricing: Any, region: str, names: set[str]) -> tuple[dict[str, De
         Filters=price_filters(region),
         FormatVersion="aws_v1",
     ):
-        itype, price, cpu = parse_price_item(json.loads(raw) if isinstance(raw, str) else raw)
+        item = json.loads(raw) if isinstance(raw, str) else raw
+        itype, price, cpu = parse_price_item(item)
         if itype in names and price is not None and price > 0:
             prices[itype] = price
             if cpu:
                 cpus[itype] = cpu
-    return prices, cpus
+            rates, skipped = parse_reserved(item)
+            if rates:
+                reserved[itype] = rates
+            problems.extend(f"{s} in {region}" for s in skipped)
+    return prices, cpus, reserved
 
 
 def _spot(ec2: Any, names: Sequence[str], now: datetime) -> dict[str, dict[str, float]]:
@@ -328,7 +344,7 @@ def fetch(
             offered = sorted(_offered(ec2, sorted(shapes)))
             stage = "Price List GetProducts"
             try:
-                on_demand, region_cpus = _on_demand(pricing, region, set(offered))
+                on_demand, region_cpus, reserved = _on_demand(pricing, region, set(offered), problems)
             except SDK_ERRORS as exc:
                 if _service_down(exc):
                     pricing_down = f"the Price List API failed in {region} ({_reason(exc)})"
@@ -349,6 +365,8 @@ def fetch(
             if name in on_demand:
                 offers.append(Offer(Provider.AWS, name, region, Pricing.ON_DEMAND, float(on_demand[name]),
                                     PRICE_SOURCE, today))
+                for kind, (rate, effective) in sorted(reserved.get(name, {}).items()):
+                    offers.append(Offer(Provider.AWS, name, region, kind, float(rate), RESERVED_SOURCE, effective))
             else:
                 problems.append(f"{name}: no on-demand price in {region}")
             od = on_demand.get(name)
