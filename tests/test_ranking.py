@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import math
-import random
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from ranking_builders import (
-    GB,
     GIB,
-    block_price,
     card,
     catalog,
     gpu,
@@ -24,8 +18,8 @@ from ranking_builders import (
 )
 
 from catalog.types import Catalog, Pricing, Provider
-from workers.ranking.costing import block_storage_cost_usd
-from workers.ranking.ranking import knee_index, rank_offers
+from workers.ranking.front import knee_index
+from workers.ranking.ranking import rank_offers
 from workers.ranking.reasons import usd_text
 from workers.ranking.recommendation import Recommendation
 from workers.sizing.errors import SpecError
@@ -35,8 +29,6 @@ from workers.sizing.spec import JobSpec, Objective, OnPremAssumptions, OwnedGpus
 
 AWS, GCP, ONPREM = Provider.AWS, Provider.GCP, Provider.ONPREM
 SPOT, ON_DEMAND = Pricing.SPOT, Pricing.ON_DEMAND
-
-
 def _world() -> tuple[Catalog, dict[tuple[str, int], PerGpu]]:
     """Three cloud shapes: a V100 too small, an A10G that fits slowly, an A100 that fits fast."""
     cat = catalog(
@@ -172,28 +164,6 @@ def test_host_memory_short_of_the_data_is_rejected_naming_both_figures() -> None
     [g5] = [r for r in rec.rejected if r.gpu == "a10g"]
     assert "100.0 GiB" in g5.reason and "16.0 GiB" in g5.reason
     assert "g5.xlarge" not in {o.instance_type for o in rec.options}
-
-
-def test_block_storage_is_priced_in_where_local_disk_is_short() -> None:
-    cat = catalog([gpu("a10g", 24)],
-                  [instance(AWS, "g5.xlarge", "a10g", disk_gb=250),
-                   instance(AWS, "g5.big", "a10g", disk_gb=3800)],
-                  [offer(AWS, "g5.xlarge", "us-east-1", 1.0), offer(AWS, "g5.big", "us-east-1", 1.0)],
-                  block=[block_price(AWS, "us-east-1", 0.08), block_price(AWS, "us-east-1", 0.045, "st1")])
-    rec = _rank(job(), cat, {("a10g", 1): per_gpu("a10g", hours=10.0)},
-                requirements(storage_min_gb=450, storage_max_gb=600))
-    by_type = {o.instance_type: o for o in rec.options}
-    short = by_type["g5.xlarge"]
-    expected = 600 * GB / GIB * 0.045 * short.training_hours / 730  # held for the whole run
-    assert short.storage_cost_usd == pytest.approx(expected)
-    assert block_storage_cost_usd(storage_bytes=600 * GB, price_per_gb_month_usd=0.045,
-                                  hours=short.training_hours) == pytest.approx(expected)
-    assert short.training_cost_usd == pytest.approx(short.billed_hours + expected)
-    assert by_type["g5.big"].storage_cost_usd == 0.0
-    assert by_type["g5.big"].training_cost_usd == pytest.approx(by_type["g5.big"].billed_hours)
-    # Staging onto block storage (gp3's 125 MiB/s) is slower than onto local NVMe.
-    assert short.start_up is not None and by_type["g5.big"].start_up is not None
-    assert short.start_up.staging_s > by_type["g5.big"].start_up.staging_s
 
 
 def test_cards_on_sale_are_never_ranked_against_rentals() -> None:
@@ -340,59 +310,6 @@ def test_why_names_the_memory_headroom_and_the_cost() -> None:
     assert "training +" in first.why and "start-up" in first.why
 
 
-def _random_world(rng: random.Random, n_shapes: int) -> tuple[Catalog, dict[tuple[str, int], PerGpu]]:
-    gpus = [gpu(f"g{i}", rng.choice([8, 16, 24])) for i in range(n_shapes)]
-    insts = [instance(rng.choice([AWS, GCP]), f"fam{i % 3}.size{i}", g.slug, disk_gb=rng.choice([0, 5000]))
-             for i, g in enumerate(gpus)]
-    offers = [offer(inst.provider, inst.instance_type, region, rng.choice([0.5, 1.0, 1.5, 2.0, 3.0]), pricing)
-              for inst in insts for region in ("r1", "r2") for pricing in (ON_DEMAND, SPOT)
-              if rng.random() < 0.8]
-    # r2 sometimes has no block storage price: those offers then need local disk.
-    blocks = [block_price(p, r, rate) for p in (AWS, GCP) for r, rate in (("r1", 0.1), ("r2", 0.13))
-              if r == "r1" or rng.random() < 0.5]
-    table = {(g.slug, 1): per_gpu(g.slug, hours=rng.choice([1.0, 2.0, 4.0, 8.0]), fits=rng.random() < 0.8)
-             for g in gpus}
-    return catalog(gpus, insts, offers, block=blocks), table
-
-
-@settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10**6), objective=st.sampled_from(list(Objective)))
-def test_pareto_marks_exactly_the_non_dominated_options(seed: int, objective: Objective) -> None:
-    cat, table = _random_world(random.Random(seed), 8)
-    rec = _rank(job(objective=objective, limit=1000), cat, table, requirements(need_gib=4))
-    points = [(o.training_cost_usd, o.training_hours) for o in rec.options]
-    for o in rec.options:
-        c, h = o.training_cost_usd, o.training_hours
-        dominated = any(c2 <= c and h2 <= h and (c2 < c or h2 < h) for c2, h2 in points)
-        assert o.pareto is not dominated
-    if rec.options:
-        assert any(o.pareto for o in rec.options)
-
-
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10**6), shuffle_seed=st.integers(0, 10**6),
-       objective=st.sampled_from(list(Objective)), budget=st.sampled_from([None, 10.0, 30.0]))
-def test_ranking_does_not_depend_on_catalog_order(seed: int, shuffle_seed: int, objective: Objective,
-                                                  budget: float | None) -> None:
-    cat, table = _random_world(random.Random(seed), 10)
-    shuffler = random.Random(shuffle_seed)
-    offers, insts = list(cat.offers), list(cat.instances)
-    shuffler.shuffle(offers)
-    shuffler.shuffle(insts)
-    shuffled = replace(cat, offers=tuple(offers), instances=tuple(insts))
-    j = job(objective=objective, limit=7, budget_usd=budget)
-    req = requirements(need_gib=4)
-    assert _rank(j, shuffled, table, req) == _rank(j, cat, table, req)
-
-
-def test_every_option_cost_is_price_times_hours_plus_storage() -> None:
-    cat, table = _random_world(random.Random(7), 12)
-    for o in _rank(job(limit=1000), cat, table, requirements(need_gib=4)).options:
-        expected = o.price_per_hour_usd * o.billed_hours + o.storage_cost_usd
-        assert o.training_cost_usd == pytest.approx(expected)
-        assert math.isfinite(o.training_cost_usd) and o.fits
-
-
 def test_a_slow_cpu_stretches_the_time_with_a_warning_instead_of_rejecting() -> None:
     cat = catalog([gpu("a10g", 24)],
                   [instance(AWS, "g5.old", "a10g", cpu_score=1000.0),
@@ -445,50 +362,3 @@ def test_more_gpus_need_more_host_memory_for_their_training_processes() -> None:
     assert [o.instance_type for o in rec.options] == ["g5.one"]
     [eight] = rec.rejected
     assert eight.instance_type == "g5.eight" and "host memory" in eight.reason
-
-
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10**6), limit=st.integers(1, 15), objective=st.sampled_from(list(Objective)),
-       budget=st.sampled_from([None, 6.0, 20.0]))
-def test_a_limit_keeps_the_first_options_of_the_full_ranking(seed: int, limit: int, objective: Objective,
-                                                             budget: float | None) -> None:
-    cat, table = _random_world(random.Random(seed), 9)
-    req = requirements(need_gib=4)
-    full = _rank(job(objective=objective, limit=10_000, budget_usd=budget), cat, table, req)
-    capped = _rank(job(objective=objective, limit=limit, budget_usd=budget), cat, table, req)
-    assert capped.options == full.options[:limit]
-    assert capped.rejected == full.rejected
-
-
-@settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 10**6), objective=st.sampled_from(list(Objective)),
-       budget=st.sampled_from([None, 6.0, 20.0]))
-def test_naming_every_region_and_pricing_kind_ranks_as_naming_none(seed: int, objective: Objective,
-                                                                   budget: float | None) -> None:
-    cat, table = _random_world(random.Random(seed), 9)
-    req = requirements(need_gib=4)
-    every = _rank(job(objective=objective, limit=50, budget_usd=budget, regions=("r1", "r2"),
-                      pricing=("spot", "on_demand")), cat, table, req)
-    unnamed = _rank(job(objective=objective, limit=50, budget_usd=budget, pricing=("on_demand", "spot", "owned")),
-                    cat, table, req)
-    assert every == unnamed
-
-
-def test_short_local_disk_without_a_block_storage_price_is_rejected_naming_the_region() -> None:
-    cat = catalog([gpu("a10g", 24)], [instance(AWS, "g5.xlarge", "a10g", disk_gb=100)],
-                  [offer(AWS, "g5.xlarge", "us-east-1", 1.0), offer(AWS, "g5.xlarge", "ap-east-9", 1.0)],
-                  block=[block_price(GCP, "us-central1", 0.04)])
-    rec = _rank(job(), cat, {("a10g", 1): per_gpu("a10g")})
-    assert rec.options == ()
-    [row] = rec.rejected
-    assert "block storage price for aws in ap-east-9, us-east-1" in row.reason
-
-
-def test_a_region_without_a_block_storage_price_falls_back_to_the_dearest_of_the_provider() -> None:
-    cat = catalog([gpu("a10g", 24)], [instance(AWS, "g5.xlarge", "a10g", disk_gb=100)],
-                  [offer(AWS, "g5.xlarge", "us-east-1", 1.0), offer(AWS, "g5.xlarge", "ap-east-9", 1.0)],
-                  block=[block_price(AWS, "us-east-1", 0.08), block_price(AWS, "eu-west-1", 0.11)])
-    rec = _rank(job(), cat, {("a10g", 1): per_gpu("a10g", hours=10.0)})
-    by_region = {o.region: o for o in rec.options}
-    assert by_region["ap-east-9"].storage_cost_usd == pytest.approx(
-        by_region["us-east-1"].storage_cost_usd * 0.11 / 0.08)

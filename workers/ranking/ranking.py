@@ -18,10 +18,8 @@ cheap per-offer step:
 Objectives:
 - cost: cheapest total first, ties by time;
 - time: fastest first, ties by cost;
-- balanced: the smallest geometric mean of cost and time, each relative to the best option,
-  sqrt((cost / cheapest cost) x (hours / fastest hours)): 1.0 is an option both cheapest and
-  fastest; halving the cost is worth as much as halving the time. It orders options as cost x
-  hours does, so it needs no second pass. Ties by cost.
+- balanced: the knee of the cost/time front first (front.py: the front's point of least cost x
+  hours), then the rest by cost x hours. Ties by cost.
 Every tie is then broken by provider, instance type, region, pricing kind and price, so that the
 same input gives the same order whatever the order of the catalog.
 
@@ -39,8 +37,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_left
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -49,6 +46,7 @@ from catalog.types import Catalog, Pricing, Provider
 from workers.ranking.candidates import Span, collect_candidates
 from workers.ranking.carbon import annotate_energy, apply_carbon, offer_co2e_kg, offer_energy
 from workers.ranking.catalog_index import catalog_index
+from workers.ranking.front import Row, knee_first, pareto_test
 from workers.ranking.purchase import BestRental, PurchaseOption, purchase_options
 from workers.ranking.reasons import (
     commitment_warnings,
@@ -74,11 +72,7 @@ from workers.sizing.machine import iteration_ms_with_cpu
 from workers.sizing.requirements import CodedWarning, PerGpu, Requirements
 from workers.sizing.spec import JobSpec, Objective
 
-# One row per option that meets every constraint: the two sort keys, the tie-breaks, then what
-# the option needs to be built (price, cost, shape index).
 REGIONS_PER_MACHINE = 2  # a machine takes at most this many places in a list per pricing kind
-
-Row = tuple[float, float, str, str, str, Pricing, float, float, int]
 
 
 def _cpu_adjust(job: JobSpec) -> CpuAdjust:
@@ -98,31 +92,6 @@ def _cpu_adjust(job: JobSpec) -> CpuAdjust:
         return memo[key]
 
     return adjust
-
-
-def pareto_test(points: list[tuple[float, float]]) -> Callable[[float, float], bool]:
-    """Return a test: is (time, cost) on the Pareto front, no point as good in both and better in one?
-
-    `points` must include every option's (time, cost), or at least the cheapest cost at each time.
-    """
-    cheapest_at: dict[float, float] = {}
-    for t, c in points:
-        if c < cheapest_at.get(t, math.inf):
-            cheapest_at[t] = c
-    times = sorted(cheapest_at)
-    before: list[float] = []  # before[i]: the cheapest cost among times[:i]
-    running = math.inf
-    for t in times:
-        before.append(running)
-        running = min(running, cheapest_at[t])
-
-    def on_front(t: float, c: float) -> bool:
-        i = bisect_left(times, t)
-        if i < len(times) and times[i] == t and cheapest_at[t] < c:
-            return False
-        return not before[i] <= c if i < len(before) else not running <= c
-
-    return on_front
 
 
 def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tuple[str, int], PerGpu],
@@ -155,7 +124,7 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
                                                                for sp in owned_spans])
     rented_rows = top_rows(job, rented_spans, limit=max(job.limit - len(owned_rows), 0))
     if job.objective is Objective.BALANCED:
-        rented_rows = _knee_first(rented_rows, rented_spans)
+        rented_rows = knee_first(rented_rows, rented_spans)
     top = owned_rows + rented_rows
     if not carbon_ranks:  # only the options shown need their energy (it was 20% of a ranking done for all)
         shown = {row[-1]: shapes[row[-1]] for row in top}
@@ -189,51 +158,6 @@ def _purchase(job: JobSpec, *, shapes: list[Shape], per_gpu: Mapping[tuple[str, 
                             f"{best.m.provider_name} {best.m.instance_type} {best.m.pricing.value}")
     return purchase_options(job, cards=catalog_index(catalog).cards, per_gpu=per_gpu, best_rental=rental,
                             max_gpus=scope_max_gpus)
-
-
-def knee_index(points: list[tuple[float, float]]) -> int:
-    """Return the index of the knee of a cost/time Pareto front given as (time, cost), fastest first.
-
-    The knee is where buying more speed starts to cost more, proportionally, than it gains: on
-    log-log axes (halving the time weighs as much as halving the cost) the point where the front's
-    slope passes -1, which is the point of least cost x time. Ties go to the cheaper point. A front
-    whose faster points are only a hair faster (the same machine a minute sooner to boot) thus
-    keeps its cheap end, where a chord scaled to the front's ends would call a 0.2% saving of time
-    worth 70% more money.
-    """
-    best = 0
-    for i, (t, c) in enumerate(points):
-        bt, bc = points[best]
-        if t * c < bt * bc * (1 - 1e-9) or (math.isclose(t * c, bt * bc, rel_tol=1e-9) and c < bc):
-            best = i
-    return best
-
-
-def _knee_first(rows: list[Row], spans: list[Span]) -> list[Row]:
-    """Return the rows with the knee of the cost/time front first (the balanced objective), the rest after."""
-    best_per_time: dict[float, tuple[float, int]] = {}
-    for span in spans:
-        s = span.shape
-        mark = (s.best_cost, s.idx)
-        if mark < best_per_time.get(s.time_metric, (math.inf, -1)):
-            best_per_time[s.time_metric] = mark
-    front: list[tuple[float, float, int]] = []
-    for t in sorted(best_per_time):
-        cost, idx = best_per_time[t]
-        if not front or cost < front[-1][1]:
-            front.append((t, cost, idx))
-    if not front:
-        return rows
-    t, cost, idx = front[knee_index([(f[0], f[1]) for f in front])]
-    knee = next((r for r in rows if r[8] == idx and r[7] == cost), None)
-    if knee is None:
-        span = next(sp for sp in spans if sp.shape.idx == idx)
-        i = span.costs.index(cost)
-        o, s = span.offers[i], span.shape
-        knee = (cost * t, cost, s.m.provider_name, s.m.instance_type, o.region, o.pricing, o.price_per_hour_usd,
-                cost, idx)
-        rows = rows[:-1] if rows else rows
-    return [knee, *(r for r in rows if r is not knee)]
 
 
 def top_rows(job: JobSpec, spans: list[Span], *, limit: int | None = None) -> list[Row]:

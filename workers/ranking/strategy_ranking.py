@@ -22,7 +22,8 @@ from workers.ranking.candidates import Span, collect_candidates
 from workers.ranking.carbon import annotate_energy, apply_carbon, offer_energy
 from workers.ranking.catalog_index import CatalogIndex, Machine, catalog_index
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
-from workers.ranking.ranking import Row, pareto_test, run_fields, top_rows
+from workers.ranking.front import Row, pareto_test
+from workers.ranking.ranking import run_fields, top_rows
 from workers.ranking.reasons import commitment_warnings, gib_text, hours_text, transfer_text, usd_text
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected, ScalingPoint, StrategyChoice
 from workers.ranking.runplan import RunPlanner
