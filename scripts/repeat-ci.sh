@@ -8,6 +8,9 @@ runs="${1:-10}"
 repo="${2:-$(git -C "$(dirname "$0")/.." rev-parse --path-format=absolute --git-common-dir)}"
 work="$(mktemp -d -t gpugauge-repeat-ci-XXXXXX)"
 git clone --quiet --branch main "$repo" "$work/gpugauge" || { echo "cannot clone main from $repo" >&2; exit 2; }
+# The suite reads ../shared (the contract checker, the SkyPilot rows) where the checkout has one beside it.
+shared="$(cd "$(dirname "$0")/../.." && pwd)/shared"
+if [ -d "$shared" ]; then ln -s "$shared" "$work/shared"; fi
 cd "$work/gpugauge"
 echo "clean clone of main at $(git rev-parse --short HEAD) in $work/gpugauge; $runs runs"
 for i in $(seq 1 "$runs"); do
