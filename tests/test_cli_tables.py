@@ -109,3 +109,14 @@ def test_estimate_shows_no_training_time_of_zero_when_the_data_set_size_is_unkno
     rows = [line.split() for line in text.splitlines() if line.split()[:1] in (["t4"], ["a100-80gb"])]
     assert rows and all(r[-2] == "-" or "-" in r for r in rows)
     assert " 0 s " not in text and "give dataset.samples" in text
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_piped_tables_take_the_width_columns_names(width: int, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    from service.cli import main
+    assert main(["catalog", "instances", "--gpu", "h100-sxm"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "p5.48xlarge" in "\n".join(lines)
+    assert max(len(line) for line in lines) <= width

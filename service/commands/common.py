@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -146,8 +147,8 @@ def _renamed(path: str, names: Mapping[str, str]) -> str:
 
 
 def console() -> Console:
-    """Return a console for tables: the terminal's width, or 160 columns when piped."""
-    return Console(width=None if sys.stdout.isatty() else 160)
+    """Return a console for tables: the terminal's width, $COLUMNS when set, or 160 columns when piped."""
+    return Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit() else 160)
 
 
 def fail(message: str) -> int:
