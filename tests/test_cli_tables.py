@@ -120,3 +120,20 @@ def test_piped_tables_take_the_width_columns_names(width: int, monkeypatch: pyte
     lines = capsys.readouterr().out.splitlines()
     assert "p5.48xlarge" in "\n".join(lines)
     assert max(len(line) for line in lines) <= width
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_model_table_keeps_every_layer_name_whole_and_fits(width: int, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from service.cli import main
+    from workers.modelimport.models import resolve_model
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert main(["model", "bert-base"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= width
+    words = set(out.split())
+    for layer in resolve_model({"preset": "bert-base"}, sequence_length=None, batch_size=None).layers:
+        assert layer.name in words and "x".join(map(str, layer.output_shape)) in words
+    assert main(["model", "bert-base", "--wide"]) == 0
+    assert "multiply-adds" in capsys.readouterr().out

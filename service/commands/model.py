@@ -7,10 +7,10 @@ import difflib
 from typing import Any
 
 from marshmallow import ValidationError
-from rich.table import Table
 
 from service.commands.common import CliError, fail, first_error, print_json, read_spec_file
 from service.commands.common import console as make_console
+from service.commands.tables import Column, fitted_table, left_out_note
 from workers.modelimport.models import resolve_model
 from workers.render import bar, fmt_bytes, fmt_count
 from workers.schemas.results import ModelStatsSchema
@@ -28,6 +28,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("spec", help="a job spec (JSON/YAML), a file holding just the model, or a preset name")
     p.add_argument("--sequence-length", type=int, help="tokens per sample, for sequence models")
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    p.add_argument("--wide", action="store_true", help="every column, whatever the terminal's width")
     p.set_defaults(func=run)
 
 
@@ -85,34 +86,39 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(ModelStatsSchema().dump(stats))
         return 0
-    print_table(stats)
+    print_table(stats, wide=args.wide)
     return 0
 
 
-def print_table(stats: ModelStats) -> None:
-    """Print the per-layer table the way a network editor's statistics panel shows it."""
+def print_table(stats: ModelStats, *, wide: bool = False) -> None:
+    """Print the per-layer table the way a network editor's statistics panel shows it.
+
+    At a narrow width the least needed columns are left out and named (tables.py); layer names,
+    types and output shapes are never cut.
+    """
     console = make_console()
     saved_total = sum(layer.saved_values for layer in stats.layers) or 1
     saved_max = max((layer.saved_values for layer in stats.layers), default=0) or 1
-    table = Table(title=f"{stats.name}: per-sample statistics", show_footer=True)
-    table.add_column("#", justify="right")
-    table.add_column("layer", footer="total")
-    table.add_column("type")
-    patterns = any(layer.pattern for layer in stats.layers)
-    if patterns:  # an ONNX node that is part of a fused op the exporter wrote as several
-        table.add_column("pattern")
-    table.add_column("output", justify="right")
-    table.add_column("neurons", justify="right", footer=fmt_count(stats.neurons))
-    table.add_column("parameters", justify="right", footer=fmt_count(stats.parameters))
-    table.add_column("multiply-adds", justify="right", footer=fmt_count(stats.multiply_adds))
-    table.add_column("activation memory share (bar: against the largest layer)")
-    for i, layer in enumerate(stats.layers):
-        share = layer.saved_values / saved_total
-        table.add_row(str(i), layer.name, layer.type, *([layer.pattern] if patterns else []),
-                      "x".join(map(str, layer.output_shape)),
-                      fmt_count(layer.neurons), fmt_count(layer.parameters), fmt_count(layer.multiply_adds),
-                      f"{bar(layer.saved_values / saved_max)} {share:5.1%}")
+    patterns = any(layer.pattern for layer in stats.layers)  # ONNX nodes of a fused op written as several
+    columns: list[Column] = [("#", "right", 1), ("layer", "left", 0), ("type", "left", 0)]
+    if patterns:
+        columns.append(("pattern", "left", 2))
+    columns += [("output", "right", 0), ("neurons", "right", 2), ("parameters", "right", 1),
+                ("multiply-adds", "right", 2), ("activation memory share (bar: against the largest layer)", "left", 3)]
+    rows = [[str(i), layer.name, layer.type, *([layer.pattern] if patterns else []),
+             "x".join(map(str, layer.output_shape)),
+             fmt_count(layer.neurons), fmt_count(layer.parameters), fmt_count(layer.multiply_adds),
+             f"{bar(layer.saved_values / saved_max)} {layer.saved_values / saved_total:5.1%}"]
+            for i, layer in enumerate(stats.layers)]
+    total = ["", "total", "", *([""] if patterns else []), "", fmt_count(stats.neurons),
+             fmt_count(stats.parameters), fmt_count(stats.multiply_adds), ""]
+    table, left_out = fitted_table(f"{stats.name}: per-sample statistics", columns, [*rows, total],
+                                   width=console.width, wide=wide)
+    if len(table.rows) > 1:
+        table.rows[-2].end_section = True  # a rule above the totals
     console.print(table)
+    if left_out:
+        console.print(left_out_note(left_out))
     console.print(f"neurons {stats.neurons:,}  parameters {stats.parameters:,}  "
                   f"multiply-adds {stats.multiply_adds:,}  "
                   f"(fp32 weights {fmt_bytes(stats.parameters * 4)})")
