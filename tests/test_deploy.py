@@ -72,7 +72,11 @@ def settings_the_code_reads() -> set[str]:
             names |= set(re.findall(r"getenv\(\s*\"([A-Z][A-Z0-9_]*)\"", source))
     keys -= OBJECT_SETTINGS | {"CELERY"}  # CELERY: one variable per Celery setting, GPUGAUGE_CELERY__<name>
     names |= {key if key == "REDIS_URL" else "GPUGAUGE_" + key for key in keys}
-    return names
+    return names - TERMINAL_VARIABLES
+
+
+# The terminal's own variables, read by the CLI as every command-line tool reads them: not settings.
+TERMINAL_VARIABLES = frozenset({"COLUMNS"})
 
 
 def cli_accepts(argv: list[str]) -> None:
