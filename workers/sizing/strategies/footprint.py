@@ -25,9 +25,9 @@ from workers.sizing.memo import IdentityMemo
 from workers.sizing.memory import attention_kind, framework_reserve_bytes, recompute_share, step_peak
 from workers.sizing.overheads import OPTIMIZER_TEMPORARY_BYTES
 from workers.sizing.requirements import MemoryBreakdown
-from workers.sizing.spec import Framework, JobSpec, Optimizer, Precision
+from workers.sizing.spec import Framework, JobSpec, Optimizer, Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
-from workers.sizing.step_walk import HeldStates, Moment, Phase, peak_moment, walk_step
+from workers.sizing.step_walk import HeldStates, Moment, Phase, Retention, peak_moment, walk_step
 from workers.sizing.strategies.adapters import (
     TransformerShape,
     lora_parameters,
@@ -124,12 +124,7 @@ def _layout_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_s
     training = replace(job.training, batch_size=batch_size)
     shape = transformer_shape(model)
     counts = parameter_counts(model, layout, shape)
-    precision = effective_precision(training.precision, gpu)
-    attention = attention_kind(training, gpu)
-    retention = layout_retention(model, training, precision=precision, attention=attention,
-                                 mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel,
-                                 adapted=_adapted_targets(layout))
-    share = recompute_share(model) if layout.checkpointing is Checkpointing.FULL and retention is None else 1.0
+    precision, attention, retention, share = _walk_settings(job, layout, training, gpu=gpu)
     if _walks_as_given(layout) and retention is None and share == 1.0:  # the estimate's own walk and reserve
         peak_as_given = step_peak(model, replace(training, recompute=False), gpu=gpu, gpu_count=layout.gpu_count)
         return LayoutMemory(breakdown=peak_as_given.breakdown, host_bytes_per_gpu=0,
@@ -211,17 +206,24 @@ def _canonical(layout: Layout, attention: Attention) -> Layout:
     return replace(layout, gpu_count=count, gpus_per_node=count)
 
 
+
+def _walk_settings(job: JobSpec, layout: Layout, training: Training, *, gpu: GpuSpec | None,
+                   ) -> tuple[Precision, Attention, Retention | None, float]:
+    """Return what the walk of this layout takes: precision, attention kernel, retention and recompute share."""
+    precision = effective_precision(training.precision, gpu)
+    attention = attention_kind(training, gpu)
+    retention = layout_retention(job.model, training, precision=precision, attention=attention,
+                                 mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel,
+                                 adapted=_adapted_targets(layout))
+    share = recompute_share(job.model) if layout.checkpointing is Checkpointing.FULL and retention is None else 1.0
+    return precision, attention, retention, share
+
 def _walk(job: JobSpec, layout: Layout, counts: ParameterCounts, *, gpu: GpuSpec | None, batch_size: int,
           ) -> tuple[list[Moment], int]:
     """Walk the layout at this micro-batch; return its moments and the host bytes offload keeps."""
     model = job.model
     training = replace(job.training, batch_size=batch_size, recompute=False)
-    precision = effective_precision(training.precision, gpu)
-    attention = attention_kind(training, gpu)
-    retention = layout_retention(model, training, precision=precision, attention=attention,
-                                 mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel,
-                                 adapted=_adapted_targets(layout))
-    share = recompute_share(model) if layout.checkpointing is Checkpointing.FULL and retention is None else 1.0
+    precision, attention, retention, share = _walk_settings(job, layout, training, gpu=gpu)
     held, host = _held_states(job, layout, counts, precision=precision)
     return walk_step(model, training, precision=precision, gpu_count=layout.gpu_count, kept_share=share,
                      attention=attention, states=held, retention=retention), host
