@@ -20,7 +20,8 @@ AWS Reserved Instances are not derived here: the AWS fetcher reads them from the
 (catalog/fetchers/aws_reserved.py), so only a refresh brings them; no machine-readable offline copy of
 AWS's reserved or Savings Plans terms for GPU families was found for the bundled snapshot (searched:
 ec2instances.info data, stored Price List offer files, infracost/vantage/Cyclenerd AWS repositories; see
-notes/catalog.md of issue 14). AWS Savings Plans: not covered.
+notes/catalog.md of issue 14). AWS EC2 Instance Savings Plans likewise come only from a refresh
+(catalog/fetchers/aws_savings.py), as kinds of their own (savings_plan_1y/3y), costed like a commitment.
 """
 
 from __future__ import annotations
@@ -31,8 +32,12 @@ from dataclasses import dataclass
 from catalog.types import Offer, Pricing, Provider
 
 HOURS_PER_YEAR = 8760
-TERM_HOURS = {Pricing.COMMITTED_1Y: HOURS_PER_YEAR, Pricing.COMMITTED_3Y: 3 * HOURS_PER_YEAR}
+# every kind paid for each hour of a term, used or not: commitments (Reserved Instances, committed use) and
+# AWS EC2 Instance Savings Plans (catalog/fetchers/aws_savings.py), a kind of their own
+TERM_HOURS = {Pricing.COMMITTED_1Y: HOURS_PER_YEAR, Pricing.COMMITTED_3Y: 3 * HOURS_PER_YEAR,
+              Pricing.SAVINGS_PLAN_1Y: HOURS_PER_YEAR, Pricing.SAVINGS_PLAN_3Y: 3 * HOURS_PER_YEAR}
 COMMITTED = frozenset(TERM_HOURS)
+ONE_YEAR = (Pricing.COMMITTED_1Y, Pricing.SAVINGS_PLAN_1Y)  # what a budget review may buy for a year
 
 _SOURCE = ("https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/"
            "889627bc46779da784cd279552664f232431313a/pricing.yml")

@@ -4,7 +4,10 @@
 gives a team fresh AWS and GCP prices without cloud credentials. Each provider found in the directory
 replaces that provider's rows whole (every region); the rest of the current version is kept. The rows are
 checked for plausibility and validated against the current version (no collapse, known GPUs) before the
-store's one atomic switch; any failure leaves the current version as it was.
+store's one atomic switch; any failure leaves the current version as it was. As in the snapshot's build
+(build_snapshot.py), where a check leaves out the GPU or host part of a bundled GCP machine's on-demand
+price, the Cyclenerd pricing.yml price of that machine and region stands in (catalog/cyclenerd.py), with its
+own source and date, checked like the rest.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from catalog.commitments import COMMITTED
+from catalog.cyclenerd import stand_in_on_demand
 from catalog.freshness import oldest_price_date
 from catalog.gpus import load_gpus
 from catalog.loader import load_snapshot_rows
@@ -64,7 +69,7 @@ def import_catalog(
     version = next_version(now.date().isoformat(), [*store.versions(), base.version])
     merged = CatalogRows(
         version=version,
-        prices_as_of=oldest_price_date(offers),
+        prices_as_of=oldest_price_date(o for o in offers if o.pricing not in COMMITTED),  # as a refresh does
         sources=(),
         instances=instances,
         offers=offers,
@@ -74,6 +79,8 @@ def import_catalog(
     )
     rows = screen_rows(merged)
     screened = len(rows.excluded) - len(merged.excluded)
+    if Provider.GCP in mine:
+        rows = screen_rows(stand_in_on_demand(rows))  # the stand-ins are checked like the rest
     if read.offers and screened > MAX_IMPLAUSIBLE_SHARE * len(read.offers):
         raise CatalogValidationError(
             [f"{screened} of {len(read.offers)} imported prices are implausible (a broken catalog)"]

@@ -290,7 +290,7 @@ def _family(points: Sequence[PricePoint]) -> list[Finding]:
     return found
 
 
-_COMMITTED = (Pricing.COMMITTED_1Y, Pricing.COMMITTED_3Y)
+_COMMITTED = (Pricing.COMMITTED_1Y, Pricing.COMMITTED_3Y, Pricing.SAVINGS_PLAN_1Y, Pricing.SAVINGS_PLAN_3Y)
 
 
 def _committed_vs_on_demand(points: Sequence[PricePoint]) -> list[Finding]:

@@ -22,6 +22,8 @@ class Pricing(StrEnum):
     OWNED = "owned"  # on-prem: purchase price amortised into an hourly cost
     COMMITTED_1Y = "committed_1y"  # 1-year commitment, no upfront: an hourly rate paid for every hour of the term
     COMMITTED_3Y = "committed_3y"  # 3-year commitment, no upfront (catalog/commitments.py)
+    SAVINGS_PLAN_1Y = "savings_plan_1y"  # AWS EC2 Instance Savings Plan, 1 year, no upfront (fetchers/aws_savings.py)
+    SAVINGS_PLAN_3Y = "savings_plan_3y"  # AWS EC2 Instance Savings Plan, 3 years, no upfront
 
 
 @dataclass(frozen=True)

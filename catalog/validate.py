@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from catalog.commitments import COMMITTED
 from catalog.freshness import oldest_price_date
 from catalog.payload import CatalogRows
 from catalog.plausibility import Finding, PricePoint, find_implausible
@@ -191,7 +192,7 @@ def screen_rows(rows: CatalogRows) -> CatalogRows:
     return dataclasses.replace(
         rows,
         offers=offers,
-        prices_as_of=oldest_price_date(offers),
+        prices_as_of=oldest_price_date(o for o in offers if o.pricing not in COMMITTED),  # pay-as-you-go rows'
         excluded=rows.excluded + tuple(exclusion(f) for f, _ in found),
     )
 

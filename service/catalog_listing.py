@@ -13,7 +13,7 @@ from catalog.providers import PROVIDER_NAMES
 from catalog.types import Catalog, GpuSpec, InstanceType, Offer
 from workers.schemas.fields import typed_function
 
-PRICING_KINDS = ("on_demand", "spot", "owned", "committed_1y", "committed_3y")
+PRICING_KINDS = ("on_demand", "spot", "owned", "committed_1y", "committed_3y", "savings_plan_1y", "savings_plan_3y")
 # A page of instance types: the full catalog holds a few hundred types with thousands of prices, and a
 # procurement script walks it by next_offset.
 PAGE_SIZE = 100

@@ -44,6 +44,8 @@ class FakeAws:
         self.pricing_stub = Stubber(self.pricing)
         self.ec2 = {r: boto3.client("ec2", region_name=r) for r in regions}
         self.ec2_stub = {r: Stubber(c) for r, c in self.ec2.items()}
+        self.savings = boto3.client("savingsplans", region_name="us-east-1")
+        self.savings_stub = Stubber(self.savings)
         self.regions = regions
 
     def queue_types(self) -> None:
@@ -54,7 +56,10 @@ class FakeAws:
         )
 
     def queue_region(self, region: str, *, prices: list[str], fail: str | None = None,
-                     spot: dict[str, Any] | None = None) -> None:
+                     spot: dict[str, Any] | None = None,
+                     savings: list[tuple[dict[str, Any], dict[str, Any] | None]] | None = None) -> None:
+        """Queue one region's answers; `savings`: (page, expected parameters or None) of the Savings Plans API,
+        by default one page without rates."""
         stub = self.ec2_stub[region]
         if fail:
             stub.add_client_error(
@@ -77,16 +82,19 @@ class FakeAws:
                 params["NextToken"] = "prices-page-2"
             self.pricing_stub.add_response("get_products", fixture(name), params)
         stub.add_response("describe_spot_price_history", spot or fixture(f"describe_spot_price_history_{region}"))
+        for page, params in savings if savings is not None else [({"searchResults": []}, None)]:
+            self.savings_stub.add_response("describe_savings_plans_offering_rates", page, params)
 
     def fetch(self) -> aws.FetchResult:
-        for s in (self.pricing_stub, *self.ec2_stub.values()):
+        for s in (self.pricing_stub, self.savings_stub, *self.ec2_stub.values()):
             s.activate()
         try:
             return aws.fetch(
-                client=self.pricing, regions=self.regions, ec2_client_factory=self.ec2.__getitem__, now=NOW
+                client=self.pricing, regions=self.regions, ec2_client_factory=self.ec2.__getitem__,
+                savings_client=self.savings, now=NOW,
             )
         finally:
-            for s in (self.pricing_stub, *self.ec2_stub.values()):
+            for s in (self.pricing_stub, self.savings_stub, *self.ec2_stub.values()):
                 s.assert_no_pending_responses()
                 s.deactivate()
 

@@ -177,6 +177,16 @@ def test_import_of_a_sky_catalogs_directory_becomes_current_dated_by_its_files(
     assert current is not None
     g4 = [o for o in current.offers if o.instance_type == "g4-standard-48" and o.region == "us-central1"]
     assert g4 and all(o.as_of == "2026-07-30" for o in g4)
+    # as in the snapshot's build, Cyclenerd's on-demand price stands in where a check left out SkyPilot's part
+    # (A100 in europe-west4 at half the US price; H100 at $4.20/GPU in us-central1), with its own source and date
+    on_demand = {(o.instance_type, o.region): o for o in current.offers
+                 if o.provider.value == "gcp" and o.pricing.value == "on_demand"}
+    for machine, region in (("a2-highgpu-8g", "europe-west4"), ("a3-highgpu-8g", "us-central1")):
+        stand_in = on_demand[(machine, region)]
+        assert "in place of SkyPilot's on-demand row" in stand_in.source and stand_in.as_of == "2026-07-30"
+    snapshot = {(o.instance_type, o.region): o.price_per_hour_usd for o in load_catalog().offers
+                if "in place of SkyPilot" in o.source and o.pricing.value == "on_demand"}
+    assert {k: o.price_per_hour_usd for k, o in on_demand.items() if "in place of SkyPilot" in o.source} == snapshot
 
 
 def test_an_import_that_would_collapse_the_catalog_exits_1_and_changes_nothing(

@@ -2,7 +2,10 @@
 
 Reserved Instances (standard, 1 and 3 years, no upfront) come from the same GetProducts items as the
 on-demand price (catalog/fetchers/aws_reserved.py) as committed_1y / committed_3y offers, dated by the
-term's effectiveDate.
+term's effectiveDate. EC2 Instance Savings Plans (1 and 3 years, no upfront) come from the Savings Plans
+API (catalog/fetchers/aws_savings.py) as savings_plan_1y / savings_plan_3y offers, dated the fetch day;
+where that API fails (it needs its own permission, savingsplans:DescribeSavingsPlansOfferingRates), the
+region keeps its other prices and the failure is reported, and the regions after are not asked again.
 
 Clients come from boto3's standard credential chain, created inside `fetch` (never at import), or are
 passed in. A region that fails is reported and skipped; missing credentials stop the whole fetch.
@@ -35,6 +38,7 @@ from botocore.parsers import ResponseParserError
 
 from catalog.cpu_scores import score_for
 from catalog.fetchers.aws_reserved import RESERVED_SOURCE, parse_reserved
+from catalog.fetchers.aws_savings import SAVINGS_SOURCE, SavingsRates, savings_rates
 from catalog.fetchers.result import (
     CredentialsError,
     FetchResult,
@@ -47,6 +51,7 @@ from catalog.plausibility import PricePoint, region_spot
 from catalog.types import InstanceType, Offer, Pricing, Provider
 
 PRICING_REGION = "us-east-1"  # the Price List API endpoint (ecosystem notes §4); not the priced region
+SAVINGS_REGION = "us-east-1"  # the Savings Plans API's one (global) endpoint; the priced region is a filter
 SOURCE = "AWS API: EC2 DescribeInstanceTypes"
 PRICE_SOURCE = "AWS Price List API GetProducts (Linux, shared tenancy, on-demand)"
 SPOT_SOURCE = "AWS EC2 DescribeSpotPriceHistory (Linux/UNIX), median over availability zones"
@@ -305,10 +310,13 @@ def fetch(
     client: Any = None,
     regions: Sequence[str] = ("us-east-1",),  # the registry (catalog/providers.py) passes its default regions
     ec2_client_factory: Callable[[str], Any] | None = None,
+    savings_client: Any = None,
     progress: Progress = no_progress,
     now: datetime | None = None,
 ) -> FetchResult:
-    """Read AWS GPU instance types, on-demand and spot prices in `regions`; `client` is the pricing client.
+    """Read AWS GPU instance types, on-demand, reserved, savings-plan and spot prices in `regions`.
+
+    `client` is the Price List client, `savings_client` the Savings Plans one (both made here when None).
 
     A region that fails is reported and skipped; CredentialsError (bad configuration) stops the whole fetch.
     Once the Price List API itself fails (it has one endpoint for every region), the regions after are
@@ -320,6 +328,7 @@ def fetch(
         session = boto3.session.Session()  # fresh: credentials resolved now, not cached by an earlier client
         factory = ec2_client_factory or (lambda region: _client(session, "ec2", region))
         pricing = client if client is not None else _client(session, "pricing", PRICING_REGION)
+        savings = savings_client if savings_client is not None else _client(session, "savingsplans", SAVINGS_REGION)
     except CONFIG_ERRORS as exc:
         raise _config_error(exc) from exc
     total = 1 + len(regions)
@@ -329,6 +338,7 @@ def fetch(
     failed: list[tuple[str, str]] = []
     cpus: dict[str, str] = {}
     pricing_down: str | None = None
+    savings_down: str | None = None
     progress("aws: instance types", 0, total)
     for step, region in enumerate(regions, start=1):
         progress(f"aws: prices in {region}", step, total)
@@ -351,6 +361,18 @@ def fetch(
                 raise
             stage = "DescribeSpotPriceHistory"
             spot = _spot(ec2, offered, now)
+            plans: SavingsRates = {}
+            if savings_down is None:
+                try:
+                    plans = savings_rates(savings, region, sorted(on_demand), problems)
+                except CONFIG_ERRORS:
+                    raise
+                except REGION_ERRORS as exc:
+                    if _refused(exc):
+                        raise
+                    savings_down = (f"savings plans not read from {region} on: DescribeSavingsPlansOfferingRates "
+                                    f"failed: {_reason(exc)}")
+                    problems.append(savings_down)
         except CONFIG_ERRORS as exc:
             raise _config_error(exc) from exc
         except REGION_ERRORS as exc:
@@ -367,6 +389,8 @@ def fetch(
                                     PRICE_SOURCE, today))
                 for kind, (rate, effective) in sorted(reserved.get(name, {}).items()):
                     offers.append(Offer(Provider.AWS, name, region, kind, float(rate), RESERVED_SOURCE, effective))
+                for kind, rate in sorted(plans.get(name, {}).items()):
+                    offers.append(Offer(Provider.AWS, name, region, kind, float(rate), SAVINGS_SOURCE, today))
             else:
                 problems.append(f"{name}: no on-demand price in {region}")
             od = on_demand.get(name)

@@ -69,8 +69,11 @@ def commitment_warnings(pricing: Pricing, *, price_per_hour_usd: float, machines
     if term_hours is None:
         return ()
     total = price_per_hour_usd * term_hours * machines
+    years = term_hours // HOURS_PER_YEAR
+    what = (f"a {years}-year EC2 Instance Savings Plan committing" if pricing in (Pricing.SAVINGS_PLAN_1Y,
+            Pricing.SAVINGS_PLAN_3Y) else f"a {years}-year commitment at")
     return (CodedWarning("commitment", (
-        f"a {term_hours // HOURS_PER_YEAR}-year commitment at ${price_per_hour_usd:.4f}/h per machine is paid for "
+        f"{what} ${price_per_hour_usd:.4f}/h per machine is paid for "
         f"every hour of the term whether used or not: ${total:,.0f} for {machines} machine(s) over "
         f"{term_hours:,} h; the cost shown is that total, not the job's hours")),)
 

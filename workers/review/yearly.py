@@ -6,7 +6,8 @@ answer). Per job:
 - on demand: its cheapest fitting on-demand option, all runs (budget.plan_runs);
 - on spot: its cheapest fitting spot option, all runs;
 - committed: among its fitting on-demand options on machines the catalog prices under a 1-year
-  commitment (catalog/commitments.py), the one whose committed rate x machine hours is least.
+  commitment (catalog/commitments.py) or 1-year AWS EC2 Instance Savings Plan (the lower of the two
+  rates where it has both), the one whose committed rate x machine hours is least.
 The committed total buys, per machine and region, enough machines to cover the year's machine hours
 of the jobs that chose it (ceil(hours / 8,760)) and pays each for the whole year, used or not, where
 that costs less than running those jobs on demand (`pays_off`); where it does not (a few hours a year
@@ -22,7 +23,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from catalog.commitments import HOURS_PER_YEAR
+from catalog.commitments import HOURS_PER_YEAR, ONE_YEAR
 from catalog.types import Catalog, Pricing
 from workers.ranking.recommendation import RankedOption
 
@@ -30,9 +31,14 @@ CommittedRates = Mapping[tuple[str, str, str], float]  # (provider, instance typ
 
 
 def committed_rates(catalog: Catalog) -> dict[tuple[str, str, str], float]:
-    """Return the catalog's 1-year committed hourly rate per machine and region."""
-    return {(o.provider.value, o.instance_type, o.region): o.price_per_hour_usd
-            for o in catalog.offers if o.pricing is Pricing.COMMITTED_1Y}
+    """Return the catalog's least 1-year hourly rate per machine and region: a 1-year commitment (Reserved
+    Instance, committed use) or, on AWS, a 1-year EC2 Instance Savings Plan, whichever is lower."""
+    rates: dict[tuple[str, str, str], float] = {}
+    for o in catalog.offers:
+        if o.pricing in ONE_YEAR:
+            key = (o.provider.value, o.instance_type, o.region)
+            rates[key] = min(rates.get(key, o.price_per_hour_usd), o.price_per_hour_usd)
+    return rates
 
 
 @dataclass(frozen=True)

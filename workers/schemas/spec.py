@@ -50,7 +50,7 @@ LAYER_TYPES = tuple(sorted({*LAYER_RULES, *LAYER_ALIASES}))
 PRESET_NAMES = tuple(sorted({word for preset in PRESETS.values() for word in (preset.name, *preset.aliases)}))
 # Standard base64 with its padding, as base64.b64decode(validate=True) accepts it.
 BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
-PRICING_KINDS = ("on_demand", "spot", "owned", "committed_1y", "committed_3y")
+PRICING_KINDS = ("on_demand", "spot", "owned", "committed_1y", "committed_3y", "savings_plan_1y", "savings_plan_3y")
 DEFAULT_PRICING_KINDS = ("on_demand", "spot", "owned")  # commitments only when asked for
 
 
