@@ -162,3 +162,19 @@ def test_options_on_several_machines_show_n_x_instance_and_the_price_of_all_n(wi
     one = next((o for o in rec.options if o.nodes == 1), None)
     if one is not None:
         assert f"1 x {one.instance_type}" not in text
+
+
+def test_a_plan_for_a_job_that_fits_names_its_card_and_says_the_options_fit(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # GPT-2 pre-training fits 8 x B200, but not the reference card the plan is worked out on: the plan
+    # must not read as if the recommended job ran out of memory.
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, err = run_cli(capsys, "recommend", str(EXAMPLES / "gpt2-pretrain.json"))
+    assert code == 0, err
+    title = next(line for line in out.splitlines() if "what to change" in line)
+    assert "Out of memory on t4: what to change (the ranked options below fit as they are)" in title
+    code, out, err = run_cli(capsys, "estimate", str(EXAMPLES / "gpt2-pretrain.json"), "--gpu", "t4",
+                             "--gpu", "v100-16gb")
+    assert code == 0, err
+    title = next(line for line in out.splitlines() if "what to change" in line)
+    assert "Out of memory on t4, v100-16gb: what to change" in title and "fit as they are" not in title

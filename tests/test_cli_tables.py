@@ -57,6 +57,10 @@ def test_a_job_without_preprocessing_does_not_ask_for_a_cpu_score_of_zero() -> N
     assert "score 0" not in _cpu_need(_Req(23, 0.0))  # type: ignore[arg-type]
     assert "any CPU" in _cpu_need(_Req(23, 0.0))  # type: ignore[arg-type]
     assert "4 loader workers x single-thread score 1,930" in _cpu_need(_Req(4, 1930.0))  # type: ignore[arg-type]
+    # GPT-2's 0.01 ms a sample over a B200 machine's 27 workers per GPU: 0.26 each, never "score 0"
+    light = _cpu_need(_Req(27, 0.2634))  # type: ignore[arg-type]
+    assert "score 0 " not in light and "light pre-processing: under 1% of one reference core" in light
+    assert "light pre-processing: 5%" in _cpu_need(_Req(2, 50.0))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("width", [80, 120])

@@ -22,6 +22,7 @@ from workers.render import bar, fmt_bytes, fmt_hours, fmt_quantity
 from workers.schemas import EstimateAnswer, EstimateAnswerSchema, EstimateRequestSchema
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpus
+from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE
 from workers.sizing.requirements import Requirements
 from workers.tasks.runs import calibration_for
 
@@ -62,11 +63,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _cpu_need(req: Requirements) -> str:
-    """Return the loader requirement as workers x single-thread score, e.g. "4 loader workers x 1,930"."""
+    """Return the loader requirement as workers x single-thread score, e.g. "4 loader workers x 1,930".
+
+    A need far below one reference core (light pre-processing spread over a big machine's workers)
+    is said as such rather than as "score 0".
+    """
     if req.loader_workers <= 0 or req.cpu_single_thread_score <= 0:
         return "no pre-processing given: any CPU keeps the GPUs fed"
     workers = f"{req.loader_workers} loader worker{'s' if req.loader_workers != 1 else ''}"
+    share = req.loader_workers * req.cpu_single_thread_score / REFERENCE_CPU_SINGLE_THREAD_SCORE
+    if share < LIGHT_LOADER_SHARE:
+        amount = "under 1%" if share < 0.01 else f"{share:.0%}"
+        return (f"light pre-processing: {amount} of one reference core (single-thread score "
+                f"{REFERENCE_CPU_SINGLE_THREAD_SCORE:,.0f}) per GPU in all; any CPU keeps the GPUs fed")
     return f"{workers} x single-thread score {req.cpu_single_thread_score:,.0f} per GPU"
+
+
+# Below this share of one reference core per GPU the loader need is "light" (a tenth of a core).
+LIGHT_LOADER_SHARE = 0.1
 
 
 # The per-GPU table's columns; priority 0 always shows (tables.py), the rest go first at narrow widths.
@@ -84,8 +98,11 @@ def per_gpu_rows(req: Requirements) -> list[list[str]]:
              row.bottleneck + (" (calibrated)" if row.calibrated else "")] for row in req.per_gpu]
 
 
-def print_requirements(req: Requirements, *, title: str, wide: bool = False) -> None:
-    """Print requirements, memory breakdown, per-GPU fit and time, warnings and the out-of-memory plan."""
+def print_requirements(req: Requirements, *, title: str, wide: bool = False, plan_note: str = "") -> None:
+    """Print requirements, memory breakdown, per-GPU fit and time, warnings and the out-of-memory plan.
+
+    `plan_note` follows the plan's title (a recommendation whose options fit says so there).
+    """
     console = make_console()
     console.rule(f"[bold]{title}")
     b = req.gpu_memory_breakdown
@@ -118,7 +135,9 @@ def print_requirements(req: Requirements, *, title: str, wide: bool = False) -> 
     for w in req.warnings:
         console.print(f"[yellow]warning[/] {escape(f'[{w.code}]')} {escape(w.message)}")
     if req.mitigations:
-        plan = Table(title="Out of memory: what to change")
+        cards = ", ".join(dict.fromkeys(m.gpu for m in req.mitigations if m.gpu))
+        plan = Table(title=f"Out of memory{f' on {cards}' if cards else ''}: what to change"
+                           f"{plan_note}")
         for col in ("change", "memory", "time x", "details"):
             plan.add_column(col)
         for m in req.mitigations:

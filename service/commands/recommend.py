@@ -163,7 +163,8 @@ def _build(rec: Recommendation, headers: list[str], rows: list[list[str]], *, wi
 
 def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False) -> None:
     """Print the requirements, the ranked options, the first one's reasons, buying, and the rejected."""
-    print_requirements(rec.requirements, title=title, wide=wide)
+    note = " (the ranked options below fit as they are)" if rec.options else ""
+    print_requirements(rec.requirements, title=title, wide=wide, plan_note=note)
     console = make_console()
     if rec.options:
         console.print(options_table(rec, width=console.width, wide=wide))
