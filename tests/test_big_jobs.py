@@ -169,6 +169,21 @@ def test_several_machines_multiply_the_price_and_stay_within_max_gpus(shipped: C
     assert any(o.nodes > 1 for o in rec.options)
 
 
+def test_a_named_strategy_that_fits_nowhere_is_planned_from_that_strategy_on_several_gpus(shipped: Catalog) -> None:
+    spec = {"model": {"preset": "llama2-70b"},
+            "training": {"batch_size": 1, "sequence_length": 4096, **BF16_ADAMW,
+                         "parallelism": {"data_parallel": "zero2", "checkpointing": "none"}},
+            "dataset": {"samples": 10_000}, "constraints": CLOUD_ON_DEMAND}
+    rec = _recommend(spec, shipped)
+    rows = [m for m in rec.plan if m.parallelism is not None]
+    assert {m.kind for m in rows} >= {"checkpointing", "sharding", "offload"}
+    for m in rows:  # each says what changes from ZeRO-2 on one machine's GPUs, never from plain data parallel
+        assert m.parallelism is not None and m.parallelism.data_parallel in ("zero2", "zero3")
+        assert m.gpu_count is not None and m.gpu_count > 1
+        assert m.description.startswith("From ZeRO-2 over")
+    assert not any("fp16" in m.description for m in rec.plan)
+
+
 @pytest.mark.parametrize(("parallelism", "model", "field"), [
     ({"tensor_parallel": 3}, LLAMA_7B, "training.parallelism.tensor_parallel"),
     ({"adapter": {"kind": "lora"}}, {"preset": "resnet50"}, "training.parallelism.adapter"),

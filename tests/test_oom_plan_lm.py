@@ -9,6 +9,7 @@ from catalog.loader import load_catalog
 from workers.schemas.specs import load_job
 from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.memory import usable_memory_bytes
+from workers.sizing.requirements import Mitigation
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -40,3 +41,58 @@ def test_a_full_fine_tune_of_llama_7b_on_one_80gb_card_gets_sharding_offload_and
     assert by_kind["adapters"].gpu_memory_bytes <= usable and "LoRA" in by_kind["adapters"].description
     # checkpointing alone cannot hold 16 bytes per parameter of a 6.7e9-parameter model
     assert by_kind["checkpointing"].gpu_memory_bytes > usable
+
+
+def _llama7b(parallelism: dict[str, object] | None = None, *, batch_size: int = 4) -> dict[str, object]:
+    training: dict[str, object] = {"batch_size": batch_size, "sequence_length": 2048, "precision": "bf16-mixed",
+                                   "optimizer": "adamw"}
+    if parallelism is not None:
+        training["parallelism"] = parallelism
+    return {"model": {"preset": "llama-7b"}, "dataset": {"samples": 10000}, "training": training}
+
+
+def _plan_on(spec: dict[str, object], gpu: str, gpu_count: int) -> list[Mitigation]:
+    _, job = load_job(spec)
+    return list(estimate_on_gpus(job, load_catalog().gpus, slugs=[gpu], gpu_count=gpu_count).mitigations)
+
+
+def test_a_named_zero2_that_does_not_fit_is_planned_from_zero2_on_its_own_gpus() -> None:
+    spec = _llama7b({"data_parallel": "zero2", "checkpointing": "none"})
+    plan = _plan_on(spec, "a100-40gb", 4)
+    plain = _plan_on(_llama7b(), "a100-40gb", 4)
+    by_kind = {m.kind: m for m in plan}
+    assert {"smaller-batch", "checkpointing", "sharding", "offload", "adapters"} <= set(by_kind)
+    # Every strategy row names the whole strategy: ZeRO-2 or stronger, never plain data parallel.
+    for m in plan:
+        if m.parallelism is not None:
+            assert m.parallelism.data_parallel in ("zero2", "zero3"), m
+            assert m.gpu_count is not None and m.gpu_count >= 4
+            assert m.description.startswith("From ZeRO-2 over 4 x a100-40gb")
+    assert by_kind["checkpointing"].parallelism is not None
+    assert by_kind["checkpointing"].parallelism.data_parallel == "zero2"  # one change at a time
+    assert by_kind["sharding"].parallelism is not None and by_kind["sharding"].parallelism.data_parallel == "zero3"
+    assert by_kind["offload"].parallelism is not None and by_kind["offload"].parallelism.offload.optimizer
+    # The smaller batch is worked out on the job's 4 GPUs in ZeRO-2: well under plain data parallel's.
+    smaller = by_kind["smaller-batch"]
+    plain_smaller = next(m for m in plain if m.kind == "smaller-batch")
+    assert smaller.gpu_count == 4 and "ZeRO-2" in smaller.description
+    assert smaller.gpu_memory_bytes < plain_smaller.gpu_memory_bytes / 2
+    usable = usable_memory_bytes(next(g for g in load_catalog().gpus if g.slug == "a100-40gb"))
+    assert any(m.gpu_memory_bytes <= usable for m in plan if m.kind in ("sharding", "offload"))
+    assert not any("fp16" in m.description or "convolution" in m.description for m in plan)
+
+
+def test_a_named_strategy_that_already_shards_and_checkpoints_is_not_told_to_do_it_again() -> None:
+    spec = _llama7b({"data_parallel": "zero3", "checkpointing": "full"}, batch_size=8)
+    plan = _plan_on(spec, "t4", 2)
+    kinds = [m.kind for m in plan]
+    assert "checkpointing" not in kinds and "recompute" not in kinds
+    assert not any(m.kind == "sharding" and m.gpu_count == 2 for m in plan)  # nothing stronger on 2 GPUs
+    assert all(m.parallelism.data_parallel == "zero3" for m in plan if m.parallelism is not None)
+
+
+def test_a_plain_job_on_several_gpus_gets_the_strategy_steps_on_those_gpus() -> None:
+    plan = _plan_on(_llama7b(), "a100-80gb", 4)
+    sharding = [m for m in plan if m.kind == "sharding" and m.parallelism is not None]
+    assert sharding and all(m.gpu_count is not None and m.gpu_count >= 4 for m in sharding)
+    assert any(m.kind == "offload" for m in plan)

@@ -19,11 +19,12 @@ from workers.ranking.reasons import hours_text, usd_text
 from workers.ranking.recommendation import RankedOption
 from workers.ranking.strategy_ranking import rank_strategies
 from workers.sizing.errors import SizingError
-from workers.sizing.estimate import estimate_on_gpu, profile_gpu
-from workers.sizing.memory import fits, sharded_memory
+from workers.sizing.estimate import estimate_on_pairs, profile_gpu
+from workers.sizing.memory import fits, sharded_memory, usable_memory_bytes
 from workers.sizing.oom_plan import out_of_memory_plan
 from workers.sizing.requirements import Mitigation, MitigationKind, PerGpu, Requirements
 from workers.sizing.spec import JobSpec, Precision
+from workers.sizing.strategies.named import names_strategy
 from workers.sizing.throughput import has_bf16
 
 KIND_ORDER = ("smaller-batch", "change-network", "recompute", "checkpointing", "mixed-precision", "more-gpus",
@@ -67,26 +68,33 @@ def _step(m: Mitigation, job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> _St
     return _Step(m, replace(job, training=changed))
 
 
-def _order(step: _Step) -> tuple[int, int, str]:
-    """Order the steps of one kind from the least change to the most."""
+def _order(step: _Step, known_gpus: Mapping[str, GpuSpec]) -> tuple[float, int, int, str]:
+    """Order the steps of one kind from the least change to the most.
+
+    A strategy step opens what the strategy search finds on every machine, whatever card it was
+    worked out on: the card it brings closest to fitting describes it best.
+    """
     t = step.job.training if step.job is not None else None
     batch = t.batch_size if t is not None else 0
     precision = t.precision.value if t is not None else ""
-    return step.min_gpus, -batch, precision  # "bf16-mixed" before "fp16-mixed"
+    card = known_gpus.get(step.mitigation.gpu or "")
+    closeness = step.mitigation.gpu_memory_bytes / usable_memory_bytes(card) \
+        if step.strategy and card is not None else 0.0
+    return max(closeness, 1.0), step.min_gpus, -batch, precision  # "bf16-mixed" before "fp16-mixed"
 
 
 def _estimates(changed: JobSpec, step: _Step, *, pairs: Sequence[tuple[str, int]],
                known_gpus: Mapping[str, GpuSpec]) -> dict[tuple[str, int], PerGpu]:
     """Return the changed job's fit and time on each (GPU model, count) the step allows."""
+    kept = [(slug, n) for slug, n in pairs if slug in known_gpus and n >= step.min_gpus]
+    # Each pair is one machine in scope: its GPUs exchange over their own link (a2-megagpu-16g's 16
+    # A100 on one NVSwitch fabric), as in the ranking's own estimates.
+    estimated = estimate_on_pairs(changed, [(known_gpus[slug], n) for slug, n in kept], known_gpus=known_gpus)
     rows: dict[tuple[str, int], PerGpu] = {}
-    for slug, n in pairs:
-        gpu = known_gpus.get(slug)
-        if gpu is None or n < step.min_gpus:
-            continue
-        row = estimate_on_gpu(changed, gpu, gpu_count=n, known_gpus=known_gpus)
+    for (slug, n), row in zip(kept, estimated, strict=True):
         if step.sharded:
-            peak = sharded_memory(changed.model, changed.training, gpu=gpu, gpu_count=n).total_bytes
-            row = replace(row, fits=fits(peak, gpu), gpu_memory_bytes=peak)
+            peak = sharded_memory(changed.model, changed.training, gpu=known_gpus[slug], gpu_count=n).total_bytes
+            row = replace(row, fits=fits(peak, known_gpus[slug]), gpu_memory_bytes=peak)
         rows[(slug, n)] = row
     return rows
 
@@ -126,6 +134,16 @@ def _opens(step: _Step, *, catalog: Catalog, requirements: Requirements, pairs: 
     return tuple(describe_option(o) for o in list(shown.values())[:OPENS_SHOWN])
 
 
+def _plan_count(job: JobSpec, slug: str, pairs: Sequence[tuple[str, int]]) -> int:
+    """Return the GPUs a model's plan starts from: one, or for a named strategy the most one machine in scope
+    carries that its tensor-parallel and pipeline split divide (the strategy needs several GPUs to mean anything)."""
+    if not names_strategy(job):
+        return 1
+    p = job.training.parallelism
+    split = (p.tensor_parallel or 1) * (p.pipeline_stages or 1)
+    return max((n for s, n in pairs if s == slug and n % split == 0), default=split)
+
+
 def plan_with_options(job: JobSpec, *, catalog: Catalog, requirements: Requirements,
                       pairs: Sequence[tuple[str, int]]) -> tuple[Mitigation, ...]:
     """Return the out-of-memory plan over the GPU models in scope, each step with the options it opens."""
@@ -133,16 +151,20 @@ def plan_with_options(job: JobSpec, *, catalog: Catalog, requirements: Requireme
     reference = profile_gpu(job, known_gpus)
     models = sorted({slug for slug, _ in pairs if slug in known_gpus},
                     key=lambda slug: (-known_gpus[slug].memory_bytes, slug))  # closest to fitting first
+    counts = {slug: _plan_count(job, slug, pairs) for slug in models}
+    if any(n > 1 for n in counts.values()):  # a named sharded strategy on one GPU is plain data parallel
+        models = [slug for slug in models if counts[slug] > 1 or not names_strategy(job)]
     steps: dict[tuple[object, ...], _Step] = {}
     for slug in models:
-        for m in out_of_memory_plan(job, known_gpus[slug], gpu_count=1, profile_gpu=reference).mitigations:
+        count = counts[slug]
+        for m in out_of_memory_plan(job, known_gpus[slug], gpu_count=count, profile_gpu=reference).mitigations:
             step = _step(m, job, known_gpus)
             t = step.job.training if step.job is not None else None
             key = (m.kind, step.min_gpus, t) if t is not None else (m.kind,)
             steps.setdefault(key, step)
     plan: list[Mitigation] = []
     for kind in KIND_ORDER:
-        candidates = sorted((s for s in steps.values() if s.mitigation.kind == kind), key=_order)
+        candidates = sorted((s for s in steps.values() if s.mitigation.kind == kind), key=lambda s: _order(s, known_gpus))
         if not candidates:
             continue
         kept = candidates[0].mitigation

@@ -6,9 +6,12 @@
 3. Recompute (gradient checkpointing); for a language model, the checkpointing step of 6 instead.
 4. Mixed precision (ours: the notes list it among what the baseline ignores).
 5. More GPUs, the same samples per step split among them; or sharding optimizer state and gradients.
-6. For language models (strategies/oom_steps.py): checkpointing, ZeRO-3 sharding, offload, adapters.
+6. For language models (strategies/oom_steps.py): checkpointing, sharding, offload, adapters.
 A transformer is never told "convolutions instead", and a bf16 job is never told to train in fp16.
 Each step carries the peak memory it leaves and its training time relative to the job as given.
+Every step starts from the job as given on its GPUs: a spec that names a strategy (zero2 on 4 x
+A100) is planned from that layout (its memory and time by the strategy core, footprint.py and
+steptime.py), each row saying what changes from it; one that names none, from plain data parallel.
 """
 
 from __future__ import annotations
@@ -25,10 +28,13 @@ from workers.sizing.memory import (
     sharded_memory,
     usable_memory_bytes,
 )
-from workers.sizing.requirements import CodedWarning, Mitigation, MitigationKind
+from workers.sizing.requirements import CodedWarning, MemoryBreakdown, Mitigation, MitigationKind
 from workers.sizing.spec import JobSpec, Precision, Training
 from workers.sizing.strategies.adapters import transformer_shape
-from workers.sizing.strategies.oom_steps import strategy_steps
+from workers.sizing.strategies.footprint import layout_memory
+from workers.sizing.strategies.named import named_layout
+from workers.sizing.strategies.oom_steps import layout_name, layout_per_sample_ms, plain_start, strategy_steps
+from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.throughput import effective_precision, has_bf16
 from workers.sizing.timing import estimate_iteration_ms
 
@@ -45,24 +51,45 @@ class OutOfMemoryPlan:
 
 
 class _Planner:
-    """Price changes of one job on one card against the job as given."""
+    """Price changes of one job on one card against the job as given (in the layout it names, if any)."""
 
     def __init__(self, job: JobSpec, gpu: GpuSpec, *, gpu_count: int, profile_gpu: GpuSpec | None,
                  inter_node_gbit_per_s: float | None) -> None:
         self.job, self.gpu, self.gpu_count = job, gpu, gpu_count
         self.profile_gpu, self.inter_node = profile_gpu, inter_node_gbit_per_s
         self.usable = usable_memory_bytes(gpu)
+        self.layout: Layout | None = named_layout(job, gpu_count=gpu_count)
         self.base_ms_per_sample = self.ms_per_sample(job.training, gpu_count)
+
+    def _named(self, training: Training, gpu_count: int) -> tuple[JobSpec, Layout]:
+        """Return the changed job and its named layout on `gpu_count` GPUs of one machine."""
+        assert self.layout is not None
+        return replace(self.job, training=training), replace(self.layout, gpu_count=gpu_count,
+                                                             gpus_per_node=gpu_count)
+
+    def breakdown(self, training: Training, gpu_count: int) -> MemoryBreakdown:
+        """Return the per-GPU peak of a changed job, by term."""
+        if self.layout is None:
+            return estimate_memory(self.job.model, training, gpu=self.gpu, gpu_count=gpu_count)
+        job, layout = self._named(training, gpu_count)
+        return layout_memory(job, layout, gpu=self.gpu, batch_size=training.batch_size).breakdown
 
     def memory(self, training: Training, gpu_count: int) -> int:
         """Return the per-GPU peak of a changed job."""
-        return estimate_memory(self.job.model, training, gpu=self.gpu, gpu_count=gpu_count).total_bytes
+        return self.breakdown(training, gpu_count).total_bytes
 
     def ms_per_sample(self, training: Training, gpu_count: int) -> float:
         """Return wall time per training sample of a changed job."""
+        if self.layout is not None:
+            job, layout = self._named(training, gpu_count)
+            return layout_per_sample_ms(job, layout, self.gpu, profile_gpu=self.profile_gpu)
         time = estimate_iteration_ms(self.job.model, training, self.gpu, gpu_count=gpu_count,
                                      profile_gpu=self.profile_gpu, inter_node_gbit_per_s=self.inter_node)
         return time.total_ms / (training.batch_size * gpu_count)
+
+    def as_given(self) -> str:
+        """Name the job's layout in a row: ' (ZeRO-2 over 4 x a100-40gb, ...)' when it names one."""
+        return "" if self.layout is None else f" ({layout_name(self.layout, self.gpu)} kept)"
 
     def time_factor(self, training: Training, gpu_count: int) -> float:
         """Return the changed job's training time relative to the job as given."""
@@ -97,12 +124,12 @@ def _smaller_batch(p: _Planner) -> tuple[Mitigation | None, CodedWarning | None]
     rate_text = "" if rate is None else f", learning rate {training.learning_rate:g} -> {rate:g}"
     description = (f"Halve the batch {halvings} time(s) ({' -> '.join(chain)}){rate_text}, update interval "
                    f"{training.update_interval} -> {interval} (gradient accumulation keeps the effective "
-                   f"batch): {p.fits_line(peak)}.")
+                   f"batch){p.as_given()}: {p.fits_line(peak)}.")
     warning = None
     if peak > p.usable:
-        description = (f"Even batch 1 needs {peak / GIB:.1f} GiB, more than the {p.usable / GIB:.1f} GiB "
-                       f"usable on {p.gpu.slug}: the batch is not the problem; the model itself must "
-                       f"shrink or spread.")
+        description = (f"Even batch 1 needs {peak / GIB:.1f} GiB{p.as_given()}, more than the "
+                       f"{p.usable / GIB:.1f} GiB usable on {p.gpu.slug}: the batch is not the problem; the model "
+                       f"itself must shrink or spread.")
         warning = CodedWarning("batch-not-the-problem", (
             f"At batch size 1 the job still needs {peak / GIB:.1f} GiB per GPU on {p.gpu.slug} "
             f"({p.usable / GIB:.1f} GiB usable): parameters, optimizer state or one sample's activations are "
@@ -110,7 +137,7 @@ def _smaller_batch(p: _Planner) -> tuple[Mitigation | None, CodedWarning | None]
     mitigation = Mitigation(
         kind=MitigationKind.SMALLER_BATCH, description=description, gpu_memory_bytes=peak,
         time_factor=p.time_factor(changed, p.gpu_count), batch_size=batch, learning_rate=rate,
-        update_interval=interval, gpu=p.gpu.slug)
+        update_interval=interval, gpu=p.gpu.slug, gpu_count=p.gpu_count)
     return mitigation, warning
 
 
@@ -119,7 +146,7 @@ def _change_network(p: _Planner) -> Mitigation | None:
     model, training = p.job.model, p.job.training
     if not model.layers:
         return None
-    memory = estimate_memory(model, training, gpu=p.gpu, gpu_count=p.gpu_count)
+    memory = p.breakdown(training, p.gpu_count)
     state = memory.parameters_bytes + memory.gradients_bytes + memory.optimizer_state_bytes
     if state > memory.activations_bytes:
         heavy = sorted(model.layers, key=lambda layer: layer.parameters, reverse=True)[:NAMED_LAYERS]
@@ -180,8 +207,11 @@ def _mixed_precision(p: _Planner) -> Mitigation | None:
 
 
 def _gpu_counts(p: _Planner) -> list[int]:
-    """Return the GPU counts to try: doublings above the current count, up to the job's limit."""
-    counts, n = [], 2
+    """Return the GPU counts to try: doublings above the current count, up to the job's limit.
+
+    A named layout doubles the job's own count (its tensor-parallel and pipeline split divide it).
+    """
+    counts, n = [], 2 * p.gpu_count if p.layout is not None else 2
     while n <= p.job.constraints.max_gpus:
         if n > p.gpu_count:
             counts.append(n)
@@ -192,19 +222,23 @@ def _gpu_counts(p: _Planner) -> list[int]:
 def _more_gpus(p: _Planner) -> list[Mitigation]:
     """Split the same samples per step over more GPUs; shard state if that needs fewer GPUs."""
     training, found = p.job.training, []
-    samples_per_step = training.batch_size * p.gpu_count
+    split = 1 if p.layout is None else p.layout.tensor_parallel * p.layout.pipeline_stages
+    samples_per_step = training.batch_size * p.gpu_count // split
     plain = None
+    kept = "" if p.layout is None else f", {layout_name(p.layout, p.gpu).split(' over ')[0]} kept"
     for n in _gpu_counts(p):
-        changed = replace(training, batch_size=max(1, math.ceil(samples_per_step / n)))
+        changed = replace(training, batch_size=max(1, math.ceil(samples_per_step * split / n)))
         peak = p.memory(changed, n)
         if fits(peak, p.gpu):
             plain = n
             found.append(Mitigation(
                 kind=MitigationKind.MORE_GPUS, description=f"Use {n} x {p.gpu.slug} with batch {changed.batch_size} "
-                f"each (the same {samples_per_step} samples per step): {p.fits_line(peak)}.",
+                f"each (the same {samples_per_step} samples per step{kept}): {p.fits_line(peak)}.",
                 gpu_memory_bytes=peak, time_factor=p.time_factor(changed, n), batch_size=changed.batch_size,
                 gpu_count=n, gpu=p.gpu.slug))
             break
+    if p.layout is not None:
+        return found  # a named strategy's sharding is the strategy steps' (stronger kinds from the named one)
     for n in _gpu_counts(p):
         if plain is not None and n >= plain:
             break
@@ -230,8 +264,9 @@ def out_of_memory_plan(job: JobSpec, gpu: GpuSpec, *, gpu_count: int = 1, profil
     as_given = planner.memory(job.training, gpu_count)
     # Recompute and mixed precision are offered only where they lower the peak (mixed precision adds a
     # 16-bit copy of the weights, which outweighs the halved activations of a parameter-heavy model).
-    strategies = strategy_steps(job, gpu, base_ms_per_sample=planner.base_ms_per_sample, profile_gpu=profile_gpu) \
-        if gpu_count == 1 else []
+    start = planner.layout if planner.layout is not None else plain_start(job, gpu_count=gpu_count)
+    strategies = strategy_steps(job, gpu, start=start, base_ms_per_sample=planner.base_ms_per_sample,
+                                profile_gpu=profile_gpu)
     # A language model's checkpointing step (selective or full, with its mode) is the recompute step:
     # one change, one row.
     checkpointed = any(step.kind is MitigationKind.CHECKPOINTING for step in strategies)

@@ -1,128 +1,240 @@
 """The out-of-memory plan's steps for language models: checkpointing, sharding, offload, adapters.
 
-Each step names its strategy (`Mitigation.parallelism`), the per-GPU peak it leaves on this card and
-its training time relative to the job as given (the plain job's time per sample on the same GPUs),
-worked out with the strategy core (footprint.py, steptime.py) on one machine of up to 8 cards:
-- checkpointing: selective, else full (Korthikanti et al. 2022);
-- sharding: ZeRO-3 / FSDP over the fewest GPUs (2, 4, 8) that fit;
-- offload: ZeRO-3 with the optimizer state in host memory, over the fewest GPUs that fit;
-- adapters: LoRA, else QLoRA, on one GPU; this changes the method (only adapter weights train).
+Each step starts from the job's own layout (`start`: the strategy the spec names on the job's GPUs,
+or plain data parallel on them) and changes one thing; it names its whole strategy
+(`Mitigation.parallelism`: what the user named, with the change), the per-GPU peak it leaves on
+this card and its training time relative to the job as given (the start layout's time per sample
+on the same GPUs), worked out with the strategy core (footprint.py, steptime.py) on one machine:
+- checkpointing: the next mode after the start's in the search's order (selective, selective_ops,
+  full; Korthikanti et al. 2022 and torchtitan's op-level policy), the first that fits, else full;
+- sharding: the next stronger data-parallel kind (ZeRO-1, ZeRO-2, ZeRO-3 / FSDP) on the job's GPUs,
+  with its checkpointing, then with full checkpointing, then over 2x, 4x ... the GPUs (up to a machine
+  of 8, or the job's count when larger): the first that fits;
+- offload: the optimizer state to host memory (ZeRO-Offload runs on ZeRO-2 and -3; plain data parallel
+  on one GPU), on the job's GPUs first, then more;
+- adapters: LoRA, else QLoRA, in the start's layout; this changes the method (only adapter weights train).
+A step the start already takes (full checkpointing, ZeRO-3, offload, adapters) is not offered again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from catalog.types import GpuSpec
-from workers.sizing.efficiency import NVLINK_EFFICIENCY
 from workers.sizing.memory import fits, usable_memory_bytes
+from workers.sizing.multigpu import MAX_GPUS_PER_NODE
 from workers.sizing.requirements import Mitigation, MitigationKind
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.adapters import transformer_shape
-from workers.sizing.strategies.collectives import node_links
-from workers.sizing.strategies.footprint import layout_memory
+from workers.sizing.strategies.named import estimate_named
 from workers.sizing.strategies.parallelism import Layout
-from workers.sizing.strategies.steptime import layout_time
-from workers.sizing.strategies.types import Adapter, AdapterKind, Checkpointing, DataParallel, Offload, Parallelism
+from workers.sizing.strategies.types import (
+    PARAMETERS_SHARDED,
+    Adapter,
+    AdapterKind,
+    Checkpointing,
+    DataParallel,
+    Offload,
+)
 
 GIB = 2**30
-GPU_COUNTS = (1, 2, 4, 8)
+# The order of simplicity the automatic search tries (search.CHECKPOINTING_ORDER) past none.
+CHECKPOINTING_STEPS = (Checkpointing.SELECTIVE, Checkpointing.SELECTIVE_OPS, Checkpointing.FULL)
+SHARDING_ORDER = (DataParallel.ZERO1, DataParallel.ZERO2, DataParallel.ZERO3)
 _WHAT = {Checkpointing.SELECTIVE: "recompute the attention core in backward",
+         Checkpointing.SELECTIVE_OPS: "keep each block's input, the attention output and every other matmul's "
+                                      "output, recompute the rest in backward (torchtitan's op-level policy)",
          Checkpointing.FULL: "keep each block's input, recompute the block in backward: one more forward pass"}
 _NAMES = {AdapterKind.LORA: "LoRA", AdapterKind.QLORA: "QLoRA"}
-# The machine network assumed for the plan's one-machine steps (unused inside one machine).
-_NO_NETWORK = 0.0
+_KIND_NAMES = {DataParallel.PLAIN: "plain data parallel", DataParallel.ZERO1: "ZeRO-1", DataParallel.ZERO2: "ZeRO-2",
+               DataParallel.ZERO3: "ZeRO-3 / FSDP", DataParallel.HYBRID_SHARD: "hybrid shard",
+               DataParallel.PARAMETER_SERVER: "parameter server"}
 
 
-def _evaluate(job: JobSpec, gpu: GpuSpec, layout: Layout, *, base_ms_per_sample: float,
-              profile_gpu: GpuSpec | None) -> tuple[int, float]:
-    """Return the layout's per-GPU peak and its time per sample relative to the job as given."""
-    memory = layout_memory(job, layout, gpu=gpu, batch_size=job.training.batch_size)
-    links = node_links(nvlink_gb_per_s=gpu.nvlink_gb_per_s, pcie_gen=gpu.pcie_gen, network_gbit_per_s=_NO_NETWORK,
-                       nvlink_efficiency=NVLINK_EFFICIENCY)
-    time = layout_time(job, layout, gpu, links=links, batch_size=job.training.batch_size,
-                       update_interval=job.training.update_interval,
-                       trainable_parameters=memory.trainable_parameters, profile_gpu=profile_gpu)
-    per_sample = time.iteration_ms / time.samples_per_iteration
-    return memory.breakdown.total_bytes, per_sample / base_ms_per_sample if base_ms_per_sample > 0 else 1.0
+def layout_name(layout: Layout, gpu: GpuSpec) -> str:
+    """Return a layout in words: kind, GPUs, tensor parallel, adapter, offload, checkpointing."""
+    parts = [f"{_KIND_NAMES.get(layout.data_parallel, layout.data_parallel.value)} over {layout.gpu_count} x "
+             f"{gpu.slug}"]
+    if layout.tensor_parallel > 1:
+        parts.append(f"tensor parallel {layout.tensor_parallel}")
+    if layout.pipeline_stages > 1:
+        parts.append(f"{layout.pipeline_stages} pipeline stages")
+    if layout.adapter is not None:
+        parts.append(f"{_NAMES.get(layout.adapter.kind, layout.adapter.kind.value)} rank {layout.adapter.rank}")
+    if layout.offload.parameters:
+        parts.append("optimizer and parameters offloaded")
+    elif layout.offload.optimizer:
+        parts.append("optimizer offloaded")
+    parts.append("no checkpointing" if layout.checkpointing is Checkpointing.NONE
+                 else f"{layout.checkpointing.value} checkpointing")
+    return ", ".join(parts)
 
 
-def _first_fit(job: JobSpec, gpu: GpuSpec, make: Callable[[int], Layout | None], *, base_ms_per_sample: float,
-               profile_gpu: GpuSpec | None) -> tuple[Layout, int, float] | None:
-    """Return the first GPU count whose layout fits, with its peak and time factor."""
-    last: tuple[Layout, int, float] | None = None
-    for n in GPU_COUNTS:
-        layout = make(n)
-        if layout is None:
+def layout_per_sample_ms(job: JobSpec, layout: Layout, gpu: GpuSpec, *, profile_gpu: GpuSpec | None) -> float:
+    """Return the layout's wall time per training sample over all its GPUs."""
+    time = estimate_named(job, layout, gpu=gpu, profile_gpu=profile_gpu).time
+    assert time is not None  # timed on this GPU
+    return time.iteration_ms / max(time.samples_per_iteration, 1)
+
+
+class _Steps:
+    """Price layouts of one job on one card against its start layout."""
+
+    def __init__(self, job: JobSpec, gpu: GpuSpec, start: Layout, *, base_ms_per_sample: float,
+                 profile_gpu: GpuSpec | None) -> None:
+        self.job, self.gpu, self.start, self.profile_gpu = job, gpu, start, profile_gpu
+        self.base = base_ms_per_sample
+        self.usable = usable_memory_bytes(gpu)
+
+    def evaluate(self, layout: Layout) -> tuple[int, float]:
+        """Return the layout's per-GPU peak and its time per sample relative to the job as given."""
+        named = estimate_named(self.job, layout, gpu=self.gpu, profile_gpu=self.profile_gpu)
+        assert named.time is not None  # timed on this GPU
+        per_sample = named.time.iteration_ms / max(named.time.samples_per_iteration, 1)
+        return named.memory.total_bytes, per_sample / self.base if self.base > 0 else 1.0
+
+    def first_fit(self, layouts: Iterable[Layout]) -> tuple[Layout, int, float] | None:
+        """Return the first layout that fits, else the last one tried (None when there is none)."""
+        last: tuple[Layout, int, float] | None = None
+        for layout in layouts:
+            peak, factor = self.evaluate(layout)
+            last = (layout, peak, factor)
+            if fits(peak, self.gpu):
+                break
+        return last
+
+    def line(self, peak: int) -> str:
+        """Describe a peak against the card."""
+        verdict = "fits" if peak <= self.usable else "still exceeds"
+        return f"peak {peak / GIB:.1f} GiB per GPU {verdict} the {self.usable / GIB:.1f} GiB usable on {self.gpu.slug}"
+
+    def mitigation(self, kind: MitigationKind, found: tuple[Layout, int, float], change: str) -> Mitigation:
+        """Return the step for a layout: what changes from the start, its peak, time and whole strategy."""
+        layout, peak, factor = found
+        p = replace(self.job.training.parallelism, data_parallel=layout.data_parallel, offload=layout.offload,
+                    adapter=layout.adapter, checkpointing=layout.checkpointing)
+        return Mitigation(
+            kind=kind, gpu_memory_bytes=peak, time_factor=factor, gpu=self.gpu.slug, gpu_count=layout.gpu_count,
+            description=f"From {layout_name(self.start, self.gpu)}: {change} ({layout_name(layout, self.gpu)}): "
+                        f"{self.line(peak)}.",
+            parallelism=p)
+
+
+def _counts(start: Layout) -> list[int]:
+    """Return the GPU counts a step may use: the job's, then doublings up to one machine of 8 (or the job's)."""
+    n, top = start.gpu_count, max(MAX_GPUS_PER_NODE, start.gpu_count)
+    counts = []
+    while n <= top:
+        counts.append(n)
+        n *= 2
+    return counts
+
+
+def _on(layout: Layout, count: int) -> Layout:
+    """Return the layout on `count` GPUs of one machine."""
+    return replace(layout, gpu_count=count, gpus_per_node=count)
+
+
+def _stronger_kinds(kind: DataParallel) -> tuple[DataParallel, ...]:
+    """Return the sharded kinds that keep less than `kind` on a GPU, the least change first."""
+    if kind in PARAMETERS_SHARDED:
+        return ()
+    if kind in SHARDING_ORDER:
+        return SHARDING_ORDER[SHARDING_ORDER.index(kind) + 1:]
+    return SHARDING_ORDER
+
+
+def _checkpointing_step(s: _Steps) -> Mitigation | None:
+    """Recompute more in backward: the modes after the start's, the first that fits, else full."""
+    start = s.start
+    modes = CHECKPOINTING_STEPS[CHECKPOINTING_STEPS.index(start.checkpointing) + 1:] \
+        if start.checkpointing in CHECKPOINTING_STEPS else CHECKPOINTING_STEPS
+    found = s.first_fit(replace(start, checkpointing=mode) for mode in modes)
+    if found is None:
+        return None
+    mode = found[0].checkpointing
+    return s.mitigation(MitigationKind.CHECKPOINTING, found, f"checkpoint activations ({mode.value}: {_WHAT[mode]})")
+
+
+def _sharding_layouts(start: Layout) -> Iterator[Layout]:
+    """Yield the stronger kinds on the job's GPUs (its checkpointing, then full), then on more GPUs."""
+    modes = tuple(dict.fromkeys((start.checkpointing, Checkpointing.FULL)))
+    for count in _counts(start):
+        if count == 1:
             continue
-        peak, factor = _evaluate(job, gpu, layout, base_ms_per_sample=base_ms_per_sample, profile_gpu=profile_gpu)
-        last = (layout, peak, factor)
-        if fits(peak, gpu):
-            return last
-    return last
+        for mode in modes:
+            for kind in _stronger_kinds(start.data_parallel):
+                yield replace(_on(start, count), data_parallel=kind, checkpointing=mode)
 
 
-def _line(gpu: GpuSpec, peak: int) -> str:
-    """Describe a peak against the card."""
-    usable = usable_memory_bytes(gpu)
-    verdict = "fits" if peak <= usable else "still exceeds"
-    return f"peak {peak / GIB:.1f} GiB per GPU {verdict} the {usable / GIB:.1f} GiB usable on {gpu.slug}"
+def _sharding_step(s: _Steps) -> Mitigation | None:
+    """Shard more of the model states: the least stronger kind that fits, on the fewest GPUs."""
+    found = s.first_fit(_sharding_layouts(s.start))
+    if found is None:
+        return None
+    layout = found[0]
+    what = {DataParallel.ZERO1: "shard the optimizer state", DataParallel.ZERO2: "shard the optimizer state and "
+            "gradients", DataParallel.ZERO3: "shard parameters, gradients and optimizer state"}[layout.data_parallel]
+    return s.mitigation(MitigationKind.SHARDING, found, f"{what} {layout.gpu_count} ways")
 
 
-def strategy_steps(job: JobSpec, gpu: GpuSpec, *, base_ms_per_sample: float,
+def _offload_kind(kind: DataParallel, count: int) -> DataParallel:
+    """Return the kind that runs optimizer offload: the start's where it can, else ZeRO-2 (ZeRO-Offload)."""
+    if kind in (DataParallel.ZERO2, *PARAMETERS_SHARDED):
+        return kind
+    return DataParallel.ZERO2 if count > 1 else DataParallel.PLAIN
+
+
+def _offload_layouts(start: Layout) -> Iterator[Layout]:
+    """Yield optimizer offload on the job's GPUs (its checkpointing, then full), then on more GPUs."""
+    modes = tuple(dict.fromkeys((start.checkpointing, Checkpointing.FULL)))
+    for count in _counts(start):
+        for mode in modes:
+            yield replace(_on(start, count), data_parallel=_offload_kind(start.data_parallel, count),
+                          offload=replace(start.offload, optimizer=True), checkpointing=mode)
+
+
+def _offload_step(s: _Steps) -> Mitigation | None:
+    """Move the optimizer state (fp32 master, gradients, Adam moments) to host memory."""
+    if s.start.offload.optimizer:
+        return None
+    found = s.first_fit(_offload_layouts(s.start))
+    if found is None:
+        return None
+    return s.mitigation(MitigationKind.OFFLOAD, found, "offload the optimizer state to host memory (ZeRO-Offload, "
+                                                       "16 bytes per trainable parameter on the host)")
+
+
+def _adapter_step(s: _Steps) -> Mitigation | None:
+    """Train LoRA, else QLoRA, adapters in the start's layout (its checkpointing, then full)."""
+    if s.start.adapter is not None:
+        return None
+    modes = tuple(dict.fromkeys((s.start.checkpointing, Checkpointing.FULL)))
+    found = s.first_fit(replace(s.start, adapter=Adapter(kind=kind), checkpointing=mode)
+                        for kind in (AdapterKind.LORA, AdapterKind.QLORA) for mode in modes)
+    if found is None:
+        return None
+    adapter = found[0].adapter
+    assert adapter is not None
+    base = " in 4-bit NF4" if adapter.kind is AdapterKind.QLORA else ""
+    step = s.mitigation(MitigationKind.ADAPTERS, found, f"train {_NAMES[adapter.kind]} adapters (rank {adapter.rank} "
+                                                        f"on {' and '.join(adapter.targets)}; frozen base{base})")
+    return replace(step, description=step.description + " This changes the method: only the adapters train.")
+
+
+def strategy_steps(job: JobSpec, gpu: GpuSpec, *, start: Layout, base_ms_per_sample: float,
                    profile_gpu: GpuSpec | None = None) -> list[Mitigation]:
-    """Return the language-model steps of the plan for this card (none for a model without attention)."""
+    """Return the language-model steps of the plan from the start layout (none for a model without attention)."""
     if transformer_shape(job.model) is None:
         return []
-    steps: list[Mitigation] = []
-    base, ref = base_ms_per_sample, profile_gpu
-    for mode in (Checkpointing.SELECTIVE, Checkpointing.FULL):
-        layout = Layout(DataParallel.PLAIN, gpu_count=1, gpus_per_node=1, checkpointing=mode)
-        peak, factor = _evaluate(job, gpu, layout, base_ms_per_sample=base, profile_gpu=ref)
-        if fits(peak, gpu) or mode is Checkpointing.FULL:
-            steps.append(Mitigation(
-                kind=MitigationKind.CHECKPOINTING, gpu_memory_bytes=peak, time_factor=factor, gpu=gpu.slug,
-                description=f"Checkpoint activations ({mode.value}: {_WHAT[mode]}): {_line(gpu, peak)}.",
-                parallelism=Parallelism(data_parallel=DataParallel.PLAIN, checkpointing=mode)))
-            break
-    def zero3(n: int) -> Layout | None:
-        return Layout(DataParallel.ZERO3, gpu_count=n, gpus_per_node=n, checkpointing=Checkpointing.FULL) \
-            if n > 1 else None
+    s = _Steps(job, gpu, start, base_ms_per_sample=base_ms_per_sample, profile_gpu=profile_gpu)
+    steps = (_checkpointing_step(s), _sharding_step(s), _offload_step(s), _adapter_step(s))
+    return [step for step in steps if step is not None]
 
-    def offload(n: int) -> Layout:
-        return Layout(DataParallel.ZERO3 if n > 1 else DataParallel.PLAIN, gpu_count=n, gpus_per_node=n,
-                      offload=Offload(optimizer=True), checkpointing=Checkpointing.FULL)
 
-    sharded = _first_fit(job, gpu, zero3, base_ms_per_sample=base, profile_gpu=ref)
-    if sharded is not None:
-        layout, peak, factor = sharded
-        steps.append(Mitigation(
-            kind=MitigationKind.SHARDING, gpu_memory_bytes=peak, time_factor=factor, gpu=gpu.slug,
-            gpu_count=layout.gpu_count,
-            description=f"Shard parameters, gradients and optimizer state over {layout.gpu_count} x {gpu.slug} "
-                        f"(ZeRO-3 / FSDP, full checkpointing): {_line(gpu, peak)}.",
-            parallelism=Parallelism(data_parallel=DataParallel.ZERO3, checkpointing=Checkpointing.FULL)))
-    offloaded = _first_fit(job, gpu, offload, base_ms_per_sample=base, profile_gpu=ref)
-    if offloaded is not None:
-        layout, peak, factor = offloaded
-        steps.append(Mitigation(
-            kind=MitigationKind.OFFLOAD, gpu_memory_bytes=peak, time_factor=factor, gpu=gpu.slug,
-            gpu_count=layout.gpu_count,
-            description=f"Offload the optimizer state to host memory (ZeRO-Offload, 16 bytes per parameter on the "
-                        f"host) on {layout.gpu_count} x {gpu.slug}: {_line(gpu, peak)}.",
-            parallelism=Parallelism(data_parallel=layout.data_parallel, offload=Offload(optimizer=True),
-                                    checkpointing=Checkpointing.FULL)))
-    for kind in (AdapterKind.LORA, AdapterKind.QLORA):
-        layout = Layout(DataParallel.PLAIN, gpu_count=1, gpus_per_node=1, adapter=Adapter(kind=kind),
-                        checkpointing=Checkpointing.FULL)
-        peak, factor = _evaluate(job, gpu, layout, base_ms_per_sample=base, profile_gpu=ref)
-        if fits(peak, gpu) or kind is AdapterKind.QLORA:
-            steps.append(Mitigation(
-                kind=MitigationKind.ADAPTERS, gpu_memory_bytes=peak, time_factor=factor, gpu=gpu.slug,
-                description=f"Train {_NAMES[kind]} adapters (rank 8 on q and v; frozen base"
-                            f"{' in 4-bit NF4' if kind is AdapterKind.QLORA else ''}) with full checkpointing: "
-                            f"{_line(gpu, peak)}. This changes the method: only the adapters train.",
-                parallelism=Parallelism(data_parallel=DataParallel.PLAIN, adapter=Adapter(kind=kind),
-                                        checkpointing=Checkpointing.FULL)))
-            break
-    return steps
+def plain_start(job: JobSpec, *, gpu_count: int) -> Layout:
+    """Return the job as given when it names no strategy: plain data parallel on its GPUs."""
+    mode = Checkpointing.FULL if job.training.recompute else Checkpointing.NONE
+    return Layout(DataParallel.PLAIN, gpu_count=gpu_count, gpus_per_node=gpu_count, checkpointing=mode,
+                  offload=Offload())
