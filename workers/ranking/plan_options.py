@@ -164,7 +164,8 @@ def plan_with_options(job: JobSpec, *, catalog: Catalog, requirements: Requireme
             steps.setdefault(key, step)
     plan: list[Mitigation] = []
     for kind in KIND_ORDER:
-        candidates = sorted((s for s in steps.values() if s.mitigation.kind == kind), key=lambda s: _order(s, known_gpus))
+        candidates = sorted((s for s in steps.values() if s.mitigation.kind == kind),
+                            key=lambda s: _order(s, known_gpus))
         if not candidates:
             continue
         kept = candidates[0].mitigation
