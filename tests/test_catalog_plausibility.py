@@ -41,6 +41,29 @@ def test_a100_in_europe_west4_at_half_the_us_price_is_caught() -> None:
     assert flagged == {("accelerator A100 x1", "europe-west4", OD, "regional-outlier")}
 
 
+def test_b200_at_the_reviewed_64_44_is_left_out_and_its_other_figure_kept() -> None:
+    # SkyPilot v8 GCP, accelerator B200 x8 on demand: two region-uniform figures, the lower one within the band
+    machine = {"asia-northeast1": 64.44, "us-east4": 64.44, "us-west2": 64.44, "europe-north1": 64.44,
+               "us-central1": 90.216, "us-east1": 90.216, "europe-west4": 90.216, "us-south1": 90.216}  # fmt: skip
+    points = [PricePoint(GCP, "accelerator B200 x8", r, OD, usd, gpu_count=8) for r, usd in machine.items()]
+    points.append(PricePoint(GCP, "accelerator B200 x8", "us-east4", SPOT, 32.6064, gpu_count=8))
+    flagged = _flagged(points)
+    assert flagged == {("accelerator B200 x8", r, OD, "reviewed-error") for r, usd in machine.items() if usd == 64.44}
+    # the review names one price: a catalog that corrects it, or the same figure for another item, passes
+    assert not _flagged([dataclasses.replace(p, price_per_hour_usd=64.5) if p.price_per_hour_usd == 64.44 else p
+                         for p in points])
+    assert not _flagged([dataclasses.replace(p, item="accelerator H200 x8") for p in points if p.region != "us-east4"])
+
+
+def test_the_snapshot_prices_gcp_b200_on_demand_only_at_the_kept_figure() -> None:
+    rows = load_snapshot_rows()
+    a4 = {o.region: o.price_per_hour_usd for o in rows.offers
+          if o.instance_type == "a4-highgpu-8g" and o.pricing is OD}
+    assert a4 == dict.fromkeys(("europe-west4", "us-central1", "us-east1", "us-south1"), 90.216)
+    left_out = {e.region for e in rows.excluded if e.item == "accelerator B200 x8" and e.check == "reviewed-error"}
+    assert left_out == {"asia-northeast1", "asia-southeast1", "europe-north1", "us-east4", "us-west2", "us-west3"}
+
+
 def test_a100_80gb_on_demand_below_its_spot_leaves_both_out() -> None:
     points = [
         _gpu("accelerator A100-80GB x1", "us-central1", 1.8462, count=1),
