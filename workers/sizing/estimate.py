@@ -28,7 +28,7 @@ from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_requi
 from workers.sizing.requirements import CodedWarning, Mitigation, PerGpu, Requirements
 from workers.sizing.schedule import iterations_per_epoch, iterations_total, training_hours
 from workers.sizing.spec import JobSpec
-from workers.sizing.strategies.named import as_iteration_time, estimate_named, named_layout
+from workers.sizing.strategies.named import as_iteration_time, estimate_named, named_layout, single_gpu_time
 from workers.sizing.timing import IterationTime, estimate_iteration_ms, training_flops
 
 REFERENCE_GPU = "t4"
@@ -92,7 +92,9 @@ def _on_gpu(job: JobSpec, gpu: GpuSpec, *, gpu_count: int, reference: GpuSpec | 
         assert named.time is not None  # timed on this GPU
         memory, phase, replicas = named.memory.total_bytes, named.memory.peak_phase, layout.data_parallel_degree
         samples = named.time.samples_per_iteration
-        time = as_iteration_time(named.time, time, batch_size=training.batch_size)
+        single = named.time if gpu_count == 1 else single_gpu_time(
+            job, layout, gpu, trainable_parameters=named.memory.trainable_parameters, profile_gpu=reference)
+        time = as_iteration_time(named.time, time, single=single)
     hours = training_hours(job.dataset, training, iteration_ms=time.total_ms, forward_ms=time.forward_ms,
                            gpu_count=replicas)
     row = PerGpu(

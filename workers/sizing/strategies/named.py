@@ -81,15 +81,32 @@ def estimate_named(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None,
     return NamedEstimate(layout, memory, time)
 
 
-def as_iteration_time(time: LayoutTime, plain: IterationTime, *, batch_size: int) -> IterationTime:
+def single_gpu_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, trainable_parameters: int,
+                    profile_gpu: GpuSpec | None = None) -> LayoutTime:
+    """Return the same method (adapters, checkpointing, offload) on one GPU: what a speed-up compares with.
+
+    Plain data parallel's one-GPU iteration would not do: an adapter's backward skips the frozen weights'
+    gradients, so QLoRA on 8 GPUs read "13x one" against a full fine-tune's single GPU.
+    """
+    one = replace(layout, data_parallel=DataParallel.PLAIN, gpu_count=1, gpus_per_node=1, tensor_parallel=1,
+                  pipeline_stages=1)
+    links = node_links(nvlink_gb_per_s=0.0, pcie_gen=gpu.pcie_gen, network_gbit_per_s=0.0,
+                       nvlink_efficiency=NVLINK_EFFICIENCY)
+    training = job.training
+    return layout_time(job, one, gpu, links=links, batch_size=training.batch_size,
+                       update_interval=training.update_interval, trainable_parameters=trainable_parameters,
+                       profile_gpu=profile_gpu)
+
+
+def as_iteration_time(time: LayoutTime, plain: IterationTime, *, single: LayoutTime) -> IterationTime:
     """Return the layout's iteration as the sizing core's IterationTime (for the advice and the loader need).
 
-    `plain` is the same job timed as plain data parallel; its layer counts and kernel split are kept,
-    and its one-GPU iteration (at `batch_size`) is what the speed-up compares with.
+    `plain` is the same job timed as plain data parallel; its layer counts and kernel split are kept.
+    `single` is the layout's method on one GPU (`single_gpu_time`), which the speed-up compares with.
     """
     share = time.compute_ms / max(plain.compute_ms + plain.memory_ms, 1e-9)
-    speedup = (time.samples_per_iteration / time.iteration_ms) / (batch_size / plain.single_gpu_ms) \
-        if plain.single_gpu_ms > 0 and time.iteration_ms > 0 else 1.0
+    speedup = (time.samples_per_iteration / time.iteration_ms) / (single.samples_per_iteration / single.iteration_ms) \
+        if single.iteration_ms > 0 and time.iteration_ms > 0 else 1.0
     return replace(plain, compute_ms=plain.compute_ms * share, memory_ms=plain.memory_ms * share,
                    allreduce_ms=time.communication.exposed_ms, total_ms=time.iteration_ms,
                    bottleneck=time.bottleneck, forward_ms=time.forward_ms, calibrated=time.calibrated,
