@@ -13,15 +13,28 @@ term (8,760 hours a year) whether the machine is used or not.
 Read at the file generated 2026-07-30 (commit 889627bc); the A2 High and A3 High figures below are the
 same, digit for digit, in the file generated 2025-03-06 (commit 0166a59e) the first rates were read from.
 
-Not covered, and why (the file has no committed figures for them): GCP A2 Ultra (listed on demand only),
-A3 Ultra, A3 Edge, A4, A4X (not in the file at all), N1 + GPU (the file prices N1 hosts' commitments,
-0.855-0.900 / 0.611-0.643 of on-demand, but not the attached GPUs', so no whole machine can be priced).
+Not covered, and why (the file has no committed figures for them; looked for again on 2026-12-01 in every
+stored version of the file, the newest readable being 2026-07-30, the three later ones of 2026-08-06/13/20
+not stored): GCP A2 Ultra (listed on demand only since the tool's v2.3.0, commit d45989c8 of 2024-08-17,
+which drops a machine's committed price when one of its CPU, RAM or GPU commitment SKUs is missing in the
+region, "the price would then be calculated without a GPU and would be far too low"; the A2 Ultra
+month_1y/month_3y of the versions before it, 2023-02 to 2024-08-15, are therefore not used), A3 Ultra,
+A3 Edge, A4, A4X (not in the file at all: the machine list build/gcp.yml has none of them up to its
+newest commit of 2026-08-20), N1 + GPU (the file prices N1 hosts' commitments, 0.855-0.900 / 0.611-0.643
+of on-demand, but not the attached GPUs': its mapping.csv maps Google's GPU commitment SKUs, "Commitment v1:
+Nvidia Tesla T4 ... 1 Year" and the like, yet pricing.yml carries prices only per machine type, so no whole
+machine can be priced). Cyclenerd/google-cloud-compute-machine-types builds its prices from the same file.
 AWS Reserved Instances are not derived here: the AWS fetcher reads them from the live Price List
 (catalog/fetchers/aws_reserved.py), so only a refresh brings them; no machine-readable offline copy of
 AWS's reserved or Savings Plans terms for GPU families was found for the bundled snapshot (searched:
-ec2instances.info data, stored Price List offer files, infracost/vantage/Cyclenerd AWS repositories; see
-notes/catalog.md of issue 14). AWS EC2 Instance Savings Plans likewise come only from a refresh
-(catalog/fetchers/aws_savings.py), as kinds of their own (savings_plan_1y/3y), costed like a commitment.
+ec2instances.info data, stored Price List offer files, infracost/vantage/Cyclenerd AWS repositories; on
+2026-12-01 again: exact-string searches of the stored public repositories for "yrTerm1Standard.noUpfront",
+"yrTerm1Savings.noUpfront" (ec2instances.info's keys), "BoxUsage:p4d.24xlarge", "BoxUsage:p5.48xlarge",
+"p4d.24xlarge" and '"p5.48xlarge": {', and meaning searches for reserved and Savings Plans rates of P4/P5:
+only UI code, tests with m6a rows, hand-typed tables without a date or source, and Cyclenerd/aws-pricing,
+which commits its build scripts but not its data; see notes/catalog.md of issue 14). AWS EC2 Instance Savings
+Plans likewise come only from a refresh (catalog/fetchers/aws_savings.py), as kinds of their own
+(savings_plan_1y/3y), costed like a commitment.
 """
 
 from __future__ import annotations
