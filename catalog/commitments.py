@@ -17,8 +17,9 @@ Not covered, and why (the file has no committed figures for them; looked for aga
 stored version of the file, the newest readable being 2026-07-30, the three later ones of 2026-08-06/13/20
 not stored): GCP A2 Ultra (listed on demand only since the tool's v2.3.0, commit d45989c8 of 2024-08-17,
 which drops a machine's committed price when one of its CPU, RAM or GPU commitment SKUs is missing in the
-region, "the price would then be calculated without a GPU and would be far too low"; the A2 Ultra
-month_1y/month_3y of the versions before it, 2023-02 to 2024-08-15, are therefore not used), A3 Ultra,
+region, "the price would then be calculated without a GPU and would be far too low"; the versions before
+it, checked back to 2023-02, list A2 Ultra's month_1y and month_3y equal to its month, e.g. 1.000 x on-demand
+in us-central1, europe-west4 and asia-southeast1 in the file of 2024-08-15: no commitment figure), A3 Ultra,
 A3 Edge, A4, A4X (not in the file at all: the machine list build/gcp.yml has none of them up to its
 newest commit of 2026-08-20), N1 + GPU (the file prices N1 hosts' commitments, 0.855-0.900 / 0.611-0.643
 of on-demand, but not the attached GPUs': its mapping.csv maps Google's GPU commitment SKUs, "Commitment v1:
