@@ -201,6 +201,7 @@ def run_bench_server(port: int, workers: int) -> None:
     from gunicorn.app.base import BaseApplication
 
     from service.commands.serve import gunicorn_options
+    from workers.tasks.runtime import settle
 
     options = {**gunicorn_options(host="127.0.0.1", port=port, embedded=False, workers=workers),
                "accesslog": None, "loglevel": "warning"}
@@ -212,7 +213,9 @@ def run_bench_server(port: int, workers: int) -> None:
                     self.cfg.set(key, value)
 
         def load(self) -> Flask:
-            return bench_app()
+            app = bench_app()
+            settle(app)  # as `gpugauge serve` readies each process
+            return app
 
     Server().run()
 

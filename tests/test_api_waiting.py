@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -104,6 +106,17 @@ def test_a_submit_claims_publishes_and_confirms_in_one_redis_round_trip(queue_cl
     assert store.enqueued(job_id)
     waited = queue_client.get(answer.headers["Location"] + "?wait=10").get_json()
     assert waited["status"] == DONE  # the message the script pushed is one the worker runs
+
+
+def test_a_prepared_message_carries_every_argument_and_logs_only_the_job_id(queue_app: Flask) -> None:
+    spec = {**example_spec(), "name": "x" * 5000}  # Celery's saferepr would have walked all of it
+    prepared = runtime(queue_app).queue.prepare(RECOMMEND_TASK, "job-1", spec, True, "rev")
+    assert prepared is not None
+    message = json.loads(prepared.message)
+    assert message["headers"]["argsrepr"] == "('job-1', ...)" and message["headers"]["kwargsrepr"] == "{}"
+    assert "argsrepr" not in message["properties"]
+    args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
+    assert args == ["job-1", spec, True, "rev"] and kwargs == {}
 
 
 def test_every_waiter_of_a_job_is_woken_when_it_ends_redis() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 
@@ -9,9 +10,10 @@ import pytest
 from flask import Flask
 from kombu.exceptions import EncodeError
 
+from workers.ranking.catalog_index import _INDEXES
 from workers.tasks.queues import CeleryQueue, ThreadQueue
 from workers.tasks.recommend import RECOMMEND_TASK
-from workers.tasks.runtime import runtime
+from workers.tasks.runtime import runtime, settle
 
 
 def test_the_embedded_queue_refuses_what_a_broker_could_not_carry(make_app: Callable[..., Flask]) -> None:
@@ -118,3 +120,15 @@ def test_the_app_names_the_current_catalog_from_the_store_pointer_alone(tmp_path
     (store.root).mkdir(parents=True)
     (store.root / "CURRENT").write_text("2030-01-01.1\n")  # a pointer only: the name, nothing read
     assert current_version_name(store=store) == "2030-01-01.1"
+
+
+def test_a_process_is_settled_warm_and_frozen(make_app: Callable[..., Flask]) -> None:
+    app = make_app()
+    gc.unfreeze()
+    try:
+        settle(app)
+        catalog = runtime(app).catalog.get()
+        assert _INDEXES[id(catalog)][0] is catalog  # the ranking's index is built before any job
+        assert gc.get_freeze_count() > 10_000  # the catalog's objects are out of the collector's reach
+    finally:
+        gc.unfreeze()

@@ -11,7 +11,7 @@ from gunicorn.app.base import BaseApplication
 
 from service import gunicorn_errors
 from service.app import create_app
-from workers.tasks.runtime import runtime
+from workers.tasks.runtime import settle
 
 log = logging.getLogger("gpugauge.serve")
 
@@ -42,7 +42,7 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
 
     def load(self) -> Any:
         app = create_app()
-        runtime(app).catalog.get()  # load it now, not on the first request
+        settle(app)  # load the catalog now, not on the first request, and freeze the heap (no GC scans it)
         return app
 
 

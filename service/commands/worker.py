@@ -9,7 +9,7 @@ from typing import Any
 from flask import Flask
 
 from service.app import create_app
-from workers.tasks.runtime import runtime
+from workers.tasks.runtime import settle
 
 
 def register(subparsers: Any) -> None:
@@ -32,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_worker(app: Flask, *, concurrency: int | None = None, loglevel: str = "INFO") -> None:
-    """Load the catalog once, then run the app's Celery worker (its processes inherit the catalog)."""
-    runtime(app).catalog.get()  # before the fork: no child pays for loading it on its first job
+    """Load the catalog once and freeze the heap, then run the app's Celery worker (its processes inherit both)."""
+    settle(app)  # before the fork: no child pays for loading it on its first job, nor scans it in each full GC
     argv = ["worker", "--pool=prefork", f"--loglevel={loglevel}"]
     if concurrency:
         argv.append(f"--concurrency={concurrency}")
