@@ -79,7 +79,7 @@ def task_figures(*, repeat: int) -> dict[str, float]:
     """Return the CPU ms of the recommendation task's work per example (what the worker runs)."""
     from catalog.loader import load_catalog
     from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
-    from workers.schemas import JobSpecSchema, RecommendationSchema
+    from workers.schemas import JobSpecSchema, dump_recommendation
     from workers.tasks.recommend import built_job
 
     catalog = load_catalog()
@@ -89,7 +89,7 @@ def task_figures(*, repeat: int) -> dict[str, float]:
 
         def task(data: dict[str, Any] = data) -> None:
             job = built_job(data)
-            RecommendationSchema().dump(recommend(job, catalog, per_gpu_rows=PER_GPU_OPTIONS))
+            dump_recommendation(recommend(job, catalog, per_gpu_rows=PER_GPU_OPTIONS))
 
         task()
         out[name] = _median_s(task, repeat=repeat) * 1000

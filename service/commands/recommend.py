@@ -29,7 +29,7 @@ from workers.ranking.purchase import PurchaseOption
 from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.render import fmt_hours, fmt_usd
-from workers.schemas import RecommendationSchema
+from workers.schemas import dump_recommendation
 from workers.sizing.errors import SizingError
 from workers.tasks.runs import calibration_for
 
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     except SizingError as exc:
         return fail(f"{exc.field}: {exc.reason}")
     if args.json:
-        print_json(RecommendationSchema().dump(result))
+        print_json(dump_recommendation(result))
     else:
         print_recommendation(result, title=f"{job.model.name}, batch {job.training.batch_size} per GPU",
                              wide=args.wide)

@@ -7,6 +7,7 @@ from workers.schemas.results import (
     ModelStatsSchema,
     RecommendationSchema,
     RequirementsSchema,
+    dump_recommendation,
 )
 from workers.schemas.spec import EstimateRequestSchema, JobSpecSchema
 
@@ -19,4 +20,5 @@ __all__ = [
     "ProblemSchema",
     "RecommendationSchema",
     "RequirementsSchema",
+    "dump_recommendation",
 ]

@@ -7,6 +7,7 @@ its callers (tests, the ranking loop, a future caller that builds a JobSpec by h
 from __future__ import annotations
 
 import math
+import operator
 
 from workers.sizing.errors import SpecError
 from workers.sizing.memo import IdentityMemo
@@ -63,8 +64,8 @@ def _check_model(model: ModelStats) -> bool:
         _int_in(getattr(model, name), f"model.stats.{name}", low=0, high=MAX_COUNT)
     if model.neurons == 0 and model.parameters == 0:
         raise SpecError("model.stats", "the model has no neurons and no parameters")
-    values = [v for layer in model.layers for v in (layer.neurons, layer.parameters, layer.multiply_adds,
-                                                    layer.saved_values, layer.saved_mask_bytes, layer.traffic_values)]
+    # Each distinct combination of a row's counts once (a 10,000-layer model has a few), taken in C.
+    values = [v for counts in set(map(_COUNTS_OF, model.layers)) for v in counts]
     if values and not (all(type(v) is int for v in values) and min(values) >= 0 and max(values) <= MAX_COUNT):
         for index, layer in enumerate(model.layers):  # the first wrong one, named
             for name in _LAYER_COUNTS:
@@ -73,6 +74,7 @@ def _check_model(model: ModelStats) -> bool:
 
 
 _LAYER_COUNTS = ("neurons", "parameters", "multiply_adds", "saved_values", "saved_mask_bytes", "traffic_values")
+_COUNTS_OF = operator.attrgetter(*_LAYER_COUNTS)
 
 
 def check_job(job: JobSpec, *, gpu_count: int = 1, inter_node_gbit_per_s: float | None = None) -> None:

@@ -10,6 +10,7 @@ weights in mixed precision, recomputation; the framework's reserve on the card i
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
@@ -122,10 +123,13 @@ def framework_reserve_bytes(tensor_bytes: int, *, gpu: GpuSpec | None, has_conv:
     return context + workspace + slack
 
 
+_KIND = operator.attrgetter("kind")
+
+
 def _has_conv(model: ModelStats) -> bool:
     """Return whether cuDNN convolution workspaces apply (conv layers, or a model given as totals)."""
     return _HAS_CONV.get(model, None, lambda: not model.layers
-                         or any(layer.kind is LayerKind.CONV for layer in model.layers))
+                         or LayerKind.CONV in map(_KIND, model.layers))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ time to dispatch its kernels leaves the GPU idle for the difference. Multi-GPU l
 
 from __future__ import annotations
 
+import operator
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
@@ -83,6 +85,11 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
     return tuple((*key, count) for key, count in counts.items())
 
 
+_WORK_FIGURES = operator.attrgetter("kind", "multiply_adds", "traffic_values", "parameters", "neurons", "passes",
+                                    "kernel_positions")
+
+
+_MULTIPLY_ADDS, _PASSES = operator.attrgetter("multiply_adds"), operator.attrgetter("passes")
 _DISTINCT: IdentityMemo[dict[tuple[LayerKind, int, int, int, int, bool], int]] = IdentityMemo()
 
 
@@ -92,13 +99,14 @@ def _distinct_layers(model: ModelStats) -> dict[tuple[LayerKind, int, int, int, 
 
     def count() -> dict[tuple[LayerKind, int, int, int, int, bool], int]:
         counts: dict[tuple[LayerKind, int, int, int, int, bool], int] = {}
-        for layer in model.layers:
+        # The rows' figures gathered and counted in C, then each distinct one keyed, in the order each first appears.
+        for (kind, multiply_adds, traffic_values, parameters, neurons, passes, kernel_positions), n in \
+                Counter(map(_WORK_FIGURES, model.layers)).items():
             # Without a traffic figure: read the input, write the output, about twice the output.
-            per_sample = (max(layer.traffic_values - layer.parameters, 0) if layer.traffic_values
-                          else 2 * layer.neurons)
-            key = (layer.kind, layer.multiply_adds, per_sample, layer.parameters, layer.passes,
-                   layer.kernel_positions in WINOGRAD_KERNEL_POSITIONS)
-            counts[key] = counts.get(key, 0) + 1
+            per_sample = max(traffic_values - parameters, 0) if traffic_values else 2 * neurons
+            key = (kind, multiply_adds, per_sample, parameters, passes,
+                   kernel_positions in WINOGRAD_KERNEL_POSITIONS)
+            counts[key] = counts.get(key, 0) + n
         return counts
 
     return _DISTINCT.get(model, (), count)
@@ -126,8 +134,8 @@ def training_flops(model: ModelStats, training: Training) -> float:
 
     A layer that runs several passes per step (a GAN's discriminator) counts each.
     """
-    multiply_adds = (sum(layer.multiply_adds * layer.passes for layer in model.layers) if model.layers
-                     else model.multiply_adds)
+    multiply_adds = (sum(map(operator.mul, map(_MULTIPLY_ADDS, model.layers), map(_PASSES, model.layers)))
+                     if model.layers else model.multiply_adds)
     return 2.0 * multiply_adds * training.batch_size * _passes(training)
 
 

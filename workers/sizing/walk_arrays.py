@@ -12,8 +12,9 @@ the CLI's estimate on a preset does not pay for it). tests/test_walk_arrays.py h
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workers.sizing.layers.attention import Attention
 from workers.sizing.memo import IdentityMemo
@@ -77,30 +78,42 @@ def _rows(model: ModelStats) -> _Rows:
     held = _model_output_index(layers)
     overlap = [0] * len(layers)
     pending = 0
-    for i in reversed(range(len(layers))):  # as walk_step's backward loop, which no setting changes
+    tied = any(map(_SHARED, layers))  # no row uses another's weights: nothing overlaps
+    for i in reversed(range(len(layers)) if tied else ()):  # as walk_step's backward loop, which no setting changes
         row = layers[i]
         pending += row.shared_parameters
         if row.kind is LayerKind.EMBEDDING and pending:
             overlap[i] = min(row.parameters, pending)
             pending -= overlap[i]
 
-    def ints(values: list[int]) -> Ints:
-        return np.array(values, dtype=np.int64)
-
-    math_kept = [(r.saved_values, r.saved_mask_bytes) for r in layers]
-    fused_kept = [(r.saved_values, r.saved_mask_bytes) if r.fused_saved_values < 0 else
-                  (r.fused_saved_values, r.saved_mask_bytes if r.fused_saved_mask_bytes < 0
-                   else r.fused_saved_mask_bytes) for r in layers]
+    # Each distinct row's figures worked out once (a big model repeats a few kinds of row), gathered in C.
+    figures = list(map(_ROW_FIGURES, layers))
+    distinct = {f: i for i, f in enumerate(dict.fromkeys(figures))}
+    table = np.array([_row_columns(f) for f in distinct], dtype=np.int64).reshape(len(distinct), 8)
+    columns = table[np.fromiter(map(distinct.__getitem__, figures), dtype=np.intp, count=len(figures))].T
+    sizes, saved, masks, fused_saved, fused_masks, parameters, shared, cast = columns
+    loss_keeps_output = np.zeros(len(layers), dtype=bool)  # only rows after the held output can be loss rows
+    for i in range(held + 1, len(layers)):
+        loss_keeps_output[i] = layers[i].type in LOSS_ROWS_KEEPING_THE_OUTPUT
     return _Rows(
-        sizes=ints([_size(r.output_shape) if r.output_shape else r.neurons for r in layers]),
-        saved=ints([k[0] for k in math_kept]), masks=ints([k[1] for k in math_kept]),
-        fused_saved=ints([k[0] for k in fused_kept]), fused_masks=ints([k[1] for k in fused_kept]),
-        parameters=ints([r.parameters for r in layers]), shared=ints([r.shared_parameters for r in layers]),
-        overlap=ints(overlap), cast=np.array([r.kind in CAST_KINDS for r in layers], dtype=bool),
-        loss_keeps_output=np.array([i > held and r.type in LOSS_ROWS_KEEPING_THE_OUTPUT
-                                    for i, r in enumerate(layers)], dtype=bool),
+        sizes=sizes, saved=saved, masks=masks, fused_saved=fused_saved, fused_masks=fused_masks,
+        parameters=parameters, shared=shared, overlap=np.array(overlap, dtype=np.int64), cast=cast.astype(bool),
+        loss_keeps_output=loss_keeps_output,
         held_index=held,
     )
+
+
+_SHARED = operator.attrgetter("shared_parameters")
+_ROW_FIGURES = operator.attrgetter("output_shape", "neurons", "saved_values", "saved_mask_bytes", "fused_saved_values",
+                                   "fused_saved_mask_bytes", "parameters", "shared_parameters", "kind")
+
+
+def _row_columns(f: tuple[Any, ...]) -> tuple[int, ...]:
+    """Return one row's array columns: size, math kept values and mask bytes, fused ones, weights, shared, cast."""
+    output_shape, neurons, saved, masks, fused_saved, fused_masks, parameters, shared, kind = f
+    fused = (saved, masks) if fused_saved < 0 else (fused_saved, masks if fused_masks < 0 else fused_masks)
+    return (_size(output_shape) if output_shape else neurons, saved, masks, *fused, parameters, shared,
+            int(kind in CAST_KINDS))
 
 
 def step_peak_moment(model: ModelStats, training: Training, *, precision: Precision, gpu_count: int = 1,

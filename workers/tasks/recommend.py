@@ -17,7 +17,7 @@ from flask import current_app
 from marshmallow import ValidationError
 
 from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
-from workers.schemas import RecommendationSchema
+from workers.schemas import dump_recommendation
 from workers.schemas.specs import build_job, load_job, spec_digest
 from workers.sizing.errors import SizingError
 from workers.sizing.spec import JobSpec
@@ -50,8 +50,7 @@ def recommend_job(job_id: str, spec: dict[str, Any], validated: bool = False,
         rec = recommend(job, catalog, calibration=calibration_for(rt.runs, catalog, revision=runs_revision),
                         per_gpu_rows=data.get("per_gpu", PER_GPU_OPTIONS), today=date.today(),
                         stale_after_days=int(current_app.config["STALE_PRICES_DAYS"]))
-        result: dict[str, Any] = RecommendationSchema().dump(rec)
-        return result
+        return dump_recommendation(rec)
 
     return run_recorded(job_id, work, what=f"recommend job {job_id}", late_detail="the job ran past its time limit")
 

@@ -163,7 +163,7 @@ def compute_model_stats(
         raise SpecError(field_prefix, "must be a non-empty list of layer objects")
     if len(layers) > MAX_LAYERS:
         raise SpecError(field_prefix, f"has {len(layers)} layers; the limit is {MAX_LAYERS}")
-    types = [layer_type(spec, f"{field_prefix}[{i}]") for i, spec in enumerate(layers)]
+    types = _layer_types(layers, field_prefix)
     shape, seq = _input_shape(input_shape, sequence_length, types[0])
     known: dict[str, Shape] = {"input": shape}
     taken = {"input"}  # layer and row names in use
@@ -175,18 +175,41 @@ def compute_model_stats(
     # A layer's fields and parts, by (type, fields but its name and wiring, input shapes): a model's
     # repeated blocks are worked out once per distinct layer; a layer a rule refuses raises at its first.
     computed: dict[tuple[object, ...], tuple[int, int, bool, bool, list[Part]]] = {}
+    # A layer's rows as they came out, by the same key and whether its input was already kept: a
+    # repeat of it in the same place (a block after a block) takes them with its own names (_Rows).
+    made: dict[tuple[object, ...], _Rows] = {}
+    checked: set[tuple[str, tuple[str, ...]]] = set()  # (type, keys) whose keys all belong to the type
+    plain_keys: dict[tuple[object, ...], tuple[object, ...] | None] = {}  # _plain_layer_key's memo
     for i, (spec, type_name) in enumerate(zip(layers, types, strict=True)):
-        field = f"{field_prefix}[{i}]"
         rule = RULES[type_name]
-        _check_keys(spec, field, type_name, rule)
+        keys = (type_name, tuple(spec))
+        if keys not in checked:
+            _check_keys(spec, f"{field_prefix}[{i}]", type_name, rule)
+            checked.add(keys)
         layer_name = spec.get("name", f"{type_name}_{i}")
-        if not isinstance(layer_name, str) or not layer_name or layer_name in taken:
-            raise SpecError(f"{field}.name", f"must be a new, non-empty name; {layer_name!r} is taken or invalid")
-        sources = _input_names(spec, field, rule, previous, known)
-        shapes = tuple(known[n] for n in sources)
-        key = _layer_key(spec, type_name, shapes)
+        if type(layer_name) is not str or not layer_name or layer_name in taken:
+            raise SpecError(f"{field_prefix}[{i}].name",
+                            f"must be a new, non-empty name; {layer_name!r} is taken or invalid")
+        if "inputs" in spec or "from" in spec:
+            sources = _input_names(spec, f"{field_prefix}[{i}]", rule, previous, known)
+            shapes = tuple(known[n] for n in sources)
+            key = _layer_key(spec, type_name, shapes)
+        else:
+            sources = [previous]
+            shapes = (known[previous],)
+            key = _plain_layer_key(spec, type_name, shapes, plain_keys)
+        source_id = storage.get(sources[0], sources[0])
+        if key is not None:
+            again = made.get((key, source_id in kept))
+            if again is not None and again.place(layer_name, source_id, rows, kept, storage, taken):
+                trainable += again.trainable
+                frozen_total += again.frozen
+                known[layer_name] = again.output_shape
+                previous = layer_name
+                continue
         found = computed.get(key) if key is not None else None
         if found is None:
+            field = f"{field_prefix}[{i}]"
             f = Fields(spec, field=field, type_name=type_name, label=f"layer {i} ({layer_name}, {type_name})")
             f.trainable_before = trainable
             found = (f.whole("repeat", 1), f.whole("passes", 1), f.flag("frozen", False),
@@ -194,15 +217,30 @@ def compute_model_stats(
             if key is not None:
                 computed[key] = found
         repeat, passes, frozen, shared, parts = found
-        ids: list[str] = []
+        ids = _part_ids(layer_name, parts)
+        fresh = not any(pid in kept or pid in storage for pid in ids)
+        source_kept = source_id in kept
+        refs: list[int] = []  # per part, where its input's storage is: -1 the layer's source, k part k
+        kept_refs: list[int] = []  # what the layer adds to the kept tensors, in the same terms
+        view_refs: list[tuple[int, int]] = []  # (view part, the part or source whose storage it shares)
+        first_row = len(rows)
+        before = (trainable, frozen_total)
         for k, part in enumerate(parts):
-            part_id = layer_name if k == len(parts) - 1 else f"{layer_name}.{part.suffix or k}"
+            part_id = ids[k]
             j = k + part.source
-            input_id, input_shape_k = (ids[j], parts[j].output_shape) if j >= 0 else (sources[0], known[sources[0]])
-            input_id = storage.get(input_id, input_id)
+            ref = view_refs_of(view_refs, j) if j >= 0 else -1
+            input_id = storage.get(ids[j], ids[j]) if j >= 0 else source_id
+            input_shape_k = parts[j].output_shape if j >= 0 else known[sources[0]]
             if part.type in VIEW_PARTS:
                 storage[part_id] = input_id
+                view_refs.append((k, ref))
+            refs.append(ref)
+            input_was_kept, output_was_kept = input_id in kept, part_id in kept
             saved = count_kept_values(part, input_id, input_shape_k, part_id, kept) if not frozen else 0
+            if not input_was_kept and input_id in kept:
+                kept_refs.append(ref)
+            if not output_was_kept and part_id in kept:
+                kept_refs.append(k)
             params = 0 if shared else part.parameters
             if frozen:
                 frozen_total += params
@@ -220,11 +258,14 @@ def compute_model_stats(
                     shared=part.parameters if shared and not frozen else 0,
                 )
             )
-            ids.append(part_id)
-        taken.update(r.name for r in rows[-len(parts) :])
+        for r in rows[first_row:]:
+            taken.add(r.name)
         taken.add(layer_name)
         known[layer_name] = parts[-1].output_shape
         previous = layer_name
+        if key is not None and fresh:
+            made[(key, source_kept)] = _Rows(parts, rows[first_row:], kept_refs, view_refs,
+                                             trainable - before[0], frozen_total - before[1])
     tokens = types[0] == "embedding"  # token ids (int64), else a float tensor of the input shape
     return ModelStats(
         name=name,
@@ -238,6 +279,77 @@ def compute_model_stats(
                                kept_float_values=size(shape) if "input" in kept and not tokens else 0,
                                kept_integer_values=size(shape) if "input" in kept and tokens else 0),
     )
+
+
+def view_refs_of(view_refs: list[tuple[int, int]], j: int) -> int:
+    """Return where part j's output lives: the part or source a view part shares, else part j itself."""
+    for k, ref in view_refs:
+        if k == j:
+            return ref
+    return j
+
+
+def _part_ids(layer_name: str, parts: Sequence[Part]) -> list[str]:
+    """Return the tensor names of a layer's parts: the last is the layer's, the others "<name>.<part>"."""
+    last = len(parts) - 1
+    return [layer_name if k == last else f"{layer_name}.{part.suffix or k}" for k, part in enumerate(parts)]
+
+
+class _Rows:
+    """A layer's rows as worked out once, and what they did to the walk's bookkeeping, to place again.
+
+    The rows depend on the layer (its key) and on whether its input was already kept, nothing else, so
+    a repeat of the layer whose input is kept alike gets equal rows under its own names: the same
+    tensors kept (the source or its parts), the same views, the same parameters counted.
+    """
+
+    __slots__ = ("frozen", "ids", "kept_refs", "output_shape", "rows", "suffixes", "trainable", "view_refs")
+
+    def __init__(self, parts: Sequence[Part], rows: Sequence[LayerStats], kept_refs: list[int],
+                 view_refs: list[tuple[int, int]], trainable: int, frozen: int) -> None:
+        self.rows = [(dict(r.__dict__), p.suffix) for r, p in zip(rows, parts, strict=True)]
+        last = len(parts) - 1
+        self.ids = [None if k == last else f".{p.suffix or k}" for k, p in enumerate(parts)]
+        self.kept_refs, self.view_refs = kept_refs, view_refs
+        self.trainable, self.frozen = trainable, frozen
+        self.output_shape = parts[-1].output_shape
+        self.suffixes = None
+
+    def place(self, layer_name: str, source_id: str, rows: list[LayerStats], kept: set[str],
+              storage: dict[str, str], taken: set[str]) -> bool:
+        """Append the rows named for `layer_name`; False (nothing done) when a part's name is already in use."""
+        ids = [layer_name if tail is None else layer_name + tail for tail in self.ids]
+        for pid in ids:
+            if pid in kept or pid in storage:
+                return False
+        new, set_dict = object.__new__, object.__setattr__
+        for d, suffix in self.rows:
+            row = new(LayerStats)
+            name = f"{layer_name}.{suffix}" if suffix else layer_name
+            set_dict(row, "__dict__", {**d, "name": name})  # an equal frozen row, under its own name
+            rows.append(row)
+            taken.add(name)
+        taken.add(layer_name)
+        for ref in self.kept_refs:
+            kept.add(source_id if ref < 0 else ids[ref])
+        for k, ref in self.view_refs:
+            storage[ids[k]] = source_id if ref < 0 else ids[ref]
+        return True
+
+
+def _layer_types(layers: Sequence[Mapping[str, object]], field_prefix: str) -> list[str]:
+    """Return every layer's canonical type (layer_type), each spelling looked up once."""
+    seen: dict[str, str] = {}
+    types = []
+    for i, spec in enumerate(layers):
+        raw = spec.get("type") if type(spec) is dict else None
+        found = seen.get(raw) if type(raw) is str else None
+        if found is None:
+            found = layer_type(spec, f"{field_prefix}[{i}]")
+            if type(raw) is str:
+                seen[raw] = found
+        types.append(found)
+    return types
 
 
 # Rules that read more than a layer's own fields and input shapes (meta_lstm: the trainable parameters
@@ -263,6 +375,20 @@ def _layer_key(spec: Mapping[str, object], type_name: str,
             return None
         items.append((k, type(v).__name__, v))  # the type too: 1, 1.0 and True hash alike
     return (type_name, shapes, tuple(sorted(items)))
+
+
+def _plain_layer_key(spec: Mapping[str, object], type_name: str, shapes: tuple[Shape, ...],
+                     memo: dict[tuple[object, ...], tuple[object, ...] | None]) -> tuple[object, ...] | None:
+    """Return _layer_key of a layer without wiring, remembered by its items, their types and its input shapes."""
+    try:
+        raw = (type_name, shapes, tuple(spec.items()), tuple(map(type, spec.values())))
+        hash(raw)
+    except TypeError:  # a list among the values
+        return _layer_key(spec, type_name, shapes)
+    if raw in memo:
+        return memo[raw]
+    key = memo[raw] = _layer_key(spec, type_name, shapes)
+    return key
 
 
 def _check_keys(spec: Mapping[str, object], field: str, type_name: str, rule: Rule) -> None:

@@ -13,6 +13,7 @@ lm_head in the compute dtype).
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -79,6 +80,7 @@ def _input_width(row: LayerStats, *, hidden: int, widths: set[int]) -> int:
     return row.parameters // max(d_out, 1)
 
 
+_KIND = operator.attrgetter("kind")
 _SHAPES: IdentityMemo[TransformerShape | None] = IdentityMemo()
 
 
@@ -89,6 +91,8 @@ def transformer_shape(model: ModelStats) -> TransformerShape | None:
 
 def _transformer_shape(model: ModelStats) -> TransformerShape | None:
     """Compute transformer_shape."""
+    if LayerKind.ATTENTION not in map(_KIND, model.layers):  # in C: most models have no attention row
+        return None
     blocks: dict[str, list[LayerStats]] = {}
     for layer in model.layers:
         blocks.setdefault(block_of(layer), []).append(layer)
