@@ -54,6 +54,20 @@ def test_json_is_exactly_the_api_payload(capsys: pytest.CaptureFixture[str]) -> 
     )
 
 
+def test_instances_list_a_commitment_kind_only_when_asked_as_the_api_does(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("instances", "--provider", "gcp", "--gpu", "l4", "--pricing", "committed_1y", "--json") == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == list_instances(load_catalog(), provider="gcp", gpu="l4", pricing="committed_1y")
+    assert printed["instances"] and {p["pricing"] for i in printed["instances"] for p in i["prices"]} == {
+        "committed_1y"}
+    # the snapshot carries no Savings Plans (only a refresh reads them): asked for, none is listed
+    assert run("instances", "--provider", "aws", "--pricing", "savings_plan_1y", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["instances"] == []
+    assert run("instances", "--pricing", "reserved") == 2
+    err = capsys.readouterr().err
+    assert "--pricing" in err and "savings_plan_3y" in err and err.count("\n") == 1
+
+
 def test_info_json_names_version_date_and_sources(capsys: pytest.CaptureFixture[str]) -> None:
     assert run("info", "--json") == 0
     info = json.loads(capsys.readouterr().out)

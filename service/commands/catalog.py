@@ -26,7 +26,14 @@ from catalog.store import CatalogStore, CatalogStoreError, FileCatalogStore, Red
 from catalog.types import Catalog, Provider
 from catalog.units import parse_bytes, parse_usd
 from catalog.validate import CatalogValidationError
-from service.catalog_listing import MAX_PAGE_SIZE, PAGE_SIZE, catalog_info, list_gpus, list_instances
+from service.catalog_listing import (
+    MAX_PAGE_SIZE,
+    PAGE_SIZE,
+    PRICING_KINDS,
+    catalog_info,
+    list_gpus,
+    list_instances,
+)
 from service.commands.catalog_tables import print_gpu_table, print_instance_table, print_onprem_table
 from service.commands.common import fail, print_json
 
@@ -48,7 +55,8 @@ def register(subparsers: Any) -> None:
     inst.add_argument("--gpu", help="only this GPU slug, e.g. v100-16gb")
     inst.add_argument("--min-gpu-memory", help="at least this much memory per GPU, e.g. 16GB")
     inst.add_argument("--max-price", help="at most this many dollars per hour, e.g. 3.5 or $3.50")
-    inst.add_argument("--pricing", help="on_demand or spot")
+    inst.add_argument("--pricing", help="on_demand or spot (the default lists both); committed_1y, committed_3y, "
+                      "savings_plan_1y or savings_plan_3y list only that kind")
     inst.add_argument("--limit", type=int, default=PAGE_SIZE, help=f"instance types per page (default {PAGE_SIZE})")
     inst.add_argument("--offset", type=int, default=0, help="instance types to skip (a page's next_offset)")
     inst.add_argument("--wide", action="store_true", help="every column, whatever the terminal's width")
@@ -158,7 +166,7 @@ def _gpus(catalog: Catalog, args: argparse.Namespace) -> int:
 
 def _instances(catalog: Catalog, args: argparse.Namespace) -> int:
     _one_of("--provider", args.provider, [p.value for p in Provider])
-    _one_of("--pricing", args.pricing, ["on_demand", "spot"])
+    _one_of("--pricing", args.pricing, [k for k in PRICING_KINDS if k != "owned"])  # owned: --provider onprem
     _one_of("--gpu", args.gpu, sorted(g.slug for g in catalog.gpus))
     regions = sorted(
         {o.region for o in catalog.offers if args.provider is None or o.provider.value == args.provider}

@@ -67,7 +67,9 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--deadline", metavar="TIME", help="e.g. 12h or 2d (constraints.deadline_hours)")
     g.add_argument("--provider", action="append", metavar="NAME", help="aws, gcp or onprem (repeatable)")
     g.add_argument("--region", action="append", metavar="NAME", help="repeatable")
-    g.add_argument("--pricing", action="append", metavar="KIND", help="on_demand, spot or owned (repeatable)")
+    g.add_argument("--pricing", action="append", metavar="KIND",
+                   help="on_demand, spot or owned (repeatable; the default), or committed_1y, committed_3y, "
+                        "savings_plan_1y, savings_plan_3y")
     g.add_argument("--max-gpus", type=int, metavar="N")
     g.add_argument("--owned", action="append", metavar="NxSLUG",
                    help="cards the team owns, e.g. 4xrtx-3090 (repeatable; constraints.owned_gpus)")
