@@ -14,7 +14,7 @@ from typing import Any
 
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.presets.registry import PRESETS, preset_stats
-from workers.sizing.presets.transformer import BERT_VOCAB, bert_layers
+from workers.sizing.presets.transformer import BERT_VOCAB, bert_layers, gpt2_layers
 from workers.sizing.spec import Framework, JobSpec, Optimizer, Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
 
@@ -59,6 +59,10 @@ FLASH_ATTENTION_PREFIXES = ("mpt-", "titan-")
 # fine-tuning head is replaced by the MLM head (dense + GELU + LayerNorm + a vocabulary projection tied
 # to the word embedding) whose logits cover every token (records' notes).
 MASKED_LM_PREFIXES = ("apex773-", "flagperf-bertl-")
+# Records of the GPT-2 presets' shapes run in Megatron-LM (FlagPerf's megatron-gpt2-345m, records' notes):
+# its MLP applies GELU as one kernel (bias_gelu_fusion, or F.gelu), not Hugging Face's gelu_new of
+# primitive ops, so the block's activation is the fused "gelu" (keeps its input only, one read and write).
+MEGATRON_GPT2_PREFIXES = ("flagperf-gpt2m-",)
 # Passes over each network in one znxlwm DCGAN iteration (pytorch_MNIST_DCGAN.py): the D step runs D on
 # the real batch and on G's output without detaching it, so backward also runs through G; the G step
 # runs G and D again. D: 3 forward + 3 backward; G: 2 forward + 2 backward.
@@ -192,6 +196,11 @@ def _record_model(record: Mapping[str, Any]) -> tuple[ModelStats, str]:
         stats = compute_model_stats(_masked_lm_layers(name), input_shape=None, sequence_length=seq,
                                     name=f"{name}-mlm")
         return stats, f"preset {name} with a masked-LM head"
+    if name.startswith("gpt2-") and str(record["id"]).startswith(MEGATRON_GPT2_PREFIXES):
+        layers = [{**layer, "activation": "gelu"} if layer["type"] == "transformer_block" else layer
+                  for layer in gpt2_layers(name)]
+        stats = compute_model_stats(layers, input_shape=None, sequence_length=seq, name=name)
+        return stats, f"preset {name}, Megatron-LM's fused GELU"
     if name in PRESETS:
         stats = preset_stats(name, sequence_length=seq) if PRESETS[name].input_shape is None else preset_stats(name)
         return stats, f"preset {name}"

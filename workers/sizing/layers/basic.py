@@ -16,6 +16,11 @@ from workers.sizing.stats import LayerKind
 # x). Measured here with autograd's saved-tensor hooks, torch 2.13.0 CPU: 3.00x the input's bytes
 # against nn.LayerNorm's 1.00x.
 LAYERNORM_PARTS_EXTRA_KEPT = 2
+# The same LayerNorm as primitive ops runs one kernel per op, each reading and writing the whole tensor
+# (eager PyTorch fuses none of them): x.mean (reads x: 1 value per element), x.var (1), x - mean (2),
+# / sqrt(var + eps) (2), scale * (2), + shift (2): 10 values moved per element, against nn.LayerNorm's
+# one read and one write (2). Counted from LLMs-from-scratch ch04 `LayerNorm.forward`.
+LAYERNORM_PARTS_TRAFFIC_PER_VALUE = 10
 
 INDEX_BYTES = 8  # int64 indices and token ids, as PyTorch stores them
 
@@ -68,7 +73,8 @@ def layernorm(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     params = 2 * x[-1] if f.flag("affine", True) else 0
     # Keeps its input (and per-row mean and inverse std) to form the input gradient; written as
     # primitive ops (`parts`), also x - mean and the normalised x (LAYERNORM_PARTS_EXTRA_KEPT).
-    extra = LAYERNORM_PARTS_EXTRA_KEPT * size(x) if f.flag("parts", False) else 0
+    parts = f.flag("parts", False)
+    extra = LAYERNORM_PARTS_EXTRA_KEPT * size(x) if parts else 0
     return [
         Part(
             "layernorm",
@@ -77,7 +83,7 @@ def layernorm(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
             parameters=params,
             keeps_input=True,
             extra_saved_values=extra,
-            traffic_values=2 * size(x) + params,
+            traffic_values=(LAYERNORM_PARTS_TRAFFIC_PER_VALUE if parts else 2) * size(x) + params,
         )
     ]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from workers.sizing.layers.basic import LAYERNORM_PARTS_EXTRA_KEPT
+from workers.sizing.layers.basic import LAYERNORM_PARTS_EXTRA_KEPT, LAYERNORM_PARTS_TRAFFIC_PER_VALUE
 from workers.sizing.layers.fields import Fields, Part, Rule, Shape, elementwise, show, size
 from workers.sizing.stats import LayerKind
 
@@ -27,6 +27,11 @@ KEPT_PER_UNIT = {"lstm": 7, "gru": 5}
 GATES = {"lstm": 4, "gru": 3}
 # Tensors of the FFN's inner size that gelu_new keeps beyond its input (see _ffn_parts).
 GELU_NEW_EXTRA_KEPT = 3
+# Values gelu_new reads and writes per element of its input: eager PyTorch runs each primitive op as its
+# own kernel over the whole tensor (Hugging Face NewGELUActivation, LLMs-from-scratch ch04 GELU):
+# 0.5 * x (2), x^3 (2), 0.044715 * (2), x + (3), c * (2), tanh (2), 1 + (2), the product (3): 18, against
+# a fused GELU's one read and one write (2).
+GELU_NEW_TRAFFIC_PER_VALUE = 18
 LSE_BYTES = 4  # a fused attention kernel's log-sum-exp per head and query row is float32
 
 
@@ -192,7 +197,7 @@ def _norm_part(x: Shape, norm_type: str, bias: bool, suffix: str) -> Part:
         parameters=params,
         keeps_input=True,
         extra_saved_values=LAYERNORM_PARTS_EXTRA_KEPT * size(x) if parts else 0,
-        traffic_values=2 * size(x) + params,
+        traffic_values=(LAYERNORM_PARTS_TRAFFIC_PER_VALUE if parts else 2) * size(x) + params,
         suffix=suffix,
     )
 
@@ -250,7 +255,9 @@ def _ffn_parts(x: Shape, ffn: int, activation: str, bias: bool) -> list[Part]:
         # 0.5 * x * (1 + tanh(c * (x + 0.044715 * x^3))). Autograd keeps x (for pow), tanh's output,
         # and both factors of the last product: 3 more 4h-sized tensors than the fused GELU
         # (measured here: gpt2 records, 348 MiB kept against 240 MiB with F.gelu(approximate="tanh")).
-        act = replace(act, extra_saved_values=GELU_NEW_EXTRA_KEPT * size(inner))
+        # Each op is its own kernel, so it also moves 9x a fused GELU's bytes (GELU_NEW_TRAFFIC_PER_VALUE).
+        act = replace(act, extra_saved_values=GELU_NEW_EXTRA_KEPT * size(inner),
+                      traffic_values=GELU_NEW_TRAFFIC_PER_VALUE * size(inner))
     return [_dense_part(x, ffn, bias, "fc1"), act, _dense_part(inner, x[1], bias, "fc2")]
 
 
