@@ -26,6 +26,12 @@ def test_every_section_gets_its_documented_defaults() -> None:
     assert data["constraints"]["owned_gpus"] == [] and data["constraints"]["spot_percentile"] == 0.9
     assert data["dataset"]["loader_workers"] is None and data["dataset"]["preprocess_serial"] is False
     assert data["objective"] == "cost" and data["limit"] == 10
+    assert data["training"]["tf32_matmul"] is True
+
+
+def test_tf32_matmul_reaches_the_core() -> None:
+    _, job = load_job({"model": {"preset": "resnet18"}, "training": {"batch_size": 8, "tf32_matmul": False}})
+    assert job.training.tf32_matmul is False
 
 
 def test_equal_specs_have_equal_canonical_forms_and_digests() -> None:
@@ -52,6 +58,7 @@ def test_a_different_spec_has_a_different_digest() -> None:
     ({"model": {"onnx": "%%%"}, "training": {"batch_size": 8}}, "model.onnx"),
     ({"model": {"preset": "resnet18"}, "training": {"batch_size": 8, "epochs": float("inf")}}, "training.epochs"),
     ({"model": {"preset": "resnet18"}, "training": {"batch_size": 8, "precision": "fp7"}}, "training.precision"),
+    ({"model": {"preset": "resnet18"}, "training": {"batch_size": 8, "tf32_matmul": "maybe"}}, "training.tf32_matmul"),
 ])
 def test_bad_specs_name_the_field(raw: object, field: str) -> None:
     with pytest.raises(ValidationError) as info:

@@ -106,6 +106,24 @@ def test_fp32_runs_on_tf32_tensor_cores_from_ampere_on() -> None:
     assert tf_ms == pytest.approx(torch_ms)
 
 
+def test_tf32_matmul_off_runs_matrix_products_on_cuda_cores_and_keeps_convolutions_on_tf32() -> None:
+    a100 = gpu("a100-40gb")
+    dense, job = mlp(), training(batch_size=1024)
+    strict = replace(job, tf32_matmul=False)
+    flops = training_flops(dense, job)
+    # without TF32 the products cannot beat the CUDA-core peak, and take longer than with it
+    assert estimate_iteration_ms(dense, strict, a100).compute_ms > flops / (a100.fp32_tflops * 1e9)
+    assert estimate_iteration_ms(dense, strict, a100).total_ms > estimate_iteration_ms(dense, job, a100).total_ms
+    # cuDNN keeps TF32 for convolutions (cudnn.allow_tf32 defaults to True): only the fc layer changes
+    conv_job = training()
+    tf32 = estimate_iteration_ms(resnet50(), conv_job, a100).compute_ms
+    off = estimate_iteration_ms(resnet50(), replace(conv_job, tf32_matmul=False), a100).compute_ms
+    assert tf32 <= off < tf32 * 1.05
+    # GPUs without TF32 are unaffected
+    v100 = gpu("v100-16gb")
+    assert estimate_iteration_ms(dense, strict, v100).total_ms == estimate_iteration_ms(dense, job, v100).total_ms
+
+
 def test_bandwidth_bound_job_scales_with_memory_bandwidth() -> None:
     rows = [LayerStats(f"relu{i}", "relu", (10**6,), 10**6, 0, 0, LayerKind.ELEMENTWISE, saved_values=10**6,
                        traffic_values=2 * 10**6) for i in range(10)]

@@ -218,6 +218,11 @@ class TrainingSchema(_Strict):
     attention = fields.String(load_default="auto", validate=validate.OneOf(("auto", "efficient", "flash", "math")),
                               metadata={"description": "The attention kernel; auto: efficient on Ampere and "
                                                        "later in fp32/bf16, math otherwise."})
+    tf32_matmul = fields.Boolean(
+        load_default=True,
+        metadata={"description": "fp32 jobs on Ampere and later: matrix products on TF32 tensor cores "
+                                 "(default, as most training code sets); false: on CUDA cores, PyTorch's own "
+                                 "default since 1.12 (torch.backends.cuda.matmul.allow_tf32)."})
     checkpoint_every_hours = StrictFloat(
         minimum=0.001, maximum=1e6,
         metadata={"description": "Hours between checkpoints. Default: every hour on demand, the Young/Daly "

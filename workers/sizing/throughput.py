@@ -18,7 +18,10 @@ from workers.sizing.stats import LayerKind
 # matmuls by default in TensorFlow (2.4 on), JAX, PyTorch 1.7-1.11 and NVIDIA's NGC containers.
 # PyTorch 1.12 turned matmul TF32 off by default, but training code commonly turns it back on
 # (torch.set_float32_matmul_precision("high"), HF Trainer --tf32), and every public fp32 measurement
-# on Ampere in validation/ ran TF32; so do we. Element-wise, norm and pooling layers are unaffected.
+# on Ampere in validation/ but one ran TF32; so do we by default. A job that says `tf32_matmul: false`
+# (PyTorch's own default) runs its matrix products (dense, attention, recurrent, totals-only) on CUDA
+# cores and keeps its convolutions on TF32 (cudnn.allow_tf32's default). Element-wise, norm and pooling
+# layers are unaffected.
 _TF32_KINDS = frozenset({LayerKind.CONV, LayerKind.DENSE, LayerKind.ATTENTION, LayerKind.RECURRENT,
                          LayerKind.GENERIC})
 
@@ -44,10 +47,10 @@ def effective_precision(precision: Precision, gpu: GpuSpec | None) -> Precision:
     return precision
 
 
-def math_unit(kind: LayerKind, precision: Precision, gpu: GpuSpec) -> MathUnit:
+def math_unit(kind: LayerKind, precision: Precision, gpu: GpuSpec, *, tf32_matmul: bool = True) -> MathUnit:
     """Return the units a layer of this kind computes on."""
     if precision is Precision.FP32:
-        if gpu.architecture in BF16_ARCHITECTURES and kind in _TF32_KINDS:
+        if gpu.architecture in BF16_ARCHITECTURES and kind in _TF32_KINDS and (tf32_matmul or kind is LayerKind.CONV):
             return MathUnit.TF32
         return MathUnit.SIMT
     # Without tensor cores, frameworks compute fp16 with fp32 accumulation at the fp32 rate (cuDNN's
@@ -67,9 +70,10 @@ def peak_tflops(unit: MathUnit, precision: Precision, gpu: GpuSpec) -> float:
     return gpu.fp16_tflops
 
 
-def achieved_flops_per_ms(kind: LayerKind, precision: Precision, gpu: GpuSpec) -> float:
+def achieved_flops_per_ms(kind: LayerKind, precision: Precision, gpu: GpuSpec, *,
+                          tf32_matmul: bool = True) -> float:
     """Return the FLOPs per millisecond a layer of this kind achieves on the GPU."""
-    unit = math_unit(kind, precision, gpu)
+    unit = math_unit(kind, precision, gpu, tf32_matmul=tf32_matmul)
     rate = peak_tflops(unit, precision, gpu) * compute_efficiency(kind, unit, gpu.architecture)
     if gpu.tdp_watts <= LOW_POWER_TDP_WATTS:
         rate *= LOW_POWER_FACTOR

@@ -158,7 +158,7 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
     passes = _passes(training)
     dispatch_ms = LAYER_DISPATCH_MS[framework] if model.layers else 0.0
     forward_dispatch_ms = dispatch_ms / (1.0 + BACKWARD_TO_FORWARD)
-    ms_per_flop = {kind: 1.0 / achieved_flops_per_ms(kind, precision, gpu)
+    ms_per_flop = {kind: 1.0 / achieved_flops_per_ms(kind, precision, gpu, tf32_matmul=training.tf32_matmul)
                    for kind in {item[0] for item in work}}
     winograd = WINOGRAD_MAC_SHARE if math_unit(LayerKind.CONV, precision, gpu) is MathUnit.SIMT else 1.0
     compute_ms = memory_ms = overhead_ms = forward_ms = 0.0
