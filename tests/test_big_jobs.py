@@ -7,6 +7,7 @@ count), not exact figures, on the shipped catalog.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -17,8 +18,12 @@ from workers.ranking.recommend import recommend
 from workers.ranking.recommendation import Recommendation
 from workers.schemas.specs import load_job
 from workers.sizing.errors import SpecError
-from workers.sizing.memory import usable_memory_bytes
+from workers.sizing.memory import fits, usable_memory_bytes
 from workers.sizing.overheads import USABLE_MEMORY_FRACTION
+from workers.sizing.strategies.checkpointing import recomputed_forward_share
+from workers.sizing.strategies.footprint import searched_memory
+from workers.sizing.strategies.search import best_layout, candidate_layouts
+from workers.sizing.strategies.types import Checkpointing
 
 GIB = 2**30
 SHARDED = {"zero1", "zero2", "zero3", "hybrid_shard"}
@@ -182,6 +187,27 @@ def test_a_named_strategy_that_fits_nowhere_is_planned_from_that_strategy_on_sev
         assert m.gpu_count is not None and m.gpu_count > 1
         assert m.description.startswith("From ZeRO-2 over")
     assert not any("fp16" in m.description for m in rec.plan)
+
+
+def test_the_search_tries_selective_ops_between_none_and_full_and_keeps_it_where_it_is_fastest(
+        shipped: Catalog) -> None:
+    # Llama-3-8B at 8,192 tokens on one machine of 4 x 96 GB: no checkpointing does not fit at micro-batch 1
+    # in any sharded kind; the op-level policy fits and recomputes less than full checkpointing.
+    _, job = load_job({"model": {"preset": "llama3-8b"},
+                       "training": {"batch_size": 1, "sequence_length": 8192, **BF16_ADAMW}})
+    gpu = shipped.gpu("rtx-pro-6000")
+    choice = best_layout(job, gpu, gpus_per_node=4, nodes=1, network_gbit_per_s=0.0, host_memory_bytes=1 << 62,
+                         host_need_bytes=0)
+    assert choice is not None and choice.layout.checkpointing == "selective_ops"
+    layout = choice.layout
+    assert not fits(searched_memory(job, replace(layout, checkpointing=Checkpointing.NONE), gpu=gpu,
+                                    batch_size=1).total_bytes, gpu)
+    full = replace(layout, checkpointing=Checkpointing.FULL)
+    assert searched_memory(job, full, gpu=gpu, batch_size=1).total_bytes < choice.memory.total_bytes
+    assert recomputed_forward_share(job.model, Checkpointing.SELECTIVE_OPS) \
+        < recomputed_forward_share(job.model, Checkpointing.FULL)
+    names = {lay.checkpointing for lay in candidate_layouts(job, gpus_per_node=4, nodes=1)}
+    assert names == {"none", "selective", "selective_ops", "full"}
 
 
 @pytest.mark.parametrize(("parallelism", "model", "field"), [

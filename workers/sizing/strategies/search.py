@@ -3,7 +3,9 @@
 For n machines of g GPUs of one model, the strategies are tried in the order of simplicity of
 domain.md §5, extended (issue 12): the batch as given, then smaller micro-batches with the update
 interval raised so the effective batch stays (learning rate unchanged: the samples per optimizer
-step do not change); checkpointing (selective, then full); sharding (ZeRO-1, ZeRO-2, ZeRO-3 / FSDP,
+step do not change); checkpointing (selective, selective_ops, then full: each keeps less and
+recomputes more than the one before; selective is skipped under a fused attention kernel, where it
+keeps what none keeps and only costs time); sharding (ZeRO-1, ZeRO-2, ZeRO-3 / FSDP,
 hybrid shard across machines); adapters (LoRA, QLoRA) only when the spec allows changing the
 method, and only where no full training fits; offload of optimizer state, then of parameters;
 tensor parallel inside a machine. What the spec names is kept as given. Every combination that fits
@@ -18,7 +20,8 @@ from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
 from workers.sizing.efficiency import NVLINK_EFFICIENCY
-from workers.sizing.memory import fits
+from workers.sizing.layers.attention import Attention
+from workers.sizing.memory import attention_kind, fits
 from workers.sizing.multigpu import NVLINK_PAIRS_ONLY
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.adapters import transformer_shape
@@ -29,7 +32,10 @@ from workers.sizing.strategies.steptime import LayoutTime, layout_time
 from workers.sizing.strategies.types import Adapter, AdapterKind, Checkpointing, DataParallel, Offload, Parallelism
 
 TIE_SHARE = 0.01  # faster by less than this is no reason to pick the more complex strategy
-CHECKPOINTING_ORDER = (Checkpointing.NONE, Checkpointing.SELECTIVE, Checkpointing.FULL)
+# Korthikanti et al. 2022 (arXiv 2205.05198) §4-5: selective recomputes the attention core only (a few
+# percent of the FLOPs); torchtitan's op-level policy (selective_ops) saves every other matmul's
+# output and recomputes the rest of each block; full recomputes every block (one more forward).
+CHECKPOINTING_ORDER = (Checkpointing.NONE, Checkpointing.SELECTIVE, Checkpointing.SELECTIVE_OPS, Checkpointing.FULL)
 TENSOR_PARALLEL_DEGREES = (2, 4, 8)
 
 
@@ -148,19 +154,34 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
     # A kind that fits at the batch as given, without checkpointing or offload beyond what it tried
     # first, is only slowed down by more of them: its later combinations are skipped.
     settled: set[tuple[object, int, DataParallel]] = set()
+    # Under a fused attention kernel the attention core keeps nothing for backward: selective
+    # checkpointing keeps what none keeps (footprint._canonical) and only adds its recompute.
+    fused = attention_kind(job.training, gpu) is not Attention.MATH
+    # Each checkpointing mode keeps less and recomputes more than the one before it (CHECKPOINTING_ORDER):
+    # where an earlier mode of the same layout fits micro-batch b, a later one fits b too, and at b or
+    # below it is slower; only a larger micro-batch can make it pay, so only those are sized.
+    fitted: dict[tuple[object, ...], int] = {}
     for complexity, layout in enumerate(candidate_layouts(job, gpus_per_node=gpus_per_node, nodes=nodes)):
         if layout.adapter is not None and not asked_adapter and best is not None:
             break  # adapters change the method: only where no full training fits
+        if fused and layout.checkpointing is Checkpointing.SELECTIVE \
+                and job.training.parallelism.checkpointing is Checkpointing.AUTO:
+            continue
         group = (layout.adapter, layout.tensor_parallel, layout.data_parallel)
         if group in settled:
             continue
+        modes_of = (*group, layout.offload)
         for batch, interval in _micro_batches(job.training.batch_size, job.training.update_interval):
+            if batch <= fitted.get(modes_of, 0):
+                found += 1  # it fits here, as the earlier mode did, and is no faster
+                break
             memory = searched_memory(job, layout, gpu=gpu, batch_size=batch)
             if not fits(memory.total_bytes, gpu):
                 continue
             if host_need_bytes + memory.host_bytes_per_gpu * gpus_per_node > host_memory_bytes:
                 break  # a smaller batch does not shrink what offload puts on the host
             found += 1
+            fitted[modes_of] = max(batch, fitted.get(modes_of, 0))
             time = layout_time(job, layout, gpu, links=links, batch_size=batch, update_interval=interval,
                                trainable_parameters=memory.trainable_parameters, profile_gpu=profile_gpu)
             choice = LayoutChoice(layout=layout, batch_size=batch, update_interval=interval, memory=memory,
