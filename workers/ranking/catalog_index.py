@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from catalog.providers import instance_family
 from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Pricing, Provider
 from workers.ranking.costing import block_storage_price_table, cheapest_cards
+from workers.ranking.runcost import BOOT_S_BY_FAMILY, BOOT_S_DEFAULT
 from workers.ranking.spot import InterruptionRate, interruption_rate
 from workers.ranking.transfer import Transfer
 
@@ -27,8 +29,8 @@ class Machine:
 
     __slots__ = ("block_rates", "block_rates_complete", "card_memory_bytes", "co2_factors", "cpu_score", "family",
                  "gpu", "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "network_gbit_per_s",
-                 "offers", "prices", "pricing", "provider", "provider_name", "rate", "regions", "storage_bytes",
-                 "transfer", "vcpus")
+                 "offers", "plan_group", "prices", "pricing", "provider", "provider_name", "rate", "regions",
+                 "storage_bytes", "transfer", "vcpus")
 
     def __init__(self, *, provider: Provider, instance_type: str, gpu: str, gpu_count: int, vcpus: int,
                  host_memory_bytes: int, storage_bytes: int, cpu_score: float, card_memory_bytes: int,
@@ -49,6 +51,8 @@ class Machine:
         self.pricing = pricing
         self.network_gbit_per_s = network_gbit_per_s  # between machines (instance specifications)
         self.rate = rate  # spot: the interruption figure of every offer of this machine
+        # Machines alike in what a run's plan reads of them (runplan.machine_parts) share a number.
+        self.plan_group = plan_group(provider, self.family, pricing, network_gbit_per_s, rate)
         self.prices = tuple(o.price_per_hour_usd for o in offers)
         self.regions = tuple(dict.fromkeys(o.region for o in offers))  # each once, in offer order
         # (energy table, region -> grid factor) of a cloud machine: no job changes it (carbon.py)
@@ -76,6 +80,25 @@ class Machine:
         if self.co2_factors:
             m.co2_factors = tuple(self.co2_factors[i] for i in keep)
         return m
+
+
+_PLAN_GROUPS: dict[tuple[Provider, float, float, InterruptionRate | None], int] = {}
+_PLAN_GROUP_NUMBERS = itertools.count()
+
+
+def plan_group(provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
+               rate: InterruptionRate | None) -> int:
+    """Return the number of the machines whose run plans are alike: equal numbers, equal plans, in any catalog.
+
+    What runplan.machine_parts reads of a machine: its provider, its family's boot time, its network, and
+    its interruption rate on spot (the rate is unused off spot).
+    """
+    key = (provider, BOOT_S_BY_FAMILY.get(family, BOOT_S_DEFAULT), network_gbit_per_s,
+           rate if pricing is Pricing.SPOT else None)
+    found = _PLAN_GROUPS.get(key)
+    if found is None:
+        found = _PLAN_GROUPS.setdefault(key, next(_PLAN_GROUP_NUMBERS))
+    return found
 
 
 class CatalogIndex:

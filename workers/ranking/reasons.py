@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from catalog.commitments import HOURS_PER_YEAR, TERM_HOURS
@@ -195,7 +196,7 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
         return (f"needs {gib_text(need)} of host memory to hold the data; "
                 f"{'has' if len(members) == 1 else 'these have at most'} {gib_text(most)}")
     if kind == DEADLINE:
-        fastest = min(s.checked_hours or s.hours for s in members)
+        fastest = _fastest_checked(members)
         spot = any(s.is_spot_run for s in members)
         at = f" at the {percentile_text(job.constraints.spot_percentile)} of spot restarts" if spot else ""
         return f"takes {hours_text(fastest)} at best{at}, past the {job.constraints.deadline_hours:g} h deadline"
@@ -269,3 +270,18 @@ def transfer_warnings(shape: Shape, *, region: str, job: JobSpec, regions: tuple
             f"({m.transfer.kind}): {usd_text(shape.egress_usd)} at ${m.transfer.usd_per_gb:.3f}/GB"
             f"{', once per staging (spot restarts stage it again)' if shape.is_spot_run else ''}")),)
     return ()
+
+
+def _fastest_checked(members: Sequence[Shape]) -> float:
+    """Return the least hours held to the deadline (checked, else expected) among the shapes.
+
+    A shape's checked hours are never under its expected hours (the percentile of a spot run is at
+    least its expectation), so the shapes are taken by expected hours and those that cannot beat the
+    best found are not asked for their percentile (worked out only when asked: Shape.checked_hours).
+    """
+    fastest = math.inf
+    for s in sorted(members, key=lambda s: s.hours):
+        if s.hours >= fastest:
+            break
+        fastest = min(fastest, s.checked_hours or s.hours)
+    return fastest

@@ -8,7 +8,8 @@ ones on demand and on owned cards, the stated percentile on spot (spot.py).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from catalog.types import Pricing, Provider
 from workers.ranking.runcost import (
@@ -23,8 +24,18 @@ from workers.ranking.runcost import (
     start_up,
     storage_write_mb_per_s,
 )
-from workers.ranking.spot import InterruptionRate, SpotRun, spot_run, young_daly_interval_hours
+from workers.ranking.spot import (
+    InterruptionRate,
+    SpotRun,
+    spot_expected,
+    spot_figures,
+    spot_run,
+    young_daly_interval_hours,
+)
 from workers.sizing.spec import JobSpec
+
+if TYPE_CHECKING:
+    from workers.ranking.catalog_index import Machine
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,15 @@ class MachineParts:
     write_s: float  # one checkpoint
     every_hours: float  # between checkpoints
     rate: InterruptionRate | None  # on spot
+    # The start-up's totals and the rate's MTBI, read once here for the ranking's hot path (run_figures).
+    total_s: float = field(init=False)
+    billed_s: float = field(init=False)
+    mtbi_hours: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "total_s", self.start_up.total_s)
+        object.__setattr__(self, "billed_s", self.start_up.billed_s)
+        object.__setattr__(self, "mtbi_hours", self.rate.mtbi_hours if self.rate is not None else 0.0)
 
 
 def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
@@ -75,32 +95,52 @@ def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pri
     return MachineParts(boot, write_s, every, rate)
 
 
-# (wall hours, billed hours, checked hours, checked billed hours, the spot run or None, refused)
-Figures = tuple[float, float, float, float, SpotRun | None, bool]
+# (wall hours, billed hours, checked hours, checked billed hours, the spot run's expected interruptions or
+# None off spot, refused)
+Figures = tuple[float, float, float, float, float | None, bool]
 
 
-def run_figures(parts: MachineParts, *, training_hours: float, provider: Provider, percentile: float) -> Figures:
-    """Return a run's hours from the machine's parts: the ranking's hot path, no objects but a spot run."""
-    boot = parts.start_up
+def run_figures(parts: MachineParts, *, training_hours: float, provider: Provider, percentile: float,
+                deadline_hours: float | None = None) -> Figures:
+    """Return a run's hours from the machine's parts: the ranking's hot path, no objects built.
+
+    Given `deadline_hours`, a spot run whose expected hours already pass it (so its percentile does too)
+    gets NaN for the checked figures: its percentile is not worked out (Shape.checked_hours does, if asked).
+    """
     count = max(0, math.ceil(training_hours / parts.every_hours) - 1) if training_hours > 0 else 0
     run_s = training_hours * SECONDS_PER_HOUR + count * parts.write_s
-    wall = (boot.total_s + run_s) / SECONDS_PER_HOUR
-    billed = billed_hours(provider, boot.billed_s + run_s)
+    wall = (parts.total_s + run_s) / SECONDS_PER_HOUR
+    billed = billed_hours(provider, parts.billed_s + run_s)
     if parts.rate is None:
         return wall, billed, wall, billed, None, False
-    run = spot_run(wall_hours=wall, billed_hours=billed, restart_hours=boot.total_s / SECONDS_PER_HOUR,
-                   restart_billed_hours=boot.billed_s / SECONDS_PER_HOUR, interval_hours=parts.every_hours,
-                   mtbi_hours=parts.rate.mtbi_hours, percentile=percentile)
+    restart_hours, restart_billed_hours = parts.total_s / SECONDS_PER_HOUR, parts.billed_s / SECONDS_PER_HOUR
+    if deadline_hours is not None:
+        expected = spot_expected(wall, billed, restart_hours, restart_billed_hours, parts.every_hours,
+                                 parts.mtbi_hours)
+        if expected is None:
+            return wall, billed, wall, billed, None, True
+        if expected[0] > deadline_hours:
+            return expected[0], expected[2], math.nan, math.nan, expected[1], False
+    run = spot_figures(wall, billed, restart_hours, restart_billed_hours, parts.every_hours, parts.mtbi_hours,
+                       percentile)
     if run is None:
         return wall, billed, wall, billed, None, True
-    return (run.expected_hours, run.expected_billed_hours, run.percentile_hours, run.percentile_billed_hours,
-            run, False)
+    return run[0], run[2], run[1], run[3], run[4], False
 
 
 def plan_from_parts(parts: MachineParts, *, training_hours: float, provider: Provider, percentile: float) -> RunPlan:
     """Return the whole run, each part apart, from the machine's parts."""
-    wall, billed, checked, checked_billed, run, refused = run_figures(
+    wall, billed, checked, checked_billed, _, refused = run_figures(
         parts, training_hours=training_hours, provider=provider, percentile=percentile)
+    run = None
+    if parts.rate is not None and not refused:  # the same figures, as the option shows them
+        count = max(0, math.ceil(training_hours / parts.every_hours) - 1) if training_hours > 0 else 0
+        run_s = training_hours * SECONDS_PER_HOUR + count * parts.write_s
+        run = spot_run(wall_hours=(parts.total_s + run_s) / SECONDS_PER_HOUR,
+                       billed_hours=billed_hours(provider, parts.billed_s + run_s),
+                       restart_hours=parts.total_s / SECONDS_PER_HOUR,
+                       restart_billed_hours=parts.billed_s / SECONDS_PER_HOUR, interval_hours=parts.every_hours,
+                       mtbi_hours=parts.mtbi_hours, percentile=percentile)
     saves = checkpoints(training_hours, every_hours=parts.every_hours, write_s=parts.write_s)
     reason = ""
     if refused and parts.rate is not None:
@@ -132,6 +172,19 @@ class RunPlanner:
         self.percentile = job.constraints.spot_percentile
         self._parts: dict[tuple[Provider, str, Pricing, float, bool, InterruptionRate | None, float],
                           MachineParts] = {}
+        self._groups: dict[tuple[int, bool, float], MachineParts] = {}
+
+    def parts_for(self, m: Machine, *, local_disk_holds_data: bool) -> MachineParts:
+        """Return a machine's parts (parts() of its fields), looked up by its plan group: the ranking's hot path."""
+        moved = m.transfer
+        cap = moved.cap_mb_per_s if moved else 0.0
+        key = (m.plan_group, local_disk_holds_data, cap)
+        found = self._groups.get(key)
+        if found is None:
+            found = self._groups[key] = self.parts(
+                provider=m.provider, family=m.family, pricing=m.pricing, network_gbit_per_s=m.network_gbit_per_s,
+                local_disk_holds_data=local_disk_holds_data, rate=m.rate, staging_cap_mb_per_s=cap)
+        return found
 
     def parts(self, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
               local_disk_holds_data: bool, rate: InterruptionRate | None = None,

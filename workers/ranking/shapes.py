@@ -57,7 +57,7 @@ class Shape:
     host_memory_needed_bytes = 0
     parts: MachineParts | None = None  # what the run takes from the machine (runplan.py)
     training_hours = 0.0  # CPU-stretched training steps alone
-    checked_hours = 0.0  # held to the deadline: expected, or the percentile on spot
+    _checked_hours = 0.0  # checked_hours; NaN: past the deadline on expected hours, the percentile not worked out
     is_spot_run = False
     spot_percentile = 0.9
     budget_scale = 1.0  # the budget is held to cost x this: the percentile over the expected figure
@@ -80,6 +80,20 @@ class Shape:
         self.idx = idx
 
     @property
+    def checked_hours(self) -> float:
+        """Return the hours held to the deadline: expected, or the percentile on spot (worked out when asked,
+        for a spot run already past the deadline on its expected hours)."""
+        hours = self._checked_hours
+        if hours != hours and self.parts is not None:  # NaN
+            hours = self._checked_hours = run_figures(self.parts, training_hours=self.training_hours,
+                                                      provider=self.m.provider, percentile=self.spot_percentile)[2]
+        return hours
+
+    @checked_hours.setter
+    def checked_hours(self, hours: float) -> None:
+        self._checked_hours = hours
+
+    @property
     def plan(self) -> RunPlan | None:
         """Return the whole run (start-up, checkpoints, billing, spot restarts), built when it is shown."""
         if self.parts is None:
@@ -92,46 +106,60 @@ class Shape:
         return built
 
 
-def _judge(shape: Shape, pg: PerGpu | None, *, job: JobSpec, requirements: Requirements, host_need_bytes: int,
-           cpu_adjust: CpuAdjust, hours_known: bool, block_table: BlockTable, planner: RunPlanner) -> None:
-    """Fill in the shape's fit, time and storage need, or the first reason it cannot run the job."""
-    m = shape.m
-    shape.per_gpu = pg
-    if pg is None:
-        shape.reject = NO_ESTIMATE
-        return
-    if not pg.fits:
-        shape.reject = GPU_MEMORY
-        return
-    shape.host_memory_needed_bytes = host_need_bytes
-    if m.host_memory_bytes < host_need_bytes:
-        shape.reject = HOST_MEMORY
-        return
-    ms = pg.iteration_ms
-    shape.workers = workers = loader_workers(job.dataset, vcpus=m.vcpus, gpu_count=m.gpu_count)
-    if m.cpu_score > 0 and ms > 0:
-        ms = max(ms, cpu_adjust(ms, m.cpu_score, workers))
-    stretch = ms / pg.iteration_ms if pg.iteration_ms > 0 else 1.0
-    shape.iteration_ms = ms
-    local_disk_holds_data = m.storage_bytes >= requirements.storage_min_bytes
-    if hours_known:
-        reject = plan_shape_run(shape, training_hours=pg.training_hours * stretch, job=job, planner=planner,
-                                local_disk_holds_data=local_disk_holds_data)
-        if reject:
-            shape.reject = reject
-            return
-    else:
-        throughput = pg.throughput_samples_per_s
-        seconds_per_sample = stretch / throughput if throughput > 0 else math.inf
-        shape.time_metric = seconds_per_sample
-        shape.cost_mult = seconds_per_sample / 3600.0
-        if m.pricing in TERM_HOURS:
-            shape.cost_mult = float(TERM_HOURS[m.pricing])
-    if m.provider is not Provider.ONPREM and not local_disk_holds_data:
-        shape.block_bytes = requirements.storage_max_bytes
+def _judge_all(shapes: list[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *, job: JobSpec,
+               requirements: Requirements, host_need: Mapping[int, int], cpu_adjust: CpuAdjust, hours_known: bool,
+               block_table: BlockTable, planner: RunPlanner) -> None:
+    """Fill in each shape's fit, time and storage need, or the first reason it cannot run the job.
+
+    One loop over the shapes with what does not change between them read once: the loader workers per
+    (vCPUs, GPU count), the storage need, the block storage table.
+    """
+    dataset = job.dataset
+    storage_min, storage_max = requirements.storage_min_bytes, requirements.storage_max_bytes
+    workers_of: dict[tuple[int, int], int] = {}
+    onprem = Provider.ONPREM
+    for shape in shapes:
+        m = shape.m
+        pg = shape.per_gpu = per_gpu.get((m.gpu, m.gpu_count))
+        if pg is None:
+            shape.reject = NO_ESTIMATE
+            continue
+        if not pg.fits:
+            shape.reject = GPU_MEMORY
+            continue
+        host_need_bytes = shape.host_memory_needed_bytes = host_need[m.gpu_count]
+        if m.host_memory_bytes < host_need_bytes:
+            shape.reject = HOST_MEMORY
+            continue
+        ms = base_ms = pg.iteration_ms
+        per = (m.vcpus, m.gpu_count)
+        workers = workers_of.get(per)
+        if workers is None:
+            workers = workers_of[per] = loader_workers(dataset, vcpus=m.vcpus, gpu_count=m.gpu_count)
+        shape.workers = workers
+        if m.cpu_score > 0 and ms > 0:
+            ms = max(ms, cpu_adjust(ms, m.cpu_score, workers))
+        stretch = ms / base_ms if base_ms > 0 else 1.0
+        shape.iteration_ms = ms
+        local_disk_holds_data = m.storage_bytes >= storage_min
         if hours_known:
-            shape.block_factor = shape.block_bytes / BYTES_PER_BILLED_GB * shape.hours / HOURS_PER_MONTH
-        shape.block_prices, shape.block_fallback = block_table.get(m.provider, ({}, None))
+            reject = plan_shape_run(shape, training_hours=pg.training_hours * stretch, job=job, planner=planner,
+                                    local_disk_holds_data=local_disk_holds_data)
+            if reject:
+                shape.reject = reject
+                continue
+        else:
+            throughput = pg.throughput_samples_per_s
+            seconds_per_sample = stretch / throughput if throughput > 0 else math.inf
+            shape.time_metric = seconds_per_sample
+            shape.cost_mult = seconds_per_sample / 3600.0
+            if m.pricing in TERM_HOURS:
+                shape.cost_mult = float(TERM_HOURS[m.pricing])
+        if m.provider is not onprem and not local_disk_holds_data:
+            shape.block_bytes = storage_max
+            if hours_known:
+                shape.block_factor = shape.block_bytes / BYTES_PER_BILLED_GB * shape.hours / HOURS_PER_MONTH
+            shape.block_prices, shape.block_fallback = block_table.get(m.provider, ({}, None))
 
 
 def plan_shape_run(shape: Shape, *, training_hours: float, job: JobSpec, planner: RunPlanner,
@@ -145,27 +173,28 @@ def plan_shape_run(shape: Shape, *, training_hours: float, job: JobSpec, planner
     m = shape.m
     on_own_disk = local_disk_holds_data or m.provider is Provider.ONPREM
     moved = m.transfer
-    parts = shape.parts = planner.parts(provider=m.provider, family=m.family, pricing=m.pricing,
-                                        network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=on_own_disk,
-                                        rate=m.rate, staging_cap_mb_per_s=moved.cap_mb_per_s if moved else 0.0)
+    parts = shape.parts = planner.parts_for(m, local_disk_holds_data=on_own_disk)
     shape.training_hours = training_hours
     shape.spot_percentile = planner.percentile
-    wall, billed, checked, checked_billed, run, refused = run_figures(
-        parts, training_hours=training_hours, provider=m.provider, percentile=planner.percentile)
+    deadline = job.constraints.deadline_hours
+    wall, billed, checked, checked_billed, interruptions, refused = run_figures(
+        parts, training_hours=training_hours, provider=m.provider, percentile=planner.percentile,
+        deadline_hours=deadline)
     if refused:
         return SPOT_RESTARTS
     if moved is not None and moved.usd_per_gb > 0:  # each staging copies the data set again, per machine
-        stagings = 1.0 + (run.expected_interruptions if run is not None else 0.0)
+        stagings = 1.0 + (interruptions if interruptions is not None else 0.0)
         shape.egress_usd = job.dataset.size_bytes / BYTES_PER_GB * moved.usd_per_gb * stagings * machines
-    shape.is_spot_run = run is not None
+    shape.is_spot_run = interruptions is not None
     shape.hours = shape.time_metric = wall
     shape.cost_mult = billed * machines
     shape.checked_hours = checked
+    if checked != checked:  # NaN: a spot run past the deadline on its expected hours, so on its percentile
+        return DEADLINE
     shape.budget_scale = checked_billed / billed if billed > 0 else 1.0
     term_hours = TERM_HOURS.get(m.pricing)
     if term_hours is not None:  # a commitment is paid for every hour of its term, used or not, per machine
         shape.cost_mult, shape.budget_scale = float(term_hours * machines), 1.0
-    deadline = job.constraints.deadline_hours
     if deadline is not None and checked > deadline:
         return DEADLINE
     return None
@@ -243,10 +272,6 @@ def judge_shapes(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[t
     block_table = index.block_table
     host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n)
                  for n in {m.gpu_count for m in machines}}
-    planner = RunPlanner(job)
-    for shape in shapes:
-        m = shape.m
-        _judge(shape, per_gpu.get((m.gpu, m.gpu_count)), job=job, requirements=requirements,
-               host_need_bytes=host_need[m.gpu_count], cpu_adjust=cpu_adjust, hours_known=hours_known,
-               block_table=block_table, planner=planner)
+    _judge_all(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need, cpu_adjust=cpu_adjust,
+               hours_known=hours_known, block_table=block_table, planner=RunPlanner(job))
     return shapes

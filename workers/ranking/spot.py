@@ -163,14 +163,40 @@ class SpotRun:
 def spot_run(*, wall_hours: float, billed_hours: float, restart_hours: float, restart_billed_hours: float,
              interval_hours: float, mtbi_hours: float, percentile: float) -> SpotRun | None:
     """Return the run's time and billed hours with restarts; None when restarts outpace progress."""
+    found = spot_figures(wall_hours, billed_hours, restart_hours, restart_billed_hours, interval_hours, mtbi_hours,
+                         percentile)
+    if found is None:
+        return None
+    expected_wall, p_wall, expected_billed, p_billed, interruptions, k = found
+    return SpotRun(expected_wall, p_wall, expected_billed, p_billed, interruptions, k, mtbi_hours, restart_hours,
+                   percentile)
+
+
+SpotFigures = tuple[float, float, float, float, float, int]
+
+
+def spot_figures(wall_hours: float, billed_hours: float, restart_hours: float, restart_billed_hours: float,
+                 interval_hours: float, mtbi_hours: float, percentile: float) -> SpotFigures | None:
+    """Return spot_run's figures as a tuple (expected and percentile wall and billed hours, expected and
+    percentile interruptions), or None: the ranking's hot path, which builds no SpotRun."""
+    expected = spot_expected(wall_hours, billed_hours, restart_hours, restart_billed_hours, interval_hours,
+                             mtbi_hours)
+    if expected is None:
+        return None
+    expected_wall, interruptions, expected_billed = expected
+    k = poisson_quantile(interruptions, percentile)
+    p_wall = wall_hours + k * (restart_hours + interval_hours)
+    p_billed = billed_hours + k * (restart_billed_hours + interval_hours)
+    return expected_wall, max(p_wall, expected_wall), expected_billed, max(p_billed, expected_billed), interruptions, k
+
+
+def spot_expected(wall_hours: float, billed_hours: float, restart_hours: float, restart_billed_hours: float,
+                  interval_hours: float, mtbi_hours: float) -> tuple[float, float, float] | None:
+    """Return a spot run's expected (wall hours, interruptions, billed hours), or None when restarts outpace
+    progress; the percentile (a Poisson quantile, a loop as long as the run is in interruptions) apart."""
     loss = restart_hours + interval_hours / 2.0
     if loss >= 0.5 * mtbi_hours:
         return None  # each interruption costs half the time between them or more: no steady progress
     expected_wall = wall_hours / (1.0 - loss / mtbi_hours)
     interruptions = expected_wall / mtbi_hours
-    expected_billed = billed_hours + interruptions * (restart_billed_hours + interval_hours / 2.0)
-    k = poisson_quantile(interruptions, percentile)
-    p_wall = wall_hours + k * (restart_hours + interval_hours)
-    p_billed = billed_hours + k * (restart_billed_hours + interval_hours)
-    return SpotRun(expected_wall, max(p_wall, expected_wall), expected_billed, max(p_billed, expected_billed),
-                   interruptions, k, mtbi_hours, restart_hours, percentile)
+    return expected_wall, interruptions, billed_hours + interruptions * (restart_billed_hours + interval_hours / 2.0)
