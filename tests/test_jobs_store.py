@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 
@@ -22,6 +23,7 @@ from workers.tasks.jobs import (
     new_record,
     submit,
 )
+from workers.tasks.records import dumps, stored_outcome
 
 
 class FakeClock:
@@ -142,3 +144,18 @@ def test_a_claim_whose_enqueue_was_lost_is_enqueued_by_the_next_request(store: J
     assert calls == ["stale"] and store.enqueued("k")
     assert submit(store, lambda: calls.append("again"), job_id="k", ttl_s=60)["status"] == "queued"
     assert calls == ["stale"]  # confirmed now: later requests share it
+
+
+def test_a_finished_outcome_is_read_as_stored_without_decoding_the_record(store: JobStore) -> None:
+    tricky = {"name": 'a ,"result": inside', "rows": [{"result": 1}], "text": "line\nbreak"}
+    for job_id, outcome in (("done-job", {"result": tricky}), ("failed-job", {"problem": {"status": 422}})):
+        store.claim(new_record(job_id, ttl_s=60), ttl_s=60)
+        mark_running(store, job_id)
+        finish(store, job_id, ttl_s=60, **outcome)  # type: ignore[arg-type]
+    done, failed = store.get_stored("done-job"), store.get_stored("failed-job")
+    assert done is not None and failed is not None
+    assert stored_outcome(done) == dumps(tricky) and json.loads(done[1])["result"] == tricky
+    assert json.loads(stored_outcome(failed)) == {"status": 422}
+    spliced = '{"id":"x","status":"done"}'
+    finish(store, "done-job", result_json=spliced, ttl_s=60)  # a document spliced already
+    assert stored_outcome(store.get_stored("done-job")) == spliced  # type: ignore[arg-type]

@@ -26,6 +26,7 @@ from workers.schemas.review_result import ReviewResultSchema
 from workers.schemas.reviews import build_review, review_digest
 from workers.tasks.jobs import DONE, TERMINAL, Stored, submit_stored
 from workers.tasks.reconcile import replay_of
+from workers.tasks.records import stored_outcome
 from workers.tasks.review import REVIEW_TASK
 from workers.tasks.runtime import runtime
 
@@ -77,18 +78,19 @@ def create_report(data: dict[str, Any]) -> Any:
         return document(ReviewResultSchema().dump(run_review(review, catalog)), data["format"])
     rt = runtime()
     job_id = "review-" + review_digest(data, catalog_version=catalog.version)
-    stored = submit_stored(rt.jobs, lambda: rt.queue.enqueue(REVIEW_TASK, job_id, data), job_id=job_id,
-                           ttl_s=int(current_app.config["RESULT_TTL_S"]), replay=replay_of(REVIEW_TASK, job_id, data),
-                           prepared=rt.queue.prepare(REVIEW_TASK, job_id, data),
+    args = (job_id, data, True)  # True: loaded here, so the workers build its jobs without the schema
+    stored = submit_stored(rt.jobs, lambda: rt.queue.enqueue(REVIEW_TASK, *args), job_id=job_id,
+                           ttl_s=int(current_app.config["RESULT_TTL_S"]), replay=replay_of(REVIEW_TASK, *args),
+                           prepared=rt.queue.prepare(REVIEW_TASK, *args),
                            extra={"progress": {"done": 0, "total": len(review.items)}})
     wait_s = requested_wait_s()
     if wait_s is not None:
         stored = rt.jobs.wait_stored(job_id, timeout_s=wait_s, known=stored) or stored
         if stored[0] == DONE:
-            answer = _waited(document(json.loads(stored[1])["result"], data["format"]), wait_s)
+            answer = _waited(finished_document(stored, data["format"]), wait_s)
             answer.headers["Location"] = url_for("reports.get_report", job_id=job_id)
             return answer
-    response = job_answer(stored, 200 if wait_s is not None and stored[0] in TERMINAL else 202)
+    response = job_answer(job_id, stored, 200 if wait_s is not None and stored[0] in TERMINAL else 202)
     if data["format"] != "json":  # where the document will be, once the job is done
         response.headers["Link"] = f'<{response.headers["Location"]}?format={data["format"]}>; rel="alternate"'
     return waited(response, wait_s)
@@ -111,8 +113,8 @@ def get_report(job_id: str) -> Any:
     if wait_s is not None:
         stored = jobs.wait_stored(job_id, timeout_s=wait_s, known=stored) or stored
     if stored[0] == DONE and fmt != "json":
-        return _waited(document(json.loads(stored[1])["result"], fmt), wait_s)
-    return waited(job_answer(stored, 200), wait_s)
+        return _waited(finished_document(stored, fmt), wait_s)
+    return waited(job_answer(job_id, stored, 200), wait_s)
 
 
 def chosen_format(requested: str) -> str:
@@ -134,17 +136,30 @@ def document(payload: dict[str, Any], fmt: str) -> Any:
     return response
 
 
-def job_answer(stored: Stored, status: int) -> Response:
-    """Answer a review job as stored, with its URL, and while it runs when to ask again (from its pace)."""
-    record_id = json.loads(stored[1])["id"]
+def finished_document(stored: Stored, fmt: str) -> Any:
+    """Answer a done review's document in `fmt`; JSON as it is stored (a 1,000-job review is 14 MB)."""
+    result = stored_outcome(stored)
+    if fmt == "json":
+        return Response(result, status=200, mimetype="application/json")
+    return document(json.loads(result), fmt)
+
+
+def job_answer(job_id: str, stored: Stored, status: int) -> Response:
+    """Answer a review job as stored, with its URL, and while it runs when to ask again (from its pace).
+
+    A finished job's record (its result inside) is sent as it is, never decoded.
+    """
+    head = json.loads(stored[1]) if stored[0] not in TERMINAL else None
     response = Response(stored[1], status=status, mimetype="application/json")
-    response.headers["Location"] = url_for("reports.get_report", job_id=record_id)
-    progress = json.loads(stored[1]).get("progress") or {}
-    per_job_s = float(current_app.config["REVIEW_EXPECTED_S_PER_JOB"])
-    retry_after = retry_after_s(stored, expected_s=per_job_s * int(progress.get("total", 1)))
-    if retry_after is not None:
-        response.headers["Retry-After"] = str(retry_after)
+    response.headers["Location"] = url_for("reports.get_report", job_id=job_id)
+    if head is not None:
+        progress = head.get("progress") or {}
+        per_job_s = float(current_app.config["REVIEW_EXPECTED_S_PER_JOB"])
+        retry_after = retry_after_s(stored, expected_s=per_job_s * int(progress.get("total", 1)))
+        if retry_after is not None:
+            response.headers["Retry-After"] = str(retry_after)
     return response
+
 
 
 def _waited(answer: Any, wait_s: float | None) -> Response:

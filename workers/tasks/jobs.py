@@ -122,10 +122,16 @@ def mark_running(store: JobStore, job_id: str) -> None:
 
 
 def finish(store: JobStore, job_id: str, *, result: Mapping[str, Any] | None = None,
-           problem: Mapping[str, Any] | None = None, ttl_s: int) -> None:
-    """Record a job's result (done) or its problem (failed), kept for the job's own expiry time."""
-    status, outcome = (DONE, result) if problem is None else (FAILED, problem)
-    store.finish(job_id, status=status, outcome_json=dumps(outcome), at=now_iso(),
+           problem: Mapping[str, Any] | None = None, ttl_s: int, result_json: str | None = None) -> None:
+    """Record a job's result (done) or its problem (failed), kept for the job's own expiry time.
+
+    `result_json`: the result as JSON already (a review's document, spliced from its chunks' parts).
+    """
+    if result_json is not None and problem is None:
+        status, outcome_json = DONE, result_json
+    else:
+        status, outcome_json = (DONE, dumps(result)) if problem is None else (FAILED, dumps(problem))
+    store.finish(job_id, status=status, outcome_json=outcome_json, at=now_iso(),
                  fallback=new_record(job_id, ttl_s=ttl_s))
 
 

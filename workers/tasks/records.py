@@ -58,3 +58,18 @@ def with_outcome(record: Record, *, status: str, outcome_json: str, at: str) -> 
     head = {k: v for k, v in record.items() if k not in ("result", "problem")}
     head.update(status=status, updated_at=at)
     return dumps(head)[:-1] + f',"{key}":{outcome_json}}}'
+
+
+def stored_outcome(stored: Stored) -> str:
+    """Return a finished job's result (or problem) as the JSON it was stored as, without decoding the record.
+
+    Every finished record is written by `with_outcome` (or the Redis store's script doing the same): its
+    own small fields, then the outcome spliced in last. The first `,"result":` of the JSON is that key,
+    as a string value's quotes are escaped.
+    """
+    status, body = stored
+    marker = ',"result":' if status == DONE else ',"problem":'
+    at = body.find(marker)
+    if at < 0 or not body.endswith("}"):
+        return dumps(json.loads(body).get("result" if status == DONE else "problem"))
+    return body[at + len(marker):-1]
