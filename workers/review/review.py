@@ -99,8 +99,13 @@ def failed_review(item: ReviewItem, *, field: str, reason: str) -> JobReview:
 
 
 def review_item(item: ReviewItem, rec: Recommendation, *, review_budget_usd: float | None,
-                rates: CommittedRates | None = None) -> JobReview:
-    """Return one job's review from its recommendation: picks, planned cost, front and sweep."""
+                rates: CommittedRates | None = None, fitting: Sequence[RankedOption] | None = None,
+                keys: Sequence[tuple[str, str, str, str]] | None = None) -> JobReview:
+    """Return one job's review from its recommendation: picks, planned cost, front and sweep.
+
+    `fitting` (the options that fit) and `keys` (each one's provider, type, region and pricing) may be
+    given when several items share the recommendation (review_jobs): they are the same for each.
+    """
     deadline, deadline_source = job_deadline(item)
     budget, budget_source = job_budget(item, review_budget_usd=review_budget_usd)
     req = rec.requirements
@@ -110,49 +115,63 @@ def review_item(item: ReviewItem, rec: Recommendation, *, review_budget_usd: flo
         return JobReview(name=item.name, team=item.team, runs=item.runs, parallel=item.parallel, status=OK,
                          cheapest=cheapest, fastest=fastest, options_count=len(rec.options), sweep=item.sweep,
                          gpu_memory_bytes=req.gpu_memory_bytes, warnings=req.warnings)
-    fitting = [o for o in rec.options if o.fits]
-    front, sample = _front_and_sample(fitting, runs=item.runs, parallel=item.parallel)
+    if fitting is None:
+        fitting = [o for o in rec.options if o.fits]
+    front, sample = _front_and_sample(fitting, runs=item.runs, parallel=item.parallel, keys=keys)
     # Both picks, what comes closest and the cheapest lie on the cost/time front (budget.py): the
     # picks over the front are those over every plan.
     cheapest = cheapest_within_deadline(front, deadline_hours=deadline, source=deadline_source)
     fastest = fastest_within_budget(front, budget_usd=budget, source=budget_source)
     plan, basis = planned(cheapest, front)
     sweep = None
+    # The sweep and the year read fitting options only: passing those alone changes nothing.
     if item.runs > 1 or item.sweep is not None:
-        sweep = compare_sweep(rec.options, req.per_gpu, trials=item.runs, sweep=item.sweep)
+        sweep = compare_sweep(fitting, req.per_gpu, trials=item.runs, sweep=item.sweep)
     return JobReview(
         name=item.name, team=item.team, runs=item.runs, parallel=min(item.parallel, item.runs), status=OK,
         cheapest=cheapest, fastest=fastest, planned=plan, planned_basis=basis, front=front, sample=sample,
         options_count=len(fitting), sweep=item.sweep, sweep_comparison=sweep,
         gpu_memory_bytes=req.gpu_memory_bytes, warnings=req.warnings,
-        year=job_year(rec.options, runs=item.runs, rates=rates or {}),
+        year=job_year(fitting, runs=item.runs, rates=rates or {}),
     )
 
 
-def _front_and_sample(options: Sequence[RankedOption], *, runs: int,
-                      parallel: int) -> tuple[tuple[Plan, ...], tuple[Plan, ...]]:
+def option_keys(options: Sequence[RankedOption]) -> list[tuple[str, str, str, str]]:
+    """Return each option's (provider, instance type, region, pricing): the ties' order of a review's plans."""
+    return [(o.provider, o.instance_type, o.region, o.pricing) for o in options]
+
+
+def _front_and_sample(options: Sequence[RankedOption], *, runs: int, parallel: int,
+                      keys: Sequence[tuple[str, str, str, str]] | None = None,
+                      ) -> tuple[tuple[Plan, ...], tuple[Plan, ...]]:
     """Return pareto_front and machine_sample of the options' plans, making Plans only of what they keep.
 
     A job has thousands of options and a review thousands of jobs: each option's wall-clock and cost
     are worked out as plan_runs does (the same products), and only the front and the sample become Plans.
+    Points are plain tuples (wall-clock, cost, key, position): sorting them is sorting by the first three
+    with ties in the options' order, as a stable sort by those three is.
     """
     at_once = max(1, min(parallel, runs))
     waves = math.ceil(runs / at_once)
-    points = [(waves * o.training_hours, runs * o.training_cost_usd, (o.provider, o.instance_type, o.region,
-                                                                      o.pricing), o) for o in options]
-    front_points: list[tuple[float, float, tuple[str, str, str, str], RankedOption]] = []
-    for point in sorted(points, key=lambda p: (p[0], p[1], p[2])):  # as pareto_front
-        if not front_points or point[1] < front_points[-1][1]:
-            front_points.append(point)
-    best: dict[tuple[str, str], tuple[float, float, tuple[str, str, str, str], RankedOption]] = {}
-    for point in points:  # as machine_sample: each machine's cheapest, by (cost, wall-clock, key)
-        machine = point[2][:2]
-        known = best.get(machine)
-        if known is None or (point[1], point[0], point[2]) < (known[1], known[0], known[2]):
-            best[machine] = point
-    ranked = sorted(best.values(), key=lambda p: (p[1] * p[0], p[1], p[2]))[:SAMPLE_PER_JOB]
-    return (tuple(plan_runs(p[3], runs=runs, parallel=parallel) for p in front_points),
-            tuple(plan_runs(p[3], runs=runs, parallel=parallel) for p in ranked))
+    keys = keys if keys is not None else option_keys(options)
+    points = [(waves * o.training_hours, runs * o.training_cost_usd, key, i)
+              for i, (o, key) in enumerate(zip(options, keys, strict=True))]
+    best: dict[tuple[str, str], tuple[float, float, tuple[str, str, str, str], int]] = {}
+    for wall, cost, key, i in points:  # as machine_sample: each machine's cheapest, by (cost, wall-clock, key)
+        candidate = (cost, wall, key, i)  # on a tie the first seen stays, as the position says
+        known = best.get(key[:2])
+        if known is None or candidate < known:
+            best[key[:2]] = candidate
+    points.sort()  # as pareto_front
+    front: list[int] = []
+    least_cost = math.inf
+    for _, cost, _, i in points:
+        if not front or cost < least_cost:
+            front.append(i)
+            least_cost = cost
+    ranked = sorted(best.values(), key=lambda p: (p[0] * p[1], p[0], p[2]))[:SAMPLE_PER_JOB]
+    return (tuple(plan_runs(options[i], runs=runs, parallel=parallel) for i in front),
+            tuple(plan_runs(options[p[3]], runs=runs, parallel=parallel) for p in ranked))
 
 
 def _add_use(use: dict[str, ReviewUse], item: ReviewItem, rec: Recommendation) -> None:
@@ -202,6 +221,8 @@ def review_jobs(review: Review, catalog: Catalog, *, indexes: range | None = Non
         ranked = _rank_one(place(first), review.items[first], job, review=review, catalog=catalog,
                            recommend=recommend)
         alike: dict[tuple[object, ...], JobReview] = {}
+        fitting = [o for o in ranked.options if o.fits] if isinstance(ranked, Recommendation) else []
+        keys = option_keys(fitting)  # one ranking, its items' variants: worked out once
         for index in members:
             item = review.items[index]
             if isinstance(ranked, Recommendation):
@@ -209,7 +230,8 @@ def review_jobs(review: Review, catalog: Catalog, *, indexes: range | None = Non
                 key = (item.runs, item.parallel, item.sweep, item.budget_usd, item.deadline_hours)
                 known = alike.get(key)
                 if known is None:
-                    known = alike[key] = review_item(item, ranked, review_budget_usd=review.budget_usd, rates=rates)
+                    known = alike[key] = review_item(item, ranked, review_budget_usd=review.budget_usd, rates=rates,
+                                                     fitting=fitting, keys=keys)
                 reviewed[index] = dataclasses.replace(known, name=item.name, team=item.team)
             else:
                 field, reason = ranked

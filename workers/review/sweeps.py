@@ -110,10 +110,13 @@ def _parallel(options: Sequence[RankedOption], per_gpu: Sequence[PerGpu], *, tri
               large_rate_usd_per_hour: float) -> SweepSchedule | None:
     one_gpu_hours = {p.gpu: p.training_hours for p in per_gpu
                      if p.gpu_count == 1 and p.fits and p.training_hours > 0}
-    best: tuple[tuple[float, float, str, str, str, str], SweepSchedule] | None = None
+    # The least (cost, wall-clock, machine) wins; only its schedule is made (thousands of options a job).
+    best: tuple[tuple[float, float, str, str, str, str], RankedOption, float, int, int, float] | None = None
     for o in options:
+        if o.gpu_count < 2 or not o.fits:
+            continue
         trial_hours = one_gpu_hours.get(o.gpu)
-        if o.gpu_count < 2 or not o.fits or trial_hours is None:
+        if trial_hours is None:
             continue
         rate = _machine_rate_usd_per_hour(o)
         if rate / o.gpu_count >= large_rate_usd_per_hour:
@@ -121,16 +124,17 @@ def _parallel(options: Sequence[RankedOption], per_gpu: Sequence[PerGpu], *, tri
         at_once = min(o.gpu_count, trials)
         waves = math.ceil(trials / at_once)
         wall_hours = waves * trial_hours
-        schedule = SweepSchedule(
-            mode=PARALLEL, provider=o.provider, instance_type=o.instance_type, region=o.region,
-            pricing=o.pricing, gpu=o.gpu, gpu_count=o.gpu_count, machine_price_per_hour_usd=rate,
-            trials_at_once=at_once, waves=waves, trial_hours=trial_hours, wall_hours=wall_hours,
-            cost_usd=rate * wall_hours,
-        )
-        key = (schedule.cost_usd, wall_hours, o.provider, o.instance_type, o.region, o.pricing)
+        key = (rate * wall_hours, wall_hours, o.provider, o.instance_type, o.region, o.pricing)
         if best is None or key < best[0]:
-            best = (key, schedule)
-    return None if best is None else best[1]
+            best = (key, o, rate, at_once, waves, trial_hours)
+    if best is None:
+        return None
+    (cost_usd, wall_hours, *_), o, rate, at_once, waves, trial_hours = best
+    return SweepSchedule(
+        mode=PARALLEL, provider=o.provider, instance_type=o.instance_type, region=o.region,
+        pricing=o.pricing, gpu=o.gpu, gpu_count=o.gpu_count, machine_price_per_hour_usd=rate,
+        trials_at_once=at_once, waves=waves, trial_hours=trial_hours, wall_hours=wall_hours, cost_usd=cost_usd,
+    )
 
 
 def compare_sweep(options: Sequence[RankedOption], per_gpu: Sequence[PerGpu], *, trials: int,

@@ -68,16 +68,21 @@ def _cheapest(options: Iterable[RankedOption], pricing: Pricing, runs: int) -> f
 
 def job_year(options: Sequence[RankedOption], *, runs: int, rates: CommittedRates) -> JobYear:
     """Return one job's year: cheapest on-demand and spot cost of its runs, and its committed machine."""
-    best: CommittedUse | None = None
+    # The least (committed cost, type, region) wins; only its CommittedUse is made.
+    best: tuple[tuple[float, str, str], RankedOption, float, float] | None = None
     for o in options:
-        rate = rates.get((o.provider, o.instance_type, o.region))
-        if rate is None or not o.fits or o.pricing is not Pricing.ON_DEMAND:
+        if o.pricing is not Pricing.ON_DEMAND or not o.fits:
             continue
-        use = CommittedUse(o.provider, o.instance_type, o.region, rate, runs * o.training_hours)
-        if best is None or (use.price_per_hour_usd * use.machine_hours, use.instance_type, use.region) < (
-                best.price_per_hour_usd * best.machine_hours, best.instance_type, best.region):
-            best = use
-    return JobYear(_cheapest(options, Pricing.ON_DEMAND, runs), _cheapest(options, Pricing.SPOT, runs), best)
+        rate = rates.get((o.provider, o.instance_type, o.region))
+        if rate is None:
+            continue
+        machine_hours = runs * o.training_hours
+        key = (rate * machine_hours, o.instance_type, o.region)
+        if best is None or key < best[0]:
+            best = (key, o, rate, machine_hours)
+    committed = None if best is None else CommittedUse(best[1].provider, best[1].instance_type, best[1].region,
+                                                        best[2], best[3])
+    return JobYear(_cheapest(options, Pricing.ON_DEMAND, runs), _cheapest(options, Pricing.SPOT, runs), committed)
 
 
 @dataclass(frozen=True)
