@@ -44,9 +44,11 @@ def test_an_estimate_names_the_catalog_version_and_price_date_it_was_read_with(e
 def test_a_repeated_body_is_answered_as_the_first_time_and_its_spec_is_not_changed(
         embedded_client: FlaskClient) -> None:
     spec = {**example_spec(), "gpus": ["v100-16gb"], "gpu_count": 2}
-    first = embedded_client.post("/v1/estimate", json=spec).get_json()
-    again = embedded_client.post("/v1/estimate", json=spec).get_json()
+    first_answer = embedded_client.post("/v1/estimate", json=spec)
+    again_answer = embedded_client.post("/v1/estimate", json=spec)  # the bytes kept from the first
+    first, again = first_answer.get_json(), again_answer.get_json()
     assert again == first and first["per_gpu"][0]["gpu_count"] == 2
+    assert again_answer.get_data() == first_answer.get_data() and again_answer.mimetype == "application/json"
     # the same spec without the GPUs, then with other ones: each its own answer, not a remembered one
     plain = embedded_client.post("/v1/estimate", json=example_spec()).get_json()
     assert plain["per_gpu"] == []

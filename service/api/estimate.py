@@ -4,8 +4,8 @@ Procurement tools and pages send the same few specs again and again, and the siz
 function of the body, the catalog and the reported runs' corrections. So the route remembers, for
 the last REMEMBERED_BODIES bodies of at most REMEMBERED_BODY_BYTES, what the schema loaded (by the
 body's bytes) and the requirements worked out from it (while the catalog and the corrections are
-the same objects): a repeated body costs its JSON parse, two lookups and the dump. A body the schema
-refuses is never remembered, so every refusal is worked out (and worded) afresh.
+the same objects) as the answer's JSON bytes: a repeated body costs its JSON parse and two lookups. A
+body the schema refuses is never remembered, so every refusal is worked out (and worded) afresh.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from flask import Request, request
+from flask import Request, Response, current_app, jsonify, request
 
 from catalog.types import Catalog
 from service.api import ApiBlueprint, StrictJsonParser
@@ -82,27 +82,33 @@ class RememberingParser(StrictJsonParser):
 
 blp = ApiBlueprint("estimate", __name__, url_prefix="/v1", description="Size a training job.")
 blp.ARGUMENTS_PARSER = RememberingParser()
-# id(loaded spec) -> (the loaded spec, catalog, calibration, requirements): the newest per spec
+# id(loaded spec) -> (the loaded spec, catalog, calibration, app, the answer's JSON): the newest per spec
+# (the app: its JSON settings wrote the bytes)
 _ANSWERS = _Lru(REMEMBERED_BODIES)
+_ANSWER_SCHEMA = EstimateAnswerSchema()
 
 
 @blp.route("/estimate", methods=["POST"])
 @blp.arguments(EstimateRequestSchema)
 @blp.response(200, EstimateAnswerSchema)
 @blp.problems(400, 401, 413, 415, 422)
-def estimate(data: dict[str, Any]) -> EstimateAnswer:
+def estimate(data: dict[str, Any]) -> Response:
     """Size a job spec; with `gpus`, also fit and time it on `gpu_count` of each of those GPUs."""
     rt = runtime()
     catalog = rt.catalog.get()
     calibration = calibration_for(rt.runs, catalog)
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
     found = _ANSWERS.get(id(data))
-    if found is not None and found[0] is data and found[1] is catalog and found[2] is calibration:
-        requirements: Requirements = found[3]
-    else:
-        requirements = _size(data, catalog, calibration)
-        if len(request.get_data(cache=True)) <= REMEMBERED_BODY_BYTES:  # the parser remembers it too
-            _ANSWERS.remember(id(data), (data, catalog, calibration, requirements))
-    return EstimateAnswer(requirements, catalog.version, catalog.prices_as_of)
+    if found is not None and found[0] is data and found[1] is catalog and found[2] is calibration \
+            and found[3] is app:
+        return Response(found[4], status=200, mimetype="application/json")  # the bytes answered before
+    requirements: Requirements = _size(data, catalog, calibration)
+    # Dumped here as the response decorator would (it passes a Response through), so the bytes can be kept.
+    answer: Response = jsonify(_ANSWER_SCHEMA.dump(EstimateAnswer(requirements, catalog.version,
+                                                                  catalog.prices_as_of)))
+    if len(request.get_data(cache=True)) <= REMEMBERED_BODY_BYTES:  # the parser remembers it too
+        _ANSWERS.remember(id(data), (data, catalog, calibration, app, answer.get_data()))
+    return answer
 
 
 def _size(data: dict[str, Any], catalog: Catalog, calibration: Calibration) -> Requirements:
