@@ -210,6 +210,21 @@ def test_the_search_tries_selective_ops_between_none_and_full_and_keeps_it_where
     assert names == {"none", "selective", "selective_ops", "full"}
 
 
+def test_a_16_gpu_nvswitch_machine_is_one_machine_to_the_strategy_search(shipped: Catalog) -> None:
+    spec = {"model": {"preset": "llama3-8b"}, "training": {"batch_size": 2, "sequence_length": 8192, **BF16_ADAMW},
+            "dataset": {"samples": 200_000}, "constraints": {"providers": ["gcp"], "pricing": ["on_demand"],
+                                                              "max_gpus": 16},
+            "objective": "time", "limit": 400}
+    rec = _recommend(spec, shipped)
+    mega = [o for o in rec.options if o.instance_type == "a2-megagpu-16g"]
+    assert mega, "a2-megagpu-16g (16 x A100 on one NVSwitch fabric) is ranked"
+    for o in mega:  # one machine: its 16 GPUs exchange over NVLink, not the machine network
+        assert o.parallelism is not None and o.nodes == 1 and o.parallelism.total_gpus == 16
+        assert o.parallelism.bottleneck != "network" and o.parallelism.data_parallel != "hybrid_shard"
+    two = [o for o in rec.options if o.instance_type == "a2-highgpu-8g" and o.nodes == 2]
+    assert two and min(o.training_hours for o in mega) <= min(o.training_hours for o in two) * 1.01
+
+
 @pytest.mark.parametrize(("parallelism", "model", "field"), [
     ({"tensor_parallel": 3}, LLAMA_7B, "training.parallelism.tensor_parallel"),
     ({"adapter": {"kind": "lora"}}, {"preset": "resnet50"}, "training.parallelism.adapter"),

@@ -50,7 +50,8 @@ def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mappin
     top = rec.options[0]
     advice = estimate_requirements(job, gpus=(known_gpus[top.gpu],), gpu_count=top.gpu_count,
                                    known_gpus=known_gpus, vcpus=top.vcpus,
-                                   cpu_single_thread_score=top.cpu_single_thread_score)
+                                   cpu_single_thread_score=top.cpu_single_thread_score,
+                                   gpus_per_node=top.gpu_count)  # the option is one machine of its type
     return replace(rec.requirements, warnings=advice.warnings,
                    cpu_single_thread_score=advice.cpu_single_thread_score, loader_workers=advice.loader_workers)
 

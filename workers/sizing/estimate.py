@@ -153,11 +153,12 @@ def _targets(gpus: Sequence[GpuSpec], known_gpus: Mapping[str, GpuSpec]) -> tupl
 
 def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_count: int = 1,
                           known_gpus: Mapping[str, GpuSpec], vcpus: int = 0,
-                          cpu_single_thread_score: float = 0.0) -> Requirements:
+                          cpu_single_thread_score: float = 0.0, gpus_per_node: int | None = None) -> Requirements:
     """Return everything the job needs, and its fit and time on each requested GPU model.
 
     With a machine's `vcpus` and CPU score (the recommendation's first option) the loader advice is
-    about that machine; without, about workers on the reference core.
+    about that machine; without, about workers on the reference core. `gpus_per_node`: the machine's
+    GPUs where it is known (a catalog instance: a2-megagpu-16g's 16 on one NVSwitch fabric).
     """
     check_job(job, gpu_count=gpu_count)
     reference = profile_gpu(job, known_gpus)
@@ -181,7 +182,8 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
     per_gpu: list[PerGpu] = []
     cpu_scores: list[tuple[float, str, int]] = []
     for gpu in _targets(gpus, known_gpus):
-        row, time = _on_gpu(job, gpu, gpu_count=gpu_count, reference=reference, inter_node_gbit_per_s=None)
+        row, time = _on_gpu(job, gpu, gpu_count=gpu_count, reference=reference, inter_node_gbit_per_s=None,
+                            gpus_per_node=gpus_per_node)
         if gpus:
             per_gpu.append(row)
         need = loader_need(job.dataset, batch_size=training.batch_size, iteration_ms=time.total_ms,
