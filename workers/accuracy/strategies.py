@@ -107,7 +107,8 @@ def record_layout(record: Mapping[str, Any]) -> Layout:
         DataParallel(s["data_parallel"]), gpu_count=int(record["gpu_count"]), gpus_per_node=int(s["gpus_per_node"]),
         tensor_parallel=int(s.get("tensor_parallel") or 1), pipeline_stages=int(s.get("pipeline_stages") or 1),
         adapter=Adapter(kind=AdapterKind(adapter["kind"]), rank=int(adapter["rank"]), targets=tuple(adapter["targets"]),
-                        double_quantization=bool(adapter.get("double_quantization", True))) if adapter else None,
+                        double_quantization=bool(adapter.get("double_quantization", True)),
+                        quantized_inputs_kept=bool(adapter.get("quantized_inputs_kept", False))) if adapter else None,
         checkpointing=Checkpointing(s["checkpointing"]),
     )
 

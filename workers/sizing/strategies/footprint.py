@@ -35,7 +35,7 @@ from workers.sizing.strategies.adapters import (
     transformer_shape,
 )
 from workers.sizing.strategies.parallelism import Layout, ParameterCounts, model_state_bytes
-from workers.sizing.strategies.retention import layout_retention
+from workers.sizing.strategies.retention import EVERY_LINEAR, layout_retention
 from workers.sizing.strategies.types import SHARDED, AdapterKind, Checkpointing, DataParallel
 from workers.sizing.throughput import effective_precision, has_bf16
 
@@ -76,8 +76,15 @@ def _walks_as_given(layout: Layout) -> bool:
 
 
 def _adapted_targets(layout: Layout) -> tuple[str, ...] | None:
-    """Return the projections the layout's adapters adapt (its base weights frozen), or None without adapters."""
-    return None if layout.adapter is None else tuple(sorted(set(layout.adapter.targets)))
+    """Return the projections the layout's adapters adapt (its base weights frozen), or None without adapters.
+
+    EVERY_LINEAR where every frozen 4-bit linear keeps its input (QLoRA under bitsandbytes before 0.44.0).
+    """
+    if layout.adapter is None:
+        return None
+    if layout.adapter.kind is AdapterKind.QLORA and layout.adapter.quantized_inputs_kept:
+        return EVERY_LINEAR
+    return tuple(sorted(set(layout.adapter.targets)))
 
 
 def _temporaries(counts: ParameterCounts, layout: Layout, optimizer: Optimizer) -> int:

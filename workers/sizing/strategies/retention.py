@@ -17,7 +17,9 @@ them per transformer block (the blocks are checkpointing's segments, adapters.bl
   (autograd saves `mm`'s input only when the weight needs a gradient), so a dense row that is not
   adapted keeps nothing; an adapted one keeps its input for the adapter's A gradient (its 16-bit
   autocast copy, or the bf16 input of QLoRA's bf16 adapters: the activations' width either way).
-  Not counted: the adapter's r-wide intermediate and a LoRA dropout's mask and output.
+  Not counted: the adapter's r-wide intermediate and a LoRA dropout's mask and output. Under
+  bitsandbytes before 0.44.0 every 4-bit linear keeps its input all the same (types.Adapter
+  `quantized_inputs_kept`: MatMul4Bit saved A): the targets are then EVERY_LINEAR.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from workers.sizing.strategies.adapters import block_of
 from workers.sizing.strategies.types import Checkpointing
 
 _QKV_SUFFIX = ".qkv"
+EVERY_LINEAR = ("*",)  # adapted targets under which every frozen dense row keeps its input
 
 
 def _block_spans(model: ModelStats) -> list[tuple[int, int]]:
@@ -118,7 +121,7 @@ def _layout_retention(model: ModelStats, training: Training, *, precision: Preci
     if not model.layers or not spans or (plain and tensor_parallel <= 1 and adapted is None):
         return None
     base = kept_per_row(model, training, precision=precision, attention=attention)
-    if adapted is not None:  # frozen base weights: a dense row that is not adapted keeps no input
+    if adapted is not None and adapted != EVERY_LINEAR:  # frozen base weights: a dense row not adapted keeps none
         base = [0 if row.type == "dense" and not _adapted(row, adapted) else b
                 for row, b in zip(model.layers, base, strict=True)]
     kept = [float(b) for b in base]

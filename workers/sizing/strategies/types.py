@@ -56,6 +56,12 @@ class Adapter:
     rank: int = DEFAULT_LORA_RANK
     targets: tuple[str, ...] = DEFAULT_LORA_TARGETS
     double_quantization: bool = True  # QLoRA only: 8-bit quantisation constants
+    # QLoRA only: bitsandbytes before 0.44.0 kept each 4-bit linear's input for a backward that never
+    # reads it (MatMul4Bit.forward `ctx.tensors = (A, B)`; dropped by bitsandbytes-foundation/
+    # bitsandbytes@9e753741, #1270 "fix QLoRA mem bug: delete useless buffered activation",
+    # 2024-07-16, first released in 0.44.0). Not in the spec: records of runs pinned to an older
+    # bitsandbytes set it (LitGPT pinned bitsandbytes==0.42.0 until its 2024-08 configs).
+    quantized_inputs_kept: bool = False
 
 
 @dataclass(frozen=True)
