@@ -26,12 +26,13 @@ def test_every_section_gets_its_documented_defaults() -> None:
     assert data["constraints"]["owned_gpus"] == [] and data["constraints"]["spot_percentile"] == 0.9
     assert data["dataset"]["loader_workers"] is None and data["dataset"]["preprocess_serial"] is False
     assert data["objective"] == "cost" and data["limit"] == 10
-    assert data["training"]["tf32_matmul"] is True
+    assert data["training"]["tf32_matmul"] is None  # the framework's default
 
 
 def test_tf32_matmul_reaches_the_core() -> None:
-    _, job = load_job({"model": {"preset": "resnet18"}, "training": {"batch_size": 8, "tf32_matmul": False}})
-    assert job.training.tf32_matmul is False
+    for value in (False, True, None):
+        _, job = load_job({"model": {"preset": "resnet18"}, "training": {"batch_size": 8, "tf32_matmul": value}})
+        assert job.training.tf32_matmul is value
 
 
 def test_equal_specs_have_equal_canonical_forms_and_digests() -> None:

@@ -94,7 +94,7 @@ def test_bf16_without_bf16_hardware_runs_as_fp32() -> None:
 
 
 def test_fp32_runs_on_tf32_tensor_cores_from_ampere_on() -> None:
-    model, job = mlp(), training(batch_size=1024)
+    model, job = mlp(), training(batch_size=1024, tf32_matmul=True)
     flops = training_flops(model, job)
     a100, v100 = gpu("a100-40gb"), gpu("v100-16gb")
     # faster than the A100's fp32 CUDA-core peak allows: TF32 tensor cores
@@ -106,22 +106,19 @@ def test_fp32_runs_on_tf32_tensor_cores_from_ampere_on() -> None:
     assert tf_ms == pytest.approx(torch_ms)
 
 
-def test_tf32_matmul_off_runs_matrix_products_on_cuda_cores_and_keeps_convolutions_on_tf32() -> None:
-    a100 = gpu("a100-40gb")
-    dense, job = mlp(), training(batch_size=1024)
-    strict = replace(job, tf32_matmul=False)
-    flops = training_flops(dense, job)
-    # without TF32 the products cannot beat the CUDA-core peak, and take longer than with it
-    assert estimate_iteration_ms(dense, strict, a100).compute_ms > flops / (a100.fp32_tflops * 1e9)
-    assert estimate_iteration_ms(dense, strict, a100).total_ms > estimate_iteration_ms(dense, job, a100).total_ms
-    # cuDNN keeps TF32 for convolutions (cudnn.allow_tf32 defaults to True): only the fc layer changes
-    conv_job = training()
-    tf32 = estimate_iteration_ms(resnet50(), conv_job, a100).compute_ms
-    off = estimate_iteration_ms(resnet50(), replace(conv_job, tf32_matmul=False), a100).compute_ms
-    assert tf32 <= off < tf32 * 1.05
-    # GPUs without TF32 are unaffected
-    v100 = gpu("v100-16gb")
-    assert estimate_iteration_ms(dense, strict, v100).total_ms == estimate_iteration_ms(dense, job, v100).total_ms
+def test_tf32_matmul_follows_the_framework_unless_the_job_says() -> None:
+    a100, model = gpu("a100-40gb"), mlp()
+    unsaid = training(batch_size=1024)
+    assert unsaid.tf32_matmul is None
+
+    def ms(**changes: object) -> float:
+        return estimate_iteration_ms(model, replace(unsaid, **changes), a100).compute_ms
+    # PyTorch >= 1.12 keeps matmul TF32 off; TensorFlow (2.4 on) and JAX turn it on
+    assert ms() == pytest.approx(ms(tf32_matmul=False))
+    assert ms() > ms(tf32_matmul=True)
+    for framework in (Framework.TENSORFLOW, Framework.JAX):
+        assert ms(framework=framework) == pytest.approx(ms(framework=framework, tf32_matmul=True))
+        assert ms(framework=framework, tf32_matmul=False) > ms(framework=framework)
 
 
 def test_bandwidth_bound_job_scales_with_memory_bandwidth() -> None:

@@ -231,7 +231,7 @@ def record_job(record: Mapping[str, Any]) -> MeasuredJob:
         batch_size=int(record["batch_size"]), sequence_length=record.get("sequence_length"),
         precision=Precision(record["precision"]), optimizer=Optimizer(record["optimizer"]),
         update_interval=int(record.get("update_interval") or 1), recompute=bool(record.get("recompute")),
-        framework=framework, tf32_matmul=bool(record.get("tf32_matmul", True)),
+        framework=framework, tf32_matmul=record.get("tf32_matmul"),
     )
     return MeasuredJob(
         job=JobSpec(model=model, training=training), gpu=str(record["gpu"]),

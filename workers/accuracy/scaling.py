@@ -68,7 +68,8 @@ def compare_scaling(record: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> S
     model = preset_stats(record["model"], sequence_length=seq) if seq else preset_stats(record["model"])
     training = Training(batch_size=record["batch_size"], sequence_length=seq,
                         precision=Precision(record["precision"]), optimizer=Optimizer(record["optimizer"]),
-                        framework=Framework(record["framework"]), update_interval=record["update_interval"])
+                        framework=Framework(record["framework"]), update_interval=record["update_interval"],
+                        tf32_matmul=record.get("tf32_matmul"))
     gpu, n = gpus[record["gpu"]], int(record["gpu_count"])
     one = estimate_iteration_ms(model, training, gpu).total_ms
     per_node = record.get("gpus_per_node")  # the machine, where the record names one (DGX-2: 16)

@@ -219,10 +219,10 @@ class TrainingSchema(_Strict):
                               metadata={"description": "The attention kernel; auto: efficient on Ampere and "
                                                        "later in fp32/bf16, math otherwise."})
     tf32_matmul = fields.Boolean(
-        load_default=True,
-        metadata={"description": "fp32 jobs on Ampere and later: matrix products on TF32 tensor cores "
-                                 "(default, as most training code sets); false: on CUDA cores, PyTorch's own "
-                                 "default since 1.12 (torch.backends.cuda.matmul.allow_tf32)."})
+        allow_none=True, load_default=None,
+        metadata={"description": "fp32 jobs on Ampere and later: true runs matrix products on TF32 tensor "
+                                 "cores, false on CUDA cores; null (default): the framework's default (PyTorch "
+                                 "off since 1.12, TensorFlow and JAX on). Convolutions run TF32 either way."})
     checkpoint_every_hours = StrictFloat(
         minimum=0.001, maximum=1e6,
         metadata={"description": "Hours between checkpoints. Default: every hour on demand, the Young/Daly "

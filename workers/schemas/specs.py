@@ -105,7 +105,7 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         parallelism=build_parallelism(t.get("parallelism")),
         loss=Loss(t.get("loss", "cross_entropy")), attention=Attention(t.get("attention", "auto")),
         checkpoint_every_hours=t.get("checkpoint_every_hours"),
-        tf32_matmul=t.get("tf32_matmul", True),
+        tf32_matmul=t.get("tf32_matmul"),
     )
     resolved = resolve_model(model, sequence_length=training.sequence_length, batch_size=training.batch_size)
     return JobSpec(

@@ -84,10 +84,9 @@ class Training:
     # Hours between checkpoints; None: every hour on demand, the Young/Daly interval on spot
     # (workers/ranking/runcost.py and spot.py).
     checkpoint_every_hours: float | None = None
-    # fp32 matrix products on TF32 tensor cores (Ampere on); False: on CUDA cores, as PyTorch >= 1.12
-    # does unless the code turns it on (torch.backends.cuda.matmul.allow_tf32). Convolutions stay TF32
-    # (torch.backends.cudnn.allow_tf32 defaults to True).
-    tf32_matmul: bool = True
+    # fp32 matrix products on TF32 tensor cores (Ampere on): True or False as the job says; None: the
+    # framework's own default (throughput.TF32_MATMUL_BY_FRAMEWORK). Convolutions run TF32 either way.
+    tf32_matmul: bool | None = None
 
 
 @dataclass(frozen=True)

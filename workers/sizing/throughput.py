@@ -10,18 +10,29 @@ from workers.sizing.efficiency import (
     compute_efficiency,
 )
 from workers.sizing.rules import BF16_ARCHITECTURES, TENSOR_CORE_ARCHITECTURES
-from workers.sizing.spec import Precision
+from workers.sizing.spec import Framework, Precision, Training
 from workers.sizing.stats import LayerKind
 
-# fp32 jobs on Ampere and later run their convolutions and matmuls on TF32 tensor cores: cuDNN
-# convolutions by default in every framework (torch.backends.cudnn.allow_tf32 defaults to True),
-# matmuls by default in TensorFlow (2.4 on), JAX, PyTorch 1.7-1.11 and NVIDIA's NGC containers.
-# PyTorch 1.12 turned matmul TF32 off by default, but training code commonly turns it back on
-# (torch.set_float32_matmul_precision("high"), HF Trainer --tf32), and every public fp32 measurement
-# on Ampere in validation/ but one ran TF32; so do we by default. A job that says `tf32_matmul: false`
-# (PyTorch's own default) runs its matrix products (dense, attention, recurrent, totals-only) on CUDA
-# cores and keeps its convolutions on TF32 (cudnn.allow_tf32's default). Element-wise, norm and pooling
-# layers are unaffected.
+# fp32 jobs on Ampere and later run their convolutions on TF32 tensor cores in every framework
+# (torch.backends.cudnn.allow_tf32 defaults to True; cuDNN's own default). Their matrix products
+# (dense, attention, recurrent, totals-only) do when `training.tf32_matmul` says so, and otherwise as
+# the framework does by default:
+# - PyTorch: off. torch.backends.cuda.matmul.allow_tf32 "defaults to True in PyTorch 1.7 to PyTorch 1.11,
+#   and False in PyTorch 1.12 and later" (PyTorch docs, CUDA semantics, TF32 on Ampere; pytorch#79537,
+#   2022-06). Training code often turns it on (torch.set_float32_matmul_precision("high"), Hugging Face
+#   Trainer --tf32): such a job says `tf32_matmul: true`.
+# - TensorFlow: on. "TensorFloat-32 is enabled by default" (tf.config.experimental.
+#   enable_tensor_float_32_execution, TensorFlow 2.4 on; RFC tensorflow/community#287, 2020-09).
+# - JAX: on. "By default, JAX leans toward speed: float32 dot products may be computed with
+#   reduced-precision arithmetic internally (... TF32 on recent GPUs)" (JAX docs, Matmul precision).
+# - CNTK: off (its last release, 2.7 of 2019, predates Ampere).
+# Element-wise, norm and pooling layers are unaffected.
+TF32_MATMUL_BY_FRAMEWORK: dict[Framework, bool] = {
+    Framework.PYTORCH: False,
+    Framework.TENSORFLOW: True,
+    Framework.JAX: True,
+    Framework.CNTK: False,
+}
 _TF32_KINDS = frozenset({LayerKind.CONV, LayerKind.DENSE, LayerKind.ATTENTION, LayerKind.RECURRENT,
                          LayerKind.GENERIC})
 
@@ -45,6 +56,13 @@ def effective_precision(precision: Precision, gpu: GpuSpec | None) -> Precision:
     if precision is Precision.BF16_MIXED and gpu is not None and not has_bf16(gpu):
         return Precision.FP32
     return precision
+
+
+def tf32_matmul(training: Training) -> bool:
+    """Return whether an fp32 job's matrix products run on TF32 tensor cores (where the GPU has them)."""
+    if training.tf32_matmul is not None:
+        return training.tf32_matmul
+    return TF32_MATMUL_BY_FRAMEWORK[training.framework]
 
 
 def math_unit(kind: LayerKind, precision: Precision, gpu: GpuSpec, *, tf32_matmul: bool = True) -> MathUnit:

@@ -33,7 +33,7 @@ from workers.sizing.rules import TINY_LAYER_MS
 from workers.sizing.spec import Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
 from workers.sizing.strategies.types import DataParallel
-from workers.sizing.throughput import achieved_flops_per_ms, effective_precision, math_unit
+from workers.sizing.throughput import achieved_flops_per_ms, effective_precision, math_unit, tf32_matmul
 
 BOTTLENECK_COMPUTE = Bottleneck.COMPUTE
 BOTTLENECK_MEMORY = Bottleneck.MEMORY_BANDWIDTH
@@ -158,7 +158,7 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
     passes = _passes(training)
     dispatch_ms = LAYER_DISPATCH_MS[framework] if model.layers else 0.0
     forward_dispatch_ms = dispatch_ms / (1.0 + BACKWARD_TO_FORWARD)
-    ms_per_flop = {kind: 1.0 / achieved_flops_per_ms(kind, precision, gpu, tf32_matmul=training.tf32_matmul)
+    ms_per_flop = {kind: 1.0 / achieved_flops_per_ms(kind, precision, gpu, tf32_matmul=tf32_matmul(training))
                    for kind in {item[0] for item in work}}
     winograd = WINOGRAD_MAC_SHARE if math_unit(LayerKind.CONV, precision, gpu) is MathUnit.SIMT else 1.0
     compute_ms = memory_ms = overhead_ms = forward_ms = 0.0
