@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import os
 import re
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from catalog.payload import CatalogDataError
 from catalog.providers import FETCHED_PROVIDERS
 from catalog.refresh import RefreshError, RefreshReport, refresh_catalog
 from catalog.skypilot import SkyPilotFormatError
-from catalog.store import CatalogStore, CatalogStoreError, FileCatalogStore, RedisCatalogStore
+from catalog.store import CatalogStoreError
 from catalog.types import Catalog, Provider
 from catalog.units import parse_bytes, parse_usd
 from catalog.validate import CatalogValidationError
@@ -36,9 +35,9 @@ from service.catalog_listing import (
 )
 from service.commands.catalog_tables import print_gpu_table, print_instance_table, print_onprem_table
 from service.commands.common import fail, print_json
+from service.commands.stores import open_store
 
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-DEFAULT_DATA_DIR = "var"  # where a refresh keeps versions when neither --data-dir, REDIS_URL nor the env say
 
 
 def register(subparsers: Any) -> None:
@@ -82,18 +81,6 @@ def register(subparsers: Any) -> None:
 
 class _BadInput(Exception):
     """A flag value the user can fix; printed in one line, exit code 2."""
-
-
-def open_store(*, data_dir: str | None = None, for_writing: bool = False) -> CatalogStore | None:
-    """Return the store this machine is configured for: --data-dir, REDIS_URL, $GPUGAUGE_CATALOG_DIR."""
-    if data_dir:
-        return FileCatalogStore(data_dir)
-    if os.environ.get("REDIS_URL"):
-        return RedisCatalogStore(url=os.environ["REDIS_URL"])
-    directory = os.environ.get("GPUGAUGE_CATALOG_DIR")
-    if directory or for_writing:
-        return FileCatalogStore(directory or DEFAULT_DATA_DIR)
-    return None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,11 +12,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from catalog.loader import load_catalog
-from service.commands.catalog import open_store
 from service.commands.common import CliError, fail, print_json, working
 from service.commands.common import console as make_console
 from service.commands.job_flags import add_job_flags, load_job_from_args
 from service.commands.runs import open_runs_store
+from service.commands.stores import open_store
 from service.commands.tables import Column, fitted_table, left_out_note
 from workers.render import bar, fmt_bytes, fmt_hours, fmt_quantity
 from workers.schemas import EstimateAnswer, EstimateAnswerSchema, EstimateRequestSchema

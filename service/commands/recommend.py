@@ -18,12 +18,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from catalog.loader import load_catalog
-from service.commands.catalog import open_store
 from service.commands.common import CliError, fail, print_json, working
 from service.commands.common import console as make_console
 from service.commands.estimate import print_requirements
 from service.commands.job_flags import add_job_flags, load_job_from_args
 from service.commands.runs import open_runs_store
+from service.commands.stores import open_store
 from service.config import DEFAULTS
 from workers.ranking.purchase import PurchaseOption
 from workers.ranking.recommend import PER_GPU_OPTIONS, recommend

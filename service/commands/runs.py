@@ -16,9 +16,9 @@ from rich.table import Table
 
 from catalog.loader import load_catalog
 from catalog.units import parse_bytes
-from service.commands.catalog import open_store
 from service.commands.common import CliError, fail, first_error, print_json, read_spec_file
 from service.commands.common import console as make_console
+from service.commands.stores import open_store
 from service.config import DEFAULTS
 from workers.schemas.humanize import apply_human_units
 from workers.schemas.runs import RunListSchema, RunReportSchema, RunSchema
