@@ -36,6 +36,7 @@ layers (a ReLU's output that the next conv keeps as its input) is counted once, 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from workers.sizing.errors import SpecError, UnknownNameError
 from workers.sizing.layers import basic as layer_basic
@@ -179,28 +180,52 @@ def compute_model_stats(
     # repeat of it in the same place (a block after a block) takes them with its own names (_Rows).
     made: dict[tuple[object, ...], _Rows] = {}
     checked: set[tuple[str, tuple[str, ...]]] = set()  # (type, keys) whose keys all belong to the type
-    plain_keys: dict[tuple[object, ...], tuple[object, ...] | None] = {}  # _plain_layer_key's memo
+    # A layer without wiring, by its type, input shape, items but its name and their types (1, 1.0 and
+    # True apart): its key, and its rows when its input was not kept / was kept. A repeat of a layer
+    # checked already skips the key check, the key's making and its hashing.
+    plain: dict[tuple[object, ...], list[Any]] = {}
     for i, (spec, type_name) in enumerate(zip(layers, types, strict=True)):
         rule = RULES[type_name]
-        keys = (type_name, tuple(spec))
-        if keys not in checked:
-            _check_keys(spec, f"{field_prefix}[{i}]", type_name, rule)
-            checked.add(keys)
+        wired = "inputs" in spec or "from" in spec
+        entry = raw = None
+        if not wired:
+            try:
+                items = tuple(spec.items()) if "name" not in spec else tuple(kv for kv in spec.items()
+                                                                             if kv[0] != "name")
+                raw = (type_name, known[previous], items, tuple(type(kv[1]) for kv in items))
+                entry = plain.get(raw)
+            except TypeError:  # a list among the values
+                raw = None
+        if entry is None:
+            keys = (type_name, tuple(spec))
+            if keys not in checked:
+                _check_keys(spec, f"{field_prefix}[{i}]", type_name, rule)
+                checked.add(keys)
         layer_name = spec.get("name", f"{type_name}_{i}")
         if type(layer_name) is not str or not layer_name or layer_name in taken:
             raise SpecError(f"{field_prefix}[{i}].name",
                             f"must be a new, non-empty name; {layer_name!r} is taken or invalid")
-        if "inputs" in spec or "from" in spec:
+        if wired:
             sources = _input_names(spec, f"{field_prefix}[{i}]", rule, previous, known)
             shapes = tuple(known[n] for n in sources)
             key = _layer_key(spec, type_name, shapes)
         else:
             sources = [previous]
             shapes = (known[previous],)
-            key = _plain_layer_key(spec, type_name, shapes, plain_keys)
+            if entry is None:
+                key = _layer_key(spec, type_name, shapes)
+                if raw is not None:
+                    entry = plain[raw] = [key, None, None]
+            else:
+                key = entry[0]
         source_id = storage.get(sources[0], sources[0])
         if key is not None:
-            again = made.get((key, source_id in kept))
+            source_kept = source_id in kept
+            again = entry[2 if source_kept else 1] if entry is not None else None
+            if again is None:
+                again = made.get((key, source_kept))
+                if again is not None and entry is not None:
+                    entry[2 if source_kept else 1] = again
             if again is not None and again.place(layer_name, source_id, rows, kept, storage, taken):
                 trainable += again.trainable
                 frozen_total += again.frozen
@@ -375,20 +400,6 @@ def _layer_key(spec: Mapping[str, object], type_name: str,
             return None
         items.append((k, type(v).__name__, v))  # the type too: 1, 1.0 and True hash alike
     return (type_name, shapes, tuple(sorted(items)))
-
-
-def _plain_layer_key(spec: Mapping[str, object], type_name: str, shapes: tuple[Shape, ...],
-                     memo: dict[tuple[object, ...], tuple[object, ...] | None]) -> tuple[object, ...] | None:
-    """Return _layer_key of a layer without wiring, remembered by its items, their types and its input shapes."""
-    try:
-        raw = (type_name, shapes, tuple(spec.items()), tuple(map(type, spec.values())))
-        hash(raw)
-    except TypeError:  # a list among the values
-        return _layer_key(spec, type_name, shapes)
-    if raw in memo:
-        return memo[raw]
-    key = memo[raw] = _layer_key(spec, type_name, shapes)
-    return key
 
 
 def _check_keys(spec: Mapping[str, object], field: str, type_name: str, rule: Rule) -> None:
