@@ -12,6 +12,7 @@ from marshmallow import ValidationError
 from workers.review.budget import SweepKind
 from workers.schemas.review import MAX_JOBS, MAX_RUNS
 from workers.schemas.reviews import apply_review_units, load_review, review_digest
+from workers.schemas.spec import JobSpecSchema
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "budget-review.json"
 SPEC = {"model": {"stats": {"neurons": 1_000_000, "parameters": 2_000_000, "multiply_adds": 10**9}},
@@ -113,3 +114,15 @@ def test_equal_reviews_share_a_digest_and_another_catalog_does_not() -> None:
     assert review_digest(a, catalog_version="1") != review_digest(a, catalog_version="2")
     html, _ = load_review(_review(_job(), format="html"))
     assert review_digest(html, catalog_version="1") == review_digest(a, catalog_version="1")
+
+
+def test_a_spec_repeated_over_jobs_loads_as_each_alone_and_is_refused_at_each_job() -> None:
+    other = {**SPEC, "training": {"batch_size": 64, "epochs": 2}}
+    raw = _review(*(_job(f"j{i}", spec=json.loads(json.dumps((SPEC, other)[i % 2]))) for i in range(6)))
+    data, _ = load_review(raw)
+    alone = [JobSpecSchema().load(json.loads(json.dumps(job["spec"]))) for job in raw["jobs"]]
+    assert [job["spec"] for job in data["jobs"]] == alone
+    assert data["jobs"][0]["spec"] is data["jobs"][2]["spec"]  # loaded once, for both jobs
+    bad = {**SPEC, "training": {"batch_size": 0}}
+    errors = _errors(_review(_job("a", spec=bad), _job("b"), _job("c", spec=dict(bad))))
+    assert sorted(errors) == ["jobs[0].spec.training.batch_size", "jobs[2].spec.training.batch_size"]

