@@ -73,7 +73,10 @@ REGION = UnstatedRule("a region the catalog in use does not list (a refresh chan
 CHECKPOINTS = UnstatedRule("a `training.checkpoint_every_hours` longer than the whole run on the slowest card in "
                            "scope (no checkpoint would be written)", r"training\.checkpoint_every_hours",
                            r"longer than the whole run")
-_SPEC = (LAYER_LIST, SEQUENCE_LENGTH, ONNX_CONTENT, STRATEGY_FIT, REGION)
+MEAN_SEQUENCE_LENGTH = UnstatedRule("a `training.mean_sequence_length` above `training.sequence_length`, or "
+                                    "without it", r"training\.mean_sequence_length",
+                                    r"exceeds sequence_length|needs sequence_length")
+_SPEC = (LAYER_LIST, SEQUENCE_LENGTH, ONNX_CONTENT, STRATEGY_FIT, REGION, MEAN_SEQUENCE_LENGTH)
 _RANKED = (*_SPEC, CHECKPOINTS)  # what the ranking refuses besides
 # The rules of each operation whose body carries them: what a 422 to a request the document calls valid is for.
 UNSTATED_RULES: dict[tuple[str, str], tuple[UnstatedRule, ...]] = {

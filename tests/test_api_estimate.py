@@ -63,3 +63,13 @@ def test_a_refused_body_is_refused_each_time_it_is_sent(embedded_client: FlaskCl
     assert [a.status_code for a in answers] == [422, 422]
     assert answers[0].get_json()["errors"] == answers[1].get_json()["errors"]
     assert "training.batch_size" in answers[0].get_json()["errors"]
+
+
+def test_a_mean_sequence_length_above_the_sequence_length_is_422_naming_it(embedded_client: FlaskClient) -> None:
+    spec = {"model": {"preset": "bert-base"},
+            "training": {"batch_size": 8, "sequence_length": 128, "mean_sequence_length": 129}}
+    answer = embedded_client.post("/v1/estimate", json=spec)
+    assert answer.status_code == 422 and answer.mimetype == "application/problem+json"
+    assert "training.mean_sequence_length" in answer.get_json()["errors"]
+    spec["training"]["mean_sequence_length"] = 96  # type: ignore[index]
+    assert embedded_client.post("/v1/estimate", json=spec).status_code == 200

@@ -202,6 +202,11 @@ class TrainingSchema(_Strict):
     batch_size = bounded_int(minimum=1, maximum=1_000_000, required=True)
     epochs = StrictFloat(minimum=1, maximum=1_000_000, load_default=1.0)
     sequence_length = bounded_int(minimum=1, maximum=4_194_304)
+    mean_sequence_length = bounded_int(
+        minimum=1, maximum=4_194_304,
+        metadata={"description": "Tokens per sample the steps compute when batches are padded to their "
+                                 "longest sample or binned; at most sequence_length. Memory is sized at "
+                                 "sequence_length, time at this length."})
     precision = fields.String(load_default="fp32", validate=validate.OneOf(("fp32", "fp16-mixed", "bf16-mixed")))
     optimizer = fields.String(load_default="adam", validate=validate.OneOf(("sgd", "momentum", "adam", "adamw")))
     learning_rate = StrictFloat(minimum=1e-12, maximum=100.0)
@@ -228,6 +233,19 @@ class TrainingSchema(_Strict):
         metadata={"description": "Hours between checkpoints. Default: every hour on demand, the Young/Daly "
                                  "interval sqrt(2 x checkpoint time x mean time between interruptions) on spot."})
 
+
+    @validates_schema
+    def _mean_within_sequence(self, data: dict[str, Any], **_: Any) -> None:
+        mean = data.get("mean_sequence_length")
+        if mean is None:
+            return
+        longest = data.get("sequence_length")
+        if longest is None:
+            raise ValidationError("mean_sequence_length needs sequence_length (the longest sample)",
+                                  "mean_sequence_length")
+        if mean > longest:
+            raise ValidationError(f"mean_sequence_length {mean} exceeds sequence_length {longest}",
+                                  "mean_sequence_length")
 
 class DataLocationSchema(_Strict):
     """Where the data set lives, so that moving it to the machine's region is priced and timed."""

@@ -105,12 +105,16 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         parallelism=build_parallelism(t.get("parallelism")),
         loss=Loss(t.get("loss", "cross_entropy")), attention=Attention(t.get("attention", "auto")),
         checkpoint_every_hours=t.get("checkpoint_every_hours"),
-        tf32_matmul=t.get("tf32_matmul"),
+        tf32_matmul=t.get("tf32_matmul"), mean_sequence_length=t.get("mean_sequence_length"),
     )
     resolved = resolve_model(model, sequence_length=training.sequence_length, batch_size=training.batch_size)
+    mean = training.mean_sequence_length
+    timed = (resolve_model(model, sequence_length=mean, batch_size=training.batch_size)
+             if mean is not None and mean != training.sequence_length else None)
     return JobSpec(
         model=with_loss(resolved, training.loss),
         training=training,
+        timed_model=with_loss(timed, training.loss) if timed is not None else None,
         dataset=Dataset(samples=d["samples"], size_bytes=d["bytes"], in_memory=d["in_memory"],
                         preprocess_ms_per_sample=d["preprocess_ms_per_sample"],
                         loader_workers=d.get("loader_workers"), preprocess_serial=d.get("preprocess_serial", False),

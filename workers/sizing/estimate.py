@@ -80,7 +80,7 @@ def _on_gpu(job: JobSpec, gpu: GpuSpec, *, gpu_count: int, reference: GpuSpec | 
             gpus_per_node: int | None = None) -> tuple[PerGpu, IterationTime]:
     """Return the PerGpu row and the iteration time behind it (the spec's named strategy, if it names one)."""
     training = job.training
-    time = estimate_iteration_ms(job.model, training, gpu, gpu_count=gpu_count, profile_gpu=reference,
+    time = estimate_iteration_ms(job.time_model, training, gpu, gpu_count=gpu_count, profile_gpu=reference,
                                  inter_node_gbit_per_s=inter_node_gbit_per_s, gpus_per_node=gpus_per_node)
     layout = named_layout(job, gpu_count=gpu_count)
     if layout is None:

@@ -83,7 +83,7 @@ class _Planner:
         if self.layout is not None:
             job, layout = self._named(training, gpu_count)
             return layout_per_sample_ms(job, layout, self.gpu, profile_gpu=self.profile_gpu)
-        time = estimate_iteration_ms(self.job.model, training, self.gpu, gpu_count=gpu_count,
+        time = estimate_iteration_ms(self.job.time_model, training, self.gpu, gpu_count=gpu_count,
                                      profile_gpu=self.profile_gpu, inter_node_gbit_per_s=self.inter_node)
         return time.total_ms / (training.batch_size * gpu_count)
 

@@ -108,7 +108,7 @@ def _dominant_kind(model: ModelStats) -> LayerKind:
 
 def predicted_iteration_ms(run: ReportedRun, gpu: GpuSpec) -> float:
     """Return the plain model's iteration time for the run (no correction applied)."""
-    return estimate_iteration_ms(run.job.model, run.job.training, gpu, gpu_count=run.gpu_count).total_ms
+    return estimate_iteration_ms(run.job.time_model, run.job.training, gpu, gpu_count=run.gpu_count).total_ms
 
 
 def check_run(run: ReportedRun, known_gpus: Mapping[str, GpuSpec]) -> float:

@@ -87,6 +87,9 @@ class Training:
     # fp32 matrix products on TF32 tensor cores (Ampere on): True or False as the job says; None: the
     # framework's own default (throughput.TF32_MATMUL_BY_FRAMEWORK). Convolutions run TF32 either way.
     tf32_matmul: bool | None = None
+    # Tokens per sample the steps compute when batches are padded to their longest sample or binned
+    # (at most sequence_length); memory stays at sequence_length, time at this length (JobSpec.timed_model).
+    mean_sequence_length: int | None = None
 
 
 @dataclass(frozen=True)
@@ -156,3 +159,11 @@ class JobSpec:
     constraints: Constraints = field(default_factory=Constraints)
     objective: Objective = Objective.COST
     limit: int = 10
+    # The model resolved at training.mean_sequence_length: what an iteration computes, for its time
+    # (None: `model`, at sequence_length). Memory is always sized from `model`.
+    timed_model: ModelStats | None = None
+
+    @property
+    def time_model(self) -> ModelStats:
+        """Return the model whose work sets the iteration's time."""
+        return self.timed_model if self.timed_model is not None else self.model

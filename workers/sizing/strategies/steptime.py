@@ -63,7 +63,7 @@ def layout_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, links: Links, bat
                 trainable_parameters: int, profile_gpu: GpuSpec | None = None) -> LayoutTime:
     """Return one iteration's time of the job under the layout on this GPU model."""
     model = job.model
-    timed_model = _timed_model(model, trainable_parameters)
+    timed_model = _timed_model(job.time_model, trainable_parameters)  # at mean_sequence_length
     training = replace(job.training, batch_size=batch_size, recompute=False, update_interval=1,
                        parallelism=_NO_STRATEGY)
     single = estimate_iteration_ms(timed_model, training, gpu, gpu_count=1, profile_gpu=profile_gpu)
