@@ -89,8 +89,9 @@ def _rows(model: ModelStats) -> _Rows:
     # Each distinct row's figures worked out once (a big model repeats a few kinds of row), gathered in C.
     figures = list(map(_ROW_FIGURES, layers))
     distinct = {f: i for i, f in enumerate(dict.fromkeys(figures))}
-    table = np.array([_row_columns(f) for f in distinct], dtype=np.int64).reshape(len(distinct), 8)
-    columns = table[np.fromiter(map(distinct.__getitem__, figures), dtype=np.intp, count=len(figures))].T
+    table = np.array([_row_columns(f) for f in distinct], dtype=np.int64).reshape(len(distinct), 8).T.copy()
+    # one contiguous row per column (8 x rows), as the walk's arithmetic reads them
+    columns = table[:, np.fromiter(map(distinct.__getitem__, figures), dtype=np.intp, count=len(figures))]
     sizes, saved, masks, fused_saved, fused_masks, parameters, shared, cast = columns
     loss_keeps_output = np.zeros(len(layers), dtype=bool)  # only rows after the held output can be loss rows
     for i in range(held + 1, len(layers)):
@@ -145,7 +146,6 @@ def step_peak_moment(model: ModelStats, training: Training, *, precision: Precis
     copies = (np.ceil(rows.parameters * copy_bytes / shards.parameters).astype(np.int64) * rows.cast if mixed
               else np.zeros_like(kept))
     alive, copied = inputs + np.cumsum(kept), np.cumsum(copies)
-    forward = np.stack([alive + outputs, weights + copied, np.full_like(kept, buckets), np.full_like(kept, state)])
     increments = np.ceil((rows.parameters + rows.shared - rows.overlap) * GRADIENT_BYTES
                          / shards.gradients).astype(np.int64)
     grads = np.minimum(grad_total, np.cumsum(increments[::-1])[::-1])
@@ -153,12 +153,20 @@ def step_peak_moment(model: ModelStats, training: Training, *, precision: Precis
     transient = outputs + before + (1 if mixed else 2) * rows.overlap * GRADIENT_BYTES
     if mixed:
         transient = transient + rows.parameters * copy_bytes * rows.cast
-    backward = np.stack([alive + output + transient, weights + copied, buckets + grads, np.full_like(kept, state)])
-    backward = backward[:, ::-1]  # walked from the last row
-    step = np.array([[output + inputs], [weights], [buckets + grad_total], [state + temporaries]], dtype=np.int64)
-    terms = np.concatenate([forward, backward, step], axis=1)
-    at = int(np.argmax(terms.sum(axis=0)))  # the first of equals, as max() over the walk's moments
+    # Each moment's total (whole bytes: the order of the sums changes nothing), forward, backward walked
+    # from the last row, then the optimizer step; only the peak's four terms are taken apart.
+    held = weights + copied
+    forward = alive + outputs + held + (buckets + state)
+    backward = (alive + output + transient + held + grads + (buckets + state))[::-1]
+    step = output + inputs + weights + buckets + grad_total + state + temporaries
+    at = int(np.argmax(np.concatenate([forward, backward, np.array([step], dtype=np.int64)])))  # first of equals
     n = len(model.layers)
-    phase = Phase.FORWARD if at < n else Phase.BACKWARD if at < 2 * n else Phase.OPTIMIZER_STEP
-    activations, parameters, gradients, optimizer_state = (int(v) for v in terms[:, at])
+    if at < n:
+        phase, terms = Phase.FORWARD, (alive[at] + outputs[at], held[at], buckets, state)
+    elif at < 2 * n:
+        i = 2 * n - 1 - at
+        phase, terms = Phase.BACKWARD, (alive[i] + output + transient[i], held[i], buckets + grads[i], state)
+    else:
+        phase, terms = Phase.OPTIMIZER_STEP, (output + inputs, weights, buckets + grad_total, state + temporaries)
+    activations, parameters, gradients, optimizer_state = (int(v) for v in terms)
     return Moment(phase, activations, parameters, gradients, optimizer_state)
