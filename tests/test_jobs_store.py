@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from tests.service_helpers import SERVICE_REDIS_URL
+from workers.tasks import redis_jobs
 from workers.tasks.jobs import (
     DONE,
     FAILED,
@@ -159,3 +160,17 @@ def test_a_finished_outcome_is_read_as_stored_without_decoding_the_record(store:
     spliced = '{"id":"x","status":"done"}'
     finish(store, "done-job", result_json=spliced, ttl_s=60)  # a document spliced already
     assert stored_outcome(store.get_stored("done-job")) == spliced  # type: ignore[arg-type]
+
+
+def test_a_large_outcome_is_written_in_one_transaction_and_wakes_its_waiters(
+        store: JobStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(redis_jobs, "LARGE_OUTCOME_CHARS", 100)  # this result is "large"
+    result = {"jobs": [{"name": f"job {i}", "rows": list(range(20))} for i in range(20)]}
+    store.claim(new_record("large", ttl_s=60), ttl_s=60)
+    mark_running(store, "large")
+    finish(store, "large", result=result, ttl_s=60)
+    stored = store.get_stored("large")
+    assert stored is not None and stored[0] == DONE and stored_outcome(stored) == dumps(result)
+    record = json.loads(stored[1])
+    assert record["result"] == result and record["status"] == DONE and "started_at" in record
+    assert store.wait_stored("large", timeout_s=5) == stored  # the done token is there: no wait
