@@ -161,6 +161,7 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
     # where an earlier mode of the same layout fits micro-batch b, a later one fits b too, and at b or
     # below it is slower; only a larger micro-batch can make it pay, so only those are sized.
     fitted: dict[tuple[object, ...], int] = {}
+    full_fits: dict[Layout, bool] = {}
     for complexity, layout in enumerate(candidate_layouts(job, gpus_per_node=gpus_per_node, nodes=nodes)):
         if layout.adapter is not None and not asked_adapter and best is not None:
             break  # adapters change the method: only where no full training fits
@@ -171,6 +172,9 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
         if group in settled:
             continue
         modes_of = (*group, layout.offload)
+        if layout.checkpointing in _BETWEEN and job.training.parallelism.checkpointing is Checkpointing.AUTO \
+                and not _full_fits(job, layout, gpu, known=full_fits):
+            continue  # full checkpointing keeps least: where it does not fit micro-batch 1, no mode between does
         for batch, interval in _micro_batches(job.training.batch_size, job.training.update_interval):
             if batch <= fitted.get(modes_of, 0):
                 found += 1  # it fits here, as the earlier mode did, and is no faster
@@ -192,6 +196,17 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
                 settled.add(group)
             break  # the largest micro-batch that fits is the fastest of this layout
     return None if best is None else replace(best, considered=found)
+
+
+_BETWEEN = frozenset({Checkpointing.SELECTIVE, Checkpointing.SELECTIVE_OPS})
+
+
+def _full_fits(job: JobSpec, layout: Layout, gpu: GpuSpec, *, known: dict[Layout, bool]) -> bool:
+    """Return whether the layout with full checkpointing fits micro-batch 1 (remembered per layout)."""
+    full = replace(layout, checkpointing=Checkpointing.FULL)
+    if full not in known:
+        known[full] = fits(searched_memory(job, full, gpu=gpu, batch_size=1).total_bytes, gpu)
+    return known[full]
 
 
 def _frugal_layout(job: JobSpec, *, gpus_per_node: int, nodes: int) -> Layout | None:
