@@ -96,3 +96,23 @@ def test_a_plain_job_on_several_gpus_gets_the_strategy_steps_on_those_gpus() -> 
     sharding = [m for m in plan if m.kind == "sharding" and m.parallelism is not None]
     assert sharding and all(m.gpu_count is not None and m.gpu_count >= 4 for m in sharding)
     assert any(m.kind == "offload" for m in plan)
+
+
+def test_a_plan_rows_strategy_loads_as_the_specs_parallelism_and_fits_as_the_row_says() -> None:
+    from workers.schemas.results import MitigationSchema
+
+    spec = _llama7b({"data_parallel": "zero2", "checkpointing": "none"})
+    plan = _plan_on(spec, "a100-40gb", 4)
+    rows = MitigationSchema(many=True).dump(plan)
+    assert all(row["parallelism"] is None for row in rows if row["kind"] in ("smaller-batch", "change-network"))
+    usable = usable_memory_bytes(next(g for g in load_catalog().gpus if g.slug == "a100-40gb"))
+    checked = 0
+    for row in rows:
+        if row["parallelism"] is None:
+            continue
+        again = {**spec, "training": {**spec["training"], "parallelism": row["parallelism"]}}  # type: ignore[dict-item]
+        _, job = load_job(again)
+        per_gpu = estimate_on_gpus(job, load_catalog().gpus, slugs=["a100-40gb"], gpu_count=row["gpu_count"]).per_gpu[0]
+        assert per_gpu.fits == (row["gpu_memory_bytes"] <= usable), row["kind"]
+        checked += 1
+    assert checked >= 3

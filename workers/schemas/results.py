@@ -71,6 +71,40 @@ class WarningSchema(Schema):
     message = fields.String()
 
 
+class PlanOffloadSchema(Schema):
+    """What a plan step's strategy moves to host memory."""
+
+    optimizer = fields.Boolean()
+    parameters = fields.Boolean()
+
+
+class PlanAdapterSchema(Schema):
+    """A plan step's LoRA or QLoRA adapters."""
+
+    kind = fields.String()
+    rank = fields.Integer()
+    targets = fields.List(fields.String())
+    double_quantization = fields.Boolean()
+
+
+class PlanParallelismSchema(Schema):
+    """A plan step's whole strategy, in the shape of the spec's `training.parallelism` (it loads there as is)."""
+
+    data_parallel = fields.String()
+    tensor_parallel = fields.Integer()
+    pipeline_stages = fields.Integer()
+    offload = fields.Nested(PlanOffloadSchema)
+    adapter = fields.Nested(PlanAdapterSchema)  # absent: every weight trains
+    checkpointing = fields.String()
+    allow_adapters = fields.Boolean()
+
+    @post_dump
+    def _drop_no_adapter(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        if data.get("adapter") is None:
+            data.pop("adapter", None)
+        return data
+
+
 class MitigationSchema(Schema):
     """One step of the out-of-memory plan."""
 
@@ -85,6 +119,7 @@ class MitigationSchema(Schema):
     layers = fields.List(fields.String())
     gpu = fields.String(allow_none=True)
     opens = fields.List(fields.String())
+    parallelism = fields.Nested(PlanParallelismSchema, allow_none=True)  # null: the step names no strategy
 
 
 def _calibrated_by(row: Any) -> dict[str, Any]:
