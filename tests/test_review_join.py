@@ -17,7 +17,15 @@ from workers.review.review import combine_review, merge_use, review_jobs, run_re
 from workers.schemas.review_result import ReviewResultSchema
 from workers.sizing.errors import SpecError
 from workers.tasks.records import dumps
-from workers.tasks.review import _CONVERTER, _read_chunk, chunk_payload, job_documents, spliced_document
+from workers.tasks.review import (
+    _CONVERTER,
+    ALIKE_CHUNK_FACTOR,
+    _read_chunk,
+    chunk_bounds,
+    chunk_payload,
+    job_documents,
+    spliced_document,
+)
 
 CHEAP = option("g4dn.xlarge", hours=10.0, price=0.5, gpu="t4")
 FAST = option("p4d.1", hours=2.0, price=8.0, gpu="a100-40gb")
@@ -82,3 +90,12 @@ def test_chunks_kept_now_and_in_the_former_format_join_to_the_one_pass_document(
     # GPU hours summed per chunk, then over chunks: equal to the one pass up to the order of the additions
     hours = {row["gpu"]: row["review_hours"] for row in joined["buy_vs_rent"]}
     assert all(math.isclose(hours[row["gpu"]], row["review_hours"]) for row in one_pass["buy_vs_rent"])
+
+
+def test_a_chunk_takes_the_rest_of_its_run_of_alike_jobs_up_to_a_bound() -> None:
+    assert chunk_bounds(8, chunk_jobs=2) == [(0, 2), (2, 4), (4, 6), (6, 8)]
+    assert chunk_bounds(8, chunk_jobs=2, alike=list("aaaaabbc")) == [(0, 5), (5, 7), (7, 8)]
+    longest = 2 * ALIKE_CHUNK_FACTOR
+    bounds = chunk_bounds(100, chunk_jobs=2, alike=["a"] * 100)
+    assert bounds[0] == (0, longest) and bounds[-1][1] == 100 and all(b - a <= longest for a, b in bounds)
+    assert [a for a, _ in bounds[1:]] == [b for _, b in bounds[:-1]]  # every job in exactly one chunk

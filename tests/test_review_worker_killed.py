@@ -25,10 +25,13 @@ class WorkerKilled(BaseException):
 
 
 def _request(jobs: int) -> dict[str, Any]:
-    other = {**SPEC, "training": {**SPEC["training"], "batch_size": SPEC["training"]["batch_size"] * 2}}
+    # four specs, at most two jobs each: alike jobs share a chunk (workers/tasks/review.py chunk_bounds),
+    # so chunks of two hold two jobs each
     return {"name": "killed", "budget_usd": 500, "providers": ["aws", "gcp"],
             "jobs": [{"name": f"job {i}", "team": ("a", "b")[i % 2], "runs": 1 + i % 3,
-                      "spec": other if i % 3 == 1 else SPEC} for i in range(jobs)]}
+                      "spec": {**SPEC, "training": {**SPEC["training"],
+                                                    "batch_size": SPEC["training"]["batch_size"] * (1 + i % 4)}}}
+                     for i in range(jobs)]}
 
 
 def test_a_worker_killed_mid_review_loses_no_chunk_and_counts_none_twice(
