@@ -123,6 +123,8 @@ def test_a_spec_repeated_over_jobs_loads_as_each_alone_and_is_refused_at_each_jo
     alone = [JobSpecSchema().load(json.loads(json.dumps(job["spec"]))) for job in raw["jobs"]]
     assert [job["spec"] for job in data["jobs"]] == alone
     assert data["jobs"][0]["spec"] is data["jobs"][2]["spec"]  # loaded once, for both jobs
+    copied = json.loads(json.dumps(data))  # no object shared: the digest normalises each spec alone
+    assert review_digest(data, catalog_version="v") == review_digest(copied, catalog_version="v")
     bad = {**SPEC, "training": {"batch_size": 0}}
     errors = _errors(_review(_job("a", spec=bad), _job("b"), _job("c", spec=dict(bad))))
     assert sorted(errors) == ["jobs[0].spec.training.batch_size", "jobs[2].spec.training.batch_size"]

@@ -142,8 +142,12 @@ def load_job(raw: object, *, schema: Schema | None = None) -> tuple[dict[str, An
 
 
 def canonical_json(data: Mapping[str, Any]) -> str:
-    """Serialise a loaded spec so that equal specs give equal strings (for job de-duplication)."""
-    return json.dumps(_normalise(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+    """Serialise a loaded spec so that equal specs give equal strings (for job de-duplication).
+
+    A mapping or list met again (the same object: a review's jobs share their loaded specs) is
+    normalised once.
+    """
+    return json.dumps(_normalise(data, {}), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False)
 
 
@@ -153,13 +157,15 @@ def spec_digest(data: Mapping[str, Any], *, catalog_version: str) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def _normalise(value: Any) -> Any:
+def _normalise(value: Any, seen: dict[int, Any]) -> Any:
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return int(value)  # 7 and 7.0 name the same job
     if isinstance(value, float):
         return float(f"{value:.12g}")
-    if isinstance(value, Mapping):
-        return {k: _normalise(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_normalise(v) for v in value]
+    if isinstance(value, Mapping | list | tuple):
+        found = seen.get(id(value))
+        if found is None:  # the object stays alive through the call: its id is not reused
+            found = seen[id(value)] = ({k: _normalise(v, seen) for k, v in value.items()}
+                                       if isinstance(value, Mapping) else [_normalise(v, seen) for v in value])
+        return found
     return value
