@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from rich.console import Console
 
@@ -94,6 +96,21 @@ def test_people_read_prefixed_units_and_no_zero_dollar_costs() -> None:
     assert fmt_quantity(2.15e12, "FLOP") == "2.15 TFLOP" and fmt_quantity(950, "FLOP") == "950 FLOP"
     assert fmt_usd(0.0) == "$0.00" and fmt_usd(0.0012) == "<$0.01" and fmt_usd(0.006) == "$0.01"
     assert fmt_usd(1234.5) == "$1,234"
+
+
+def test_slow_jobs_read_their_samples_per_second_never_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    from service.cli import main
+    from workers.render import fmt_rate
+
+    # QLoRA on Llama-7B runs 0.37 samples/s on an RTX 3080: the table printed "0"
+    assert fmt_rate(0.3721) == "0.372" and fmt_rate(0.868) == "0.868" and fmt_rate(12.54) == "12.5"
+    assert fmt_rate(99.94) == "99.9" and fmt_rate(1234.4) == "1,234" and fmt_rate(0.0) == "0"
+    code = main(["estimate", "llama-7b", "--batch", "1", "--seq", "2048", "--samples", "1000", "--gpu", "t4",
+                 "--json"])
+    rate = json.loads(capsys.readouterr().out)["per_gpu"][0]["throughput_samples_per_s"]
+    assert code == 0 and 0 < rate < 1
+    assert main(["estimate", "llama-7b", "--batch", "1", "--seq", "2048", "--samples", "1000", "--gpu", "t4"]) == 0
+    assert f" {fmt_rate(rate)} " in capsys.readouterr().out
 
 
 def test_estimate_shows_no_training_time_of_zero_when_the_data_set_size_is_unknown(

@@ -46,6 +46,16 @@ def fmt_hours(hours: float) -> str:
     return f"{hours / 24:.1f} d"
 
 
+def fmt_rate(rate: float) -> str:
+    """Format a rate (samples/s) with three significant figures below 100: 0.868, 12.5, 1,234; never "0"."""
+    if not math.isfinite(rate):
+        return "n/a"
+    if rate >= 100 or rate <= 0:
+        return f"{rate:,.0f}"
+    digits = max(0, 2 - math.floor(math.log10(rate)))
+    return f"{rate:.{digits}f}"
+
+
 def fmt_usd(amount: float) -> str:
     """Format money in US dollars; a positive amount under half a cent is "<$0.01", not "$0.00"."""
     if not math.isfinite(amount):

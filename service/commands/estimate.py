@@ -18,7 +18,7 @@ from service.commands.job_flags import add_job_flags, load_job_from_args
 from service.commands.runs import open_runs_store
 from service.commands.stores import open_store
 from service.commands.tables import Column, fitted_table, left_out_note
-from workers.render import bar, fmt_bytes, fmt_hours, fmt_quantity
+from workers.render import bar, fmt_bytes, fmt_hours, fmt_quantity, fmt_rate
 from workers.schemas import EstimateAnswer, EstimateAnswerSchema, EstimateRequestSchema
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpus
@@ -93,7 +93,7 @@ PER_GPU_COLUMNS: tuple[Column, ...] = (
 def per_gpu_rows(req: Requirements) -> list[list[str]]:
     """Return the per-GPU rows as text, one per (GPU, count)."""
     return [[row.gpu, str(row.gpu_count), "yes" if row.fits else "no", fmt_bytes(row.gpu_memory_bytes),
-             f"{row.iteration_ms:,.1f} ms", f"{row.throughput_samples_per_s:,.0f}",
+             f"{row.iteration_ms:,.1f} ms", fmt_rate(row.throughput_samples_per_s),
              fmt_hours(row.training_hours) if row.training_hours > 0 else "-",
              row.bottleneck + (" (calibrated)" if row.calibrated else "")] for row in req.per_gpu]
 

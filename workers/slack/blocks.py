@@ -22,7 +22,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from workers.render import fmt_bytes, fmt_hours, fmt_usd
+from workers.render import fmt_bytes, fmt_hours, fmt_rate, fmt_usd
 from workers.slack import grammar
 
 # Slack's documented limits (docs.slack.dev/reference/block-kit/blocks): 50 blocks a message,
@@ -192,7 +192,7 @@ def _fit_block(entry: Mapping[str, Any]) -> SectionBlock:
             f"{fmt_bytes(entry.get('gpu_memory_bytes', 0))} per GPU")
     hours = entry.get("training_hours") or 0.0
     fields = [f"*Per iteration*\n{entry.get('iteration_ms', 0.0):,.1f} ms",
-              f"*Throughput*\n{entry.get('throughput_samples_per_s', 0.0):,.0f} samples/s",
+              f"*Throughput*\n{fmt_rate(entry.get('throughput_samples_per_s', 0.0))} samples/s",
               f"*Training time*\n{fmt_hours(hours) if hours > 0 else 'add samples= to know'}"]
     if entry.get("bottleneck"):
         fields.append(f"*Bound by*\n{entry['bottleneck']}")
