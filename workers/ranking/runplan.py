@@ -33,6 +33,7 @@ from workers.ranking.spot import (
     young_daly_interval_hours,
 )
 from workers.sizing.spec import JobSpec
+from workers.sizing.strategies.adapters import lora_parameters, transformer_shape
 
 if TYPE_CHECKING:
     from workers.ranking.catalog_index import Machine
@@ -73,6 +74,23 @@ class MachineParts:
         object.__setattr__(self, "mtbi_hours", self.rate.mtbi_hours if self.rate is not None else 0.0)
 
 
+def checkpoint_parameters(job: JobSpec) -> int:
+    """Return the parameters one checkpoint saves, with their optimizer state.
+
+    Every weight for a full training run; for a job that names LoRA or QLoRA adapters, the adapters
+    alone: the frozen base is already on disk and is not trained, and the adapter libraries save only
+    the adapters (Hugging Face PEFT's `save_pretrained` writes the adapter weights; LitGPT's
+    finetune/lora.py saves `lora_filter`ed state). A 70B QLoRA run wrote 828 GB a checkpoint before.
+    """
+    adapter = job.training.parallelism.adapter
+    if adapter is None:
+        return job.model.parameters
+    shape = transformer_shape(job.model)
+    if shape is None:
+        return job.model.parameters
+    return lora_parameters(shape, rank=adapter.rank, targets=adapter.targets)
+
+
 def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
                   local_disk_holds_data: bool, rate: InterruptionRate | None = None,
                   staging_cap_mb_per_s: float = 0.0) -> MachineParts:
@@ -83,7 +101,7 @@ def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pri
     boot = start_up(provider, family, dataset_bytes=job.dataset.size_bytes, network_gbit_per_s=network_gbit_per_s,
                     local_disk_holds_data=local_disk_holds_data, cap_mb_per_s=staging_cap_mb_per_s)
     write_rate = storage_write_mb_per_s(provider, local_disk_holds_data=local_disk_holds_data)
-    write_s = checkpoint_bytes(parameters=job.model.parameters, optimizer=job.training.optimizer.value) \
+    write_s = checkpoint_bytes(parameters=checkpoint_parameters(job), optimizer=job.training.optimizer.value) \
         / (write_rate * 1e6)
     rate = rate if pricing is Pricing.SPOT else None
     every = job.training.checkpoint_every_hours
