@@ -39,3 +39,35 @@ def test_qlora_on_a_70b_model_is_one_48_gb_card_not_eight_machines_writing_the_b
     top = rec.options[0]
     assert top.nodes == 1 and top.gpu_count == 1 and top.gpu_memory_bytes >= 48 * 2**30
     assert top.checkpoints is not None and top.checkpoints.write_s < 10
+
+
+def test_sharded_states_over_several_machines_are_written_by_each_of_them() -> None:
+    from workers.ranking.strategy_ranking import checkpoint_writers
+    from workers.sizing.strategies.parallelism import Layout
+    from workers.sizing.strategies.types import DataParallel
+
+    assert checkpoint_writers(Layout(DataParallel.PLAIN, gpu_count=32, gpus_per_node=8), nodes=4) == 1
+    assert checkpoint_writers(Layout(DataParallel.ZERO3, gpu_count=32, gpus_per_node=8), nodes=4) == 4
+    assert checkpoint_writers(Layout(DataParallel.ZERO3, gpu_count=8, gpus_per_node=8), nodes=1) == 1
+    # hybrid sharding shards within a machine and keeps a copy on each: one machine's copy is saved
+    assert checkpoint_writers(Layout(DataParallel.HYBRID_SHARD, gpu_count=32, gpus_per_node=8), nodes=4) == 1
+    assert checkpoint_writers(Layout(DataParallel.PLAIN, gpu_count=16, gpus_per_node=8, tensor_parallel=8,
+                                     pipeline_stages=2), nodes=2) == 2
+
+
+def test_a_70b_full_fine_tune_over_machines_writes_its_checkpoint_shards_in_parallel() -> None:
+    spec = {"model": {"preset": "llama2-70b"},
+            "training": {"batch_size": 1, "sequence_length": 4096, "precision": "bf16-mixed", "optimizer": "adamw"},
+            "dataset": {"samples": 200_000},
+            "constraints": {"providers": ["aws", "gcp"], "pricing": ["on_demand"], "max_gpus": 64}, "limit": 60}
+    job = _job(spec)
+    rec = recommend(job, load_catalog())
+    assert rec.options[0].nodes > 1
+    # ZeRO-3 over n machines: each writes its shard, so one checkpoint takes 1/n of one writer's time
+    # (it took one writer's 828 GB / write rate on 4, 8 or 64 machines alike)
+    single_writer = {round(o.checkpoints.write_s * o.nodes, 3) for o in rec.options
+                     if o.checkpoints is not None and o.parallelism is not None
+                     and o.parallelism.data_parallel == "zero3" and o.parallelism.tensor_parallel == 1
+                     and o.parallelism.pipeline_stages == 1 and o.provider == rec.options[0].provider}
+    assert len({o.nodes for o in rec.options if o.provider == rec.options[0].provider}) > 1
+    assert len(single_writer) == 1

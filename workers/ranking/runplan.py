@@ -93,16 +93,20 @@ def checkpoint_parameters(job: JobSpec) -> int:
 
 def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
                   local_disk_holds_data: bool, rate: InterruptionRate | None = None,
-                  staging_cap_mb_per_s: float = 0.0) -> MachineParts:
+                  staging_cap_mb_per_s: float = 0.0, saved_parameters: int | None = None,
+                  writers: int = 1) -> MachineParts:
     """Return the start-up, checkpoint write time, interval and spot rate of a run of the job on one machine.
 
     `rate` is the machine's spot interruption figure (catalog_index.Machine.rate); unused off spot.
+    `saved_parameters` overrides what a checkpoint saves (a layout's adapters, `checkpoint_parameters`
+    otherwise); `writers` machines write their shards of it at once (a sharded layout over several).
     """
     boot = start_up(provider, family, dataset_bytes=job.dataset.size_bytes, network_gbit_per_s=network_gbit_per_s,
                     local_disk_holds_data=local_disk_holds_data, cap_mb_per_s=staging_cap_mb_per_s)
     write_rate = storage_write_mb_per_s(provider, local_disk_holds_data=local_disk_holds_data)
-    write_s = checkpoint_bytes(parameters=checkpoint_parameters(job), optimizer=job.training.optimizer.value) \
-        / (write_rate * 1e6)
+    saved = checkpoint_parameters(job) if saved_parameters is None else saved_parameters
+    write_s = checkpoint_bytes(parameters=saved, optimizer=job.training.optimizer.value) \
+        / (write_rate * max(1, writers) * 1e6)
     rate = rate if pricing is Pricing.SPOT else None
     every = job.training.checkpoint_every_hours
     if every is None:
@@ -188,31 +192,35 @@ class RunPlanner:
     def __init__(self, job: JobSpec) -> None:
         self.job = job
         self.percentile = job.constraints.spot_percentile
-        self._parts: dict[tuple[Provider, str, Pricing, float, bool, InterruptionRate | None, float],
-                          MachineParts] = {}
-        self._groups: dict[tuple[int, bool, float], MachineParts] = {}
+        self._parts: dict[tuple[Provider, str, Pricing, float, bool, InterruptionRate | None, float, int | None,
+                                int], MachineParts] = {}
+        self._groups: dict[tuple[int, bool, float, int | None, int], MachineParts] = {}
 
-    def parts_for(self, m: Machine, *, local_disk_holds_data: bool) -> MachineParts:
+    def parts_for(self, m: Machine, *, local_disk_holds_data: bool, saved_parameters: int | None = None,
+                  writers: int = 1) -> MachineParts:
         """Return a machine's parts (parts() of its fields), looked up by its plan group: the ranking's hot path."""
         moved = m.transfer
         cap = moved.cap_mb_per_s if moved else 0.0
-        key = (m.plan_group, local_disk_holds_data, cap)
+        key = (m.plan_group, local_disk_holds_data, cap, saved_parameters, writers)
         found = self._groups.get(key)
         if found is None:
             found = self._groups[key] = self.parts(
                 provider=m.provider, family=m.family, pricing=m.pricing, network_gbit_per_s=m.network_gbit_per_s,
-                local_disk_holds_data=local_disk_holds_data, rate=m.rate, staging_cap_mb_per_s=cap)
+                local_disk_holds_data=local_disk_holds_data, rate=m.rate, staging_cap_mb_per_s=cap,
+                saved_parameters=saved_parameters, writers=writers)
         return found
 
     def parts(self, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
               local_disk_holds_data: bool, rate: InterruptionRate | None = None,
-              staging_cap_mb_per_s: float = 0.0) -> MachineParts:
+              staging_cap_mb_per_s: float = 0.0, saved_parameters: int | None = None,
+              writers: int = 1) -> MachineParts:
         """Return the machine's parts, computed once per ranking."""
-        key = (provider, family, pricing, network_gbit_per_s, local_disk_holds_data, rate, staging_cap_mb_per_s)
+        key = (provider, family, pricing, network_gbit_per_s, local_disk_holds_data, rate, staging_cap_mb_per_s,
+               saved_parameters, writers)
         found = self._parts.get(key)
         if found is None:
             found = self._parts[key] = machine_parts(
                 self.job, provider=provider, family=family, pricing=pricing,
                 network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data, rate=rate,
-                staging_cap_mb_per_s=staging_cap_mb_per_s)
+                staging_cap_mb_per_s=staging_cap_mb_per_s, saved_parameters=saved_parameters, writers=writers)
         return found

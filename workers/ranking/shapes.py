@@ -163,17 +163,20 @@ def _judge_all(shapes: list[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *
 
 
 def plan_shape_run(shape: Shape, *, training_hours: float, job: JobSpec, planner: RunPlanner,
-                   local_disk_holds_data: bool, machines: int = 1) -> str | None:
+                   local_disk_holds_data: bool, machines: int = 1, saved_parameters: int | None = None,
+                   writers: int = 1) -> str | None:
     """Fill in a shape's whole run (start-up, staging, checkpoints, billing, spot restarts) on its machines.
 
     The one place a shape's wall time, billed hours and deadline check come from, for the plain
     ranking and the strategy ranking alike; `machines` instances of the shape each bill the run.
-    Return the rejection kind, or None when the run is fine.
+    `saved_parameters` and `writers`: what a checkpoint saves and how many machines write it at once
+    (RunPlanner.parts_for). Return the rejection kind, or None when the run is fine.
     """
     m = shape.m
     on_own_disk = local_disk_holds_data or m.provider is Provider.ONPREM
     moved = m.transfer
-    parts = shape.parts = planner.parts_for(m, local_disk_holds_data=on_own_disk)
+    parts = shape.parts = planner.parts_for(m, local_disk_holds_data=on_own_disk, saved_parameters=saved_parameters,
+                                            writers=writers)
     shape.training_hours = training_hours
     shape.spot_percentile = planner.percentile
     deadline = job.constraints.deadline_hours

@@ -33,7 +33,9 @@ from workers.sizing.multigpu import MAX_GPUS_PER_NODE
 from workers.sizing.requirements import Bottleneck, CodedWarning, PerGpu, Requirements
 from workers.sizing.schedule import training_hours
 from workers.sizing.spec import JobSpec, Objective
+from workers.sizing.strategies.adapters import lora_parameters, transformer_shape
 from workers.sizing.strategies.named import names_strategy
+from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.search import LayoutChoice, best_layout
 from workers.sizing.strategies.types import DataParallel, Parallelism
 
@@ -135,6 +137,26 @@ class _Search:
         return self.found[key]
 
 
+def _saved_parameters(job: JobSpec, layout: Layout) -> int | None:
+    """Return what a checkpoint of the layout saves: its adapters where it trains some, else None (the job's)."""
+    if layout.adapter is None:
+        return None
+    shape = transformer_shape(job.model)
+    return None if shape is None else lora_parameters(shape, rank=layout.adapter.rank,
+                                                      targets=layout.adapter.targets)
+
+
+def checkpoint_writers(layout: Layout, *, nodes: int) -> int:
+    """Return the machines that write a checkpoint's shards at once.
+
+    Sharded states (ZeRO, FSDP) and pipeline stages are saved by the ranks that hold them (torch
+    distributed checkpoint, DeepSpeed's per-rank files), so a state spread over k machines is written k
+    ways; replicas (plain data parallel, hybrid sharding's copies per machine) write one copy.
+    """
+    spread = layout.shard_degree * layout.tensor_parallel * layout.pipeline_stages
+    return max(1, min(nodes, -(-spread // max(1, layout.gpus_per_node))))
+
+
 def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, requirements: Requirements,
            index: CatalogIndex, planner: RunPlanner) -> Shape:
     """Return a shape for n machines running the choice: time, cost multiplier, storage, deadline."""
@@ -152,6 +174,8 @@ def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, r
     if requirements.iterations_total > 0:
         # The same run as a plain option's: start-up, staging, checkpoints, billing, spot restarts.
         s.reject = plan_shape_run(s, training_hours=hours, job=job, planner=planner, machines=nodes,
+                                  saved_parameters=_saved_parameters(job, c.layout),
+                                  writers=checkpoint_writers(c.layout, nodes=nodes),
                                   local_disk_holds_data=m.storage_bytes >= requirements.storage_min_bytes)
     else:
         per_sample_s = 1.0 / s.per_gpu.throughput_samples_per_s
