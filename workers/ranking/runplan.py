@@ -34,6 +34,7 @@ from workers.ranking.spot import (
 )
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.adapters import lora_parameters, transformer_shape
+from workers.sizing.strategies.types import Adapter
 
 if TYPE_CHECKING:
     from workers.ranking.catalog_index import Machine
@@ -74,15 +75,16 @@ class MachineParts:
         object.__setattr__(self, "mtbi_hours", self.rate.mtbi_hours if self.rate is not None else 0.0)
 
 
-def checkpoint_parameters(job: JobSpec) -> int:
+def checkpoint_parameters(job: JobSpec, adapter: Adapter | None = None) -> int:
     """Return the parameters one checkpoint saves, with their optimizer state.
 
     Every weight for a full training run; for a job that names LoRA or QLoRA adapters, the adapters
     alone: the frozen base is already on disk and is not trained, and the adapter libraries save only
     the adapters (Hugging Face PEFT's `save_pretrained` writes the adapter weights; LitGPT's
     finetune/lora.py saves `lora_filter`ed state). A 70B QLoRA run wrote 828 GB a checkpoint before.
+    `adapter`: a layout's own (the strategy search's choice); the job's named one otherwise.
     """
-    adapter = job.training.parallelism.adapter
+    adapter = adapter or job.training.parallelism.adapter
     if adapter is None:
         return job.model.parameters
     shape = transformer_shape(job.model)

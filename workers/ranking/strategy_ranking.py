@@ -26,14 +26,13 @@ from workers.ranking.front import Row, pareto_test
 from workers.ranking.ranking import run_fields, top_rows
 from workers.ranking.reasons import commitment_warnings, gib_text, hours_text, transfer_text, usd_text
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected, ScalingPoint, StrategyChoice
-from workers.ranking.runplan import RunPlanner
+from workers.ranking.runplan import RunPlanner, checkpoint_parameters
 from workers.ranking.scope import Scope, resolve_scope
 from workers.ranking.shapes import Shape, by_transfer, host_memory_need_bytes, owned_machines, plan_shape_run
 from workers.sizing.multigpu import MAX_GPUS_PER_NODE
 from workers.sizing.requirements import Bottleneck, CodedWarning, PerGpu, Requirements
 from workers.sizing.schedule import training_hours
 from workers.sizing.spec import JobSpec, Objective
-from workers.sizing.strategies.adapters import lora_parameters, transformer_shape
 from workers.sizing.strategies.named import names_strategy
 from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.search import LayoutChoice, best_layout
@@ -137,15 +136,6 @@ class _Search:
         return self.found[key]
 
 
-def _saved_parameters(job: JobSpec, layout: Layout) -> int | None:
-    """Return what a checkpoint of the layout saves: its adapters where it trains some, else None (the job's)."""
-    if layout.adapter is None:
-        return None
-    shape = transformer_shape(job.model)
-    return None if shape is None else lora_parameters(shape, rank=layout.adapter.rank,
-                                                      targets=layout.adapter.targets)
-
-
 def checkpoint_writers(layout: Layout, *, nodes: int) -> int:
     """Return the machines that write a checkpoint's shards at once.
 
@@ -174,7 +164,7 @@ def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, r
     if requirements.iterations_total > 0:
         # The same run as a plain option's: start-up, staging, checkpoints, billing, spot restarts.
         s.reject = plan_shape_run(s, training_hours=hours, job=job, planner=planner, machines=nodes,
-                                  saved_parameters=_saved_parameters(job, c.layout),
+                                  saved_parameters=checkpoint_parameters(job, c.layout.adapter),
                                   writers=checkpoint_writers(c.layout, nodes=nodes),
                                   local_disk_holds_data=m.storage_bytes >= requirements.storage_min_bytes)
     else:
