@@ -118,6 +118,11 @@ def _judge_all(shapes: list[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *
     storage_min, storage_max = requirements.storage_min_bytes, requirements.storage_max_bytes
     workers_of: dict[tuple[int, int], int] = {}
     onprem = Provider.ONPREM
+    # With the data set's size known, each shape's run is planned with the others' (run_arrays.plan_runs,
+    # the same figures as plan_shape_run's) once the cheap checks have passed.
+    planned: list[Shape] = []
+    planned_hours: list[float] = []
+    planned_local: list[bool] = []
     for shape in shapes:
         m = shape.m
         pg = shape.per_gpu = per_gpu.get((m.gpu, m.gpu_count))
@@ -142,23 +147,34 @@ def _judge_all(shapes: list[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *
         stretch = ms / base_ms if base_ms > 0 else 1.0
         shape.iteration_ms = ms
         local_disk_holds_data = m.storage_bytes >= storage_min
-        if hours_known:
-            reject = plan_shape_run(shape, training_hours=pg.training_hours * stretch, job=job, planner=planner,
-                                    local_disk_holds_data=local_disk_holds_data)
-            if reject:
-                shape.reject = reject
-                continue
-        else:
-            throughput = pg.throughput_samples_per_s
-            seconds_per_sample = stretch / throughput if throughput > 0 else math.inf
-            shape.time_metric = seconds_per_sample
-            shape.cost_mult = seconds_per_sample / 3600.0
-            if m.pricing in TERM_HOURS:
-                shape.cost_mult = float(TERM_HOURS[m.pricing])
+        if hours_known:  # planned together below
+            planned.append(shape)
+            planned_hours.append(pg.training_hours * stretch)
+            planned_local.append(local_disk_holds_data)
+            continue
+        throughput = pg.throughput_samples_per_s
+        seconds_per_sample = stretch / throughput if throughput > 0 else math.inf
+        shape.time_metric = seconds_per_sample
+        shape.cost_mult = seconds_per_sample / 3600.0
+        if m.pricing in TERM_HOURS:
+            shape.cost_mult = float(TERM_HOURS[m.pricing])
         if m.provider is not onprem and not local_disk_holds_data:
             shape.block_bytes = storage_max
-            if hours_known:
-                shape.block_factor = shape.block_bytes / BYTES_PER_BILLED_GB * shape.hours / HOURS_PER_MONTH
+            shape.block_prices, shape.block_fallback = block_table.get(m.provider, ({}, None))
+    if not planned:
+        return
+    from workers.ranking.run_arrays import plan_runs  # it imports this module
+
+    rejects = plan_runs(planned, training_hours=planned_hours, local_disk_holds_data=planned_local, job=job,
+                        planner=planner)
+    for shape, reject, local_disk_holds_data in zip(planned, rejects, planned_local, strict=True):
+        if reject:
+            shape.reject = reject
+            continue
+        m = shape.m
+        if m.provider is not onprem and not local_disk_holds_data:
+            shape.block_bytes = storage_max
+            shape.block_factor = storage_max / BYTES_PER_BILLED_GB * shape.hours / HOURS_PER_MONTH
             shape.block_prices, shape.block_fallback = block_table.get(m.provider, ({}, None))
 
 
