@@ -55,6 +55,12 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--precision", choices=("fp32", "fp16-mixed", "bf16-mixed"))
     g.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw"))
     g.add_argument("--framework", choices=("pytorch", "tensorflow", "jax", "cntk"))
+    start = g.add_mutually_exclusive_group()
+    start.add_argument("--from-scratch", dest="from_pretrained", action="store_const", const=False,
+                       help="pre-training: the model starts from random weights, so adapters are no option "
+                            "(training.from_pretrained: false)")
+    start.add_argument("--pretrained", dest="from_pretrained", action="store_const", const=True,
+                       help="fine-tuning a pretrained model (training.from_pretrained: true)")
     g.add_argument("--checkpoint-every", type=float, metavar="HOURS", help="hours between checkpoints")
     g.add_argument("--samples", metavar="N", help="training samples, e.g. 1.28M (dataset.samples)")
     g.add_argument("--data-size", metavar="BYTES", help="data set size, e.g. 150GB (dataset.bytes)")
@@ -119,6 +125,8 @@ def merged_spec(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
             sections[field] = value
         else:
             sections.setdefault(section, {})[field] = value
+    if getattr(args, "from_pretrained", None) is not None:
+        sections.setdefault("training", {})["from_pretrained"] = args.from_pretrained
     if getattr(args, "serial", False):
         sections.setdefault("dataset", {})["preprocess_serial"] = True
     for flag, field in _LISTS.items():

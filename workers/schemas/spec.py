@@ -228,11 +228,30 @@ class TrainingSchema(_Strict):
         metadata={"description": "fp32 jobs on Ampere and later: true runs matrix products on TF32 tensor "
                                  "cores, false on CUDA cores; null (default): the framework's default (PyTorch "
                                  "off since 1.12, TensorFlow and JAX on). Convolutions run TF32 either way."})
+    from_pretrained = fields.Boolean(
+        allow_none=True, load_default=None,
+        metadata={"description": "true: the job fine-tunes a pretrained model (LoRA/QLoRA adapters are an "
+                                 "option); false: it trains from scratch (pre-training), so adapters are never "
+                                 "offered, since a frozen random base learns nothing; null (default): not said, "
+                                 "adapters are offered with the caveat that they change the method."})
     checkpoint_every_hours = StrictFloat(
         minimum=0.001, maximum=1e6,
         metadata={"description": "Hours between checkpoints. Default: every hour on demand, the Young/Daly "
                                  "interval sqrt(2 x checkpoint time x mean time between interruptions) on spot."})
 
+
+    @validates_schema
+    def _adapters_need_a_pretrained_base(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("from_pretrained") is not False:
+            return
+        parallelism = data.get("parallelism") or {}
+        if parallelism.get("adapter"):
+            raise ValidationError("adapters train beside a pretrained base, but from_pretrained is false "
+                                  "(training from scratch): drop parallelism.adapter or set from_pretrained "
+                                  "to true", "from_pretrained")
+        if parallelism.get("allow_adapters"):
+            raise ValidationError("allow_adapters lets the search train adapters on a pretrained base, but "
+                                  "from_pretrained is false (training from scratch)", "from_pretrained")
 
     @validates_schema
     def _mean_within_sequence(self, data: dict[str, Any], **_: Any) -> None:

@@ -153,9 +153,11 @@ def _change_network(p: _Planner) -> Mitigation | None:
         names = tuple(layer.name for layer in heavy)
         share = sum(layer.parameters for layer in heavy) / max(model.parameters, 1)
         if transformer_shape(model) is not None:  # a transformer: no "convolutions instead"
+            steps = "shard it or offload" if training.from_pretrained is False else \
+                "shard it, train adapters or offload"
             what = (f"hold {share:.0%} of the parameters (parameters, gradients and optimizer state are "
                     f"{state / GIB:.1f} GiB): a smaller model (fewer or narrower blocks, a smaller vocabulary), "
-                    f"or keep the model and shard it, train adapters or offload (the steps below)")
+                    f"or keep the model and {steps} (the steps below)")
         else:
             what = (f"hold {share:.0%} of the parameters (parameters, gradients and optimizer state are "
                     f"{state / GIB:.1f} GiB): fewer or narrower Affine layers, or convolutions instead")

@@ -90,6 +90,9 @@ class Training:
     # Tokens per sample the steps compute when batches are padded to their longest sample or binned
     # (at most sequence_length); memory stays at sequence_length, time at this length (JobSpec.timed_model).
     mean_sequence_length: int | None = None
+    # Whether the job starts from a pretrained model: False (pre-training) rules adapters out of the
+    # out-of-memory plan (a frozen random base learns nothing); None: not said, adapters offered with a caveat.
+    from_pretrained: bool | None = None
 
 
 @dataclass(frozen=True)

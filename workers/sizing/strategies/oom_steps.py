@@ -207,8 +207,12 @@ def _offload_step(s: _Steps) -> Mitigation | None:
 
 
 def _adapter_step(s: _Steps) -> Mitigation | None:
-    """Train LoRA, else QLoRA, adapters in the start's layout (its checkpointing, then full)."""
-    if s.start.adapter is not None:
+    """Train LoRA, else QLoRA, adapters in the start's layout (its checkpointing, then full).
+
+    Not for a job that trains from scratch (`training.from_pretrained: false`): adapters beside a frozen
+    random base learn nothing.
+    """
+    if s.start.adapter is not None or s.job.training.from_pretrained is False:
         return None
     modes = tuple(dict.fromkeys((s.start.checkpointing, Checkpointing.FULL)))
     found = s.first_fit(replace(s.start, adapter=Adapter(kind=kind), checkpointing=mode)
@@ -220,7 +224,11 @@ def _adapter_step(s: _Steps) -> Mitigation | None:
     base = " in 4-bit NF4" if adapter.kind is AdapterKind.QLORA else ""
     step = s.mitigation(MitigationKind.ADAPTERS, found, f"train {_NAMES[adapter.kind]} adapters (rank {adapter.rank} "
                                                         f"on {' and '.join(adapter.targets)}; frozen base{base})")
-    return replace(step, description=step.description + " This changes the method: only the adapters train.")
+    caveat = " This changes the method: only the adapters train"
+    caveat += ("." if s.job.training.from_pretrained else
+               ", on a pretrained base (for pre-training from scratch it is no option; "
+               "say so with training.from_pretrained: false).")
+    return replace(step, description=step.description + caveat)
 
 
 def strategy_steps(job: JobSpec, gpu: GpuSpec, *, start: Layout, base_ms_per_sample: float,
