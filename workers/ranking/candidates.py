@@ -1,12 +1,14 @@
 """The offers that meet every constraint, costed, with their sort key: the ranking's per-offer step.
 
-Each machine's offers are costed together. Where the scope filters no offer out (every pricing
-kind, every region) and every region has a block storage price, the costs of a machine come from
-one list comprehension over its prices; otherwise each offer is checked in turn. Both paths cost an
-offer the same way: hourly price x hours (`Shape.cost_mult`; for a commitment, the term's hours:
-shapes.py), plus the block storage rate of its
+Where the scope filters no offer out (every pricing kind, every region) and every region has a
+block storage price, the costs of all such machines' offers come from one pass of NumPy array
+arithmetic (_costed_in_arrays; tests/test_ranking_arrays.py holds it to a plain loop); otherwise
+each offer is checked in turn. Both paths cost an offer the same way: hourly price x hours
+(`Shape.cost_mult`; for a commitment, the term's hours: shapes.py), plus the block storage rate of its
 region x `Shape.block_factor` where local disk is short, plus moving the data set into the region
-(`Shape.egress_usd`: a machine's offers are split by that price, shapes.by_transfer). A machine's
+(`Shape.egress_usd`: a machine's offers are split by that price, shapes.by_transfer); the array path
+adds the block storage before the move (as the per-machine comprehension it replaced did), the
+one-by-one path after it, so the two can differ in the last bit of a cost. A machine's
 kept offers stay together (a `Span`) as a list of floats and the existing offers: building a
 tuple per offer would wake the
 garbage collector over the whole catalog many times a run, and the ranking needs to look only into
@@ -15,6 +17,7 @@ the spans whose best key could make the cut.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -59,22 +62,15 @@ def _note_over_budget(s: Shape, costs: Sequence[float], offers: Sequence[Offer],
         s.over_budget = mark
 
 
-def _costed_together(s: Shape, found: list[Span], *, budget_usd: float, objective: Objective) -> None:
-    """Cost all of a machine's offers in one comprehension; keep those within the budget."""
-    m, mult, block_factor = s.m, s.cost_mult, s.block_factor
+def _within_budget(s: Shape, costs: list[float], found: dict[int, Span], *, budget_usd: float,
+                   objective: Objective) -> None:
+    """Keep a machine's offers within the budget (held to cost x `Shape.budget_scale`), noting the cheapest over."""
     budget_usd /= s.budget_scale
-    egress = s.egress_usd
-    if block_factor:
-        costs = [p * mult + block_factor * q + egress for p, q in zip(m.prices, m.block_rates, strict=True)]
-    else:
-        costs = [p * mult + egress for p in m.prices]
-    offers: Sequence[Offer] = m.offers
-    if budget_usd < math.inf and costs and max(costs) > budget_usd:
-        _note_over_budget(s, costs, offers, budget_usd)
-        within = [i for i, c in enumerate(costs) if c <= budget_usd]
-        costs, offers = [costs[i] for i in within], [offers[i] for i in within]
-    if costs:
-        found.append(Span(s, costs, offers, objective))
+    offers: Sequence[Offer] = s.m.offers
+    _note_over_budget(s, costs, offers, budget_usd)
+    within = [i for i, c in enumerate(costs) if c <= budget_usd]
+    if within:
+        found[id(s)] = Span(s, [costs[i] for i in within], [offers[i] for i in within], objective)
 
 
 def _costed_one_by_one(s: Shape, found: list[Span], *, scope: Scope, any_pricing: bool, budget_usd: float,
@@ -110,11 +106,64 @@ def _costed_one_by_one(s: Shape, found: list[Span], *, scope: Scope, any_pricing
         found.append(Span(s, costs, offers, objective))
 
 
+def _costed_in_arrays(shapes: Sequence[Shape], found: dict[int, Span], *, budget_usd: float,
+                      objective: Objective) -> None:
+    """Cost the offers of many machines at once and keep those within the budget; key the spans by id(shape).
+
+    One array of every offer's price and block storage rate; each offer's cost is the same expression
+    in the same order as _costed_one_by_one's (hourly price x its machine's multiplier, plus block
+    factor x rate where the machine adds block storage, plus the move of the data set), so each float
+    is the same; so are each machine's cheapest offer and first sort key (minima are exact).
+    """
+    import numpy as np
+
+    lengths = [len(s.m.prices) for s in shapes]
+    total = sum(lengths)
+    if total == 0:
+        return
+    prices = np.fromiter(itertools.chain.from_iterable(s.m.prices for s in shapes), dtype=float, count=total)
+    counts = np.array(lengths)
+    mult = np.repeat(np.array([s.cost_mult for s in shapes], dtype=float), counts)
+    block = np.repeat(np.array([s.block_factor for s in shapes], dtype=float), counts)
+    egress = np.repeat(np.array([s.egress_usd for s in shapes], dtype=float), counts)
+    costs = prices * mult
+    if block.any():
+        rates = np.fromiter(itertools.chain.from_iterable(s.m.block_rates if s.block_factor else s.m.prices
+                                                          for s in shapes), dtype=float, count=total)
+        costs = np.where(block != 0.0, costs + block * rates, costs)
+    costs = costs + egress
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    held = counts > 0  # a machine with no offer (none in the catalog) has no span
+    lows = np.zeros(len(shapes))
+    highs = np.zeros(len(shapes))
+    lows[held] = np.minimum.reduceat(costs, starts[held])
+    highs[held] = np.maximum.reduceat(costs, starts[held])
+    times = np.array([s.time_metric for s in shapes], dtype=float)
+    # Each objective's first sort key, as Span.rekey sets it
+    keys = times if objective is Objective.TIME else lows * times if objective is Objective.BALANCED else lows
+    flat = costs.tolist()
+    limited = budget_usd < math.inf
+    make = Span.__new__
+    for s, start, end, low, high, key in zip(shapes, starts.tolist(), ends.tolist(), lows.tolist(), highs.tolist(),
+                                             keys.tolist(), strict=True):
+        if end == start:
+            continue
+        if limited and high > budget_usd / s.budget_scale:
+            _within_budget(s, flat[start:end], found, budget_usd=budget_usd, objective=objective)
+            continue
+        span = make(Span)  # Span(s, costs, offers, objective) with rekey's figures from the arrays
+        span.shape, span.costs, span.offers, span.objective, span.co2 = s, flat[start:end], s.m.offers, objective, None
+        s.best_cost, span.min_key = low, key
+        found[id(s)] = span
+
+
 def collect_candidates(shapes: Sequence[Shape], *, scope: Scope, budget_usd: float,
                        objective: Objective) -> list[Span]:
     """Return, per machine that can run the job, its offers in scope and within the budget, costed."""
-    found: list[Span] = []
+    spans: dict[int, Span] = {}
     in_scope = frozenset(scope.pricing)
+    together: list[Shape] = []
     for s in shapes:
         # A machine holds the offers of one pricing kind (catalog_index): in scope, none is filtered out.
         any_pricing = s.m.pricing in in_scope
@@ -123,8 +172,12 @@ def collect_candidates(shapes: Sequence[Shape], *, scope: Scope, budget_usd: flo
             s.seen = any((any_pricing or o.pricing in scope.pricing)
                          and (not scope.regions or o.region in scope.regions) for o in s.m.offers)
         elif unfiltered and (not s.block_factor or s.m.block_rates_complete):
-            _costed_together(s, found, budget_usd=budget_usd, objective=objective)
+            together.append(s)
         else:
+            found: list[Span] = []
             _costed_one_by_one(s, found, scope=scope, any_pricing=any_pricing, budget_usd=budget_usd,
                                objective=objective)
-    return found
+            if found:
+                spans[id(s)] = found[0]
+    _costed_in_arrays(together, spans, budget_usd=budget_usd, objective=objective)
+    return [spans[id(s)] for s in shapes if id(s) in spans]  # in the shapes' order, as before

@@ -7,7 +7,7 @@ arrays, one element per shape, with the same operations in the same order (IEEE 
 the same bits element by element): a machine's parts are still looked up per plan group
 (RunPlanner.parts_for), the spot percentile's Poisson quantile is spot.poisson_quantile itself, and
 each shape is left with exactly the attributes plan_shape_run would set. plan_shape_run stays the
-model, and what the strategy ranking calls; tests/test_run_arrays.py holds the two equal.
+model, and what the strategy ranking calls; tests/test_ranking_arrays.py holds the two equal.
 NumPy is imported inside the function, so that a CLI that never ranks does not load it.
 """
 

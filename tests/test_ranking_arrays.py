@@ -1,0 +1,134 @@
+"""The ranking's array paths agree with the plain per-shape ones: runs (run_arrays.plan_runs against
+plan_shape_run) and offers' costs (candidates._costed_in_arrays against _costed_one_by_one), shape by shape."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from catalog.loader import load_catalog
+from catalog.types import Catalog, Offer, Pricing
+from workers.ranking.candidates import Span, _costed_in_arrays
+from workers.ranking.catalog_index import catalog_index
+from workers.ranking.ranking import _cpu_adjust
+from workers.ranking.recommend import estimate_per_gpu
+from workers.ranking.runplan import RunPlanner
+from workers.ranking.scope import gpu_counts_in_scope, resolve_scope
+from workers.ranking.shapes import DEADLINE, SPOT_RESTARTS, Shape, judge_shapes, plan_shape_run
+from workers.schemas import JobSpecSchema
+from workers.schemas.specs import build_job
+from workers.sizing.estimate import estimate_requirements
+from workers.sizing.requirements import Requirements
+from workers.sizing.spec import JobSpec, Objective
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+# What plan_shape_run sets on a shape: the vectorised plan must leave each of them the same.
+PLANNED = ("reject", "parts", "training_hours", "spot_percentile", "egress_usd", "is_spot_run", "hours",
+           "time_metric", "cost_mult", "_checked_hours", "budget_scale")
+
+
+def _spec(name: str, **changes: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = json.loads((EXAMPLES / f"{name}.json").read_text())
+    for section, fields in changes.items():
+        spec[section] = {**spec.get(section, {}), **fields} if isinstance(fields, dict) else fields
+    return spec
+
+
+JOBS = {
+    "bert on every pricing kind, data in us-east-1": _spec(
+        "bert-finetune", constraints={"pricing": ["on_demand", "spot", "committed_1y", "committed_3y"]},
+        dataset={"location": {"provider": "aws", "region": "us-east-1"}}),
+    "resnet50 on spot, a tight deadline": _spec("resnet50-imagenet", constraints={
+        "pricing": ["spot"], "deadline_hours": 20, "max_gpus": 8}),
+    "gpt2 on spot and on demand, no deadline": _spec("gpt2-pretrain", constraints={
+        "pricing": ["spot", "on_demand"], "max_gpus": 8}),
+    "spot checkpoints too far apart to make progress": _spec(
+        "dcgan-faces", training={"checkpoint_every_hours": 80.0}, constraints={"pricing": ["spot"]}),
+    "the team's own cards beside the clouds": _spec("team-owns-4x3090"),
+    "resnet50 on block storage, a budget that cuts": _spec("resnet50-imagenet", constraints={
+        "budget_usd": 300, "deadline_hours": 60, "pricing": ["spot", "on_demand"]}, objective="balanced"),
+    "bert by time": _spec("bert-finetune", objective="time"),
+}
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+def _same(a: object, b: object) -> bool:
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+
+
+def _judged(raw: dict[str, Any], catalog: Catalog) -> tuple[JobSpec, Requirements, list[Shape]]:
+    known = {g.slug: g for g in catalog.gpus}
+    job = build_job(JobSpecSchema().load(raw))
+    requirements = estimate_requirements(job, known_gpus=known)
+    per_gpu = estimate_per_gpu(job, gpu_counts_in_scope(job.constraints, catalog), known)
+    shapes = judge_shapes(job, requirements=requirements, per_gpu=per_gpu, index=catalog_index(catalog),
+                          scope=resolve_scope(job.constraints, catalog), cpu_adjust=_cpu_adjust(job), hours_known=True)
+    return job, requirements, shapes
+
+
+def test_every_kind_of_run_is_planned_as_plan_shape_run_plans_it(catalog: Catalog) -> None:
+    seen: set[str | None] = set()
+    spot_runs = 0
+    for name, raw in JOBS.items():
+        job, requirements, shapes = _judged(raw, catalog)
+        planner = RunPlanner(job)
+        planned = [s for s in shapes if s.parts is not None]
+        assert planned, name
+        for judged in planned:
+            alone = Shape(judged.m, judged.idx)
+            local = judged.m.storage_bytes >= requirements.storage_min_bytes
+            alone.reject = plan_shape_run(alone, training_hours=judged.training_hours, job=job, planner=planner,
+                                          local_disk_holds_data=local)
+            for field in PLANNED:
+                assert _same(getattr(judged, field), getattr(alone, field)), (name, judged.m.instance_type, field)
+            seen.add(judged.reject)
+            spot_runs += judged.is_spot_run
+    assert {None, DEADLINE, SPOT_RESTARTS} <= seen  # the cases the arrays tell apart all came up
+    assert spot_runs > 0
+
+
+def _plain_costs(s: Shape, budget_usd: float, objective: Objective) -> tuple[Any, ...]:
+    """Return a machine's kept costs, offers, first key, cheapest, and cheapest over the budget, offer by offer."""
+    kept: list[tuple[float, Offer]] = []
+    over: list[tuple[float, str, Pricing]] = []
+    for o, rate in zip(s.m.offers, s.m.block_rates, strict=True):
+        cost = o.price_per_hour_usd * s.cost_mult
+        if s.block_factor:
+            cost += s.block_factor * rate
+        cost += s.egress_usd
+        if cost > budget_usd / s.budget_scale:
+            over.append((cost, o.region, o.pricing))
+        else:
+            kept.append((cost, o))
+    least = min((c for c, _, _ in over), default=None)
+    mark = min(((c * s.budget_scale, r, p) for c, r, p in over if c == least), default=None)
+    if not kept:
+        return None, mark
+    cheapest = min(c for c, _ in kept)
+    key = {Objective.TIME: s.time_metric, Objective.BALANCED: cheapest * s.time_metric}.get(objective, cheapest)
+    return ([c for c, _ in kept], [o for _, o in kept], key, cheapest, None), mark
+
+
+def test_offers_costed_in_arrays_are_costed_as_one_by_one(catalog: Catalog) -> None:
+    over_budget = on_block_storage = 0
+    for name, raw in JOBS.items():
+        job, _, shapes = _judged(raw, catalog)
+        budget = job.constraints.budget_usd if job.constraints.budget_usd is not None else math.inf
+        costed = [s for s in shapes if s.reject is None and s.m.block_rates_complete]
+        together: dict[int, Span] = {}
+        _costed_in_arrays(costed, together, budget_usd=budget, objective=job.objective)
+        for s in costed:
+            span = together.get(id(s))
+            found = (span.costs, list(span.offers), span.min_key, s.best_cost, span.co2) if span else None
+            assert (found, s.over_budget) == _plain_costs(s, budget, job.objective), (name, s.m.instance_type)
+            over_budget += s.over_budget is not None
+            on_block_storage += s.block_factor > 0
+    assert over_budget > 0 and on_block_storage > 0  # both of the arrays' extra terms came up
