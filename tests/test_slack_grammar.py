@@ -178,3 +178,12 @@ def test_any_text_parses_or_fails_with_a_command_error(text: str) -> None:
         assert exc.problems
     else:
         assert command.kind in ("help", "recommend", "fit")
+
+
+def test_pretrain_and_finetune_say_whether_the_job_starts_from_a_pretrained_model() -> None:
+    assert parse("gpt2-124m pretrain").spec["training"]["from_pretrained"] is False
+    assert parse("gpt2-124m scratch").spec["training"]["from_pretrained"] is False
+    assert parse("bert-base finetune").spec["training"]["from_pretrained"] is True
+    assert "from_pretrained" not in parse("bert-base").spec["training"]
+    assert JobSpecSchema().load(parse("gpt2-124m pretrain seq=1024").spec)["training"]["from_pretrained"] is False
+    assert any("pretrain" in p or "finetune" in p for p in problems_of("bert-base pretrain finetune"))

@@ -109,6 +109,10 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "on-demand": ("pricing", "on_demand"),
     "fp32": ("precision", "fp32"), "fp16": ("precision", "fp16-mixed"), "bf16": ("precision", "bf16-mixed"),
     "recompute": ("recompute", True),
+    # whether the job starts from a pretrained model (training.from_pretrained): pre-training from
+    # scratch is offered no adapters
+    "pretrain": ("start", False), "scratch": ("start", False), "finetune": ("start", True),
+    "fine-tune": ("start", True),
     "cost": ("objective", "cost"), "time": ("objective", "time"), "balanced": ("objective", "balanced"),
     "carbon": ("objective", "carbon"),
     **{name: ("optimizer", name) for name in _OPTIMIZERS},
@@ -117,7 +121,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
 _COLLECTING = {"providers", "pricing"}
 _FLAG_FIELDS = {"precision": ("training", "precision"), "recompute": ("training", "recompute"),
                 "optimizer": ("training", "optimizer"), "framework": ("training", "framework"),
-                "objective": ("", "objective")}
+                "objective": ("", "objective"), "start": ("training", "from_pretrained")}
 _GROUP_KEYS = {"precision": "precision", "optimizer": "optimizer", "framework": "framework"}
 
 
@@ -132,6 +136,7 @@ def _field_path(section: str, name: str) -> str:
 FIELD_WORDS: dict[str, str] = {
     **{_field_path(section, name): f"{word}=" for word, (section, name, _) in KEYS.items()},
     "model": "the model", "model.preset": "the preset", "training.recompute": "recompute",
+    "training.from_pretrained": "pretrain/finetune",
     "constraints.providers": "aws/gcp/onprem", "constraints.pricing": "spot/ondemand",
     "objective": "cost/time/balanced/carbon",
 }
