@@ -111,8 +111,8 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "recompute": ("recompute", True),
     # whether the job starts from a pretrained model (training.from_pretrained): pre-training from
     # scratch is offered no adapters
-    "pretrain": ("start", False), "scratch": ("start", False), "finetune": ("start", True),
-    "fine-tune": ("start", True),
+    "pretrain": ("pretrain/finetune", False), "scratch": ("pretrain/finetune", False),
+    "finetune": ("pretrain/finetune", True), "fine-tune": ("pretrain/finetune", True),
     "cost": ("objective", "cost"), "time": ("objective", "time"), "balanced": ("objective", "balanced"),
     "carbon": ("objective", "carbon"),
     **{name: ("optimizer", name) for name in _OPTIMIZERS},
@@ -121,7 +121,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
 _COLLECTING = {"providers", "pricing"}
 _FLAG_FIELDS = {"precision": ("training", "precision"), "recompute": ("training", "recompute"),
                 "optimizer": ("training", "optimizer"), "framework": ("training", "framework"),
-                "objective": ("", "objective"), "start": ("training", "from_pretrained")}
+                "objective": ("", "objective"), "pretrain/finetune": ("training", "from_pretrained")}
 _GROUP_KEYS = {"precision": "precision", "optimizer": "optimizer", "framework": "framework"}
 
 
