@@ -256,3 +256,12 @@ def test_the_cyclenerd_extract_copies_the_family_rows_and_the_files_date() -> No
     assert data["as_of"] == "2026-07-30" and data["source"].endswith("/blob/abc/pricing.yml")
     assert data["machines"] == {"g4-standard-48": {"cpu": 48, "ram": 180, "gpu": "rtx6000", "gpus": 1,
                                                    "prices": {"us-east1": {"hour": 4.5, "hour_spot": 1.8}}}}
+
+
+def test_a_card_priced_from_a_read_source_agrees_with_the_gpu_table(catalog: Catalog) -> None:
+    read = [c for c in catalog.onprem_cards if "recalled" not in c.source]
+    assert len(read) >= 30
+    for card in read:
+        gpu = catalog.gpu(card.gpu)
+        assert (card.price_usd, card.power_watts) == (gpu.launch_price_usd, gpu.tdp_watts), card.gpu
+        assert card.as_of[:4] == str(gpu.year), card.gpu

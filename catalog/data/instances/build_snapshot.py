@@ -12,8 +12,9 @@ GCP machine families SkyPilot's rows lack (G4, RTX PRO 6000), and stand-ins for 
 GCP machines a check left out, come from cyclenerd-gcp.json beside this file, copied out of Cyclenerd's
 pricing.yml by extract_cyclenerd.py and dated by that file (catalog/cyclenerd.py).
 
-Two tables have no machine-readable source and stay recalled or estimated, labelled as such: block storage
-prices and the on-prem cards' launch prices.
+Block storage prices have no machine-readable source and stay recalled or estimated, labelled as such. The
+on-prem cards' launch prices are read (the Wikipedia-derived table gpus.json cites) for the cards in _READ_CARDS
+and recalled, labelled so, for the rest.
 """
 
 from __future__ import annotations
@@ -68,11 +69,45 @@ ONPREM: tuple[tuple[str, float, int, str], ...] = (
     ("rtx-4080", 1199, 320, "2022-11"),
     ("rtx-4090", 1599, 450, "2022-10"),
     ("rtx-5090", 1999, 575, "2025-01"),
-    ("rtx-a6000", 4650, 300, "2020-12"),
+    ("rtx-2060", 349, 160, "2019-01"),
+    ("rtx-2060-super", 399, 175, "2019-07"),
+    ("rtx-2070", 499, 175, "2018-10"),
+    ("rtx-2070-super", 499, 215, "2019-07"),
+    ("rtx-2080", 699, 215, "2018-09"),
+    ("rtx-2080-super", 699, 250, "2019-07"),
+    ("rtx-3060", 329, 170, "2021-02"),
+    ("rtx-3060-ti", 399, 200, "2020-12"),
+    ("rtx-3070", 499, 220, "2020-10"),
+    ("rtx-3070-ti", 599, 290, "2021-06"),
+    ("rtx-3080-ti", 1199, 350, "2021-06"),
+    ("rtx-3090-ti", 1999, 450, "2022-03"),
+    ("rtx-4060", 299, 115, "2023-06"),
+    ("rtx-4060-ti", 399, 160, "2023-05"),
+    ("rtx-4060-ti-16gb", 499, 160, "2023-07"),
+    ("rtx-4070", 599, 200, "2023-04"),
+    ("rtx-4070-super", 599, 220, "2024-01"),
+    ("rtx-4070-ti", 799, 285, "2023-01"),
+    ("rtx-4070-ti-super", 799, 285, "2024-01"),
+    ("rtx-4080-super", 999, 320, "2024-01"),
+    ("rtx-5070", 549, 250, "2025-03"),
+    ("rtx-5070-ti", 749, 300, "2025-02"),
+    ("rtx-5080", 999, 360, "2025-01"),
+    ("rtx-a6000", 4649, 300, "2020-10"),
     ("rtx-6000-ada", 6799, 300, "2022-12"),
-    ("rtx-pro-6000", 8565, 600, "2025-04"),
+    ("rtx-pro-6000", 8565, 600, "2025-03"),
 )
-_ESTIMATED_PRICE = {"rtx-pro-6000": "estimate: US retail price at launch (NVIDIA announced no MSRP)"}
+# Cards whose launch price, board power and launch month were read (not recalled): the Wikipedia-derived
+# voidful/gpu-info-api gpu.json that catalog/data/gpus.json cites for each of them.
+_READ = ("NVIDIA launch price (US MSRP or list) and board power as read in voidful/gpu-info-api@03a6b34:gpu.json "
+         "(Wikipedia 'List of Nvidia graphics processing units', scraped 2025-06-16)")
+_READ_CARDS = frozenset({
+    "rtx-2080-ti", "rtx-3080", "rtx-3090", "rtx-4080", "rtx-4090", "rtx-5090", "titan-rtx", "rtx-a6000",
+    "rtx-6000-ada", "rtx-pro-6000",
+    "rtx-2060", "rtx-2060-super", "rtx-2070", "rtx-2070-super", "rtx-2080", "rtx-2080-super",
+    "rtx-3060", "rtx-3060-ti", "rtx-3070", "rtx-3070-ti", "rtx-3080-ti", "rtx-3090-ti",
+    "rtx-4060", "rtx-4060-ti", "rtx-4060-ti-16gb", "rtx-4070", "rtx-4070-super", "rtx-4070-ti",
+    "rtx-4070-ti-super", "rtx-4080-super", "rtx-5070", "rtx-5070-ti", "rtx-5080",
+})
 
 
 def _regional_ratios(rows: CatalogRows, provider: Provider, reference: str) -> dict[str, float]:
@@ -111,7 +146,7 @@ def block_storage(rows: CatalogRows) -> tuple[BlockStoragePrice, ...]:
 def cards() -> tuple[OnPremCard, ...]:
     """Return the on-prem cards with their launch prices, dated by launch month."""
     return tuple(
-        OnPremCard(gpu, float(price), watts, f"{_ESTIMATED_PRICE.get(gpu, _MSRP)} (launched {month})", month)
+        OnPremCard(gpu, float(price), watts, f"{_READ if gpu in _READ_CARDS else _MSRP} (launched {month})", month)
         for gpu, price, watts, month in ONPREM
     )
 
