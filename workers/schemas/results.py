@@ -7,6 +7,7 @@ from typing import Any
 
 from marshmallow import Schema, fields, post_dump, pre_dump
 
+from workers.schemas.dumpers import compiled_dump
 from workers.schemas.fields import CATALOG_REF, enum_values, typed_function
 from workers.sizing.requirements import MEMORY_TERMS, Requirements
 from workers.sizing.stats import LayerKind
@@ -346,14 +347,15 @@ class RecommendationSchema(Schema):
 
 
 _RECOMMENDATION_SCHEMA = RecommendationSchema()
+_DUMP_RECOMMENDATION = compiled_dump(_RECOMMENDATION_SCHEMA)
 
 
 def dump_recommendation(rec: Any) -> dict[str, Any]:
-    """Return a recommendation dumped by one shared schema instance.
+    """Return a recommendation dumped as RecommendationSchema dumps it, by the schema's compiled dump.
 
-    A fresh RecommendationSchema builds its dozen nested schemas (deep copies of their fields) on its
-    first dump: 2 ms of a 3 ms dump. Dumping changes nothing on the instance (a nested schema is made
-    once, on first use), so one instance serves every thread.
+    One shared instance: a fresh RecommendationSchema builds its dozen nested schemas (deep copies of
+    their fields) on its first dump, 2 ms of a 3 ms dump. The compiled dump (workers/schemas/dumpers.py)
+    then skips marshmallow's per-value dispatch: 2.7 -> 0.8 ms CPU for examples/resnet50-imagenet.json.
     """
-    result: dict[str, Any] = _RECOMMENDATION_SCHEMA.dump(rec)
+    result: dict[str, Any] = _DUMP_RECOMMENDATION(rec)
     return result
