@@ -24,7 +24,7 @@ from workers.tasks.jobs import (
     new_record,
     submit,
 )
-from workers.tasks.records import dumps, stored_outcome
+from workers.tasks.records import dumps, now_iso, stored_outcome
 
 
 class FakeClock:
@@ -67,6 +67,40 @@ def test_a_job_moves_forward_but_never_back(store: JobStore) -> None:
     mark_running(store, "b")  # a late duplicate delivery
     record = store.get("b")
     assert record is not None and record["status"] == DONE and record["result"] == {"options": []}
+
+
+def test_a_start_sent_without_waiting_shows_before_its_answer_is_read(store: JobStore) -> None:
+    store.claim(new_record("s", ttl_s=60), ttl_s=60)
+    answer = store.start_soon("s", at=now_iso())
+    seen = store.get("s")  # another client's view, while the worker has not read its answer
+    assert seen is not None and seen["status"] == RUNNING and seen["started_at"] == seen["updated_at"]
+    assert answer() is True
+    late = store.start_soon("s", at=now_iso())  # a duplicate delivery: nothing moves
+    assert late() is False
+    finish(store, "s", result={"options": []}, ttl_s=60)
+    assert store.start_soon("s", at=now_iso())() is False
+    assert store.get("s")["status"] == DONE  # type: ignore[index]
+
+
+def test_a_lost_answer_to_a_start_is_logged_not_raised(service_redis: redis.Redis, monkeypatch: pytest.MonkeyPatch,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    prefix = f"gpugauge:test-jobs:{uuid.uuid4().hex}:"
+    store = RedisJobStore(redis.Redis.from_url(SERVICE_REDIS_URL), prefix=prefix)
+    store.claim(new_record("x", ttl_s=60), ttl_s=60)
+    answer = store.start_soon("x", at=now_iso())
+
+    def lost(*_: object, **__: object) -> object:
+        raise redis.exceptions.ConnectionError("Connection closed by server.")
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "read_response", lost)  # Redis gone mid-job
+    with caplog.at_level("WARNING"):
+        assert answer() is False
+    monkeypatch.undo()
+    assert "answer to its start was lost" in caplog.text
+    finish(store, "x", result={"options": []}, ttl_s=60)  # Redis back: the outcome is recorded as ever
+    assert store.get("x")["status"] == DONE  # type: ignore[index]
+    for key in service_redis.scan_iter(prefix + "*"):
+        service_redis.delete(key)
 
 
 def test_a_failure_is_stored_with_its_problem(store: JobStore) -> None:

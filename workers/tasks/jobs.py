@@ -69,6 +69,10 @@ class JobStore(Protocol):
         """Move a queued job to running in one step (no-op if it moved on or expired)."""
         ...
 
+    def start_soon(self, job_id: str, *, at: str) -> Callable[[], bool]:
+        """Do what `start` does without waiting for it; the call returned gives its answer (call it once)."""
+        ...
+
     def finish(self, job_id: str, *, status: str, outcome_json: str, at: str, fallback: Record) -> None:
         """Record a job's outcome (JSON) in one step, on `fallback` if it expired; wake its waiters."""
         ...

@@ -65,6 +65,11 @@ class MemoryJobStore:
             self._records[job_id] = (entry[0], RUNNING, dumps(record))
             return True
 
+    def start_soon(self, job_id: str, *, at: str) -> Callable[[], bool]:
+        """Start the job now (no round trip to save in memory); return a call giving the answer."""
+        started = self.start(job_id, at=at)
+        return lambda: started
+
     def finish(self, job_id: str, *, status: str, outcome_json: str, at: str, fallback: Record) -> None:
         """Record the outcome on the job (on `fallback` if it expired) and wake whoever waits for it."""
         with self._changed:

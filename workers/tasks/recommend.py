@@ -21,7 +21,7 @@ from workers.schemas import dump_recommendation
 from workers.schemas.specs import build_job, load_job, spec_digest
 from workers.sizing.errors import SizingError
 from workers.sizing.spec import JobSpec
-from workers.tasks.jobs import DONE, RUNNING, finish, mark_running, new_record
+from workers.tasks.jobs import DONE, RUNNING, finish, new_record, now_iso
 from workers.tasks.outage import when_redis_answers
 from workers.tasks.problems import problem, problem_for
 from workers.tasks.reconcile import replay_of
@@ -68,13 +68,18 @@ def run_recorded(job_id: str, work: Callable[[], dict[str, Any]], *, what: str,
     """Mark the job running, run `work`, and record its result or the problem that stopped it.
 
     A spec the core refuses and a soft time limit end the job as failed with a problem; any other
-    error is recorded and re-raised (Celery logs it). Every write waits out a lost Redis.
+    error is recorded and re-raised (Celery logs it). Every write waits out a lost Redis. The start is
+    sent without waiting for its answer (the store's `start_soon`), read once the work is done: the
+    worker's writes cost one round trip, the outcome's.
     """
     rt = runtime()
     ttl_s = int(current_app.config["RESULT_TTL_S"])
-    when_redis_answers(lambda: mark_running(rt.jobs, job_id), what=what)
+    started = when_redis_answers(lambda: rt.jobs.start_soon(job_id, at=now_iso()), what=what)
     try:
-        result = work()
+        try:
+            result = work()
+        finally:
+            started()  # before any outcome is written, so that Redis has the start first
     except (ValidationError, SizingError) as error:
         refused = problem_for(error)
         when_redis_answers(lambda: finish(rt.jobs, job_id, problem=refused, ttl_s=ttl_s), what=what)

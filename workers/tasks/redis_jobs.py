@@ -2,7 +2,8 @@
 
 `gpugauge:job:{id}` holds {status, job (the record's JSON), enqueued, replay} with EXPIRE. Each step is
 one script, one round trip: a submit claims the id, pushes the task's message onto its queue and
-confirms it (_SUBMIT); a worker starts it (_START) and records its outcome (_FINISH). _FINISH also
+confirms it (_SUBMIT); a worker starts it (_START, sent without waiting for its answer, which is read
+when the work is done: `start_soon`) and records its outcome (_FINISH), one round trip in all. _FINISH also
 pushes a token onto `gpugauge:job:{id}:done`, which a client waiting for the job blocks on
 (BLMOVE from the list to itself, so the token stays for every other waiter and any later one): no
 sleeping and polling.
@@ -11,10 +12,15 @@ sleeping and polling.
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Callable
 
 from redis import Redis
+from redis.exceptions import RedisError
 
 from workers.tasks.records import QUEUED, TERMINAL, PreparedTask, Record, Stored, decoded, dumps, with_outcome
+
+log = logging.getLogger(__name__)
 
 KEY_PREFIX = "gpugauge:job:"
 DONE_SUFFIX = ":done"
@@ -172,6 +178,37 @@ class RedisJobStore:
     def start(self, job_id: str, *, at: str) -> bool:
         """Move a queued job to running (no-op if it moved on or expired)."""
         return bool(self._start(keys=[self._key(job_id)], args=[at]))
+
+    def start_soon(self, job_id: str, *, at: str) -> Callable[[], bool]:
+        """Send the start and return at once, with a call that reads its answer (True: moved to running).
+
+        The job's work runs while the command travels, so a worker's start costs it no round trip: it
+        reads the answer, long arrived, just before it records the outcome (which therefore reaches
+        Redis after the start). The command goes as EVAL on a connection of its own: no script cache to
+        miss, no other command's answer in between. A Redis lost before the answer is read leaves the
+        start unknown (logged); the outcome written later makes it moot.
+        """
+        pool = self._client.connection_pool
+        connection = pool.get_connection()
+        try:
+            connection.send_command("EVAL", _START, 1, self._key(job_id), at)  # type: ignore[no-untyped-call]
+        except BaseException:
+            connection.disconnect()  # type: ignore[no-untyped-call]
+            pool.release(connection)
+            raise
+
+        def answer() -> bool:
+            try:
+                return bool(connection.read_response())
+            except RedisError as error:
+                connection.disconnect()  # type: ignore[no-untyped-call]
+                log.warning("job %s: the answer to its start was lost (%s: %s); its outcome is recorded anyway",
+                            job_id, type(error).__name__, error)
+                return False
+            finally:
+                pool.release(connection)
+
+        return answer
 
     def finish(self, job_id: str, *, status: str, outcome_json: str, at: str, fallback: Record) -> None:
         """Record the outcome on the job (on `fallback` if it expired) and wake whoever waits for it.
