@@ -1,15 +1,16 @@
 """Schema dumps worked out once: a marshmallow schema turned into a plain function with the same output.
 
 marshmallow's `Schema.dump` asks, for every value, which field it is, how to read it and how to format
-it: about 2 us a value, 2.7 ms of CPU for a recommendation's ~1,400 values (examples/resnet50-imagenet.json
-on the 2-core machine), about the no-op Celery round trip the result then waits on; compiled, 0.8 ms. `compiled_dump(schema)`
-asks those questions once, per schema instance, and keeps for each field its key, the attribute it
-reads and a formatter that does what the field's `_serialize` does: `int(v)` or `float(v)` for numbers
-(None stays None), `str` for strings, the value itself for booleans and raw fields, a list of the
-inner field's values, the nested schema's own compiled dump. Anything else (a field type or subclass
-that formats in its own way, a dotted attribute, an object read by key, a missing value and its
-dump_default, a schema with pre/post-dump hooks or its own `get_attribute`) goes through marshmallow
-itself, so the output is always marshmallow's, key order included (tests/test_schema_dumpers.py).
+it: about 2 us a value, 2.7 ms of CPU for a recommendation's ~1,400 values
+(examples/resnet50-imagenet.json on the 2-core machine), about the no-op Celery round trip the result
+then waits on; compiled, 0.8 ms. `compiled_dump(schema)` asks those questions once, per schema instance,
+and keeps for each field its key, the attribute it reads and a formatter that does what the field's
+`_serialize` does: `int(v)` or `float(v)` for numbers (None stays None), `str` for strings, the value
+itself for booleans and raw fields, a list of the inner field's values, the nested schema's own compiled
+dump. Anything else (a field type or subclass that formats in its own way, a dotted attribute, an object
+read by key, a missing value and its dump_default, a schema with pre/post-dump hooks or its own
+`get_attribute`) goes through marshmallow itself, so the output is always marshmallow's, key order
+included (tests/test_schema_dumpers.py).
 """
 
 from __future__ import annotations
