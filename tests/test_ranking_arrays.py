@@ -1,10 +1,11 @@
-"""The ranking's array paths agree with the plain per-shape ones: runs (run_arrays.plan_runs against
-plan_shape_run) and offers' costs (candidates._costed_in_arrays against _costed_one_by_one), shape by shape."""
+"""The ranking's array paths agree with the plain per-shape ones: shapes (judge_arrays against
+shapes._judge_all) and offers' costs (candidates._costed_in_arrays against a plain loop over the offers)."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +19,23 @@ from workers.ranking.ranking import _cpu_adjust
 from workers.ranking.recommend import estimate_per_gpu
 from workers.ranking.runplan import RunPlanner
 from workers.ranking.scope import gpu_counts_in_scope, resolve_scope
-from workers.ranking.shapes import DEADLINE, SPOT_RESTARTS, Shape, judge_shapes, plan_shape_run
+from workers.ranking.shapes import (
+    DEADLINE,
+    GPU_MEMORY,
+    HOST_MEMORY,
+    SPOT_RESTARTS,
+    Shape,
+    _judge_all,
+    host_memory_need_bytes,
+    judge_shapes,
+)
 from workers.schemas import JobSpecSchema
 from workers.schemas.specs import build_job
 from workers.sizing.estimate import estimate_requirements
-from workers.sizing.requirements import Requirements
+from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec, Objective
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-# What plan_shape_run sets on a shape: the vectorised plan must leave each of them the same.
-PLANNED = ("reject", "parts", "training_hours", "spot_percentile", "egress_usd", "is_spot_run", "hours",
-           "time_metric", "cost_mult", "_checked_hours", "budget_scale")
-
-
 def _spec(name: str, **changes: Any) -> dict[str, Any]:
     spec: dict[str, Any] = json.loads((EXAMPLES / f"{name}.json").read_text())
     for section, fields in changes.items():
@@ -64,35 +69,35 @@ def _same(a: object, b: object) -> bool:
     return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
 
 
-def _judged(raw: dict[str, Any], catalog: Catalog) -> tuple[JobSpec, Requirements, list[Shape]]:
+def _judged(raw: dict[str, Any], catalog: Catalog) -> tuple[JobSpec, Requirements, Mapping[Any, PerGpu], list[Shape]]:
     known = {g.slug: g for g in catalog.gpus}
     job = build_job(JobSpecSchema().load(raw))
     requirements = estimate_requirements(job, known_gpus=known)
     per_gpu = estimate_per_gpu(job, gpu_counts_in_scope(job.constraints, catalog), known)
     shapes = judge_shapes(job, requirements=requirements, per_gpu=per_gpu, index=catalog_index(catalog),
                           scope=resolve_scope(job.constraints, catalog), cpu_adjust=_cpu_adjust(job), hours_known=True)
-    return job, requirements, shapes
+    return job, requirements, per_gpu, shapes
 
 
-def test_every_kind_of_run_is_planned_as_plan_shape_run_plans_it(catalog: Catalog) -> None:
+def test_shapes_judged_in_arrays_are_judged_as_one_by_one(catalog: Catalog) -> None:
     seen: set[str | None] = set()
-    spot_runs = 0
+    spot_runs = block_storage = 0
     for name, raw in JOBS.items():
-        job, requirements, shapes = _judged(raw, catalog)
-        planner = RunPlanner(job)
-        planned = [s for s in shapes if s.parts is not None]
-        assert planned, name
-        for judged in planned:
-            alone = Shape(judged.m, judged.idx)
-            local = judged.m.storage_bytes >= requirements.storage_min_bytes
-            alone.reject = plan_shape_run(alone, training_hours=judged.training_hours, job=job, planner=planner,
-                                          local_disk_holds_data=local)
-            for field in PLANNED:
-                assert _same(getattr(judged, field), getattr(alone, field)), (name, judged.m.instance_type, field)
+        job, requirements, per_gpu, shapes = _judged(raw, catalog)
+        alone = [Shape(s.m, s.idx) for s in shapes]
+        host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n) for n in {s.m.gpu_count for s in shapes}}
+        _judge_all(alone, per_gpu, job=job, requirements=requirements, host_need=host_need, cpu_adjust=_cpu_adjust(job),
+                   hours_known=True, block_table=catalog_index(catalog).block_table, planner=RunPlanner(job))
+        for judged, plain in zip(shapes, alone, strict=True):
+            assert vars(judged).keys() == vars(plain).keys(), (name, judged.m.instance_type)
+            for field, value in vars(plain).items():
+                assert _same(getattr(judged, field), value), (name, judged.m.instance_type, field)
             seen.add(judged.reject)
             spot_runs += judged.is_spot_run
-    assert {None, DEADLINE, SPOT_RESTARTS} <= seen  # the cases the arrays tell apart all came up
-    assert spot_runs > 0
+            block_storage += judged.block_factor > 0
+    # the cases the arrays tell apart all came up
+    assert {None, DEADLINE, SPOT_RESTARTS, GPU_MEMORY, HOST_MEMORY} <= seen
+    assert spot_runs > 0 and block_storage > 0
 
 
 def _plain_costs(s: Shape, budget_usd: float, objective: Objective) -> tuple[Any, ...]:
@@ -120,7 +125,7 @@ def _plain_costs(s: Shape, budget_usd: float, objective: Objective) -> tuple[Any
 def test_offers_costed_in_arrays_are_costed_as_one_by_one(catalog: Catalog) -> None:
     over_budget = on_block_storage = 0
     for name, raw in JOBS.items():
-        job, _, shapes = _judged(raw, catalog)
+        job, _, _, shapes = _judged(raw, catalog)
         budget = job.constraints.budget_usd if job.constraints.budget_usd is not None else math.inf
         costed = [s for s in shapes if s.reject is None and s.m.block_rates_complete]
         together: dict[int, Span] = {}

@@ -112,17 +112,13 @@ def _judge_all(shapes: list[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *
     """Fill in each shape's fit, time and storage need, or the first reason it cannot run the job.
 
     One loop over the shapes with what does not change between them read once: the loader workers per
-    (vCPUs, GPU count), the storage need, the block storage table.
+    (vCPUs, GPU count), the storage need, the block storage table. The plain model: with the data set's
+    size known, judge_shapes takes judge_arrays.judge_in_arrays, the same findings over arrays.
     """
     dataset = job.dataset
     storage_min, storage_max = requirements.storage_min_bytes, requirements.storage_max_bytes
     workers_of: dict[tuple[int, int], int] = {}
     onprem = Provider.ONPREM
-    # With the data set's size known, each shape's run is planned with the others' (run_arrays.plan_runs,
-    # the same figures as plan_shape_run's) once the cheap checks have passed.
-    planned: list[Shape] = []
-    planned_hours: list[float] = []
-    planned_local: list[bool] = []
     for shape in shapes:
         m = shape.m
         pg = shape.per_gpu = per_gpu.get((m.gpu, m.gpu_count))
@@ -147,34 +143,23 @@ def _judge_all(shapes: list[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *
         stretch = ms / base_ms if base_ms > 0 else 1.0
         shape.iteration_ms = ms
         local_disk_holds_data = m.storage_bytes >= storage_min
-        if hours_known:  # planned together below
-            planned.append(shape)
-            planned_hours.append(pg.training_hours * stretch)
-            planned_local.append(local_disk_holds_data)
-            continue
-        throughput = pg.throughput_samples_per_s
-        seconds_per_sample = stretch / throughput if throughput > 0 else math.inf
-        shape.time_metric = seconds_per_sample
-        shape.cost_mult = seconds_per_sample / 3600.0
-        if m.pricing in TERM_HOURS:
-            shape.cost_mult = float(TERM_HOURS[m.pricing])
+        if hours_known:
+            reject = plan_shape_run(shape, training_hours=pg.training_hours * stretch, job=job, planner=planner,
+                                    local_disk_holds_data=local_disk_holds_data)
+            if reject:
+                shape.reject = reject
+                continue
+        else:
+            throughput = pg.throughput_samples_per_s
+            seconds_per_sample = stretch / throughput if throughput > 0 else math.inf
+            shape.time_metric = seconds_per_sample
+            shape.cost_mult = seconds_per_sample / 3600.0
+            if m.pricing in TERM_HOURS:
+                shape.cost_mult = float(TERM_HOURS[m.pricing])
         if m.provider is not onprem and not local_disk_holds_data:
             shape.block_bytes = storage_max
-            shape.block_prices, shape.block_fallback = block_table.get(m.provider, ({}, None))
-    if not planned:
-        return
-    from workers.ranking.run_arrays import plan_runs  # it imports this module
-
-    rejects = plan_runs(planned, training_hours=planned_hours, local_disk_holds_data=planned_local, job=job,
-                        planner=planner)
-    for shape, reject, local_disk_holds_data in zip(planned, rejects, planned_local, strict=True):
-        if reject:
-            shape.reject = reject
-            continue
-        m = shape.m
-        if m.provider is not onprem and not local_disk_holds_data:
-            shape.block_bytes = storage_max
-            shape.block_factor = storage_max / BYTES_PER_BILLED_GB * shape.hours / HOURS_PER_MONTH
+            if hours_known:
+                shape.block_factor = shape.block_bytes / BYTES_PER_BILLED_GB * shape.hours / HOURS_PER_MONTH
             shape.block_prices, shape.block_fallback = block_table.get(m.provider, ({}, None))
 
 
@@ -291,6 +276,12 @@ def judge_shapes(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[t
     block_table = index.block_table
     host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n)
                  for n in {m.gpu_count for m in machines}}
+    if hours_known:  # the same findings over arrays, for the hundreds of shapes of a ranking
+        from workers.ranking.judge_arrays import judge_in_arrays  # it imports this module
+
+        judge_in_arrays(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need,
+                        cpu_adjust=cpu_adjust, block_table=block_table, planner=RunPlanner(job))
+        return shapes
     _judge_all(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need, cpu_adjust=cpu_adjust,
                hours_known=hours_known, block_table=block_table, planner=RunPlanner(job))
     return shapes
