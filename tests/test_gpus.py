@@ -39,14 +39,14 @@ AGREED_SLUGS = (
 # Rows whose figures are still, in part, the catalog author's memory: each says so in its source. A row leaves
 # this list when its source is read (the test below fails until it does), and no new row may join it.
 STILL_RECALLED = frozenset({
-    "rtx-6000-ada", "rtx-pro-6000", "v100-pcie-32gb", "t4g", "a100-pcie-80gb", "h100-nvl", "b200", "b300", "gb200",
+    "rtx-6000-ada", "rtx-pro-6000", "v100-pcie-32gb", "t4g", "h100-nvl", "b200", "b300", "gb200",
 })
 # Rows of the first table (2026-11-29) that name a database or datasheet but not where it was read.
 NO_ADDRESS = frozenset({
     "gtx-970", "gtx-980-ti", "titan-x-maxwell", "gtx-1050-ti", "gtx-1060-3gb", "gtx-1060-6gb", "gtx-1070",
     "gtx-1070-ti", "gtx-1080", "gtx-1080-ti", "titan-x-pascal", "titan-xp", "titan-v", "k80", "m60", "p4",
     "p100-16gb", "v100-16gb", "v100-32gb", "t4", "a10", "a10g", "l4", "l40s", "a100-40gb", "a100-80gb",
-    "h100-sxm", "h100-pcie", "h200", "b200", "b300", "gb200", "h100-nvl", "l4-eighth", "l4-quarter", "l4-half",
+    "h100-sxm", "h100-pcie", "h200", "b300", "gb200", "h100-nvl", "l4-eighth", "l4-quarter", "l4-half",
 })
 GEFORCE_HALF_RATE = ("turing", "ampere", "ada", "blackwell")
 GIB = 2**30
