@@ -128,8 +128,10 @@ def test_offers_costed_in_arrays_are_costed_as_one_by_one(catalog: Catalog) -> N
         job, _, _, shapes = _judged(raw, catalog)
         budget = job.constraints.budget_usd if job.constraints.budget_usd is not None else math.inf
         costed = [s for s in shapes if s.reject is None and s.m.block_rates_complete]
-        together: dict[int, Span] = {}
-        _costed_in_arrays(costed, together, budget_usd=budget, objective=job.objective)
+        spans: list[Span] = []
+        _costed_in_arrays(costed, spans, budget_usd=budget, objective=job.objective)
+        together = {id(span.shape): span for span in spans}
+        assert len(together) == len(spans)  # one span a machine
         for s in costed:
             span = together.get(id(s))
             found = (span.costs, list(span.offers), span.min_key, s.best_cost, span.co2) if span else None

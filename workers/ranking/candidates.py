@@ -62,7 +62,7 @@ def _note_over_budget(s: Shape, costs: Sequence[float], offers: Sequence[Offer],
         s.over_budget = mark
 
 
-def _within_budget(s: Shape, costs: list[float], found: dict[int, Span], *, budget_usd: float,
+def _within_budget(s: Shape, costs: list[float], found: list[Span], *, budget_usd: float,
                    objective: Objective) -> None:
     """Keep a machine's offers within the budget (held to cost x `Shape.budget_scale`), noting the cheapest over."""
     budget_usd /= s.budget_scale
@@ -70,7 +70,7 @@ def _within_budget(s: Shape, costs: list[float], found: dict[int, Span], *, budg
     _note_over_budget(s, costs, offers, budget_usd)
     within = [i for i, c in enumerate(costs) if c <= budget_usd]
     if within:
-        found[id(s)] = Span(s, [costs[i] for i in within], [offers[i] for i in within], objective)
+        found.append(Span(s, [costs[i] for i in within], [offers[i] for i in within], objective))
 
 
 def _costed_one_by_one(s: Shape, found: list[Span], *, scope: Scope, any_pricing: bool, budget_usd: float,
@@ -106,14 +106,15 @@ def _costed_one_by_one(s: Shape, found: list[Span], *, scope: Scope, any_pricing
         found.append(Span(s, costs, offers, objective))
 
 
-def _costed_in_arrays(shapes: Sequence[Shape], found: dict[int, Span], *, budget_usd: float,
+def _costed_in_arrays(shapes: Sequence[Shape], found: list[Span], *, budget_usd: float,
                       objective: Objective) -> None:
-    """Cost the offers of many machines at once and keep those within the budget; key the spans by id(shape).
+    """Cost the offers of many machines at once and keep those within the budget, a span per machine in order.
 
     One array of every offer's price and block storage rate; each offer's cost is the same expression
-    in the same order as _costed_one_by_one's (hourly price x its machine's multiplier, plus block
-    factor x rate where the machine adds block storage, plus the move of the data set), so each float
-    is the same; so are each machine's cheapest offer and first sort key (minima are exact).
+    in the same order as the per-machine comprehension this replaced (hourly price x its machine's
+    multiplier, plus block factor x rate where the machine adds block storage, plus the move of the
+    data set), so each float is the same; so are each machine's cheapest offer and first sort key
+    (minima are exact).
     """
     import numpy as np
 
@@ -155,13 +156,13 @@ def _costed_in_arrays(shapes: Sequence[Shape], found: dict[int, Span], *, budget
         span = make(Span)  # Span(s, costs, offers, objective) with rekey's figures from the arrays
         span.shape, span.costs, span.offers, span.objective, span.co2 = s, flat[start:end], s.m.offers, objective, None
         s.best_cost, span.min_key = low, key
-        found[id(s)] = span
+        found.append(span)
 
 
 def collect_candidates(shapes: Sequence[Shape], *, scope: Scope, budget_usd: float,
                        objective: Objective) -> list[Span]:
     """Return, per machine that can run the job, its offers in scope and within the budget, costed."""
-    spans: dict[int, Span] = {}
+    alone: list[Span] = []
     in_scope = frozenset(scope.pricing)
     together: list[Shape] = []
     for s in shapes:
@@ -174,10 +175,11 @@ def collect_candidates(shapes: Sequence[Shape], *, scope: Scope, budget_usd: flo
         elif unfiltered and (not s.block_factor or s.m.block_rates_complete):
             together.append(s)
         else:
-            found: list[Span] = []
-            _costed_one_by_one(s, found, scope=scope, any_pricing=any_pricing, budget_usd=budget_usd,
+            _costed_one_by_one(s, alone, scope=scope, any_pricing=any_pricing, budget_usd=budget_usd,
                                objective=objective)
-            if found:
-                spans[id(s)] = found[0]
+    spans: list[Span] = []
     _costed_in_arrays(together, spans, budget_usd=budget_usd, objective=objective)
-    return [spans[id(s)] for s in shapes if id(s) in spans]  # in the shapes' order, as before
+    if not alone:
+        return spans
+    position = {id(s): i for i, s in enumerate(shapes)}  # in the shapes' order, as before
+    return sorted(spans + alone, key=lambda span: position[id(span.shape)])
