@@ -7,6 +7,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from catalog.commitments import TERM_HOURS
 from catalog.providers import instance_family
 from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Pricing, Provider
 from workers.ranking.costing import block_storage_price_table, cheapest_cards
@@ -30,7 +31,7 @@ class Machine:
     __slots__ = ("block_rates", "block_rates_complete", "card_memory_bytes", "co2_factors", "cpu_score", "family",
                  "gpu", "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "network_gbit_per_s",
                  "offers", "plan_group", "prices", "pricing", "provider", "provider_name", "rate", "regions",
-                 "storage_bytes", "transfer", "vcpus")
+                 "storage_bytes", "term_hours", "transfer", "vcpus")
 
     def __init__(self, *, provider: Provider, instance_type: str, gpu: str, gpu_count: int, vcpus: int,
                  host_memory_bytes: int, storage_bytes: int, cpu_score: float, card_memory_bytes: int,
@@ -49,6 +50,7 @@ class Machine:
         self.card_memory_bytes = card_memory_bytes
         self.offers = offers
         self.pricing = pricing
+        self.term_hours = TERM_HOURS.get(pricing)  # a commitment's term (paid whether used or not); None else
         self.network_gbit_per_s = network_gbit_per_s  # between machines (instance specifications)
         self.rate = rate  # spot: the interruption figure of every offer of this machine
         # Machines alike in what a run's plan reads of them (runplan.machine_parts) share a number.

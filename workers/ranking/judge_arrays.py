@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from catalog.commitments import TERM_HOURS
 from catalog.types import Provider
 from workers.ranking.catalog_index import BlockTable
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
@@ -38,6 +37,10 @@ from workers.ranking.transfer import BYTES_PER_GB
 from workers.sizing.machine import loader_workers
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
+
+# runcost's billing rules by provider name (an Enum's hash is a Python call; a name's is cached)
+_GRANULARITY_S = {p.value: BILLING_GRANULARITY_S.get(p, 0.0) for p in Provider}
+_MINIMUM_S = {p.value: BILLING_MINIMUM_S.get(p, 0.0) for p in Provider}
 
 
 def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *, job: JobSpec,
@@ -80,7 +83,7 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
     training_hours = [pg.training_hours * (ms / b if b > 0 else 1.0)  # stretched by a slower CPU
                       for pg, ms, b in zip(pgs, iteration_ms, base_ms, strict=True)]
     hours, billed, checked, scale, interruptions, refused, spot = _run_figures(
-        training_hours, parts, [m.provider for m in machines], percentile=planner.percentile,
+        training_hours, parts, [m.provider_name for m in machines], percentile=planner.percentile,
         deadline=job.constraints.deadline_hours)
     size_gb = job.dataset.size_bytes / BYTES_PER_GB
     deadline = job.constraints.deadline_hours
@@ -100,12 +103,12 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
         shape.is_spot_run = is_spot
         shape.hours = shape.time_metric = h
         shape.cost_mult = b
-        shape.checked_hours = c
+        shape._checked_hours = c  # the property's setter, without the call
         if c != c:  # NaN: a spot run past the deadline on its expected hours
             shape.reject = DEADLINE
             continue
         shape.budget_scale = bs
-        term_hours = TERM_HOURS.get(m.pricing)
+        term_hours = m.term_hours
         if term_hours is not None:  # a commitment is paid for every hour of its term, used or not
             shape.cost_mult, shape.budget_scale = float(term_hours), 1.0
         if deadline is not None and c > deadline:
@@ -117,7 +120,7 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
             shape.block_prices, shape.block_fallback = block_table.get(m.provider, ({}, None))
 
 
-def _run_figures(training_hours: list[float], parts: list[MachineParts], providers: list[Provider], *,
+def _run_figures(training_hours: list[float], parts: list[MachineParts], providers: list[str], *,
                  percentile: float, deadline: float | None) -> tuple[list[Any], ...]:
     """Return runplan.run_figures for each shape, as lists: hours, billed hours, checked hours (NaN: a spot
     run past the deadline on its expected hours), budget scale, expected interruptions, refused, on spot."""
@@ -131,8 +134,8 @@ def _run_figures(training_hours: list[float], parts: list[MachineParts], provide
     billed_s = np.array([p.billed_s for p in parts], dtype=float)
     spot = np.array([p.rate is not None for p in parts], dtype=bool)
     mtbi = np.array([p.mtbi_hours if p.rate is not None else 1.0 for p in parts], dtype=float)
-    granularity = np.array([BILLING_GRANULARITY_S.get(p, 0.0) for p in providers], dtype=float)
-    minimum = np.array([BILLING_MINIMUM_S.get(p, 0.0) for p in providers], dtype=float)
+    granularity = np.array([_GRANULARITY_S[p] for p in providers], dtype=float)
+    minimum = np.array([_MINIMUM_S[p] for p in providers], dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         # the checkpoints written (none at the very end), the run, the billing (runcost.billed_hours)
         saves = np.where(th > 0, np.maximum(0.0, np.ceil(th / every) - 1.0), 0.0)

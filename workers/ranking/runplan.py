@@ -96,15 +96,19 @@ def checkpoint_parameters(job: JobSpec, adapter: Adapter | None = None) -> int:
 def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
                   local_disk_holds_data: bool, rate: InterruptionRate | None = None,
                   staging_cap_mb_per_s: float = 0.0, saved_parameters: int | None = None,
-                  writers: int = 1) -> MachineParts:
+                  writers: int = 1, boot: StartUp | None = None) -> MachineParts:
     """Return the start-up, checkpoint write time, interval and spot rate of a run of the job on one machine.
 
     `rate` is the machine's spot interruption figure (catalog_index.Machine.rate); unused off spot.
     `saved_parameters` overrides what a checkpoint saves (a layout's adapters, `checkpoint_parameters`
     otherwise); `writers` machines write their shards of it at once (a sharded layout over several).
+    `boot`: the start-up of these arguments, where the caller has it already (RunPlanner shares one
+    between a machine's on-demand and spot groups).
     """
-    boot = start_up(provider, family, dataset_bytes=job.dataset.size_bytes, network_gbit_per_s=network_gbit_per_s,
-                    local_disk_holds_data=local_disk_holds_data, cap_mb_per_s=staging_cap_mb_per_s)
+    if boot is None:
+        boot = start_up(provider, family, dataset_bytes=job.dataset.size_bytes,
+                        network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data,
+                        cap_mb_per_s=staging_cap_mb_per_s)
     write_rate = storage_write_mb_per_s(provider, local_disk_holds_data=local_disk_holds_data)
     saved = checkpoint_parameters(job) if saved_parameters is None else saved_parameters
     write_s = checkpoint_bytes(parameters=saved, optimizer=job.training.optimizer.value) \
@@ -197,6 +201,8 @@ class RunPlanner:
         self._parts: dict[tuple[Provider, str, Pricing, float, bool, InterruptionRate | None, float, int | None,
                                 int], MachineParts] = {}
         self._groups: dict[tuple[int, bool, float, int | None, int], MachineParts] = {}
+        self._boots: dict[tuple[Provider, str, float, bool, float], StartUp] = {}
+        self._saved = checkpoint_parameters(job)  # what a checkpoint of the job's own layout saves
 
     def parts_for(self, m: Machine, *, local_disk_holds_data: bool, saved_parameters: int | None = None,
                   writers: int = 1) -> MachineParts:
@@ -206,10 +212,20 @@ class RunPlanner:
         key = (m.plan_group, local_disk_holds_data, cap, saved_parameters, writers)
         found = self._groups.get(key)
         if found is None:
-            found = self._groups[key] = self.parts(
-                provider=m.provider, family=m.family, pricing=m.pricing, network_gbit_per_s=m.network_gbit_per_s,
-                local_disk_holds_data=local_disk_holds_data, rate=m.rate, staging_cap_mb_per_s=cap,
-                saved_parameters=saved_parameters, writers=writers)
+            # A plan group is what machine_parts reads of a machine, so no two groups share parts; the
+            # start-up reads less (not the spot rate), so a machine's on-demand and spot groups share it.
+            boot_key = (m.provider, m.family, m.network_gbit_per_s, local_disk_holds_data, cap)
+            boot = self._boots.get(boot_key)
+            if boot is None:
+                boot = self._boots[boot_key] = start_up(
+                    m.provider, m.family, dataset_bytes=self.job.dataset.size_bytes,
+                    network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=local_disk_holds_data,
+                    cap_mb_per_s=cap)
+            found = self._groups[key] = machine_parts(
+                self.job, provider=m.provider, family=m.family, pricing=m.pricing,
+                network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=local_disk_holds_data, rate=m.rate,
+                staging_cap_mb_per_s=cap, saved_parameters=self._saved if saved_parameters is None
+                else saved_parameters, writers=writers, boot=boot)
         return found
 
     def parts(self, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
