@@ -69,16 +69,28 @@ def spec_number(i: int) -> dict[str, Any]:
 
 
 def reference_results(specs: list[dict[str, Any]]) -> list[str]:
-    """Compute each spec's recommendation in-process, as canonical JSON."""
+    """Compute each spec's recommendation in-process, as canonical JSON, as the job's task does.
+
+    The task keeps the per-GPU rows its options use unless the spec asks for all (`per_gpu`), and dates
+    the stale-prices warning (workers/tasks/recommend.py); with no reported runs its calibration is none.
+    """
+    from datetime import date
+
     from service.app import create_app
-    from workers.ranking.recommend import recommend
-    from workers.schemas import RecommendationSchema
+    from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
+    from workers.schemas import dump_recommendation
     from workers.schemas.specs import load_job
     from workers.tasks.runtime import runtime
 
     app = create_app({"TESTING": True})
-    catalog = runtime(app).catalog.get()
-    return [canonical(RecommendationSchema().dump(recommend(load_job(s)[1], catalog))) for s in specs]
+    catalog, stale_days = runtime(app).catalog.get(), int(app.config["STALE_PRICES_DAYS"])
+    results = []
+    for spec in specs:
+        data, job = load_job(spec)
+        rec = recommend(job, catalog, per_gpu_rows=data.get("per_gpu", PER_GPU_OPTIONS), today=date.today(),
+                        stale_after_days=stale_days)
+        results.append(canonical(dump_recommendation(rec)))
+    return results
 
 
 def canonical(value: Any) -> str:
