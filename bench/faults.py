@@ -241,7 +241,8 @@ def redis_outage() -> bool:
                 break
             time.sleep(0.5)
         failed = [j for j, s in job_statuses(store, accepted).items() if s == "failed"]
-        stale = [k for k in store.scan_iter("gpugauge:job:*") if store.hget(k, "status") in (b"queued", b"running")]
+        stale = [k for k in store.scan_iter("gpugauge:job:*", _type="HASH")  # not the jobs' wake-up lists
+                 if store.hget(k, "status") in (b"queued", b"running")]
     finally:
         stack.stop()
     before = [a for a in answers if a[0] < stopping_at]
