@@ -94,7 +94,7 @@ def main() -> int:
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     try:
         for name in roots:
-            bench._wait_http(ports[name], "/readyz")
+            bench._wait_http(ports[name], "/readyz", timeout_s=120)  # two stacks start at once
         report(bench, ports, processes, args)
     finally:
         for group in processes.values():
