@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import math
 from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate, validates, validates_schema
@@ -12,6 +11,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, valida
 from catalog.providers import PROVIDER_NAMES
 from workers.modelimport.models import FORMS
 from workers.schemas.fields import StrictFloat, bounded_int
+from workers.schemas.layer_list import MAX_LAYER_NUMBER, LayerList, unbounded_number_errors
 from workers.sizing.layers.build import ALIASES as LAYER_ALIASES
 from workers.sizing.layers.build import RULES as LAYER_RULES
 from workers.sizing.presets.registry import PRESETS
@@ -19,9 +19,6 @@ from workers.sizing.spec import DEFAULT_PROVIDERS
 
 # Bounds: far beyond any real job, tight enough that no figure overflows or loses meaning.
 MAX_LAYERS = 20_000  # costed per distinct layer (sizing/timing.py); the body limit binds too
-# A number inside a free-form layer (units, channels, kernel, rates) never comes near this; the bound
-# keeps 400-digit integers and 1e308 out of the core's arithmetic. NaN and Infinity are refused too.
-MAX_LAYER_NUMBER = 10**15
 MAX_ONNX_BASE64_CHARS = 48 * 1024 * 1024  # ~36 MiB of ONNX; the HTTP body limit is lower still
 MODEL_FORMS = FORMS  # the model forms, as the core resolves them (workers/modelimport/models.py)
 # What the OpenAPI document cannot learn from the fields (service/app.py adds it to the "Model"
@@ -67,27 +64,12 @@ class StatsSchema(_Strict):
     multiply_adds = bounded_int(minimum=0, maximum=10**17, required=True)
 
 
-class _LayerList(fields.List[dict[str, Any]]):
-    """A list of layer objects: each a mapping with string keys, copied; the values are the core's to read.
-
-    marshmallow's List of Dict passes every key of every layer through a String field: for a
-    10,000-layer model that was most of the schema's time. A list of plain dicts with str keys is
-    copied as the Dict field would; anything else goes through the fields, for their error messages.
-    """
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[dict[str, Any] | None]:
-        if isinstance(value, list) and all(type(layer) is dict and all(type(k) is str for k in layer)
-                                           for layer in value):
-            return [dict(layer) for layer in value]  # the length is checked by the field's validator
-        return super()._deserialize(value, attr, data, **kwargs)
-
-
 class ModelSchema(_Strict):
     """Exactly one of preset, stats, layers (with input_shape) or onnx."""
 
     preset = fields.String(validate=validate.Length(min=1, max=64), metadata={"enum": list(PRESET_NAMES)})
     stats = fields.Nested(StatsSchema)
-    layers = _LayerList(fields.Dict(keys=fields.String(), metadata={
+    layers = LayerList(fields.Dict(keys=fields.String(), metadata={
         "additionalProperties": LAYER_VALUE_SCHEMA, "required": ["type"],
         "properties": {"type": {"type": "string", "enum": list(LAYER_TYPES)}}}),
         validate=validate.Length(min=1, max=MAX_LAYERS))
@@ -97,7 +79,7 @@ class ModelSchema(_Strict):
 
     @validates("layers")
     def _finite_layer_numbers(self, layers: list[dict[str, Any]], **_: Any) -> None:
-        errors = {index: bad for index, layer in enumerate(layers) if (bad := _unbounded_numbers(layer))}
+        errors = unbounded_number_errors(layers)
         if errors:
             raise ValidationError(errors)
 
@@ -114,27 +96,6 @@ class ModelSchema(_Strict):
                 base64.b64decode(data["onnx"], validate=True)
             except (binascii.Error, ValueError) as exc:
                 raise ValidationError("not valid base64", "onnx") from exc
-
-
-def _unbounded_numbers(layer: dict[str, Any]) -> dict[str, list[str]]:
-    """Return {key: [message]} for the layer's values holding a refused number (LAYER_VALUE_SCHEMA)."""
-    if all(type(v) is str or (type(v) is int and -MAX_LAYER_NUMBER <= v <= MAX_LAYER_NUMBER)
-           for v in layer.values()):
-        return {}  # the usual layer: names and whole numbers in range
-
-    def bad(value: Any, *, bounded: bool) -> bool:
-        if isinstance(value, list):  # a kernel [3, 3]: the core reads numbers there, one list deep
-            return any(bad(item, bounded=bounded and not isinstance(item, list)) for item in value)
-        if isinstance(value, dict):
-            return any(bad(item, bounded=False) for item in value.values())
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return False
-        if isinstance(value, float) and not math.isfinite(value):
-            return True  # at any depth: NaN and Infinity are not JSON, and never reach the core
-        return bounded and not -MAX_LAYER_NUMBER <= value <= MAX_LAYER_NUMBER  # ints compare exactly
-
-    return {key: [f"must be a finite number between -{MAX_LAYER_NUMBER:.0e} and {MAX_LAYER_NUMBER:.0e}"]
-            for key, value in layer.items() if bad(value, bounded=True)}
 
 
 class ProfileSchema(_Strict):
