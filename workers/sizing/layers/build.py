@@ -35,6 +35,7 @@ layers (a ReLU's output that the next conv keeps as its input) is counted once, 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -185,17 +186,42 @@ def compute_model_stats(
     # checked already skips the key check, the key's making and its hashing.
     plain: dict[tuple[object, ...], list[Any]] = {}
     for i, (spec, type_name) in enumerate(zip(layers, types, strict=True)):
+        if "name" not in spec and "inputs" not in spec and "from" not in spec:
+            # The usual repeat: a plain layer met before after the same shape, placed from its first rows.
+            # Anything this path does not settle is worked out below, as for a layer not met before.
+            seen_key = (type_name, known[previous], tuple(spec.items()), tuple(map(type, spec.values())))
+            try:
+                entry = plain.get(seen_key)
+            except TypeError:  # a list among the values
+                entry = plain.get(listed) if (listed := _listed(seen_key)) is not None else None
+            if entry is not None and entry[0] is not None:
+                source_id = storage.get(previous, previous)
+                source_kept = source_id in kept
+                again = entry[2 if source_kept else 1]
+                if again is None:
+                    again = entry[2 if source_kept else 1] = made.get((entry[0], source_kept))
+                default_name = f"{type_name}_{i}"
+                if again is not None and default_name not in taken and again.place(default_name, source_id, rows,
+                                                                                   kept, storage, taken):
+                    trainable += again.trainable
+                    frozen_total += again.frozen
+                    known[default_name] = again.output_shape
+                    previous = default_name
+                    continue
         rule = RULES[type_name]
         wired = "inputs" in spec or "from" in spec
         entry = raw = None
         if not wired:
-            try:
-                items = tuple(spec.items()) if "name" not in spec else tuple(kv for kv in spec.items()
-                                                                             if kv[0] != "name")
+            if "name" not in spec:
+                raw = (type_name, known[previous], tuple(spec.items()), tuple(map(type, spec.values())))
+            else:
+                items = tuple(kv for kv in spec.items() if kv[0] != "name")
                 raw = (type_name, known[previous], items, tuple(type(kv[1]) for kv in items))
+            try:
                 entry = plain.get(raw)
             except TypeError:  # a list among the values
-                raw = None
+                raw = _listed(raw)
+                entry = plain.get(raw) if raw is not None else None
         if entry is None:
             keys = (type_name, tuple(spec))
             if keys not in checked:
@@ -294,9 +320,9 @@ def compute_model_stats(
     tokens = types[0] == "embedding"  # token ids (int64), else a float tensor of the input shape
     return ModelStats(
         name=name,
-        neurons=sum(r.neurons for r in rows),
+        neurons=sum(map(_NEURONS, rows)),
         parameters=trainable,
-        multiply_adds=sum(r.multiply_adds for r in rows),
+        multiply_adds=sum(map(_MULTIPLY_ADDS, rows)),
         layers=tuple(rows),
         sequence_length=seq,
         frozen_parameters=frozen_total,
@@ -304,6 +330,27 @@ def compute_model_stats(
                                kept_float_values=size(shape) if "input" in kept and not tokens else 0,
                                kept_integer_values=size(shape) if "input" in kept and tokens else 0),
     )
+
+
+_NEURONS, _MULTIPLY_ADDS = operator.attrgetter("neurons"), operator.attrgetter("multiply_adds")
+_TYPE = operator.itemgetter("type")
+
+
+def _listed(raw: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """Return a plain-layer key with its lists (a kernel [3, 3]) as tuples of their items and types, or None."""
+    type_name, shape, items, kinds = raw
+    listed = []
+    for k, v in items:
+        if type(v) is list:
+            if not all(type(x) in (int, float, str, bool) for x in v):
+                return None
+            v = (tuple(v), tuple(map(type, v)))
+        listed.append((k, v))
+    try:
+        hash(key := (type_name, shape, tuple(listed), kinds))
+    except TypeError:  # an object among the values
+        return None
+    return key
 
 
 def view_refs_of(view_refs: list[tuple[int, int]], j: int) -> int:
@@ -328,13 +375,15 @@ class _Rows:
     tensors kept (the source or its parts), the same views, the same parameters counted.
     """
 
-    __slots__ = ("frozen", "ids", "kept_refs", "output_shape", "rows", "suffixes", "trainable", "view_refs")
+    __slots__ = ("frozen", "ids", "kept_refs", "output_shape", "rows", "single", "suffixes", "trainable",
+                 "view_refs")
 
     def __init__(self, parts: Sequence[Part], rows: Sequence[LayerStats], kept_refs: list[int],
                  view_refs: list[tuple[int, int]], trainable: int, frozen: int) -> None:
         self.rows = [(dict(r.__dict__), p.suffix) for r, p in zip(rows, parts, strict=True)]
         last = len(parts) - 1
         self.ids = [None if k == last else f".{p.suffix or k}" for k, p in enumerate(parts)]
+        self.single = len(parts) == 1
         self.kept_refs, self.view_refs = kept_refs, view_refs
         self.trainable, self.frozen = trainable, frozen
         self.output_shape = parts[-1].output_shape
@@ -343,18 +392,24 @@ class _Rows:
     def place(self, layer_name: str, source_id: str, rows: list[LayerStats], kept: set[str],
               storage: dict[str, str], taken: set[str]) -> bool:
         """Append the rows named for `layer_name`; False (nothing done) when a part's name is already in use."""
-        ids = [layer_name if tail is None else layer_name + tail for tail in self.ids]
-        for pid in ids:
-            if pid in kept or pid in storage:
+        if self.single:
+            if layer_name in kept or layer_name in storage:
                 return False
-        new, set_dict = object.__new__, object.__setattr__
+            ids = [layer_name]
+        else:
+            ids = [layer_name if tail is None else layer_name + tail for tail in self.ids]
+            for pid in ids:
+                if pid in kept or pid in storage:
+                    return False
+        new, set_dict, append, add = object.__new__, object.__setattr__, rows.append, taken.add
         for d, suffix in self.rows:
             row = new(LayerStats)
             name = f"{layer_name}.{suffix}" if suffix else layer_name
-            set_dict(row, "__dict__", {**d, "name": name})  # an equal frozen row, under its own name
-            rows.append(row)
-            taken.add(name)
-        taken.add(layer_name)
+            d["name"] = name  # the template's own dict, copied below: an equal frozen row under its own name
+            set_dict(row, "__dict__", d.copy())
+            append(row)
+            add(name)
+        add(layer_name)
         for ref in self.kept_refs:
             kept.add(source_id if ref < 0 else ids[ref])
         for k, ref in self.view_refs:
@@ -364,6 +419,12 @@ class _Rows:
 
 def _layer_types(layers: Sequence[Mapping[str, object]], field_prefix: str) -> list[str]:
     """Return every layer's canonical type (layer_type), each spelling looked up once."""
+    try:  # the usual list: every layer a mapping with a string type, read in C
+        spellings = list(map(_TYPE, layers))
+        distinct = {raw: layer_type({"type": raw}, "") for raw in set(spellings) if type(raw) is str}
+        return list(map(distinct.__getitem__, spellings))
+    except (KeyError, TypeError, SpecError):  # named at its first layer below
+        pass
     seen: dict[str, str] = {}
     types = []
     for i, spec in enumerate(layers):
