@@ -21,10 +21,10 @@ from typing import Any
 from apispec import APISpec
 
 from catalog.gpus import load_gpus
+from workers.schemas.layer_list import MAX_LAYER_NUMBER
 from workers.schemas.review import OPENAPI_REVIEW_JOB_EXTRAS
 from workers.schemas.spec import (
     DATA_PARALLEL_KINDS,
-    MAX_LAYER_NUMBER,
     OPENAPI_DATA_LOCATION_EXTRAS,
     OPENAPI_MODEL_EXTRAS,
 )
