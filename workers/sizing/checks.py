@@ -7,10 +7,10 @@ its callers (tests, the ranking loop, a future caller that builds a JobSpec by h
 from __future__ import annotations
 
 import math
-import operator
 
 from workers.sizing.errors import SpecError
 from workers.sizing.memo import IdentityMemo
+from workers.sizing.row_table import figures, row_table
 from workers.sizing.spec import JobSpec
 from workers.sizing.stats import ModelStats
 from workers.sizing.strategies.checks import check_strategy
@@ -65,7 +65,7 @@ def _check_model(model: ModelStats) -> bool:
     if model.neurons == 0 and model.parameters == 0:
         raise SpecError("model.stats", "the model has no neurons and no parameters")
     # Each distinct combination of a row's counts once (a 10,000-layer model has a few), taken in C.
-    values = [v for counts in set(map(_COUNTS_OF, model.layers)) for v in counts]
+    values = [v for counts in map(_COUNTS_OF, row_table(model).distinct) for v in counts]
     if values and not (all(type(v) is int for v in values) and min(values) >= 0 and max(values) <= MAX_COUNT):
         for index, layer in enumerate(model.layers):  # the first wrong one, named
             for name in _LAYER_COUNTS:
@@ -74,7 +74,7 @@ def _check_model(model: ModelStats) -> bool:
 
 
 _LAYER_COUNTS = ("neurons", "parameters", "multiply_adds", "saved_values", "saved_mask_bytes", "traffic_values")
-_COUNTS_OF = operator.attrgetter(*_LAYER_COUNTS)
+_COUNTS_OF = figures(*_LAYER_COUNTS)
 
 
 def check_job(job: JobSpec, *, gpu_count: int = 1, inter_node_gbit_per_s: float | None = None) -> None:

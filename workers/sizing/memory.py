@@ -10,7 +10,6 @@ weights in mixed precision, recomputation; the framework's reserve on the card i
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
@@ -31,6 +30,7 @@ from workers.sizing.overheads import (
     WORKSPACE_BYTES_WITHOUT_CONV,
 )
 from workers.sizing.requirements import MemoryBreakdown
+from workers.sizing.row_table import figures, row_table
 from workers.sizing.rules import BASELINE_BYTES_PER_VALUE, BASELINE_COPIES
 from workers.sizing.spec import Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
@@ -123,13 +123,13 @@ def framework_reserve_bytes(tensor_bytes: int, *, gpu: GpuSpec | None, has_conv:
     return context + workspace + slack
 
 
-_KIND = operator.attrgetter("kind")
+_KIND = figures("kind")
 
 
 def _has_conv(model: ModelStats) -> bool:
     """Return whether cuDNN convolution workspaces apply (conv layers, or a model given as totals)."""
     return _HAS_CONV.get(model, None, lambda: not model.layers
-                         or LayerKind.CONV in map(_KIND, model.layers))
+                         or LayerKind.CONV in map(_KIND, row_table(model).distinct))
 
 
 @dataclass(frozen=True)

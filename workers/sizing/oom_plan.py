@@ -16,7 +16,9 @@ steptime.py), each row saying what changes from it; one that names none, from pl
 
 from __future__ import annotations
 
+import heapq
 import math
+import operator
 from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
@@ -39,6 +41,7 @@ from workers.sizing.throughput import effective_precision, has_bf16
 from workers.sizing.timing import estimate_iteration_ms
 
 NAMED_LAYERS = 3  # how many of the heaviest layers the change-network step names
+_PARAMETERS = operator.attrgetter("parameters")
 SPREAD_SHARE = 0.25  # below this share for the named layers, say the memory is spread out
 
 
@@ -149,7 +152,7 @@ def _change_network(p: _Planner) -> Mitigation | None:
     memory = p.breakdown(training, p.gpu_count)
     state = memory.parameters_bytes + memory.gradients_bytes + memory.optimizer_state_bytes
     if state > memory.activations_bytes:
-        heavy = sorted(model.layers, key=lambda layer: layer.parameters, reverse=True)[:NAMED_LAYERS]
+        heavy = heapq.nlargest(NAMED_LAYERS, model.layers, key=_PARAMETERS)  # = sorted(..., reverse=True)[:n]
         names = tuple(layer.name for layer in heavy)
         share = sum(layer.parameters for layer in heavy) / max(model.parameters, 1)
         if transformer_shape(model) is not None:  # a transformer: no "convolutions instead"

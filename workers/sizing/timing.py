@@ -9,7 +9,6 @@ time to dispatch its kernels leaves the GPU idle for the difference. Multi-GPU l
 from __future__ import annotations
 
 import operator
-from collections import Counter
 from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
@@ -29,6 +28,7 @@ from workers.sizing.memo import IdentityMemo
 from workers.sizing.multigpu import multi_gpu_time
 from workers.sizing.overheads import ACTIVATION_BYTES, COMPUTE_WEIGHT_BYTES, GRADIENT_BYTES
 from workers.sizing.requirements import Bottleneck
+from workers.sizing.row_table import figures, row_table
 from workers.sizing.rules import TINY_LAYER_MS
 from workers.sizing.spec import Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
@@ -85,8 +85,8 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
     return tuple((*key, count) for key, count in counts.items())
 
 
-_WORK_FIGURES = operator.attrgetter("kind", "multiply_adds", "traffic_values", "parameters", "neurons", "passes",
-                                    "kernel_positions")
+_WORK_FIGURES = figures("kind", "multiply_adds", "traffic_values", "parameters", "neurons", "passes",
+                        "kernel_positions")
 
 
 _MULTIPLY_ADDS, _PASSES = operator.attrgetter("multiply_adds"), operator.attrgetter("passes")
@@ -99,9 +99,11 @@ def _distinct_layers(model: ModelStats) -> dict[tuple[LayerKind, int, int, int, 
 
     def count() -> dict[tuple[LayerKind, int, int, int, int, bool], int]:
         counts: dict[tuple[LayerKind, int, int, int, int, bool], int] = {}
-        # The rows' figures gathered and counted in C, then each distinct one keyed, in the order each first appears.
+        # The rows' figures gathered and counted in C (row_table.py), then each distinct one keyed, in the order
+        # each first appears.
+        grouped = row_table(model)
         for (kind, multiply_adds, traffic_values, parameters, neurons, passes, kernel_positions), n in \
-                Counter(map(_WORK_FIGURES, model.layers)).items():
+                zip(map(_WORK_FIGURES, grouped.distinct), grouped.counts, strict=True):
             # Without a traffic figure: read the input, write the output, about twice the output.
             per_sample = max(traffic_values - parameters, 0) if traffic_values else 2 * neurons
             key = (kind, multiply_adds, per_sample, parameters, passes,

@@ -24,6 +24,7 @@ from workers.sizing.overheads import (
     GRADIENT_BYTES,
     WEIGHT_COPY_BYTES,
 )
+from workers.sizing.row_table import figures, row_table
 from workers.sizing.spec import Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
 from workers.sizing.step_walk import (
@@ -87,11 +88,11 @@ def _rows(model: ModelStats) -> _Rows:
             pending -= overlap[i]
 
     # Each distinct row's figures worked out once (a big model repeats a few kinds of row), gathered in C.
-    figures = list(map(_ROW_FIGURES, layers))
-    distinct = {f: i for i, f in enumerate(dict.fromkeys(figures))}
-    table = np.array([_row_columns(f) for f in distinct], dtype=np.int64).reshape(len(distinct), 8).T.copy()
+    grouped = row_table(model)
+    table = np.array([_row_columns(_ROW_FIGURES(f)) for f in grouped.distinct],
+                     dtype=np.int64).reshape(len(grouped.distinct), 8).T.copy()
     # one contiguous row per column (8 x rows), as the walk's arithmetic reads them
-    columns = table[:, np.fromiter(map(distinct.__getitem__, figures), dtype=np.intp, count=len(figures))]
+    columns = table[:, np.fromiter(grouped.index(), dtype=np.intp, count=len(layers))]
     sizes, saved, masks, fused_saved, fused_masks, parameters, shared, cast = columns
     loss_keeps_output = np.zeros(len(layers), dtype=bool)  # only rows after the held output can be loss rows
     for i in range(held + 1, len(layers)):
@@ -105,8 +106,8 @@ def _rows(model: ModelStats) -> _Rows:
 
 
 _SHARED = operator.attrgetter("shared_parameters")
-_ROW_FIGURES = operator.attrgetter("output_shape", "neurons", "saved_values", "saved_mask_bytes", "fused_saved_values",
-                                   "fused_saved_mask_bytes", "parameters", "shared_parameters", "kind")
+_ROW_FIGURES = figures("output_shape", "neurons", "saved_values", "saved_mask_bytes", "fused_saved_values",
+                       "fused_saved_mask_bytes", "parameters", "shared_parameters", "kind")
 
 
 def _row_columns(f: tuple[Any, ...]) -> tuple[int, ...]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from workers.sizing.memo import IdentityMemo
+from workers.sizing.row_table import figures, row_table
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 
 # QLoRA §3: 4-bit NF4 weights plus 0.127 bits of double-quantised constants per parameter.
@@ -81,6 +82,7 @@ def _input_width(row: LayerStats, *, hidden: int, widths: set[int]) -> int:
 
 
 _KIND = operator.attrgetter("kind")
+_KIND_FIGURE = figures("kind")
 _SHAPES: IdentityMemo[TransformerShape | None] = IdentityMemo()
 
 
@@ -91,7 +93,7 @@ def transformer_shape(model: ModelStats) -> TransformerShape | None:
 
 def _transformer_shape(model: ModelStats) -> TransformerShape | None:
     """Compute transformer_shape."""
-    if LayerKind.ATTENTION not in map(_KIND, model.layers):  # in C: most models have no attention row
+    if LayerKind.ATTENTION not in map(_KIND_FIGURE, row_table(model).distinct):  # most models have no attention row
         return None
     blocks: dict[str, list[LayerStats]] = {}
     for layer in model.layers:
