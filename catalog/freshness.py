@@ -9,12 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import date
+from typing import Protocol
 
 from catalog.types import Offer, Provider
 
 CLOUD_PROVIDERS = (Provider.AWS, Provider.GCP)
 UNKNOWN = "unknown"  # prices_as_of when a price's source carries no date (the price rows say None)
 STALE_AFTER_DAYS = 90  # default age past which an answer warns that its prices may have moved
+
+
+class Dated(Protocol):
+    """A price with its provider and date: an Offer, or a catalog.payload.PriceDate read without the rest."""
+
+    @property
+    def provider(self) -> Provider:
+        """Who sells it."""
+
+    @property
+    def as_of(self) -> str | None:
+        """The ISO date its source says it was true, or None."""
 
 
 def _oldest(dates: list[str | None]) -> str:
@@ -24,7 +37,7 @@ def _oldest(dates: list[str | None]) -> str:
     return min(known, key=lambda d: d[:10])
 
 
-def prices_as_of_by_provider(offers: Iterable[Offer]) -> tuple[tuple[str, str], ...]:
+def prices_as_of_by_provider(offers: Iterable[Dated]) -> tuple[tuple[str, str], ...]:
     """Return (provider, oldest as_of) for each cloud provider with offers; UNKNOWN where any is undated."""
     dates: dict[Provider, list[str | None]] = {}
     for offer in offers:
@@ -33,7 +46,7 @@ def prices_as_of_by_provider(offers: Iterable[Offer]) -> tuple[tuple[str, str], 
     return tuple((p.value, _oldest(dates[p])) for p in CLOUD_PROVIDERS if p in dates)
 
 
-def oldest_price_date(offers: Iterable[Offer]) -> str:
+def oldest_price_date(offers: Iterable[Dated]) -> str:
     """Return the oldest cloud price's as_of, or UNKNOWN when any cloud price is undated (or there is none)."""
     by_provider = prices_as_of_by_provider(offers)
     return _oldest([d for _, d in by_provider])

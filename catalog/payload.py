@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from catalog.freshness import UNKNOWN
 from catalog.types import BlockStoragePrice, Exclusion, InstanceType, Offer, OnPremCard, Pricing, Provider
@@ -177,14 +177,42 @@ def _card(r: _Reader) -> OnPremCard:
     )
 
 
-def payload_to_rows(document: Any) -> CatalogRows:
-    """Parse a catalog document strictly; CatalogDataError names the first malformed field."""
-    doc = _Reader(document, "catalog")
+class PriceDate(NamedTuple):
+    """What an offer says about its price's age: its provider, pricing kind and as_of (catalog.freshness)."""
+
+    provider: Provider
+    pricing: Pricing
+    as_of: str | None
+
+
+def _version(doc: _Reader) -> str:
     if doc._get("format") != FORMAT:
-        raise CatalogDataError(f"format: expected {FORMAT}, got {document.get('format')!r}")
+        raise CatalogDataError(f"format: expected {FORMAT}, got {doc.obj.get('format')!r}")
     version = doc.text("version")
     if not _VERSION.match(version):
         raise CatalogDataError(f"version: {version!r} is not a version name (letters, digits, '.', '-', '_')")
+    return version
+
+
+def payload_price_dates(document: Any) -> tuple[str, tuple[PriceDate, ...]]:
+    """Return a catalog document's version and each offer's price date, read as strictly as payload_to_rows.
+
+    Only the fields the catalog's price dates come from are read (an offer's other fields, and the
+    instances, are neither parsed nor checked): enough for an answer that uses no offer (`gpugauge estimate`).
+    """
+    doc = _Reader(document, "catalog")
+    version = _version(doc)
+    dates = []
+    for i, o in enumerate(_list(doc, "offers")):
+        r = _Reader(o, f"offers[{i}]")
+        dates.append(PriceDate(r.choice("provider", Provider), r.choice("pricing", Pricing), r.date_or_none("as_of")))
+    return version, tuple(dates)
+
+
+def payload_to_rows(document: Any) -> CatalogRows:
+    """Parse a catalog document strictly; CatalogDataError names the first malformed field."""
+    doc = _Reader(document, "catalog")
+    version = _version(doc)
     sources = _list(doc, "sources")
     if not all(isinstance(s, str) and s.strip() for s in sources):
         raise CatalogDataError("sources: expected a list of non-empty strings")

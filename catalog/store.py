@@ -17,7 +17,6 @@ from typing import Any, Protocol
 
 from catalog.payload import CatalogRows, payload_to_rows, rows_to_payload
 from catalog.types import GpuSpec
-from catalog.validate import validate_rows
 
 DEFAULT_KEEP = 5
 _SAFE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,63}$")
@@ -114,6 +113,8 @@ class FileCatalogStore:
         self, rows: CatalogRows, *, gpus: Iterable[GpuSpec], previous: CatalogRows | None = None
     ) -> str:
         """Validate, write the version file, then switch the pointer atomically; prune old versions."""
+        from catalog.validate import validate_rows  # with the plausibility checks: only to write
+
         validate_rows(rows, gpus=gpus, previous=previous if previous is not None else self.current())
         name = _check_name(rows.version)
         try:
@@ -203,6 +204,8 @@ class RedisCatalogStore:
         self, rows: CatalogRows, *, gpus: Iterable[GpuSpec], previous: CatalogRows | None = None
     ) -> str:
         """Validate, then store the version, append it and switch `current` in one MULTI/EXEC."""
+        from catalog.validate import validate_rows  # with the plausibility checks: only to write
+
         validate_rows(rows, gpus=gpus, previous=previous if previous is not None else self.current())
         name = _check_name(rows.version)
         existing = self.versions()

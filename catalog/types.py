@@ -138,3 +138,12 @@ class Catalog:
         if not self._gpu_index:
             self._gpu_index.update({g.slug: g for g in self.gpus})
         return self._gpu_index[slug]
+
+
+@dataclass(frozen=True)
+class CatalogSummary:
+    """What an answer that uses no offer needs of a catalog: its version, price date and GPU table."""
+
+    version: str
+    prices_as_of: str  # as Catalog.prices_as_of: the oldest pay-as-you-go cloud price's as_of, or "unknown"
+    gpus: tuple[GpuSpec, ...]

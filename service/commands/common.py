@@ -5,17 +5,14 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import yaml
 from marshmallow import Schema, ValidationError
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from workers.schemas.humanize import apply_human_units
 from workers.schemas.specs import load_job
@@ -27,22 +24,17 @@ MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer `model.onnx` cannot name a 
 FLAG_NAMES = {"gpus": "--gpu"}
 
 
-class SpecLoader(yaml.SafeLoader):
-    """PyYAML's safe loader reading floats as YAML 1.2 does: `2e-5` and `1E3` are numbers, not strings.
-
-    PyYAML implements YAML 1.1, whose float pattern needs a dot (`2.0e-5`); JSON and YAML 1.2 do not.
-    The resolver is the YAML 1.2 core schema's float pattern (yaml.org/spec/1.2.2, 10.3.2).
-    """
+class _YamlError(ValueError):
+    """A YAML spec that does not parse, as a ValueError so that one handler words both kinds of file."""
 
 
-SpecLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*\.[0-9_]*|\.[0-9_]+)(?:[eE][-+]?[0-9]+)?
-                 |[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+
-                 |[-+]?\.(?:inf|Inf|INF)
-                 |\.(?:nan|NaN|NAN))$""", re.X),
-    list("-+0123456789."),
-)
+def _load_yaml(text: str) -> Any:
+    from service.commands.yaml_spec import YAMLError, load_yaml  # PyYAML only for a YAML file (issue 17)
+
+    try:
+        return load_yaml(text)
+    except YAMLError as exc:
+        raise _YamlError(str(exc)) from None
 
 
 class CliError(Exception):
@@ -67,8 +59,8 @@ def read_document(path: str, *, what: str = "spec") -> dict[str, Any]:
     if not text.strip():
         raise CliError(f"{path}: the file is empty; a {what} is a {kind} object")
     try:
-        raw = json.loads(text) if p.suffix == ".json" else yaml.load(text, Loader=SpecLoader)  # a SafeLoader
-    except (yaml.YAMLError, ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        raw = json.loads(text) if p.suffix == ".json" else _load_yaml(text)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and _YamlError are ValueErrors
         raise CliError(f"{path}: not valid {kind}: {' '.join(str(exc).split())}") from None
     if not isinstance(raw, dict):
         raise CliError(f"{path}: a {what} must be an object at the top level")
@@ -170,8 +162,13 @@ def working(what: str) -> Iterator[Callable[[int, int], None]]:
     loading the catalog and ranking it). Nothing is drawn when stderr is not a terminal.
     """
     err = Console(stderr=True)
+    if not err.is_terminal:
+        yield lambda done, total: None
+        return
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn  # a terminal's
+
     with Progress(TextColumn(what), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(), console=err,
-                  transient=True, disable=not err.is_terminal) as bar:
+                  transient=True) as bar:
         task = bar.add_task(what, total=None)
 
         def advance(done: int, total: int) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from catalog.loader import load_catalog
+from catalog.loader import load_catalog_summary
 from service.commands.common import CliError, fail, print_json, working
 from service.commands.common import console as make_console
 from service.commands.job_flags import add_job_flags, load_job_from_args
@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Size the spec and print the requirements (or their JSON)."""
     try:
-        catalog = load_catalog(store=open_store())
+        catalog = load_catalog_summary(store=open_store())  # version, price date, GPUs: no offer is used
         slugs = sorted(g.slug for g in catalog.gpus) if "all" in args.gpu else args.gpu
         data, job = load_job_from_args(args, schema=EstimateRequestSchema(),
                                        extra={"gpus": slugs, "gpu_count": args.gpu_count})

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from catalog.types import Catalog
+from catalog.types import Catalog, CatalogSummary
 from workers.schemas.specs import build_job
 from workers.sizing.errors import SizingError
 from workers.sizing.reported import (
@@ -165,7 +165,8 @@ _fitted: dict[tuple[int, str, str], Calibration] = {}
 _last_good: dict[int, Calibration] = {}
 
 
-def calibration_for(store: RunStore | None, catalog: Catalog, *, revision: str | None = None) -> Calibration:
+def calibration_for(store: RunStore | None, catalog: Catalog | CatalogSummary, *,
+                    revision: str | None = None) -> Calibration:
     """Return the corrections fitted from the stored runs, refitted only when the runs or catalog change.
 
     `revision`: the store's revision as the caller already read it (the API passes the one its job id
