@@ -94,6 +94,11 @@ def test_the_purchase_table_fits_the_width_and_never_cuts_a_machine_name(width: 
     text = console.export_text()
     assert max(len(line) for line in text.splitlines()) <= width
     assert all(p.instance_type in text for p in rec.purchase) and "…" not in text
+    header = next(line for line in text.splitlines() if "machine" in line)
+    shown = [h for h in ("purchase", "job", "power", "break-even h", "pays off") if h in header]
+    assert {"purchase", "break-even h", "pays off"} <= set(shown)  # whole headers: no column cropped
+    if len(shown) < 5:
+        assert "not shown at this width" in text
 
 
 def test_wide_shows_every_options_reasons(capsys: pytest.CaptureFixture[str]) -> None:

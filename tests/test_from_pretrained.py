@@ -51,3 +51,17 @@ def test_from_pretrained_must_be_a_boolean_or_null() -> None:
     assert "training.from_pretrained" in caught.value.messages
     loaded = validate_spec({**LLAMA_FULL, "training": {**LLAMA_FULL["training"], "from_pretrained": None}})
     assert loaded["training"]["from_pretrained"] is None
+
+
+def test_the_document_lists_the_from_scratch_rule_it_cannot_state() -> None:
+    from service.openapi_rules import FROM_SCRATCH_ADAPTERS, UNSTATED_RULES
+
+    assert FROM_SCRATCH_ADAPTERS in UNSTATED_RULES[("/v1/estimate", "post")]
+    assert FROM_SCRATCH_ADAPTERS in UNSTATED_RULES[("/v1/reports", "post")]
+    spec = {**LLAMA_FULL, "training": {**LLAMA_FULL["training"], "from_pretrained": False,
+                                       "parallelism": {"allow_adapters": True}}}
+    with pytest.raises(ValidationError) as caught:
+        validate_spec(spec)
+    for path, reasons in caught.value.messages.items():
+        assert FROM_SCRATCH_ADAPTERS.names(f"jobs[0].spec.{path}", reasons[0])
+    assert not FROM_SCRATCH_ADAPTERS.names("training.from_pretrained", "Not a valid boolean.")

@@ -24,6 +24,7 @@ from service.commands.estimate import print_requirements
 from service.commands.job_flags import add_job_flags, load_job_from_args
 from service.commands.runs import open_runs_store
 from service.commands.stores import open_store
+from service.commands.tables import Column, fitted_table, left_out_note, natural_width
 from service.config import DEFAULTS
 from workers.ranking.purchase import PurchaseOption
 from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
@@ -141,8 +142,8 @@ def _column_widths(headers: list[str], rows: list[list[str]]) -> list[int]:
 
 
 def _natural_width(headers: list[str], rows: list[list[str]]) -> int:
-    """Return the columns the table takes with no cell shortened: the widths plus one space each side."""
-    return sum(_column_widths(headers, rows)) + 2 * len(headers)
+    """Return the columns the table takes with no cell shortened (tables.natural_width of its widths)."""
+    return natural_width(_column_widths(headers, rows))
 
 
 def _build(rec: Recommendation, headers: list[str], rows: list[list[str]], *, wide: bool) -> Table:
@@ -181,7 +182,7 @@ def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False)
     else:
         console.print("[red]No option fits within the constraints.[/]")
     if rec.purchase:
-        print_purchase(rec.purchase, console=console)
+        print_purchase(rec.purchase, console=console, wide=wide)
     if len(rec.scaling) > 1:
         top = rec.options[0]
         scaling = Table(title=f"Adding machines: {top.instance_type} with the top option's strategy")
@@ -201,19 +202,23 @@ def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False)
             console.print(f"[dim]  {escape(r.provider)} {escape(r.instance_type)}: {escape(r.reason)}[/]")
 
 
-def print_purchase(rows: tuple[PurchaseOption, ...], *, console: Console) -> None:
-    """Print the "what would we buy" section: purchase, power, job time, break-even against the best rental."""
+def print_purchase(rows: tuple[PurchaseOption, ...], *, console: Console, wide: bool = False) -> None:
+    """Print the "what would we buy" section: purchase, power, job time, break-even against the best rental.
+
+    Machine names are never cut: at a narrow width the power, then the job's time, are left out (named
+    under the table), the purchase price, break-even and verdict stay.
+    """
     first = rows[0]
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False,
-                  title="What would we buy (capital spending; never ranked against rentals)")
-    table.add_column("machine", no_wrap=True, min_width=max(len(p.instance_type) for p in rows))
-    for col in ("purchase", "job", "power", "break-even h", "pays off"):
-        table.add_column(col, justify="right", no_wrap=True)
-    for p in rows:
-        even = "never" if p.break_even_hours is None else f"{p.break_even_hours:,.0f}"
-        table.add_row(p.instance_type, fmt_usd(p.purchase_usd), fmt_hours(p.job_hours), fmt_usd(p.power_cost_usd),
-                      even, "yes" if p.pays_off else "no")
+    columns: list[Column] = [("machine", "left", 0), ("purchase", "right", 0), ("job", "right", 2),
+                             ("power", "right", 3), ("break-even h", "right", 0), ("pays off", "right", 1)]
+    cells = [[p.instance_type, fmt_usd(p.purchase_usd), fmt_hours(p.job_hours), fmt_usd(p.power_cost_usd),
+              "never" if p.break_even_hours is None else f"{p.break_even_hours:,.0f}",
+              "yes" if p.pays_off else "no"] for p in rows]
+    table, left_out = fitted_table("What would we buy (capital spending; never ranked against rentals)", columns,
+                                   cells, width=console.width, wide=wide)
     console.print(table)
+    if left_out:
+        console.print(left_out_note(left_out))
     rental = (f"the best rental for this job, {first.rental} at {fmt_usd(first.rental_cost_usd)} a run"
               if first.rental_cost_usd is not None else "no rental meets the constraints")
     console.print(escape(

@@ -19,8 +19,12 @@ Column = tuple[str, Justify, int]
 
 
 def natural_width(widths: Sequence[int]) -> int:
-    """Return the columns a table of these column widths takes with no cell shortened."""
-    return sum(widths) + 2 * len(widths)
+    """Return the columns a table of these column widths takes with no cell shortened.
+
+    As rich draws `box.SIMPLE_HEAD` with `pad_edge=False`: one space of padding each side of a cell
+    but the outer two, one separator between columns and one edge each side: sum + 3 n - 1.
+    """
+    return sum(widths) + 3 * len(widths) - 1 if widths else 0
 
 
 def fitted_table(title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]], *, width: int,

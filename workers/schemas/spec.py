@@ -351,9 +351,13 @@ class JobSpecSchema(_Strict):
         return data
 
 
+MAX_ESTIMATE_GPUS = 256
+
+
 class EstimateRequestSchema(JobSpecSchema):
     """A job spec plus the GPUs to fit and time it on."""
 
+    # Up to 256 GPUs: `gpugauge estimate --gpu all` sends every card of the catalog (76 on 2026-12-01).
     gpus = fields.List(fields.String(validate=validate.Length(min=1, max=64)),
-                       validate=validate.Length(max=64), load_default=list)
+                       validate=validate.Length(max=MAX_ESTIMATE_GPUS), load_default=list)
     gpu_count = bounded_int(minimum=1, maximum=1024, load_default=1)
