@@ -33,6 +33,7 @@ MODEL_PRESETS = frozenset({
 })
 PRECISIONS = frozenset({"fp32", "fp16-mixed", "bf16-mixed"})  # workers/sizing/spec.py Precision
 OPTIMIZERS = frozenset({"sgd", "momentum", "adam", "adamw"})  # workers/sizing/spec.py Optimizer
+OPTIMIZER_IMPLEMENTATIONS = frozenset({"foreach", "per_tensor", "fused"})  # spec.py OptimizerImplementation
 # workers/sizing/spec.py Framework plus "torch7" (Lua Torch, 2016-2017 sources; compare it as pytorch).
 FRAMEWORKS = frozenset({"pytorch", "tensorflow", "jax", "cntk", "torch7"})
 # "intrinsic_live_tensors": the largest sum of live tensor bytes over the step, measured here
@@ -137,6 +138,10 @@ def _check_scalars(rid: str, rec: dict[str, Any]) -> list[str]:
                          ("split", SPLITS)):
         if rec[key] not in allowed:
             problems.append(f"{rid}.{key}: {rec[key]!r} not in {sorted(allowed)}")
+    implementation = rec.get("optimizer_implementation", "foreach")
+    if implementation not in OPTIMIZER_IMPLEMENTATIONS:
+        problems.append(f"{rid}.optimizer_implementation: {implementation!r} "
+                        f"not in {sorted(OPTIMIZER_IMPLEMENTATIONS)}")
     for key in ("source", "quote", "source_date"):
         if not (isinstance(rec[key], str) and rec[key].strip()):
             problems.append(f"{rid}.{key}: must be a non-empty string")

@@ -15,7 +15,7 @@ from typing import Any
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.presets.registry import PRESETS, preset_stats
 from workers.sizing.presets.transformer import BERT_VOCAB, bert_layers, gpt2_layers
-from workers.sizing.spec import Framework, JobSpec, Optimizer, Precision, Training
+from workers.sizing.spec import Framework, JobSpec, Optimizer, OptimizerImplementation, Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
 
 Layer = dict[str, object]
@@ -230,6 +230,7 @@ def record_job(record: Mapping[str, Any]) -> MeasuredJob:
     training = Training(
         batch_size=int(record["batch_size"]), sequence_length=record.get("sequence_length"),
         precision=Precision(record["precision"]), optimizer=Optimizer(record["optimizer"]),
+        optimizer_implementation=OptimizerImplementation(record.get("optimizer_implementation", "foreach")),
         update_interval=int(record.get("update_interval") or 1), recompute=bool(record.get("recompute")),
         framework=framework, tf32_matmul=record.get("tf32_matmul"),
     )

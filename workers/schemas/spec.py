@@ -170,6 +170,13 @@ class TrainingSchema(_Strict):
                                  "sequence_length, time at this length."})
     precision = fields.String(load_default="fp32", validate=validate.OneOf(("fp32", "fp16-mixed", "bf16-mixed")))
     optimizer = fields.String(load_default="adam", validate=validate.OneOf(("sgd", "momentum", "adam", "adamw")))
+    optimizer_implementation = fields.String(
+        load_default="foreach", validate=validate.OneOf(("foreach", "per_tensor", "fused")),
+        metadata={"description": "How the update runs, which sets the optimizer step's temporaries: foreach "
+                                 "(default, torch.optim's CUDA default since 2.0: one fp32 copy of every trainable "
+                                 "parameter for Adam/AdamW); per_tensor (a loop over tensors: transformers' AdamW, "
+                                 "the HF Trainer's adamw_hf, BertAdam, foreach=False: copies of the largest tensor "
+                                 "only); fused (fused=True, apex FusedAdam, DeepSpeed FusedAdam: none)."})
     learning_rate = StrictFloat(minimum=1e-12, maximum=100.0)
     update_interval = bounded_int(minimum=1, maximum=65_536, load_default=1)
     recompute = fields.Boolean(load_default=False)

@@ -23,6 +23,7 @@ from workers.sizing.spec import (
     Objective,
     OnPremAssumptions,
     Optimizer,
+    OptimizerImplementation,
     OwnedGpus,
     Precision,
     Profile,
@@ -96,6 +97,7 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
     training = Training(
         batch_size=t["batch_size"], epochs=t["epochs"], sequence_length=t.get("sequence_length"),
         precision=Precision(t["precision"]), optimizer=Optimizer(t["optimizer"]),
+        optimizer_implementation=OptimizerImplementation(t.get("optimizer_implementation", "foreach")),
         learning_rate=t.get("learning_rate"), update_interval=t["update_interval"],
         recompute=t["recompute"], framework=Framework(t["framework"]),
         eval_every_epochs=t["eval_every_epochs"],

@@ -153,8 +153,8 @@ def _memory_key(training: Training) -> tuple[object, ...]:
     allocator replays.
     """
     t = training
-    return (t.batch_size, t.sequence_length, t.precision, t.optimizer, t.update_interval, t.recompute, t.framework,
-            t.profile, t.parallelism, t.loss, t.attention)
+    return (t.batch_size, t.sequence_length, t.precision, t.optimizer, t.optimizer_implementation, t.update_interval,
+            t.recompute, t.framework, t.profile, t.parallelism, t.loss, t.attention)
 
 
 def allocator_slack_share(model: ModelStats, training: Training, *, precision: Precision, kept_share: float,

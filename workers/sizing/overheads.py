@@ -7,7 +7,7 @@ to be checked against validation/ (the calibration step may adjust the ones so m
 from __future__ import annotations
 
 from catalog.units import MIB
-from workers.sizing.spec import Framework, Optimizer, Precision
+from workers.sizing.spec import Framework, Optimizer, OptimizerImplementation, Precision
 
 # Activations kept for backward: fp32 4 B; mixed precision keeps them in 16 bits (domain.md §2:
 # "mixed precision (2-byte activations, fp32 master weights)").
@@ -53,6 +53,36 @@ OPTIMIZER_TEMPORARY_BYTES: dict[Optimizer, int] = {
     Optimizer.ADAM: 4,
     Optimizer.ADAMW: 4,
 }
+# Temporaries with the other implementations, in fp32 copies of the largest trainable tensor:
+# - per_tensor: the loop frees each tensor's temporaries before the next. Adam/AdamW: torch's
+#   foreach=False path, `denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)`
+#   (torch/optim/adam.py _single_tensor_adam), holds the sqrt and the quotient at once: 2 copies;
+#   transformers' AdamW (`denom = exp_avg_sq.sqrt().add_(group["eps"])`, optimization.py of 4.15.0)
+#   holds 1, so the count is an upper bound by one tensor. SGD and momentum update in place
+#   (`buf.mul_(momentum).add_(grad, ...)`, _single_tensor_sgd): 0.
+# - fused: one kernel updates parameters and state in place (torch's _fused_adam, apex FusedAdam's
+#   multi_tensor_adam, DeepSpeed's FusedAdam): no parameter-sized temporary.
+PER_TENSOR_TEMPORARY_COPIES: dict[Optimizer, int] = {
+    Optimizer.SGD: 0,
+    Optimizer.MOMENTUM: 0,
+    Optimizer.ADAM: 2,
+    Optimizer.ADAMW: 2,
+}
+
+
+def optimizer_temporary_bytes(optimizer: Optimizer, implementation: OptimizerImplementation, *,
+                              trainable: int, largest_tensor: int) -> int:
+    """Return the bytes the optimizer step allocates beside the state, at its largest moment.
+
+    `trainable` parameters are updated; `largest_tensor` is the parameter count of the largest
+    one (a per-tensor loop holds only its temporaries at a time); never more than foreach's.
+    """
+    foreach = trainable * OPTIMIZER_TEMPORARY_BYTES[optimizer]
+    if implementation is OptimizerImplementation.FOREACH:
+        return foreach
+    if implementation is OptimizerImplementation.FUSED:
+        return 0
+    return min(foreach, largest_tensor * PER_TENSOR_TEMPORARY_COPIES[optimizer] * MASTER_WEIGHT_BYTES)
 # Weights in 16 bits, for the traffic model (the copy the kernels read in mixed precision).
 COMPUTE_WEIGHT_BYTES: dict[Precision, int] = {
     Precision.FP32: 4,

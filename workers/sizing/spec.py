@@ -29,6 +29,14 @@ class Optimizer(StrEnum):
     ADAMW = "adamw"
 
 
+class OptimizerImplementation(StrEnum):
+    """How the update runs on the GPU; it sets the optimizer step's temporaries (overheads.py)."""
+
+    FOREACH = "foreach"  # torch.optim's CUDA default since 2.0: each op over every tensor at once
+    PER_TENSOR = "per_tensor"  # a Python loop, one tensor at a time (transformers' AdamW, BertAdam)
+    FUSED = "fused"  # one kernel per group of tensors (fused=True, apex FusedAdam, DeepSpeed FusedAdam)
+
+
 class Framework(StrEnum):
     """The training framework; it sets multi-GPU scaling and the memory it reserves."""
 
@@ -72,6 +80,7 @@ class Training:
     sequence_length: int | None = None
     precision: Precision = Precision.FP32
     optimizer: Optimizer = Optimizer.ADAM
+    optimizer_implementation: OptimizerImplementation = OptimizerImplementation.FOREACH
     learning_rate: float | None = None
     update_interval: int = 1
     recompute: bool = False

@@ -12,8 +12,8 @@ What is alive changes over a step, so the peak is the largest of these moments, 
   default since PyTorch 2.0, leaves none at the start); at each layer the gradient of its output
   and of its input exist besides what is still kept, then the layer's kept tensors are freed;
 - optimizer step: weights, gradients, state and the update's temporaries (foreach Adam and AdamW,
-  the CUDA default, make one trainable-sized fp32 copy; foreach SGD updates in place); no activation
-  is left but the model's output;
+  the CUDA default, make one trainable-sized fp32 copy; a per-tensor loop copies of its largest
+  tensor only; a fused kernel none; SGD updates in place); no activation is left but the model's output;
 - all step: the input batch the loop holds (`batch_input_bytes`), beside what rows keep of it;
 - the loss rows after the model's output run in fp32 under mixed precision (autocast's fp32 list has
   log_softmax, nll_loss and mse_loss; torchtitan upcasts `pred.float()` itself): what they keep
@@ -41,11 +41,12 @@ from workers.sizing.overheads import (
     GRADIENT_BYTES,
     MASTER_WEIGHT_BYTES,
     OPTIMIZER_STATE_BYTES,
-    OPTIMIZER_TEMPORARY_BYTES,
+    PER_TENSOR_TEMPORARY_COPIES,
     STATS_ONLY_SAVED_PER_NEURON,
     WEIGHT_COPY_BYTES,
+    optimizer_temporary_bytes,
 )
-from workers.sizing.spec import Framework, Precision, Training
+from workers.sizing.spec import Framework, OptimizerImplementation, Precision, Training
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 
 # Layers whose weights autocast casts to 16 bits and keeps for backward (matmul and convolution).
@@ -105,12 +106,23 @@ def _model_output_index(layers: tuple[LayerStats, ...]) -> int:
     return index
 
 
+def largest_tensor(model: ModelStats) -> int:
+    """Return the parameters of the largest trainable row, standing for its largest tensor (all, as totals).
+
+    A row's weight and bias are counted together, so this bounds the largest tensor from above; a
+    model given as totals says nothing of its tensors, so a per-tensor loop is counted as foreach.
+    """
+    return max((row.parameters for row in model.layers), default=model.parameters)
+
+
 def _state(model: ModelStats, training: Training, shards: Shards, gpu_count: int) -> tuple[int, int, int, int]:
     """Return (weights, optimizer state, optimizer temporaries, DDP buckets) bytes, alive through the step."""
     trainable = model.parameters
     weights = math.ceil((model.parameters + model.frozen_parameters) * MASTER_WEIGHT_BYTES / shards.parameters)
     state = math.ceil(trainable * OPTIMIZER_STATE_BYTES[training.optimizer] / shards.optimizer_state)
-    temporaries = math.ceil(trainable * OPTIMIZER_TEMPORARY_BYTES[training.optimizer] / shards.optimizer_state)
+    temporaries = math.ceil(optimizer_temporary_bytes(training.optimizer, training.optimizer_implementation,
+                                                      trainable=trainable, largest_tensor=largest_tensor(model))
+                            / shards.optimizer_state)
     buckets = 0
     if gpu_count > 1 and training.framework is Framework.PYTORCH and shards.gradients == 1:
         buckets = round(trainable * GRADIENT_BYTES * DDP_BUCKET_COPIES_PYTORCH)
@@ -308,19 +320,36 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
             t.free(("copy", i))
     moments.append(Moment(Phase.OPTIMIZER_STEP, held, weights, buckets + grad_total, state + temporaries))
     if t is not None:
-        _optimizer_step_events(t, model, temporaries)
+        _optimizer_step_events(t, model, training, temporaries)
     return moments
 
 
-def _optimizer_step_events(t: Trace, model: ModelStats, temporaries: int) -> None:
-    """Record the optimizer step and the step's end: state at the first step, foreach temporaries, frees."""
+def _optimizer_step_events(t: Trace, model: ModelStats, training: Training, temporaries: int) -> None:
+    """Record the optimizer step and the step's end: state at the first step, the temporaries, frees.
+
+    foreach allocates every row's temporary at once, then frees them; a per-tensor loop allocates
+    and frees each row's copies in turn (scaled so that the largest row's make `temporaries`);
+    a fused kernel allocates none.
+    """
     t.free(("grad_in", 0))
     t.events.append((OPTIMIZER_STATE, 0))  # the state is made by the first step() (torch.optim: lazily)
-    per_parameter = temporaries / max(1, model.parameters)
-    for i, row in enumerate(model.layers):  # foreach: one temporary per parameter, all at once
-        t.alloc(("temp", i), math.ceil(row.parameters * per_parameter))
+    implementation = training.optimizer_implementation
+    if implementation is OptimizerImplementation.PER_TENSOR and temporaries:
+        copies = PER_TENSOR_TEMPORARY_COPIES[training.optimizer]
+        per_copy = temporaries / copies / max(1, largest_tensor(model))
+        for i, row in enumerate(model.layers):
+            keys = [("temp", i, k) for k in range(copies)]
+            for key in keys:
+                t.alloc(key, math.ceil(row.parameters * per_copy))
+            for key in keys:
+                t.free(key)
+    elif implementation is OptimizerImplementation.FOREACH:
+        per_parameter = temporaries / max(1, model.parameters)
+        for i, row in enumerate(model.layers):  # foreach: one temporary per parameter, all at once
+            t.alloc(("temp", i), math.ceil(row.parameters * per_parameter))
+        for i in range(len(model.layers)):
+            t.free(("temp", i))
     for i in range(len(model.layers)):
-        t.free(("temp", i))
         t.free(("grad", i))  # zero_grad(set_to_none=True) before the next step
     t.free("held")
     t.free("batch")

@@ -23,11 +23,11 @@ from catalog.types import GpuSpec
 from workers.sizing.layers.attention import Attention
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.memory import attention_kind, framework_reserve_bytes, recompute_share, step_peak
-from workers.sizing.overheads import OPTIMIZER_TEMPORARY_BYTES
+from workers.sizing.overheads import optimizer_temporary_bytes
 from workers.sizing.requirements import MemoryBreakdown
-from workers.sizing.spec import Framework, JobSpec, Optimizer, Precision, Training
+from workers.sizing.spec import Framework, JobSpec, Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
-from workers.sizing.step_walk import HeldStates, Moment, Phase, Retention, peak_moment, walk_step
+from workers.sizing.step_walk import HeldStates, Moment, Phase, Retention, largest_tensor, peak_moment, walk_step
 from workers.sizing.strategies.adapters import (
     TransformerShape,
     lora_parameters,
@@ -87,15 +87,21 @@ def _adapted_targets(layout: Layout) -> tuple[str, ...] | None:
     return tuple(sorted(set(layout.adapter.targets)))
 
 
-def _temporaries(counts: ParameterCounts, layout: Layout, optimizer: Optimizer) -> int:
-    """Return the optimizer step's temporaries on one GPU (foreach Adam: one fp32 copy of its shard)."""
+def _temporaries(counts: ParameterCounts, layout: Layout, training: Training, largest: int) -> int:
+    """Return the optimizer step's temporaries on one GPU (foreach Adam: one fp32 copy of its shard).
+
+    A per-tensor loop holds copies of its `largest` tensor (split by tensor parallelism) only, at
+    most foreach's; a fused kernel none (overheads.optimizer_temporary_bytes).
+    """
     if layout.offload.optimizer or layout.data_parallel is DataParallel.PARAMETER_SERVER:
         return 0  # the update runs on the host (or the servers)
     if layout.adapter is not None and layout.adapter.kind is AdapterKind.QLORA:
         return 0  # bitsandbytes' paged AdamW updates each tensor in one fused kernel: no foreach copy
     shard = layout.shard_degree if layout.data_parallel is not DataParallel.PLAIN else 1
-    return math.ceil(counts.trainable * OPTIMIZER_TEMPORARY_BYTES[optimizer]
-                     / (layout.tensor_parallel * layout.pipeline_stages * shard))
+    return math.ceil(optimizer_temporary_bytes(
+        training.optimizer, training.optimizer_implementation,
+        trainable=math.ceil(counts.trainable / (layout.tensor_parallel * layout.pipeline_stages * shard)),
+        largest_tensor=math.ceil(largest / layout.tensor_parallel)))
 
 
 _CONV: IdentityMemo[bool] = IdentityMemo()
@@ -182,7 +188,7 @@ def searched_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_
     attention = attention_kind(training, gpu)
     canonical = _CANONICAL.get((layout, attention)) or _CANONICAL.setdefault((layout, attention),
                                                                             _canonical(layout, attention))
-    key = (training.framework, training.optimizer, canonical, precision, attention)
+    key = (training.framework, training.optimizer, training.optimizer_implementation, canonical, precision, attention)
     envelope = _ENVELOPES.get(job.model, key, lambda: _envelope(job, canonical, gpu=gpu))
     best = max(envelope.moments, key=lambda m: m[0] * batch_size + m[1] + m[2] + m[3] + m[4])
     activations = best[0] * batch_size + best[1]
@@ -329,4 +335,4 @@ def _held_states(job: JobSpec, layout: Layout, counts: ParameterCounts, *,
     states = model_state_bytes(counts, layout, precision=precision, optimizer=training.optimizer,
                                ddp_bucket=training.framework is Framework.PYTORCH)
     return HeldStates(weights=states.parameters, gradients=states.gradients, optimizer_state=states.optimizer_state,
-                      temporaries=_temporaries(counts, layout, training.optimizer)), states.host_bytes
+                      temporaries=_temporaries(counts, layout, training, largest_tensor(job.model))), states.host_bytes
