@@ -1,4 +1,4 @@
-"""The optimizer's implementation sets the step's temporaries: foreach a trainable-sized copy, per-tensor its largest tensor's, fused none."""
+"""The optimizer implementation sets the step's temporaries: foreach a full copy, per-tensor the largest, fused none."""
 
 from __future__ import annotations
 
