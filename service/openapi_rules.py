@@ -76,10 +76,14 @@ CHECKPOINTS = UnstatedRule("a `training.checkpoint_every_hours` longer than the 
 MEAN_SEQUENCE_LENGTH = UnstatedRule("a `training.mean_sequence_length` above `training.sequence_length`, or "
                                     "without it", r"training\.mean_sequence_length",
                                     r"exceeds sequence_length|needs sequence_length")
+MODEL_BOUNDS = UnstatedRule("a model whose statistics at the spec's `training.sequence_length` leave the core's "
+                            "bounds (a preset at millions of tokens: more than 10^18 multiply-adds a sample)",
+                            r"model\.stats\.\w+", r"is out of range")
 FROM_SCRATCH_ADAPTERS = UnstatedRule("`training.from_pretrained: false` with `training.parallelism.adapter` or "
                                      "`allow_adapters: true` (adapters need a pretrained base)",
                                      r"training\.from_pretrained", r"from_pretrained is false")
-_SPEC = (LAYER_LIST, SEQUENCE_LENGTH, ONNX_CONTENT, STRATEGY_FIT, REGION, MEAN_SEQUENCE_LENGTH, FROM_SCRATCH_ADAPTERS)
+_SPEC = (LAYER_LIST, SEQUENCE_LENGTH, ONNX_CONTENT, STRATEGY_FIT, REGION, MEAN_SEQUENCE_LENGTH, FROM_SCRATCH_ADAPTERS,
+         MODEL_BOUNDS)
 _RANKED = (*_SPEC, CHECKPOINTS)  # what the ranking refuses besides
 # The rules of each operation whose body carries them: what a 422 to a request the document calls valid is for.
 UNSTATED_RULES: dict[tuple[str, str], tuple[UnstatedRule, ...]] = {
