@@ -1,6 +1,5 @@
 """The ranking's array paths agree with the plain per-shape ones: shapes (judge_arrays against
-shapes._judge_all), offers' costs (candidates._costed_in_arrays against a plain loop over the offers) and
-the Pareto test (front.pareto_test_arrays against pareto_test)."""
+shapes._judge_all) and offers' costs (candidates._costed_in_arrays against a plain loop over the offers)."""
 
 from __future__ import annotations
 
@@ -11,14 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from catalog.loader import load_catalog
 from catalog.types import Catalog, Offer, Pricing
 from workers.ranking.candidates import Span, _costed_in_arrays
 from workers.ranking.catalog_index import catalog_index
-from workers.ranking.front import pareto_test, pareto_test_arrays
 from workers.ranking.ranking import _cpu_adjust
 from workers.ranking.recommend import estimate_per_gpu
 from workers.ranking.runplan import RunPlanner
@@ -143,13 +139,3 @@ def test_offers_costed_in_arrays_are_costed_as_one_by_one(catalog: Catalog) -> N
             over_budget += s.over_budget is not None
             on_block_storage += s.block_factor > 0
     assert over_budget > 0 and on_block_storage > 0  # both of the arrays' extra terms came up
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from([0.5, 1.0, 2.0, 3.0, math.inf]), st.sampled_from([1.0, 2.0, 4.0, 8.0])),
-                min_size=1, max_size=12))
-def test_the_pareto_test_over_arrays_is_the_sorted_scan(points: list[tuple[float, float]]) -> None:
-    scan = pareto_test(points)
-    arrays = pareto_test_arrays([t for t, _ in points], [c for _, c in points])
-    for t, c in [*points, (1.5, 3.0), (0.25, 8.0), (4.0, 0.5)]:
-        assert arrays(t, c) == scan(t, c), (t, c)

@@ -39,23 +39,6 @@ def pareto_test(points: list[tuple[float, float]]) -> Callable[[float, float], b
     return on_front
 
 
-def pareto_test_arrays(times: list[float], costs: list[float]) -> Callable[[float, float], bool]:
-    """Return pareto_test's test over every option's (time, cost) given as two lists, as NumPy comparisons.
-
-    For the few options a ranking shows, two comparisons over all the points cost less than sorting
-    them: a point is off the front when another is faster at no more cost, or as fast and cheaper,
-    which is what pareto_test's sorted scan finds (tests/test_ranking_arrays.py holds them equal).
-    """
-    import numpy as np
-
-    t_all, c_all = np.array(times, dtype=float), np.array(costs, dtype=float)
-
-    def on_front(t: float, c: float) -> bool:
-        return not (bool(np.any((t_all < t) & (c_all <= c))) or bool(np.any((t_all == t) & (c_all < c))))
-
-    return on_front
-
-
 def knee_index(points: list[tuple[float, float]]) -> int:
     """Return the index of the knee of a cost/time Pareto front given as (time, cost), fastest first.
 

@@ -46,7 +46,7 @@ from catalog.types import Catalog, Pricing, Provider
 from workers.ranking.candidates import Span, collect_candidates
 from workers.ranking.carbon import annotate_energy, apply_carbon, offer_co2e_kg, offer_energy
 from workers.ranking.catalog_index import catalog_index
-from workers.ranking.front import Row, knee_first, pareto_test_arrays
+from workers.ranking.front import Row, knee_first, pareto_test
 from workers.ranking.purchase import BestRental, PurchaseOption, purchase_options
 from workers.ranking.reasons import (
     commitment_warnings,
@@ -241,12 +241,10 @@ def _fewest_regions(rows: list[Row], limit: int) -> list[Row]:
 def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec, hours_known: bool,
              regions: Mapping[Provider, tuple[str, ...]], brief: bool = False) -> tuple[RankedOption, ...]:
     """Build the ranked options from the kept rows, marking the Pareto front of all the options."""
-    costs = [s.best_cost for s in shapes]
-    times = [t for t, c in zip([s.time_metric for s in shapes], costs, strict=True) if c < math.inf]
-    costs = [c for c in costs if c < math.inf]  # the feasible shapes'
-    on_front = pareto_test_arrays(times, costs)
-    best_cost = min(costs, default=math.inf)
-    best_time = min(times, default=math.inf)
+    feasible = [(s.time_metric, s.best_cost) for s in shapes if s.best_cost < math.inf]
+    on_front = pareto_test(feasible)
+    best_cost = min((c for _, c in feasible), default=math.inf)
+    best_time = min((t for t, _ in feasible), default=math.inf)
     options: list[RankedOption] = []
     for rank, (_, _, _, _, region, pricing, price, cost, idx) in enumerate(top, start=1):
         s = shapes[idx]
