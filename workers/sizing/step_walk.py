@@ -115,13 +115,23 @@ def largest_tensor(model: ModelStats) -> int:
     return max((row.parameters for row in model.layers), default=model.parameters)
 
 
+def largest_needed(model: ModelStats, training: Training) -> int:
+    """Return largest_tensor(model) where the implementation needs it (a per-tensor loop), else 0.
+
+    The scan reads every row; foreach and fused temporaries do not depend on it, and a 10,000-row
+    model's estimates call this for every (GPU, batch) they try.
+    """
+    return largest_tensor(model) if training.optimizer_implementation is OptimizerImplementation.PER_TENSOR else 0
+
+
 def _state(model: ModelStats, training: Training, shards: Shards, gpu_count: int) -> tuple[int, int, int, int]:
     """Return (weights, optimizer state, optimizer temporaries, DDP buckets) bytes, alive through the step."""
     trainable = model.parameters
     weights = math.ceil((model.parameters + model.frozen_parameters) * MASTER_WEIGHT_BYTES / shards.parameters)
     state = math.ceil(trainable * OPTIMIZER_STATE_BYTES[training.optimizer] / shards.optimizer_state)
+    largest = largest_needed(model, training)
     temporaries = math.ceil(optimizer_temporary_bytes(training.optimizer, training.optimizer_implementation,
-                                                      trainable=trainable, largest_tensor=largest_tensor(model))
+                                                      trainable=trainable, largest_tensor=largest)
                             / shards.optimizer_state)
     buckets = 0
     if gpu_count > 1 and training.framework is Framework.PYTORCH and shards.gradients == 1:

@@ -27,7 +27,7 @@ from workers.sizing.overheads import optimizer_temporary_bytes
 from workers.sizing.requirements import MemoryBreakdown
 from workers.sizing.spec import Framework, JobSpec, Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
-from workers.sizing.step_walk import HeldStates, Moment, Phase, Retention, largest_tensor, peak_moment, walk_step
+from workers.sizing.step_walk import HeldStates, Moment, Phase, Retention, largest_needed, peak_moment, walk_step
 from workers.sizing.strategies.adapters import (
     TransformerShape,
     lora_parameters,
@@ -334,5 +334,6 @@ def _held_states(job: JobSpec, layout: Layout, counts: ParameterCounts, *,
     training = job.training
     states = model_state_bytes(counts, layout, precision=precision, optimizer=training.optimizer,
                                ddp_bucket=training.framework is Framework.PYTORCH)
+    temporaries = _temporaries(counts, layout, training, largest_needed(job.model, training))
     return HeldStates(weights=states.parameters, gradients=states.gradients, optimizer_state=states.optimizer_state,
-                      temporaries=_temporaries(counts, layout, training, largest_tensor(job.model))), states.host_bytes
+                      temporaries=temporaries), states.host_bytes
