@@ -12,10 +12,10 @@ from catalog.gpus import gpus_by_slug
 from workers.sizing import walk_arrays
 from workers.sizing.allocator import FREE
 from workers.sizing.memory import step_peak
-from workers.sizing.overheads import MASTER_WEIGHT_BYTES
+from workers.sizing.overheads import MASTER_WEIGHT_BYTES, largest_tensor
 from workers.sizing.presets.registry import preset_stats
 from workers.sizing.spec import Dataset, JobSpec, Optimizer, OptimizerImplementation, Precision
-from workers.sizing.step_walk import Phase, Trace, largest_tensor, peak_moment, walk_step
+from workers.sizing.step_walk import Phase, Trace, peak_moment, walk_step
 from workers.sizing.strategies.footprint import layout_memory
 from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.types import DataParallel

@@ -7,7 +7,8 @@ to be checked against validation/ (the calibration step may adjust the ones so m
 from __future__ import annotations
 
 from catalog.units import MIB
-from workers.sizing.spec import Framework, Optimizer, OptimizerImplementation, Precision
+from workers.sizing.spec import Framework, Optimizer, OptimizerImplementation, Precision, Training
+from workers.sizing.stats import ModelStats
 
 # Activations kept for backward: fp32 4 B; mixed precision keeps them in 16 bits (domain.md §2:
 # "mixed precision (2-byte activations, fp32 master weights)").
@@ -83,6 +84,26 @@ def optimizer_temporary_bytes(optimizer: Optimizer, implementation: OptimizerImp
     if implementation is OptimizerImplementation.FUSED:
         return 0
     return min(foreach, largest_tensor * PER_TENSOR_TEMPORARY_COPIES[optimizer] * MASTER_WEIGHT_BYTES)
+
+
+def largest_tensor(model: ModelStats) -> int:
+    """Return the parameters of the largest trainable row, standing for its largest tensor (all, as totals).
+
+    A row's weight and bias are counted together, so this bounds the largest tensor from above; a
+    model given as totals says nothing of its tensors, so a per-tensor loop is counted as foreach.
+    """
+    return max((row.parameters for row in model.layers), default=model.parameters)
+
+
+def largest_needed(model: ModelStats, training: Training) -> int:
+    """Return largest_tensor(model) where the implementation needs it (a per-tensor loop), else 0.
+
+    The scan reads every row; foreach and fused temporaries do not depend on it, and a 10,000-row
+    model's estimates call this for every (GPU, batch) they try.
+    """
+    return largest_tensor(model) if training.optimizer_implementation is OptimizerImplementation.PER_TENSOR else 0
+
+
 # Weights in 16 bits, for the traffic model (the copy the kernels read in mixed precision).
 COMPUTE_WEIGHT_BYTES: dict[Precision, int] = {
     Precision.FP32: 4,

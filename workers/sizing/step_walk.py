@@ -15,14 +15,12 @@ What is alive changes over a step, so the peak is the largest of these moments, 
   the CUDA default, make one trainable-sized fp32 copy; a per-tensor loop copies of its largest
   tensor only; a fused kernel none; SGD updates in place); no activation is left but the model's output;
 - all step: the input batch the loop holds (`batch_input_bytes`), beside what rows keep of it;
-- the loss rows after the model's output run in fp32 under mixed precision (autocast's fp32 list has
-  log_softmax, nll_loss and mse_loss; torchtitan upcasts `pred.float()` itself): what they keep
-  (log-softmax's output) and the gradients their backward makes are 4 bytes a value, while the
-  16-bit logits the loop holds stay 16-bit (measured on torch 2.13.0 CPU autocast: a 16-bit head's
-  cross-entropy keeps its log-softmax output in fp32).
+- the loss rows after the model's output run in fp32 under mixed precision (autocast's fp32 list has log_softmax,
+  nll_loss and mse_loss; torchtitan upcasts `pred.float()` itself): what they keep (log-softmax's output) and the
+  gradients their backward makes are 4 bytes a value, while the 16-bit logits the loop holds stay 16-bit (measured
+  on torch 2.13.0 CPU autocast: a 16-bit head's cross-entropy keeps its log-softmax output in fp32).
 
-Checked against the steps measured in workers/accuracy/data/step_measurements.json
-(validation/measure/): profiler memory timeline and a storage tracker, torch 2.13.0.
+Checked against workers/accuracy/data/step_measurements.json (validation/measure/: profiler timeline, storage tracker).
 """
 
 from __future__ import annotations
@@ -44,6 +42,8 @@ from workers.sizing.overheads import (
     PER_TENSOR_TEMPORARY_COPIES,
     STATS_ONLY_SAVED_PER_NEURON,
     WEIGHT_COPY_BYTES,
+    largest_needed,
+    largest_tensor,
     optimizer_temporary_bytes,
 )
 from workers.sizing.spec import Framework, OptimizerImplementation, Precision, Training
@@ -104,24 +104,6 @@ def _model_output_index(layers: tuple[LayerStats, ...]) -> int:
     while index > 0 and layers[index].type in LOSS_TYPES and layers[index].name.startswith("loss"):
         index -= 1
     return index
-
-
-def largest_tensor(model: ModelStats) -> int:
-    """Return the parameters of the largest trainable row, standing for its largest tensor (all, as totals).
-
-    A row's weight and bias are counted together, so this bounds the largest tensor from above; a
-    model given as totals says nothing of its tensors, so a per-tensor loop is counted as foreach.
-    """
-    return max((row.parameters for row in model.layers), default=model.parameters)
-
-
-def largest_needed(model: ModelStats, training: Training) -> int:
-    """Return largest_tensor(model) where the implementation needs it (a per-tensor loop), else 0.
-
-    The scan reads every row; foreach and fused temporaries do not depend on it, and a 10,000-row
-    model's estimates call this for every (GPU, batch) they try.
-    """
-    return largest_tensor(model) if training.optimizer_implementation is OptimizerImplementation.PER_TENSOR else 0
 
 
 def _state(model: ModelStats, training: Training, shards: Shards, gpu_count: int) -> tuple[int, int, int, int]:

@@ -44,6 +44,8 @@ from workers.sizing.layers import basic as layer_basic
 from workers.sizing.layers import conv as layer_conv
 from workers.sizing.layers import seq as layer_seq
 from workers.sizing.layers.fields import COMMON_KEYS, Fields, Part, Rule, Shape, closest, size, whole_number
+from workers.sizing.layers.repeats import LayerRows, layer_key, plain_key
+from workers.sizing.layers.rows import count_kept_values, part_ids, part_row, view_refs_of
 from workers.sizing.stats import BatchInput, LayerStats, ModelStats
 
 RULES: dict[str, Rule] = {**layer_basic.RULES, **layer_conv.RULES, **layer_seq.RULES}
@@ -178,8 +180,8 @@ def compute_model_stats(
     # repeated blocks are worked out once per distinct layer; a layer a rule refuses raises at its first.
     computed: dict[tuple[object, ...], tuple[int, int, bool, bool, list[Part]]] = {}
     # A layer's rows as they came out, by the same key and whether its input was already kept: a
-    # repeat of it in the same place (a block after a block) takes them with its own names (_Rows).
-    made: dict[tuple[object, ...], _Rows] = {}
+    # repeat of it in the same place (a block after a block) takes them with its own names (LayerRows).
+    made: dict[tuple[object, ...], LayerRows] = {}
     checked: set[tuple[str, tuple[str, ...]]] = set()  # (type, keys) whose keys all belong to the type
     # A layer without wiring, by its type, input shape, items but its name and their types (1, 1.0 and
     # True apart): its key, and its rows when its input was not kept / was kept. A repeat of a layer
@@ -193,7 +195,7 @@ def compute_model_stats(
             try:
                 entry = plain.get(seen_key)
             except TypeError:  # a list among the values
-                entry = plain.get(listed) if (listed := _listed(seen_key)) is not None else None
+                entry = plain.get(listed) if (listed := plain_key(seen_key)) is not None else None
             if entry is not None and entry[0] is not None:
                 source_id = storage.get(previous, previous)
                 source_kept = source_id in kept
@@ -220,7 +222,7 @@ def compute_model_stats(
             try:
                 entry = plain.get(raw)
             except TypeError:  # a list among the values
-                raw = _listed(raw)
+                raw = plain_key(raw)
                 entry = plain.get(raw) if raw is not None else None
         if entry is None:
             keys = (type_name, tuple(spec))
@@ -234,12 +236,12 @@ def compute_model_stats(
         if wired:
             sources = _input_names(spec, f"{field_prefix}[{i}]", rule, previous, known)
             shapes = tuple(known[n] for n in sources)
-            key = _layer_key(spec, type_name, shapes)
+            key = layer_key(spec, type_name, shapes)
         else:
             sources = [previous]
             shapes = (known[previous],)
             if entry is None:
-                key = _layer_key(spec, type_name, shapes)
+                key = layer_key(spec, type_name, shapes)
                 if raw is not None:
                     entry = plain[raw] = [key, None, None]
             else:
@@ -268,7 +270,7 @@ def compute_model_stats(
             if key is not None:
                 computed[key] = found
         repeat, passes, frozen, shared, parts = found
-        ids = _part_ids(layer_name, parts)
+        ids = part_ids(layer_name, parts)
         fresh = not any(pid in kept or pid in storage for pid in ids)
         source_kept = source_id in kept
         refs: list[int] = []  # per part, where its input's storage is: -1 the layer's source, k part k
@@ -298,7 +300,7 @@ def compute_model_stats(
             else:
                 trainable += params
             rows.append(
-                _row(
+                part_row(
                     part,
                     layer_name,
                     params=0 if frozen else params,
@@ -315,7 +317,7 @@ def compute_model_stats(
         known[layer_name] = parts[-1].output_shape
         previous = layer_name
         if key is not None and fresh:
-            made[(key, source_kept)] = _Rows(parts, rows[first_row:], kept_refs, view_refs,
+            made[(key, source_kept)] = LayerRows(parts, rows[first_row:], kept_refs, view_refs,
                                              trainable - before[0], frozen_total - before[1])
     tokens = types[0] == "embedding"  # token ids (int64), else a float tensor of the input shape
     return ModelStats(
@@ -334,87 +336,6 @@ def compute_model_stats(
 
 _NEURONS, _MULTIPLY_ADDS = operator.attrgetter("neurons"), operator.attrgetter("multiply_adds")
 _TYPE = operator.itemgetter("type")
-
-
-def _listed(raw: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """Return a plain-layer key with its lists (a kernel [3, 3]) as tuples of their items and types, or None."""
-    type_name, shape, items, kinds = raw
-    listed = []
-    for k, v in items:
-        if type(v) is list:
-            if not all(type(x) in (int, float, str, bool) for x in v):
-                return None
-            v = (tuple(v), tuple(map(type, v)))
-        listed.append((k, v))
-    try:
-        hash(key := (type_name, shape, tuple(listed), kinds))
-    except TypeError:  # an object among the values
-        return None
-    return key
-
-
-def view_refs_of(view_refs: list[tuple[int, int]], j: int) -> int:
-    """Return where part j's output lives: the part or source a view part shares, else part j itself."""
-    for k, ref in view_refs:
-        if k == j:
-            return ref
-    return j
-
-
-def _part_ids(layer_name: str, parts: Sequence[Part]) -> list[str]:
-    """Return the tensor names of a layer's parts: the last is the layer's, the others "<name>.<part>"."""
-    last = len(parts) - 1
-    return [layer_name if k == last else f"{layer_name}.{part.suffix or k}" for k, part in enumerate(parts)]
-
-
-class _Rows:
-    """A layer's rows as worked out once, and what they did to the walk's bookkeeping, to place again.
-
-    The rows depend on the layer (its key) and on whether its input was already kept, nothing else, so
-    a repeat of the layer whose input is kept alike gets equal rows under its own names: the same
-    tensors kept (the source or its parts), the same views, the same parameters counted.
-    """
-
-    __slots__ = ("frozen", "ids", "kept_refs", "output_shape", "rows", "single", "suffixes", "trainable",
-                 "view_refs")
-
-    def __init__(self, parts: Sequence[Part], rows: Sequence[LayerStats], kept_refs: list[int],
-                 view_refs: list[tuple[int, int]], trainable: int, frozen: int) -> None:
-        self.rows = [(dict(r.__dict__), p.suffix) for r, p in zip(rows, parts, strict=True)]
-        last = len(parts) - 1
-        self.ids = [None if k == last else f".{p.suffix or k}" for k, p in enumerate(parts)]
-        self.single = len(parts) == 1
-        self.kept_refs, self.view_refs = kept_refs, view_refs
-        self.trainable, self.frozen = trainable, frozen
-        self.output_shape = parts[-1].output_shape
-        self.suffixes = None
-
-    def place(self, layer_name: str, source_id: str, rows: list[LayerStats], kept: set[str],
-              storage: dict[str, str], taken: set[str]) -> bool:
-        """Append the rows named for `layer_name`; False (nothing done) when a part's name is already in use."""
-        if self.single:
-            if layer_name in kept or layer_name in storage:
-                return False
-            ids = [layer_name]
-        else:
-            ids = [layer_name if tail is None else layer_name + tail for tail in self.ids]
-            for pid in ids:
-                if pid in kept or pid in storage:
-                    return False
-        new, set_dict, append, add = object.__new__, object.__setattr__, rows.append, taken.add
-        for d, suffix in self.rows:
-            row = new(LayerStats)
-            name = f"{layer_name}.{suffix}" if suffix else layer_name
-            d["name"] = name  # the template's own dict, copied below: an equal frozen row under its own name
-            set_dict(row, "__dict__", d.copy())
-            append(row)
-            add(name)
-        add(layer_name)
-        for ref in self.kept_refs:
-            kept.add(source_id if ref < 0 else ids[ref])
-        for k, ref in self.view_refs:
-            storage[ids[k]] = source_id if ref < 0 else ids[ref]
-        return True
 
 
 def _layer_types(layers: Sequence[Mapping[str, object]], field_prefix: str) -> list[str]:
@@ -438,81 +359,9 @@ def _layer_types(layers: Sequence[Mapping[str, object]], field_prefix: str) -> l
     return types
 
 
-# Rules that read more than a layer's own fields and input shapes (meta_lstm: the trainable parameters
-# listed before it) are worked out every time.
-_NOT_REMEMBERED = frozenset({"meta_lstm"})
-_WIRING = frozenset({"name", "from", "inputs"})
-
-
-def _layer_key(spec: Mapping[str, object], type_name: str,
-               shapes: tuple[Shape, ...]) -> tuple[object, ...] | None:
-    """Return what a layer's parts depend on, hashable, or None when they depend on more (or it cannot hash)."""
-    if type_name in _NOT_REMEMBERED:
-        return None
-    items = []
-    for k, v in spec.items():
-        if k in _WIRING:
-            continue
-        if isinstance(v, list):
-            if not all(type(x) in (int, float, str, bool) for x in v):
-                return None
-            v = ("__list__", *((type(x).__name__, x) for x in v))
-        elif type(v) not in (int, float, str, bool) and v is not None:
-            return None
-        items.append((k, type(v).__name__, v))  # the type too: 1, 1.0 and True hash alike
-    return (type_name, shapes, tuple(sorted(items)))
-
-
 def _check_keys(spec: Mapping[str, object], field: str, type_name: str, rule: Rule) -> None:
     """Fail on a field the layer type does not have, suggesting the closest one (catches typos)."""
     for key in spec:
         if key not in COMMON_KEYS and key not in rule.keys:
             allowed = sorted(COMMON_KEYS | rule.keys)
             raise UnknownNameError(f"{field}.{key}", f"a {type_name} layer has no field {key!r}", closest(key, allowed))
-
-
-def count_kept_values(
-    part: Part,
-    input_id: str,
-    input_shape: Shape,
-    part_id: str,
-    kept: set[str],
-    *,
-    output_values: int | None = None,
-) -> int:
-    """Count the values a part keeps for backward, skipping tensors an earlier layer already keeps."""
-    values = part.extra_saved_values
-    if part.keeps_input and input_id not in kept:
-        kept.add(input_id)
-        values += size(input_shape)
-    if part.keeps_output and part_id not in kept:
-        kept.add(part_id)
-        values += size(part.output_shape) if output_values is None else output_values
-    return values
-
-
-def _row(part: Part, layer_name: str, *, params: int, saved: int, repeat: int, frozen: bool,
-         passes: int = 1, shared: int = 0) -> LayerStats:
-    """Build one statistics row, scaled by the layer's repeat count."""
-    neurons = size(part.output_shape) if part.neurons < 0 else part.neurons
-    fused = -1
-    if part.fused_extra_saved_values >= 0 and not frozen:
-        fused = saved - part.extra_saved_values + part.fused_extra_saved_values
-    fused_mask = -1 if part.fused_mask_bytes < 0 or frozen else part.fused_mask_bytes
-    return LayerStats(
-        name=f"{layer_name}.{part.suffix}" if part.suffix else layer_name,
-        type=part.type,
-        output_shape=part.output_shape,
-        neurons=neurons * repeat,
-        parameters=params,
-        multiply_adds=part.multiply_adds * repeat,
-        kind=part.kind,
-        saved_values=saved * repeat,
-        saved_mask_bytes=0 if frozen else part.saved_mask_bytes * repeat,
-        traffic_values=part.traffic_values * repeat,
-        passes=passes,
-        kernel_positions=part.kernel_positions,
-        fused_saved_values=-1 if fused < 0 else fused * repeat,
-        fused_saved_mask_bytes=-1 if fused_mask < 0 else fused_mask * repeat,
-        shared_parameters=shared,
-    )

@@ -23,11 +23,11 @@ from catalog.types import GpuSpec
 from workers.sizing.layers.attention import Attention
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.memory import attention_kind, framework_reserve_bytes, recompute_share, step_peak
-from workers.sizing.overheads import optimizer_temporary_bytes
+from workers.sizing.overheads import largest_needed, optimizer_temporary_bytes
 from workers.sizing.requirements import MemoryBreakdown
 from workers.sizing.spec import Framework, JobSpec, Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
-from workers.sizing.step_walk import HeldStates, Moment, Phase, Retention, largest_needed, peak_moment, walk_step
+from workers.sizing.step_walk import HeldStates, Moment, Phase, Retention, peak_moment, walk_step
 from workers.sizing.strategies.adapters import (
     TransformerShape,
     lora_parameters,
