@@ -18,7 +18,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 import boto3
@@ -37,6 +37,7 @@ from botocore.exceptions import (
 from botocore.parsers import ResponseParserError
 
 from catalog.cpu_scores import score_for
+from catalog.fetchers.aws_prices import parse_price_item, price_filters
 from catalog.fetchers.aws_reserved import RESERVED_SOURCE, parse_reserved
 from catalog.fetchers.aws_savings import SAVINGS_SOURCE, SavingsRates, savings_rates
 from catalog.fetchers.result import (
@@ -194,36 +195,6 @@ def _offered(ec2: Any, names: Sequence[str]) -> set[str]:
         ):
             found.add(row["InstanceType"])
     return found
-
-
-def price_filters(region: str) -> list[dict[str, str]]:
-    """Return the GetProducts filters for Linux, shared-tenancy, on-demand GPU instances in one region."""
-    terms = {
-        "operatingSystem": "Linux",
-        "tenancy": "Shared",
-        "preInstalledSw": "NA",
-        "capacitystatus": "Used",
-        "licenseModel": "No License required",
-        "marketoption": "OnDemand",
-        "instanceFamily": "GPU instance",
-        "regionCode": region,
-    }
-    return [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in terms.items()]
-
-
-def parse_price_item(item: dict[str, Any]) -> tuple[str, Decimal | None, str]:
-    """Return (instance type, on-demand $/h or None when not exactly one priced term, physical processor)."""
-    attrs = item.get("product", {}).get("attributes", {})
-    terms = list((item.get("terms", {}).get("OnDemand") or {}).values())
-    price: Decimal | None = None
-    if len(terms) == 1:
-        dims = list((terms[0].get("priceDimensions") or {}).values())
-        if len(dims) == 1 and dims[0].get("unit") == "Hrs":
-            try:
-                price = Decimal(str(dims[0]["pricePerUnit"]["USD"]))
-            except (KeyError, InvalidOperation):
-                price = None
-    return str(attrs.get("instanceType", "")), price, str(attrs.get("physicalProcessor", ""))
 
 
 Reserved = dict[str, dict[Pricing, tuple[Decimal, str | None]]]  # type -> committed kind -> (rate, date)
