@@ -11,12 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from marshmallow import Schema, ValidationError
 from rich.console import Console
-
-from workers.schemas.humanize import apply_human_units
-from workers.schemas.specs import load_job
-from workers.sizing.spec import JobSpec
 
 MAX_SPEC_FILE_BYTES = 64 * 1024 * 1024
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer `model.onnx` cannot name a file, so it is base64
@@ -107,19 +102,6 @@ def _onnx_base64(path: Path, *, field: str) -> str:
         raise CliError(f"{field}: no such file {path}") from None
     except OSError as exc:
         raise CliError(f"{field}: cannot read {path} ({exc.strerror or exc})") from None
-
-
-def load_spec(path: str, *, schema: Schema | None = None,
-              extra: dict[str, Any] | None = None) -> tuple[dict[str, Any], JobSpec]:
-    """Read, humanise and validate a spec file; CliError names the first bad field."""
-    raw = read_spec_file(path)
-    if extra:
-        raw = {**raw, **extra}
-    try:
-        return load_job(apply_human_units(raw), schema=schema)
-    except ValidationError as exc:
-        flags = {key: FLAG_NAMES.get(key, "--" + key.replace("_", "-")) for key in extra or {}}
-        raise CliError(first_error(exc.messages, names=flags)) from None
 
 
 def first_error(messages: Any, *, names: Mapping[str, str] | None = None) -> str:
