@@ -22,6 +22,7 @@ from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import Recommendation
 from workers.ranking.scope import check_data_location, gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
+from workers.ranking.wider import max_gpus_warning
 from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_on_gpu, estimate_on_pairs, estimate_requirements, profile_gpu
 from workers.sizing.machine import machine_needs
@@ -115,6 +116,9 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
     found = freshness_warnings(prices_as_of=catalog.prices_as_of, undated=catalog.undated_sources, today=today,
                                stale_after_days=stale_after_days)
     extra = tuple(CodedWarning(code, message) for code, message in found)
+    if not brief:
+        wider = max_gpus_warning(job, rec, lambda j: _recommend(j, catalog, calibration=calibration, brief=True))
+        extra = (wider, *extra) if wider is not None else extra
     rec = replace(rec, requirements=replace(rec.requirements, warnings=rec.requirements.warnings + extra))
     if per_gpu_rows != PER_GPU_OPTIONS:
         return rec

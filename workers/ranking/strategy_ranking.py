@@ -238,7 +238,8 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
         requirements = _named_requirements(requirements, choices[rows[0][-1]], top)
     return Recommendation(requirements=requirements, options=options, rejected=rejected,
                           catalog_version=catalog.version, prices_as_of=catalog.prices_as_of,
-                          scaling=_scaling(top, shapes, nodes_of, choices, spans_cost=_cheapest_costs(spans)))
+                          scaling=_scaling(shapes[rows[0][-1]] if top is not None and top.parallelism is not None
+                                           else None, shapes, nodes_of, spans_cost=_cheapest_costs(spans)))
 
 
 def _named_requirements(requirements: Requirements, c: LayoutChoice, top: RankedOption) -> Requirements:
@@ -328,14 +329,16 @@ def _warnings(s: Shape, c: StrategyChoice, *, nodes: int, pricing: str, shapes: 
     return tuple(found)
 
 
-def _scaling(top: RankedOption | None, shapes: list[Shape], nodes_of: list[int], choices: list[LayoutChoice], *,
+def _scaling(top: Shape | None, shapes: list[Shape], nodes_of: list[int], *,
              spans_cost: dict[int, float]) -> tuple[ScalingPoint, ...]:
-    """Return the top option's instance type on each machine count that fits, with time, cost and speed-up."""
-    if top is None or top.parallelism is None:
+    """Return the top option's machine on each machine count that fits, with time, cost and speed-up.
+
+    The same machine means the same catalog row: its instance type at the top option's pricing kind
+    (and region group, where the data set's location splits them), so each count appears once.
+    """
+    if top is None:
         return ()
-    points = [(nodes_of[i], s) for i, s in enumerate(shapes)
-              if s.m.instance_type == top.instance_type and s.m.provider_name == top.provider and s.hours > 0
-              and i in spans_cost]
+    points = [(nodes_of[i], s) for i, s in enumerate(shapes) if s.m is top.m and s.hours > 0 and i in spans_cost]
     points.sort(key=lambda p: p[0])
     if not points:
         return ()

@@ -1,0 +1,107 @@
+"""The GPU limit that holds a big job back is said, with figures; the scaling points name each machine count once."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from catalog.loader import load_catalog
+from catalog.types import Catalog, Pricing
+from workers.ranking.reasons import usd_text
+from workers.ranking.recommend import recommend
+from workers.ranking.recommendation import RankedOption, Recommendation, StrategyChoice
+from workers.ranking.wider import _clearly_better
+from workers.schemas.specs import load_job
+from workers.sizing.spec import Objective
+
+LLAMA2_70B_FINE_TUNE: dict[str, Any] = {
+    "model": {"preset": "llama2-70b"},
+    "training": {"batch_size": 1, "sequence_length": 4096, "precision": "bf16-mixed", "optimizer": "adamw",
+                 "from_pretrained": True},
+    "dataset": {"samples": 10_000},
+}
+
+
+@pytest.fixture(scope="module")
+def shipped() -> Catalog:
+    return load_catalog()
+
+
+def _recommend(spec: dict[str, Any], cat: Catalog) -> Recommendation:
+    _, job = load_job(copy.deepcopy(spec))
+    return recommend(job, cat)
+
+
+def _codes(rec: Recommendation) -> list[str]:
+    return [w.code for w in rec.requirements.warnings]
+
+
+def test_a_70b_fine_tune_held_to_8_gpus_is_told_what_16_or_more_would_cost(shipped: Catalog) -> None:
+    rec = _recommend(LLAMA2_70B_FINE_TUNE, shipped)
+    top = rec.options[0]
+    # Within the default 8 GPUs only an offloaded run fits: the options keep to the limit ...
+    assert all(o.gpu_count * o.nodes <= 8 for o in rec.options)
+    assert top.parallelism is not None and top.parallelism.offload_optimizer
+    # ... and the answer says that more GPUs would be far cheaper and faster, naming the count to ask for.
+    [warning] = [w for w in rec.requirements.warnings if w.code == "max-gpus-limits"]
+    assert "constraints.max_gpus (8)" in warning.message and "--max-gpus" in warning.message
+    asked = int(warning.message.split("--max-gpus ")[1].split(")")[0])
+    assert 8 < asked <= 32
+    wider = _recommend({**LLAMA2_70B_FINE_TUNE, "constraints": {"max_gpus": asked}}, shipped).options[0]
+    assert wider.gpu_count * wider.nodes == asked
+    assert wider.training_cost_usd <= 0.8 * top.training_cost_usd
+    assert wider.training_hours < top.training_hours
+    assert usd_text(wider.training_cost_usd) in warning.message
+
+
+def test_a_job_that_one_gpu_holds_gets_no_gpu_limit_warning(shipped: Catalog) -> None:
+    spec = {"model": {"preset": "bert-base"},
+            "training": {"batch_size": 32, "sequence_length": 128, "precision": "fp16-mixed", "epochs": 3},
+            "dataset": {"samples": 392_702}}
+    rec = _recommend(spec, shipped)
+    assert rec.options and "max-gpus-limits" not in _codes(rec)
+
+
+def test_a_limit_the_user_raised_far_enough_is_not_flagged(shipped: Catalog) -> None:
+    rec = _recommend({**LLAMA2_70B_FINE_TUNE, "constraints": {"max_gpus": 32}}, shipped)
+    top = rec.options[0]
+    assert top.parallelism is not None and not top.parallelism.offload_optimizer
+    assert top.gpu_count * top.nodes < 32  # the limit no longer binds
+    assert "max-gpus-limits" not in _codes(rec)
+
+
+def test_scaling_lists_each_machine_count_once_over_spot_and_on_demand(shipped: Catalog) -> None:
+    rec = _recommend({**LLAMA2_70B_FINE_TUNE, "constraints": {"max_gpus": 32}}, shipped)
+    nodes = [p.nodes for p in rec.scaling]
+    assert nodes == sorted(set(nodes)), "one point per machine count"
+    assert rec.scaling[0].speedup == pytest.approx(1.0)
+    top = rec.options[0]
+    assert any(p.nodes == top.nodes and p.training_hours == pytest.approx(top.training_hours) for p in rec.scaling)
+
+
+def _option(hours: float, cost: float) -> RankedOption:
+    choice = StrategyChoice(data_parallel="zero3", tensor_parallel=1, pipeline_stages=1, offload_optimizer=False,
+                            offload_parameters=False, adapter="none", adapter_rank=0, checkpointing="none",
+                            batch_size=1, update_interval=1, total_gpus=8, gpu_memory_per_gpu_bytes=1,
+                            host_offload_bytes_per_node=0, bottleneck="compute", communication_ms=0.0,
+                            strategies_considered=1)
+    return RankedOption(rank=1, provider="aws", instance_type="x", region="r", pricing=Pricing.ON_DEMAND, gpu="b200",
+                        gpu_count=8, gpu_memory_bytes=1, vcpus=1, host_memory_bytes=1, storage_bytes=1,
+                        cpu_single_thread_score=1.0, price_per_hour_usd=1.0, training_hours=hours,
+                        training_cost_usd=cost, fits=True, why="", parallelism=choice)
+
+
+@pytest.mark.parametrize(("objective", "alt", "better"), [
+    (Objective.COST, (10.0, 79.0), True),   # a fifth cheaper
+    (Objective.COST, (10.0, 85.0), False),  # within the noise
+    (Objective.COST, (4.0, 105.0), True),   # less than half the time for at most a tenth more
+    (Objective.COST, (4.0, 120.0), False),
+    (Objective.TIME, (7.9, 300.0), True),   # a fifth faster, whatever it costs
+    (Objective.TIME, (9.0, 50.0), False),
+    (Objective.BALANCED, (7.0, 95.0), True),
+    (Objective.CARBON, (1.0, 10.0), False),  # more machines seldom emit less
+])
+def test_clearly_better_follows_the_objective(objective: Objective, alt: tuple[float, float], better: bool) -> None:
+    assert _clearly_better(objective, _option(10.0, 100.0), _option(*alt)) is better

@@ -1,0 +1,90 @@
+"""What a larger `constraints.max_gpus` would open: the warning that says the GPU limit holds a job back.
+
+A job that needs more than one machine's worth of memory (a 70B full fine-tune) ranks what fits
+within `max_gpus` (8 by default); when that is an offloaded run (optimizer state streamed over PCIe,
+updated on the host CPU) or the limit is all the top option uses, twice or four times the GPUs can
+remove the offload and cut both time and cost by an order of magnitude. The ranking is run once
+more with WIDER_FACTOR x the limit, and when its best option is clearly better by the job's own
+objective, the answer says so with the figures and the field to change. The ranked options stay
+within the user's limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from workers.ranking.reasons import hours_text, usd_text
+from workers.ranking.recommendation import RankedOption, Recommendation
+from workers.sizing.requirements import CodedWarning
+from workers.sizing.spec import JobSpec, Objective
+
+WIDER_FACTOR = 4  # 8 GPUs -> 32: one more step of machine doubling than a user would try by hand, twice
+MAX_GPUS_LIMIT = 1024  # the schema's bound on constraints.max_gpus
+# "Clearly better" [rule of thumb]: a fifth cheaper, or half the time for at most a tenth more money
+# (cost); a fifth faster (time). Smaller gains are within the estimate's own error (README, accuracy).
+CHEAPER_SHARE = 0.8
+FASTER_SHARE = 0.5
+SAME_COST_SHARE = 1.1
+TIME_SHARE = 0.8
+
+
+def _total_gpus(option: RankedOption) -> int:
+    return option.gpu_count * option.nodes
+
+
+def _offloaded(option: RankedOption) -> bool:
+    p = option.parallelism
+    return p is not None and (p.offload_optimizer or p.offload_parameters)
+
+
+def _limit_binds(job: JobSpec, top: RankedOption) -> bool:
+    """Return whether the top option is held back by the GPU limit: it uses all of it, or offloads to fit."""
+    return not top.owned and top.training_hours > 0 and top.gpu_count > 0 and (
+        _total_gpus(top) >= job.constraints.max_gpus or _offloaded(top))
+
+
+def _clearly_better(objective: Objective, top: RankedOption, alt: RankedOption) -> bool:
+    """Return whether the wider option beats the top one by the job's objective, beyond the estimate's noise."""
+    cheaper = alt.training_cost_usd <= CHEAPER_SHARE * top.training_cost_usd
+    faster_same_cost = (alt.training_hours <= FASTER_SHARE * top.training_hours
+                        and alt.training_cost_usd <= SAME_COST_SHARE * top.training_cost_usd)
+    faster = alt.training_hours <= TIME_SHARE * top.training_hours
+    if objective is Objective.COST:
+        return cheaper or faster_same_cost
+    if objective is Objective.TIME:
+        return faster
+    if objective is Objective.BALANCED:
+        return cheaper or faster_same_cost or (faster and alt.training_cost_usd <= top.training_cost_usd)
+    return False  # carbon: more machines seldom emit less; the warning would mislead
+
+
+def _option_text(option: RankedOption) -> str:
+    machines = f"{option.nodes} x {option.instance_type}" if option.nodes > 1 else option.instance_type
+    return (f"{_total_gpus(option)} x {option.gpu} ({machines}, {option.pricing.value}, {option.region}): "
+            f"{hours_text(option.training_hours)} for {usd_text(option.training_cost_usd)}")
+
+
+def max_gpus_warning(job: JobSpec, rec: Recommendation,
+                     rank: Callable[[JobSpec], Recommendation]) -> CodedWarning | None:
+    """Return the `max-gpus-limits` warning when more GPUs than allowed would clearly beat the top option.
+
+    `rank` ranks a job as the recommendation did (same catalog and calibration), without this check.
+    """
+    limit = job.constraints.max_gpus
+    if not rec.options or limit >= MAX_GPUS_LIMIT or not _limit_binds(job, rec.options[0]):
+        return None
+    top = rec.options[0]
+    wider = min(MAX_GPUS_LIMIT, limit * WIDER_FACTOR)
+    alt_rec = rank(replace(job, constraints=replace(job.constraints, max_gpus=wider), limit=1))
+    if not alt_rec.options:
+        return None
+    alt = alt_rec.options[0]
+    if _total_gpus(alt) <= limit or not _clearly_better(job.objective, top, alt):
+        return None
+    why = " with the optimizer state offloaded to the host" if _offloaded(top) and not _offloaded(alt) else ""
+    return CodedWarning("max-gpus-limits", (
+        f"constraints.max_gpus ({limit}) holds this job back: the best option within {limit} GPUs takes "
+        f"{hours_text(top.training_hours)} for {usd_text(top.training_cost_usd)}{why}; with up to {wider} GPUs "
+        f"the best is {_option_text(alt)}. Raise constraints.max_gpus to {_total_gpus(alt)} "
+        f"(CLI --max-gpus {_total_gpus(alt)}) to rank such options."))
