@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from catalog.loader import load_catalog
 from catalog.types import Catalog, Pricing
-from workers.ranking.reasons import usd_text
+from workers.ranking.reasons import hours_text, usd_text
 from workers.ranking.recommend import recommend
 from workers.ranking.recommendation import RankedOption, Recommendation, StrategyChoice
 from workers.ranking.wider import _clearly_better
@@ -105,3 +107,23 @@ def _option(hours: float, cost: float) -> RankedOption:
 ])
 def test_clearly_better_follows_the_objective(objective: Objective, alt: tuple[float, float], better: bool) -> None:
     assert _clearly_better(objective, _option(10.0, 100.0), _option(*alt)) is better
+
+
+def test_the_fastest_gpt2_pre_training_within_8_gpus_is_told_what_its_machine_does_on_more(shipped: Catalog) -> None:
+    spec = json.loads((Path(__file__).resolve().parents[1] / "examples" / "gpt2-pretrain.json").read_text())
+    rec = _recommend(spec, shipped)
+    top = rec.options[0]
+    assert spec["objective"] == "time" and top.gpu_count * top.nodes == 8
+    [warning] = [w for w in rec.requirements.warnings if w.code == "max-gpus-limits"]
+    # The same machine type on more machines, in the same region and pricing, at least a fifth faster.
+    assert top.instance_type in warning.message and top.region in warning.message
+    asked = int(warning.message.split("--max-gpus ")[1].split(")")[0])
+    wider = _recommend({**spec, "constraints": {**spec["constraints"], "max_gpus": asked}}, shipped).options[0]
+    assert wider.training_hours <= 0.8 * top.training_hours
+    assert hours_text(wider.training_hours) in warning.message
+
+
+def test_a_cost_ranked_job_that_fits_plainly_is_not_told_to_add_gpus(shipped: Catalog) -> None:
+    spec = json.loads((Path(__file__).resolve().parents[1] / "examples" / "gpt2-pretrain.json").read_text())
+    rec = _recommend({**spec, "objective": "cost"}, shipped)
+    assert "max-gpus-limits" not in _codes(rec)

@@ -117,8 +117,14 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
                                stale_after_days=stale_after_days)
     extra = tuple(CodedWarning(code, message) for code, message in found)
     if not brief:
-        wider = max_gpus_warning(job, rec, lambda j: _recommend(j, catalog, calibration=calibration, brief=True))
-        extra = (wider, *extra) if wider is not None else extra
+        def rank(wider: JobSpec, only: tuple[str, str] | None) -> Recommendation:
+            if only is None:
+                return _recommend(wider, catalog, calibration=calibration, brief=True)
+            return rank_strategies(wider, requirements=rec.requirements, catalog=catalog,
+                                   profile_gpu=profile_gpu(wider, {g.slug: g for g in catalog.gpus}), only=only)
+
+        limited = max_gpus_warning(job, rec, rank)
+        extra = (limited, *extra) if limited is not None else extra
     rec = replace(rec, requirements=replace(rec.requirements, warnings=rec.requirements.warnings + extra))
     if per_gpu_rows != PER_GPU_OPTIONS:
         return rec

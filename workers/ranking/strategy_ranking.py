@@ -178,14 +178,17 @@ def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, r
     return s
 
 
-def _machines(job: JobSpec, requirements: Requirements, index: CatalogIndex, scope: Scope) -> list[Machine]:
-    """Return the cloud machines in scope and the owned boxes, in provider and name order."""
+def _machines(job: JobSpec, requirements: Requirements, index: CatalogIndex, scope: Scope,
+              only: tuple[str, str] | None = None) -> list[Machine]:
+    """Return the cloud machines in scope and the owned boxes, in provider and name order (`only`: one type)."""
     # The index holds an instance type once per pricing kind (its spot run is judged apart).
     machines = [m for m in index.machines if m.provider in scope.providers and 0 < m.gpu_count <= scope.max_gpus
                 and m.pricing in scope.pricing]
     known = {(m.provider_name, m.instance_type) for m in machines}
     machines += [m for m in owned_machines(job, requirements=requirements, index=index, scope=scope)
                  if (m.provider_name, m.instance_type) not in known]
+    if only is not None:
+        machines = [m for m in machines if (m.provider_name, m.instance_type) == only]
     machines.sort(key=lambda m: (m.provider_name, m.instance_type))
     location = job.dataset.location
     if location is not None and location[0] in ("aws", "gcp") and job.dataset.size_bytes > 0:
@@ -194,8 +197,11 @@ def _machines(job: JobSpec, requirements: Requirements, index: CatalogIndex, sco
 
 
 def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalog,
-                    profile_gpu: GpuSpec | None = None) -> Recommendation:
-    """Rank every machine type and count in scope, each with the fastest strategy that fits."""
+                    profile_gpu: GpuSpec | None = None, only: tuple[str, str] | None = None) -> Recommendation:
+    """Rank every machine type and count in scope, each with the fastest strategy that fits.
+
+    `only` (provider, instance type) ranks that one machine type alone, on every count.
+    """
     scope = resolve_scope(job.constraints, catalog)
     index = catalog_index(catalog)
     search = _Search(job, requirements, {g.slug: g for g in catalog.gpus}, profile_gpu)
@@ -204,7 +210,7 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
     nodes_of: list[int] = []
     choices: list[LayoutChoice] = []
     unfit: dict[tuple[str, str, str], list[Machine]] = {}
-    for m in _machines(job, requirements, index, scope):
+    for m in _machines(job, requirements, index, scope, only):
         fitted = False
         for nodes in _node_counts(m, scope.max_gpus):
             c = search.best(m, nodes)

@@ -1,12 +1,13 @@
 """What a larger `constraints.max_gpus` would open: the warning that says the GPU limit holds a job back.
 
 A job that needs more than one machine's worth of memory (a 70B full fine-tune) ranks what fits
-within `max_gpus` (8 by default); when that is an offloaded run (optimizer state streamed over PCIe,
-updated on the host CPU) or the limit is all the top option uses, twice or four times the GPUs can
-remove the offload and cut both time and cost by an order of magnitude. The ranking is run once
-more with WIDER_FACTOR x the limit, and when its best option is clearly better by the job's own
-objective, the answer says so with the figures and the field to change. The ranked options stay
-within the user's limit.
+within `max_gpus` (8 by default). When that is an offloaded run (optimizer state streamed over PCIe
+and updated on the host CPU), WIDER_FACTOR x the GPUs can remove the offload and cut both time and
+cost by an order of magnitude: the whole ranking is run once more at the wider limit. When the top
+option simply uses every GPU allowed and the objective values time, its own machine type is ranked
+on more machines (a cheap check: one machine type). Either way, when the better option is clearly
+better by the job's own objective, the answer says so with the figures and the field to change;
+the ranked options stay within the user's limit.
 """
 
 from __future__ import annotations
@@ -38,10 +39,8 @@ def _offloaded(option: RankedOption) -> bool:
     return p is not None and (p.offload_optimizer or p.offload_parameters)
 
 
-def _limit_binds(job: JobSpec, top: RankedOption) -> bool:
-    """Return whether the top option is held back by the GPU limit: it uses all of it, or offloads to fit."""
-    return not top.owned and top.training_hours > 0 and top.gpu_count > 0 and (
-        _total_gpus(top) >= job.constraints.max_gpus or _offloaded(top))
+def _uses_every_gpu(job: JobSpec, top: RankedOption) -> bool:
+    return _total_gpus(top) >= job.constraints.max_gpus
 
 
 def _clearly_better(objective: Objective, top: RankedOption, alt: RankedOption) -> bool:
@@ -65,22 +64,36 @@ def _option_text(option: RankedOption) -> str:
             f"{hours_text(option.training_hours)} for {usd_text(option.training_cost_usd)}")
 
 
-def max_gpus_warning(job: JobSpec, rec: Recommendation,
-                     rank: Callable[[JobSpec], Recommendation]) -> CodedWarning | None:
-    """Return the `max-gpus-limits` warning when more GPUs than allowed would clearly beat the top option.
+# Ranks a job as the recommendation did (same catalog and calibration) without this check; with
+# (provider, instance type), that machine type alone, at the job's provider, region and pricing.
+Ranker = Callable[[JobSpec, tuple[str, str] | None], Recommendation]
 
-    `rank` ranks a job as the recommendation did (same catalog and calibration), without this check.
-    """
+
+def _wider_best(job: JobSpec, top: RankedOption, rank: Ranker, wider: int) -> RankedOption | None:
+    """Return the best option at the wider limit: over everything in scope when the top offloads, else
+    over the top option's machine type on more machines (time and balanced objectives only), or None."""
+    if _offloaded(top):
+        alt = rank(replace(job, constraints=replace(job.constraints, max_gpus=wider), limit=1), None)
+    elif _uses_every_gpu(job, top) and job.objective in (Objective.TIME, Objective.BALANCED):
+        narrow = replace(job.constraints, max_gpus=wider, providers=(top.provider,), regions=(top.region,),
+                         pricing=(top.pricing.value,))
+        alt = rank(replace(job, constraints=narrow, limit=1), (top.provider, top.instance_type))
+    else:
+        return None
+    return alt.options[0] if alt.options else None
+
+
+def max_gpus_warning(job: JobSpec, rec: Recommendation, rank: Ranker) -> CodedWarning | None:
+    """Return the `max-gpus-limits` warning when more GPUs than allowed would clearly beat the top option."""
     limit = job.constraints.max_gpus
-    if not rec.options or limit >= MAX_GPUS_LIMIT or not _limit_binds(job, rec.options[0]):
+    if not rec.options or limit >= MAX_GPUS_LIMIT:
         return None
     top = rec.options[0]
-    wider = min(MAX_GPUS_LIMIT, limit * WIDER_FACTOR)
-    alt_rec = rank(replace(job, constraints=replace(job.constraints, max_gpus=wider), limit=1))
-    if not alt_rec.options:
+    if top.owned or top.training_hours <= 0 or top.gpu_count <= 0:
         return None
-    alt = alt_rec.options[0]
-    if _total_gpus(alt) <= limit or not _clearly_better(job.objective, top, alt):
+    wider = min(MAX_GPUS_LIMIT, limit * WIDER_FACTOR)
+    alt = _wider_best(job, top, rank, wider)
+    if alt is None or _total_gpus(alt) <= limit or not _clearly_better(job.objective, top, alt):
         return None
     why = " with the optimizer state offloaded to the host" if _offloaded(top) and not _offloaded(alt) else ""
     return CodedWarning("max-gpus-limits", (
