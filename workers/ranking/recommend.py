@@ -20,6 +20,7 @@ from catalog.types import Catalog, GpuSpec
 from workers.ranking.plan_options import plan_with_options
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import Recommendation
+from workers.ranking.relax import constraints_warning
 from workers.ranking.scope import check_data_location, gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.ranking.wider import max_gpus_warning
@@ -123,7 +124,7 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
             return rank_strategies(wider, requirements=rec.requirements, catalog=catalog,
                                    profile_gpu=profile_gpu(wider, {g.slug: g for g in catalog.gpus}), only=only)
 
-        limited = max_gpus_warning(job, rec, rank)
+        limited = max_gpus_warning(job, rec, rank) or constraints_warning(job, rec, lambda j: rank(j, None))
         extra = (limited, *extra) if limited is not None else extra
     rec = replace(rec, requirements=replace(rec.requirements, warnings=rec.requirements.warnings + extra))
     if per_gpu_rows != PER_GPU_OPTIONS:

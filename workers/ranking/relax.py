@@ -1,0 +1,105 @@
+"""When no option meets the budget, the deadline and the CO2e cap together: which one to relax, and to what.
+
+The out-of-memory plan says what to change when no card holds the job; this says it when cards hold
+it but the limits the user set rule every one out. Each limit is dropped in turn, the others kept,
+and the ranking run again for the one option that then comes first: the cheapest that meets the
+deadline (so the budget it needs), the fastest within the budget (so the deadline it needs), the
+cheapest within both without the CO2e cap. Spot options are held to the limits at their percentile
+(constraints.spot_percentile), so the figure quoted is the one the limit was checked against.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+
+from workers.ranking.reasons import hours_text, usd_text
+from workers.ranking.recommendation import RankedOption, Recommendation
+from workers.sizing.requirements import CodedWarning
+from workers.sizing.spec import Constraints, JobSpec, Objective
+
+
+def _judged_hours(o: RankedOption) -> float:
+    return max(o.training_hours, o.percentile_hours)
+
+
+def _judged_cost(o: RankedOption) -> float:
+    return max(o.training_cost_usd, o.percentile_cost_usd)
+
+
+def _option_text(o: RankedOption) -> str:
+    machines = f"{o.nodes} x {o.instance_type}" if o.nodes > 1 else o.instance_type
+    at = f" at the {round(o.percentile * 100)}th percentile" if o.percentile_hours > 0 else ""
+    return (f"{machines} ({o.provider} {o.region}, {o.pricing.value}; {o.gpu_count * o.nodes}x {o.gpu}): "
+            f"{hours_text(_judged_hours(o))} for {usd_text(_judged_cost(o))}{at}")
+
+
+def _round_up(value: float) -> float:
+    """Return the value rounded up to two significant figures (a limit that lets the value through)."""
+    if value <= 0:
+        return 0.0
+    step = 10.0 ** (math.floor(math.log10(value)) - 1)
+    return math.ceil(value / step - 1e-9) * step
+
+
+def _limits_text(c: Constraints) -> str:
+    limits = []
+    if c.budget_usd is not None:
+        limits.append(f"the {usd_text(c.budget_usd)} budget")
+    if c.deadline_hours is not None:
+        limits.append(f"the {c.deadline_hours:g} h deadline")
+    if c.max_co2e_kg is not None:
+        limits.append(f"the {c.max_co2e_kg:g} kg CO2e cap")
+    return " and ".join(limits) if len(limits) < 3 else f"{limits[0]}, {limits[1]} and {limits[2]}"  # "" for none
+
+
+def constraints_warning(job: JobSpec, rec: Recommendation,
+                        rank: Callable[[JobSpec], Recommendation]) -> CodedWarning | None:
+    """Return `constraints-conflict` when no option meets the job's limits but some would without one of them.
+
+    `rank` ranks a job as the recommendation did, without this check.
+    """
+    c = job.constraints
+    if rec.options or (c.budget_usd is None and c.deadline_hours is None and c.max_co2e_kg is None):
+        return None
+
+    def first(constraints: Constraints, objective: Objective) -> RankedOption | None:
+        found = rank(replace(job, constraints=constraints, objective=objective, limit=1))
+        return found.options[0] if found.options else None
+
+    ways: list[str] = []
+    if c.budget_usd is not None:
+        cheapest = first(replace(c, budget_usd=None), Objective.COST)
+        if cheapest is not None:
+            ways.append(f"the cheapest option without the budget is {_option_text(cheapest)}: raise "
+                        f"constraints.budget_usd to {math.ceil(_judged_cost(cheapest) * 100) / 100:g}")
+        else:
+            ways.append(f"whatever the budget, no option meets {_limits_text(replace(c, budget_usd=None))} on at "
+                        f"most {c.max_gpus} GPUs")
+    if c.deadline_hours is not None:
+        fastest = first(replace(c, deadline_hours=None), Objective.TIME)
+        if fastest is not None:
+            ways.append(f"the fastest option without the deadline is {_option_text(fastest)}: move "
+                        f"constraints.deadline_hours to {math.ceil(_judged_hours(fastest) * 10) / 10:g}")
+        elif c.budget_usd is not None:
+            overall = first(replace(c, budget_usd=None, deadline_hours=None), Objective.COST)
+            if overall is not None:
+                named = "" if ways and ways[0].find(_option_text(overall)) >= 0 else \
+                    f": the cheapest is {_option_text(overall)}"
+                others = _limits_text(replace(c, budget_usd=None, deadline_hours=None))
+                within = f" within {others}" if others else ""
+                ways.append(f"whatever the deadline, no option costs {usd_text(c.budget_usd)} or less{within}{named}")
+    if c.max_co2e_kg is not None:
+        cleanest = first(replace(c, max_co2e_kg=None), Objective.CARBON)
+        if cleanest is not None and cleanest.energy is not None:
+            ways.append(f"the least-emitting option without the cap is {_option_text(cleanest)}, "
+                        f"{cleanest.energy.co2e_kg:.3g} kg CO2e: raise constraints.max_co2e_kg to "
+                        f"{_round_up(cleanest.energy.co2e_kg):g}")
+    if not ways:
+        anything = first(replace(c, budget_usd=None, deadline_hours=None, max_co2e_kg=None), Objective.TIME)
+        if anything is None:
+            return None  # nothing runs the job even without limits: the rejections (memory, host) say why
+        ways.append(f"only dropping every limit opens an option; the fastest is {_option_text(anything)}")
+    return CodedWarning("constraints-conflict",
+                        f"No option meets {_limits_text(c)} together; " + "; ".join(ways) + ".")
