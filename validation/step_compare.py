@@ -46,6 +46,7 @@ class StepRow:
     predicted: MemoryBreakdown
     predicted_phase: str = ""
     tracker_bytes: int = 0  # the storage tracker's peak: tensors only, no kernel's internal buffers
+    split: str = "fit"  # "holdout": an architecture added after the core was built ("unseen")
 
     @property
     def error(self) -> float:
@@ -66,8 +67,8 @@ def load_step_records(path: Path = RECORDS_PATH) -> list[dict[str, Any]]:
 
 def record_model(record: Mapping[str, Any], *, export: str = "train") -> ModelStats:
     """Return the model statistics the core computes for a record (preset, or its ONNX fixture),
-    with the default loss row the job builder appends (cross-entropy over the output)."""
-    return with_loss(_record_network(record, export=export), Loss.CROSS_ENTROPY)
+    with the loss row the job builder appends (the record's `loss`, cross-entropy by default)."""
+    return with_loss(_record_network(record, export=export), Loss(record.get("loss", "cross_entropy")))
 
 
 def _record_network(record: Mapping[str, Any], *, export: str) -> ModelStats:
@@ -86,7 +87,8 @@ def _record_network(record: Mapping[str, Any], *, export: str) -> ModelStats:
 def record_training(record: Mapping[str, Any]) -> Training:
     """Return the run of a record as the core's Training."""
     return Training(batch_size=record["batch_size"], sequence_length=record.get("sequence_length"),
-                    precision=Precision(record["precision"]), optimizer=Optimizer(record["optimizer"]))
+                    precision=Precision(record["precision"]), optimizer=Optimizer(record["optimizer"]),
+                    loss=Loss(record.get("loss", "cross_entropy")))
 
 
 def compare_step_record(record: Mapping[str, Any], *, export: str = "train") -> StepRow:
@@ -102,15 +104,17 @@ def compare_step_record(record: Mapping[str, Any], *, export: str = "train") -> 
         memory, phase = peak.breakdown, peak.phase.value
     return StepRow(record["id"], record["family"], measured["peak_memory_bytes"],
                    memory.total_bytes - memory.framework_reserve_bytes, measured["peak_phase"], memory, phase,
-                   int(measured.get("tracker_peak_bytes") or 0))
+                   int(measured.get("tracker_peak_bytes") or 0), record.get("split", "fit"))
 
 
 def summarise_errors(rows: Sequence[StepRow]) -> dict[str, tuple[int, float, float]]:
-    """Return (count, median |error|, 90th percentile |error|) per family and for "all"."""
+    """Return (count, median |error|, 90th percentile |error|) per family, for "all", and for the
+    architectures the core was built on ("seen", split fit) and those added after ("unseen", holdout)."""
     groups: dict[str, list[float]] = {"all": []}
     for row in rows:
         groups.setdefault(row.family, []).append(abs(row.error))
         groups["all"].append(abs(row.error))
+        groups.setdefault("unseen" if row.split == "holdout" else "seen", []).append(abs(row.error))
     return {name: (len(v), percentile(v, 50), percentile(v, 90)) for name, v in groups.items()}
 
 
@@ -118,8 +122,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print each record's error and the per-family summary."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--export", default="train", choices=["train", "train-dynamic", "eval", "eval-dynamic"])
+    parser.add_argument("--split", default="all", choices=["all", "fit", "holdout"],
+                        help="holdout: only the architectures added after the core was built")
     args = parser.parse_args(argv)
-    rows = [compare_step_record(r, export=args.export) for r in load_step_records()]
+    rows = [compare_step_record(r, export=args.export) for r in load_step_records()
+            if args.split in ("all", r.get("split", "fit"))]
     for row in rows:
         print(f"{row.id:55s} measured {row.measured_bytes / 2**20:9.1f} MiB ({row.measured_phase:14s}) "
               f"predicted {row.predicted_bytes / 2**20:9.1f} MiB ({row.predicted_phase or '-':14s}) "

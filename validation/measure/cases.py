@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from validation.measure import nets_seq, nets_small, nets_vision
+from validation.measure import nets_seq, nets_small, nets_unseen, nets_unseen_modern, nets_unseen_seq, nets_vision
 from validation.measure.step import DCGAN, DQN, MetaLSTM, Supervised, Trainer, lm_loss
 
 
@@ -28,6 +28,9 @@ class Net:
     sequence_length: int | None = None
     onnx: bool = False  # exported to tests/fixtures/onnx/ and sized through the importer
     description: str = ""
+    loss_kind: str = "cross_entropy"  # the spec's training.loss for this net's step
+    # Added after the core was built, to check that it generalises (issue 11): split "holdout"
+    unseen: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,16 @@ def _audio(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(batch, 1, 8000, generator=g), torch.randint(0, 35, (batch,), generator=g)
 
 
+def _mfcc(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(batch)
+    return torch.randn(batch, 40, 101, generator=g), torch.randint(0, 35, (batch,), generator=g)
+
+
+def _reconstruction(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+    x = torch.rand(batch, 1, 64, 64, generator=torch.Generator().manual_seed(batch))
+    return x, x
+
+
 def _lm_targets(vocab: int, seq: int) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
     def sample(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
         g = torch.Generator().manual_seed(batch)
@@ -83,6 +96,10 @@ def _lm_targets(vocab: int, seq: int) -> Callable[[int], tuple[torch.Tensor, tor
 
 def _flat_ce(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def _mse(output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return F.mse_loss(output.float(), targets)
 
 
 def _ce(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -135,6 +152,42 @@ NETS: dict[str, Net] = {n.name: n for n in (
         input_shape=(3, 64, 64), onnx=True, description="ResNet-18 with GroupNorm (32 groups) at 64x64"),
     Net("m5-8k", "m5", nets_seq.M5, _audio, _ce, input_shape=(1, 8000), onnx=True,
         description="M5 raw-audio net (32 channels, torchaudio tutorial), 1 s at 8 kHz, 35 classes"),
+    # unseen: architectures added after the core was built (nets_unseen*.py), sized through ONNX
+    *(Net(name, fam, build, sample, loss, input_shape=shape, sequence_length=seq, onnx=True, description=text,
+          loss_kind=kind, unseen=True)
+      for name, fam, build, sample, loss, shape, seq, text, kind in (
+        ("squeezenet11-64", "squeezenet", nets_unseen.SqueezeNet, _images(3, 64, 1000), _ce, (3, 64, 64), None,
+         "SqueezeNet 1.1 (fire modules, concat, in-place ReLU, ceil-mode max-pool), 1000 classes, 64x64",
+         "cross_entropy"),
+        ("shufflenetv2-64", "shufflenet", nets_unseen.ShuffleNetV2, _images(3, 64, 1000), _ce, (3, 64, 64), None,
+         "ShuffleNetV2 1.0x (channel split by chunk, channel shuffle by view/transpose/view), 64x64",
+         "cross_entropy"),
+        ("googlenet-64", "googlenet", nets_unseen.GoogLeNet, _images(3, 64, 1000), _ce, (3, 64, 64), None,
+         "GoogLeNet (Inception v1 with BatchNorm, four-branch concat, no auxiliary heads), 64x64", "cross_entropy"),
+        ("resnext50-64", "resnext", nets_unseen.ResNeXt50, _images(3, 64, 1000), _ce, (3, 64, 64), None,
+         "ResNeXt-50 32x4d (grouped 3x3 convolutions, cardinality 32), 64x64", "cross_entropy"),
+        ("mobilenetv3s-64", "mobilenetv3", nets_unseen_modern.MobileNetV3Small, _images(3, 64, 1000), _ce,
+         (3, 64, 64), None, "MobileNetV3-small (in-place hardswish, squeeze-excite with hardsigmoid), 64x64",
+         "cross_entropy"),
+        ("convnext-64", "convnext", nets_unseen_modern.ConvNeXt, _images(3, 64, 1000), _ce, (3, 64, 64), None,
+         "ConvNeXt, widths 48-384, depths 2-2-4-2 (depthwise 7x7, LayerNorm via permute, GELU, layer scale), 64x64",
+         "cross_entropy"),
+        ("vit-t8-64", "vit-mha", nets_unseen_modern.VisionTransformer, _images(3, 64, 1000), _ce, (3, 64, 64), None,
+         "ViT in torchvision's layout with nn.MultiheadAttention: patch 8, hidden 192, 6 layers, 3 heads, 64x64",
+         "cross_entropy"),
+        ("conv-ae-64", "autoencoder", nets_unseen_modern.ConvAutoencoder, _reconstruction, _mse, (1, 64, 64), None,
+         "convolutional autoencoder (stride-2 convs; ConvTranspose2d and nearest Upsample up; sigmoid), MSE",
+         "mse"),
+        ("gru-s64", "gru", nets_unseen_seq.GruClassifier, _tokens(5000, 64, 4), _ce, (64,), 64,
+         "GRU text classifier: vocabulary 5000, embedding 128, 2 x GRU 256, the last step to 4 classes",
+         "cross_entropy"),
+        ("tcn-kws", "tcn", nets_unseen_seq.KeywordTCN, _mfcc, _ce, (40, 101), None,
+         "dilated Conv1d keyword spotter on 40 MFCC x 101 frames (96 channels, dilations 1-8, max over time)",
+         "cross_entropy"),
+        ("tinygpt-s128", "decoder-lm", nets_unseen_seq.TinyGPT, _lm_targets(4096, 128), _flat_ce, (128,), 128,
+         "decoder-only LM in nanoGPT's layout: vocabulary 4096, 4 layers, width 256, SDPA causal, tied head",
+         "cross_entropy"),
+      )),
 )}
 SPECIAL = {name: name for name in ("dcgan", "vae-mnist", "dqn-atari", "lstm-meta-learner")}
 FAMILY = {"dcgan": "gan", "vae-mnist": "vae", "dqn-atari": "dqn", "lstm-meta-learner": "meta-learner"}
@@ -186,6 +239,24 @@ CASES: tuple[Case, ...] = (
     Case("gn-resnet18-64", 8, "fp32", "momentum"),
     Case("m5-8k", 32, "fp32", "adam"),
     Case("m5-8k", 32, "bf16-mixed", "adam"),
+    # unseen (split holdout)
+    Case("squeezenet11-64", 16, "fp32", "momentum"),
+    Case("squeezenet11-64", 16, "bf16-mixed", "adam"),
+    Case("shufflenetv2-64", 16, "fp32", "sgd"),
+    Case("shufflenetv2-64", 16, "bf16-mixed", "adamw"),
+    Case("googlenet-64", 8, "fp32", "momentum"),
+    Case("resnext50-64", 4, "fp32", "adamw"),
+    Case("mobilenetv3s-64", 16, "fp32", "adam"),
+    Case("mobilenetv3s-64", 16, "bf16-mixed", "momentum"),
+    Case("convnext-64", 8, "fp32", "adamw"),
+    Case("convnext-64", 8, "bf16-mixed", "adamw"),
+    Case("vit-t8-64", 8, "fp32", "adamw"),
+    Case("vit-t8-64", 8, "bf16-mixed", "adam"),
+    Case("conv-ae-64", 32, "fp32", "adam"),
+    Case("gru-s64", 16, "fp32", "adam"),
+    Case("tcn-kws", 64, "fp32", "sgd"),
+    Case("tinygpt-s128", 8, "fp32", "adamw"),
+    Case("tinygpt-s128", 4, "bf16-mixed", "adamw"),
 )
 
 

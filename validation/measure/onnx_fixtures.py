@@ -57,12 +57,17 @@ def _export(net: Net, batch: int, *, training: bool, dynamic: bool) -> onnx.Mode
     return proto
 
 
-def export_all() -> list[dict[str, Any]]:
-    """Write every fixture and the manifest; return the manifest rows."""
+def export_all(names: set[str] | None = None) -> list[dict[str, Any]]:
+    """Write the fixtures of these nets (None: every one) and the manifest; return the manifest rows.
+
+    The manifest keeps the rows of nets not exported this time, in NETS order.
+    """
     FIXTURES.mkdir(parents=True, exist_ok=True)
-    rows: list[dict[str, Any]] = []
+    manifest = FIXTURES / "manifest.json"
+    old = json.loads(manifest.read_text()) if names is not None and manifest.exists() else []
+    rows: list[dict[str, Any]] = [r for r in old if r["net"] in NETS and r["net"] not in names]
     for name, net in NETS.items():
-        if not net.onnx:
+        if not net.onnx or (names is not None and name not in names):
             continue
         batch = next(c.batch_size for c in CASES if c.net == name)
         for label, training, dynamic in VARIANTS:
@@ -78,5 +83,7 @@ def export_all() -> list[dict[str, Any]]:
                 "weights": "external data, not committed (the importer reads dims only)",
                 "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
             })
-    (FIXTURES / "manifest.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    order = {name: i for i, name in enumerate(NETS)}
+    rows.sort(key=lambda r: order[r["net"]])
+    manifest.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     return rows
