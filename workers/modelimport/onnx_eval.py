@@ -12,7 +12,12 @@ Signs read here:
   its running-statistics outputs) or a Dropout given its `training_mode` input: nothing to do;
 - inference mode shown: a BatchNormalization in inference mode;
 - folded BatchNorm: convolutions with a bias whose output (larger than 1x1) goes to anything but a
-  norm, in at least half the convolutions; or any such convolution beside inference-mode norms.
+  norm (directly or through views: ConvNeXt's permute before its LayerNorm), in at least half the
+  convolutions; or any such convolution beside inference-mode norms. A convolution whose weight
+  and bias still carry one module's parameter names (`stem.0.weight`, `stem.0.bias`) is the module
+  itself, not a fold: folding writes new tensors, which the exporter names itself
+  (`onnx::Conv_543`). Networks built with biased convolutions and no BatchNorm (VGG, SqueezeNet,
+  ConvNeXt, autoencoders) are told apart so.
 
 Where convolutions look folded and nothing shows training mode, a BatchNormalization node is put
 back behind each of them (`unfold_batchnorm`), so the step counts what it keeps; Dropout cannot be
@@ -57,6 +62,26 @@ def _bn_training(node: NodeProto, opset: int) -> bool:
     return len([o for o in node.output if o]) > 1
 
 
+VIEWS = frozenset({"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Flatten"})
+
+
+def _reaches_norm(name: str, consumers: dict[str, list[NodeProto]]) -> bool:
+    """Say whether a tensor goes to a norm, directly or through view operators only."""
+    for user in consumers.get(name, []):
+        if user.op_type in NORMS or (user.op_type in VIEWS and _reaches_norm(user.output[0], consumers)):
+            return True
+    return False
+
+
+def _module_parameters(node: NodeProto, initializers: set[str]) -> bool:
+    """Say whether a node's weight and bias are one module's own parameters (`x.weight`, `x.bias`)."""
+    weight, bias = node.input[1], node.input[2]
+    if weight not in initializers or bias not in initializers:
+        return False
+    prefix, dot, tail = weight.rpartition(".")
+    return bool(dot) and tail == "weight" and bias == f"{prefix}.bias"
+
+
 def read_signs(model: onnx.ModelProto, dims: dict[str, tuple[int, ...]], batch: int) -> EvalSigns:
     """Read the export mode's signs from a graph whose shapes are known."""
     nodes = list(model.graph.node)
@@ -66,6 +91,7 @@ def read_signs(model: onnx.ModelProto, dims: dict[str, tuple[int, ...]], batch: 
         for name in node.input:
             consumers.setdefault(name, []).append(node)
     outputs = {o.name for o in model.graph.output}
+    initializers = {t.name for t in model.graph.initializer}
     batchnorms = [n for n in nodes if n.op_type == "BatchNormalization"]
     dropouts = [n for n in nodes if n.op_type == "Dropout"]
     training = any(_bn_training(n, opset) for n in batchnorms) or any(
@@ -79,7 +105,7 @@ def read_signs(model: onnx.ModelProto, dims: dict[str, tuple[int, ...]], batch: 
         spatial.append(i)
         users = consumers.get(node.output[0], [])
         if len(node.input) > 2 and node.input[2] and node.output[0] not in outputs and users \
-                and not any(u.op_type in NORMS for u in users):
+                and not _reaches_norm(node.output[0], consumers) and not _module_parameters(node, initializers):
             folded.append(i)
     inference = sum(not _bn_training(n, opset) for n in batchnorms)
     # With BatchNorm in inference mode the export is an eval one: every such convolution was folded.
