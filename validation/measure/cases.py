@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from validation.measure import nets_seq, nets_small, nets_unseen, nets_unseen_modern, nets_unseen_seq, nets_vision
-from validation.measure.step import DCGAN, DQN, MetaLSTM, Supervised, Trainer, lm_loss
+from validation.measure.step import DCGAN, DQN, Mark, MetaLSTM, Supervised, Trainer, lm_loss
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Case:
     batch_size: int
     precision: str
     optimizer: str
-    variant: str = ""  # "", "output-dropped", "gelu-tanh-fused", "sdpa"
+    variant: str = ""  # "", "output-dropped", "gelu-tanh-fused", "sdpa", "native-cell"
     notes: str = ""
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -229,6 +229,7 @@ CASES: tuple[Case, ...] = (
     Case("unet-64", 4, "bf16-mixed", "adam"),
     Case("lstm-lm-s35", 16, "fp32", "sgd"),
     Case("lstm-lm-s35", 16, "fp32", "adam"),
+    Case("lstm-lm-s35", 16, "fp32", "sgd", variant="native-cell"),
     Case("transformer-enc-s128", 8, "fp32", "adamw"),
     Case("densenet121-64", 4, "fp32", "momentum"),
     Case("densenet121-64", 4, "bf16-mixed", "sgd"),
@@ -282,7 +283,24 @@ def build_trainer(case: Case) -> Trainer:
                           keep_output=case.variant != "output-dropped")
     model = nets_seq.ViT(attention="sdpa") if case.variant == "sdpa" else net.build()
     inputs, targets = net.sample(case.batch_size)
-    return Supervised(model, inputs, targets, net.loss, optimizer=case.optimizer, precision=case.precision)
+    trainer = Supervised(model, inputs, targets, net.loss, optimizer=case.optimizer, precision=case.precision)
+    return WithoutOneDNN(trainer) if case.variant == "native-cell" else trainer
+
+
+class WithoutOneDNN:
+    """A trainer whose steps run with oneDNN off: recurrent layers run ATen's own cell, not mkldnn_rnn."""
+
+    def __init__(self, inner: Supervised) -> None:
+        self.inner, self.modules, self.optimizers = inner, inner.modules, inner.optimizers
+
+    def step(self, mark: Mark) -> None:
+        """Run the inner step under torch.backends.mkldnn.flags(enabled=False)."""
+        with torch.backends.mkldnn.flags(enabled=False):
+            self.inner.step(mark)
+
+    def held(self) -> list[torch.Tensor]:
+        """Return what the inner loop holds."""
+        return self.inner.held()
 
 
 def family(case: Case) -> str:

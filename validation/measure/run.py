@@ -35,6 +35,8 @@ VARIANT_NOTES = {
     "output-dropped": "the loop does not keep the logits in a local: loss = loss_fn(model(x), y)",
     "gelu-tanh-fused": "GELU as the fused F.gelu(approximate='tanh') instead of Hugging Face's gelu_new primitives",
     "sdpa": "attention by F.scaled_dot_product_attention (the CPU flash kernel: no scores kept)",
+    "native-cell": "oneDNN off (torch.backends.mkldnn.flags(enabled=False)): the LSTM runs ATen's own cell, "
+                   "not mkldnn_rnn with its workspace",
 }
 
 UNSEEN_NOTE = ("unseen: an architecture added after the step walk and the ONNX importer were built, to check "

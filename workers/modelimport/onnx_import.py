@@ -273,7 +273,7 @@ def onnx_model_stats(
             LayerStats(
                 name=node.name or f"{node.op_type}_{i}",
                 type=node.op_type,
-                output_shape=dims[1:] if dims[:1] == (batch,) else dims,
+                output_shape=per_sample_shape(dims, batch),
                 neurons=neurons,
                 parameters=params,
                 multiply_adds=part.multiply_adds,
@@ -299,6 +299,20 @@ def onnx_model_stats(
         import_warnings=eval_warnings(signs, restored_values=restored),
         batch_input=_batch_input(graph, types, inputs, kept, batch),
     )
+
+
+def per_sample_shape(dims: Dims, batch: int) -> Dims:
+    """Return one sample's shape: the dims without the batch axis, wherever it stands.
+
+    The batch leads in most tensors; a recurrent node's output is [sequence, directions, batch,
+    hidden] (ONNX LSTM/GRU, layout 0) and sequence-major code keeps it second, so the first axis of
+    the batch's size is taken when the first is not. The step walk sizes each row's output and
+    gradient from this shape: left in, a sequence-major tensor counted batch times too many values.
+    """
+    if dims[:1] == (batch,) or batch <= 1 or batch not in dims:
+        return dims[1:] if dims[:1] == (batch,) else dims
+    axis = dims.index(batch)
+    return dims[:axis] + dims[axis + 1:]
 
 
 def _batch_input(graph: Graph, types: TensorTypes, inputs: set[str], kept: set[str], batch: int) -> BatchInput:
