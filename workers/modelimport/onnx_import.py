@@ -302,17 +302,24 @@ def onnx_model_stats(
 
 
 def per_sample_shape(dims: Dims, batch: int) -> Dims:
-    """Return one sample's shape: the dims without the batch axis, wherever it stands.
+    """Return one sample's shape: the dims with the batch taken out, wherever it stands.
 
     The batch leads in most tensors; a recurrent node's output is [sequence, directions, batch,
-    hidden] (ONNX LSTM/GRU, layout 0) and sequence-major code keeps it second, so the first axis of
-    the batch's size is taken when the first is not. The step walk sizes each row's output and
-    gradient from this shape: left in, a sequence-major tensor counted batch times too many values.
+    hidden] (ONNX LSTM/GRU, layout 0), and attention code folds it into the heads ([sequence,
+    batch x heads, head size]: nn.MultiheadAttention) or the rows ([batch x sequence, features]).
+    The first axis of the batch's size goes; failing that, the first axis it divides is divided by
+    it. The step walk sizes each row's output and gradient from this shape: left in, the batch
+    counted those rows' values batch times over.
     """
-    if dims[:1] == (batch,) or batch <= 1 or batch not in dims:
+    if batch <= 1:
         return dims[1:] if dims[:1] == (batch,) else dims
-    axis = dims.index(batch)
-    return dims[:axis] + dims[axis + 1:]
+    if batch in dims:
+        axis = dims.index(batch)
+        return dims[:axis] + dims[axis + 1:]
+    axis = next((a for a, size in enumerate(dims) if size % batch == 0), -1)
+    if axis < 0:
+        return dims
+    return dims[:axis] + (dims[axis] // batch,) + dims[axis + 1:]
 
 
 def _batch_input(graph: Graph, types: TensorTypes, inputs: set[str], kept: set[str], batch: int) -> BatchInput:
