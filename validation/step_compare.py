@@ -24,6 +24,7 @@ if str(ROOT) not in sys.path:
 
 from workers.accuracy.accuracy import percentile  # noqa: E402
 from workers.modelimport.onnx_import import onnx_model_stats  # noqa: E402
+from workers.sizing.layers.attention import Attention  # noqa: E402
 from workers.sizing.layers.loss import Loss, with_loss  # noqa: E402
 from workers.sizing.memory import estimate_memory  # noqa: E402
 from workers.sizing.presets.registry import preset_stats  # noqa: E402
@@ -88,7 +89,8 @@ def record_training(record: Mapping[str, Any]) -> Training:
     """Return the run of a record as the core's Training."""
     return Training(batch_size=record["batch_size"], sequence_length=record.get("sequence_length"),
                     precision=Precision(record["precision"]), optimizer=Optimizer(record["optimizer"]),
-                    loss=Loss(record.get("loss", "cross_entropy")))
+                    loss=Loss(record.get("loss", "cross_entropy")),
+                    attention=Attention(record.get("attention", "auto")))
 
 
 def compare_step_record(record: Mapping[str, Any], *, export: str = "train") -> StepRow:

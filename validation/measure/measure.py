@@ -29,6 +29,7 @@ class StepMeasurement:
     tracker_phase_peaks: dict[str, int]
     kept_by_layer: dict[str, int]
     phase_ms: dict[str, float]
+    attention_kernels: tuple[str, ...] = ()  # scaled_dot_product_attention's kernels (timeline.SDPA_KERNELS)
 
 
 def _no_mark(_name: str) -> contextlib.AbstractContextManager[Any]:
@@ -68,4 +69,5 @@ def measure(trainer: Trainer) -> StepMeasurement:
         tracker_phase_peaks=tracker.phase_peaks,
         kept_by_layer=kept,
         phase_ms=times,
+        attention_kernels=timeline.attention_kernels,
     )

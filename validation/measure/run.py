@@ -104,6 +104,8 @@ def record(case: Case, m: StepMeasurement, parameters: tuple[int, int], today: s
     })
     if net is not None and net.loss_kind != "cross_entropy":
         rec["loss"] = net.loss_kind
+    if m.attention_kernels:  # the kernel the step's scaled_dot_product_attention ran: the spec's training.attention
+        rec["attention"] = m.attention_kernels[0] if len(m.attention_kernels) == 1 else "math"
     return rec
 
 

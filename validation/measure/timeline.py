@@ -18,6 +18,14 @@ from torch.profiler import ProfilerActivity, profile, record_function
 from torch.profiler._memory_profiler import _CATEGORY_TO_INDEX, MemoryProfileTimeline
 
 PHASE_PREFIX = "gpugauge.phase."
+# The kernel scaled_dot_product_attention dispatched to, by the op the profiler saw (CPU names;
+# the CUDA ones for completeness): what the core takes as `training.attention`.
+SDPA_KERNELS = {
+    "aten::_scaled_dot_product_attention_math": "math",
+    "aten::_scaled_dot_product_flash_attention_for_cpu": "flash",
+    "aten::_scaled_dot_product_flash_attention": "flash",
+    "aten::_scaled_dot_product_efficient_attention": "efficient",
+}
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,7 @@ class TimelinePeak:
     peak_phase: str
     by_category: dict[str, int]
     phase_peaks: dict[str, int]
+    attention_kernels: tuple[str, ...] = ()  # scaled_dot_product_attention's kernels in the step
 
 
 def phase(name: str) -> Any:
@@ -64,4 +73,5 @@ def profile_step(step: Callable[[], None]) -> TimelinePeak:
         label = phase_at(t)
         phase_peaks[label] = max(phase_peaks.get(label, 0), sum(row))
     by_category = {names[i]: value for i, value in enumerate(sizes[peak_index]) if i in names and value}
-    return TimelinePeak(sum(sizes[peak_index]), phase_at(times[peak_index]), by_category, phase_peaks)
+    kernels = tuple(sorted({SDPA_KERNELS[e.name] for e in prof.events() if e.name in SDPA_KERNELS}))
+    return TimelinePeak(sum(sizes[peak_index]), phase_at(times[peak_index]), by_category, phase_peaks, kernels)
