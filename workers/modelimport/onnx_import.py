@@ -31,7 +31,7 @@ from onnx import NodeProto, TensorProto
 from workers.modelimport.onnx_eval import eval_warnings, read_signs, unfold_batchnorm
 from workers.modelimport.onnx_ops import PLUMBING, Dims, NodeContext, OpRule, rule_for
 from workers.modelimport.onnx_patterns import STATS_PER_ROW, Graph, Match, find_attention, find_patterns
-from workers.modelimport.onnx_shapes import bind_inputs, concrete_shapes
+from workers.modelimport.onnx_shapes import bind_inputs, concrete_shapes, per_sample_shape
 from workers.sizing.errors import OnnxError
 from workers.sizing.layers.fields import Part
 from workers.sizing.stats import BatchInput, LayerKind, LayerStats, ModelStats
@@ -114,20 +114,28 @@ def _bias_fusions(nodes: list[NodeProto], constants: dict[str, frozenset[str]]) 
 
 
 class _Weights:
-    """Counts each weight tensor once, however many nodes read it (tied embeddings)."""
+    """Counts each weight tensor once, however many nodes read it (tied embeddings).
+
+    A node that reads a weight an earlier node counted gets it as `shared`: a tied LM head's
+    embedding, whose gradient its backward makes first and whose 16-bit cast autocast keeps.
+    """
 
     def __init__(self, types: TensorTypes, roots: dict[str, frozenset[str]]) -> None:
         self.types, self.roots, self.counted = types, roots, set[str]()
+        self.shared = 0  # what the last take() found counted already
 
     def take(self, names: list[str], *, explicit: bool) -> int:
         """Return the not-yet-counted floating-point weights behind these constant inputs."""
-        total = 0
+        total = self.shared = 0
         for name in names:
             for root in sorted(self.roots.get(name, ())):
                 elem, dims = self.types.get(root, (0, None))
                 n = math.prod(dims) if dims is not None else 0
-                if root in self.counted or elem not in FLOAT_TYPES or (n <= 1 and not explicit):
+                if elem not in FLOAT_TYPES or (n <= 1 and not explicit):
                     continue  # scalars of generic ops (an epsilon, an exponent) are settings
+                if root in self.counted:
+                    self.shared += n
+                    continue
                 self.counted.add(root)
                 total += n
         return total
@@ -243,8 +251,10 @@ def onnx_model_stats(
             continue
         neurons = sum(context.values(o) for o in node.output[1:] if node.op_type == "Split") + context.values(out)
         params = weights.take(_weight_inputs(node, rule, roots), explicit=rule.weights is not None)
+        shared = weights.shared
         if i in fused:
             params += weights.take([n for n in nodes[fused[i]].input if n in roots], explicit=True)
+            shared += weights.shared
         first = next(n for n in node.input if n in active)
         reads = sum(context.values(n) for n in context.active_inputs())
         part = Part(
@@ -284,6 +294,7 @@ def onnx_model_stats(
                 pattern=match.pattern if match else ("attention" if i in attention else ""),
                 fused_saved_values=fused_saved if attention else -1,
                 fused_saved_mask_bytes=fused_mask if attention else -1,
+                shared_parameters=shared,
             )
         )
     if not rows:
@@ -299,27 +310,6 @@ def onnx_model_stats(
         import_warnings=eval_warnings(signs, restored_values=restored),
         batch_input=_batch_input(graph, types, inputs, kept, batch),
     )
-
-
-def per_sample_shape(dims: Dims, batch: int) -> Dims:
-    """Return one sample's shape: the dims with the batch taken out, wherever it stands.
-
-    The batch leads in most tensors; a recurrent node's output is [sequence, directions, batch,
-    hidden] (ONNX LSTM/GRU, layout 0), and attention code folds it into the heads ([sequence,
-    batch x heads, head size]: nn.MultiheadAttention) or the rows ([batch x sequence, features]).
-    The first axis of the batch's size goes; failing that, the first axis it divides is divided by
-    it. The step walk sizes each row's output and gradient from this shape: left in, the batch
-    counted those rows' values batch times over.
-    """
-    if batch <= 1:
-        return dims[1:] if dims[:1] == (batch,) else dims
-    if batch in dims:
-        axis = dims.index(batch)
-        return dims[:axis] + dims[axis + 1:]
-    axis = next((a for a, size in enumerate(dims) if size % batch == 0), -1)
-    if axis < 0:
-        return dims
-    return dims[:axis] + (dims[axis] // batch,) + dims[axis + 1:]
 
 
 def _batch_input(graph: Graph, types: TensorTypes, inputs: set[str], kept: set[str], batch: int) -> BatchInput:

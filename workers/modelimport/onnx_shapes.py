@@ -188,3 +188,24 @@ def concrete_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
 def float_type(elem_type: int) -> bool:
     """Say whether an element type is floating point (activations, weights)."""
     return elem_type in (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE)
+
+
+def per_sample_shape(dims: tuple[int, ...], batch: int) -> tuple[int, ...]:
+    """Return one sample's shape: the dims with the batch taken out, wherever it stands.
+
+    The batch leads in most tensors; a recurrent node's output is [sequence, directions, batch,
+    hidden] (ONNX LSTM/GRU, layout 0), and attention code folds it into the heads ([sequence,
+    batch x heads, head size]: nn.MultiheadAttention) or the rows ([batch x sequence, features]).
+    The first axis of the batch's size goes; failing that, the first axis it divides is divided by
+    it. The step walk sizes each row's output and gradient from this shape: left in, the batch
+    counted those rows' values batch times over.
+    """
+    if batch <= 1:
+        return dims[1:] if dims[:1] == (batch,) else dims
+    if batch in dims:
+        axis = dims.index(batch)
+        return dims[:axis] + dims[axis + 1:]
+    axis = next((a for a, size in enumerate(dims) if size % batch == 0), -1)
+    if axis < 0:
+        return dims
+    return (*dims[:axis], dims[axis] // batch, *dims[axis + 1:])

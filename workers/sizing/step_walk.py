@@ -248,7 +248,8 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
         for i, end in enumerate(retention.segment_end):
             comes_back[end] = comes_back.get(end, 0) + recomputed[i]
     row_parameters = sum(row.parameters + row.shared_parameters for row in layers) or 1
-    copies = [math.ceil(row.parameters * WEIGHT_COPY_BYTES[precision] / shards.parameters)
+    # autocast casts every weight a matmul or convolution reads, a tied head's shared one too (measured)
+    copies = [math.ceil((row.parameters + row.shared_parameters) * WEIGHT_COPY_BYTES[precision] / shards.parameters)
               if mixed and row.kind in CAST_KINDS else 0 for row in layers]
     inputs = batch_input_bytes(model, precision) * batch  # the batch the loop holds, all step
     held = outputs[held_index] + inputs
@@ -298,7 +299,7 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
         # at the end of GPT-2's backward in fp32 and bf16)
         transient += (1 if mixed else 2) * overlap * GRADIENT_BYTES
         if mixed and row.kind in CAST_KINDS:  # the whole layer's, before any reduce-scatter
-            transient += row.parameters * WEIGHT_COPY_BYTES[precision]
+            transient += (row.parameters + row.shared_parameters) * WEIGHT_COPY_BYTES[precision]
         moments.append(Moment(Phase.BACKWARD, alive + transient, weights + copied, buckets + grads, state))
         alive -= kept[i] + recomputed[i]
         copied -= copies[i]

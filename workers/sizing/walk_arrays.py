@@ -144,7 +144,8 @@ def step_peak_moment(model: ModelStats, training: Training, *, precision: Precis
     row_bytes = np.where(rows.loss_keeps_output, row_bytes - held_at_width, row_bytes)
     kept = np.maximum(0, np.rint(row_bytes)).astype(np.int64)
     copy_bytes = WEIGHT_COPY_BYTES[precision]
-    copies = (np.ceil(rows.parameters * copy_bytes / shards.parameters).astype(np.int64) * rows.cast if mixed
+    copies = (np.ceil((rows.parameters + rows.shared) * copy_bytes / shards.parameters).astype(np.int64) * rows.cast
+              if mixed
               else np.zeros_like(kept))
     alive, copied = inputs + np.cumsum(kept), np.cumsum(copies)
     increments = np.ceil((rows.parameters + rows.shared - rows.overlap) * GRADIENT_BYTES
@@ -153,7 +154,7 @@ def step_peak_moment(model: ModelStats, training: Training, *, precision: Precis
     before = np.concatenate([[0], outputs[:-1]])
     transient = outputs + before + (1 if mixed else 2) * rows.overlap * GRADIENT_BYTES
     if mixed:
-        transient = transient + rows.parameters * copy_bytes * rows.cast
+        transient = transient + (rows.parameters + rows.shared) * copy_bytes * rows.cast
     # Each moment's total (whole bytes: the order of the sums changes nothing), forward, backward walked
     # from the last row, then the optimizer step; only the peak's four terms are taken apart.
     held = weights + copied
