@@ -40,7 +40,8 @@ VARIANT_NOTES = {
 }
 
 UNSEEN_NOTE = ("unseen: an architecture added after the step walk and the ONNX importer were built, to check "
-               "that they generalise (issue 11); split holdout")
+               "that they generalise (issue 11); split holdout; unseen_set 1: its misses led to fixes, 2: "
+               "measured after them")
 
 
 def _parameters(trainer: Any) -> tuple[int, int]:
@@ -102,6 +103,8 @@ def record(case: Case, m: StepMeasurement, parameters: tuple[int, int], today: s
         "notes": UNSEEN_NOTE if net is not None and net.unseen else VARIANT_NOTES.get(case.variant, ""),
         "split": "holdout" if net is not None and net.unseen else "fit",
     })
+    if net is not None and net.unseen:
+        rec["unseen_set"] = net.unseen
     if net is not None and net.loss_kind != "cross_entropy":
         rec["loss"] = net.loss_kind
     if m.attention_kernels:  # the kernel the step's scaled_dot_product_attention ran: the spec's training.attention
