@@ -48,6 +48,7 @@ class StepRow:
     predicted_phase: str = ""
     tracker_bytes: int = 0  # the storage tracker's peak: tensors only, no kernel's internal buffers
     split: str = "fit"  # "holdout": an architecture added after the core was built ("unseen")
+    unseen_set: int = 0  # 1: the first unseen set (its misses led to fixes), 2: measured after them
 
     @property
     def error(self) -> float:
@@ -106,17 +107,21 @@ def compare_step_record(record: Mapping[str, Any], *, export: str = "train") -> 
         memory, phase = peak.breakdown, peak.phase.value
     return StepRow(record["id"], record["family"], measured["peak_memory_bytes"],
                    memory.total_bytes - memory.framework_reserve_bytes, measured["peak_phase"], memory, phase,
-                   int(measured.get("tracker_peak_bytes") or 0), record.get("split", "fit"))
+                   int(measured.get("tracker_peak_bytes") or 0), record.get("split", "fit"),
+                   int(record.get("unseen_set") or 0))
 
 
 def summarise_errors(rows: Sequence[StepRow]) -> dict[str, tuple[int, float, float]]:
     """Return (count, median |error|, 90th percentile |error|) per family, for "all", and for the
-    architectures the core was built on ("seen", split fit) and those added after ("unseen", holdout)."""
+    architectures the core was built on ("seen", split fit) and those added after ("unseen", holdout;
+    "unseen-1" the set whose misses led to fixes, "unseen-2" the set measured after them)."""
     groups: dict[str, list[float]] = {"all": []}
     for row in rows:
         groups.setdefault(row.family, []).append(abs(row.error))
         groups["all"].append(abs(row.error))
         groups.setdefault("unseen" if row.split == "holdout" else "seen", []).append(abs(row.error))
+        if row.unseen_set:
+            groups.setdefault(f"unseen-{row.unseen_set}", []).append(abs(row.error))
     return {name: (len(v), percentile(v, 50), percentile(v, 90)) for name, v in groups.items()}
 
 
