@@ -19,7 +19,7 @@ from catalog.freshness import STALE_AFTER_DAYS, freshness_warnings
 from catalog.types import Catalog, GpuSpec
 from workers.ranking.plan_options import plan_with_options
 from workers.ranking.ranking import rank_offers
-from workers.ranking.recommendation import Recommendation
+from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.relax import constraints_warning
 from workers.ranking.scope import check_data_location, gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
@@ -41,20 +41,49 @@ def estimate_per_gpu(job: JobSpec, pairs: Sequence[tuple[str, int]],
     return dict(zip(kept, rows, strict=True))
 
 
-def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mapping[str, GpuSpec]) -> Requirements:
+# What the sizing core warns about the job as given (plain data parallel) that a strategy option has
+# already dealt with where some card holds the job: it fits, sharded, so "shard it" is not news.
+RESOLVED_BY_STRATEGY = frozenset({"does-not-fit", "batch-not-the-problem", "data-parallel-full-copy"})
+# Where no card holds the job as given, these stay as the reference card's, beside its out-of-memory
+# mitigations; the memory tier always stays the requirements' own (the job as given).
+AS_GIVEN = frozenset({"does-not-fit", "batch-not-the-problem", "memory-tier"})
+# Advice on plain data parallel that is wrong where one GPU cannot hold the job (sharded, split, offloaded):
+# no trial runs on one GPU, and the exchange is the strategy's, not an all-reduce of full gradients.
+PLAIN_ONLY = frozenset({"run-trials-in-parallel", "parameter-exchange-bound", "poor-scaling"})
+
+
+def _dropped_for(top: RankedOption) -> frozenset[str]:
+    """Return the codes of the sizing core's advice that the option's strategy makes moot."""
+    p = top.parallelism
+    if p is None:
+        return frozenset()
+    plain = (p.data_parallel == "plain" and p.tensor_parallel == 1 and p.pipeline_stages == 1
+             and not p.offload_optimizer and not p.offload_parameters and p.adapter == "none")
+    return RESOLVED_BY_STRATEGY if plain else RESOLVED_BY_STRATEGY | PLAIN_ONLY
+
+
+def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mapping[str, GpuSpec], *,
+                           fits_as_given: bool = True) -> Requirements:
     """Return the requirements with warnings and CPU need worked out on the first option's GPUs.
 
     Without a named GPU the sizing core advises on a reference card (the T4); once the ranking has
-    chosen, the advice is about the machine the user is told to take.
+    chosen, the advice is about the machine the user is told to take (all its machines' GPUs, where a
+    strategy spreads the job over several), less what that option's strategy already resolves.
+    `fits_as_given` False: no card holds the job as given, and the reference card's memory warnings stay.
     """
     if not rec.options or rec.options[0].gpu not in known_gpus:
         return rec.requirements
     top = rec.options[0]
-    advice = estimate_requirements(job, gpus=(known_gpus[top.gpu],), gpu_count=top.gpu_count,
+    advice = estimate_requirements(job, gpus=(known_gpus[top.gpu],), gpu_count=top.gpu_count * top.nodes,
                                    known_gpus=known_gpus, vcpus=top.vcpus,
                                    cpu_single_thread_score=top.cpu_single_thread_score,
-                                   gpus_per_node=top.gpu_count)  # the option is one machine of its type
-    return replace(rec.requirements, warnings=advice.warnings,
+                                   gpus_per_node=top.gpu_count)  # the option is `nodes` machines of its type
+    warnings = advice.warnings
+    if top.parallelism is not None:
+        kept = {"memory-tier"} if fits_as_given else AS_GIVEN
+        warnings = (*(w for w in rec.requirements.warnings if w.code in kept),
+                    *(w for w in warnings if w.code not in _dropped_for(top) | AS_GIVEN))
+    return replace(rec.requirements, warnings=warnings,
                    cpu_single_thread_score=advice.cpu_single_thread_score, loader_workers=advice.loader_workers)
 
 
@@ -149,6 +178,8 @@ def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brie
     if strategies_apply(job, nothing_fits=nothing_fits):
         searched = rank_strategies(job, requirements=requirements, catalog=catalog,
                                    profile_gpu=profile_gpu(job, known_gpus))
+        searched = replace(searched, requirements=_advice_for_top_option(job, searched, known_gpus,
+                                                                         fits_as_given=not nothing_fits))
         if not nothing_fits:
             return searched
         if searched.options:  # the plan still says what changed and which options each step opens
