@@ -117,15 +117,7 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     if carbon_ranks:  # the CO2e of every offer that meets the other constraints takes part in the ranking
         annotate_energy([sp.shape for sp in spans], job=job, table=table, tdp_watts=tdp_watts)
         spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)
-    owned_spans = [sp for sp in spans if sp.shape.m.pricing is Pricing.OWNED]
-    rented_spans = [sp for sp in spans if sp.shape.m.pricing is not Pricing.OWNED]
-    # The team's own cards come first, fastest first: they are paid for, and their power differs by cents.
-    owned_rows = top_rows(replace(job, objective=Objective.TIME), [Span(sp.shape, sp.costs, sp.offers, Objective.TIME)
-                                                               for sp in owned_spans])
-    rented_rows = top_rows(job, rented_spans, limit=max(job.limit - len(owned_rows), 0))
-    if job.objective is Objective.BALANCED:
-        rented_rows = knee_first(rented_rows, rented_spans)
-    top = owned_rows + rented_rows
+    top = ordered_rows(job, spans)
     if not carbon_ranks:  # only the options shown need their energy (it was 20% of a ranking done for all)
         shown = {row[-1]: shapes[row[-1]] for row in top}
         annotate_energy(list(shown.values()), job=job, table=table, tdp_watts=tdp_watts)
@@ -158,6 +150,22 @@ def _purchase(job: JobSpec, *, shapes: list[Shape], per_gpu: Mapping[tuple[str, 
                             f"{best.m.provider_name} {best.m.instance_type} {best.m.pricing.value}")
     return purchase_options(job, cards=catalog_index(catalog).cards, per_gpu=per_gpu, best_rental=rental,
                             max_gpus=scope_max_gpus)
+
+
+def ordered_rows(job: JobSpec, spans: list[Span]) -> list[Row]:
+    """Return the rows to show: the team's own cards first, fastest first, then the rented by the objective.
+
+    Owned cards are paid for and their power differs by cents; under `balanced` the rented rows start
+    at the knee of the cost/time front (front.knee_first).
+    """
+    owned_spans = [sp for sp in spans if sp.shape.m.pricing is Pricing.OWNED]
+    rented_spans = [sp for sp in spans if sp.shape.m.pricing is not Pricing.OWNED]
+    owned_rows = top_rows(replace(job, objective=Objective.TIME), [Span(sp.shape, sp.costs, sp.offers, Objective.TIME)
+                                                               for sp in owned_spans])
+    rented_rows = top_rows(job, rented_spans, limit=max(job.limit - len(owned_rows), 0))
+    if job.objective is Objective.BALANCED:
+        rented_rows = knee_first(rented_rows, rented_spans)
+    return owned_rows + rented_rows
 
 
 def top_rows(job: JobSpec, spans: list[Span], *, limit: int | None = None) -> list[Row]:

@@ -17,13 +17,13 @@ import math
 from dataclasses import replace
 
 from catalog.energy import load_energy
-from catalog.types import Catalog, GpuSpec, Provider
+from catalog.types import Catalog, GpuSpec, Pricing, Provider
 from workers.ranking.candidates import Span, collect_candidates
 from workers.ranking.carbon import annotate_energy, apply_carbon, offer_energy
 from workers.ranking.catalog_index import CatalogIndex, Machine, catalog_index
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
 from workers.ranking.front import Row, pareto_test
-from workers.ranking.ranking import run_fields, top_rows
+from workers.ranking.ranking import ordered_rows, run_fields
 from workers.ranking.reasons import commitment_warnings, gib_text, hours_text, transfer_text, usd_text
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected, ScalingPoint, StrategyChoice
 from workers.ranking.runplan import RunPlanner, checkpoint_parameters
@@ -125,7 +125,10 @@ class _Search:
                                            network_gbit_per_s=network, host_memory_bytes=_UNBOUNDED,
                                            host_need_bytes=0, profile_gpu=self.profile_gpu)
         best = self.found[free]
-        if best is None or need + best.memory.host_bytes_per_gpu * m.gpu_count <= m.host_memory_bytes:
+        # The team's own host is taken to have the memory the job needs (shapes.owned_machines), what
+        # the layout keeps there (offload, adapters' paged state) included.
+        if best is None or m.pricing is Pricing.OWNED \
+                or need + best.memory.host_bytes_per_gpu * m.gpu_count <= m.host_memory_bytes:
             return best
         key = (m.gpu, m.gpu_count, nodes, network, m.host_memory_bytes - need)
         if key not in self.found:
@@ -233,7 +236,7 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
     max_co2e = job.constraints.max_co2e_kg if hours_known else None
     if max_co2e is not None or job.objective is Objective.CARBON:
         spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)
-    rows = top_rows(job, spans)
+    rows = ordered_rows(job, spans)
     options = _options(rows, shapes, nodes_of, choices, job=job, hours_known=hours_known)
     rejected = tuple(Rejected(instance_type=", ".join(sorted(x.instance_type for x in ms)), provider=provider,
                               gpu=gpu, reason=f"no strategy fits {gpu} within {scope.max_gpus} GPUs: even fully "
@@ -287,6 +290,7 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
             + _warnings(s, strategy, nodes=nodes, pricing=pricing.value, shapes=shapes, nodes_of=nodes_of),
             pareto=on_front(s.time_metric, cost), storage_cost_usd=storage_cost, iteration_ms=s.iteration_ms,
             nodes=nodes, parallelism=strategy, energy=offer_energy(s, region) if hours_known else None,
+            owned=pricing is Pricing.OWNED,
             **run_fields(s, cost=cost, hours_known=hours_known),
             data_transfer_cost_usd=s.egress_usd if hours_known else 0.0, data_transfer=transfer_text(s, job=job),
         ))
