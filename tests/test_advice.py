@@ -18,6 +18,7 @@ from workers.sizing.advice import (
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, MachineNeeds
 from workers.sizing.memory import baseline_formula_bytes, estimate_memory, sharded_memory
 from workers.sizing.requirements import CodedWarning, MemoryBreakdown
+from workers.sizing.rules import SHARDING_WORTH_SHARE
 from workers.sizing.spec import Dataset, Framework, JobSpec, Precision
 from workers.sizing.timing import IterationTime
 
@@ -182,3 +183,13 @@ def test_one_warning_per_code_names_every_card_it_holds_on() -> None:
 def test_breakdown_sum_is_the_peak() -> None:
     memory = MemoryBreakdown(1, 2, 3, 4, 5)
     assert memory.total_bytes == 15
+
+
+def test_data_parallel_full_copy_stays_quiet_where_sharding_saves_little() -> None:
+    # ResNet-50 on 8 GPUs: the activations dominate; sharding optimizer state and gradients saves ~3%.
+    job = JobSpec(resnet50(), training(batch_size=128))
+    memory = estimate_memory(job.model, job.training, gpu_count=8)
+    sharded = sharded_memory(job.model, job.training, gpu_count=8)
+    assert sharded.total_bytes > (1 - SHARDING_WORTH_SHARE) * memory.total_bytes
+    found = memory_warnings(job, memory=memory, baseline_bytes=memory.total_bytes, gpu_count=8, sharded=sharded)
+    assert "data-parallel-full-copy" not in [w.code for w in found]

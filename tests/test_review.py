@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from catalog.types import Catalog
@@ -16,7 +18,17 @@ from tests.review_builders import (
     per_gpu,
     recommendation,
 )
-from workers.review.budget import DEADLINE, DURATION_UNKNOWN, FAILED, MISSES_DEADLINE, Review, Sweep, SweepKind
+from workers.review.budget import (
+    DEADLINE,
+    DURATION_UNKNOWN,
+    FAILED,
+    MEETS_DEADLINE,
+    MISSES_DEADLINE,
+    OWNED_FASTEST,
+    Review,
+    Sweep,
+    SweepKind,
+)
 from workers.review.review import REVIEW_OPTION_LIMIT, run_review, scoped_job
 from workers.sizing.errors import SpecError
 
@@ -126,3 +138,20 @@ def test_buy_vs_rent_counts_the_hours_of_the_jobs_that_fit_one_card() -> None:
     result = run_review(review, _catalog(), recommend_fn=ranking)
     (t4,) = result.buy_vs_rent
     assert t4.review_hours == pytest.approx(3 * 10.0) and t4.review_jobs == 1
+
+
+def test_a_job_planned_on_the_teams_own_cards_takes_their_fastest_box_not_the_cents_cheaper_one() -> None:
+    one = replace(option("onprem-1x-rtx-3090", hours=8.8, price=0.05, gpu="rtx-3090", provider="onprem",
+                         region="onprem", pricing="owned"), owned=True)
+    four = replace(option("onprem-4x-rtx-3090", hours=2.4, price=0.2, gpu="rtx-3090", gpu_count=4,
+                          provider="onprem", region="onprem", pricing="owned"), owned=True)
+    ranking = FakeRanking({"mine": recommendation([one, four, FAST], per_gpu_rows=ROWS),
+                           "tight": recommendation([one, four, FAST], per_gpu_rows=ROWS)})
+    review = Review(name="r", items=(item("mine", deadline_hours=24.0), item("tight", deadline_hours=2.0)))
+    mine, tight = run_review(review, _catalog(), recommend_fn=ranking).jobs
+    assert mine.cheapest.plan is not None and mine.cheapest.plan.instance_type == "onprem-1x-rtx-3090"
+    assert mine.planned is not None and mine.planned.instance_type == "onprem-4x-rtx-3090"
+    assert mine.planned_basis == OWNED_FASTEST
+    # No owned box meets a 2 h deadline: the cheapest that does (rented) is planned, as before.
+    assert tight.planned is not None and tight.planned.instance_type == "p4d.1"
+    assert tight.planned_basis == MEETS_DEADLINE

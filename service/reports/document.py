@@ -15,7 +15,8 @@ from workers.review.words import advice_message, limit_text, pick_message
 Payload = Mapping[str, Any]
 
 BASIS = {"cheapest-meeting-deadline": "cheapest meeting the deadline",
-         "cheapest-missing-deadline": "cheapest; misses the deadline"}
+         "cheapest-missing-deadline": "cheapest; misses the deadline",
+         "owned-fastest-meeting-deadline": "own cards, fastest meeting the deadline"}
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,9 @@ def review_item(item: ReviewItem, rec: Recommendation, *, review_budget_usd: flo
     # picks over the front are those over every plan.
     cheapest = cheapest_within_deadline(front, deadline_hours=deadline, source=deadline_source)
     fastest = fastest_within_budget(front, budget_usd=budget, source=budget_source)
-    plan, basis = planned(cheapest, front)
+    owned = [plan_runs(o, runs=item.runs, parallel=item.parallel) for o in fitting if o.owned] \
+        if cheapest.plan is not None and cheapest.plan.pricing == Pricing.OWNED.value else []
+    plan, basis = planned(cheapest, front, owned=owned)
     sweep = None
     # The sweep and the year read fitting options only: passing those alone changes nothing.
     if item.runs > 1 or item.sweep is not None:

@@ -25,6 +25,7 @@ from workers.sizing.rules import (
     OLD_ARCHITECTURES,
     PARAMETER_EXCHANGE_RATIO,
     RESEARCH_TIER_BYTES,
+    SHARDING_WORTH_SHARE,
     SHORT_ITERATION_MS,
     SHORT_RUN_MINUTES,
     SMALL_GPU_MEMORY_BYTES,
@@ -64,7 +65,7 @@ def memory_warnings(job: JobSpec, *, memory: MemoryBreakdown, baseline_bytes: in
         found.append(CodedWarning("memory-tier", (
             f"The job needs {_gb(peak)} per GPU: beyond the 6-8 GB cards that suffice for an individual's "
             f"work; plan for {tier}, or see the out-of-memory plan.")))
-    if gpu_count > 1 and sharded is not None:
+    if gpu_count > 1 and sharded is not None and sharded.total_bytes <= (1 - SHARDING_WORTH_SHARE) * peak:
         found.append(CodedWarning("data-parallel-full-copy", (
             f"Data parallel keeps a full copy of parameters, gradients and optimizer state on each of the "
             f"{gpu_count} GPUs ({_gb(peak)} per GPU). Sharding the optimizer state and gradients "
