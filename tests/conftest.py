@@ -21,6 +21,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from hypothesis import settings
 
+from catalog.loader import load_catalog
+from catalog.types import Catalog
 from tests.service_helpers import (
     SERVICE_JOB_PREFIX,
     SERVICE_QUEUE,
@@ -115,3 +117,9 @@ def private_redis() -> Iterator[PrivateRedis]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def shipped() -> Catalog:
+    """The bundled catalog, loaded once: the ranking scenario tests read it and never change it."""
+    return load_catalog()

@@ -6,15 +6,13 @@ count), not exact figures, on the shipped catalog.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from catalog.loader import load_catalog
 from catalog.types import Catalog
-from workers.ranking.recommend import recommend
+from tests.recommending import recommend_spec
 from workers.ranking.recommendation import Recommendation
 from workers.schemas.specs import load_job
 from workers.sizing.errors import SpecError
@@ -32,14 +30,6 @@ LLAMA_7B = {"preset": "llama-7b"}
 BF16_ADAMW = {"precision": "bf16-mixed", "optimizer": "adamw"}
 
 
-@pytest.fixture(scope="module")
-def shipped() -> Catalog:
-    return load_catalog()
-
-
-def _recommend(spec: dict[str, Any], cat: Catalog) -> Recommendation:
-    _, job = load_job(copy.deepcopy(spec))
-    return recommend(job, cat)
 
 
 def _fits_its_cards(rec: Recommendation, cat: Catalog) -> None:
@@ -53,7 +43,7 @@ def test_full_fine_tune_of_llama_7b_gets_several_80gb_class_gpus_sharded_with_a_
         shipped: Catalog) -> None:
     spec = {"model": LLAMA_7B, "training": {"batch_size": 4, "sequence_length": 2048, **BF16_ADAMW},
             "dataset": {"samples": 50_000}, "constraints": CLOUD_ON_DEMAND}
-    rec = _recommend(spec, shipped)
+    rec = recommend_spec(spec, shipped)
     assert rec.options, "a full fine-tune of Llama-7B gets a ranked answer"
     _fits_its_cards(rec, shipped)
     top = rec.options[0]
@@ -71,7 +61,7 @@ def test_lora_on_llama_7b_fits_a_single_24_to_48gb_card_at_about_the_cheapest_co
     spec = {"model": LLAMA_7B, "training": {"batch_size": 4, "sequence_length": 2048, **BF16_ADAMW,
                                             "parallelism": {"adapter": {"kind": "lora", "rank": 16}}},
             "dataset": {"samples": 20_000}, "constraints": CLOUD_ON_DEMAND, "objective": "cost", "limit": 100}
-    rec = _recommend(spec, shipped)
+    rec = recommend_spec(spec, shipped)
     _fits_its_cards(rec, shipped)
     top = rec.options[0]
     assert top.parallelism is not None and top.parallelism.adapter == "lora"
@@ -87,7 +77,7 @@ def test_qlora_on_llama_7b_needs_a_single_16_to_24gb_card(shipped: Catalog) -> N
     spec = {"model": LLAMA_7B, "training": {"batch_size": 2, "sequence_length": 1024, **BF16_ADAMW,
                                             "parallelism": {"adapter": {"kind": "qlora", "rank": 16}}},
             "dataset": {"samples": 10_000}, "constraints": CLOUD_ON_DEMAND, "objective": "cost", "limit": 200}
-    rec = _recommend(spec, shipped)
+    rec = recommend_spec(spec, shipped)
     _fits_its_cards(rec, shipped)
     # What the job needs, sized as the QLoRA it names (not plain data parallel): one 16-24 GB card.
     l4 = next(g for g in shipped.gpus if g.slug == "l4")
@@ -110,7 +100,7 @@ def test_lora_on_a_70b_model_gets_several_80gb_class_gpus(shipped: Catalog) -> N
             "training": {"batch_size": 1, "sequence_length": 4096, **BF16_ADAMW,
                          "parallelism": {"adapter": {"kind": "lora", "rank": 16}}},
             "dataset": {"samples": 10_000}, "constraints": CLOUD_ON_DEMAND}
-    rec = _recommend(spec, shipped)
+    rec = recommend_spec(spec, shipped)
     _fits_its_cards(rec, shipped)
     top = rec.options[0]
     assert top.parallelism is not None and top.parallelism.adapter == "lora"
@@ -123,7 +113,7 @@ def test_lora_on_a_70b_model_gets_several_80gb_class_gpus(shipped: Catalog) -> N
 def test_gpt2_pre_training_from_scratch_fits_in_plain_data_parallel(shipped: Catalog) -> None:
     spec = {"model": {"preset": "gpt2"}, "training": {"batch_size": 16, "sequence_length": 1024, **BF16_ADAMW},
             "dataset": {"samples": 8_000_000}, "constraints": CLOUD_ON_DEMAND}
-    rec = _recommend(spec, shipped)
+    rec = recommend_spec(spec, shipped)
     assert rec.options and rec.plan == ()
     top = rec.options[0]
     assert top.fits and top.nodes == 1
@@ -135,7 +125,7 @@ def test_an_8b_model_pre_trained_on_64_gpus_spans_machines_and_slow_networks_bin
     spec = {"model": {"preset": "llama3-8b"}, "training": {"batch_size": 2, "sequence_length": 8192, **BF16_ADAMW},
             "dataset": {"samples": 2_000_000}, "constraints": {**CLOUD_ON_DEMAND, "max_gpus": 64},
             "objective": "time", "limit": 400}
-    rec = _recommend(spec, shipped)
+    rec = recommend_spec(spec, shipped)
     _fits_its_cards(rec, shipped)
     top = rec.options[0]
     assert top.parallelism is not None
@@ -163,7 +153,7 @@ def test_several_machines_multiply_the_price_and_stay_within_max_gpus(shipped: C
     spec = {"model": {"preset": "llama3-8b"}, "training": {"batch_size": 2, "sequence_length": 8192, **BF16_ADAMW},
             "dataset": {"samples": 200_000}, "constraints": {**CLOUD_ON_DEMAND, "max_gpus": 32},
             "objective": "time", "limit": 50}
-    rec = _recommend(spec, shipped)
+    rec = recommend_spec(spec, shipped)
     for o in rec.options:
         assert o.parallelism is not None
         assert o.gpu_count * o.nodes <= 32
@@ -179,7 +169,7 @@ def test_a_named_strategy_that_fits_nowhere_is_planned_from_that_strategy_on_sev
             "training": {"batch_size": 1, "sequence_length": 4096, **BF16_ADAMW,
                          "parallelism": {"data_parallel": "zero2", "checkpointing": "none"}},
             "dataset": {"samples": 10_000}, "constraints": CLOUD_ON_DEMAND}
-    rec = _recommend(spec, shipped)
+    rec = recommend_spec(spec, shipped)
     rows = [m for m in rec.plan if m.parallelism is not None]
     assert {m.kind for m in rows} >= {"checkpointing", "sharding", "offload"}
     for m in rows:  # each says what changes from ZeRO-2 on one machine's GPUs, never from plain data parallel
@@ -215,7 +205,7 @@ def test_a_16_gpu_nvswitch_machine_is_one_machine_to_the_strategy_search(shipped
             "dataset": {"samples": 200_000}, "constraints": {"providers": ["gcp"], "pricing": ["on_demand"],
                                                               "max_gpus": 16},
             "objective": "time", "limit": 400}
-    rec = _recommend(spec, shipped)
+    rec = recommend_spec(spec, shipped)
     mega = [o for o in rec.options if o.instance_type == "a2-megagpu-16g"]
     assert mega, "a2-megagpu-16g (16 x A100 on one NVSwitch fabric) is ranked"
     for o in mega:  # one machine: its 16 GPUs exchange over NVLink, not the machine network
@@ -237,7 +227,7 @@ def test_a_strategy_the_model_cannot_use_is_refused_naming_the_field(
     spec = {"model": model, "training": {"batch_size": 1, "sequence_length": 512, "parallelism": parallelism},
             "constraints": CLOUD_ON_DEMAND}
     with pytest.raises(SpecError) as raised:
-        _recommend(spec, shipped)
+        recommend_spec(spec, shipped)
     assert raised.value.field == field
 
 
@@ -247,6 +237,6 @@ def test_offload_without_host_memory_for_it_is_refused(shipped: Catalog) -> None
             "training": {"batch_size": 1, "parallelism": {"data_parallel": "zero3", "offload": {"optimizer": True}}},
             "constraints": CLOUD_ON_DEMAND}
     with pytest.raises(SpecError) as raised:
-        _recommend(spec, shipped)
+        recommend_spec(spec, shipped)
     assert raised.value.field == "training.parallelism.offload"
     assert "host memory" in raised.value.reason

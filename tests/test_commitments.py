@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
-from typing import Any
 
 import pytest
 from flask.testing import FlaskClient
 
 from catalog.commitments import RATES, TERM_HOURS, committed_offers
-from catalog.loader import load_catalog
 from catalog.plausibility import PricePoint, find_implausible
 from catalog.types import Catalog, Offer, Pricing, Provider
-from workers.ranking.recommend import recommend
-from workers.ranking.recommendation import Recommendation
+from tests.recommending import recommend_spec
 from workers.review.budget import Review, ReviewItem
 from workers.review.review import run_review
 from workers.review.yearly import CommittedUse, JobYear, yearly_comparison
@@ -26,14 +22,6 @@ RESNET = {"model": {"preset": "resnet50"}, "training": {"batch_size": 64},
           "dataset": {"samples": 1_281_167}, "objective": "cost", "limit": 200}
 
 
-@pytest.fixture(scope="module")
-def shipped() -> Catalog:
-    return load_catalog()
-
-
-def _recommend(spec: dict[str, Any], cat: Catalog) -> Recommendation:
-    _, job = load_job(copy.deepcopy(spec))
-    return recommend(job, cat)
 
 
 def test_committed_offers_are_below_on_demand_and_carry_source_and_date_rule(shipped: Catalog) -> None:
@@ -69,9 +57,9 @@ def test_plausibility_rejects_a_committed_rate_at_or_above_on_demand_or_at_zero(
 
 
 def test_a_committed_offer_appears_only_when_asked_and_costs_its_whole_term(shipped: Catalog) -> None:
-    default = _recommend(RESNET, shipped)
+    default = recommend_spec(RESNET, shipped)
     assert default.options and all(o.pricing not in TERM_HOURS for o in default.options)
-    asked = _recommend({**RESNET, "constraints": {"providers": ["gcp"], "pricing": ["committed_1y"]}}, shipped)
+    asked = recommend_spec({**RESNET, "constraints": {"providers": ["gcp"], "pricing": ["committed_1y"]}}, shipped)
     assert asked.options and all(o.pricing is Pricing.COMMITTED_1Y for o in asked.options)
     top = asked.options[0]
     assert top.training_hours < 8760  # the job is far shorter than the term, yet the whole term is paid

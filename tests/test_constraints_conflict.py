@@ -2,31 +2,18 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from catalog.loader import load_catalog
 from catalog.types import Catalog
-from workers.ranking.recommend import recommend
+from tests.recommending import recommend_spec
 from workers.ranking.recommendation import Recommendation
-from workers.schemas.specs import load_job
 
 RESNET50 = json.loads((Path(__file__).resolve().parents[1] / "examples" / "resnet50-imagenet.json").read_text())
 
 
-@pytest.fixture(scope="module")
-def shipped() -> Catalog:
-    return load_catalog()
-
-
-def _recommend(spec: dict[str, Any], cat: Catalog) -> Recommendation:
-    _, job = load_job(copy.deepcopy(spec))
-    return recommend(job, cat)
 
 
 def _with(**constraints: float) -> dict[str, Any]:
@@ -43,35 +30,35 @@ def _field(message: str, name: str) -> float:
 
 
 def test_a_budget_too_small_for_the_deadline_names_the_budget_that_opens_an_option(shipped: Catalog) -> None:
-    rec = _recommend(_with(budget_usd=5, deadline_hours=2), shipped)
+    rec = recommend_spec(_with(budget_usd=5, deadline_hours=2), shipped)
     assert not rec.options
     message = _conflict(rec)
     assert "$5.00 budget" in message and "2 h deadline" in message
     budget = _field(message, "budget_usd")
     assert budget > 5
-    opened = _recommend(_with(budget_usd=budget, deadline_hours=2), shipped)
+    opened = recommend_spec(_with(budget_usd=budget, deadline_hours=2), shipped)
     assert opened.options and all(o.training_cost_usd <= budget for o in opened.options)
     assert "constraints-conflict" not in [w.code for w in opened.requirements.warnings]
 
 
 def test_a_deadline_no_machine_meets_names_the_deadline_that_does(shipped: Catalog) -> None:
-    rec = _recommend(_with(deadline_hours=0.1), shipped)
+    rec = recommend_spec(_with(deadline_hours=0.1), shipped)
     assert not rec.options
     message = _conflict(rec)
     assert "whatever the budget, no option meets the 0.1 h deadline on at most 8 GPUs" in message
     deadline = _field(message, "deadline_hours")
-    opened = _recommend(_with(deadline_hours=deadline), shipped)
+    opened = recommend_spec(_with(deadline_hours=deadline), shipped)
     assert opened.options and opened.options[0].training_hours <= deadline
 
 
 def test_a_co2e_cap_too_low_names_the_cap_the_cleanest_option_needs(shipped: Catalog) -> None:
-    rec = _recommend(_with(max_co2e_kg=0.01), shipped)
+    rec = recommend_spec(_with(max_co2e_kg=0.01), shipped)
     assert not rec.options
     cap = _field(_conflict(rec), "max_co2e_kg")
-    opened = _recommend(_with(max_co2e_kg=cap), shipped)
+    opened = recommend_spec(_with(max_co2e_kg=cap), shipped)
     assert opened.options
 
 
 def test_a_job_with_options_gets_no_conflict_warning(shipped: Catalog) -> None:
-    rec = _recommend(RESNET50, shipped)
+    rec = recommend_spec(RESNET50, shipped)
     assert rec.options and "constraints-conflict" not in [w.code for w in rec.requirements.warnings]

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from catalog.loader import load_catalog
 from catalog.types import Catalog, Pricing
+from tests.recommending import recommend_spec
 from workers.ranking.reasons import hours_text, usd_text
-from workers.ranking.recommend import recommend
 from workers.ranking.recommendation import RankedOption, Recommendation, StrategyChoice
 from workers.ranking.wider import _clearly_better
-from workers.schemas.specs import load_job
 from workers.sizing.spec import Objective
 
 LLAMA2_70B_FINE_TUNE: dict[str, Any] = {
@@ -26,14 +23,6 @@ LLAMA2_70B_FINE_TUNE: dict[str, Any] = {
 }
 
 
-@pytest.fixture(scope="module")
-def shipped() -> Catalog:
-    return load_catalog()
-
-
-def _recommend(spec: dict[str, Any], cat: Catalog) -> Recommendation:
-    _, job = load_job(copy.deepcopy(spec))
-    return recommend(job, cat)
 
 
 def _codes(rec: Recommendation) -> list[str]:
@@ -41,7 +30,7 @@ def _codes(rec: Recommendation) -> list[str]:
 
 
 def test_a_70b_fine_tune_held_to_8_gpus_is_told_what_16_or_more_would_cost(shipped: Catalog) -> None:
-    rec = _recommend(LLAMA2_70B_FINE_TUNE, shipped)
+    rec = recommend_spec(LLAMA2_70B_FINE_TUNE, shipped)
     top = rec.options[0]
     # Within the default 8 GPUs only an offloaded run fits: the options keep to the limit ...
     assert all(o.gpu_count * o.nodes <= 8 for o in rec.options)
@@ -51,7 +40,7 @@ def test_a_70b_fine_tune_held_to_8_gpus_is_told_what_16_or_more_would_cost(shipp
     assert "constraints.max_gpus (8)" in warning.message and "--max-gpus" in warning.message
     asked = int(warning.message.split("--max-gpus ")[1].split(")")[0])
     assert 8 < asked <= 32
-    wider = _recommend({**LLAMA2_70B_FINE_TUNE, "constraints": {"max_gpus": asked}}, shipped).options[0]
+    wider = recommend_spec({**LLAMA2_70B_FINE_TUNE, "constraints": {"max_gpus": asked}}, shipped).options[0]
     assert wider.gpu_count * wider.nodes == asked
     assert wider.training_cost_usd <= 0.8 * top.training_cost_usd
     assert wider.training_hours < top.training_hours
@@ -62,12 +51,12 @@ def test_a_job_that_one_gpu_holds_gets_no_gpu_limit_warning(shipped: Catalog) ->
     spec = {"model": {"preset": "bert-base"},
             "training": {"batch_size": 32, "sequence_length": 128, "precision": "fp16-mixed", "epochs": 3},
             "dataset": {"samples": 392_702}}
-    rec = _recommend(spec, shipped)
+    rec = recommend_spec(spec, shipped)
     assert rec.options and "max-gpus-limits" not in _codes(rec)
 
 
 def test_a_limit_the_user_raised_far_enough_is_not_flagged(shipped: Catalog) -> None:
-    rec = _recommend({**LLAMA2_70B_FINE_TUNE, "constraints": {"max_gpus": 32}}, shipped)
+    rec = recommend_spec({**LLAMA2_70B_FINE_TUNE, "constraints": {"max_gpus": 32}}, shipped)
     top = rec.options[0]
     assert top.parallelism is not None and not top.parallelism.offload_optimizer
     assert top.gpu_count * top.nodes < 32  # the limit no longer binds
@@ -75,7 +64,7 @@ def test_a_limit_the_user_raised_far_enough_is_not_flagged(shipped: Catalog) -> 
 
 
 def test_scaling_lists_each_machine_count_once_over_spot_and_on_demand(shipped: Catalog) -> None:
-    rec = _recommend({**LLAMA2_70B_FINE_TUNE, "constraints": {"max_gpus": 32}}, shipped)
+    rec = recommend_spec({**LLAMA2_70B_FINE_TUNE, "constraints": {"max_gpus": 32}}, shipped)
     nodes = [p.nodes for p in rec.scaling]
     assert nodes == sorted(set(nodes)), "one point per machine count"
     assert rec.scaling[0].speedup == pytest.approx(1.0)
@@ -111,19 +100,19 @@ def test_clearly_better_follows_the_objective(objective: Objective, alt: tuple[f
 
 def test_the_fastest_gpt2_pre_training_within_8_gpus_is_told_what_its_machine_does_on_more(shipped: Catalog) -> None:
     spec = json.loads((Path(__file__).resolve().parents[1] / "examples" / "gpt2-pretrain.json").read_text())
-    rec = _recommend(spec, shipped)
+    rec = recommend_spec(spec, shipped)
     top = rec.options[0]
     assert spec["objective"] == "time" and top.gpu_count * top.nodes == 8
     [warning] = [w for w in rec.requirements.warnings if w.code == "max-gpus-limits"]
     # The same machine type on more machines, in the same region and pricing, at least a fifth faster.
     assert top.instance_type in warning.message and top.region in warning.message
     asked = int(warning.message.split("--max-gpus ")[1].split(")")[0])
-    wider = _recommend({**spec, "constraints": {**spec["constraints"], "max_gpus": asked}}, shipped).options[0]
+    wider = recommend_spec({**spec, "constraints": {**spec["constraints"], "max_gpus": asked}}, shipped).options[0]
     assert wider.training_hours <= 0.8 * top.training_hours
     assert hours_text(wider.training_hours) in warning.message
 
 
 def test_a_cost_ranked_job_that_fits_plainly_is_not_told_to_add_gpus(shipped: Catalog) -> None:
     spec = json.loads((Path(__file__).resolve().parents[1] / "examples" / "gpt2-pretrain.json").read_text())
-    rec = _recommend({**spec, "objective": "cost"}, shipped)
+    rec = recommend_spec({**spec, "objective": "cost"}, shipped)
     assert "max-gpus-limits" not in _codes(rec)

@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-import copy
-from typing import Any
-
-import pytest
-
-from catalog.loader import load_catalog
 from catalog.types import Catalog
-from workers.ranking.recommend import recommend
-from workers.ranking.recommendation import Recommendation
-from workers.schemas.specs import load_job
+from tests.recommending import recommend_spec
 
 LLAMA3_8B = {"model": {"preset": "llama3-8b"},
              "training": {"batch_size": 4, "sequence_length": 2048, "precision": "bf16-mixed", "optimizer": "adamw",
@@ -23,18 +15,10 @@ LLAMA2_70B = {"model": {"preset": "llama2-70b"},
               "dataset": {"samples": 10_000}}
 
 
-@pytest.fixture(scope="module")
-def shipped() -> Catalog:
-    return load_catalog()
-
-
-def _recommend(spec: dict[str, Any], cat: Catalog) -> Recommendation:
-    _, job = load_job(copy.deepcopy(spec))
-    return recommend(job, cat)
 
 
 def test_a_sharded_top_option_is_advised_about_its_own_cards_not_the_reference_t4(shipped: Catalog) -> None:
-    rec = _recommend(LLAMA3_8B, shipped)
+    rec = recommend_spec(LLAMA3_8B, shipped)
     top = rec.options[0]
     assert top.parallelism is not None and top.parallelism.data_parallel != "plain"
     assert top.gpu in {"b200", "h100-sxm", "h200", "a100-80gb", "h100-pcie"}  # a bf16 card, unlike the reference t4
@@ -54,7 +38,7 @@ def test_a_job_some_card_holds_keeps_no_memory_warning_its_strategy_resolved(shi
             "training": {"batch_size": 12, "sequence_length": 1024, "precision": "bf16-mixed", "optimizer": "adamw",
                          "update_interval": 5, "from_pretrained": False},
             "dataset": {"samples": 8_800_000}, "constraints": {"max_gpus": 16}}
-    rec = _recommend(spec, shipped)
+    rec = recommend_spec(spec, shipped)
     top = rec.options[0]
     assert top.parallelism is not None and top.gpu != "t4"
     codes = {w.code for w in rec.requirements.warnings}
@@ -62,7 +46,7 @@ def test_a_job_some_card_holds_keeps_no_memory_warning_its_strategy_resolved(shi
 
 
 def test_a_job_one_gpu_cannot_hold_is_never_told_to_run_trials_one_per_gpu(shipped: Catalog) -> None:
-    rec = _recommend(LLAMA2_70B, shipped)
+    rec = recommend_spec(LLAMA2_70B, shipped)
     assert rec.options and rec.options[0].parallelism is not None
     codes = {w.code for w in rec.requirements.warnings}
     assert "run-trials-in-parallel" not in codes and "parameter-exchange-bound" not in codes
