@@ -115,6 +115,18 @@ def test_when_nothing_fits_the_out_of_memory_plan_and_the_reasons_are_shown() ->
     assert "g4dn.xlarge: needs 12.0 GiB" in blocks
 
 
+def test_when_the_limits_rule_every_option_out_what_to_relax_comes_with_nothing_fits() -> None:
+    relax = CodedWarning("constraints-conflict", "No option meets the $5.00 budget and the 2 h deadline together; "
+                                                 "raise constraints.budget_usd to 13.38.")
+    msg = render_recommendation(result((), warnings=(relax, CodedWarning("short-run", "the run is short"))),
+                                title="resnet50")
+    assert_valid_message(msg)
+    [first] = [b for b in msg["blocks"] if "Nothing fits" in json.dumps(b)]
+    assert "raise constraints.budget_usd to 13.38" in json.dumps(first)
+    assert text_of(msg).count("raise constraints.budget_usd") == 1  # not again under Warnings
+    assert "the run is short (`short-run`)" in text_of(msg)
+
+
 def test_huge_answers_stay_within_slack_limits() -> None:
     long_why = "because " * 600
     warnings = tuple(CodedWarning(f"code-{i}", "w" * 200) for i in range(500))

@@ -167,7 +167,10 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
             blocks.append(_context(f"…and {len(options) - top} more options"))
     else:
         fallback = f"{title}: nothing fits within the constraints"
-        blocks.append(_section(":no_entry: *Nothing fits* within the constraints."))
+        # Where the limits the user set rule every option out, what to relax is the answer: said first.
+        relax = [w for w in requirements.get("warnings") or () if w.get("code") == "constraints-conflict"]
+        blocks.append(_section(":no_entry: *Nothing fits* within the constraints."
+                               + "".join(f"\n{escape_text(str(w.get('message', '')))}" for w in relax)))
         plan = result.get("plan") or requirements.get("mitigations") or []
         if plan:
             blocks.append(_bullets(_plan_lines(plan), title="Out-of-memory plan"))
@@ -175,8 +178,10 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
                     for r in result.get("rejected") or ()]
         if rejected:
             blocks.append(_bullets(rejected, title="Why not", most=MAX_REJECTED_LINES))
-    if requirements.get("warnings"):
-        blocks.append(_bullets(_warning_lines(requirements["warnings"]), title="Warnings"))
+    shown = [w for w in requirements.get("warnings") or ()
+             if options or w.get("code") != "constraints-conflict"]
+    if shown:
+        blocks.append(_bullets(_warning_lines(shown), title="Warnings"))
     catalog = result.get("catalog") or {}
     if catalog:
         legend = " · ★ on the cost/time Pareto front" if any(o.get("pareto") for o in options[:top]) else ""
