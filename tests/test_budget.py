@@ -29,7 +29,7 @@ from workers.review.budget import (
     plan_runs,
     planned,
 )
-from workers.review.ownership import NEVER, NO_CLOUD_GPU, ReviewUse, buy_vs_rent
+from workers.review.ownership import NEVER, NO_CLOUD_GPU, ReviewUse, add_use, buy_vs_rent
 from workers.review.sweeps import GRID_MAX_PARAMETERS, NO_SMALL_GPUS, advise_sweep, compare_sweep
 from workers.review.totals import OK, JobReview, budget_standing, overall_total, team_totals
 from workers.sizing.spec import OnPremAssumptions
@@ -211,6 +211,29 @@ def test_a_card_the_cloud_lacks_is_held_against_the_cheapest_gpu_as_big_and_fast
     assert rtx.cloud.price_per_gpu_hour_usd == pytest.approx(40.96 / 8)
     assert rtx.card_price_usd == 1500.0  # the cheapest listing of the card
     assert rtx.pays_off_for_review == (rtx.break_even_hours <= 10_000.0)
+
+
+def test_a_card_the_cloud_lacks_is_held_against_the_cheapest_price_of_the_same_work() -> None:
+    # The review's jobs take 1,000 h on the card; the same jobs 1,500 h on an A10G ($1.00/h), 600 h on an
+    # L40S ($2.00/h), 400 h on an A100 80GB ($5.12/h): a card-hour's work costs $1.50, $1.20 and $2.05.
+    use = ReviewUse(1_000.0, 3, {"a10g": 1_500.0, "l40s": 600.0, "a100-80gb": 400.0, "rtx-4090": 700.0})
+    assumptions = OnPremAssumptions(host_price_usd=1000.0, electricity_usd_per_kwh=0.2)
+    (rtx,) = buy_vs_rent(_ownership_catalog(), providers=("aws", "gcp"), assumptions=assumptions,
+                         use={"rtx-3090": use})
+    assert rtx.cloud is not None and rtx.cloud.gpu == "l40s" and not rtx.same_gpu
+    assert rtx.cloud_hours_per_card_hour == pytest.approx(0.6)
+    assert rtx.rent_per_card_hour_usd == pytest.approx(1.2)
+    power = 350 / 1000 * 0.2
+    assert rtx.break_even_hours == pytest.approx((1500.0 + 1000.0) / (1.2 - power))
+
+
+def test_use_of_two_sets_of_jobs_keeps_only_the_models_that_hold_both() -> None:
+    first = ReviewUse(10.0, 1, {"a10g": 15.0, "l40s": 6.0})
+    second = ReviewUse(20.0, 2, {"l40s": 12.0})  # an a10g does not hold one of these jobs
+    both = add_use(first, second)
+    assert both == ReviewUse(30.0, 3, {"l40s": 18.0})
+    assert add_use(None, first) == first
+    assert add_use(first, ReviewUse(1.0, 1)).other_hours is None  # not recorded on one side: unknown
 
 
 def test_spot_prices_are_not_what_owning_is_held_against() -> None:

@@ -182,7 +182,11 @@ def ownership_section(p: Payload) -> Section | None:
         cloud = r["cloud"]
         if cloud:
             like = "same GPU" if r["same_gpu"] else f"as {cloud['gpu']}"
+            ratio = r.get("cloud_hours_per_card_hour", 1.0)
             rent = f"{fmt_usd(cloud['price_per_gpu_hour_usd'])}/h ({cloud['instance_type']}, {like})"
+            if abs(ratio - 1.0) > 1e-9:  # the same work takes the cloud GPU `ratio` hours per card-hour
+                rent = (f"{fmt_usd(r['rent_per_card_hour_usd'])} per card-hour: {cloud['gpu']} at "
+                        f"{fmt_usd(cloud['price_per_gpu_hour_usd'])}/h x {ratio:.2f} h ({cloud['instance_type']})")
         else:
             rent = "no comparable cloud GPU"
         even = fmt_hours(r["break_even_hours"]) if r["break_even_hours"] is not None else "never"
@@ -197,7 +201,8 @@ def ownership_section(p: Payload) -> Section | None:
                    "Review's use", "Owning pays off"), tuple(rows), numeric=frozenset({1, 2, 4, 5, 6}))
     lines = (f"Owning: card + host ({fmt_usd(a['host_price_usd'])}) up front, plus power at "
              f"{fmt_usd(a['electricity_usd_per_kwh'])}/kWh; renting: the cheapest on-demand GPU-hour of the "
-             f"same GPU, else of one with as much memory and bandwidth. Break-even in years assumes "
+             f"same GPU, else the cheapest on-demand price of the same work (these jobs) on a cloud GPU that "
+             f"holds them all: its GPU-hour price x its hours per card-hour. Break-even in years assumes "
              f"{a['utilisation']:.0%} use over a {a['lifetime_years']:g}-year life.",)
     return Section("ownership", "Buy or rent (capital spending, apart from the rental totals)", lines, table)
 

@@ -5,13 +5,17 @@ pays off when a card is busy long enough. For each card a team could buy, as one
 of its own (the owned 1-GPU machine the ranking prices, workers/ranking/costing.py):
 
     owning H hours  = card price + host price + H x card watts / 1000 x electricity USD per kWh
-    renting H hours = H x the cheapest on-demand cloud price of one comparable GPU-hour
-    break-even H    = (card price + host price) / (cloud rate - power rate)
+    renting H hours = H x the cloud's price of the work one card-hour does
+    break-even H    = (card price + host price) / (rent per card-hour - power rate)
 
-A comparable cloud GPU is the same model where the cloud offers it; otherwise the GPU with at
-least the card's memory and memory bandwidth (memory first, then bandwidth: domain.md §6) that is
-cheapest per GPU-hour. A multi-GPU instance counts at its price divided by its GPUs. Spot prices
-are left out: a spot GPU can be taken back, an owned one cannot.
+The work is the review's own: where the cloud offers the same GPU model, one card-hour is one
+GPU-hour of it. Otherwise every cloud GPU that holds all of the review's jobs that fit the card is
+priced at what those jobs cost on it: its GPU-hour price x its hours for them / the card's hours
+(an L40S that runs them in 0.6 of the 3090's time rents a 3090-hour's work for 0.6 of its price), and
+the cheapest is the comparison. Without those hours (a review stored before they were kept), the
+GPU with at least the card's memory and memory bandwidth (memory first, then bandwidth: domain.md §6)
+that is cheapest per GPU-hour, one card-hour for one GPU-hour. A multi-GPU instance counts at its
+price divided by its GPUs. Spot prices are left out: a spot GPU can be taken back, an owned one cannot.
 """
 
 from __future__ import annotations
@@ -41,10 +45,23 @@ class CloudRate:
 
 @dataclass(frozen=True)
 class ReviewUse:
-    """How long a review's jobs would keep one card of a GPU model busy."""
+    """How long a review's jobs would keep one card of a GPU model busy, and the same jobs on other models."""
 
     hours: float
     jobs: int
+    # The same jobs' hours on one GPU of each other model that holds every one of them (a model that
+    # misses one is left out); None where not recorded.
+    other_hours: dict[str, float] | None = None
+
+
+def add_use(known: ReviewUse | None, more: ReviewUse) -> ReviewUse:
+    """Return the use of two sets of jobs together: hours and jobs added, other models kept where both hold."""
+    if known is None:
+        return more
+    other = None
+    if known.other_hours is not None and more.other_hours is not None:
+        other = {g: h + more.other_hours[g] for g, h in known.other_hours.items() if g in more.other_hours}
+    return ReviewUse(known.hours + more.hours, known.jobs + more.jobs, other)
 
 
 @dataclass(frozen=True)
@@ -68,6 +85,8 @@ class BuyVsRent:
     review_jobs: int  # the review's jobs that fit on one such card
     pays_off_for_review: bool  # the review's hours alone reach the break-even
     reason: str = ""  # NO_CLOUD_GPU or NEVER when there is no break-even
+    cloud_hours_per_card_hour: float = 1.0  # the cloud GPU's hours for one card-hour of the review's work
+    rent_per_card_hour_usd: float = 0.0  # its GPU-hour price x those hours
 
 
 def cloud_gpu_rates(catalog: Catalog, *, providers: Sequence[str]) -> dict[str, CloudRate]:
@@ -93,10 +112,26 @@ def _rate_key(rate: CloudRate) -> tuple[float, str, str, str]:
     return (rate.price_per_gpu_hour_usd, rate.provider, rate.instance_type, rate.region)
 
 
-def comparable_rate(card_gpu: GpuSpec, rates: Mapping[str, CloudRate], catalog: Catalog) -> CloudRate | None:
-    """Return the cloud rate a card is held against: its own model's, else the cheapest as big and fast."""
+def comparable_rate(card_gpu: GpuSpec, rates: Mapping[str, CloudRate], catalog: Catalog,
+                    use: ReviewUse | None = None) -> tuple[CloudRate | None, float]:
+    """Return the cloud rate a card is held against and the cloud hours one card-hour of work takes.
+
+    Its own model's (one hour for one); else the cheapest for the review's own jobs on the cloud GPUs
+    that hold them all; else, without those hours, the cheapest as big and fast, hour for hour.
+    """
     if card_gpu.slug in rates:
-        return rates[card_gpu.slug]
+        return rates[card_gpu.slug], 1.0
+    if use is not None and use.other_hours and use.hours > 0:
+        priced = [(rates[g].price_per_gpu_hour_usd * h / use.hours, _rate_key(rates[g]), g)
+                  for g, h in use.other_hours.items() if g in rates and h > 0]
+        if priced:
+            gpu = min(priced)[2]
+            return rates[gpu], use.other_hours[gpu] / use.hours
+    return _as_big_and_fast(card_gpu, rates, catalog), 1.0
+
+
+def _as_big_and_fast(card_gpu: GpuSpec, rates: Mapping[str, CloudRate], catalog: Catalog) -> CloudRate | None:
+    """Return the cheapest GPU-hour of a cloud GPU with at least the card's memory and bandwidth."""
     known = {g.slug: g for g in catalog.gpus}
     matches = [r for r in rates.values() if r.gpu in known
                and known[r.gpu].memory_bytes >= card_gpu.memory_bytes
@@ -107,14 +142,15 @@ def comparable_rate(card_gpu: GpuSpec, rates: Mapping[str, CloudRate], catalog: 
 def buy_vs_rent_card(card: OnPremCard, *, catalog: Catalog, rates: Mapping[str, CloudRate],
                      assumptions: OnPremAssumptions, use: ReviewUse) -> BuyVsRent:
     """Return the break-even of one card against renting a comparable cloud GPU."""
-    cloud = comparable_rate(catalog.gpu(card.gpu), rates, catalog)
+    cloud, ratio = comparable_rate(catalog.gpu(card.gpu), rates, catalog, use)
+    rent_usd_per_hour = cloud.price_per_gpu_hour_usd * ratio if cloud is not None else 0.0
     purchase_usd = card.price_usd + assumptions.host_price_usd
     power_usd_per_hour = card.power_watts / 1000.0 * assumptions.electricity_usd_per_kwh
     busy_hours_per_year = HOURS_PER_YEAR * assumptions.utilisation
     break_even_hours: float | None = None
     reason = NO_CLOUD_GPU if cloud is None else ""
     if cloud is not None:
-        margin_usd_per_hour = cloud.price_per_gpu_hour_usd - power_usd_per_hour
+        margin_usd_per_hour = rent_usd_per_hour - power_usd_per_hour
         if margin_usd_per_hour > 0:
             break_even_hours = purchase_usd / margin_usd_per_hour
         else:
@@ -130,7 +166,7 @@ def buy_vs_rent_card(card: OnPremCard, *, catalog: Catalog, rates: Mapping[str, 
         pays_off_within_lifetime=years is not None and years <= assumptions.lifetime_years,
         review_hours=use.hours, review_jobs=use.jobs,
         pays_off_for_review=break_even_hours is not None and use.hours >= break_even_hours,
-        reason=reason,
+        reason=reason, cloud_hours_per_card_hour=ratio, rent_per_card_hour_usd=rent_usd_per_hour,
     )
 
 

@@ -30,7 +30,7 @@ from workers.review.budget import (
     plan_runs,
     planned,
 )
-from workers.review.ownership import BuyVsRent, ReviewUse, buy_vs_rent
+from workers.review.ownership import BuyVsRent, ReviewUse, add_use, buy_vs_rent
 from workers.review.sweeps import compare_sweep
 from workers.review.totals import FAILED as JOB_FAILED
 from workers.review.totals import OK, BudgetStanding, JobReview, Total, budget_standing, overall_total, team_totals
@@ -177,11 +177,11 @@ def _front_and_sample(options: Sequence[RankedOption], *, runs: int, parallel: i
 
 
 def _add_use(use: dict[str, ReviewUse], item: ReviewItem, rec: Recommendation) -> None:
-    """Add the hours the item's runs would keep one card of each GPU model busy."""
-    for p in rec.requirements.per_gpu:
-        if p.gpu_count == 1 and p.fits and p.training_hours > 0:
-            known = use.get(p.gpu, ReviewUse(0.0, 0))
-            use[p.gpu] = ReviewUse(known.hours + item.runs * p.training_hours, known.jobs + 1)
+    """Add the hours the item's runs would keep one card of each GPU model busy, and on each other model."""
+    hours = {p.gpu: item.runs * p.training_hours for p in rec.requirements.per_gpu
+             if p.gpu_count == 1 and p.fits and p.training_hours > 0}
+    for gpu, h in hours.items():
+        use[gpu] = add_use(use.get(gpu), ReviewUse(h, 1, {g: o for g, o in hours.items() if g != gpu}))
 
 
 def _default_recommend() -> RecommendFn:
@@ -250,8 +250,7 @@ def merge_use(parts: Iterable[Mapping[str, ReviewUse]]) -> dict[str, ReviewUse]:
     merged: dict[str, ReviewUse] = {}
     for part in parts:
         for gpu, used in part.items():
-            known = merged.get(gpu, ReviewUse(0.0, 0))
-            merged[gpu] = ReviewUse(known.hours + used.hours, known.jobs + used.jobs)
+            merged[gpu] = add_use(merged.get(gpu), used)
     return merged
 
 

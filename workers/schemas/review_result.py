@@ -238,6 +238,8 @@ class BuyVsRentSchema(Schema):
     review_jobs = fields.Integer()
     pays_off_for_review = fields.Boolean()
     reason = fields.String()
+    cloud_hours_per_card_hour = fields.Float()
+    rent_per_card_hour_usd = fields.Float()
 
 
 class OnPremAssumptionsSchema(Schema):
