@@ -62,3 +62,14 @@ def test_a_co2e_cap_too_low_names_the_cap_the_cleanest_option_needs(shipped: Cat
 def test_a_job_with_options_gets_no_conflict_warning(shipped: Catalog) -> None:
     rec = recommend_spec(RESNET50, shipped)
     assert rec.options and "constraints-conflict" not in [w.code for w in rec.requirements.warnings]
+
+
+def test_a_deadline_only_more_gpus_meet_names_the_gpu_count_that_does(shipped: Catalog) -> None:
+    rec = recommend_spec(_with(deadline_hours=0.4), shipped)
+    assert not rec.options
+    message = _conflict(rec)
+    gpus = int(_field(message, "max_gpus"))
+    assert gpus > 8
+    opened = recommend_spec({**RESNET50, "constraints": {**RESNET50["constraints"], "deadline_hours": 0.4,
+                                                         "max_gpus": gpus}}, shipped)
+    assert opened.options and opened.options[0].training_hours <= 0.4

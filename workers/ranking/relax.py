@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from workers.ranking.reasons import hours_text, usd_text
 from workers.ranking.recommendation import RankedOption, Recommendation
+from workers.ranking.wider import MAX_GPUS_LIMIT, WIDER_FACTOR
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import Constraints, JobSpec, Objective
 
@@ -77,6 +78,13 @@ def constraints_warning(job: JobSpec, rec: Recommendation,
         else:
             ways.append(f"whatever the budget, no option meets {_limits_text(replace(c, budget_usd=None))} on at "
                         f"most {c.max_gpus} GPUs")
+            if c.max_gpus < MAX_GPUS_LIMIT:
+                wider = min(MAX_GPUS_LIMIT, c.max_gpus * WIDER_FACTOR)
+                more = first(replace(c, budget_usd=None, max_gpus=wider), Objective.COST)
+                if more is not None:
+                    gpus = more.gpu_count * more.nodes
+                    ways.append(f"with up to {wider} GPUs the cheapest that does is {_option_text(more)}: raise "
+                                f"constraints.max_gpus to {gpus}")
     if c.deadline_hours is not None:
         fastest = first(replace(c, deadline_hours=None), Objective.TIME)
         if fastest is not None:
