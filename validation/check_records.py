@@ -34,6 +34,7 @@ MODEL_PRESETS = frozenset({
 PRECISIONS = frozenset({"fp32", "fp16-mixed", "bf16-mixed"})  # workers/sizing/spec.py Precision
 OPTIMIZERS = frozenset({"sgd", "momentum", "adam", "adamw"})  # workers/sizing/spec.py Optimizer
 OPTIMIZER_IMPLEMENTATIONS = frozenset({"foreach", "per_tensor", "fused"})  # spec.py OptimizerImplementation
+GRADIENT_CLIPPINGS = frozenset({"none", "global", "per_tensor"})  # spec.py GradientClipping
 # workers/sizing/spec.py Framework plus "torch7" (Lua Torch, 2016-2017 sources; compare it as pytorch).
 FRAMEWORKS = frozenset({"pytorch", "tensorflow", "jax", "cntk", "torch7"})
 # "intrinsic_live_tensors": the largest sum of live tensor bytes over the step, measured here
@@ -142,6 +143,9 @@ def _check_scalars(rid: str, rec: dict[str, Any]) -> list[str]:
     if implementation not in OPTIMIZER_IMPLEMENTATIONS:
         problems.append(f"{rid}.optimizer_implementation: {implementation!r} "
                         f"not in {sorted(OPTIMIZER_IMPLEMENTATIONS)}")
+    clipping = rec.get("gradient_clipping", "none")
+    if clipping not in GRADIENT_CLIPPINGS:
+        problems.append(f"{rid}.gradient_clipping: {clipping!r} not in {sorted(GRADIENT_CLIPPINGS)}")
     for key in ("source", "quote", "source_date"):
         if not (isinstance(rec[key], str) and rec[key].strip()):
             problems.append(f"{rid}.{key}: must be a non-empty string")

@@ -15,7 +15,15 @@ from typing import Any
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.presets.registry import PRESETS, preset_stats
 from workers.sizing.presets.transformer import BERT_VOCAB, bert_layers, gpt2_layers
-from workers.sizing.spec import Framework, JobSpec, Optimizer, OptimizerImplementation, Precision, Training
+from workers.sizing.spec import (
+    Framework,
+    GradientClipping,
+    JobSpec,
+    Optimizer,
+    OptimizerImplementation,
+    Precision,
+    Training,
+)
 from workers.sizing.stats import LayerKind, ModelStats
 
 Layer = dict[str, object]
@@ -231,6 +239,7 @@ def record_job(record: Mapping[str, Any]) -> MeasuredJob:
         batch_size=int(record["batch_size"]), sequence_length=record.get("sequence_length"),
         precision=Precision(record["precision"]), optimizer=Optimizer(record["optimizer"]),
         optimizer_implementation=OptimizerImplementation(record.get("optimizer_implementation", "foreach")),
+        gradient_clipping=GradientClipping(record.get("gradient_clipping", "none")),
         update_interval=int(record.get("update_interval") or 1), recompute=bool(record.get("recompute")),
         framework=framework, tf32_matmul=record.get("tf32_matmul"),
     )

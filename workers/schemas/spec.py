@@ -177,6 +177,12 @@ class TrainingSchema(_Strict):
                                  "parameter for Adam/AdamW); per_tensor (a loop over tensors: transformers' AdamW, "
                                  "the HF Trainer's adamw_hf, BertAdam, foreach=False: copies of the largest tensor "
                                  "only); fused (fused=True, apex FusedAdam, DeepSpeed FusedAdam: none)."})
+    gradient_clipping = fields.String(
+        load_default="none", validate=validate.OneOf(("none", "global", "per_tensor")),
+        metadata={"description": "Whether gradients are clipped before each update, which costs step time: none "
+                                 "(default); global (one norm over every gradient: clip_grad_norm_ on all "
+                                 "parameters, the HF Trainer's default max_grad_norm=1.0); per_tensor (each tensor "
+                                 "by its own norm inside the update loop, as BertAdam does)."})
     learning_rate = StrictFloat(minimum=1e-12, maximum=100.0)
     update_interval = bounded_int(minimum=1, maximum=65_536, load_default=1)
     recompute = fields.Boolean(load_default=False)

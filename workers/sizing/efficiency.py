@@ -110,6 +110,10 @@ LAYER_DISPATCH_MS: dict[Framework, float] = {
     Framework.JAX: 0.01,
     Framework.CNTK: 0.03,
 }
+# The same rule of thumb per kernel: about 10 us of framework time to launch one (4 kernels a layer above).
+KERNELS_PER_LAYER = 4
+KERNEL_LAUNCH_MS: dict[Framework, float] = {framework: ms / KERNELS_PER_LAYER
+                                            for framework, ms in LAYER_DISPATCH_MS.items()}
 # Fixed cost of each iteration outside the layers: zero_grad, loss read-back, the batch's copy to the
 # GPU, the Python loop [rule of thumb: 1 ms].
 ITERATION_OVERHEAD_MS = 1.0
@@ -122,6 +126,29 @@ OPTIMIZER_TRAFFIC_BYTES: dict[Optimizer, int] = {
     Optimizer.MOMENTUM: 20,
     Optimizer.ADAM: 28,
     Optimizer.ADAMW: 28,
+}
+# A per-tensor loop (optimizer_time.py) runs each op of the update as its own kernel over one tensor, so each
+# op reads and writes the tensor again. Counted from torch.optim's single-tensor paths (foreach=False;
+# torch/optim/sgd.py _single_tensor_sgd, adam.py and adamw.py _single_tensor_adam(w)), per trainable
+# parameter, fp32, reads + writes:
+# - SGD: `param.add_(grad, alpha=-lr)`: 1 kernel, 12 B.
+# - momentum: `buf.mul_(momentum).add_(grad, alpha=1 - dampening)`, `param.add_(buf, alpha=-lr)`: 3, 32 B.
+# - Adam: `exp_avg.lerp_(grad, 1 - beta1)` 12, `exp_avg_sq.mul_(beta2)` 8, `.addcmul_(grad, grad, ...)` 16,
+#   `denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)` 8 + 8 + 8, `param.addcdiv_(exp_avg,
+#   denom, value=-step_size)` 16: 7 kernels, 76 B. transformers 4.15's AdamW without weight decay (the HF
+#   Trainer's default) runs the same count: mul_, add_, mul_, addcmul_, sqrt, add_, addcdiv_.
+# - AdamW: Adam plus the decoupled decay `param.mul_(1 - lr * weight_decay)`: 8 kernels, 84 B.
+PER_TENSOR_OPTIMIZER_KERNELS: dict[Optimizer, int] = {
+    Optimizer.SGD: 1,
+    Optimizer.MOMENTUM: 3,
+    Optimizer.ADAM: 7,
+    Optimizer.ADAMW: 8,
+}
+PER_TENSOR_OPTIMIZER_TRAFFIC_BYTES: dict[Optimizer, int] = {
+    Optimizer.SGD: 12,
+    Optimizer.MOMENTUM: 32,
+    Optimizer.ADAM: 76,
+    Optimizer.ADAMW: 84,
 }
 MIXED_PRECISION_COPY_BYTES: dict[Precision, int] = {
     Precision.FP32: 0,

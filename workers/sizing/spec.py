@@ -37,6 +37,14 @@ class OptimizerImplementation(StrEnum):
     FUSED = "fused"  # one kernel per group of tensors (fused=True, apex FusedAdam, DeepSpeed FusedAdam)
 
 
+class GradientClipping(StrEnum):
+    """Whether gradients are clipped before the update, and by which norm; it costs step time (optimizer_time.py)."""
+
+    NONE = "none"
+    GLOBAL = "global"  # one norm over every gradient (clip_grad_norm_ on all parameters; the HF Trainer's default)
+    PER_TENSOR = "per_tensor"  # each tensor by its own norm, inside the update loop (BertAdam)
+
+
 class Framework(StrEnum):
     """The training framework; it sets multi-GPU scaling and the memory it reserves."""
 
@@ -81,6 +89,7 @@ class Training:
     precision: Precision = Precision.FP32
     optimizer: Optimizer = Optimizer.ADAM
     optimizer_implementation: OptimizerImplementation = OptimizerImplementation.FOREACH
+    gradient_clipping: GradientClipping = GradientClipping.NONE
     learning_rate: float | None = None
     update_interval: int = 1
     recompute: bool = False

@@ -17,8 +17,6 @@ from workers.sizing.efficiency import (
     BACKWARD_TO_FORWARD,
     ITERATION_OVERHEAD_MS,
     LAYER_DISPATCH_MS,
-    MIXED_PRECISION_COPY_BYTES,
-    OPTIMIZER_TRAFFIC_BYTES,
     RECOMPUTE_EXTRA_FORWARDS,
     WINOGRAD_KERNEL_POSITIONS,
     WINOGRAD_MAC_SHARE,
@@ -26,6 +24,7 @@ from workers.sizing.efficiency import (
 )
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.multigpu import multi_gpu_time
+from workers.sizing.optimizer_time import optimizer_step_ms
 from workers.sizing.overheads import ACTIVATION_BYTES, COMPUTE_WEIGHT_BYTES, GRADIENT_BYTES
 from workers.sizing.requirements import Bottleneck
 from workers.sizing.row_table import figures, row_table
@@ -180,11 +179,9 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
             overhead_ms += (dispatch_ms - forward * passes) * layer_passes * count
     compute_ms *= passes
     memory_ms *= passes
-    trainable = model.parameters  # ModelStats.parameters already leaves frozen weights out
-    optimizer_bytes = trainable * (OPTIMIZER_TRAFFIC_BYTES[training.optimizer]
-                                   + MIXED_PRECISION_COPY_BYTES[precision])
-    memory_ms += optimizer_bytes * ms_per_byte
-    overhead_ms += ITERATION_OVERHEAD_MS
+    step_traffic_ms, step_idle_ms = optimizer_step_ms(model, training, precision=precision, ms_per_byte=ms_per_byte)
+    memory_ms += step_traffic_ms
+    overhead_ms += step_idle_ms + ITERATION_OVERHEAD_MS
     forward_ms += ITERATION_OVERHEAD_MS
     total_ms = compute_ms + memory_ms + overhead_ms
     parts = {BOTTLENECK_COMPUTE: compute_ms, BOTTLENECK_MEMORY: memory_ms, BOTTLENECK_OVERHEAD: overhead_ms}
