@@ -63,8 +63,10 @@ def layout_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, links: Links, bat
                 trainable_parameters: int, profile_gpu: GpuSpec | None = None) -> LayoutTime:
     """Return one iteration's time of the job under the layout on this GPU model."""
     model = job.model
-    timed_model = _timed_model(job.time_model, trainable_parameters)  # at mean_sequence_length
-    training = replace(job.training, batch_size=batch_size, recompute=False, update_interval=1,
+    # The optimizer step updates this GPU's share of the trainable weights (ZeRO and FSDP shard the
+    # states, so each rank steps 1/shard of them), once per update interval (optimizer_time.py).
+    timed_model = _timed_model(job.time_model, max(1, trainable_parameters // layout.shard_degree))
+    training = replace(job.training, batch_size=batch_size, recompute=False, update_interval=update_interval,
                        parallelism=_NO_STRATEGY)
     single = estimate_iteration_ms(timed_model, training, gpu, gpu_count=1, profile_gpu=profile_gpu)
     passes = 1.0 + BACKWARD_TO_FORWARD
