@@ -11,6 +11,7 @@ from catalog.commitments import TERM_HOURS
 from catalog.providers import instance_family
 from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Pricing, Provider
 from workers.ranking.costing import block_storage_price_table, cheapest_cards
+from workers.ranking.machine_table import MachineTable
 from workers.ranking.runcost import BOOT_S_BY_FAMILY, BOOT_S_DEFAULT
 from workers.ranking.spot import InterruptionRate, interruption_rate
 from workers.ranking.transfer import Transfer
@@ -141,6 +142,20 @@ class CatalogIndex:
             rates = [regions.get(o.region, fallback) for o in m.offers]
             m.block_rates = tuple(r or 0.0 for r in rates)
             m.block_rates_complete = None not in rates
+        self._scoped: dict[tuple[frozenset[Provider], int, tuple[Pricing, ...]], MachineTable] = {}
+
+    def scoped(self, *, providers: frozenset[Provider], max_gpus: int, pricing: tuple[Pricing, ...]) -> MachineTable:
+        """Return the table of the machines a scope keeps (its providers, 1 to max_gpus GPUs, its pricing kinds),
+        built on first use."""
+        key = (providers, max_gpus, pricing)
+        table = self._scoped.get(key)
+        if table is None:
+            if len(self._scoped) >= _SCOPES_KEPT:
+                self._scoped.clear()
+            table = self._scoped[key] = MachineTable([
+                m for m in self.machines if m.provider in providers and 0 < m.gpu_count <= max_gpus
+                and m.pricing in pricing])
+        return table
 
 
 def _by_rate(inst: InstanceType, offers: list[Offer], pricing: Pricing,
@@ -153,6 +168,9 @@ def _by_rate(inst: InstanceType, offers: list[Offer], pricing: Pricing,
         groups.setdefault(interruption_rate(inst.provider, inst.instance_type, o.region), []).append(o)
     return sorted(((r, tuple(g)) for r, g in groups.items()),
                   key=lambda rg: (rg[0].share_per_day, rg[0].basis) if rg[0] is not None else (0.0, ""))
+
+
+_SCOPES_KEPT = 64  # scopes differ by providers, GPU limit and pricing kinds: a worker sees a few
 
 
 _INDEXES: dict[int, tuple[Catalog, CatalogIndex]] = {}

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from catalog.types import Provider
 from workers.ranking.catalog_index import BlockTable
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
-from workers.ranking.runcost import BILLING_GRANULARITY_S, BILLING_MINIMUM_S, SECONDS_PER_HOUR
+from workers.ranking.machine_table import MachineTable
+from workers.ranking.runcost import SECONDS_PER_HOUR
 from workers.ranking.runplan import MachineParts, RunPlanner
 from workers.ranking.shapes import (
     DEADLINE,
@@ -38,68 +38,89 @@ from workers.sizing.machine import loader_workers
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 
-# runcost's billing rules by provider name (an Enum's hash is a Python call; a name's is cached)
-_GRANULARITY_S = {p.value: BILLING_GRANULARITY_S.get(p, 0.0) for p in Provider}
-_MINIMUM_S = {p.value: BILLING_MINIMUM_S.get(p, 0.0) for p in Provider}
-
 
 def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *, job: JobSpec,
                     requirements: Requirements, host_need: Mapping[int, int], cpu_adjust: CpuAdjust,
-                    block_table: BlockTable, planner: RunPlanner) -> None:
-    """Fill in each shape's fit, time, run and storage need, or the first reason it cannot run the job."""
-    live: list[Shape] = []
-    pgs: list[PerGpu] = []
-    for shape in shapes:  # the checks that need no figures, in _judge_all's order
-        m = shape.m
-        pg = shape.per_gpu = per_gpu.get((m.gpu, m.gpu_count))
-        if pg is None:
-            shape.reject = NO_ESTIMATE
-        elif not pg.fits:
-            shape.reject = GPU_MEMORY
-        else:
-            need = shape.host_memory_needed_bytes = host_need[m.gpu_count]
-            if m.host_memory_bytes < need:
-                shape.reject = HOST_MEMORY
-            else:
-                live.append(shape)
-                pgs.append(pg)
-    if not live:
-        return
-    machines = [s.m for s in live]
-    workers_of: dict[tuple[int, int], int] = {}
-    for m in machines:
-        if (m.vcpus, m.gpu_count) not in workers_of:
-            workers_of[(m.vcpus, m.gpu_count)] = loader_workers(job.dataset, vcpus=m.vcpus, gpu_count=m.gpu_count)
-    workers = [workers_of[(m.vcpus, m.gpu_count)] for m in machines]
-    base_ms = [pg.iteration_ms for pg in pgs]
-    iteration_ms = [max(b, cpu_adjust(b, m.cpu_score, w)) if m.cpu_score > 0 and b > 0 else b
-                    for b, m, w in zip(base_ms, machines, workers, strict=True)]
-    storage_min, storage_max = requirements.storage_min_bytes, requirements.storage_max_bytes
-    onprem = Provider.ONPREM
-    local = [m.storage_bytes >= storage_min for m in machines]
-    parts = [planner.parts_for(m, local_disk_holds_data=on_disk or m.provider is onprem)
-             for m, on_disk in zip(machines, local, strict=True)]
+                    block_table: BlockTable, planner: RunPlanner, table: MachineTable) -> None:
+    """Fill in each shape's fit, time, run and storage need, or the first reason it cannot run the job.
 
-    training_hours = [pg.training_hours * (ms / b if b > 0 else 1.0)  # stretched by a slower CPU
-                      for pg, ms, b in zip(pgs, iteration_ms, base_ms, strict=True)]
+    `table` holds the shapes' machines in the shapes' order (table.machines[i] is shapes[i].m).
+    """
+    import numpy as np
+
+    # The checks that need no figures, in _judge_all's order: an estimate, its fit, the host memory.
+    pg_of_pair = [per_gpu.get(pair) for pair in table.pairs]
+    for shape, pid in zip(shapes, table.pair_ids, strict=True):
+        shape.per_gpu = pg_of_pair[pid]
+    known = np.array([pg is not None for pg in pg_of_pair], dtype=bool)[table.pair_id]
+    fits = np.array([pg is not None and pg.fits for pg in pg_of_pair], dtype=bool)[table.pair_id]
+    need = np.array([host_need[n] for n in table.gpu_counts], dtype=np.int64)[table.count_id]
+    short = fits & (table.host_memory_bytes < need)
+    for i in np.flatnonzero(~known).tolist():
+        shapes[i].reject = NO_ESTIMATE
+    for i in np.flatnonzero(known & ~fits).tolist():
+        shapes[i].reject = GPU_MEMORY
+    need_list = need.tolist()
+    for i in np.flatnonzero(fits).tolist():
+        shapes[i].host_memory_needed_bytes = need_list[i]
+    for i in np.flatnonzero(short).tolist():
+        shapes[i].reject = HOST_MEMORY
+    at = np.flatnonzero(fits & ~short)
+    if not len(at):
+        return
+    at_list = at.tolist()
+    live = [shapes[i] for i in at_list]
+    # Loader workers per (vCPUs, GPU count), then the CPU stretch per (estimate, CPU score, workers).
+    loader_keys = table.loader_keys
+    workers_of = {lid: loader_workers(job.dataset, vcpus=loader_keys[lid][0], gpu_count=loader_keys[lid][1])
+                  for lid in np.unique(table.loader_id[at]).tolist()}
+    workers = [workers_of[lid] for lid in table.loader_id[at].tolist()]
+    pair_at = table.pair_id[at]
+    base_ms = np.array([pg.iteration_ms if pg is not None else 0.0 for pg in pg_of_pair], dtype=float)[pair_at]
+    pair_hours = np.array([pg.training_hours if pg is not None else 0.0 for pg in pg_of_pair], dtype=float)
+    iteration_ms = base_ms.copy()
+    stretched = (table.cpu_score[at] > 0) & (base_ms > 0)
+    if stretched.any():
+        n_cpu = len(table.cpu_keys)
+        combos, which = np.unique(pair_at[stretched] * n_cpu + table.cpu_id[at][stretched], return_inverse=True)
+        adjusted = []
+        for combo in combos.tolist():
+            pid, cid = divmod(combo, n_cpu)
+            b = pg_of_pair[pid].iteration_ms  # a live shape's pair has an estimate
+            score, lid = table.cpu_keys[cid]
+            adjusted.append(max(b, cpu_adjust(b, score, workers_of[lid])))
+        iteration_ms[stretched] = np.array(adjusted, dtype=float)[which.reshape(-1)]
+    storage_min, storage_max = requirements.storage_min_bytes, requirements.storage_max_bytes
+    local = table.storage_bytes[at] >= storage_min
+    on_disk = local | table.onprem[at]
+    # A machine's run parts per (plan group, data on its own disk, staging cap): RunPlanner.parts_for of one of them
+    _, first, group_of = np.unique((table.plan_group[at] * 2 + on_disk) * len(table.caps) + table.cap_id[at],
+                                        return_index=True, return_inverse=True)
+    group_of = group_of.reshape(-1)
+    group_parts = [planner.parts_for(table.machines[at_list[f]], local_disk_holds_data=bool(on_disk[f]))
+                   for f in first.tolist()]
+    parts = [group_parts[g] for g in group_of.tolist()]
+    with np.errstate(divide="ignore", invalid="ignore"):  # stretched by a slower CPU
+        stretch = np.where(base_ms > 0, iteration_ms / base_ms, 1.0)
+    training_hours = pair_hours[pair_at] * stretch
     hours, billed, checked, scale, interruptions, refused, spot = _run_figures(
-        training_hours, parts, [m.provider_name for m in machines], percentile=planner.percentile,
-        deadline=job.constraints.deadline_hours)
+        training_hours, group_parts, group_of, table.granularity_s[at], table.minimum_s[at],
+        percentile=planner.percentile, deadline=job.constraints.deadline_hours)
     size_gb = job.dataset.size_bytes / BYTES_PER_GB
     deadline = job.constraints.deadline_hours
     percentile = planner.percentile
-    for (shape, w, ms, p, hrs, is_refused, is_spot, h, b, c, bs, intr, on_disk) in zip(
-            live, workers, iteration_ms, parts, training_hours, refused, spot, hours, billed, checked, scale,
-            interruptions, local, strict=True):
+    egress_rates, term_hours, providers = table.egress_usd_per_gb, table.term_hours, table.providers
+    for (i, shape, w, ms, p, hrs, is_refused, is_spot, h, b, c, bs, intr, on_own) in zip(
+            at_list, live, workers, iteration_ms.tolist(), parts, training_hours.tolist(), refused, spot, hours,
+            billed, checked, scale, interruptions, on_disk.tolist(), strict=True):
         shape.workers, shape.iteration_ms = w, ms
         shape.parts, shape.training_hours, shape.spot_percentile = p, hrs, percentile
         if is_refused:
             shape.reject = SPOT_RESTARTS
             continue
-        m = shape.m
-        moved = m.transfer
-        if moved is not None and moved.usd_per_gb > 0:  # each staging copies the data set again
-            shape.egress_usd = size_gb * moved.usd_per_gb * (1.0 + (intr if is_spot else 0.0))
+        usd_per_gb = egress_rates[i]
+        if usd_per_gb > 0:  # each staging copies the data set again
+            shape.egress_usd = size_gb * usd_per_gb * (1.0 + (intr if is_spot else 0.0))
         shape.is_spot_run = is_spot
         shape.hours = shape.time_metric = h
         shape.cost_mult = b
@@ -108,34 +129,35 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
             shape.reject = DEADLINE
             continue
         shape.budget_scale = bs
-        term_hours = m.term_hours
-        if term_hours is not None:  # a commitment is paid for every hour of its term, used or not
-            shape.cost_mult, shape.budget_scale = float(term_hours), 1.0
+        term = term_hours[i]
+        if term is not None:  # a commitment is paid for every hour of its term, used or not
+            shape.cost_mult, shape.budget_scale = float(term), 1.0
         if deadline is not None and c > deadline:
             shape.reject = DEADLINE
             continue
-        if m.provider is not onprem and not on_disk:
+        if not on_own:
             shape.block_bytes = storage_max
             shape.block_factor = storage_max / BYTES_PER_BILLED_GB * h / HOURS_PER_MONTH
-            shape.block_prices, shape.block_fallback = block_table.get(m.provider, ({}, None))
+            shape.block_prices, shape.block_fallback = block_table.get(providers[i], ({}, None))
 
 
-def _run_figures(training_hours: list[float], parts: list[MachineParts], providers: list[str], *,
-                 percentile: float, deadline: float | None) -> tuple[list[Any], ...]:
+def _run_figures(training_hours: Any, group_parts: list[MachineParts], group_of: Any, granularity: Any,
+                 minimum: Any, *, percentile: float, deadline: float | None) -> tuple[list[Any], ...]:
     """Return runplan.run_figures for each shape, as lists: hours, billed hours, checked hours (NaN: a spot
-    run past the deadline on its expected hours), budget scale, expected interruptions, refused, on spot."""
+    run past the deadline on its expected hours), budget scale, expected interruptions, refused, on spot.
+
+    `group_parts[group_of[i]]` is shape i's run parts; `granularity` and `minimum` its provider's billing.
+    """
     import numpy as np
 
-    count = len(parts)
-    th = np.array(training_hours, dtype=float)
-    every = np.array([p.every_hours for p in parts], dtype=float)
-    write_s = np.array([p.write_s for p in parts], dtype=float)
-    total_s = np.array([p.total_s for p in parts], dtype=float)
-    billed_s = np.array([p.billed_s for p in parts], dtype=float)
-    spot = np.array([p.rate is not None for p in parts], dtype=bool)
-    mtbi = np.array([p.mtbi_hours if p.rate is not None else 1.0 for p in parts], dtype=float)
-    granularity = np.array([_GRANULARITY_S[p] for p in providers], dtype=float)
-    minimum = np.array([_MINIMUM_S[p] for p in providers], dtype=float)
+    count = len(group_of)
+    th = training_hours
+    every = np.array([p.every_hours for p in group_parts], dtype=float)[group_of]
+    write_s = np.array([p.write_s for p in group_parts], dtype=float)[group_of]
+    total_s = np.array([p.total_s for p in group_parts], dtype=float)[group_of]
+    billed_s = np.array([p.billed_s for p in group_parts], dtype=float)[group_of]
+    spot = np.array([p.rate is not None for p in group_parts], dtype=bool)[group_of]
+    mtbi = np.array([p.mtbi_hours if p.rate is not None else 1.0 for p in group_parts], dtype=float)[group_of]
     with np.errstate(divide="ignore", invalid="ignore"):
         # the checkpoints written (none at the very end), the run, the billing (runcost.billed_hours)
         saves = np.where(th > 0, np.maximum(0.0, np.ceil(th / every) - 1.0), 0.0)

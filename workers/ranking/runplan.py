@@ -8,7 +8,7 @@ ones on demand and on owned cards, the stated percentile on spot (spot.py).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from catalog.types import Pricing, Provider
@@ -56,7 +56,7 @@ class RunPlan:
     refused: str = ""  # why the run cannot be made this way (spot restarts outpace progress)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class MachineParts:
     """What a run's plan takes from the machine alone, whatever the training hours."""
 
@@ -65,14 +65,18 @@ class MachineParts:
     every_hours: float  # between checkpoints
     rate: InterruptionRate | None  # on spot
     # The start-up's totals and the rate's MTBI, read once here for the ranking's hot path (run_figures).
-    total_s: float = field(init=False)
-    billed_s: float = field(init=False)
-    mtbi_hours: float = field(init=False)
+    total_s: float
+    billed_s: float
+    mtbi_hours: float
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "total_s", self.start_up.total_s)
-        object.__setattr__(self, "billed_s", self.start_up.billed_s)
-        object.__setattr__(self, "mtbi_hours", self.rate.mtbi_hours if self.rate is not None else 0.0)
+    def __init__(self, start_up: StartUp, write_s: float, every_hours: float, rate: InterruptionRate | None) -> None:
+        # Written into the instance's dict: a frozen dataclass's own __init__ sets each field through
+        # object.__setattr__, and a ranking builds a hundred of these per job.
+        fields = self.__dict__
+        fields["start_up"], fields["write_s"], fields["every_hours"] = start_up, write_s, every_hours
+        fields["rate"] = rate
+        fields["total_s"], fields["billed_s"] = start_up.total_s, start_up.billed_s
+        fields["mtbi_hours"] = rate.mtbi_hours if rate is not None else 0.0
 
 
 def checkpoint_parameters(job: JobSpec, adapter: Adapter | None = None) -> int:

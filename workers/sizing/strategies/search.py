@@ -145,7 +145,8 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
     links = node_links(nvlink_gb_per_s=_nvlink_of(gpu, gpus_per_node), pcie_gen=gpu.pcie_gen,
                        network_gbit_per_s=network_gbit_per_s,
                        nvlink_efficiency=NVLINK_EFFICIENCY)
-    frugal = _frugal_layout(job, gpus_per_node=gpus_per_node, nodes=nodes)
+    layouts = list(candidate_layouts(job, gpus_per_node=gpus_per_node, nodes=nodes))
+    frugal = _frugal_layout(job, layouts)
     if frugal is not None and not fits(searched_memory(job, frugal, gpu=gpu, batch_size=1).total_bytes, gpu):
         return None  # not even the layout that keeps least fits: no need to try the others
     best: LayoutChoice | None = None
@@ -162,7 +163,7 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
     # below it is slower; only a larger micro-batch can make it pay, so only those are sized.
     fitted: dict[tuple[object, ...], int] = {}
     full_fits: dict[Layout, bool] = {}
-    for complexity, layout in enumerate(candidate_layouts(job, gpus_per_node=gpus_per_node, nodes=nodes)):
+    for complexity, layout in enumerate(layouts):
         if layout.adapter is not None and not asked_adapter and best is not None:
             break  # adapters change the method: only where no full training fits
         if fused and layout.checkpointing is Checkpointing.SELECTIVE \
@@ -209,11 +210,10 @@ def _full_fits(job: JobSpec, layout: Layout, gpu: GpuSpec, *, known: dict[Layout
     return known[full]
 
 
-def _frugal_layout(job: JobSpec, *, gpus_per_node: int, nodes: int) -> Layout | None:
-    """Return the candidate that keeps the least on a GPU: every model state sharded and offloaded, full
-    checkpointing, the widest tensor parallel, the smallest adapter; None when there is no candidate."""
+def _frugal_layout(job: JobSpec, layouts: list[Layout]) -> Layout | None:
+    """Return the candidate (of the search's `layouts`) that keeps the least on a GPU: every model state sharded
+    and offloaded, full checkpointing, the widest tensor parallel, the smallest adapter; None when there is none."""
     p = job.training.parallelism
-    layouts = list(candidate_layouts(job, gpus_per_node=gpus_per_node, nodes=nodes))
     if not layouts:
         return None
     widest = max(layout.tensor_parallel for layout in layouts)

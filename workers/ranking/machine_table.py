@@ -1,0 +1,62 @@
+"""Machines in a fixed order with what judging a shape reads of them, as NumPy arrays: one element a machine.
+
+No job changes a machine's GPU, host memory, vCPUs, CPU score, local disk, plan group or billing, so
+the table of a catalog's machines in a scope is built once (CatalogIndex.scoped) and every job's
+judging (judge_arrays.py) reads it instead of each machine's attributes in turn. Figures that
+depend on the job are looked up once per distinct key the table names (a (GPU model, count) pair,
+a (vCPUs, GPU count) loader split, a (CPU score, loader split), a plan group), never per machine.
+NumPy is imported inside, so that a CLI that never ranks does not load it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from catalog.types import Provider
+from workers.ranking.runcost import BILLING_GRANULARITY_S, BILLING_MINIMUM_S
+
+if TYPE_CHECKING:
+    from workers.ranking.catalog_index import Machine
+
+# runcost's billing rules by provider name (an Enum's hash is a Python call; a name's is cached)
+GRANULARITY_S = {p.value: BILLING_GRANULARITY_S.get(p, 0.0) for p in Provider}
+MINIMUM_S = {p.value: BILLING_MINIMUM_S.get(p, 0.0) for p in Provider}
+
+
+def _ids(keys: Sequence[Any]) -> tuple[list[int], list[Any]]:
+    """Return each key's number (in order of first appearance) and the distinct keys."""
+    numbers: dict[Any, int] = {}
+    ids = [numbers.setdefault(k, len(numbers)) for k in keys]
+    return ids, list(numbers)
+
+
+class MachineTable:
+    """What judging reads of each machine, in the machines' order; the distinct keys it looks figures up by."""
+
+    def __init__(self, machines: Sequence[Machine]) -> None:
+        import numpy as np
+
+        self.machines = tuple(machines)
+        ms = self.machines
+        pair_ids, self.pairs = _ids([(m.gpu, m.gpu_count) for m in ms])  # (GPU model, count): PerGpu
+        self.pair_ids = pair_ids  # as a list too: the per-shape estimate is handed out from it
+        self.pair_id = np.array(pair_ids, dtype=np.intp)
+        count_ids, self.gpu_counts = _ids([m.gpu_count for m in ms])  # host memory need per GPU count
+        self.count_id = np.array(count_ids, dtype=np.intp)
+        loader_ids, self.loader_keys = _ids([(m.vcpus, m.gpu_count) for m in ms])  # loader workers
+        self.loader_id = np.array(loader_ids, dtype=np.intp)
+        cpu_ids, self.cpu_keys = _ids([(m.cpu_score, lid) for m, lid in zip(ms, loader_ids, strict=True)])
+        self.cpu_id = np.array(cpu_ids, dtype=np.intp)  # the CPU stretch per (CPU score, loader split)
+        self.cpu_score = np.array([m.cpu_score for m in ms], dtype=float)
+        self.host_memory_bytes = np.array([m.host_memory_bytes for m in ms], dtype=np.int64)
+        self.storage_bytes = np.array([m.storage_bytes for m in ms], dtype=np.int64)
+        self.onprem = np.array([m.provider is Provider.ONPREM for m in ms], dtype=bool)
+        self.plan_group = np.array([m.plan_group for m in ms], dtype=np.int64)
+        cap_ids, self.caps = _ids([m.transfer.cap_mb_per_s if m.transfer else 0.0 for m in ms])
+        self.cap_id = np.array(cap_ids, dtype=np.int64)
+        self.egress_usd_per_gb = [m.transfer.usd_per_gb if m.transfer is not None else 0.0 for m in ms]
+        self.granularity_s = np.array([GRANULARITY_S[m.provider_name] for m in ms], dtype=float)
+        self.minimum_s = np.array([MINIMUM_S[m.provider_name] for m in ms], dtype=float)
+        self.term_hours = [m.term_hours for m in ms]
+        self.providers = [m.provider for m in ms]
