@@ -13,7 +13,7 @@ import pytest
 
 from catalog.loader import load_catalog
 from catalog.types import Catalog, Offer, Pricing
-from workers.ranking.candidates import Span, _costed_in_arrays
+from workers.ranking.candidates import Span, _costed_in_arrays, collect_candidates
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.ranking import _cpu_adjust
 from workers.ranking.recommend import estimate_per_gpu
@@ -27,6 +27,7 @@ from workers.ranking.shapes import (
     Shape,
     _judge_all,
     host_memory_need_bytes,
+    judge_scope,
     judge_shapes,
 )
 from workers.schemas import JobSpecSchema
@@ -139,3 +140,30 @@ def test_offers_costed_in_arrays_are_costed_as_one_by_one(catalog: Catalog) -> N
             over_budget += s.over_budget is not None
             on_block_storage += s.block_factor > 0
     assert over_budget > 0 and on_block_storage > 0  # both of the arrays' extra terms came up
+
+
+def test_offers_collected_from_the_judged_arrays_are_collected_as_shape_by_shape(catalog: Catalog) -> None:
+    over_budget = seen = 0
+    for name, raw in JOBS.items():
+        job = build_job(JobSpecSchema().load(raw))
+        known = {g.slug: g for g in catalog.gpus}
+        requirements = estimate_requirements(job, known_gpus=known)
+        per_gpu = estimate_per_gpu(job, gpu_counts_in_scope(job.constraints, catalog), known)
+        scope = resolve_scope(job.constraints, catalog)
+        budget = job.constraints.budget_usd if job.constraints.budget_usd is not None else math.inf
+        found = []
+        for use_arrays in (True, False):
+            shapes, judged = judge_scope(job, requirements=requirements, per_gpu=per_gpu, index=catalog_index(catalog),
+                                         scope=scope, cpu_adjust=_cpu_adjust(job), hours_known=True)
+            assert judged is not None
+            spans = collect_candidates(shapes, scope=scope, objective=job.objective, budget_usd=budget,
+                                       judged=judged if use_arrays else None)
+            found.append(([(sp.shape.idx, sp.costs, list(sp.offers), sp.min_key, sp.co2) for sp in spans], shapes))
+        assert found[0][0] == found[1][0], name
+        for together, alone in zip(found[0][1], found[1][1], strict=True):
+            assert vars(together).keys() == vars(alone).keys(), (name, alone.m.instance_type)
+            for field, value in vars(alone).items():  # m: each judging's copy where the data set moves
+                assert field == "m" or _same(getattr(together, field), value), (name, alone.m.instance_type, field)
+            over_budget += alone.over_budget is not None
+            seen += alone.seen
+    assert over_budget > 0 and seen > 0

@@ -20,8 +20,10 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from catalog.types import Offer
+from workers.ranking.machine_table import Judged, MachineTable
 from workers.ranking.scope import Scope
 from workers.ranking.shapes import Shape
 from workers.sizing.spec import Objective
@@ -159,9 +161,60 @@ def _costed_in_arrays(shapes: Sequence[Shape], found: list[Span], *, budget_usd:
         found.append(span)
 
 
+def _costed_from_table(shapes: Sequence[Shape], found: list[Span], *, table: MachineTable, at: Any, cost_mult: Any,
+                       block_factor: Any, egress_usd: Any, times: Any, budget_scale: Any, budget_usd: float,
+                       objective: Objective) -> None:
+    """_costed_in_arrays for shapes on the table's machines `at`, their figures given as arrays (judge_arrays'):
+    the offers' prices and block storage rates are read from the table, the same floats in the same order."""
+    import numpy as np
+
+    if not len(at):
+        return
+    prices_all, rates_all, first, counts_all = table.offer_arrays()
+    counts = counts_all[at]
+    total = int(counts.sum())
+    if total == 0:
+        return
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    offer = np.repeat(first[at] - starts, counts) + np.arange(total)  # each kept machine's offers, in turn
+    costs = prices_all[offer] * np.repeat(cost_mult, counts)
+    if block_factor.any():
+        block = np.repeat(block_factor, counts)
+        costs = np.where(block != 0.0, costs + block * rates_all[offer], costs)
+    costs = costs + np.repeat(egress_usd, counts)
+    held = counts > 0  # a machine with no offer (none in the catalog) has no span
+    lows = np.zeros(len(at))
+    highs = np.zeros(len(at))
+    lows[held] = np.minimum.reduceat(costs, starts[held])
+    highs[held] = np.maximum.reduceat(costs, starts[held])
+    # Each objective's first sort key, as Span.rekey sets it
+    keys = times if objective is Objective.TIME else lows * times if objective is Objective.BALANCED else lows
+    over = highs > budget_usd / budget_scale if budget_usd < math.inf else np.zeros(len(at), dtype=bool)
+    flat = costs.tolist()
+    make = Span.__new__
+    for s, start, end, low, key, is_over in zip(shapes, starts.tolist(), ends.tolist(), lows.tolist(), keys.tolist(),
+                                                over.tolist(), strict=True):
+        if end == start:
+            continue
+        if is_over:
+            _within_budget(s, flat[start:end], found, budget_usd=budget_usd, objective=objective)
+            continue
+        span = make(Span)  # Span(s, costs, offers, objective) with rekey's figures from the arrays
+        span.shape, span.costs, span.offers, span.objective, span.co2 = s, flat[start:end], s.m.offers, objective, None
+        s.best_cost, span.min_key = low, key
+        found.append(span)
+
+
 def collect_candidates(shapes: Sequence[Shape], *, scope: Scope, budget_usd: float,
-                       objective: Objective) -> list[Span]:
-    """Return, per machine that can run the job, its offers in scope and within the budget, costed."""
+                       objective: Objective, judged: Judged | None = None) -> list[Span]:
+    """Return, per machine that can run the job, its offers in scope and within the budget, costed.
+
+    `judged`: judge_arrays' findings for these shapes (shapes[i] on judged.table's machine i); the offers of
+    the machines they keep are then costed from the table's arrays, without reading each shape.
+    """
+    if judged is not None and not scope.regions:
+        return _collect_judged(shapes, judged, scope=scope, budget_usd=budget_usd, objective=objective)
     alone: list[Span] = []
     in_scope = frozenset(scope.pricing)
     together: list[Shape] = []
@@ -170,8 +223,7 @@ def collect_candidates(shapes: Sequence[Shape], *, scope: Scope, budget_usd: flo
         any_pricing = s.m.pricing in in_scope
         unfiltered = any_pricing and not scope.regions
         if s.reject is not None:
-            s.seen = any((any_pricing or o.pricing in scope.pricing)
-                         and (not scope.regions or o.region in scope.regions) for o in s.m.offers)
+            _note_seen(s, scope=scope, any_pricing=any_pricing)
         elif unfiltered and (not s.block_factor or s.m.block_rates_complete):
             together.append(s)
         else:
@@ -183,3 +235,46 @@ def collect_candidates(shapes: Sequence[Shape], *, scope: Scope, budget_usd: flo
         return spans
     position = {id(s): i for i, s in enumerate(shapes)}  # in the shapes' order, as before
     return sorted(spans + alone, key=lambda span: position[id(span.shape)])
+
+
+def _note_seen(s: Shape, *, scope: Scope, any_pricing: bool) -> None:
+    """Mark a rejected shape as seen when an offer of it is in scope (its own reason then names it)."""
+    if any_pricing and not scope.regions:
+        s.seen = bool(s.m.offers)
+    else:
+        s.seen = any((any_pricing or o.pricing in scope.pricing)
+                     and (not scope.regions or o.region in scope.regions) for o in s.m.offers)
+
+
+def _collect_judged(shapes: Sequence[Shape], judged: Judged, *, scope: Scope, budget_usd: float,
+                    objective: Objective) -> list[Span]:
+    """collect_candidates over judge_arrays' findings, with every region in scope: the same spans in the same order."""
+    import numpy as np
+
+    table = judged.table
+    in_scope = frozenset(scope.pricing)
+    any_pricing = np.array([p in in_scope for p in table.pricings], dtype=bool)[table.pricing_id]
+    ok = np.zeros(len(shapes), dtype=bool)
+    ok[judged.at[judged.ok]] = True
+    for i in np.flatnonzero(~ok).tolist():
+        s = shapes[i]
+        if s.reject is not None:
+            _note_seen(s, scope=scope, any_pricing=bool(any_pricing[i]))
+    # over the shapes that passed judging (judged.at[judged.ok]): priced together, or offer by offer
+    at, keep = judged.at[judged.ok], judged.ok
+    block_factor = judged.block_factor[keep]
+    together = any_pricing[at] & ((block_factor == 0.0) | table.block_rates_complete[at])
+    spans: list[Span] = []
+    chosen = np.flatnonzero(together)
+    _costed_from_table([shapes[i] for i in at[chosen].tolist()], spans, table=table, at=at[chosen],
+                       cost_mult=judged.cost_mult[keep][chosen], block_factor=block_factor[chosen],
+                       egress_usd=judged.egress_usd[keep][chosen], times=judged.time_metric[keep][chosen],
+                       budget_scale=judged.budget_scale[keep][chosen], budget_usd=budget_usd, objective=objective)
+    alone: list[Span] = []
+    for i in at[~together].tolist():
+        s = shapes[i]
+        _costed_one_by_one(s, alone, scope=scope, any_pricing=bool(any_pricing[i]), budget_usd=budget_usd,
+                           objective=objective)
+    if not alone:
+        return spans
+    return sorted(spans + alone, key=lambda span: span.shape.idx)

@@ -20,7 +20,7 @@ from typing import Any
 
 from workers.ranking.catalog_index import BlockTable
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
-from workers.ranking.machine_table import MachineTable
+from workers.ranking.machine_table import Judged, MachineTable
 from workers.ranking.runcost import SECONDS_PER_HOUR
 from workers.ranking.runplan import MachineParts, RunPlanner
 from workers.ranking.shapes import (
@@ -41,10 +41,11 @@ from workers.sizing.spec import JobSpec
 
 def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *, job: JobSpec,
                     requirements: Requirements, host_need: Mapping[int, int], cpu_adjust: CpuAdjust,
-                    block_table: BlockTable, planner: RunPlanner, table: MachineTable) -> None:
+                    block_table: BlockTable, planner: RunPlanner, table: MachineTable) -> Judged | None:
     """Fill in each shape's fit, time, run and storage need, or the first reason it cannot run the job.
 
-    `table` holds the shapes' machines in the shapes' order (table.machines[i] is shapes[i].m).
+    `table` holds the shapes' machines in the shapes' order (table.machines[i] is shapes[i].m). Return the
+    findings of the shapes that passed the first checks as arrays (None when none did).
     """
     import numpy as np
 
@@ -67,7 +68,7 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
         shapes[i].reject = HOST_MEMORY
     at = np.flatnonzero(fits & ~short)
     if not len(at):
-        return
+        return None
     at_list = at.tolist()
     live = [shapes[i] for i in at_list]
     # Loader workers per (vCPUs, GPU count), then the CPU stretch per (estimate, CPU score, workers).
@@ -106,21 +107,37 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
     hours, billed, checked, scale, interruptions, refused, spot = _run_figures(
         training_hours, group_parts, group_of, table.granularity_s[at], table.minimum_s[at],
         percentile=planner.percentile, deadline=job.constraints.deadline_hours)
+    # The findings plan_shape_run and _judge_all leave, over arrays: the move of the data set (again at
+    # each spot restart), a commitment's term (paid whether used or not), the deadline, block storage.
     size_gb = job.dataset.size_bytes / BYTES_PER_GB
     deadline = job.constraints.deadline_hours
+    egress_rate = table.egress_rate[at]
+    moved = egress_rate > 0
+    egress = np.zeros(len(at_list))
+    if moved.any():
+        egress = np.where(moved, size_gb * egress_rate * (1.0 + np.where(spot, interruptions, 0.0)), 0.0)
+    term = table.term[at]
+    committed = term == term  # not NaN
+    cost_mult = np.where(committed, term, billed)
+    budget_scale = np.where(committed, 1.0, scale)
+    with np.errstate(invalid="ignore"):
+        late = (checked != checked) | (checked > deadline) if deadline is not None else checked != checked
+    ok = ~refused & ~late
+    block = ok & ~on_disk
+    block_factor = np.where(block, storage_max / BYTES_PER_BILLED_GB * hours / HOURS_PER_MONTH, 0.0)
     percentile = planner.percentile
-    egress_rates, term_hours, providers = table.egress_usd_per_gb, table.term_hours, table.providers
-    for (i, shape, w, ms, p, hrs, is_refused, is_spot, h, b, c, bs, intr, on_own) in zip(
-            at_list, live, workers, iteration_ms.tolist(), parts, training_hours.tolist(), refused, spot, hours,
-            billed, checked, scale, interruptions, on_disk.tolist(), strict=True):
+    providers = table.providers
+    for (i, shape, w, ms, p, hrs, is_refused, is_spot, h, b, c, bs, is_moved, e, bf, is_late, on_block) in zip(
+            at_list, live, workers, iteration_ms.tolist(), parts, training_hours.tolist(), refused.tolist(),
+            spot.tolist(), hours.tolist(), cost_mult.tolist(), checked.tolist(), budget_scale.tolist(),
+            moved.tolist(), egress.tolist(), block_factor.tolist(), late.tolist(), block.tolist(), strict=True):
         shape.workers, shape.iteration_ms = w, ms
         shape.parts, shape.training_hours, shape.spot_percentile = p, hrs, percentile
         if is_refused:
             shape.reject = SPOT_RESTARTS
             continue
-        usd_per_gb = egress_rates[i]
-        if usd_per_gb > 0:  # each staging copies the data set again
-            shape.egress_usd = size_gb * usd_per_gb * (1.0 + (intr if is_spot else 0.0))
+        if is_moved:
+            shape.egress_usd = e
         shape.is_spot_run = is_spot
         shape.hours = shape.time_metric = h
         shape.cost_mult = b
@@ -129,21 +146,20 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
             shape.reject = DEADLINE
             continue
         shape.budget_scale = bs
-        term = term_hours[i]
-        if term is not None:  # a commitment is paid for every hour of its term, used or not
-            shape.cost_mult, shape.budget_scale = float(term), 1.0
-        if deadline is not None and c > deadline:
+        if is_late:
             shape.reject = DEADLINE
             continue
-        if not on_own:
+        if on_block:
             shape.block_bytes = storage_max
-            shape.block_factor = storage_max / BYTES_PER_BILLED_GB * h / HOURS_PER_MONTH
+            shape.block_factor = bf
             shape.block_prices, shape.block_fallback = block_table.get(providers[i], ({}, None))
+    return Judged(table, at=at, ok=ok, cost_mult=cost_mult, block_factor=block_factor, egress_usd=egress,
+                  time_metric=hours, budget_scale=budget_scale)
 
 
 def _run_figures(training_hours: Any, group_parts: list[MachineParts], group_of: Any, granularity: Any,
-                 minimum: Any, *, percentile: float, deadline: float | None) -> tuple[list[Any], ...]:
-    """Return runplan.run_figures for each shape, as lists: hours, billed hours, checked hours (NaN: a spot
+                 minimum: Any, *, percentile: float, deadline: float | None) -> tuple[Any, ...]:
+    """Return runplan.run_figures for each shape, as arrays: hours, billed hours, checked hours (NaN: a spot
     run past the deadline on its expected hours), budget scale, expected interruptions, refused, on spot.
 
     `group_parts[group_of[i]]` is shape i's run parts; `granularity` and `minimum` its provider's billing.
@@ -188,5 +204,4 @@ def _run_figures(training_hours: Any, group_parts: list[MachineParts], group_of:
     checked_billed = np.where(late, np.nan, np.where(quantile, p_billed, billed))
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(billed_out > 0, checked_billed / billed_out, 1.0)
-    return (hours.tolist(), billed_out.tolist(), checked.tolist(), scale.tolist(), interruptions.tolist(),
-            refused.tolist(), spot_ok.tolist())
+    return hours, billed_out, checked, scale, interruptions, refused, spot_ok

@@ -10,6 +10,8 @@ NumPy is imported inside, so that a CLI that never ranks does not load it.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -55,8 +57,43 @@ class MachineTable:
         self.plan_group = np.array([m.plan_group for m in ms], dtype=np.int64)
         cap_ids, self.caps = _ids([m.transfer.cap_mb_per_s if m.transfer else 0.0 for m in ms])
         self.cap_id = np.array(cap_ids, dtype=np.int64)
-        self.egress_usd_per_gb = [m.transfer.usd_per_gb if m.transfer is not None else 0.0 for m in ms]
+        self.egress_rate = np.array([m.transfer.usd_per_gb if m.transfer is not None else 0.0 for m in ms],
+                                    dtype=float)  # USD per GB moved into the machine's regions
         self.granularity_s = np.array([GRANULARITY_S[m.provider_name] for m in ms], dtype=float)
         self.minimum_s = np.array([MINIMUM_S[m.provider_name] for m in ms], dtype=float)
-        self.term_hours = [m.term_hours for m in ms]
+        self.term = np.array([m.term_hours if m.term_hours is not None else math.nan for m in ms], dtype=float)
         self.providers = [m.provider for m in ms]
+        pricing_ids, self.pricings = _ids([m.pricing for m in ms])
+        self.pricing_id = np.array(pricing_ids, dtype=np.intp)
+        self.block_rates_complete = np.array([m.block_rates_complete for m in ms], dtype=bool)
+        self._offers: tuple[Any, ...] | None = None
+
+    def offer_arrays(self) -> tuple[Any, ...]:
+        """Return every machine's offers in one run, as arrays: prices, block storage rates (0.0 where unknown),
+        and each machine's first offer and count of offers; built on first use."""
+        if self._offers is None:
+            import numpy as np
+
+            counts = np.array([len(m.prices) for m in self.machines], dtype=np.int64)
+            total = int(counts.sum())
+            prices = np.fromiter(itertools.chain.from_iterable(m.prices for m in self.machines), dtype=float,
+                                 count=total)
+            rates = np.fromiter(itertools.chain.from_iterable(m.block_rates if m.block_rates else (0.0,) * len(m.prices)
+                                                              for m in self.machines), dtype=float, count=total)
+            self._offers = (prices, rates, np.cumsum(counts) - counts, counts)
+        return self._offers
+
+
+class Judged:
+    """A job's shapes as judge_arrays left them, in arrays over the shapes that passed the first checks.
+
+    `at`: their positions in the table (and the shapes' list); over those, `ok` (no reason to reject),
+    and each one's cost multiplier, block storage factor, egress, time metric and budget scale, as the
+    shapes hold them: what candidates.collect_candidates reads to cost their offers at once.
+    """
+
+    def __init__(self, table: MachineTable, *, at: Any, ok: Any, cost_mult: Any, block_factor: Any, egress_usd: Any,
+                 time_metric: Any, budget_scale: Any) -> None:
+        self.table, self.at, self.ok = table, at, ok
+        self.cost_mult, self.block_factor, self.egress_usd = cost_mult, block_factor, egress_usd
+        self.time_metric, self.budget_scale = time_metric, budget_scale

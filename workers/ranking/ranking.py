@@ -66,7 +66,7 @@ from workers.ranking.shapes import (
     NO_STORAGE_PRICE,
     CpuAdjust,
     Shape,
-    judge_shapes,
+    judge_scope,
 )
 from workers.sizing.machine import iteration_ms_with_cpu
 from workers.sizing.requirements import CodedWarning, PerGpu, Requirements
@@ -106,14 +106,14 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     check_data_location(job.dataset, catalog)
     index = catalog_index(catalog)
     hours_known = requirements.iterations_total > 0
-    shapes = judge_shapes(job, requirements=requirements, per_gpu=per_gpu, index=index,
-                          scope=scope, cpu_adjust=_cpu_adjust(job), hours_known=hours_known)
+    shapes, judged = judge_scope(job, requirements=requirements, per_gpu=per_gpu, index=index,
+                                 scope=scope, cpu_adjust=_cpu_adjust(job), hours_known=hours_known)
     table, tdp_watts = energy or load_energy(), {g.slug: float(g.tdp_watts) for g in catalog.gpus}
     max_co2e = job.constraints.max_co2e_kg if hours_known else None
     carbon_ranks = max_co2e is not None or job.objective is Objective.CARBON
     budget = job.constraints.budget_usd
     spans = collect_candidates(shapes, scope=scope, objective=job.objective,
-                               budget_usd=budget if budget is not None and hours_known else math.inf)
+                               budget_usd=budget if budget is not None and hours_known else math.inf, judged=judged)
     if carbon_ranks:  # the CO2e of every offer that meets the other constraints takes part in the ranking
         annotate_energy([sp.shape for sp in spans], job=job, table=table, tdp_watts=tdp_watts)
         spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)

@@ -17,7 +17,7 @@ from workers.ranking.costing import (
     owned_power_per_hour_usd,
 )
 from workers.ranking.energy import GridFactor
-from workers.ranking.machine_table import MachineTable
+from workers.ranking.machine_table import Judged, MachineTable
 from workers.ranking.runplan import MachineParts, RunPlan, RunPlanner, plan_from_parts, run_figures
 from workers.ranking.scope import Scope
 from workers.ranking.transfer import BYTES_PER_GB, Transfer, transfer_into
@@ -261,6 +261,14 @@ def owned_machines(job: JobSpec, *, requirements: Requirements, index: CatalogIn
 def judge_shapes(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tuple[str, int], PerGpu],
                  index: CatalogIndex, scope: Scope, cpu_adjust: CpuAdjust, hours_known: bool) -> list[Shape]:
     """Return every machine in scope (cloud, then owned), judged, in the order of provider and name."""
+    return judge_scope(job, requirements=requirements, per_gpu=per_gpu, index=index, scope=scope,
+                       cpu_adjust=cpu_adjust, hours_known=hours_known)[0]
+
+
+def judge_scope(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tuple[str, int], PerGpu],
+                index: CatalogIndex, scope: Scope, cpu_adjust: CpuAdjust,
+                hours_known: bool) -> tuple[list[Shape], Judged | None]:
+    """Return judge_shapes' shapes, and with hours known their findings as arrays (judge_arrays.py)."""
     table = index.scoped(providers=scope.providers, max_gpus=scope.max_gpus, pricing=scope.pricing)
     machines = list(table.machines)
     owned = owned_machines(job, requirements=requirements, index=index, scope=scope)
@@ -274,16 +282,16 @@ def judge_shapes(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[t
         machines = [part for m in machines for part in by_transfer(m, location)]  # type: ignore[arg-type]
     shapes = list(map(Shape, machines, range(len(machines))))
     block_table = index.block_table
-    host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n)
-                 for n in {m.gpu_count for m in machines}}
     if hours_known:  # the same findings over arrays, for the hundreds of shapes of a ranking
         from workers.ranking.judge_arrays import judge_in_arrays  # it imports this module
 
         if owned or moved:  # the job's own machines: owned boxes, or split by the price of the data's move
             table = MachineTable(machines)
-        judge_in_arrays(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need,
-                        cpu_adjust=cpu_adjust, block_table=block_table, planner=RunPlanner(job), table=table)
-        return shapes
+        host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n) for n in table.gpu_counts}
+        judged = judge_in_arrays(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need,
+                                 cpu_adjust=cpu_adjust, block_table=block_table, planner=RunPlanner(job), table=table)
+        return shapes, judged
+    host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n) for n in {m.gpu_count for m in machines}}
     _judge_all(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need, cpu_adjust=cpu_adjust,
                hours_known=hours_known, block_table=block_table, planner=RunPlanner(job))
-    return shapes
+    return shapes, None
