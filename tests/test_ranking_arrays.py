@@ -82,7 +82,7 @@ def _judged(raw: dict[str, Any], catalog: Catalog) -> tuple[JobSpec, Requirement
 
 def test_shapes_judged_in_arrays_are_judged_as_one_by_one(catalog: Catalog) -> None:
     seen: set[str | None] = set()
-    spot_runs = block_storage = 0
+    spot_runs = block_storage = cpu_bound = 0
     for name, raw in JOBS.items():
         job, requirements, per_gpu, shapes = _judged(raw, catalog)
         alone = [Shape(s.m, s.idx) for s in shapes]
@@ -96,9 +96,10 @@ def test_shapes_judged_in_arrays_are_judged_as_one_by_one(catalog: Catalog) -> N
             seen.add(judged.reject)
             spot_runs += judged.is_spot_run
             block_storage += judged.block_factor > 0
+            cpu_bound += judged.per_gpu is not None and judged.iteration_ms > judged.per_gpu.iteration_ms
     # the cases the arrays tell apart all came up
     assert {None, DEADLINE, SPOT_RESTARTS, GPU_MEMORY, HOST_MEMORY} <= seen
-    assert spot_runs > 0 and block_storage > 0
+    assert spot_runs > 0 and block_storage > 0 and cpu_bound > 0
 
 
 def _plain_costs(s: Shape, budget_usd: float, objective: Objective) -> tuple[Any, ...]:

@@ -5,8 +5,8 @@ each in turn (fit, CPU-stretched time, then shapes.plan_shape_run: start-up, che
 restarts, the deadline) was half of a recommendation's CPU time. `judge_in_arrays` works out the same
 figures over arrays, one element per shape, with the same operations in the same order, so IEEE
 double arithmetic gives the same bits element by element: what is looked up stays a look-up (the
-estimate per (GPU model, count), the loader workers, the CPU stretch through the ranking's memoised
-`cpu_adjust`, a machine's run parts per plan group through RunPlanner.parts_for), the spot
+estimate per (GPU model, count), the loader workers, a machine's run parts per plan group through
+RunPlanner.parts_for), the CPU stretch is machine.iteration_ms_with_cpu's arithmetic over arrays, the spot
 percentile's Poisson quantile is spot.poisson_quantile itself, and each shape is left with exactly
 the attributes _judge_all would set. _judge_all stays the plain model (and the path when the data
 set's size is unknown); tests/test_ranking_arrays.py holds the two equal, attribute by attribute.
@@ -29,19 +29,18 @@ from workers.ranking.shapes import (
     HOST_MEMORY,
     NO_ESTIMATE,
     SPOT_RESTARTS,
-    CpuAdjust,
     Shape,
 )
 from workers.ranking.spot import poisson_quantile
 from workers.ranking.transfer import BYTES_PER_GB
-from workers.sizing.machine import loader_workers
+from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, loader_workers
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 
 
 def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *, job: JobSpec,
-                    requirements: Requirements, host_need: Mapping[int, int], cpu_adjust: CpuAdjust,
-                    block_table: BlockTable, planner: RunPlanner, table: MachineTable) -> Judged | None:
+                    requirements: Requirements, host_need: Mapping[int, int], block_table: BlockTable,
+                    planner: RunPlanner, table: MachineTable) -> Judged | None:
     """Fill in each shape's fit, time, run and storage need, or the first reason it cannot run the job.
 
     `table` holds the shapes' machines in the shapes' order (table.machines[i] is shapes[i].m). Return the
@@ -79,18 +78,16 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
     pair_at = table.pair_id[at]
     base_ms = np.array([pg.iteration_ms if pg is not None else 0.0 for pg in pg_of_pair], dtype=float)[pair_at]
     pair_hours = np.array([pg.training_hours if pg is not None else 0.0 for pg in pg_of_pair], dtype=float)
-    iteration_ms = base_ms.copy()
+    # The CPU stretch (machine.iteration_ms_with_cpu, what ranking._cpu_adjust returns): the slower of the
+    # GPU's iteration and the loader workers' pre-processing of its batch, in the same operations' order.
+    iteration_ms = base_ms
+    preprocess_ms = job.dataset.preprocess_ms_per_sample
     stretched = (table.cpu_score[at] > 0) & (base_ms > 0)
-    if stretched.any():
-        n_cpu = len(table.cpu_keys)
-        combos, which = np.unique(pair_at[stretched] * n_cpu + table.cpu_id[at][stretched], return_inverse=True)
-        adjusted = []
-        for combo in combos.tolist():
-            pid, cid = divmod(combo, n_cpu)
-            b = pg_of_pair[pid].iteration_ms  # a live shape's pair has an estimate
-            score, lid = table.cpu_keys[cid]
-            adjusted.append(max(b, cpu_adjust(b, score, workers_of[lid])))
-        iteration_ms[stretched] = np.array(adjusted, dtype=float)[which.reshape(-1)]
+    if preprocess_ms > 0 and stretched.any():
+        with np.errstate(divide="ignore"):
+            cpu_ms = (job.training.batch_size * preprocess_ms * REFERENCE_CPU_SINGLE_THREAD_SCORE
+                      / table.cpu_score[at] / np.maximum(1.0, np.array(workers, dtype=float)))
+        iteration_ms = np.where(stretched, np.maximum(base_ms, cpu_ms), base_ms)
     storage_min, storage_max = requirements.storage_min_bytes, requirements.storage_max_bytes
     local = table.storage_bytes[at] >= storage_min
     on_disk = local | table.onprem[at]
@@ -126,33 +123,35 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
     block = ok & ~on_disk
     block_factor = np.where(block, storage_max / BYTES_PER_BILLED_GB * hours / HOURS_PER_MONTH, 0.0)
     percentile = planner.percentile
-    providers = table.providers
-    for (i, shape, w, ms, p, hrs, is_refused, is_spot, h, b, c, bs, is_moved, e, bf, is_late, on_block) in zip(
-            at_list, live, workers, iteration_ms.tolist(), parts, training_hours.tolist(), refused.tolist(),
-            spot.tolist(), hours.tolist(), cost_mult.tolist(), checked.tolist(), budget_scale.tolist(),
-            moved.tolist(), egress.tolist(), block_factor.tolist(), late.tolist(), block.tolist(), strict=True):
+    # Every shape judged here: its loader workers, time and run; those not refused (spot restarts outpacing
+    # the run) their hours and bill too, then the reasons past them, each in _judge_all's terms.
+    for shape, w, ms, p, hrs in zip(live, workers, iteration_ms.tolist(), parts, training_hours.tolist(),
+                                    strict=True):
         shape.workers, shape.iteration_ms = w, ms
         shape.parts, shape.training_hours, shape.spot_percentile = p, hrs, percentile
-        if is_refused:
-            shape.reject = SPOT_RESTARTS
-            continue
-        if is_moved:
-            shape.egress_usd = e
+    ran = np.flatnonzero(~refused)
+    for i in np.flatnonzero(refused).tolist():
+        live[i].reject = SPOT_RESTARTS
+    for i in np.flatnonzero(moved & ~refused).tolist():
+        live[i].egress_usd = egress[i]
+    for i, is_spot, h, b, c in zip(ran.tolist(), spot[ran].tolist(), hours[ran].tolist(), cost_mult[ran].tolist(),
+                                   checked[ran].tolist(), strict=True):
+        shape = live[i]
         shape.is_spot_run = is_spot
         shape.hours = shape.time_metric = h
         shape.cost_mult = b
-        shape._checked_hours = c  # the property's setter, without the call
-        if c != c:  # NaN: a spot run past the deadline on its expected hours
-            shape.reject = DEADLINE
-            continue
-        shape.budget_scale = bs
-        if is_late:
-            shape.reject = DEADLINE
-            continue
-        if on_block:
-            shape.block_bytes = storage_max
-            shape.block_factor = bf
-            shape.block_prices, shape.block_fallback = block_table.get(providers[i], ({}, None))
+        shape._checked_hours = c  # the property's setter, without the call; NaN: a spot run late on its expected hours
+    for i, bs in zip(np.flatnonzero(~refused & (checked == checked)).tolist(),
+                     budget_scale[~refused & (checked == checked)].tolist(), strict=True):
+        live[i].budget_scale = bs
+    for i in np.flatnonzero(~refused & late).tolist():
+        live[i].reject = DEADLINE
+    providers = table.providers
+    for i, bf in zip(np.flatnonzero(block).tolist(), block_factor[block].tolist(), strict=True):
+        shape = live[i]
+        shape.block_bytes = storage_max
+        shape.block_factor = bf
+        shape.block_prices, shape.block_fallback = block_table.get(providers[at_list[i]], ({}, None))
     return Judged(table, at=at, ok=ok, cost_mult=cost_mult, block_factor=block_factor, egress_usd=egress,
                   time_metric=hours, budget_scale=budget_scale)
 

@@ -4,7 +4,7 @@ No job changes a machine's GPU, host memory, vCPUs, CPU score, local disk, plan 
 the table of a catalog's machines in a scope is built once (CatalogIndex.scoped) and every job's
 judging (judge_arrays.py) reads it instead of each machine's attributes in turn. Figures that
 depend on the job are looked up once per distinct key the table names (a (GPU model, count) pair,
-a (vCPUs, GPU count) loader split, a (CPU score, loader split), a plan group), never per machine.
+a (vCPUs, GPU count) loader split, a plan group), never per machine.
 NumPy is imported inside, so that a CLI that never ranks does not load it.
 """
 
@@ -48,8 +48,6 @@ class MachineTable:
         self.count_id = np.array(count_ids, dtype=np.intp)
         loader_ids, self.loader_keys = _ids([(m.vcpus, m.gpu_count) for m in ms])  # loader workers
         self.loader_id = np.array(loader_ids, dtype=np.intp)
-        cpu_ids, self.cpu_keys = _ids([(m.cpu_score, lid) for m, lid in zip(ms, loader_ids, strict=True)])
-        self.cpu_id = np.array(cpu_ids, dtype=np.intp)  # the CPU stretch per (CPU score, loader split)
         self.cpu_score = np.array([m.cpu_score for m in ms], dtype=float)
         self.host_memory_bytes = np.array([m.host_memory_bytes for m in ms], dtype=np.int64)
         self.storage_bytes = np.array([m.storage_bytes for m in ms], dtype=np.int64)

@@ -123,10 +123,12 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
         annotate_energy(list(shown.values()), job=job, table=table, tdp_watts=tdp_watts)
     options = _options(top, shapes, job=job, hours_known=hours_known, regions=index.regions_by_provider,
                        brief=brief)
-    in_scope = [s for s in shapes if s.seen or s.best_cost < math.inf or s.over_budget is not None
-                or s.over_co2e is not None
-                or s.missing_storage_regions]
-    nothing_fits = bool(in_scope) and all(s.reject in (GPU_MEMORY, NO_ESTIMATE) for s in in_scope)
+    nothing_fits = False  # a span is an offer that fits: only without any can nothing fit
+    if not spans:
+        in_scope = [s for s in shapes if s.seen or s.best_cost < math.inf or s.over_budget is not None
+                    or s.over_co2e is not None
+                    or s.missing_storage_regions]
+        nothing_fits = bool(in_scope) and all(s.reject in (GPU_MEMORY, NO_ESTIMATE) for s in in_scope)
     return Recommendation(
         requirements=requirements,
         options=options,

@@ -289,7 +289,7 @@ def judge_scope(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
             table = MachineTable(machines)
         host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n) for n in table.gpu_counts}
         judged = judge_in_arrays(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need,
-                                 cpu_adjust=cpu_adjust, block_table=block_table, planner=RunPlanner(job), table=table)
+                                 block_table=block_table, planner=RunPlanner(job), table=table)
         return shapes, judged
     host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n) for n in {m.gpu_count for m in machines}}
     _judge_all(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need, cpu_adjust=cpu_adjust,
