@@ -39,6 +39,7 @@ import heapq
 import math
 from collections.abc import Mapping
 from dataclasses import replace
+from operator import itemgetter
 from typing import Any
 
 from catalog.energy import EnergyTable, load_energy
@@ -253,8 +254,8 @@ def _options(top: list[Row], shapes: list[Shape], *, job: JobSpec, hours_known: 
     """Build the ranked options from the kept rows, marking the Pareto front of all the options."""
     feasible = [(s.time_metric, s.best_cost) for s in shapes if s.best_cost < math.inf]
     on_front = pareto_test(feasible)
-    best_cost = min((c for _, c in feasible), default=math.inf)
-    best_time = min((t for t, _ in feasible), default=math.inf)
+    best_cost = min(map(itemgetter(1), feasible), default=math.inf)
+    best_time = min(map(itemgetter(0), feasible), default=math.inf)
     options: list[RankedOption] = []
     for rank, (_, _, _, _, region, pricing, price, cost, idx) in enumerate(top, start=1):
         s = shapes[idx]

@@ -100,23 +100,24 @@ def checkpoint_parameters(job: JobSpec, adapter: Adapter | None = None) -> int:
 def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
                   local_disk_holds_data: bool, rate: InterruptionRate | None = None,
                   staging_cap_mb_per_s: float = 0.0, saved_parameters: int | None = None,
-                  writers: int = 1, boot: StartUp | None = None) -> MachineParts:
+                  writers: int = 1, boot: StartUp | None = None, saved_bytes: int | None = None) -> MachineParts:
     """Return the start-up, checkpoint write time, interval and spot rate of a run of the job on one machine.
 
     `rate` is the machine's spot interruption figure (catalog_index.Machine.rate); unused off spot.
     `saved_parameters` overrides what a checkpoint saves (a layout's adapters, `checkpoint_parameters`
     otherwise); `writers` machines write their shards of it at once (a sharded layout over several).
     `boot`: the start-up of these arguments, where the caller has it already (RunPlanner shares one
-    between a machine's on-demand and spot groups).
+    between a machine's on-demand and spot groups); `saved_bytes`: likewise, the bytes one checkpoint writes.
     """
     if boot is None:
         boot = start_up(provider, family, dataset_bytes=job.dataset.size_bytes,
                         network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data,
                         cap_mb_per_s=staging_cap_mb_per_s)
     write_rate = storage_write_mb_per_s(provider, local_disk_holds_data=local_disk_holds_data)
-    saved = checkpoint_parameters(job) if saved_parameters is None else saved_parameters
-    write_s = checkpoint_bytes(parameters=saved, optimizer=job.training.optimizer.value) \
-        / (write_rate * max(1, writers) * 1e6)
+    if saved_bytes is None:
+        saved = checkpoint_parameters(job) if saved_parameters is None else saved_parameters
+        saved_bytes = checkpoint_bytes(parameters=saved, optimizer=job.training.optimizer.value)
+    write_s = saved_bytes / (write_rate * max(1, writers) * 1e6)
     rate = rate if pricing is Pricing.SPOT else None
     every = job.training.checkpoint_every_hours
     if every is None:
@@ -207,6 +208,7 @@ class RunPlanner:
         self._groups: dict[tuple[int, bool, float, int | None, int], MachineParts] = {}
         self._boots: dict[tuple[Provider, str, float, bool, float], StartUp] = {}
         self._saved = checkpoint_parameters(job)  # what a checkpoint of the job's own layout saves
+        self._saved_bytes: dict[int, int] = {}  # the bytes of a checkpoint of so many parameters
 
     def parts_for(self, m: Machine, *, local_disk_holds_data: bool, saved_parameters: int | None = None,
                   writers: int = 1) -> MachineParts:
@@ -225,11 +227,16 @@ class RunPlanner:
                     m.provider, m.family, dataset_bytes=self.job.dataset.size_bytes,
                     network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=local_disk_holds_data,
                     cap_mb_per_s=cap)
+            saved = self._saved if saved_parameters is None else saved_parameters
+            saved_bytes = self._saved_bytes.get(saved)
+            if saved_bytes is None:
+                saved_bytes = self._saved_bytes[saved] = checkpoint_bytes(
+                    parameters=saved, optimizer=self.job.training.optimizer.value)
             found = self._groups[key] = machine_parts(
                 self.job, provider=m.provider, family=m.family, pricing=m.pricing,
                 network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=local_disk_holds_data, rate=m.rate,
-                staging_cap_mb_per_s=cap, saved_parameters=self._saved if saved_parameters is None
-                else saved_parameters, writers=writers, boot=boot)
+                staging_cap_mb_per_s=cap, saved_parameters=saved, writers=writers, boot=boot,
+                saved_bytes=saved_bytes)
         return found
 
     def parts(self, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,

@@ -28,7 +28,13 @@ from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_requi
 from workers.sizing.requirements import CodedWarning, Mitigation, PerGpu, Requirements
 from workers.sizing.schedule import iterations_per_epoch, iterations_total, training_hours
 from workers.sizing.spec import JobSpec
-from workers.sizing.strategies.named import as_iteration_time, estimate_named, named_layout, single_gpu_time
+from workers.sizing.strategies.named import (
+    as_iteration_time,
+    estimate_named,
+    named_layout,
+    names_strategy,
+    single_gpu_time,
+)
 from workers.sizing.timing import IterationTime, estimate_iteration_ms, training_flops
 
 REFERENCE_GPU = "t4"
@@ -76,13 +82,16 @@ def profile_gpu(job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> GpuSpec | No
 
 
 def _on_gpu(job: JobSpec, gpu: GpuSpec, *, gpu_count: int, reference: GpuSpec | None,
-            inter_node_gbit_per_s: float | None,
-            gpus_per_node: int | None = None) -> tuple[PerGpu, IterationTime]:
-    """Return the PerGpu row and the iteration time behind it (the spec's named strategy, if it names one)."""
+            inter_node_gbit_per_s: float | None, gpus_per_node: int | None = None,
+            strategy_named: bool = True) -> tuple[PerGpu, IterationTime]:
+    """Return the PerGpu row and the iteration time behind it (the spec's named strategy, if it names one).
+
+    `strategy_named`: False where the caller knows the spec names no strategy (names_strategy): none is looked for.
+    """
     training = job.training
     time = estimate_iteration_ms(job.time_model, training, gpu, gpu_count=gpu_count, profile_gpu=reference,
                                  inter_node_gbit_per_s=inter_node_gbit_per_s, gpus_per_node=gpus_per_node)
-    layout = named_layout(job, gpu_count=gpu_count)
+    layout = named_layout(job, gpu_count=gpu_count) if strategy_named else None
     if layout is None:
         peak = step_peak(job.model, training, gpu=gpu, gpu_count=gpu_count)
         memory, phase, replicas = peak.breakdown.total_bytes, peak.phase.value, gpu_count
@@ -136,8 +145,9 @@ def estimate_on_pairs(job: JobSpec, pairs: Sequence[tuple[GpuSpec, int]], *,
     reference = profile_gpu(job, known_gpus)
     for count in sorted({count for _, count in pairs}):
         check_job(job, gpu_count=count)
+    strategy_named = names_strategy(job)
     return [_on_gpu(job, gpu, gpu_count=count, reference=reference, inter_node_gbit_per_s=None,
-                    gpus_per_node=count)[0]
+                    gpus_per_node=count, strategy_named=strategy_named)[0]
             for gpu, count in pairs]
 
 

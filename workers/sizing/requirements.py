@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, fields
 from enum import StrEnum
 
@@ -25,7 +26,7 @@ class MemoryBreakdown:
     @property
     def total_bytes(self) -> int:
         """Return the sum of the terms."""
-        return sum(self.by_term().values())
+        return sum(_TERM_VALUES(self))  # by_term's values, read in C (an estimate asks ~50 times per GPU model)
 
     def by_term(self) -> dict[str, int]:
         """Return the terms under their contract names ("activations", ..., "framework_reserve")."""
@@ -34,6 +35,7 @@ class MemoryBreakdown:
 
 MEMORY_TERM_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(MemoryBreakdown))
 MEMORY_TERMS: tuple[str, ...] = tuple(name.removesuffix("_bytes") for name in MEMORY_TERM_FIELDS)
+_TERM_VALUES = operator.attrgetter(*MEMORY_TERM_FIELDS)
 
 
 class Bottleneck(StrEnum):
