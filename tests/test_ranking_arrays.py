@@ -66,6 +66,14 @@ def catalog() -> Catalog:
     return load_catalog()
 
 
+def _found(s: Shape) -> dict[str, object]:
+    """Return what judging set on a shape, by attribute: its run parts set, or left to be worked out when asked."""
+    found = {k: v for k, v in vars(s).items() if k not in ("_parts", "_parts_from")}
+    if "_parts" in vars(s) or "_parts_from" in vars(s):
+        found["parts"] = s.parts
+    return found
+
+
 def _same(a: object, b: object) -> bool:
     return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
 
@@ -90,8 +98,8 @@ def test_shapes_judged_in_arrays_are_judged_as_one_by_one(catalog: Catalog) -> N
         _judge_all(alone, per_gpu, job=job, requirements=requirements, host_need=host_need, cpu_adjust=_cpu_adjust(job),
                    hours_known=True, block_table=catalog_index(catalog).block_table, planner=RunPlanner(job))
         for judged, plain in zip(shapes, alone, strict=True):
-            assert vars(judged).keys() == vars(plain).keys(), (name, judged.m.instance_type)
-            for field, value in vars(plain).items():
+            assert _found(judged).keys() == _found(plain).keys(), (name, judged.m.instance_type)
+            for field, value in _found(plain).items():
                 assert _same(getattr(judged, field), value), (name, judged.m.instance_type, field)
             seen.add(judged.reject)
             spot_runs += judged.is_spot_run
@@ -162,9 +170,22 @@ def test_offers_collected_from_the_judged_arrays_are_collected_as_shape_by_shape
             found.append(([(sp.shape.idx, sp.costs, list(sp.offers), sp.min_key, sp.co2) for sp in spans], shapes))
         assert found[0][0] == found[1][0], name
         for together, alone in zip(found[0][1], found[1][1], strict=True):
-            assert vars(together).keys() == vars(alone).keys(), (name, alone.m.instance_type)
-            for field, value in vars(alone).items():  # m: each judging's copy where the data set moves
+            assert _found(together).keys() == _found(alone).keys(), (name, alone.m.instance_type)
+            for field, value in _found(alone).items():  # m: each judging's copy where the data set moves
                 assert field == "m" or _same(getattr(together, field), value), (name, alone.m.instance_type, field)
             over_budget += alone.over_budget is not None
             seen += alone.seen
     assert over_budget > 0 and seen > 0
+
+
+def test_poisson_quantiles_over_arrays_are_poisson_quantile_of_each_mean() -> None:
+    import numpy as np
+
+    from workers.ranking.judge_arrays import _poisson_quantiles
+    from workers.ranking.spot import poisson_quantile
+
+    means = [0.0, 1e-9, 0.003, 0.05, 0.1, 0.37, 0.5, 1.0, 1.7, 2.5, 3.9, 7.0, 12.5, 40.0, 150.0]
+    means += [i / 97 for i in range(1, 400)]
+    for percentile in (0.5, 0.8, 0.9, 0.95, 0.99):
+        found = _poisson_quantiles(np.array(means), percentile).tolist()
+        assert found == [float(poisson_quantile(m, percentile)) for m in means], percentile

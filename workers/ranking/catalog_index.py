@@ -137,6 +137,7 @@ class CatalogIndex:
                         card_memory_bytes=self.gpu_memory.get(inst.gpu, 0), pricing=pricing,
                         network_gbit_per_s=inst.network_gbit_per_s, offers=kept, rate=rate))
         self.machines = tuple(machines)
+        self.sells_owned = any(m.pricing is Pricing.OWNED for m in machines)  # the team's own boxes come from the job
         for m in self.machines:
             regions, fallback = self.block_table.get(m.provider, ({}, None))
             rates = [regions.get(o.region, fallback) for o in m.offers]

@@ -7,7 +7,7 @@ figures over arrays, one element per shape, with the same operations in the same
 double arithmetic gives the same bits element by element: what is looked up stays a look-up (the
 estimate per (GPU model, count), the loader workers, a machine's run parts per plan group through
 RunPlanner.parts_for), the CPU stretch is machine.iteration_ms_with_cpu's arithmetic over arrays, the spot
-percentile's Poisson quantile is spot.poisson_quantile itself, and each shape is left with exactly
+percentile's Poisson quantile is spot.poisson_quantile's sums over arrays, and each shape is left with exactly
 the attributes _judge_all would set. _judge_all stays the plain model (and the path when the data
 set's size is unknown); tests/test_ranking_arrays.py holds the two equal, attribute by attribute.
 NumPy is imported inside the function, so that a CLI that never ranks does not load it.
@@ -15,14 +15,21 @@ NumPy is imported inside the function, so that a CLI that never ranks does not l
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workers.ranking.catalog_index import BlockTable
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
 from workers.ranking.machine_table import Judged, MachineTable
-from workers.ranking.runcost import SECONDS_PER_HOUR
-from workers.ranking.runplan import MachineParts, RunPlanner
+from workers.ranking.runcost import (
+    DEFAULT_CHECKPOINT_EVERY_HOURS,
+    ENVIRONMENT_S,
+    LOCAL_NVME_WRITE_MB_PER_S,
+    MIN_CHECKPOINT_EVERY_HOURS,
+    SECONDS_PER_HOUR,
+)
+from workers.ranking.runplan import RunPlanner
 from workers.ranking.shapes import (
     DEADLINE,
     GPU_MEMORY,
@@ -31,7 +38,7 @@ from workers.ranking.shapes import (
     SPOT_RESTARTS,
     Shape,
 )
-from workers.ranking.spot import poisson_quantile
+from workers.ranking.spot import POISSON_MAX_K
 from workers.ranking.transfer import BYTES_PER_GB
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, loader_workers
 from workers.sizing.requirements import PerGpu, Requirements
@@ -91,18 +98,13 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
     storage_min, storage_max = requirements.storage_min_bytes, requirements.storage_max_bytes
     local = table.storage_bytes[at] >= storage_min
     on_disk = local | table.onprem[at]
-    # A machine's run parts per (plan group, data on its own disk, staging cap): RunPlanner.parts_for of one of them
-    _, first, group_of = np.unique((table.plan_group[at] * 2 + on_disk) * len(table.caps) + table.cap_id[at],
-                                        return_index=True, return_inverse=True)
-    group_of = group_of.reshape(-1)
-    group_parts = [planner.parts_for(table.machines[at_list[f]], local_disk_holds_data=bool(on_disk[f]))
-                   for f in first.tolist()]
-    parts = [group_parts[g] for g in group_of.tolist()]
+    # Each machine's start-up and checkpoints over arrays; its MachineParts is built when asked (Shape.parts).
+    parts = _parts_figures(table, at, on_disk, job=job, saved_bytes=planner.saved_bytes())
     with np.errstate(divide="ignore", invalid="ignore"):  # stretched by a slower CPU
         stretch = np.where(base_ms > 0, iteration_ms / base_ms, 1.0)
     training_hours = pair_hours[pair_at] * stretch
     hours, billed, checked, scale, interruptions, refused, spot = _run_figures(
-        training_hours, group_parts, group_of, table.granularity_s[at], table.minimum_s[at],
+        training_hours, parts, table.granularity_s[at], table.minimum_s[at],
         percentile=planner.percentile, deadline=job.constraints.deadline_hours)
     # The findings plan_shape_run and _judge_all leave, over arrays: the move of the data set (again at
     # each spot restart), a commitment's term (paid whether used or not), the deadline, block storage.
@@ -125,10 +127,11 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
     percentile = planner.percentile
     # Every shape judged here: its loader workers, time and run; those not refused (spot restarts outpacing
     # the run) their hours and bill too, then the reasons past them, each in _judge_all's terms.
-    for shape, w, ms, p, hrs in zip(live, workers, iteration_ms.tolist(), parts, training_hours.tolist(),
-                                    strict=True):
+    parts_from = {True: (planner, True), False: (planner, False)}
+    for shape, w, ms, own_disk, hrs in zip(live, workers, iteration_ms.tolist(), on_disk.tolist(),
+                                           training_hours.tolist(), strict=True):
         shape.workers, shape.iteration_ms = w, ms
-        shape.parts, shape.training_hours, shape.spot_percentile = p, hrs, percentile
+        shape._parts_from, shape.training_hours, shape.spot_percentile = parts_from[own_disk], hrs, percentile
     ran = np.flatnonzero(~refused)
     for i in np.flatnonzero(refused).tolist():
         live[i].reject = SPOT_RESTARTS
@@ -156,23 +159,48 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
                   time_metric=hours, budget_scale=budget_scale)
 
 
-def _run_figures(training_hours: Any, group_parts: list[MachineParts], group_of: Any, granularity: Any,
-                 minimum: Any, *, percentile: float, deadline: float | None) -> tuple[Any, ...]:
-    """Return runplan.run_figures for each shape, as arrays: hours, billed hours, checked hours (NaN: a spot
-    run past the deadline on its expected hours), budget scale, expected interruptions, refused, on spot.
+def _parts_figures(table: MachineTable, at: Any, on_disk: Any, *, job: JobSpec, saved_bytes: int) -> tuple[Any, ...]:
+    """Return, for the table's machines `at`, what RunPlanner.parts_for's MachineParts would hold: checkpoint
+    interval, one checkpoint's write seconds, start-up seconds and its billed part, on spot, MTBI (1.0 off spot).
 
-    `group_parts[group_of[i]]` is shape i's run parts; `granularity` and `minimum` its provider's billing.
+    runcost.start_up and runplan.machine_parts (one writer, the job's own checkpoint), operation by operation.
     """
     import numpy as np
 
-    count = len(group_of)
+    storage = np.where(on_disk, LOCAL_NVME_WRITE_MB_PER_S, table.block_write_mb_per_s[at])
+    network = table.network_mb_per_s[at]
+    rate = np.minimum(np.where(network == network, network, storage), storage)  # NaN: no network stated
+    cap = table.staging_cap_mb_per_s[at]
+    rate = np.where(cap > 0, np.minimum(rate, cap), rate)
+    size = job.dataset.size_bytes
+    with np.errstate(divide="ignore"):
+        staging = size / (rate * 1e6) if size > 0 else np.zeros(len(at))
+    staging = np.where(table.onprem[at], 0.0, staging)  # an owned box holds the data already
+    billed_s = table.boot_s[at] + ENVIRONMENT_S + staging
+    total_s = table.provisioning_s[at] + billed_s
+    write_s = saved_bytes / (storage * 1e6)
+    spot, mtbi = table.spot[at], table.mtbi_hours[at]
+    every_hours = job.training.checkpoint_every_hours
+    if every_hours is not None:
+        every = np.full(len(at), float(every_hours))
+    else:
+        every = np.where(spot, np.maximum(MIN_CHECKPOINT_EVERY_HOURS, np.sqrt(2.0 * write_s / 3600.0 * mtbi)),
+                         DEFAULT_CHECKPOINT_EVERY_HOURS)
+    return every, write_s, total_s, billed_s, spot, mtbi
+
+
+def _run_figures(training_hours: Any, parts: tuple[Any, ...], granularity: Any, minimum: Any, *,
+                 percentile: float, deadline: float | None) -> tuple[Any, ...]:
+    """Return runplan.run_figures for each shape, as arrays: hours, billed hours, checked hours (NaN: a spot
+    run past the deadline on its expected hours), budget scale, expected interruptions, refused, on spot.
+
+    `parts`: each shape's run parts (_parts_figures); `granularity` and `minimum` its provider's billing.
+    """
+    import numpy as np
+
+    count = len(training_hours)
     th = training_hours
-    every = np.array([p.every_hours for p in group_parts], dtype=float)[group_of]
-    write_s = np.array([p.write_s for p in group_parts], dtype=float)[group_of]
-    total_s = np.array([p.total_s for p in group_parts], dtype=float)[group_of]
-    billed_s = np.array([p.billed_s for p in group_parts], dtype=float)[group_of]
-    spot = np.array([p.rate is not None for p in group_parts], dtype=bool)[group_of]
-    mtbi = np.array([p.mtbi_hours if p.rate is not None else 1.0 for p in group_parts], dtype=float)[group_of]
+    every, write_s, total_s, billed_s, spot, mtbi = parts
     with np.errstate(divide="ignore", invalid="ignore"):
         # the checkpoints written (none at the very end), the run, the billing (runcost.billed_hours)
         saves = np.where(th > 0, np.maximum(0.0, np.ceil(th / every) - 1.0), 0.0)
@@ -192,9 +220,9 @@ def _run_figures(training_hours: Any, group_parts: list[MachineParts], group_of:
     late = spot_ok & (expected_wall > deadline) if deadline is not None else np.zeros(count, dtype=bool)
     quantile = spot_ok & ~late
     k = np.zeros(count, dtype=float)
-    means = interruptions.tolist()
-    for i in np.flatnonzero(quantile).tolist():
-        k[i] = poisson_quantile(means[i], percentile)
+    at = np.flatnonzero(quantile)
+    if len(at):
+        k[at] = _poisson_quantiles(interruptions[at], percentile)
     p_wall = np.maximum(wall + k * (restart_h + every), expected_wall)
     p_billed = np.maximum(billed + k * (restart_billed_h + every), expected_billed)
     hours = np.where(spot_ok, expected_wall, wall)
@@ -204,3 +232,24 @@ def _run_figures(training_hours: Any, group_parts: list[MachineParts], group_of:
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(billed_out > 0, checked_billed / billed_out, 1.0)
     return hours, billed_out, checked, scale, interruptions, refused, spot_ok
+
+
+def _poisson_quantiles(means: Any, percentile: float) -> Any:
+    """Return spot.poisson_quantile of each mean, the same sums in the same order over arrays.
+
+    Each e^-mean is math.exp's (NumPy's exp may differ from it in the last bit).
+    """
+    import numpy as np
+
+    term = np.array([math.exp(-mean) for mean in means.tolist()], dtype=float)
+    cumulative = term.copy()
+    k = np.zeros(len(means), dtype=float)
+    going = (means > 0) & (cumulative < percentile)
+    step = 0
+    while going.any() and step < POISSON_MAX_K:
+        step += 1
+        term[going] *= means[going] / step
+        cumulative[going] += term[going]
+        k[going] = step
+        going &= cumulative < percentile
+    return k

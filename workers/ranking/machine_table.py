@@ -15,8 +15,15 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from catalog.types import Provider
-from workers.ranking.runcost import BILLING_GRANULARITY_S, BILLING_MINIMUM_S
+from catalog.types import Pricing, Provider
+from workers.ranking.runcost import (
+    BILLING_GRANULARITY_S,
+    BILLING_MINIMUM_S,
+    BOOT_S_BY_FAMILY,
+    BOOT_S_DEFAULT,
+    PROVISIONING_S,
+    storage_write_mb_per_s,
+)
 
 if TYPE_CHECKING:
     from workers.ranking.catalog_index import Machine
@@ -57,6 +64,20 @@ class MachineTable:
         self.cap_id = np.array(cap_ids, dtype=np.int64)
         self.egress_rate = np.array([m.transfer.usd_per_gb if m.transfer is not None else 0.0 for m in ms],
                                     dtype=float)  # USD per GB moved into the machine's regions
+        # What a run's start-up and checkpoints read of the machine (runcost.start_up, runplan.machine_parts).
+        onprem = Provider.ONPREM
+        self.provisioning_s = np.array([0.0 if m.provider is onprem else PROVISIONING_S.get(m.provider, 60.0)
+                                        for m in ms], dtype=float)
+        self.boot_s = np.array([0.0 if m.provider is onprem else BOOT_S_BY_FAMILY.get(m.family, BOOT_S_DEFAULT)
+                                for m in ms], dtype=float)
+        self.block_write_mb_per_s = np.array([storage_write_mb_per_s(m.provider, local_disk_holds_data=False)
+                                              for m in ms], dtype=float)
+        self.network_mb_per_s = np.array([m.network_gbit_per_s * 1000.0 / 8.0 if m.network_gbit_per_s > 0
+                                          else math.nan for m in ms], dtype=float)  # NaN: none stated
+        self.staging_cap_mb_per_s = np.array(self.caps, dtype=float)[self.cap_id]
+        self.spot = np.array([m.pricing is Pricing.SPOT and m.rate is not None for m in ms], dtype=bool)
+        self.mtbi_hours = np.array([m.rate.mtbi_hours if m.pricing is Pricing.SPOT and m.rate is not None else 1.0
+                                    for m in ms], dtype=float)
         self.granularity_s = np.array([GRANULARITY_S[m.provider_name] for m in ms], dtype=float)
         self.minimum_s = np.array([MINIMUM_S[m.provider_name] for m in ms], dtype=float)
         self.term = np.array([m.term_hours if m.term_hours is not None else math.nan for m in ms], dtype=float)

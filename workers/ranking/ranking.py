@@ -118,7 +118,8 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     if carbon_ranks:  # the CO2e of every offer that meets the other constraints takes part in the ranking
         annotate_energy([sp.shape for sp in spans], job=job, table=table, tdp_watts=tdp_watts)
         spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)
-    top = ordered_rows(job, spans)
+    top = ordered_rows(job, spans, owned=Pricing.OWNED in scope.pricing and bool(job.constraints.owned_gpus
+                                                                             or index.sells_owned))
     if not carbon_ranks:  # only the options shown need their energy (it was 20% of a ranking done for all)
         shown = {row[-1]: shapes[row[-1]] for row in top}
         annotate_energy(list(shown.values()), job=job, table=table, tdp_watts=tdp_watts)
@@ -155,14 +156,16 @@ def _purchase(job: JobSpec, *, shapes: list[Shape], per_gpu: Mapping[tuple[str, 
                             max_gpus=scope_max_gpus)
 
 
-def ordered_rows(job: JobSpec, spans: list[Span]) -> list[Row]:
+def ordered_rows(job: JobSpec, spans: list[Span], *, owned: bool = True) -> list[Row]:
     """Return the rows to show: the team's own cards first, fastest first, then the rented by the objective.
 
     Owned cards are paid for and their power differs by cents; under `balanced` the rented rows start
-    at the knee of the cost/time front (front.knee_first).
+    at the knee of the cost/time front (front.knee_first). `owned`: False where no span can be owned.
     """
-    owned_spans = [sp for sp in spans if sp.shape.m.pricing is Pricing.OWNED]
-    rented_spans = [sp for sp in spans if sp.shape.m.pricing is not Pricing.OWNED]
+    owned_spans, rented_spans = [], spans
+    if owned:
+        owned_spans = [sp for sp in spans if sp.shape.m.pricing is Pricing.OWNED]
+        rented_spans = [sp for sp in spans if sp.shape.m.pricing is not Pricing.OWNED]
     owned_rows = top_rows(replace(job, objective=Objective.TIME), [Span(sp.shape, sp.costs, sp.offers, Objective.TIME)
                                                                for sp in owned_spans])
     rented_rows = top_rows(job, rented_spans, limit=max(job.limit - len(owned_rows), 0))

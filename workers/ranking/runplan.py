@@ -210,6 +210,15 @@ class RunPlanner:
         self._saved = checkpoint_parameters(job)  # what a checkpoint of the job's own layout saves
         self._saved_bytes: dict[int, int] = {}  # the bytes of a checkpoint of so many parameters
 
+    def saved_bytes(self, saved_parameters: int | None = None) -> int:
+        """Return the bytes one checkpoint writes: the job's own layout's, or of `saved_parameters`."""
+        saved = self._saved if saved_parameters is None else saved_parameters
+        found = self._saved_bytes.get(saved)
+        if found is None:
+            found = self._saved_bytes[saved] = checkpoint_bytes(parameters=saved,
+                                                                optimizer=self.job.training.optimizer.value)
+        return found
+
     def parts_for(self, m: Machine, *, local_disk_holds_data: bool, saved_parameters: int | None = None,
                   writers: int = 1) -> MachineParts:
         """Return a machine's parts (parts() of its fields), looked up by its plan group: the ranking's hot path."""
@@ -227,16 +236,11 @@ class RunPlanner:
                     m.provider, m.family, dataset_bytes=self.job.dataset.size_bytes,
                     network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=local_disk_holds_data,
                     cap_mb_per_s=cap)
-            saved = self._saved if saved_parameters is None else saved_parameters
-            saved_bytes = self._saved_bytes.get(saved)
-            if saved_bytes is None:
-                saved_bytes = self._saved_bytes[saved] = checkpoint_bytes(
-                    parameters=saved, optimizer=self.job.training.optimizer.value)
             found = self._groups[key] = machine_parts(
                 self.job, provider=m.provider, family=m.family, pricing=m.pricing,
                 network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=local_disk_holds_data, rate=m.rate,
-                staging_cap_mb_per_s=cap, saved_parameters=saved, writers=writers, boot=boot,
-                saved_bytes=saved_bytes)
+                staging_cap_mb_per_s=cap, saved_parameters=saved_parameters, writers=writers, boot=boot,
+                saved_bytes=self.saved_bytes(saved_parameters))
         return found
 
     def parts(self, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,

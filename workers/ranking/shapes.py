@@ -56,7 +56,8 @@ class Shape:
     block_prices: Mapping[str, float] = {}
     block_fallback: float | None = None
     host_memory_needed_bytes = 0
-    parts: MachineParts | None = None  # what the run takes from the machine (runplan.py)
+    _parts: MachineParts | None = None  # `parts`
+    _parts_from: tuple[RunPlanner, bool] | None = None  # (planner, data on the machine's own disk): `parts` asked
     training_hours = 0.0  # CPU-stretched training steps alone
     _checked_hours = 0.0  # checked_hours; NaN: past the deadline on expected hours, the percentile not worked out
     is_spot_run = False
@@ -79,6 +80,20 @@ class Shape:
     def __init__(self, machine: Machine, idx: int) -> None:
         self.m = machine
         self.idx = idx
+
+    @property
+    def parts(self) -> MachineParts | None:
+        """Return what the run takes from the machine (runplan.py): set, or worked out when first asked
+        (judge_arrays works a ranking's figures out over arrays and leaves each shape its planner)."""
+        parts = self._parts
+        if parts is None and self._parts_from is not None:
+            planner, on_own_disk = self._parts_from
+            parts = self._parts = planner.parts_for(self.m, local_disk_holds_data=on_own_disk)
+        return parts
+
+    @parts.setter
+    def parts(self, parts: MachineParts | None) -> None:
+        self._parts = parts
 
     @property
     def checked_hours(self) -> float:

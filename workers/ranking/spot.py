@@ -132,13 +132,16 @@ def young_daly_interval_hours(*, checkpoint_write_s: float, mtbi_hours: float) -
     return math.sqrt(2.0 * checkpoint_write_s / 3600.0 * mtbi_hours)
 
 
+POISSON_MAX_K = 10_000  # where the sum stops short of the percentile (a mean far past any spot run's)
+
+
 def poisson_quantile(mean: float, percentile: float) -> int:
     """Return the smallest k with P(N <= k) >= percentile for N ~ Poisson(mean)."""
     if mean <= 0:
         return 0
     term = cumulative = math.exp(-mean)
     k = 0
-    while cumulative < percentile and k < 10_000:
+    while cumulative < percentile and k < POISSON_MAX_K:
         k += 1
         term *= mean / k
         cumulative += term
