@@ -248,9 +248,8 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
         for i, end in enumerate(retention.segment_end):
             comes_back[end] = comes_back.get(end, 0) + recomputed[i]
     row_parameters = sum(row.parameters + row.shared_parameters for row in layers) or 1
-    # autocast casts every weight a matmul or convolution reads, a tied head's shared one too (measured)
     copies = [math.ceil((row.parameters + row.shared_parameters) * WEIGHT_COPY_BYTES[precision] / shards.parameters)
-              if mixed and row.kind in CAST_KINDS else 0 for row in layers]
+              if mixed and row.kind in CAST_KINDS else 0 for row in layers]  # a tied head's shared weight too
     inputs = batch_input_bytes(model, precision) * batch  # the batch the loop holds, all step
     held = outputs[held_index] + inputs
     moments: list[Moment] = []
