@@ -15,7 +15,8 @@ TIE_SHARE go to the simpler one).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
@@ -103,20 +104,35 @@ def _tensor_degrees(p: Parallelism, *, gpus_per_node: int, heads: int) -> tuple[
 
 def candidate_layouts(job: JobSpec, *, gpus_per_node: int, nodes: int) -> Iterator[Layout]:
     """Yield the layouts to try on n machines of g GPUs, in the order of simplicity."""
-    p = job.training.parallelism
+    yield from _search_space(job, gpus_per_node=gpus_per_node, nodes=nodes)[0]
+
+
+def _search_space(job: JobSpec, *, gpus_per_node: int, nodes: int) -> tuple[tuple[Layout, ...], Layout | None]:
+    """Return candidate_layouts' layouts and the one of them that keeps least (_frugal_layout).
+
+    Both depend on the job only through its parallelism, its legacy recompute flag and (for a transformer)
+    its attention heads, so each such question is answered once (pure values, remembered: a search of a
+    job asks for ~3 machine shapes, and jobs differ mostly in what these do not read).
+    """
     shape = transformer_shape(job.model)
+    return _layouts(job.training.parallelism, transformer=shape is not None,
+                    heads=shape.heads if shape is not None else 0, recompute=job.training.recompute,
+                    gpus_per_node=gpus_per_node, nodes=nodes)
+
+
+@functools.lru_cache(maxsize=256)
+def _layouts(p: Parallelism, *, transformer: bool, heads: int, recompute: bool, gpus_per_node: int,
+             nodes: int) -> tuple[tuple[Layout, ...], Layout | None]:
     total = gpus_per_node * nodes
     stages = p.pipeline_stages or 1
-    heads = shape.heads if shape is not None else 0
-    for adapter in _adapters(p, transformer=shape is not None):
-        for t in _tensor_degrees(p, gpus_per_node=gpus_per_node, heads=heads):
-            if total % (t * stages):
-                continue
-            for kind in _kinds(p, nodes=nodes, gpus=total // (t * stages)):
-                for offload in _offloads(p, kind):
-                    for mode in _checkpointing(p, job.training.recompute):
-                        yield Layout(kind, gpu_count=total, gpus_per_node=gpus_per_node, tensor_parallel=t,
-                                     pipeline_stages=stages, offload=offload, adapter=adapter, checkpointing=mode)
+    layouts = tuple(Layout(kind, gpu_count=total, gpus_per_node=gpus_per_node, tensor_parallel=t,
+                           pipeline_stages=stages, offload=offload, adapter=adapter, checkpointing=mode)
+                    for adapter in _adapters(p, transformer=transformer)
+                    for t in _tensor_degrees(p, gpus_per_node=gpus_per_node, heads=heads) if not total % (t * stages)
+                    for kind in _kinds(p, nodes=nodes, gpus=total // (t * stages))
+                    for offload in _offloads(p, kind)
+                    for mode in _checkpointing(p, recompute))
+    return layouts, _frugal_layout(p, layouts)
 
 
 def _micro_batches(batch_size: int, update_interval: int) -> Iterator[tuple[int, int]]:
@@ -145,8 +161,7 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
     links = node_links(nvlink_gb_per_s=_nvlink_of(gpu, gpus_per_node), pcie_gen=gpu.pcie_gen,
                        network_gbit_per_s=network_gbit_per_s,
                        nvlink_efficiency=NVLINK_EFFICIENCY)
-    layouts = list(candidate_layouts(job, gpus_per_node=gpus_per_node, nodes=nodes))
-    frugal = _frugal_layout(job, layouts)
+    layouts, frugal = _search_space(job, gpus_per_node=gpus_per_node, nodes=nodes)
     if frugal is not None and not fits(searched_memory(job, frugal, gpu=gpu, batch_size=1).total_bytes, gpu):
         return None  # not even the layout that keeps least fits: no need to try the others
     best: LayoutChoice | None = None
@@ -210,10 +225,10 @@ def _full_fits(job: JobSpec, layout: Layout, gpu: GpuSpec, *, known: dict[Layout
     return known[full]
 
 
-def _frugal_layout(job: JobSpec, layouts: list[Layout]) -> Layout | None:
-    """Return the candidate (of the search's `layouts`) that keeps the least on a GPU: every model state sharded
-    and offloaded, full checkpointing, the widest tensor parallel, the smallest adapter; None when there is none."""
-    p = job.training.parallelism
+def _frugal_layout(p: Parallelism, layouts: Sequence[Layout]) -> Layout | None:
+    """Return the candidate (of the search's `layouts` under parallelism `p`) that keeps the least on a GPU: every
+    model state sharded and offloaded, full checkpointing, the widest tensor parallel, the smallest adapter; None
+    when there is none."""
     if not layouts:
         return None
     widest = max(layout.tensor_parallel for layout in layouts)

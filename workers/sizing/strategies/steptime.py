@@ -22,7 +22,7 @@ from workers.sizing.efficiency import BACKWARD_TO_FORWARD, DATA_PARALLEL_SYNC_MS
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.multigpu import framework_speedup_cap
 from workers.sizing.requirements import Bottleneck
-from workers.sizing.spec import JobSpec
+from workers.sizing.spec import JobSpec, Training
 from workers.sizing.stats import ModelStats
 from workers.sizing.strategies.adapters import NF4_BYTES_PER_PARAMETER, quantized_parameters, transformer_shape
 from workers.sizing.strategies.checkpointing import recomputed_forward_share
@@ -34,6 +34,7 @@ from workers.sizing.timing import estimate_iteration_ms
 DEQUANTISED_WEIGHT_BYTES = 2  # NF4 weights are expanded to bf16 for each matmul (bitsandbytes)
 _NO_STRATEGY = Parallelism()
 _TIMED: IdentityMemo[ModelStats] = IdentityMemo()
+_TRAINING: IdentityMemo[Training] = IdentityMemo()
 
 
 def _timed_model(model: ModelStats, trainable_parameters: int) -> ModelStats:
@@ -66,8 +67,9 @@ def layout_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, links: Links, bat
     # The optimizer step updates this GPU's share of the trainable weights (ZeRO and FSDP shard the
     # states, so each rank steps 1/shard of them), once per update interval (optimizer_time.py).
     timed_model = _timed_model(job.time_model, max(1, trainable_parameters // layout.shard_degree))
-    training = replace(job.training, batch_size=batch_size, recompute=False, update_interval=update_interval,
-                       parallelism=_NO_STRATEGY)
+    training = _TRAINING.get(job.training, (batch_size, update_interval), lambda: replace(
+        job.training, batch_size=batch_size, recompute=False, update_interval=update_interval,
+        parallelism=_NO_STRATEGY))  # one object per (training, micro-batch) for the time memos, built once
     single = estimate_iteration_ms(timed_model, training, gpu, gpu_count=1, profile_gpu=profile_gpu)
     passes = 1.0 + BACKWARD_TO_FORWARD
     recomputed = recomputed_forward_share(model, layout.checkpointing)
