@@ -263,3 +263,19 @@ def test_stats_only_model_times_as_one_generic_layer() -> None:
     time = estimate_iteration_ms(model, training(), gpu("v100-16gb"))
     assert time.layer_count == 0 and time.total_ms > 0
     assert estimate_iteration_ms(transformer(), training(batch_size=8), gpu("a100-80gb")).total_ms > 0
+
+
+def test_the_multi_gpu_iteration_is_the_single_one_replaced() -> None:
+    from workers.sizing.requirements import Bottleneck
+    from workers.sizing.timing import IterationTime, _with
+
+    single = IterationTime(compute_ms=1.0, memory_ms=2.0, allreduce_ms=0.0, overhead_ms=0.5, total_ms=3.5,
+                           bottleneck=Bottleneck.COMPUTE, single_gpu_ms=3.5, forward_ms=1.2, calibrated=True,
+                           layer_count=7, tiny_layer_count=2)
+    changes = {"allreduce_ms": 0.7, "overhead_ms": 0.9, "total_ms": 4.1, "bottleneck": Bottleneck.ALL_REDUCE,
+               "speedup_vs_one_gpu": 1.7}
+    made = _with(single, **changes)
+    assert made == replace(single, **changes) and vars(made) == vars(replace(single, **changes))
+    assert single.total_ms == 3.5  # the original is left as it was
+    with pytest.raises(TypeError):
+        _with(single, total=1.0)
