@@ -99,8 +99,8 @@ def check_recommendable(job: JobSpec, catalog: Catalog) -> None:
     if job.constraints.owned_gpus:
         return  # the team's own host is taken to have the memory the job needs (shapes.owned_machines)
     check_offload_host_memory(job, host_need_bytes=machine_needs(job.dataset, gpu_count=1).host_memory_bytes,
-                              machines=[(i.instance_type, i.gpu_count, i.host_memory_bytes) for i in catalog.instances
-                                        if i.provider.value in providers and i.gpu_count > 0])
+                              machines=((i.instance_type, i.gpu_count, i.host_memory_bytes) for i in catalog.instances
+                                        if i.provider.value in providers and i.gpu_count > 0))
 
 
 def check_checkpoint_interval(job: JobSpec, known_gpus: Mapping[str, GpuSpec],

@@ -58,6 +58,7 @@ def check_offload_host_memory(job: JobSpec, *, host_need_bytes: int, machines: I
     p = job.training.parallelism
     if not (p.offload.optimizer or p.offload.parameters):
         return
+    machines = list(machines)  # read only here: a caller may pass a generator over the catalog
     trainable = job.model.parameters  # the trainable weights (frozen ones are ModelStats.frozen_parameters)
     states = trainable * (16 + (2 if p.offload.parameters else 0))
     max_gpus = job.constraints.max_gpus
