@@ -20,7 +20,7 @@ from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import JobSpec, Objective
 
-WIDER_FACTOR = 4  # 8 GPUs -> 32: one more step of machine doubling than a user would try by hand, twice
+WIDER_FACTOR = 4  # 8 GPUs -> 32: two doublings of the machines beyond the limit
 MAX_GPUS_LIMIT = 1024  # the schema's bound on constraints.max_gpus
 # "Clearly better" [rule of thumb]: a fifth cheaper, or half the time for at most a tenth more money
 # (cost); a fifth faster (time). Smaller gains are within the estimate's own error (README, accuracy).
