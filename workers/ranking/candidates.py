@@ -145,14 +145,21 @@ def _costed_in_arrays(shapes: Sequence[Shape], found: list[Span], *, budget_usd:
     times = np.array([s.time_metric for s in shapes], dtype=float)
     # Each objective's first sort key, as Span.rekey sets it
     keys = times if objective is Objective.TIME else lows * times if objective is Objective.BALANCED else lows
-    flat = costs.tolist()
     limited = budget_usd < math.inf
+    over = [limited and high > budget_usd / s.budget_scale for s, high in zip(shapes, highs.tolist(), strict=True)]
+    _add_spans(shapes, found, flat=costs.tolist(), starts=starts.tolist(), ends=ends.tolist(), lows=lows.tolist(),
+               keys=keys.tolist(), over=over, budget_usd=budget_usd, objective=objective)
+
+
+def _add_spans(shapes: Sequence[Shape], found: list[Span], *, flat: list[float], starts: list[int], ends: list[int],
+               lows: list[float], keys: list[float], over: list[bool], budget_usd: float,
+               objective: Objective) -> None:
+    """Append each shape's span of offers costed in `flat[start:end]`, or its offers within the budget where over."""
     make = Span.__new__
-    for s, start, end, low, high, key in zip(shapes, starts.tolist(), ends.tolist(), lows.tolist(), highs.tolist(),
-                                             keys.tolist(), strict=True):
+    for s, start, end, low, key, is_over in zip(shapes, starts, ends, lows, keys, over, strict=True):
         if end == start:
             continue
-        if limited and high > budget_usd / s.budget_scale:
+        if is_over:
             _within_budget(s, flat[start:end], found, budget_usd=budget_usd, objective=objective)
             continue
         span = make(Span)  # Span(s, costs, offers, objective) with rekey's figures from the arrays
@@ -191,19 +198,8 @@ def _costed_from_table(shapes: Sequence[Shape], found: list[Span], *, table: Mac
     # Each objective's first sort key, as Span.rekey sets it
     keys = times if objective is Objective.TIME else lows * times if objective is Objective.BALANCED else lows
     over = highs > budget_usd / budget_scale if budget_usd < math.inf else np.zeros(len(at), dtype=bool)
-    flat = costs.tolist()
-    make = Span.__new__
-    for s, start, end, low, key, is_over in zip(shapes, starts.tolist(), ends.tolist(), lows.tolist(), keys.tolist(),
-                                                over.tolist(), strict=True):
-        if end == start:
-            continue
-        if is_over:
-            _within_budget(s, flat[start:end], found, budget_usd=budget_usd, objective=objective)
-            continue
-        span = make(Span)  # Span(s, costs, offers, objective) with rekey's figures from the arrays
-        span.shape, span.costs, span.offers, span.objective, span.co2 = s, flat[start:end], s.m.offers, objective, None
-        s.best_cost, span.min_key = low, key
-        found.append(span)
+    _add_spans(shapes, found, flat=costs.tolist(), starts=starts.tolist(), ends=ends.tolist(), lows=lows.tolist(),
+               keys=keys.tolist(), over=over.tolist(), budget_usd=budget_usd, objective=objective)
 
 
 def collect_candidates(shapes: Sequence[Shape], *, scope: Scope, budget_usd: float,
