@@ -63,8 +63,12 @@ class IdentityMemo(Generic[V]):
 
     def _reference(self, owner: object, oid: int) -> Callable[[], object]:
         forget = weakref.WeakMethod(self._forget_owner)  # the memo is not kept alive by its owners
+
+        def died(_: object) -> None:
+            _call(forget, oid)
+
         try:
-            return weakref.ref(owner, lambda _, oid=oid: _call(forget, oid))
+            return weakref.ref(owner, died)
         except TypeError:  # not weakly referable: held, as every owner was before
             return _Strong(owner)
 
