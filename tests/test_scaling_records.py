@@ -70,7 +70,8 @@ def test_binned_runs_are_timed_at_their_padded_length_and_print_their_one_gpu_er
             for seq in (r["sequence_length"], timed_sequence_length(r)):
                 training = Training(batch_size=r["batch_size"], sequence_length=seq,
                                     precision=Precision(r["precision"]), optimizer=Optimizer(r["optimizer"]),
-                                    framework=Framework(r["framework"]), update_interval=r["update_interval"])
+                                    framework=Framework(r["framework"]), update_interval=r["update_interval"],
+                                    tf32_matmul=r.get("tf32_matmul"))  # as compare_scaling times them
                 ms = estimate_iteration_ms(preset_stats(r["model"], sequence_length=seq), training, gpus[r["gpu"]])
                 errors.append(r["batch_size"] * 1000.0 / ms.total_ms / r["measured"]["single_gpu_samples_per_s"] - 1)
             print(f"  {r['id']:32s} one GPU at {r['sequence_length']}: {errors[0]:+6.1%}"

@@ -100,3 +100,33 @@ def test_jobs_that_differ_only_in_how_long_they_train_share_their_memory_work(
     assert later == first and len(calls) == 1
     other = memory.step_peak(model, training(batch_size=25, epochs=90.0))  # a batch of its own: walked again
     assert other != first and len(calls) == 2
+
+
+def test_the_heaviest_rows_over_arrays_are_nlargests_with_ties_by_position(monkeypatch: pytest.MonkeyPatch) -> None:
+    import heapq
+    import operator
+
+    monkeypatch.setattr(walk_arrays, "ARRAY_ROWS", 0)
+    by_parameters = operator.attrgetter("parameters")
+    for model in _models():  # repeated blocks: many ties among the heaviest
+        for count in (1, 3, 10):
+            positions = walk_arrays.heaviest_rows(model, count)
+            assert positions is not None
+            assert [model.layers[i] for i in positions] == heapq.nlargest(count, model.layers, key=by_parameters)
+    monkeypatch.setattr(walk_arrays, "ARRAY_ROWS", 10_000)
+    assert walk_arrays.heaviest_rows(preset_stats("gpt2"), 3) is None  # below it: the caller's heapq
+
+
+def test_training_flops_over_distinct_rows_equal_the_per_row_sum() -> None:
+    import operator
+
+    from workers.sizing.timing import training_flops
+
+    job = training(batch_size=8)
+    for model in _models():
+        per_row = sum(row.multiply_adds * row.passes for row in model.layers)
+        assert training_flops(model, job) == 2.0 * per_row * 8 * (1.0 + 2.0), model.name
+    # a row with a fractional figure (an import's) is summed row by row, in order
+    layers = tuple(replace(row, multiply_adds=row.multiply_adds + 0.1) for row in preset_stats("resnet18").layers)
+    odd = replace(preset_stats("resnet18"), layers=layers)
+    assert training_flops(odd, job) == 2.0 * sum(map(operator.attrgetter("multiply_adds"), layers)) * 8 * 3.0

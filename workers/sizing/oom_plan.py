@@ -39,6 +39,7 @@ from workers.sizing.strategies.oom_steps import layout_name, layout_per_sample_m
 from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.throughput import effective_precision, has_bf16
 from workers.sizing.timing import estimate_iteration_ms
+from workers.sizing.walk_arrays import heaviest_rows
 
 NAMED_LAYERS = 3  # how many of the heaviest layers the change-network step names
 _PARAMETERS = operator.attrgetter("parameters")
@@ -152,7 +153,9 @@ def _change_network(p: _Planner) -> Mitigation | None:
     memory = p.breakdown(training, p.gpu_count)
     state = memory.parameters_bytes + memory.gradients_bytes + memory.optimizer_state_bytes
     if state > memory.activations_bytes:
-        heavy = heapq.nlargest(NAMED_LAYERS, model.layers, key=_PARAMETERS)  # = sorted(..., reverse=True)[:n]
+        positions = heaviest_rows(model, NAMED_LAYERS)  # over arrays for a model of many rows
+        heavy = (heapq.nlargest(NAMED_LAYERS, model.layers, key=_PARAMETERS)  # = sorted(..., reverse=True)[:n]
+                 if positions is None else [model.layers[i] for i in positions])
         names = tuple(layer.name for layer in heavy)
         share = sum(layer.parameters for layer in heavy) / max(model.parameters, 1)
         if transformer_shape(model) is not None:  # a transformer: no "convolutions instead"

@@ -35,12 +35,11 @@ class RowTable:
 
     distinct: tuple[tuple[Any, ...], ...]
     counts: tuple[int, ...]
-    _rows: tuple[tuple[Any, ...], ...]
+    _index: tuple[int, ...]
 
     def index(self) -> list[int]:
         """Return, per row, the position of its figures in `distinct`."""
-        positions = {f: i for i, f in enumerate(self.distinct)}
-        return list(map(positions.__getitem__, self._rows))
+        return list(self._index)
 
 
 _TABLES: IdentityMemo[RowTable] = IdentityMemo(16)
@@ -52,6 +51,10 @@ def row_table(model: ModelStats) -> RowTable:
 
 
 def _table(model: ModelStats) -> RowTable:
-    rows = tuple(map(_FIGURES, model.layers))
-    counted = Counter(rows)  # in the order each first appears
-    return RowTable(distinct=tuple(counted), counts=tuple(counted.values()), _rows=rows)
+    # one hash of each row's figures: its position among the distinct ones, a new one at the end
+    positions: dict[tuple[Any, ...], int] = {}
+    at = positions.setdefault
+    index = tuple(at(f, len(positions)) for f in map(_FIGURES, model.layers))
+    counted = Counter(index)
+    return RowTable(distinct=tuple(positions), counts=tuple(map(counted.__getitem__, range(len(positions)))),
+                    _index=index)

@@ -91,6 +91,7 @@ _WORK_FIGURES = figures("kind", "multiply_adds", "traffic_values", "parameters",
 
 
 _MULTIPLY_ADDS, _PASSES = operator.attrgetter("multiply_adds"), operator.attrgetter("passes")
+_FLOP_FIGURES = figures("multiply_adds", "passes")
 _DISTINCT: IdentityMemo[dict[tuple[LayerKind, int, int, int, int, bool], int]] = IdentityMemo()
 
 
@@ -137,9 +138,20 @@ def training_flops(model: ModelStats, training: Training) -> float:
 
     A layer that runs several passes per step (a GAN's discriminator) counts each.
     """
-    multiply_adds = (sum(map(operator.mul, map(_MULTIPLY_ADDS, model.layers), map(_PASSES, model.layers)))
-                     if model.layers else model.multiply_adds)
-    return 2.0 * multiply_adds * training.batch_size * _passes(training)
+    return 2.0 * _step_multiply_adds(model) * training.batch_size * _passes(training)
+
+
+def _step_multiply_adds(model: ModelStats) -> int | float:
+    """Return the multiply-adds of every row's passes: over the distinct rows x their counts when all are whole."""
+    if not model.layers:
+        return model.multiply_adds
+    grouped = row_table(model)
+    pairs = list(map(_FLOP_FIGURES, grouped.distinct))
+    if all(type(m) is int and type(p) is int for m, p in pairs):  # exact in any order
+        whole: int = sum(m * p * n for (m, p), n in zip(pairs, grouped.counts, strict=True))
+        return whole
+    total: int | float = sum(map(operator.mul, map(_MULTIPLY_ADDS, model.layers), map(_PASSES, model.layers)))
+    return total
 
 
 def _bottleneck(parts: dict[Bottleneck, float]) -> Bottleneck:

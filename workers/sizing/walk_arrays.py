@@ -12,7 +12,6 @@ the CLI's estimate on a preset does not pay for it). tests/test_walk_arrays.py h
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +78,8 @@ def _rows(model: ModelStats) -> _Rows:
     held = _model_output_index(layers)
     overlap = [0] * len(layers)
     pending = 0
-    tied = any(map(_SHARED, layers))  # no row uses another's weights: nothing overlaps
+    grouped = row_table(model)
+    tied = any(map(_SHARED_FIGURE, grouped.distinct))  # no row uses another's weights: nothing overlaps
     for i in reversed(range(len(layers)) if tied else ()):  # as walk_step's backward loop, which no setting changes
         row = layers[i]
         pending += row.shared_parameters
@@ -88,7 +88,6 @@ def _rows(model: ModelStats) -> _Rows:
             pending -= overlap[i]
 
     # Each distinct row's figures worked out once (a big model repeats a few kinds of row), gathered in C.
-    grouped = row_table(model)
     table = np.array([_row_columns(_ROW_FIGURES(f)) for f in grouped.distinct],
                      dtype=np.int64).reshape(len(grouped.distinct), 8).T.copy()
     # one contiguous row per column (8 x rows), as the walk's arithmetic reads them
@@ -105,7 +104,7 @@ def _rows(model: ModelStats) -> _Rows:
     )
 
 
-_SHARED = operator.attrgetter("shared_parameters")
+_SHARED_FIGURE = figures("shared_parameters")
 _ROW_FIGURES = figures("output_shape", "neurons", "saved_values", "saved_mask_bytes", "fused_saved_values",
                        "fused_saved_mask_bytes", "parameters", "shared_parameters", "kind")
 
@@ -172,3 +171,14 @@ def step_peak_moment(model: ModelStats, training: Training, *, precision: Precis
         phase, terms = Phase.OPTIMIZER_STEP, (output + inputs, weights, buckets + grad_total, state + temporaries)
     activations, parameters, gradients, optimizer_state = (int(v) for v in terms)
     return Moment(phase, activations, parameters, gradients, optimizer_state)
+
+
+def heaviest_rows(model: ModelStats, count: int) -> list[int] | None:
+    """Return the positions of the `count` rows holding most parameters, in the order of
+    `sorted(rows, key=parameters, reverse=True)[:count]` (ties by position); None below ARRAY_ROWS rows."""
+    if len(model.layers) < ARRAY_ROWS:
+        return None
+    import numpy as np
+
+    rows = _ROWS.get(model, (), lambda: _rows(model))
+    return [int(i) for i in np.argsort(-rows.parameters, kind="stable")[:count]]

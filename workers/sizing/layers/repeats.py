@@ -57,15 +57,27 @@ class LayerRows:
     def place(self, layer_name: str, source_id: str, rows: list[LayerStats], kept: set[str],
               storage: dict[str, str], taken: set[str]) -> bool:
         """Append the rows named for `layer_name`; False (nothing done) when a part's name is already in use."""
-        if self.single:
+        if self.single:  # most layers (a linear, an activation): one row, its name the layer's or layer.suffix
             if layer_name in kept or layer_name in storage:
                 return False
-            ids = [layer_name]
-        else:
-            ids = [layer_name if tail is None else layer_name + tail for tail in self.ids]
-            for pid in ids:
-                if pid in kept or pid in storage:
-                    return False
+            d, suffix = self.rows[0]
+            row = object.__new__(LayerStats)
+            name = f"{layer_name}.{suffix}" if suffix else layer_name
+            d["name"] = name
+            object.__setattr__(row, "__dict__", d.copy())
+            rows.append(row)
+            taken.add(name)
+            if suffix:
+                taken.add(layer_name)
+            for ref in self.kept_refs:
+                kept.add(source_id if ref < 0 else layer_name)
+            for _, ref in self.view_refs:
+                storage[layer_name] = source_id if ref < 0 else layer_name
+            return True
+        ids = [layer_name if tail is None else layer_name + tail for tail in self.ids]
+        for pid in ids:
+            if pid in kept or pid in storage:
+                return False
         new, set_dict, append, add = object.__new__, object.__setattr__, rows.append, taken.add
         for d, suffix in self.rows:
             row = new(LayerStats)
