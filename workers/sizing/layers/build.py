@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workers.sizing.errors import SpecError, UnknownNameError
+from workers.sizing.gcpause import collection_paused
 from workers.sizing.layers import basic as layer_basic
 from workers.sizing.layers import conv as layer_conv
 from workers.sizing.layers import seq as layer_seq
@@ -154,6 +155,10 @@ def _input_names(
     return names
 
 
+# From this many layers the builder runs with the cyclic collector paused (gcpause.py).
+PAUSED_FROM = 2000
+
+
 def compute_model_stats(
     layers: Sequence[Mapping[str, object]],
     *,
@@ -163,6 +168,22 @@ def compute_model_stats(
     field_prefix: str = "model.layers",
 ) -> ModelStats:
     """Propagate shapes through a layer list and total each layer's neurons, parameters and multiply-adds."""
+    if isinstance(layers, list | tuple) and len(layers) >= PAUSED_FROM:
+        with collection_paused():
+            return _model_stats(layers, input_shape=input_shape, sequence_length=sequence_length, name=name,
+                                field_prefix=field_prefix)
+    return _model_stats(layers, input_shape=input_shape, sequence_length=sequence_length, name=name,
+                        field_prefix=field_prefix)
+
+
+def _model_stats(
+    layers: Sequence[Mapping[str, object]],
+    *,
+    input_shape: Sequence[int] | None,
+    sequence_length: int | None,
+    name: str,
+    field_prefix: str,
+) -> ModelStats:
     if isinstance(layers, str | bytes) or not isinstance(layers, Sequence) or not layers:
         raise SpecError(field_prefix, "must be a non-empty list of layer objects")
     if len(layers) > MAX_LAYERS:
