@@ -185,7 +185,9 @@ def _machines(job: JobSpec, requirements: Requirements, index: CatalogIndex, sco
               only: tuple[str, str] | None = None) -> list[Machine]:
     """Return the cloud machines in scope and the owned boxes, in provider and name order (`only`: one type)."""
     # The index holds an instance type once per pricing kind (its spot run is judged apart).
-    machines = [m for m in index.machines if m.provider in scope.providers and 0 < m.gpu_count <= scope.max_gpus
+    pool = index.machines if only is None else [m for m in index.machines
+                                                if m.provider_name == only[0] and m.instance_type == only[1]]
+    machines = [m for m in pool if m.provider in scope.providers and 0 < m.gpu_count <= scope.max_gpus
                 and m.pricing in scope.pricing]
     known = {(m.provider_name, m.instance_type) for m in machines}
     machines += [m for m in owned_machines(job, requirements=requirements, index=index, scope=scope)

@@ -116,10 +116,19 @@ def _distinct_layers(model: ModelStats) -> dict[tuple[LayerKind, int, int, int, 
     return _DISTINCT.get(model, (), count)
 
 
+_TIMES_VERSION = 0  # raised each time the remembered times are dropped: what was derived from them is stale
+
+
 def forget_cached_times() -> None:
     """Drop the remembered single-GPU times (for the calibration tool, which changes the factors)."""
-    global _SINGLE
+    global _SINGLE, _TIMES_VERSION
     _SINGLE = IdentityMemo(size=256)
+    _TIMES_VERSION += 1
+
+
+def cached_times_version() -> int:
+    """Return how many times the remembered times were dropped: a key part for caches of what derives from them."""
+    return _TIMES_VERSION
 
 
 def layer_work(model: ModelStats, batch_size: int, precision: Precision) -> tuple[_LayerWork, ...]:

@@ -16,6 +16,7 @@ TIE_SHARE go to the simpler one).
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -25,12 +26,14 @@ from workers.sizing.layers.attention import Attention
 from workers.sizing.memory import attention_kind, fits
 from workers.sizing.multigpu import NVLINK_PAIRS_ONLY
 from workers.sizing.spec import JobSpec
+from workers.sizing.stats import ModelStats
 from workers.sizing.strategies.adapters import transformer_shape
 from workers.sizing.strategies.collectives import node_links
 from workers.sizing.strategies.footprint import LayoutMemory, searched_memory
 from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.steptime import LayoutTime, layout_time
 from workers.sizing.strategies.types import Adapter, AdapterKind, Checkpointing, DataParallel, Offload, Parallelism
+from workers.sizing.timing import cached_times_version
 
 TIE_SHARE = 0.01  # faster by less than this is no reason to pick the more complex strategy
 # Korthikanti et al. 2022 (arXiv 2205.05198) §4-5: selective recomputes the attention core only (a few
@@ -151,13 +154,43 @@ def _nvlink_of(gpu: GpuSpec, gpus_per_node: int) -> float:
     return gpu.nvlink_gb_per_s
 
 
+# A search reads the job only through its model, timed model and training (never its data set, constraints or
+# objective), so its answer is remembered per (model, timed model, training, GPU, machine shape, host memory):
+# a wider check (wider.py), a relaxed re-ranking and a later job on the same model and training ask the same
+# searches again. Models and GPUs are keyed by identity (a model's value hash costs more than the search) and
+# checked on a hit; the times' version drops every answer when the calibration tool changes the factors.
+_Searched = tuple[ModelStats, ModelStats, GpuSpec, GpuSpec | None, LayoutChoice | None]
+_SEARCHES: OrderedDict[tuple[object, ...], _Searched] = OrderedDict()
+SEARCHES_KEPT = 1024
+
+
 def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, network_gbit_per_s: float,
                 host_memory_bytes: int, host_need_bytes: int, profile_gpu: GpuSpec | None = None,
                 ) -> LayoutChoice | None:
     """Return the fastest layout that fits n machines of g GPUs (with its host memory), or None.
 
     `host_memory_bytes` is one machine's; `host_need_bytes` what the job needs there besides offload.
+    Remembered (see _SEARCHES): the same question gives the same (immutable) answer without a search.
     """
+    model, timed = job.model, job.time_model
+    key = (id(model), id(timed), job.training, id(gpu), id(profile_gpu), gpus_per_node, nodes, network_gbit_per_s,
+           host_memory_bytes, host_need_bytes, cached_times_version())
+    hit = _SEARCHES.get(key)
+    if hit is not None and hit[0] is model and hit[1] is timed and hit[2] is gpu and hit[3] is profile_gpu:
+        return hit[4]
+    choice = search_layouts(job, gpu, gpus_per_node=gpus_per_node, nodes=nodes, network_gbit_per_s=network_gbit_per_s,
+                            host_memory_bytes=host_memory_bytes, host_need_bytes=host_need_bytes,
+                            profile_gpu=profile_gpu)
+    _SEARCHES[key] = (model, timed, gpu, profile_gpu, choice)
+    while len(_SEARCHES) > SEARCHES_KEPT:
+        _SEARCHES.popitem(last=False)
+    return choice
+
+
+def search_layouts(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, network_gbit_per_s: float,
+                   host_memory_bytes: int, host_need_bytes: int, profile_gpu: GpuSpec | None = None,
+                   ) -> LayoutChoice | None:
+    """Return best_layout's answer by searching, every time (best_layout remembers it)."""
     links = node_links(nvlink_gb_per_s=_nvlink_of(gpu, gpus_per_node), pcie_gen=gpu.pcie_gen,
                        network_gbit_per_s=network_gbit_per_s,
                        nvlink_efficiency=NVLINK_EFFICIENCY)

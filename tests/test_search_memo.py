@@ -1,0 +1,80 @@
+"""best_layout remembers its searches: the remembered answer is the search's, and is dropped when it could differ."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from catalog.types import Catalog
+from workers.schemas.specs import load_job
+from workers.sizing import efficiency, timing
+from workers.sizing.spec import JobSpec
+from workers.sizing.strategies import search
+from workers.sizing.strategies.search import best_layout, search_layouts
+
+BF16_ADAMW = {"precision": "bf16-mixed", "optimizer": "adamw"}
+JOBS = {
+    "gpt2": {"model": {"preset": "gpt2"}, "training": {"batch_size": 12, "sequence_length": 1024, **BF16_ADAMW,
+                                                       "update_interval": 5}},
+    "resnet50": {"model": {"preset": "resnet50"}, "training": {"batch_size": 128, "precision": "fp16-mixed",
+                                                               "optimizer": "momentum"}},
+    "llama-7b": {"model": {"preset": "llama-7b"}, "training": {"batch_size": 4, "sequence_length": 2048,
+                                                               **BF16_ADAMW}},
+}
+# (GPU, GPUs per machine, machines, network Gbit/s, host memory, host need): one machine, several, a small host
+SHAPES = [("b200", 8, 1, 0.0, 1 << 62, 0), ("b200", 8, 4, 3200.0, 1 << 62, 0), ("a100-80gb", 8, 2, 400.0, 1 << 62, 0),
+          ("l4", 4, 1, 0.0, 192 * 2**30, 64 * 2**30), ("t4", 1, 1, 0.0, 1 << 62, 0)]
+
+
+def _job(name: str) -> JobSpec:
+    return load_job(JOBS[name])[1]
+
+
+def _ask(job: JobSpec, cat: Catalog, shape: tuple[str, int, int, float, int, int], *, remembered: bool) -> object:
+    gpu, per_node, nodes, network, host, need = shape
+    ask = best_layout if remembered else search_layouts
+    return ask(job, cat.gpu(gpu), gpus_per_node=per_node, nodes=nodes, network_gbit_per_s=network,
+               host_memory_bytes=host, host_need_bytes=need)
+
+
+@pytest.mark.parametrize("name", sorted(JOBS))
+def test_a_remembered_search_is_the_search(shipped: Catalog, name: str) -> None:
+    job = _job(name)
+    for shape in SHAPES:
+        searched = _ask(job, shipped, shape, remembered=False)
+        assert _ask(job, shipped, shape, remembered=True) == searched  # asked first (or remembered earlier)
+        assert _ask(job, shipped, shape, remembered=True) == searched  # asked again
+        # a new job object on the same model and training asks the same question
+        assert _ask(replace(job, limit=3), shipped, shape, remembered=True) == searched
+
+
+def test_another_training_is_searched_again(shipped: Catalog) -> None:
+    job = _job("gpt2")
+    smaller = replace(job, training=replace(job.training, batch_size=2))
+    shape = ("l4", 4, 1, 0.0, 1 << 62, 0)
+    assert _ask(smaller, shipped, shape, remembered=True) == _ask(smaller, shipped, shape, remembered=False)
+    assert _ask(job, shipped, shape, remembered=True) == _ask(job, shipped, shape, remembered=False)
+
+
+def test_changed_factors_drop_the_remembered_searches(shipped: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    job = _job("gpt2")
+    shape = SHAPES[1]
+    before = _ask(job, shipped, shape, remembered=True)
+    monkeypatch.setattr(efficiency, "BANDWIDTH_EFFICIENCY", efficiency.BANDWIDTH_EFFICIENCY * 0.5)
+    timing.forget_cached_times()  # what the calibration tool does after writing a factor
+    try:
+        after = _ask(job, shipped, shape, remembered=True)
+        assert after == _ask(job, shipped, shape, remembered=False)
+        assert after != before
+    finally:
+        monkeypatch.undo()
+        timing.forget_cached_times()
+
+
+def test_the_memory_of_searches_is_bounded(shipped: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search, "SEARCHES_KEPT", 2)
+    job = _job("resnet50")
+    for shape in SHAPES:
+        _ask(job, shipped, shape, remembered=True)
+    assert len(search._SEARCHES) <= 2
