@@ -116,3 +116,35 @@ def test_a_plan_rows_strategy_loads_as_the_specs_parallelism_and_fits_as_the_row
         assert per_gpu.fits == (row["gpu_memory_bytes"] <= usable), row["kind"]
         checked += 1
     assert checked >= 3
+
+
+def test_a_step_times_only_the_layout_it_keeps_and_finds_what_timing_every_layout_found() -> None:
+    # The plain path: every layout sized and timed with estimate_named in turn, the first that fits kept.
+    from itertools import tee
+
+    from workers.sizing.memory import fits
+    from workers.sizing.strategies import oom_steps
+    from workers.sizing.strategies.named import estimate_named
+
+    catalog = load_catalog()
+    specs = [(json.loads((EXAMPLES / "gpt2-pretrain.json").read_text()), "t4"),
+             ({"model": {"preset": "llama-7b"}, "dataset": {"samples": 10000},
+               "training": {"batch_size": 1, "sequence_length": 2048, "precision": "bf16-mixed",
+                            "optimizer": "adamw"}}, "a100-80gb")]
+    for spec, slug in specs:
+        _, job = load_job(spec)
+        gpu = catalog.gpu(slug)
+        start = oom_steps.plain_start(job, gpu_count=1)
+        base = oom_steps.layout_per_sample_ms(job, start, gpu, profile_gpu=None)
+        steps = oom_steps._Steps(job, gpu, start, base_ms_per_sample=base, profile_gpu=None)
+        for layouts in (oom_steps._sharding_layouts(start), oom_steps._offload_layouts(start), iter(())):
+            ours, plain = tee(layouts)
+            last = None
+            for layout in plain:
+                named = estimate_named(job, layout, gpu=gpu)
+                assert named.time is not None
+                factor = named.time.iteration_ms / max(named.time.samples_per_iteration, 1) / base
+                last = (layout, named.memory.total_bytes, factor)
+                if fits(named.memory.total_bytes, gpu):
+                    break
+            assert steps.first_fit(ours) == last

@@ -69,16 +69,21 @@ def _nvlink(gpu: GpuSpec, gpus_per_node: int) -> float:
 def estimate_named(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None,
                    profile_gpu: GpuSpec | None = None) -> NamedEstimate:
     """Return the layout's per-GPU memory at the spec's batch, and its time on `gpu` (None without one)."""
-    training = job.training
-    memory = layout_memory(job, layout, gpu=gpu, batch_size=training.batch_size)
+    memory = layout_memory(job, layout, gpu=gpu, batch_size=job.training.batch_size)
     if gpu is None:
         return NamedEstimate(layout, memory, None)
+    return NamedEstimate(layout, memory, named_time(job, layout, memory, gpu=gpu, profile_gpu=profile_gpu))
+
+
+def named_time(job: JobSpec, layout: Layout, memory: LayoutMemory, *, gpu: GpuSpec,
+               profile_gpu: GpuSpec | None = None) -> LayoutTime:
+    """Return estimate_named's iteration of the layout on one machine of `gpu`, given its memory there."""
+    training = job.training
     links = node_links(nvlink_gb_per_s=_nvlink(gpu, layout.gpus_per_node), pcie_gen=gpu.pcie_gen,
                        network_gbit_per_s=0.0, nvlink_efficiency=NVLINK_EFFICIENCY)
-    time = layout_time(job, layout, gpu, links=links, batch_size=training.batch_size,
+    return layout_time(job, layout, gpu, links=links, batch_size=training.batch_size,
                        update_interval=training.update_interval, trainable_parameters=memory.trainable_parameters,
                        profile_gpu=profile_gpu)
-    return NamedEstimate(layout, memory, time)
 
 
 def single_gpu_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, trainable_parameters: int,

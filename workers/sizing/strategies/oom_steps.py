@@ -27,7 +27,8 @@ from workers.sizing.multigpu import MAX_GPUS_PER_NODE
 from workers.sizing.requirements import Mitigation, MitigationKind
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.adapters import transformer_shape
-from workers.sizing.strategies.named import estimate_named
+from workers.sizing.strategies.footprint import LayoutMemory, layout_memory
+from workers.sizing.strategies.named import estimate_named, named_time
 from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.types import (
     PARAMETERS_SHARDED,
@@ -87,22 +88,27 @@ class _Steps:
         self.base = base_ms_per_sample
         self.usable = usable_memory_bytes(gpu)
 
-    def evaluate(self, layout: Layout) -> tuple[int, float]:
-        """Return the layout's per-GPU peak and its time per sample relative to the job as given."""
-        named = estimate_named(self.job, layout, gpu=self.gpu, profile_gpu=self.profile_gpu)
-        assert named.time is not None  # timed on this GPU
-        per_sample = named.time.iteration_ms / max(named.time.samples_per_iteration, 1)
-        return named.memory.total_bytes, per_sample / self.base if self.base > 0 else 1.0
+    def _factor(self, layout: Layout, memory: LayoutMemory) -> float:
+        """Return the layout's time per sample relative to the job as given (estimate_named's time)."""
+        time = named_time(self.job, layout, memory, gpu=self.gpu, profile_gpu=self.profile_gpu)
+        per_sample = time.iteration_ms / max(time.samples_per_iteration, 1)
+        return per_sample / self.base if self.base > 0 else 1.0
 
     def first_fit(self, layouts: Iterable[Layout]) -> tuple[Layout, int, float] | None:
-        """Return the first layout that fits, else the last one tried (None when there is none)."""
-        last: tuple[Layout, int, float] | None = None
+        """Return the first layout that fits, else the last one tried (None when there is none).
+
+        Only the layout returned is timed: the memory decides which one that is.
+        """
+        last: tuple[Layout, LayoutMemory] | None = None
         for layout in layouts:
-            peak, factor = self.evaluate(layout)
-            last = (layout, peak, factor)
-            if fits(peak, self.gpu):
+            memory = layout_memory(self.job, layout, gpu=self.gpu, batch_size=self.job.training.batch_size)
+            last = (layout, memory)
+            if fits(memory.total_bytes, self.gpu):
                 break
-        return last
+        if last is None:
+            return None
+        layout, memory = last
+        return layout, memory.total_bytes, self._factor(layout, memory)
 
     def line(self, peak: int) -> str:
         """Describe a peak against the card."""
