@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from catalog.loader import load_catalog
+from catalog.types import Catalog
+from tests.recommending import recommend_spec
 from workers.ranking.recommend import recommend
 from workers.schemas.specs import load_job
 
@@ -22,3 +24,18 @@ def test_qlora_of_llama_7b_on_the_teams_two_rtx_3090s_comes_first_at_its_power_c
     assert {o.instance_type for o in owned} == {"onprem-1x-rtx-3090", "onprem-2x-rtx-3090"}
     assert all(o.parallelism is not None and o.parallelism.adapter == "qlora" for o in owned)
     assert not [r for r in rec.rejected if r.provider == "onprem"]
+
+
+def test_a_strategy_ranked_answer_names_each_rejected_instance_type_once_smallest_first(shipped: Catalog) -> None:
+    spec = {"model": {"preset": "llama3-8b"},
+            "training": {"batch_size": 4, "sequence_length": 4096, "precision": "bf16-mixed", "optimizer": "adamw",
+                         "from_pretrained": True},
+            "dataset": {"samples": 50_000}}
+    rec = recommend_spec(spec, shipped)
+    unfit = [r for r in rec.rejected if r.reason.startswith("no strategy fits")]
+    assert unfit
+    for r in unfit:  # one machine per region and pricing had listed g4dn.xlarge 6 times
+        names = r.instance_type.split(", ")
+        assert len(names) == len(set(names)), r.instance_type
+    t4 = next(r for r in unfit if r.gpu == "t4" and r.provider == "aws")
+    assert t4.instance_type.startswith("g4dn.xlarge, g4dn.2xlarge") and t4.gpu_count == 1

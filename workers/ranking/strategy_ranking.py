@@ -240,8 +240,9 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
         spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)
     rows = ordered_rows(job, spans)
     options = _options(rows, shapes, nodes_of, choices, job=job, hours_known=hours_known)
-    rejected = tuple(Rejected(instance_type=", ".join(sorted(x.instance_type for x in ms)), provider=provider,
-                              gpu=gpu, reason=f"no strategy fits {gpu} within {scope.max_gpus} GPUs: even fully "
+    rejected = tuple(Rejected(instance_type=_type_names(ms), provider=provider, gpu=gpu,
+                              gpu_count=counts.pop() if len(counts := {x.gpu_count for x in ms}) == 1 else 0,
+                              reason=f"no strategy fits {gpu} within {scope.max_gpus} GPUs: even fully "
                               f"sharded with full checkpointing, offload and micro-batch 1 the job exceeds its memory")
                      for (provider, _, gpu), ms in sorted(unfit.items()))
     top = options[0] if options else None
@@ -361,3 +362,8 @@ def _scaling(top: Shape | None, shapes: list[Shape], nodes_of: list[int], *,
                               efficiency=base.hours / s.hours / (n / base_nodes))
                  for n, s in points)
 
+
+def _type_names(machines: list[Machine]) -> str:
+    """Each instance type once (one machine per region and pricing), smallest first, as ranking._rejected lists them."""
+    ordered = sorted(machines, key=lambda m: (m.gpu_count, m.vcpus, m.host_memory_bytes, m.instance_type))
+    return ", ".join(dict.fromkeys(m.instance_type for m in ordered))
