@@ -89,8 +89,9 @@ class ModelSchema(_Strict):
         if len(forms) != 1:
             got = ", ".join(forms) if forms else "none"
             raise ValidationError(f"give exactly one of preset, stats, layers, onnx (got {got})", "_schema")
-        if "input_shape" in data and "layers" not in data:
-            raise ValidationError("input_shape goes with layers only", "input_shape")
+        if "input_shape" in data and "layers" not in data and "preset" not in data:
+            # a preset's images at another size (ResNet-18 on 32x32 CIFAR); its layers decide what fits
+            raise ValidationError(f"goes with layers or a preset, not with {forms[0]}", "input_shape")
         if "onnx" in data:
             try:
                 base64.b64decode(data["onnx"], validate=True)
