@@ -189,3 +189,12 @@ def test_poisson_quantiles_over_arrays_are_poisson_quantile_of_each_mean() -> No
     for percentile in (0.5, 0.8, 0.9, 0.95, 0.99):
         found = _poisson_quantiles(np.array(means), percentile).tolist()
         assert found == [float(poisson_quantile(m, percentile)) for m in means], percentile
+
+
+def test_a_machines_rejection_keys_are_its_own_figures_on_every_copy(shipped: Catalog) -> None:
+    from workers.ranking.shapes import by_transfer
+
+    for m in catalog_index(shipped).machines:
+        for part in [m, *by_transfer(m, ("aws", "us-east-1"))]:
+            assert part.rejected_group == (part.provider_name, part.family, part.gpu)
+            assert part.listing_key == (part.gpu_count, part.vcpus, part.host_memory_bytes, part.instance_type)

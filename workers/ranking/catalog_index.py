@@ -30,9 +30,9 @@ class Machine:
     """
 
     __slots__ = ("block_rates", "block_rates_complete", "card_memory_bytes", "co2_factors", "cpu_score", "family",
-                 "gpu", "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "network_gbit_per_s",
-                 "offers", "plan_group", "prices", "pricing", "provider", "provider_name", "rate", "regions",
-                 "storage_bytes", "term_hours", "transfer", "vcpus")
+                 "gpu", "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "listing_key",
+                 "network_gbit_per_s", "offers", "plan_group", "prices", "pricing", "provider", "provider_name", "rate",
+                 "regions", "rejected_group", "storage_bytes", "term_hours", "transfer", "vcpus")
 
     def __init__(self, *, provider: Provider, instance_type: str, gpu: str, gpu_count: int, vcpus: int,
                  host_memory_bytes: int, storage_bytes: int, cpu_score: float, card_memory_bytes: int,
@@ -42,6 +42,9 @@ class Machine:
         self.provider_name = PROVIDER_NAMES[provider]
         self.instance_type = instance_type
         self.family = instance_family(instance_type, gpu=gpu, provider=provider)
+        # How the ranking lists a machine it rejects: grouped by (provider, family, GPU), smallest first.
+        self.rejected_group = (self.provider_name, self.family, gpu)
+        self.listing_key = (gpu_count, vcpus, host_memory_bytes, instance_type)
         self.gpu = gpu
         self.gpu_count = gpu_count
         self.vcpus = vcpus
@@ -75,7 +78,7 @@ class Machine:
                     cpu_score=self.cpu_score, card_memory_bytes=self.card_memory_bytes,
                     offers=tuple(self.offers[i] for i in keep), pricing=self.pricing,
                     network_gbit_per_s=self.network_gbit_per_s, rate=self.rate)
-        m.family = self.family
+        m.family, m.rejected_group = self.family, self.rejected_group
         m.block_rates = tuple(self.block_rates[i] for i in keep) if self.block_rates else ()
         m.block_rates_complete = self.block_rates_complete
         m.transfer = transfer

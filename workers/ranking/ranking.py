@@ -321,7 +321,8 @@ def run_fields(s: Shape, *, cost: float, hours_known: bool) -> dict[str, Any]:
 def _rejected(shapes: list[Shape], *, job: JobSpec, requirements: Requirements,
               catalog: Catalog) -> tuple[Rejected, ...]:
     """Group the shapes with no option by provider, family, GPU and reason, one reason per group."""
-    groups: dict[tuple[str, str, str, str], list[Shape]] = {}
+    # Keyed by ((provider, family, GPU), reason): sorted as the flat 4-tuple would be.
+    groups: dict[tuple[tuple[str, str, str], str], list[Shape]] = {}
     for s in shapes:
         if s.best_cost < math.inf:
             continue
@@ -335,10 +336,10 @@ def _rejected(shapes: list[Shape], *, job: JobSpec, requirements: Requirements,
             kind = NO_STORAGE_PRICE
         else:
             continue  # no offer in scope
-        groups.setdefault((s.m.provider_name, s.m.family, s.m.gpu, kind), []).append(s)
+        groups.setdefault((s.m.rejected_group, kind), []).append(s)
     rejected: list[Rejected] = []
-    for (provider, _, gpu, kind), members in sorted(groups.items()):
-        members.sort(key=lambda s: (s.m.gpu_count, s.m.vcpus, s.m.host_memory_bytes, s.m.instance_type))
+    for ((provider, _, gpu), kind), members in sorted(groups.items()):
+        members.sort(key=lambda s: s.m.listing_key)  # (GPUs, vCPUs, host memory, instance type)
         counts = {s.m.gpu_count for s in members}
         rejected.append(Rejected(
             instance_type=", ".join(dict.fromkeys(s.m.instance_type for s in members)),
