@@ -7,8 +7,8 @@ from typing import Any
 
 from catalog.loader import load_catalog
 from workers.ranking.recommend import recommend
-from workers.ranking.runplan import checkpoint_parameters
 from workers.schemas.specs import load_job
+from workers.sizing.checkpoint import checkpoint_parameters
 
 QLORA_70B: dict[str, Any] = {
     "model": {"preset": "llama2-70b"},
@@ -71,3 +71,40 @@ def test_a_70b_full_fine_tune_over_machines_writes_its_checkpoint_shards_in_para
                      and o.parallelism.pipeline_stages == 1 and o.provider == rec.options[0].provider}
     assert len({o.nodes for o in rec.options if o.provider == rec.options[0].provider}) > 1
     assert len(single_writer) == 1
+
+
+def _storage_warning(spec: dict[str, Any]) -> str | None:
+    from catalog.gpus import gpus_by_slug
+    from workers.sizing.estimate import estimate_requirements
+
+    warnings = estimate_requirements(_job(spec), known_gpus=gpus_by_slug()).warnings
+    found = [w for w in warnings if w.code == "model-storage"]
+    return found[0].message if found else None
+
+
+def test_the_model_storage_warning_names_the_checkpoint_and_the_base_weights_beyond_the_data() -> None:
+    full = copy.deepcopy(QLORA_70B)
+    del full["training"]["parallelism"]["adapter"]
+    full["training"]["from_pretrained"] = True
+    full["dataset"]["bytes"] = 300_000_000
+    message = _storage_warning(full)
+    parameters = _job(full).model.parameters
+    assert message is not None
+    assert f"{parameters * 12 / 2**30:.1f} GiB" in message  # fp32 weights + AdamW's two states
+    assert f"({parameters * 2 / 2**30:.1f} GiB at 2 bytes a parameter" in message
+    scratch = copy.deepcopy(full)
+    scratch["training"]["from_pretrained"] = False  # pre-training: nothing read first
+    assert "pre-trained" not in (_storage_warning(scratch) or "")
+    qlora = copy.deepcopy(QLORA_70B)
+    qlora["training"]["from_pretrained"] = True
+    adapters = _storage_warning(qlora)  # the adapters are small; the 138 GB base is what the disk must hold
+    assert adapters is not None and "of the adapters" in adapters and "pre-trained weights" in adapters
+
+
+def test_an_everyday_job_gets_no_model_storage_warning() -> None:
+    resnet = {"model": {"preset": "resnet50"}, "training": {"batch_size": 64},
+              "dataset": {"samples": 1_281_167, "bytes": 150_000_000_000}}
+    bert = {"model": {"preset": "bert-base"}, "training": {"batch_size": 32, "sequence_length": 128,
+                                                         "from_pretrained": True},
+            "dataset": {"samples": 100_000, "bytes": 50_000_000}}
+    assert _storage_warning(resnet) is None and _storage_warning(bert) is None  # a 1.3 GB checkpoint fits any disk

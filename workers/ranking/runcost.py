@@ -60,9 +60,6 @@ DEFAULT_CHECKPOINT_EVERY_HOURS = 1.0
 # The Young/Daly interval is not taken below ten minutes [rule of thumb]: a checkpoint also pauses the
 # training loop and the data loaders, which the formula's write time leaves out.
 MIN_CHECKPOINT_EVERY_HOURS = 10 / 60
-# Bytes of a checkpoint per parameter: fp32 weights (4) plus the optimizer's state, 4 bytes a copy
-# (momentum one copy, Adam two), the state PyTorch's optimizer.state_dict() saves.
-CHECKPOINT_BYTES_PER_PARAMETER = {"sgd": 4, "momentum": 8, "adam": 12, "adamw": 12}
 
 
 @dataclass(frozen=True, init=False)
@@ -130,11 +127,6 @@ def start_up(provider: Provider, family: str, *, dataset_bytes: int, network_gbi
     staging = dataset_bytes / (rate * 1e6) if dataset_bytes > 0 else 0.0
     return StartUp(PROVISIONING_S.get(provider, 60.0), BOOT_S_BY_FAMILY.get(family, BOOT_S_DEFAULT),
                    ENVIRONMENT_S, staging, rate)
-
-
-def checkpoint_bytes(*, parameters: int, optimizer: str) -> int:
-    """Return the bytes one checkpoint writes: the weights and the optimizer's state."""
-    return parameters * CHECKPOINT_BYTES_PER_PARAMETER.get(optimizer, 12)
 
 
 def checkpoints(training_hours: float, *, every_hours: float, write_s: float) -> Checkpoints:

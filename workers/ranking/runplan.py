@@ -19,7 +19,6 @@ from workers.ranking.runcost import (
     Checkpoints,
     StartUp,
     billed_hours,
-    checkpoint_bytes,
     checkpoints,
     start_up,
     storage_write_mb_per_s,
@@ -32,9 +31,8 @@ from workers.ranking.spot import (
     spot_run,
     young_daly_interval_hours,
 )
+from workers.sizing.checkpoint import checkpoint_bytes, checkpoint_parameters
 from workers.sizing.spec import JobSpec
-from workers.sizing.strategies.adapters import lora_parameters, transformer_shape
-from workers.sizing.strategies.types import Adapter
 
 if TYPE_CHECKING:
     from workers.ranking.catalog_index import Machine
@@ -77,24 +75,6 @@ class MachineParts:
         fields["rate"] = rate
         fields["total_s"], fields["billed_s"] = start_up.total_s, start_up.billed_s
         fields["mtbi_hours"] = rate.mtbi_hours if rate is not None else 0.0
-
-
-def checkpoint_parameters(job: JobSpec, adapter: Adapter | None = None) -> int:
-    """Return the parameters one checkpoint saves, with their optimizer state.
-
-    Every weight for a full training run; for a job that names LoRA or QLoRA adapters, the adapters
-    alone: the frozen base is already on disk and is not trained, and the adapter libraries save only
-    the adapters (Hugging Face PEFT's `save_pretrained` writes the adapter weights; LitGPT's
-    finetune/lora.py saves `lora_filter`ed state). A 70B QLoRA run wrote 828 GB a checkpoint before.
-    `adapter`: a layout's own (the strategy search's choice); the job's named one otherwise.
-    """
-    adapter = adapter or job.training.parallelism.adapter
-    if adapter is None:
-        return job.model.parameters
-    shape = transformer_shape(job.model)
-    if shape is None:
-        return job.model.parameters
-    return lora_parameters(shape, rank=adapter.rank, targets=adapter.targets)
 
 
 def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,

@@ -26,9 +26,10 @@ from workers.ranking.front import Row, pareto_test
 from workers.ranking.ranking import ordered_rows, run_fields
 from workers.ranking.reasons import commitment_warnings, gib_text, hours_text, transfer_text, usd_text
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected, ScalingPoint, StrategyChoice
-from workers.ranking.runplan import RunPlanner, checkpoint_parameters
+from workers.ranking.runplan import RunPlanner
 from workers.ranking.scope import Scope, resolve_scope
 from workers.ranking.shapes import Shape, by_transfer, host_memory_need_bytes, owned_machines, plan_shape_run
+from workers.sizing.checkpoint import checkpoint_parameters
 from workers.sizing.multigpu import MAX_GPUS_PER_NODE
 from workers.sizing.requirements import Bottleneck, CodedWarning, PerGpu, Requirements
 from workers.sizing.schedule import training_hours

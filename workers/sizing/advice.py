@@ -14,6 +14,12 @@ import math
 
 from catalog.types import GpuSpec
 from catalog.units import GIB
+from workers.sizing.checkpoint import (
+    PRETRAINED_BYTES_PER_PARAMETER,
+    checkpoint_bytes,
+    checkpoint_parameters,
+    pretrained_bytes,
+)
 from workers.sizing.machine import FASTEST_HOST_CPU_SCORE, REFERENCE_CPU_SINGLE_THREAD_SCORE, MachineNeeds
 from workers.sizing.multigpu import framework_speedup_cap
 from workers.sizing.requirements import CodedWarning, MemoryBreakdown
@@ -21,6 +27,7 @@ from workers.sizing.rules import (
     BASELINE_UNDERSTATES_RATIO,
     CPU_BOUND_RATIO,
     INDIVIDUAL_TIER_BYTES,
+    MODEL_STORAGE_WARN_BYTES,
     NOT_RECOMMENDED_GPU_MEMORY_BYTES,
     OLD_ARCHITECTURES,
     PARAMETER_EXCHANGE_RATIO,
@@ -207,6 +214,28 @@ def machine_warnings(needs: MachineNeeds, *, host_memory_bytes: int | None = Non
             f"({_gb(needs.storage_min_bytes)} to {_gb(needs.storage_max_bytes)}). SSD over HDD matters "
             f"little for training speed.")))
     return found
+
+
+def model_storage_warning(job: JobSpec, needs: MachineNeeds) -> CodedWarning | None:
+    """Warn where the model's own files outgrow the data's storage: a checkpoint, and a fine-tune's base weights.
+
+    domain.md §6 sizes storage by the data (3-4x); a 70B full fine-tune on 300 MB of text writes
+    checkpoints of 840 GB. Raised when they exceed the data's upper figure and MODEL_STORAGE_WARN_BYTES.
+    """
+    saved = checkpoint_parameters(job)
+    checkpoint = checkpoint_bytes(parameters=saved, optimizer=job.training.optimizer.value)
+    base = pretrained_bytes(job)
+    if checkpoint + base <= max(needs.storage_max_bytes, MODEL_STORAGE_WARN_BYTES):
+        return None
+    what = ("the adapters with their optimizer state" if saved < job.model.parameters
+            else f"{job.model.parameters / 1e9:.3g}B weights with {job.training.optimizer.value} state")
+    read = (f", and the pre-trained weights it starts from ({_gb(base)} at {PRETRAINED_BYTES_PER_PARAMETER} "
+            f"bytes a parameter, as hubs publish them) are read first" if base else "")
+    return CodedWarning("model-storage", (
+        f"Storage is sized by the data ({_gb(needs.storage_min_bytes)} to {_gb(needs.storage_max_bytes)}); "
+        f"the model needs more: one checkpoint of {what} is {_gb(checkpoint)}{read}. Plan "
+        f"{_gb(checkpoint + base)} beyond the data for one checkpoint kept, {_gb(2 * checkpoint + base)} for two "
+        f"(the last and the one being written); sharded state is written by every machine, the same total."))
 
 
 def merge_warnings(warnings: list[tuple[str, CodedWarning]]) -> list[CodedWarning]:

@@ -12,7 +12,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from catalog.types import GpuSpec
-from workers.sizing.advice import cpu_warning, gpu_warnings, memory_warnings, merge_warnings, model_warnings
+from workers.sizing.advice import (
+    cpu_warning,
+    gpu_warnings,
+    memory_warnings,
+    merge_warnings,
+    model_storage_warning,
+    model_warnings,
+)
 from workers.sizing.checks import check_job
 from workers.sizing.errors import UnknownNameError
 from workers.sizing.machine import loader_need, machine_needs
@@ -188,6 +195,9 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
     warnings: list[tuple[str, CodedWarning]] = [
         ("", w) for w in (*memory_warnings(job, memory=memory, baseline_bytes=baseline, gpu_count=gpu_count,
                                            sharded=sharded), *model_warnings(job, gpu_count=gpu_count))]
+    stored = model_storage_warning(job, needs)
+    if stored is not None:
+        warnings.append(("", stored))
     mitigations: list[Mitigation] = []
     per_gpu: list[PerGpu] = []
     cpu_scores: list[tuple[float, str, int]] = []

@@ -58,6 +58,9 @@ TOP_END_WASTED_OVERHEAD_SHARE = 0.5
 # domain.md §6: "Storage: at least 3 to 4 times the data size."
 STORAGE_MIN_FACTOR = 3
 STORAGE_MAX_FACTOR = 4
+# Ours: the model's own files (a checkpoint, a fine-tune's base weights) are worth a warning from this
+# size, when they also outgrow the data's storage (advice.model_storage_warning); below it any disk holds them.
+MODEL_STORAGE_WARN_BYTES = 10 * 10**9
 
 # domain.md §6: "an old CPU can halve what a new GPU delivers"; we warn as soon as the CPU, not the
 # GPU, sets the pace.

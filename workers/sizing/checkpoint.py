@@ -1,0 +1,49 @@
+"""What a training job keeps on disk besides its data: its checkpoints and, for a fine-tune, the pre-trained weights.
+
+The ranking times each checkpoint's write (workers/ranking/runplan.py); the estimate warns where these
+bytes outgrow the data's 3-4x (advice.model_storage_warning): a 70B full fine-tune's checkpoint is 840 GB
+beside a data set of 300 MB.
+"""
+
+from __future__ import annotations
+
+from workers.sizing.spec import JobSpec
+from workers.sizing.strategies.adapters import lora_parameters, transformer_shape
+from workers.sizing.strategies.types import Adapter
+
+# Bytes of a checkpoint per parameter: fp32 weights (4) plus the optimizer's state, 4 bytes a copy
+# (momentum one copy, Adam two), the state PyTorch's optimizer.state_dict() saves.
+CHECKPOINT_BYTES_PER_PARAMETER = {"sgd": 4, "momentum": 8, "adam": 12, "adamw": 12}
+# A pre-trained model read before a fine-tune starts, as the model hubs publish large ones: 16-bit
+# weights (Hugging Face safetensors of Llama 2 70B: 138 GB for 69B parameters, 2 bytes each).
+PRETRAINED_BYTES_PER_PARAMETER = 2
+
+
+def checkpoint_bytes(*, parameters: int, optimizer: str) -> int:
+    """Return the bytes one checkpoint writes: the weights and the optimizer's state."""
+    return parameters * CHECKPOINT_BYTES_PER_PARAMETER.get(optimizer, 12)
+
+
+def checkpoint_parameters(job: JobSpec, adapter: Adapter | None = None) -> int:
+    """Return the parameters one checkpoint saves, with their optimizer state.
+
+    Every weight for a full training run; for a job that names LoRA or QLoRA adapters, the adapters
+    alone: the frozen base is already on disk and is not trained, and the adapter libraries save only
+    the adapters (Hugging Face PEFT's `save_pretrained` writes the adapter weights; LitGPT's
+    finetune/lora.py saves `lora_filter`ed state). A 70B QLoRA run wrote 828 GB a checkpoint before.
+    `adapter`: a layout's own (the strategy search's choice); the job's named one otherwise.
+    """
+    adapter = adapter or job.training.parallelism.adapter
+    if adapter is None:
+        return job.model.parameters
+    shape = transformer_shape(job.model)
+    if shape is None:
+        return job.model.parameters
+    return lora_parameters(shape, rank=adapter.rank, targets=adapter.targets)
+
+
+def pretrained_bytes(job: JobSpec) -> int:
+    """Return the pre-trained weights a fine-tune reads first (0 unless `from_pretrained` is true)."""
+    if job.training.from_pretrained is not True:
+        return 0
+    return (job.model.parameters + job.model.frozen_parameters) * PRETRAINED_BYTES_PER_PARAMETER
