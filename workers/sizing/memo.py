@@ -77,7 +77,7 @@ class IdentityMemo(Generic[V]):
         if held is not None:
             held[1].discard(key)
             if not held[1]:
-                del self._owners[oid]
+                self._owners.pop(oid, None)  # another thread (the embedded mode's pool) may have forgotten it
 
     def _forget_owner(self, oid: int) -> None:
         held = self._owners.pop(oid, None)
