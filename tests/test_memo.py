@@ -64,3 +64,28 @@ def test_an_estimate_keeps_no_model_alive_after_its_job() -> None:
     del job
     gc.collect()
     assert model() is None  # the sizing memos held 1,200 rows of every model they had seen
+
+
+def test_threads_sharing_a_memo_get_their_own_values_while_owners_come_and_go() -> None:
+    import threading
+
+    memo: IdentityMemo[tuple[int, int]] = IdentityMemo(16)  # the embedded mode runs jobs in a thread pool
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            for i in range(2_000):
+                owner = _Owner()
+                for key in range(3):
+                    assert memo.get(owner, key, lambda i=i, key=key: (n * 10_000 + i, key)) == (n * 10_000 + i, key)
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    gc.collect()
+    assert len(memo) == 0
