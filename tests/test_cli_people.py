@@ -183,3 +183,16 @@ def test_a_plan_for_a_job_that_fits_names_its_card_and_says_the_options_fit(
     assert code == 0, err
     title = next(line for line in out.splitlines() if "what to change" in line)
     assert "Out of memory on t4, v100-16gb: what to change" in title and "fit as they are" not in title
+
+
+def test_an_image_preset_takes_an_input_shape_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "estimate", "resnet18", "--input-shape", "3x32x32", "--batch", "128", "--json")
+    assert code == 0, err
+    cifar = json.loads(out)
+    code, out, err = run_cli(capsys, "estimate", "resnet18", "--batch", "128", "--json")
+    imagenet = json.loads(out)
+    assert cifar["gpu_memory_breakdown"]["activations"] * 40 < imagenet["gpu_memory_breakdown"]["activations"]
+    code, out, err = run_cli(capsys, "estimate", "resnet18", "--input-shape", "3xbig", "--batch", "8")
+    assert code == 2 and "model.input_shape[1]" in err and len(err.strip().splitlines()) == 1
+    code, out, err = run_cli(capsys, "estimate", "gpt2", "--input-shape", "3,32,32", "--batch", "8")
+    assert code == 2 and err.startswith("gpugauge: model.input_shape: gpt2 reads token ids")

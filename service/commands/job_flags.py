@@ -51,6 +51,8 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("job fields (merged over the spec file)")
     g.add_argument("--batch", type=int, metavar="N", help="samples per GPU per iteration (training.batch_size)")
     g.add_argument("--seq", type=int, metavar="N", help="tokens per sample (training.sequence_length)")
+    g.add_argument("--input-shape", metavar="CxHxW", help="an image preset's input, e.g. 3x32x32 for CIFAR "
+                   "(model.input_shape)")
     g.add_argument("--epochs", type=float, metavar="N")
     g.add_argument("--precision", choices=("fp32", "fp16-mixed", "bf16-mixed"))
     g.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw"))
@@ -113,6 +115,13 @@ def _owned(entries: list[str]) -> list[dict[str, Any]]:
     return out
 
 
+def _shape(text: str) -> list[Any]:
+    """Parse 3x32x32 (or 3,32,32) into [3, 32, 32]; a part that is not a whole number stays as given, for the
+    schema to name."""
+    parts = [p.strip() for p in text.lower().replace(",", "x").split("x")]
+    return [int(p) if p.isdigit() else p for p in parts]
+
+
 def merged_spec(args: argparse.Namespace, *, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Return the raw spec: SPEC's, with every flag given written over it."""
     raw = _base(args.spec)
@@ -125,6 +134,8 @@ def merged_spec(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
             sections[field] = value
         else:
             sections.setdefault(section, {})[field] = value
+    if getattr(args, "input_shape", None):
+        sections["model"] = {**sections.get("model", {}), "input_shape": _shape(args.input_shape)}
     if getattr(args, "from_pretrained", None) is not None:
         sections.setdefault("training", {})["from_pretrained"] = args.from_pretrained
     if getattr(args, "serial", False):
