@@ -1,7 +1,7 @@
 """What the OpenAPI document states beyond what flask-smorest learns from the marshmallow fields.
 
 Rules between fields that JSON Schema 2020-12 can state (exactly one model form, `input_shape` only
-beside `layers`, `layers` with an `input_shape` or a `training.sequence_length`, the fields each layer
+beside `layers` or a `preset`, `layers` with an `input_shape` or a `training.sequence_length`, the fields each layer
 type takes, a sweep only with 2 runs or more), the names the core knows (GPUs, layer types, presets),
 and, in each operation's 422 response, the rules it cannot state. A client reading the document (a
 generated client, schemathesis) learns from it everything it can learn; what is left is answered 422
@@ -82,8 +82,12 @@ MODEL_BOUNDS = UnstatedRule("a model whose statistics at the spec's `training.se
 FROM_SCRATCH_ADAPTERS = UnstatedRule("`training.from_pretrained: false` with `training.parallelism.adapter` or "
                                      "`allow_adapters: true` (adapters need a pretrained base)",
                                      r"training\.from_pretrained", r"from_pretrained is false")
+PRESET_INPUT_SHAPE = UnstatedRule("a `model.input_shape` beside a preset that reads token ids (a language model: "
+                                  "`training.sequence_length` sets its input), or that the preset's layers cannot "
+                                  "follow (a convolution reads [channels, height, width]; VGG-16's five poolings "
+                                  "need 32x32 or more)", r"model\.input_shape(?:\[\])?")
 _SPEC = (LAYER_LIST, SEQUENCE_LENGTH, ONNX_CONTENT, STRATEGY_FIT, REGION, MEAN_SEQUENCE_LENGTH, FROM_SCRATCH_ADAPTERS,
-         MODEL_BOUNDS)
+         MODEL_BOUNDS, PRESET_INPUT_SHAPE)
 _RANKED = (*_SPEC, CHECKPOINTS)  # what the ranking refuses besides
 # The rules of each operation whose body carries them: what a 422 to a request the document calls valid is for.
 UNSTATED_RULES: dict[tuple[str, str], tuple[UnstatedRule, ...]] = {

@@ -25,7 +25,8 @@ MODEL_FORMS = FORMS  # the model forms, as the core resolves them (workers/model
 # component): exactly one form of model, and input_shape only beside layers (JSON Schema 2020-12).
 OPENAPI_MODEL_EXTRAS: dict[str, Any] = {
     "oneOf": [{"required": [form]} for form in MODEL_FORMS],
-    "dependentRequired": {"input_shape": ["layers"]},
+    # input_shape goes with layers or a preset (an image preset at another size), never with stats or onnx
+    "dependentSchemas": {"input_shape": {"anyOf": [{"required": ["layers"]}, {"required": ["preset"]}]}},
 }
 # dataset.location (DataLocationSchema): a region with aws or gcp, none with internet or anywhere.
 OPENAPI_DATA_LOCATION_EXTRAS: dict[str, Any] = {
