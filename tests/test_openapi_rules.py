@@ -44,6 +44,8 @@ DENSE = {"type": "fc", "units": 4}
     ({"model": {"preset": "resnet50"}, "training": {"batch_size": 1, "parallelism": {
         "data_parallel": "zero1", "offload": {"parameters": True}}}}, "training.parallelism.offload.parameters"),
     ({"model": {"preset": "resnet50"}, "training": {"batch_size": 1}, "gpus": ["t5"]}, "gpus[0]"),
+    ({"model": {"stats": {"neurons": 1, "parameters": 1, "multiply_adds": 1}, "input_shape": [8]},
+      "training": {"batch_size": 1}}, "model.input_shape"),
 ])
 def test_what_the_document_refuses_the_service_refuses_naming_the_field(
         embedded_client: FlaskClient, body: dict[str, Any], field: str) -> None:
@@ -57,7 +59,7 @@ def test_what_the_document_refuses_the_service_refuses_naming_the_field(
     {"model": {"layers": [{"type": "embedding", "vocab": 100, "dim": 8}]},
      "training": {"batch_size": 1, "sequence_length": 16}},
     {"model": {"preset": "resnet50"}, "training": {"batch_size": 1, "parallelism": {
-        "data_parallel": "fsdp", "offload": {"parameters": True}}}, "gpus": ["t4"]},
+        "data_parallel": "fsdp", "offload": {"parameters": True}}}, "gpus": ["t4"]},    {"model": {"preset": "resnet18", "input_shape": [3, 32, 32]}, "training": {"batch_size": 1}},
 ])
 def test_what_the_document_accepts_the_service_answers(embedded_client: FlaskClient, body: dict[str, Any]) -> None:
     assert _validator(embedded_client, "EstimateRequest").is_valid(body)
