@@ -8,7 +8,7 @@ Prints medians and ratios against issue 17's targets:
 - `gpugauge --help` and `gpugauge estimate` on a preset, beside `python -c pass` (wall time of a fresh
   process): <= 0.3 s and <= 0.8 s;
 - the recommendation task in-process (build the API's loaded spec, rank, dump; CPU time) for each
-  example: <= 5 ms;
+  example, warm (the same spec again: its strategy searches remembered) and cold (forgotten): <= 5 ms;
 - a 10,000-layer model: the sizing core's estimate (<= 50 ms), and end to end (schema, build, estimate,
   dump; <= 50 ms), beside the same for a 10-layer model, with the end to end's parts (the schema, the
   layer builder, the estimate of a model object not seen before);
@@ -78,11 +78,17 @@ def cli_figures(*, repeat: int) -> dict[str, tuple[float, float]]:
         spec.unlink(missing_ok=True)
 
 
-def task_figures(*, repeat: int) -> dict[str, float]:
-    """Return the CPU ms of the recommendation task's work per example (what the worker runs)."""
+def task_figures(*, repeat: int, cold: bool = False) -> dict[str, float]:
+    """Return the CPU ms of the recommendation task's work per example (what the worker runs).
+
+    The same spec again and again finds its strategy searches remembered (strategies/search.py: a later
+    job on the same model and training); `cold` forgets them before every task, as for a job whose model
+    and training the process has not ranked before.
+    """
     from catalog.loader import load_catalog
     from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
     from workers.schemas import JobSpecSchema, dump_recommendation
+    from workers.sizing.strategies import search
     from workers.tasks.recommend import built_job
 
     catalog = load_catalog()
@@ -91,6 +97,8 @@ def task_figures(*, repeat: int) -> dict[str, float]:
         data = JobSpecSchema().load(json.loads((ROOT / "examples" / f"{name}.json").read_text()))
 
         def task(data: dict[str, Any] = data) -> None:
+            if cold:
+                search._SEARCHES.clear()
             job = built_job(data)
             dump_recommendation(recommend(job, catalog, per_gpu_rows=PER_GPU_OPTIONS))
 
@@ -168,8 +176,11 @@ def main() -> int:
         print(f"{name:28s} wall {wall:6.3f} s, CPU {cpu:6.3f} s  (python -c pass: wall {floor_wall:.3f} s, CPU "
               f"{floor_cpu:.3f} s)  target <= {target} s: wall {'met' if wall <= target else 'MISSED'}, "
               f"CPU {'met' if cpu <= target else 'MISSED'}")
-    for name, ms in task_figures(repeat=args.repeat * 3).items():
-        print(f"recommendation task {name:18s} {ms:6.2f} ms CPU  target <= 5 ms: {'met' if ms <= 5 else 'MISSED'}")
+    for cold in (False, True):
+        label = "cold (searches forgotten)" if cold else "warm (the same spec again)"
+        for name, ms in task_figures(repeat=args.repeat * 3, cold=cold).items():
+            print(f"recommendation task, {label}, {name:18s} {ms:6.2f} ms CPU  target <= 5 ms: "
+                  f"{'met' if ms <= 5 else 'MISSED'}")
     print(f"load average before the in-process figures: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     # A serving process freezes its heap once warm (workers.tasks.runtime.settle, in `gpugauge serve` and
     # `gpugauge worker`): the collector never scans what is alive now. The figures below run as they do there.
