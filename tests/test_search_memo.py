@@ -78,3 +78,12 @@ def test_the_memory_of_searches_is_bounded(shipped: Catalog, monkeypatch: pytest
     for shape in SHAPES:
         _ask(job, shipped, shape, remembered=True)
     assert len(search._SEARCHES) <= 2
+
+
+@pytest.mark.parametrize("name", sorted(JOBS))
+def test_layouts_left_untimed_change_no_answer(shipped: Catalog, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A layout that even without communication cannot beat the best is not timed; timing it changes nothing."""
+    job = _job(name)
+    kept = [_ask(job, shipped, shape, remembered=False) for shape in SHAPES]
+    monkeypatch.setattr(search, "cannot_be_faster", lambda *args, **kwargs: False)  # time every layout that fits
+    assert [_ask(job, shipped, shape, remembered=False) for shape in SHAPES] == kept

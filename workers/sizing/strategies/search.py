@@ -19,6 +19,7 @@ import functools
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from catalog.types import GpuSpec
 from workers.sizing.efficiency import NVLINK_EFFICIENCY
@@ -31,7 +32,7 @@ from workers.sizing.strategies.adapters import transformer_shape
 from workers.sizing.strategies.collectives import node_links
 from workers.sizing.strategies.footprint import LayoutMemory, searched_memory
 from workers.sizing.strategies.parallelism import Layout
-from workers.sizing.strategies.steptime import LayoutTime, layout_time
+from workers.sizing.strategies.steptime import LayoutCompute, LayoutTime, layout_compute, layout_time_from
 from workers.sizing.strategies.types import Adapter, AdapterKind, Checkpointing, DataParallel, Offload, Parallelism
 from workers.sizing.timing import cached_times_version
 
@@ -110,10 +111,10 @@ def candidate_layouts(job: JobSpec, *, gpus_per_node: int, nodes: int) -> Iterat
     yield from _search_space(job, gpus_per_node=gpus_per_node, nodes=nodes)[0]
 
 
-def _search_space(job: JobSpec, *, gpus_per_node: int, nodes: int) -> tuple[tuple[Layout, ...], Layout | None]:
-    """Return candidate_layouts' layouts and the one of them that keeps least (_frugal_layout).
+def _search_space(job: JobSpec, *, gpus_per_node: int, nodes: int) -> _Space:
+    """Return candidate_layouts' layouts, the one of them that keeps least (_frugal_layout), and each one's marks.
 
-    Both depend on the job only through its parallelism, its legacy recompute flag and (for a transformer)
+    All depend on the job only through its parallelism, its legacy recompute flag and (for a transformer)
     its attention heads, so each such question is answered once (pure values, remembered: a search of a
     job asks for ~3 machine shapes, and jobs differ mostly in what these do not read).
     """
@@ -123,9 +124,22 @@ def _search_space(job: JobSpec, *, gpus_per_node: int, nodes: int) -> tuple[tupl
                     gpus_per_node=gpus_per_node, nodes=nodes)
 
 
+class _Marks(NamedTuple):
+    """What the search's loop asks of a layout, worked out with the layouts (most of ~130 are skipped)."""
+
+    group: int  # (adapter, tensor parallel, data-parallel kind), numbered
+    modes_of: int  # the group and its offload, numbered: the layouts that differ by checkpointing alone
+    between: bool  # checkpointing between none and full (_BETWEEN)
+    selective: bool  # selective checkpointing
+    adapted: bool  # an adapter
+
+
+_Space = tuple[tuple[Layout, ...], Layout | None, tuple[_Marks, ...]]
+
+
 @functools.lru_cache(maxsize=256)
 def _layouts(p: Parallelism, *, transformer: bool, heads: int, recompute: bool, gpus_per_node: int,
-             nodes: int) -> tuple[tuple[Layout, ...], Layout | None]:
+             nodes: int) -> _Space:
     total = gpus_per_node * nodes
     stages = p.pipeline_stages or 1
     layouts = tuple(Layout(kind, gpu_count=total, gpus_per_node=gpus_per_node, tensor_parallel=t,
@@ -135,7 +149,17 @@ def _layouts(p: Parallelism, *, transformer: bool, heads: int, recompute: bool, 
                     for kind in _kinds(p, nodes=nodes, gpus=total // (t * stages))
                     for offload in _offloads(p, kind)
                     for mode in _checkpointing(p, recompute))
-    return layouts, _frugal_layout(p, layouts)
+    groups: dict[tuple[object, ...], int] = {}
+    modes: dict[tuple[object, ...], int] = {}
+    marks = []
+    for layout in layouts:
+        group = (layout.adapter, layout.tensor_parallel, layout.data_parallel)
+        marks.append(_Marks(group=groups.setdefault(group, len(groups)),
+                            modes_of=modes.setdefault((*group, layout.offload), len(modes)),
+                            between=layout.checkpointing in _BETWEEN,
+                            selective=layout.checkpointing is Checkpointing.SELECTIVE,
+                            adapted=layout.adapter is not None))
+    return layouts, _frugal_layout(p, layouts), tuple(marks)
 
 
 def _micro_batches(batch_size: int, update_interval: int) -> Iterator[tuple[int, int]]:
@@ -194,35 +218,33 @@ def search_layouts(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int
     links = node_links(nvlink_gb_per_s=_nvlink_of(gpu, gpus_per_node), pcie_gen=gpu.pcie_gen,
                        network_gbit_per_s=network_gbit_per_s,
                        nvlink_efficiency=NVLINK_EFFICIENCY)
-    layouts, frugal = _search_space(job, gpus_per_node=gpus_per_node, nodes=nodes)
+    layouts, frugal, marks = _search_space(job, gpus_per_node=gpus_per_node, nodes=nodes)
     if frugal is not None and not fits(searched_memory(job, frugal, gpu=gpu, batch_size=1).total_bytes, gpu):
         return None  # not even the layout that keeps least fits: no need to try the others
     best: LayoutChoice | None = None
     found = 0
     asked_adapter = job.training.parallelism.adapter is not None
+    auto_checkpointing = job.training.parallelism.checkpointing is Checkpointing.AUTO
     # A kind that fits at the batch as given, without checkpointing or offload beyond what it tried
     # first, is only slowed down by more of them: its later combinations are skipped.
-    settled: set[tuple[object, int, DataParallel]] = set()
+    settled: set[int] = set()  # _Marks.group
     # Under a fused attention kernel the attention core keeps nothing for backward: selective
     # checkpointing keeps what none keeps (footprint._canonical) and only adds its recompute.
-    fused = attention_kind(job.training, gpu) is not Attention.MATH
+    no_selective = auto_checkpointing and attention_kind(job.training, gpu) is not Attention.MATH
     # Each checkpointing mode keeps less and recomputes more than the one before it (CHECKPOINTING_ORDER):
     # where an earlier mode of the same layout fits micro-batch b, a later one fits b too, and at b or
     # below it is slower; only a larger micro-batch can make it pay, so only those are sized.
-    fitted: dict[tuple[object, ...], int] = {}
+    fitted: dict[int, int] = {}  # _Marks.modes_of: the largest micro-batch that fits
     full_fits: dict[Layout, bool] = {}
-    for complexity, layout in enumerate(layouts):
-        if layout.adapter is not None and not asked_adapter and best is not None:
+    for complexity, (layout, mark) in enumerate(zip(layouts, marks, strict=True)):
+        if mark.adapted and not asked_adapter and best is not None:
             break  # adapters change the method: only where no full training fits
-        if fused and layout.checkpointing is Checkpointing.SELECTIVE \
-                and job.training.parallelism.checkpointing is Checkpointing.AUTO:
+        if no_selective and mark.selective:
             continue
-        group = (layout.adapter, layout.tensor_parallel, layout.data_parallel)
-        if group in settled:
+        if mark.group in settled:
             continue
-        modes_of = (*group, layout.offload)
-        if layout.checkpointing in _BETWEEN and job.training.parallelism.checkpointing is Checkpointing.AUTO \
-                and not _full_fits(job, layout, gpu, known=full_fits):
+        modes_of = mark.modes_of
+        if mark.between and auto_checkpointing and not _full_fits(job, layout, gpu, known=full_fits):
             continue  # full checkpointing keeps least: where it does not fit micro-batch 1, no mode between does
         for batch, interval in _micro_batches(job.training.batch_size, job.training.update_interval):
             if batch <= fitted.get(modes_of, 0):
@@ -235,14 +257,18 @@ def search_layouts(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int
                 break  # a smaller batch does not shrink what offload puts on the host
             found += 1
             fitted[modes_of] = max(batch, fitted.get(modes_of, 0))
-            time = layout_time(job, layout, gpu, links=links, batch_size=batch, update_interval=interval,
-                               trainable_parameters=memory.trainable_parameters, profile_gpu=profile_gpu)
-            choice = LayoutChoice(layout=layout, batch_size=batch, update_interval=interval, memory=memory,
-                                  time=time, complexity=complexity)
-            if best is None or _faster(choice, best):
-                best = choice
+            trainable = memory.trainable_parameters
+            compute = layout_compute(job, layout, gpu, batch_size=batch, update_interval=interval,
+                                     trainable_parameters=trainable, profile_gpu=profile_gpu)
+            if best is None or not cannot_be_faster(compute, layout, batch_size=batch, than=best):
+                time = layout_time_from(compute, job, layout, links=links, batch_size=batch, update_interval=interval,
+                                        trainable_parameters=trainable)
+                choice = LayoutChoice(layout=layout, batch_size=batch, update_interval=interval, memory=memory,
+                                      time=time, complexity=complexity)
+                if best is None or _faster(choice, best):
+                    best = choice
             if batch == job.training.batch_size:
-                settled.add(group)
+                settled.add(mark.group)
             break  # the largest micro-batch that fits is the fastest of this layout
     return None if best is None else replace(best, considered=found)
 
@@ -284,3 +310,15 @@ def _samples_per_ms(choice: LayoutChoice) -> float:
 def _faster(new: LayoutChoice, old: LayoutChoice) -> bool:
     """Return whether the new choice is faster by more than TIE_SHARE (the old one is simpler)."""
     return _samples_per_ms(new) > _samples_per_ms(old) * (1.0 + TIE_SHARE)
+
+
+def cannot_be_faster(compute: LayoutCompute, layout: Layout, *, batch_size: int, than: LayoutChoice) -> bool:
+    """Return whether the layout, even with no communication showing, would not be _faster than `than`.
+
+    Its samples over its least iteration (LayoutCompute.floor_ms, never above layout_time's) are at least
+    its samples per ms, so when even they do not beat `than` by TIE_SHARE the layout is not timed: the
+    search keeps what it would have kept (tests/test_search_memo.py holds it to timing every layout).
+    """
+    floor_ms = compute.floor_ms(layout)
+    return floor_ms > 0 and batch_size * layout.data_parallel_degree / floor_ms <= _samples_per_ms(than) * (
+        1.0 + TIE_SHARE)

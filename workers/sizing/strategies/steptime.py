@@ -15,6 +15,7 @@ survey's measured scaling (domain.md §4, multigpu.framework_speedup_cap).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from catalog.types import GpuSpec
 from workers.sizing import efficiency
@@ -24,12 +25,17 @@ from workers.sizing.multigpu import framework_speedup_cap
 from workers.sizing.requirements import Bottleneck
 from workers.sizing.spec import JobSpec, Training
 from workers.sizing.stats import ModelStats
-from workers.sizing.strategies.adapters import NF4_BYTES_PER_PARAMETER, quantized_parameters, transformer_shape
+from workers.sizing.strategies.adapters import (
+    NF4_BYTES_PER_PARAMETER,
+    TransformerShape,
+    quantized_parameters,
+    transformer_shape,
+)
 from workers.sizing.strategies.checkpointing import recomputed_forward_share
 from workers.sizing.strategies.collectives import Communication, Links, iteration_communication
 from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.types import AdapterKind, DataParallel, Parallelism
-from workers.sizing.timing import estimate_iteration_ms
+from workers.sizing.timing import IterationTime, estimate_iteration_ms
 
 DEQUANTISED_WEIGHT_BYTES = 2  # NF4 weights are expanded to bf16 for each matmul (bitsandbytes)
 _NO_STRATEGY = Parallelism()
@@ -60,9 +66,39 @@ class LayoutTime:
     bottleneck: Bottleneck
 
 
+class LayoutCompute(NamedTuple):
+    """A layout's own compute on one GPU, before any communication: what layout_time starts from."""
+
+    single: IterationTime  # one micro-batch on one GPU, no strategy
+    compute_ms: float  # this GPU's forward, backward, recompute and optimizer step
+    split: int  # tensor parallel x pipeline stages
+    shape: TransformerShape | None
+
+    def floor_ms(self, layout: Layout) -> float:
+        """Return layout_time's iteration with no communication exposed: never above it.
+
+        The iteration adds the exposed communication (never negative) before the sync; IEEE rounding is
+        monotone, so leaving it out cannot give more (the parameter server's bound only raises it).
+        """
+        return self.compute_ms + self.single.overhead_ms + _sync_ms(layout)
+
+
+def _sync_ms(layout: Layout) -> float:
+    return DATA_PARALLEL_SYNC_MS if layout.gpu_count > 1 else 0.0
+
+
 def layout_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, links: Links, batch_size: int, update_interval: int,
                 trainable_parameters: int, profile_gpu: GpuSpec | None = None) -> LayoutTime:
     """Return one iteration's time of the job under the layout on this GPU model."""
+    compute = layout_compute(job, layout, gpu, batch_size=batch_size, update_interval=update_interval,
+                             trainable_parameters=trainable_parameters, profile_gpu=profile_gpu)
+    return layout_time_from(compute, job, layout, links=links, batch_size=batch_size, update_interval=update_interval,
+                            trainable_parameters=trainable_parameters)
+
+
+def layout_compute(job: JobSpec, layout: Layout, gpu: GpuSpec, *, batch_size: int, update_interval: int,
+                   trainable_parameters: int, profile_gpu: GpuSpec | None = None) -> LayoutCompute:
+    """Return the layout's compute on one GPU of this model (layout_time's first half)."""
     model = job.model
     # The optimizer step updates this GPU's share of the trainable weights (ZeRO and FSDP shard the
     # states, so each rank steps 1/shard of them), once per update interval (optimizer_time.py).
@@ -82,7 +118,14 @@ def layout_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, links: Links, bat
         per_pass_ms = traffic / (gpu.memory_bandwidth_gb_per_s * 1e6 * efficiency.BANDWIDTH_EFFICIENCY)
         compute_ms += per_pass_ms * (1.0 + backward + recomputed)
     split = layout.tensor_parallel * layout.pipeline_stages
-    compute_ms /= split
+    return LayoutCompute(single=single, compute_ms=compute_ms / split, split=split, shape=shape)
+
+
+def layout_time_from(compute: LayoutCompute, job: JobSpec, layout: Layout, *, links: Links, batch_size: int,
+                     update_interval: int, trainable_parameters: int) -> LayoutTime:
+    """Return layout_time from the layout's compute: the communication that shows added (its second half)."""
+    model = job.model
+    single, compute_ms, split, shape = compute
     blocks = shape.blocks if shape is not None else 0
     hidden = shape.hidden if shape is not None else 0
     steps = shape.sequence_length if shape is not None else 0
@@ -90,8 +133,7 @@ def layout_time(job: JobSpec, layout: Layout, gpu: GpuSpec, *, links: Links, bat
                                    parameters=model.parameters + model.frozen_parameters,
                                    activation_values_per_block=batch_size * steps * hidden,
                                    blocks=blocks, micro_batches=update_interval)
-    sync_ms = DATA_PARALLEL_SYNC_MS if layout.gpu_count > 1 else 0.0
-    total = compute_ms + single.overhead_ms + comm.exposed_ms + sync_ms
+    total = compute_ms + single.overhead_ms + comm.exposed_ms + _sync_ms(layout)
     n = layout.data_parallel_degree
     if layout.data_parallel is DataParallel.PARAMETER_SERVER and n > 1:
         # the 2017 survey's parameter-server scaling (domain.md §4) bounds the speed-up (multigpu.py)
