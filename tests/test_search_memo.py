@@ -87,3 +87,18 @@ def test_layouts_left_untimed_change_no_answer(shipped: Catalog, name: str, monk
     kept = [_ask(job, shipped, shape, remembered=False) for shape in SHAPES]
     monkeypatch.setattr(search, "cannot_be_faster", lambda *args, **kwargs: False)  # time every layout that fits
     assert [_ask(job, shipped, shape, remembered=False) for shape in SHAPES] == kept
+
+
+def test_a_remembered_search_keeps_no_model_alive(shipped: Catalog) -> None:
+    import gc
+    import weakref
+
+    block = [{"type": "embedding", "vocab": 1000, "dim": 64},
+             *[{"type": "transformer_block", "heads": 4, "ffn": 256}] * 4, {"type": "linear", "out_features": 1000}]
+    job = load_job({"model": {"layers": block}, "training": {"batch_size": 4, "sequence_length": 128, **BF16_ADAMW}})[1]
+    alive = weakref.ref(job.model)
+    first = _ask(job, shipped, SHAPES[0], remembered=True)
+    assert first is not None and _ask(job, shipped, SHAPES[0], remembered=True) is first  # remembered meanwhile
+    del job
+    gc.collect()
+    assert alive() is None  # the memo held every model it had searched (up to 1,024)

@@ -16,8 +16,9 @@ TIE_SHARE go to the simpler one).
 from __future__ import annotations
 
 import functools
+import weakref
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -27,7 +28,6 @@ from workers.sizing.layers.attention import Attention
 from workers.sizing.memory import attention_kind, fits
 from workers.sizing.multigpu import NVLINK_PAIRS_ONLY
 from workers.sizing.spec import JobSpec
-from workers.sizing.stats import ModelStats
 from workers.sizing.strategies.adapters import transformer_shape
 from workers.sizing.strategies.collectives import node_links
 from workers.sizing.strategies.footprint import LayoutMemory, searched_memory
@@ -183,7 +183,9 @@ def _nvlink_of(gpu: GpuSpec, gpus_per_node: int) -> float:
 # a wider check (wider.py), a relaxed re-ranking and a later job on the same model and training ask the same
 # searches again. Models and GPUs are keyed by identity (a model's value hash costs more than the search) and
 # checked on a hit; the times' version drops every answer when the calibration tool changes the factors.
-_Searched = tuple[ModelStats, ModelStats, GpuSpec, GpuSpec | None, LayoutChoice | None]
+# The models are held weakly (a model dies with its job; a strong hold kept up to 1,024 of them alive,
+# 10,000-layer ones among them: workers/sizing/memo.py); a dead one's answer is never a hit and ages out.
+_Searched = tuple[Callable[[], object], Callable[[], object], GpuSpec, GpuSpec | None, LayoutChoice | None]
 _SEARCHES: OrderedDict[tuple[object, ...], _Searched] = OrderedDict()
 SEARCHES_KEPT = 1024
 
@@ -200,12 +202,12 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
     key = (id(model), id(timed), job.training, id(gpu), id(profile_gpu), gpus_per_node, nodes, network_gbit_per_s,
            host_memory_bytes, host_need_bytes, cached_times_version())
     hit = _SEARCHES.get(key)
-    if hit is not None and hit[0] is model and hit[1] is timed and hit[2] is gpu and hit[3] is profile_gpu:
+    if hit is not None and hit[0]() is model and hit[1]() is timed and hit[2] is gpu and hit[3] is profile_gpu:
         return hit[4]
     choice = search_layouts(job, gpu, gpus_per_node=gpus_per_node, nodes=nodes, network_gbit_per_s=network_gbit_per_s,
                             host_memory_bytes=host_memory_bytes, host_need_bytes=host_need_bytes,
                             profile_gpu=profile_gpu)
-    _SEARCHES[key] = (model, timed, gpu, profile_gpu, choice)
+    _SEARCHES[key] = (weakref.ref(model), weakref.ref(timed), gpu, profile_gpu, choice)
     while len(_SEARCHES) > SEARCHES_KEPT:
         _SEARCHES.popitem(last=False)
     return choice
