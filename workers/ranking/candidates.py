@@ -173,15 +173,29 @@ def _costed_from_table(shapes: Sequence[Shape], found: list[Span], *, table: Mac
                        objective: Objective) -> None:
     """_costed_in_arrays for shapes on the table's machines `at`, their figures given as arrays (judge_arrays'):
     the offers' prices and block storage rates are read from the table, the same floats in the same order."""
+    costed = table_costs(table=table, at=at, cost_mult=cost_mult, block_factor=block_factor, egress_usd=egress_usd,
+                         times=times, budget_scale=budget_scale, budget_usd=budget_usd, objective=objective)
+    if costed is None:
+        return
+    costs, starts, ends, lows, keys, over = costed
+    _add_spans(shapes, found, flat=costs.tolist(), starts=starts.tolist(), ends=ends.tolist(), lows=lows.tolist(),
+               keys=keys.tolist(), over=over.tolist(), budget_usd=budget_usd, objective=objective)
+
+
+def table_costs(*, table: MachineTable, at: Any, cost_mult: Any, block_factor: Any, egress_usd: Any, times: Any,
+                budget_scale: Any, budget_usd: float, objective: Objective) -> tuple[Any, ...] | None:
+    """Return the costs of the offers of the table's machines `at`, in one array, with each machine's first and
+    past-last offer in it, its cheapest cost and first sort key, and whether its dearest offer is over the budget
+    (None when the machines have no offer)."""
     import numpy as np
 
     if not len(at):
-        return
+        return None
     prices_all, rates_all, first, counts_all = table.offer_arrays()
     counts = counts_all[at]
     total = int(counts.sum())
     if total == 0:
-        return
+        return None
     ends = np.cumsum(counts)
     starts = ends - counts
     offer = np.repeat(first[at] - starts, counts) + np.arange(total)  # each kept machine's offers, in turn
@@ -198,8 +212,7 @@ def _costed_from_table(shapes: Sequence[Shape], found: list[Span], *, table: Mac
     # Each objective's first sort key, as Span.rekey sets it
     keys = times if objective is Objective.TIME else lows * times if objective is Objective.BALANCED else lows
     over = highs > budget_usd / budget_scale if budget_usd < math.inf else np.zeros(len(at), dtype=bool)
-    _add_spans(shapes, found, flat=costs.tolist(), starts=starts.tolist(), ends=ends.tolist(), lows=lows.tolist(),
-               keys=keys.tolist(), over=over.tolist(), budget_usd=budget_usd, objective=objective)
+    return costs, starts, ends, lows, keys, over
 
 
 def collect_candidates(shapes: Sequence[Shape], *, scope: Scope, budget_usd: float,

@@ -70,15 +70,29 @@ def knee_first(rows: list[Row], spans: list[Span]) -> list[Row]:
         cost, idx = best_per_time[t]
         if not front or cost < front[-1][1]:
             front.append((t, cost, idx))
+
+    def knee_row(t: float, cost: float, idx: int) -> Row:
+        span = next(sp for sp in spans if sp.shape.idx == idx)
+        i = span.costs.index(cost)
+        o, s = span.offers[i], span.shape
+        return (cost * t, cost, s.m.provider_name, s.m.instance_type, o.region, o.pricing, o.price_per_hour_usd,
+                cost, idx)
+
+    return knee_of_front_first(rows, front, knee_row)
+
+
+def knee_of_front_first(rows: list[Row], front: list[tuple[float, float, int]],
+                        knee_row: Callable[[float, float, int], Row]) -> list[Row]:
+    """Return the rows with the knee of `front` first ((time, cost, shape index), fastest first), the rest after.
+
+    The knee's row is the kept row of its shape at its cost, or else `knee_row(time, cost, index)` in place of the
+    last kept row.
+    """
     if not front:
         return rows
     t, cost, idx = front[knee_index([(f[0], f[1]) for f in front])]
     knee = next((r for r in rows if r[8] == idx and r[7] == cost), None)
     if knee is None:
-        span = next(sp for sp in spans if sp.shape.idx == idx)
-        i = span.costs.index(cost)
-        o, s = span.offers[i], span.shape
-        knee = (cost * t, cost, s.m.provider_name, s.m.instance_type, o.region, o.pricing, o.price_per_hour_usd,
-                cost, idx)
+        knee = knee_row(t, cost, idx)
         rows = rows[:-1] if rows else rows
     return [knee, *(r for r in rows if r is not knee)]

@@ -10,12 +10,15 @@ RunPlanner.parts_for), the CPU stretch is machine.iteration_ms_with_cpu's arithm
 percentile's Poisson quantile is spot.poisson_quantile's sums over arrays, and each shape is left with exactly
 the attributes _judge_all would set. _judge_all stays the plain model (and the path when the data
 set's size is unknown); tests/test_ranking_arrays.py holds the two equal, attribute by attribute.
+Without shapes (ranked_arrays.judge_lazily) the findings keep every shape's reason as a code and fill in
+one shape when it is asked for (fill_shape: what the loops set; tests/test_ranked_arrays.py).
 NumPy is imported inside the function, so that a CLI that never ranks does not load it.
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,39 +47,51 @@ from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, loader_wor
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 
+# A shape's reason as a code in Judged.reject_codes (no reason: NO_REJECT), and back.
+NO_REJECT = 0
+CODES = {NO_ESTIMATE: 1, GPU_MEMORY: 2, HOST_MEMORY: 3, SPOT_RESTARTS: 4, DEADLINE: 5}
+KINDS = ("", NO_ESTIMATE, GPU_MEMORY, HOST_MEMORY, SPOT_RESTARTS, DEADLINE)  # by code; "": none
 
-def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *, job: JobSpec,
+
+def judge_in_arrays(shapes: Sequence[Shape] | None, per_gpu: Mapping[tuple[str, int], PerGpu], *, job: JobSpec,
                     requirements: Requirements, host_need: Mapping[int, int], block_table: BlockTable,
                     planner: RunPlanner, table: MachineTable) -> Judged | None:
     """Fill in each shape's fit, time, run and storage need, or the first reason it cannot run the job.
 
     `table` holds the shapes' machines in the shapes' order (table.machines[i] is shapes[i].m). Return the
-    findings of the shapes that passed the first checks as arrays (None when none did).
+    findings of the shapes that passed the first checks as arrays (None when none did). `shapes` None: fill in
+    none and return the findings whether or not any passed, every machine's reason as a code
+    (`Judged.reject_codes`), for fill_shape to set on shape i what these loops would.
     """
     import numpy as np
 
     # The checks that need no figures, in _judge_all's order: an estimate, its fit, the host memory.
     pg_of_pair = [per_gpu.get(pair) for pair in table.pairs]
-    for shape, pid in zip(shapes, table.pair_ids, strict=True):
-        shape.per_gpu = pg_of_pair[pid]
+    if shapes is not None:
+        for shape, pid in zip(shapes, table.pair_ids, strict=True):
+            shape.per_gpu = pg_of_pair[pid]
     known = np.array([pg is not None for pg in pg_of_pair], dtype=bool)[table.pair_id]
     fits = np.array([pg is not None and pg.fits for pg in pg_of_pair], dtype=bool)[table.pair_id]
     need = np.array([host_need[n] for n in table.gpu_counts], dtype=np.int64)[table.count_id]
     short = fits & (table.host_memory_bytes < need)
-    for i in np.flatnonzero(~known).tolist():
-        shapes[i].reject = NO_ESTIMATE
-    for i in np.flatnonzero(known & ~fits).tolist():
-        shapes[i].reject = GPU_MEMORY
+    codes = np.full(len(table.machines), NO_REJECT, dtype=np.int8)
+    codes[~known] = CODES[NO_ESTIMATE]
+    codes[known & ~fits] = CODES[GPU_MEMORY]
+    codes[short] = CODES[HOST_MEMORY]
     need_list = need.tolist()
-    for i in np.flatnonzero(fits).tolist():
-        shapes[i].host_memory_needed_bytes = need_list[i]
-    for i in np.flatnonzero(short).tolist():
-        shapes[i].reject = HOST_MEMORY
+    if shapes is not None:
+        for i in np.flatnonzero(~known).tolist():
+            shapes[i].reject = NO_ESTIMATE
+        for i in np.flatnonzero(known & ~fits).tolist():
+            shapes[i].reject = GPU_MEMORY
+        for i in np.flatnonzero(fits).tolist():
+            shapes[i].host_memory_needed_bytes = need_list[i]
+        for i in np.flatnonzero(short).tolist():
+            shapes[i].reject = HOST_MEMORY
     at = np.flatnonzero(fits & ~short)
-    if not len(at):
+    if not len(at) and shapes is not None:
         return None
     at_list = at.tolist()
-    live = [shapes[i] for i in at_list]
     # Loader workers per (vCPUs, GPU count), then the CPU stretch per (estimate, CPU score, workers).
     loader_keys = table.loader_keys
     workers_of = {lid: loader_workers(job.dataset, vcpus=loader_keys[lid][0], gpu_count=loader_keys[lid][1])
@@ -125,9 +140,21 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
     block = ok & ~on_disk
     block_factor = np.where(block, storage_max / BYTES_PER_BILLED_GB * hours / HOURS_PER_MONTH, 0.0)
     percentile = planner.percentile
+    codes[at[refused]] = CODES[SPOT_RESTARTS]
+    codes[at[~refused & late]] = CODES[DEADLINE]
+    parts_from = {True: (planner, True), False: (planner, False)}
+    judged = Judged(table, at=at, ok=ok, cost_mult=cost_mult, block_factor=block_factor, egress_usd=egress,
+                    time_metric=hours, budget_scale=budget_scale)
+    judged.reject_codes, judged.is_spot_run, judged.checked_hours, judged.at_list = codes, spot, checked, at_list
+    judged._fill = _Fill(pg_of_pair=pg_of_pair, need=need_list, workers=workers, iteration_ms=iteration_ms,
+                         on_disk=on_disk, training_hours=training_hours, moved=moved & ~refused,
+                         parts_from=parts_from, percentile=percentile, block=block, storage_max=storage_max,
+                         block_table=block_table)
+    if shapes is None:
+        return judged
+    live = [shapes[i] for i in at_list]
     # Every shape judged here: its loader workers, time and run; those not refused (spot restarts outpacing
     # the run) their hours and bill too, then the reasons past them, each in _judge_all's terms.
-    parts_from = {True: (planner, True), False: (planner, False)}
     for shape, w, ms, own_disk, hrs in zip(live, workers, iteration_ms.tolist(), on_disk.tolist(),
                                            training_hours.tolist(), strict=True):
         shape.workers, shape.iteration_ms = w, ms
@@ -155,8 +182,7 @@ def judge_in_arrays(shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], P
         shape.block_bytes = storage_max
         shape.block_factor = bf
         shape.block_prices, shape.block_fallback = block_table.get(providers[at_list[i]], ({}, None))
-    return Judged(table, at=at, ok=ok, cost_mult=cost_mult, block_factor=block_factor, egress_usd=egress,
-                  time_metric=hours, budget_scale=budget_scale)
+    return judged
 
 
 def _parts_figures(table: MachineTable, at: Any, on_disk: Any, *, job: JobSpec, saved_bytes: int) -> tuple[Any, ...]:
@@ -253,3 +279,52 @@ def _poisson_quantiles(means: Any, percentile: float) -> Any:
         k[going] = step
         going &= cumulative < percentile
     return k
+
+
+class _Fill:
+    """What judge_in_arrays' loops set on the shapes, kept to set it on one shape when that shape is asked for."""
+
+    def __init__(self, *, pg_of_pair: list[PerGpu | None], need: list[int], workers: list[int], iteration_ms: Any,
+                 on_disk: Any, training_hours: Any, moved: Any, parts_from: Mapping[bool, tuple[RunPlanner, bool]],
+                 percentile: float, block: Any, storage_max: int, block_table: BlockTable) -> None:
+        self.pg_of_pair, self.need, self.workers, self.iteration_ms = pg_of_pair, need, workers, iteration_ms
+        self.on_disk, self.training_hours, self.moved, self.parts_from = on_disk, training_hours, moved, parts_from
+        self.percentile, self.block, self.storage_max, self.block_table = percentile, block, storage_max, block_table
+
+
+def fill_shape(judged: Judged, shape: Shape, i: int) -> None:
+    """Set on shape i (on judged.table's machine i) what judge_in_arrays sets on it when given the shapes."""
+    f: _Fill = judged._fill
+    table = judged.table
+    shape.per_gpu = f.pg_of_pair[table.pair_ids[i]]
+    kind = KINDS[judged.reject_codes[i]]
+    if kind in (NO_ESTIMATE, GPU_MEMORY):
+        shape.reject = kind
+        return
+    shape.host_memory_needed_bytes = f.need[i]
+    if kind == HOST_MEMORY:
+        shape.reject = kind
+        return
+    j = bisect_left(judged.at_list, i)
+    shape.workers, shape.iteration_ms = f.workers[j], float(f.iteration_ms[j])
+    shape._parts_from, shape.training_hours = f.parts_from[bool(f.on_disk[j])], float(f.training_hours[j])
+    shape.spot_percentile = f.percentile
+    if kind == SPOT_RESTARTS:
+        shape.reject = kind
+        return
+    if f.moved[j]:
+        shape.egress_usd = judged.egress_usd[j]  # a NumPy float, as the loop above sets it
+    checked = float(judged.checked_hours[j])
+    shape.is_spot_run = bool(judged.is_spot_run[j])
+    shape.hours = shape.time_metric = float(judged.time_metric[j])
+    shape.cost_mult = float(judged.cost_mult[j])
+    shape._checked_hours = checked
+    if checked == checked:
+        shape.budget_scale = float(judged.budget_scale[j])
+    if kind == DEADLINE:
+        shape.reject = kind
+        return
+    if f.block[j]:
+        shape.block_bytes = f.storage_max
+        shape.block_factor = float(judged.block_factor[j])
+        shape.block_prices, shape.block_fallback = f.block_table.get(table.providers[i], ({}, None))

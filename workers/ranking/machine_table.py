@@ -86,6 +86,17 @@ class MachineTable:
         self.pricing_id = np.array(pricing_ids, dtype=np.intp)
         self.block_rates_complete = np.array([m.block_rates_complete for m in ms], dtype=bool)
         self._offers: tuple[Any, ...] | None = None
+        self._names: tuple[Any, int] | None = None
+
+    def name_ids(self) -> tuple[Any, int]:
+        """Return each machine's number by (provider, instance type), as an array, and how many there are; built on
+        first use (a machine's copies by pricing kind, interruption band or data move share one)."""
+        if self._names is None:
+            import numpy as np
+
+            ids, names = _ids([(m.provider_name, m.instance_type) for m in self.machines])
+            self._names = (np.array(ids, dtype=np.intp), len(names))
+        return self._names
 
     def offer_arrays(self) -> tuple[Any, ...]:
         """Return every machine's offers in one run, as arrays: prices, block storage rates (0.0 where unknown),
@@ -116,3 +127,11 @@ class Judged:
         self.table, self.at, self.ok = table, at, ok
         self.cost_mult, self.block_factor, self.egress_usd = cost_mult, block_factor, egress_usd
         self.time_metric, self.budget_scale = time_metric, budget_scale
+        # Set by judge_in_arrays: every machine's reason as a code (judge_arrays.CODES), and over `at` whether
+        # the run is on spot and its checked hours (NaN: late on its expected hours); what judge_arrays.fill_shape
+        # sets on one shape.
+        self.reject_codes: Any = None
+        self.is_spot_run: Any = None
+        self.checked_hours: Any = None
+        self.at_list: list[int] = []
+        self._fill: Any = None

@@ -186,20 +186,14 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
         return f"no memory or time estimate for {name} at {counts} GPU(s)"
     if kind == GPU_MEMORY:
         need = min(s.per_gpu.gpu_memory_bytes for s in members if s.per_gpu is not None)
-        card = first.m.card_memory_bytes
-        if need > card:
-            return f"needs {gib_text(need)} per GPU; {name} has {gib_text(card)}"
-        return f"needs {gib_text(need)} per GPU, too little headroom on {name}'s {gib_text(card)}"
+        return gpu_memory_reason(need, card_memory_bytes=first.m.card_memory_bytes, name=name)
     if kind == HOST_MEMORY:
         most = max(s.m.host_memory_bytes for s in members)
         need = min(s.host_memory_needed_bytes for s in members)
         return (f"needs {gib_text(need)} of host memory to hold the data; "
                 f"{'has' if len(members) == 1 else 'these have at most'} {gib_text(most)}")
     if kind == DEADLINE:
-        fastest = _fastest_checked(members)
-        spot = any(s.is_spot_run for s in members)
-        at = f" at the {percentile_text(job.constraints.spot_percentile)} of spot restarts" if spot else ""
-        return f"takes {hours_text(fastest)} at best{at}, past the {job.constraints.deadline_hours:g} h deadline"
+        return deadline_reason(_fastest_checked(members), spot=any(s.is_spot_run for s in members), job=job)
     if kind == SPOT_RESTARTS:
         plan = members[0].plan
         return plan.refused if plan is not None else kind
@@ -222,6 +216,19 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
         return (f"local disk is short of the {gib_text(requirements.storage_min_bytes)} the data needs, and "
                 f"the catalog has no block storage price for {first.m.provider_name} in {', '.join(regions)}")
     return kind
+
+
+def gpu_memory_reason(need_bytes: int, *, card_memory_bytes: int, name: str) -> str:
+    """Return rejection_reason's words for GPUs short of the memory per GPU (`need_bytes`, the least of the group)."""
+    if need_bytes > card_memory_bytes:
+        return f"needs {gib_text(need_bytes)} per GPU; {name} has {gib_text(card_memory_bytes)}"
+    return f"needs {gib_text(need_bytes)} per GPU, too little headroom on {name}'s {gib_text(card_memory_bytes)}"
+
+
+def deadline_reason(fastest_hours: float, *, spot: bool, job: JobSpec) -> str:
+    """Return rejection_reason's words for a group past the deadline: its fastest run takes `fastest_hours`."""
+    at = f" at the {percentile_text(job.constraints.spot_percentile)} of spot restarts" if spot else ""
+    return f"takes {hours_text(fastest_hours)} at best{at}, past the {job.constraints.deadline_hours:g} h deadline"
 
 
 def transfer_text(shape: Shape, *, job: JobSpec) -> str:

@@ -280,10 +280,10 @@ def judge_shapes(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[t
                        cpu_adjust=cpu_adjust, hours_known=hours_known)[0]
 
 
-def judge_scope(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tuple[str, int], PerGpu],
-                index: CatalogIndex, scope: Scope, cpu_adjust: CpuAdjust,
-                hours_known: bool) -> tuple[list[Shape], Judged | None]:
-    """Return judge_shapes' shapes, and with hours known their findings as arrays (judge_arrays.py)."""
+def _scope_machines(job: JobSpec, *, requirements: Requirements, index: CatalogIndex,
+                    scope: Scope) -> tuple[list[Machine], MachineTable, bool]:
+    """Return the machines in scope (cloud, then owned) in the order of provider and name, the index's table of
+    the scope, and whether the job has machines of its own (owned boxes, or split by the price of the data's move)."""
     table = index.scoped(providers=scope.providers, max_gpus=scope.max_gpus, pricing=scope.pricing)
     machines = list(table.machines)
     owned = owned_machines(job, requirements=requirements, index=index, scope=scope)
@@ -295,12 +295,20 @@ def judge_scope(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     moved = location is not None and location[0] in ("aws", "gcp") and job.dataset.size_bytes > 0
     if moved:
         machines = [part for m in machines for part in by_transfer(m, location)]  # type: ignore[arg-type]
+    return machines, table, bool(owned) or moved
+
+
+def judge_scope(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tuple[str, int], PerGpu],
+                index: CatalogIndex, scope: Scope, cpu_adjust: CpuAdjust,
+                hours_known: bool) -> tuple[list[Shape], Judged | None]:
+    """Return judge_shapes' shapes, and with hours known their findings as arrays (judge_arrays.py)."""
+    machines, table, own = _scope_machines(job, requirements=requirements, index=index, scope=scope)
     shapes = list(map(Shape, machines, range(len(machines))))
     block_table = index.block_table
     if hours_known:  # the same findings over arrays, for the hundreds of shapes of a ranking
         from workers.ranking.judge_arrays import judge_in_arrays  # it imports this module
 
-        if owned or moved:  # the job's own machines: owned boxes, or split by the price of the data's move
+        if own:
             table = MachineTable(machines)
         host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n) for n in table.gpu_counts}
         judged = judge_in_arrays(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need,
