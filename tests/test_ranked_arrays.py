@@ -179,3 +179,21 @@ def test_a_list_longer_than_the_array_limit_is_ranked_plainly(catalog: Catalog) 
     longer = build_job(JobSpecSchema().load({**JOBS["bert balanced, a list of one"],
                                              "limit": ranking.ARRAYS_MAX_LIMIT + 1}))
     assert not ranking.ranks_in_arrays(longer, scope, hours_known=True, carbon_ranks=False, owned=False)
+
+
+def test_machines_without_an_estimate_are_rejected_alike_over_arrays(catalog: Catalog,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    job = build_job(JobSpecSchema().load(JOBS["resnet50 as shipped (balanced, budget, deadline)"]))
+    known = {g.slug: g for g in catalog.gpus}
+    requirements = estimate_requirements(job, known_gpus=known)
+    per_gpu = estimate_per_gpu(job, gpu_counts_in_scope(job.constraints, catalog), known)
+    dropped = sorted({gpu for gpu, _ in per_gpu})[::3]  # every third GPU model has no estimate
+    partial = {pair: pg for pair, pg in per_gpu.items() if pair[0] not in dropped}
+    answers = []
+    for in_arrays in (True, False):
+        with monkeypatch.context() as m:
+            if not in_arrays:
+                m.setattr(ranking, "ranks_in_arrays", lambda *a, **k: False)
+            answers.append(ranking.rank_offers(job, requirements=requirements, per_gpu=partial, catalog=catalog))
+    assert any(r.reason.startswith("no memory or time estimate") for r in answers[0].rejected)
+    assert answers[0] == answers[1]

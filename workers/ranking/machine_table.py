@@ -87,6 +87,7 @@ class MachineTable:
         self.block_rates_complete = np.array([m.block_rates_complete for m in ms], dtype=bool)
         self._offers: tuple[Any, ...] | None = None
         self._names: tuple[Any, int] | None = None
+        self._rejected: tuple[Any, list[tuple[str, str, str]], Any] | None = None
 
     def name_ids(self) -> tuple[Any, int]:
         """Return each machine's number by (provider, instance type), as an array, and how many there are; built on
@@ -112,6 +113,21 @@ class MachineTable:
                                                               for m in self.machines), dtype=float, count=total)
             self._offers = (prices, rates, np.cumsum(counts) - counts, counts)
         return self._offers
+
+
+    def rejected_ids(self) -> tuple[Any, list[tuple[str, str, str]], Any]:
+        """Return how the ranking lists the machines it rejects, as arrays built on first use: each machine's group
+        number, the groups ((provider, family, GPU)), and its place in the order of listing keys (GPUs, vCPUs, host
+        memory, instance type; equal keys, equal places)."""
+        if self._rejected is None:
+            import numpy as np
+
+            ids, groups = _ids([m.rejected_group for m in self.machines])
+            keys = [m.listing_key for m in self.machines]
+            place = {k: n for n, k in enumerate(sorted(set(keys)))}
+            self._rejected = (np.array(ids, dtype=np.intp), groups,
+                              np.array([place[k] for k in keys], dtype=np.intp))
+        return self._rejected
 
 
 class Judged:

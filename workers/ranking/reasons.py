@@ -182,16 +182,13 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
     first = members[0]
     name = gpu_name(catalog, first.m.gpu)
     if kind == NO_ESTIMATE:
-        counts = ", ".join(str(n) for n in sorted({s.m.gpu_count for s in members}))
-        return f"no memory or time estimate for {name} at {counts} GPU(s)"
+        return no_estimate_reason(name, gpu_counts={s.m.gpu_count for s in members})
     if kind == GPU_MEMORY:
         need = min(s.per_gpu.gpu_memory_bytes for s in members if s.per_gpu is not None)
         return gpu_memory_reason(need, card_memory_bytes=first.m.card_memory_bytes, name=name)
     if kind == HOST_MEMORY:
-        most = max(s.m.host_memory_bytes for s in members)
-        need = min(s.host_memory_needed_bytes for s in members)
-        return (f"needs {gib_text(need)} of host memory to hold the data; "
-                f"{'has' if len(members) == 1 else 'these have at most'} {gib_text(most)}")
+        return host_memory_reason(min(s.host_memory_needed_bytes for s in members),
+                                  most_bytes=max(s.m.host_memory_bytes for s in members), one=len(members) == 1)
     if kind == DEADLINE:
         return deadline_reason(_fastest_checked(members), spot=any(s.is_spot_run for s in members), job=job)
     if kind == SPOT_RESTARTS:
@@ -216,6 +213,18 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
         return (f"local disk is short of the {gib_text(requirements.storage_min_bytes)} the data needs, and "
                 f"the catalog has no block storage price for {first.m.provider_name} in {', '.join(regions)}")
     return kind
+
+
+def no_estimate_reason(name: str, *, gpu_counts: set[int]) -> str:
+    """Return rejection_reason's words for GPUs the sizing core has no estimate for, at these counts."""
+    counts = ", ".join(str(n) for n in sorted(gpu_counts))
+    return f"no memory or time estimate for {name} at {counts} GPU(s)"
+
+
+def host_memory_reason(need_bytes: int, *, most_bytes: int, one: bool) -> str:
+    """Return rejection_reason's words for machines short of host memory (the least need, the most any has)."""
+    return (f"needs {gib_text(need_bytes)} of host memory to hold the data; "
+            f"{'has' if one else 'these have at most'} {gib_text(most_bytes)}")
 
 
 def gpu_memory_reason(need_bytes: int, *, card_memory_bytes: int, name: str) -> str:
