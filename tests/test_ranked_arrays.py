@@ -16,7 +16,8 @@ from catalog.types import Catalog
 from workers.ranking import ranking
 from workers.ranking.candidates import collect_candidates
 from workers.ranking.catalog_index import catalog_index
-from workers.ranking.ranked_arrays import ShapeBook, collect_in_arrays, judge_lazily
+from workers.ranking.front import pareto_test
+from workers.ranking.ranked_arrays import ShapeBook, collect_in_arrays, judge_lazily, options_front
 from workers.ranking.recommend import estimate_per_gpu
 from workers.ranking.scope import gpu_counts_in_scope, resolve_scope
 from workers.ranking.shapes import DEADLINE, GPU_MEMORY, HOST_MEMORY, SPOT_RESTARTS, Shape, judge_scope
@@ -115,6 +116,15 @@ def test_shapes_built_by_the_book_are_the_shapes_judged_and_collected(catalog: C
         if not any(s.m.transfer for s in plain):
             _assert_same_shapes(list(book), plain, name)
         kinds |= {s.reject for s in plain}
+        # the cost/time front of the options: every point, and points a hair off each
+        feasible = [(s.time_metric, s.best_cost) for s in plain if s.best_cost < math.inf]
+        on_front, least_cost, least_time = options_front(offers)
+        plain_test = pareto_test(feasible)
+        assert (least_cost, least_time) == (min((c for _, c in feasible), default=math.inf),
+                                            min((t for t, _ in feasible), default=math.inf))
+        for t, c in feasible:
+            for point in ((t, c), (t, c * (1 + 1e-12)), (t, c * (1 - 1e-12)), (t * (1 - 1e-12), c), (t * 2, c / 2)):
+                assert on_front(*point) == plain_test(*point), (name, point)
     assert {None, DEADLINE, SPOT_RESTARTS, GPU_MEMORY, HOST_MEMORY} <= kinds
     assert built > 0  # shapes costed offer by offer or over the budget came up
 

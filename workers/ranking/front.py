@@ -24,17 +24,25 @@ def pareto_test(points: list[tuple[float, float]]) -> Callable[[float, float], b
         if c < cheapest_at.get(t, math.inf):
             cheapest_at[t] = c
     times = sorted(cheapest_at)
+    cheapest = [cheapest_at[t] for t in times]
     before: list[float] = []  # before[i]: the cheapest cost among times[:i]
     running = math.inf
-    for t in times:
+    for c in cheapest:
         before.append(running)
-        running = min(running, cheapest_at[t])
+        running = min(running, c)
+    return front_test(times, cheapest, before, running)
+
+
+def front_test(times: list[float], cheapest: list[float], before: list[float],
+               cheapest_of_all: float) -> Callable[[float, float], bool]:
+    """Return pareto_test's test from its parts: the points' times, in order and each once, the cheapest cost at
+    each, the cheapest at any earlier time (inf for the first) and the cheapest of all."""
 
     def on_front(t: float, c: float) -> bool:
         i = bisect_left(times, t)
-        if i < len(times) and times[i] == t and cheapest_at[t] < c:
+        if i < len(times) and times[i] == t and cheapest[i] < c:
             return False
-        return not before[i] <= c if i < len(before) else not running <= c
+        return not before[i] <= c if i < len(before) else not cheapest_of_all <= c
 
     return on_front
 

@@ -15,14 +15,14 @@ NumPy is imported inside the functions, so that a CLI that never ranks does not 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import Any, overload
 
 from catalog.types import Catalog
 from workers.ranking.candidates import Span, _costed_one_by_one, _within_budget, table_costs
 from workers.ranking.catalog_index import CatalogIndex, Machine
-from workers.ranking.front import Row, knee_of_front_first
+from workers.ranking.front import Row, front_test, knee_of_front_first
 from workers.ranking.judge_arrays import KINDS, NO_REJECT, fill_shape, judge_in_arrays
 from workers.ranking.machine_table import Judged, MachineTable
 from workers.ranking.reasons import (
@@ -128,6 +128,28 @@ class Offers:
         return (self.times.tolist() + [sp.shape.time_metric for sp in self.built],
                 self.lows.tolist() + [sp.shape.best_cost for sp in self.built],
                 self.idx.tolist() + [sp.shape.idx for sp in self.built])
+
+
+def options_front(offers: Offers) -> tuple[Callable[[float, float], bool], float, float]:
+    """Return front.pareto_test of every span's (time, cheapest cost), worked out by sorting arrays, and the least
+    cost and time among them (inf without any)."""
+    import numpy as np
+
+    if not len(offers):
+        return front_test([], [], [], math.inf), math.inf, math.inf
+    t, c = offers.times, offers.lows
+    if offers.built:
+        t = np.concatenate([t, np.array([sp.shape.time_metric for sp in offers.built], dtype=float)])
+        c = np.concatenate([c, np.array([sp.shape.best_cost for sp in offers.built], dtype=float)])
+    order = np.lexsort((c, t))  # by time, then cost: the first of each time is its cheapest
+    t, c = t[order], c[order]
+    first = np.ones(len(t), dtype=bool)
+    first[1:] = t[1:] != t[:-1]
+    t, c = t[first], c[first]
+    running = np.minimum.accumulate(c)  # the cheapest up to each time
+    before = [math.inf, *running[:-1].tolist()]
+    least_cost = float(running[-1])
+    return front_test(t.tolist(), c.tolist(), before, least_cost), least_cost, float(t[0])
 
 
 def collect_in_arrays(book: ShapeBook, judged: Judged, *, scope: Scope, budget_usd: float,

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from operator import itemgetter
 from typing import Any
@@ -57,6 +57,7 @@ from workers.ranking.ranked_arrays import (
     collect_in_arrays,
     judge_lazily,
     nothing_fits_in_arrays,
+    options_front,
     rejected_in_arrays,
     rows_in_arrays,
 )
@@ -132,9 +133,8 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
         book, judged = judge_lazily(job, requirements=requirements, per_gpu=per_gpu, index=index, scope=scope)
         found = collect_in_arrays(book, judged, scope=scope, budget_usd=budget_usd, objective=job.objective)
         top = rows_in_arrays(job, found, book.machines, judged.table)
-        times, costs, _ = found.points()
         shapes: Sequence[Shape] = book
-        feasible = list(zip(times, costs, strict=True))
+        front = options_front(found)
         nothing_fits = not found and nothing_fits_in_arrays(book, found)
         rejected = rejected_in_arrays(book, found, job=job, requirements=requirements, catalog=catalog)
     else:
@@ -147,6 +147,8 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
             spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)
         top = ordered_rows(job, spans, owned=owned)
         feasible = [(s.time_metric, s.best_cost) for s in shapes if s.best_cost < math.inf]
+        front = (pareto_test(feasible), min(map(itemgetter(1), feasible), default=math.inf),
+                 min(map(itemgetter(0), feasible), default=math.inf))
         nothing_fits = False  # a span is an offer that fits: only without any can nothing fit
         if not spans:
             in_scope = [s for s in shapes if s.seen or s.best_cost < math.inf or s.over_budget is not None
@@ -157,7 +159,7 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     if not carbon_ranks:  # only the options shown need their energy (it was 20% of a ranking done for all)
         shown = {row[-1]: shapes[row[-1]] for row in top}
         annotate_energy(list(shown.values()), job=job, table=table, tdp_watts=tdp_watts)
-    options = _options(top, shapes, feasible=feasible, job=job, hours_known=hours_known,
+    options = _options(top, shapes, front=front, job=job, hours_known=hours_known,
                        regions=index.regions_by_provider, brief=brief)
     return Recommendation(
         requirements=requirements,
@@ -288,16 +290,15 @@ def _fewest_regions(rows: list[Row], limit: int) -> list[Row]:
     return sorted(kept + spare[:limit - len(kept)])  # the list stays in the objective's order
 
 
-def _options(top: list[Row], shapes: Sequence[Shape], *, feasible: list[tuple[float, float]], job: JobSpec,
-             hours_known: bool, regions: Mapping[Provider, tuple[str, ...]],
+def _options(top: list[Row], shapes: Sequence[Shape], *, front: tuple[Callable[[float, float], bool], float, float],
+             job: JobSpec, hours_known: bool, regions: Mapping[Provider, tuple[str, ...]],
              brief: bool = False) -> tuple[RankedOption, ...]:
     """Build the ranked options from the kept rows, marking the Pareto front of all the options.
 
-    `feasible`: the (time, cheapest cost) of every shape with an offer that meets every constraint.
+    `front`: the test of the cost/time front of every shape with an offer that meets every constraint
+    (front.pareto_test of their (time, cheapest cost)), and the least cost and time among them.
     """
-    on_front = pareto_test(feasible)
-    best_cost = min(map(itemgetter(1), feasible), default=math.inf)
-    best_time = min(map(itemgetter(0), feasible), default=math.inf)
+    on_front, best_cost, best_time = front
     options: list[RankedOption] = []
     for rank, (_, _, _, _, region, pricing, price, cost, idx) in enumerate(top, start=1):
         s = shapes[idx]
