@@ -59,7 +59,8 @@ def test_what_the_document_refuses_the_service_refuses_naming_the_field(
     {"model": {"layers": [{"type": "embedding", "vocab": 100, "dim": 8}]},
      "training": {"batch_size": 1, "sequence_length": 16}},
     {"model": {"preset": "resnet50"}, "training": {"batch_size": 1, "parallelism": {
-        "data_parallel": "fsdp", "offload": {"parameters": True}}}, "gpus": ["t4"]},    {"model": {"preset": "resnet18", "input_shape": [3, 32, 32]}, "training": {"batch_size": 1}},
+        "data_parallel": "fsdp", "offload": {"parameters": True}}}, "gpus": ["t4"]},
+    {"model": {"preset": "resnet18", "input_shape": [3, 32, 32]}, "training": {"batch_size": 1}},
 ])
 def test_what_the_document_accepts_the_service_answers(embedded_client: FlaskClient, body: dict[str, Any]) -> None:
     assert _validator(embedded_client, "EstimateRequest").is_valid(body)
