@@ -102,3 +102,20 @@ def test_a_remembered_search_keeps_no_model_alive(shipped: Catalog) -> None:
     del job
     gc.collect()
     assert alive() is None  # the memo held every model it had searched (up to 1,024)
+
+
+def test_a_job_that_differs_only_in_its_run_length_shares_the_search_and_another_batch_does_not(
+        shipped: Catalog) -> None:
+    from workers.sizing.spec import step_training
+
+    job = _job("gpt2")
+    longer = replace(job, training=replace(job.training, epochs=7.5, eval_every_epochs=2, learning_rate=3e-4,
+                                           checkpoint_every_hours=2.0))
+    assert step_training(longer.training) == step_training(job.training)
+    shape = SHAPES[1]
+    first = _ask(job, shipped, shape, remembered=True)
+    assert first is not None and _ask(longer, shipped, shape, remembered=True) is first  # shared, not searched again
+    assert _ask(longer, shipped, shape, remembered=False) == first  # and what a search of it gives
+    smaller = replace(job, training=replace(job.training, batch_size=6))
+    assert step_training(smaller.training) != step_training(job.training)
+    assert _ask(smaller, shipped, shape, remembered=True) == _ask(smaller, shipped, shape, remembered=False)

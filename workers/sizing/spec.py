@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from catalog.providers import PROVIDERS
 from workers.sizing.layers.attention import Attention
 from workers.sizing.layers.loss import Loss
+from workers.sizing.memo import IdentityMemo
 from workers.sizing.stats import ModelStats
 from workers.sizing.strategies.types import Parallelism
 
@@ -111,6 +112,21 @@ class Training:
     # Whether the job starts from a pretrained model: False (pre-training) rules adapters out of the
     # out-of-memory plan (a frozen random base learns nothing); None: not said, adapters offered with a caveat.
     from_pretrained: bool | None = None
+
+
+_STEP_TRAININGS: IdentityMemo[Training] = IdentityMemo(256)
+
+
+def step_training(training: Training) -> Training:
+    """Return the training as one step's memory and time read it: a key for the memos of per-step work.
+
+    How long the run goes and how it is scheduled (epochs, evaluation passes, the checkpoint interval,
+    the learning rate) are set to their defaults: no step figure reads them, so jobs differing only
+    in those (a procurement tool asking again with another data size or deadline) share their walks,
+    searches and times. Never passed to the work itself, which reads the job's own training.
+    """
+    return _STEP_TRAININGS.get(training, None, lambda: replace(
+        training, epochs=1.0, eval_every_epochs=0, checkpoint_every_hours=None, learning_rate=None))
 
 
 @dataclass(frozen=True)

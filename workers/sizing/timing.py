@@ -31,7 +31,7 @@ from workers.sizing.overheads import ACTIVATION_BYTES, COMPUTE_WEIGHT_BYTES, GRA
 from workers.sizing.requirements import Bottleneck
 from workers.sizing.row_table import figures, row_table
 from workers.sizing.rules import TINY_LAYER_MS
-from workers.sizing.spec import Precision, Training
+from workers.sizing.spec import Precision, Training, step_training
 from workers.sizing.stats import LayerKind, ModelStats
 from workers.sizing.strategies.types import DataParallel
 from workers.sizing.throughput import achieved_flops_per_ms, effective_precision, math_unit, tf32_matmul
@@ -170,7 +170,7 @@ def _bottleneck(parts: dict[Bottleneck, float]) -> Bottleneck:
 
 def single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> IterationTime:
     """Return the predicted iteration time on one GPU, from the model alone (no profile)."""
-    return _SINGLE.get(model, (training, gpu), lambda: _single_gpu_time(model, training, gpu))
+    return _SINGLE.get(model, (step_training(training), gpu), lambda: _single_gpu_time(model, training, gpu))
 
 
 def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> IterationTime:

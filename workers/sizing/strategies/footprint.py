@@ -25,7 +25,7 @@ from workers.sizing.memo import IdentityMemo
 from workers.sizing.memory import attention_kind, framework_reserve_bytes, recompute_share, step_peak
 from workers.sizing.overheads import largest_needed, optimizer_temporary_bytes
 from workers.sizing.requirements import MemoryBreakdown
-from workers.sizing.spec import Framework, JobSpec, Precision, Training
+from workers.sizing.spec import Framework, JobSpec, Precision, Training, step_training
 from workers.sizing.stats import LayerKind, ModelStats
 from workers.sizing.step_walk import HeldStates, Moment, Phase, Retention, peak_moment, walk_step
 from workers.sizing.strategies.adapters import (
@@ -127,7 +127,7 @@ def _exact_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_si
     """Return layout_memory, remembered per (training, layout, architecture, bf16, batch)."""
     arch = None if gpu is None else gpu.architecture
     bf16 = None if gpu is None else has_bf16(gpu)
-    key = (job.training, layout, arch, bf16, batch_size)
+    key = (step_training(job.training), layout, arch, bf16, batch_size)
     return _MEMORY.get(job.model, key, lambda: _layout_memory(job, layout, gpu=gpu, batch_size=batch_size))
 
 

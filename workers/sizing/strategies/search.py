@@ -27,7 +27,7 @@ from workers.sizing.efficiency import NVLINK_EFFICIENCY
 from workers.sizing.layers.attention import Attention
 from workers.sizing.memory import attention_kind, fits
 from workers.sizing.multigpu import NVLINK_PAIRS_ONLY
-from workers.sizing.spec import JobSpec
+from workers.sizing.spec import JobSpec, step_training
 from workers.sizing.strategies.adapters import transformer_shape
 from workers.sizing.strategies.collectives import node_links
 from workers.sizing.strategies.footprint import LayoutMemory, searched_memory
@@ -199,8 +199,8 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
     Remembered (see _SEARCHES): the same question gives the same (immutable) answer without a search.
     """
     model, timed = job.model, job.time_model
-    key = (id(model), id(timed), job.training, id(gpu), id(profile_gpu), gpus_per_node, nodes, network_gbit_per_s,
-           host_memory_bytes, host_need_bytes, cached_times_version())
+    key = (id(model), id(timed), step_training(job.training), id(gpu), id(profile_gpu), gpus_per_node, nodes,
+           network_gbit_per_s, host_memory_bytes, host_need_bytes, cached_times_version())
     hit = _SEARCHES.get(key)
     if hit is not None and hit[0]() is model and hit[1]() is timed and hit[2] is gpu and hit[3] is profile_gpu:
         return hit[4]
