@@ -36,7 +36,7 @@ from workers.sizing.spec import Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
 from workers.sizing.step_walk import FULL_COPY, Phase, Shards, Trace, walk_step
 from workers.sizing.throughput import effective_precision
-from workers.sizing.walk_arrays import ARRAY_ROWS, step_peak_moment
+from workers.sizing.walk_arrays import step_peak_moment
 
 _ACTIVATIONS: IdentityMemo[float] = IdentityMemo()
 _HAS_CONV: IdentityMemo[bool] = IdentityMemo()
@@ -157,15 +157,20 @@ def _memory_key(training: Training) -> tuple[object, ...]:
             t.recompute, t.framework, t.profile, t.parallelism, t.loss, t.attention)
 
 
+# Rows up to which the allocator is replayed for its slack (allocator_slack_share); a bigger model takes
+# ALLOCATOR_SLACK_FRACTION. (The bound the arrays' walk had before it took models from 64 rows.)
+SLACK_REPLAY_ROWS = 1000
+
+
 def allocator_slack_share(model: ModelStats, training: Training, *, precision: Precision, kept_share: float,
                           attention: Attention) -> float:
     """Return what the caching allocator reserves beyond the tensors at its peak, as a share of them.
 
     The step is replayed on one GPU with the whole model (allocator.py); data-parallel and sharded
     layouts of the same step take the same share of their own tensors (one replay per step, not one
-    per layout: the strategy search asks for dozens). Models of ARRAY_ROWS rows or more (walked over
-    arrays, walk_arrays.py) keep the rule ALLOCATOR_SLACK_FRACTION: replaying their allocations would
-    cost more than the rest of the estimate.
+    per layout: the strategy search asks for dozens). Models of SLACK_REPLAY_ROWS rows or more keep the
+    rule ALLOCATOR_SLACK_FRACTION: replaying their allocations would cost more than the rest of the
+    estimate.
     """
     trace = Trace()
     walk_step(model, training, precision=precision, kept_share=kept_share, attention=attention, trace=trace)
@@ -193,7 +198,7 @@ def _step_peak(model: ModelStats, training: Training, *, gpu: GpuSpec | None, gp
     peak = step_peak_moment(model, training, precision=precision, gpu_count=gpu_count, shards=shards,
                             kept_share=share, attention=attention)
     slack_share: float | None = None
-    if 0 < len(model.layers) < ARRAY_ROWS:  # the same step on another GPU of its precision caches the same way
+    if 0 < len(model.layers) < SLACK_REPLAY_ROWS:  # another GPU of its precision caches the same way
         slack_share = _SLACK.get(model, (_memory_key(training), precision, share, attention),
                                  lambda: allocator_slack_share(model, training, precision=precision,
                                                                kept_share=share, attention=attention))
