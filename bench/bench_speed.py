@@ -78,12 +78,13 @@ def cli_figures(*, repeat: int) -> dict[str, tuple[float, float]]:
         spec.unlink(missing_ok=True)
 
 
-def task_figures(*, repeat: int, cold: bool = False) -> dict[str, float]:
+def task_figures(*, repeat: int, cold: bool = False, vary: str = "") -> dict[str, float]:
     """Return the CPU ms of the recommendation task's work per example (what the worker runs).
 
     The same spec again and again finds its strategy searches remembered (strategies/search.py: a later
-    job on the same model and training); `cold` forgets them before every task, as for a job whose model
-    and training the process has not ranked before.
+    job on the same model and training); `cold` forgets them before every task. Identical specs share
+    one job at the API, so a worker sees new ones: `vary="epochs"` changes the epochs every task (what
+    bench_api's jobs do; per-step work is shared), `vary="batch"` the batch size (nothing is shared).
     """
     from catalog.loader import load_catalog
     from workers.ranking.catalog_index import catalog_index
@@ -99,12 +100,18 @@ def task_figures(*, repeat: int, cold: bool = False) -> dict[str, float]:
     gc.freeze()
     out = {}
     for name in EXAMPLES:
-        data = JobSpecSchema().load(json.loads((ROOT / "examples" / f"{name}.json").read_text()))
+        raw = json.loads((ROOT / "examples" / f"{name}.json").read_text())
+        data, training = JobSpecSchema().load(raw), raw["training"]
+        # the loaded specs a varied run takes in turn (the API loads a spec; the task is what follows)
+        variants = iter([JobSpecSchema().load({**raw, "training": {**training, **(
+            {"epochs": training.get("epochs", 1) + i / 1000} if vary == "epochs" else
+            {"batch_size": max(1, training["batch_size"] - 20 + i % 41)})}}) for i in range(repeat + 5)] if vary
+            else [])
 
-        def task(data: dict[str, Any] = data) -> None:
+        def task(data: dict[str, Any] = data, variants: Any = variants) -> None:
             if cold:
                 search._SEARCHES.clear()
-            job = built_job(data)
+            job = built_job(next(variants) if vary else data)
             dump_recommendation(recommend(job, catalog, per_gpu_rows=PER_GPU_OPTIONS))
 
         for _ in range(5):  # a worker that has run a few jobs: the first of a process ran up to 1.7x slower
@@ -182,9 +189,10 @@ def main() -> int:
         print(f"{name:28s} wall {wall:6.3f} s, CPU {cpu:6.3f} s  (python -c pass: wall {floor_wall:.3f} s, CPU "
               f"{floor_cpu:.3f} s)  target <= {target} s: wall {'met' if wall <= target else 'MISSED'}, "
               f"CPU {'met' if cpu <= target else 'MISSED'}")
-    for cold in (False, True):
-        label = "cold (searches forgotten)" if cold else "warm (the same spec again)"
-        for name, ms in task_figures(repeat=args.repeat * 3, cold=cold).items():
+    for cold, vary, label in ((False, "", "warm (the same spec again)"), (True, "", "cold (searches forgotten)"),
+                              (False, "epochs", "new spec (its epochs differ)"),
+                              (False, "batch", "new batch size (nothing shared)")):
+        for name, ms in task_figures(repeat=args.repeat * 3, cold=cold, vary=vary).items():
             print(f"recommendation task, {label}, {name:18s} {ms:6.2f} ms CPU  target <= 5 ms: "
                   f"{'met' if ms <= 5 else 'MISSED'}")
     print(f"load average before the in-process figures: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
