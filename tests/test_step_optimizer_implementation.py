@@ -83,6 +83,7 @@ def test_the_replayed_step_allocates_the_temporaries_each_implementation_makes()
 
 def test_the_arrays_walk_takes_the_implementation_as_the_walk_does(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(walk_arrays, "ARRAY_ROWS", 0)
+    monkeypatch.setattr(walk_arrays, "IMPORT_ROWS", 0)
     model = preset_stats("gpt2", sequence_length=256)
     for implementation in OptimizerImplementation:
         job = training(batch_size=1, optimizer=Optimizer.ADAMW, optimizer_implementation=implementation)

@@ -47,6 +47,7 @@ def test_the_arrays_peak_at_the_walks_moment_for_every_preset_and_setting(
         monkeypatch: pytest.MonkeyPatch) -> None:
     precision, count, shards, share, attention, optimizer, framework, batch = setting
     monkeypatch.setattr(walk_arrays, "ARRAY_ROWS", 0)  # every model through the arrays
+    monkeypatch.setattr(walk_arrays, "IMPORT_ROWS", 0)
     job = training(batch_size=batch, optimizer=optimizer, framework=framework, precision=precision)
     for model in _models():
         walked = peak_moment(walk_step(model, job, precision=precision, gpu_count=count, shards=shards,
@@ -58,7 +59,7 @@ def test_the_arrays_peak_at_the_walks_moment_for_every_preset_and_setting(
 def test_a_model_of_many_rows_takes_the_arrays_and_peaks_where_the_walk_does() -> None:
     gpt2 = preset_stats("gpt2")  # its tied head: an embedding whose gradient a later row made
     deep = replace(gpt2, layers=tuple(replace(row, name=f"{row.name}#{i}") for i in range(20) for row in gpt2.layers))
-    assert len(deep.layers) >= walk_arrays.ARRAY_ROWS
+    assert len(deep.layers) >= walk_arrays.IMPORT_ROWS
     for precision in Precision:
         job = training(batch_size=4, precision=precision)
         assert step_peak_moment(deep, job, precision=precision) == peak_moment(walk_step(deep, job,
@@ -107,6 +108,7 @@ def test_the_heaviest_rows_over_arrays_are_nlargests_with_ties_by_position(monke
     import operator
 
     monkeypatch.setattr(walk_arrays, "ARRAY_ROWS", 0)
+    monkeypatch.setattr(walk_arrays, "IMPORT_ROWS", 0)
     by_parameters = operator.attrgetter("parameters")
     for model in _models():  # repeated blocks: many ties among the heaviest
         for count in (1, 3, 10):
@@ -114,6 +116,7 @@ def test_the_heaviest_rows_over_arrays_are_nlargests_with_ties_by_position(monke
             assert positions is not None
             assert [model.layers[i] for i in positions] == heapq.nlargest(count, model.layers, key=by_parameters)
     monkeypatch.setattr(walk_arrays, "ARRAY_ROWS", 10_000)
+    monkeypatch.setattr(walk_arrays, "IMPORT_ROWS", 10_000)
     assert walk_arrays.heaviest_rows(preset_stats("gpt2"), 3) is None  # below it: the caller's heapq
 
 

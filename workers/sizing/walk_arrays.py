@@ -13,6 +13,7 @@ two equal.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -51,9 +52,17 @@ if TYPE_CHECKING:
 
 # Rows from which a step's peak is worked out over arrays. Measured (CPU, median of 58 batches, the
 # rows' arrays kept per model): ResNet-50's 174 rows 629 -> 48 us, GPT-2's 150 516 -> 45 us, VGG-16's 40
-# 150 -> 40 us, DCGAN's 27 103 -> 40 us; below 64 the walk stays, NumPy's import (~0.1 s) unpaid in the CLI.
-# A job new to the process walks each (GPU architecture, count) once: 30 walks for ResNet-50's 48 pairs.
+# 150 -> 40 us, DCGAN's 27 103 -> 40 us. A job new to the process walks each (GPU architecture, count)
+# once: 30 walks for ResNet-50's 48 pairs. Below IMPORT_ROWS the arrays are taken only where NumPy is
+# loaded already (the service, any ranking): a one-shot CLI estimate of a preset does not pay its import
+# (~0.1 s wall, more CPU in its threads) for a few walks. The two ways give equal moments.
 ARRAY_ROWS = 64
+IMPORT_ROWS = 1000
+
+
+def _over_arrays(rows: int) -> bool:
+    """Return whether a model of this many rows is walked over arrays (see ARRAY_ROWS)."""
+    return rows >= IMPORT_ROWS or (rows >= ARRAY_ROWS and "numpy" in sys.modules)
 
 
 @dataclass(frozen=True)
@@ -126,7 +135,7 @@ def step_peak_moment(model: ModelStats, training: Training, *, precision: Precis
                      shards: Shards = FULL_COPY, kept_share: float = 1.0,
                      attention: Attention = Attention.MATH) -> Moment:
     """Return `peak_moment(walk_step(...))` for the same arguments, over arrays for models of many rows."""
-    if len(model.layers) < ARRAY_ROWS:
+    if not _over_arrays(len(model.layers)):
         return peak_moment(walk_step(model, training, precision=precision, gpu_count=gpu_count, shards=shards,
                                      kept_share=kept_share, attention=attention))
     import numpy as np
@@ -180,8 +189,9 @@ def step_peak_moment(model: ModelStats, training: Training, *, precision: Precis
 
 def heaviest_rows(model: ModelStats, count: int) -> list[int] | None:
     """Return the positions of the `count` rows holding most parameters, in the order of
-    `sorted(rows, key=parameters, reverse=True)[:count]` (ties by position); None below ARRAY_ROWS rows."""
-    if len(model.layers) < ARRAY_ROWS:
+    `sorted(rows, key=parameters, reverse=True)[:count]` (ties by position); None where the model is walked
+    row by row (_over_arrays)."""
+    if not _over_arrays(len(model.layers)):
         return None
     import numpy as np
 
