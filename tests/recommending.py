@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 from catalog.types import Catalog
@@ -15,3 +17,14 @@ def recommend_spec(spec: dict[str, Any], catalog: Catalog) -> Recommendation:
     """Return the recommendation of a JSON spec (left as it was) over the catalog."""
     _, job = load_job(copy.deepcopy(spec))
     return recommend(job, catalog)
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def changed_example(name: str, **changes: Any) -> dict[str, Any]:
+    """Return examples/NAME.json with each section's fields merged over it (a top-level value set as given)."""
+    spec: dict[str, Any] = json.loads((EXAMPLES / f"{name}.json").read_text())
+    for section, fields in changes.items():
+        spec[section] = {**spec.get(section, {}), **fields} if isinstance(fields, dict) else fields
+    return spec

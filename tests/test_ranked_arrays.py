@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from catalog.loader import load_catalog
 from catalog.types import Catalog
+from tests.recommending import changed_example
 from workers.ranking import ranking
 from workers.ranking.candidates import collect_candidates
 from workers.ranking.catalog_index import catalog_index
@@ -25,36 +25,26 @@ from workers.schemas import JobSpecSchema, dump_recommendation
 from workers.schemas.specs import build_job
 from workers.sizing.estimate import estimate_requirements
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-
-def _spec(name: str, **changes: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = json.loads((EXAMPLES / f"{name}.json").read_text())
-    for section, fields in changes.items():
-        spec[section] = {**spec.get(section, {}), **fields} if isinstance(fields, dict) else fields
-    return spec
-
-
 JOBS = {
-    "resnet50 as shipped (balanced, budget, deadline)": _spec("resnet50-imagenet"),
-    "resnet50, a budget that cuts, a short list": _spec("resnet50-imagenet", constraints={
+    "resnet50 as shipped (balanced, budget, deadline)": changed_example("resnet50-imagenet"),
+    "resnet50, a budget that cuts, a short list": changed_example("resnet50-imagenet", constraints={
         "budget_usd": 300, "deadline_hours": 60}, limit=2),
-    "resnet50 on spot, a tight deadline": _spec("resnet50-imagenet", constraints={
+    "resnet50 on spot, a tight deadline": changed_example("resnet50-imagenet", constraints={
         "pricing": ["spot"], "deadline_hours": 20, "max_gpus": 8}),
-    "gpt2 as shipped (time)": _spec("gpt2-pretrain"),
-    "gpt2 by cost on one GPU": _spec("gpt2-pretrain", constraints={"max_gpus": 1}, objective="cost"),
-    "bert on every pricing kind, data in us-east-1": _spec(
+    "gpt2 as shipped (time)": changed_example("gpt2-pretrain"),
+    "gpt2 by cost on one GPU": changed_example("gpt2-pretrain", constraints={"max_gpus": 1}, objective="cost"),
+    "bert on every pricing kind, data in us-east-1": changed_example(
         "bert-finetune", constraints={"pricing": ["on_demand", "spot", "committed_1y", "committed_3y"]},
         dataset={"location": {"provider": "aws", "region": "us-east-1"}}),
-    "bert balanced, a list of one": _spec("bert-finetune", objective="balanced", limit=1),
-    "spot checkpoints too far apart to make progress": _spec(
+    "bert balanced, a list of one": changed_example("bert-finetune", objective="balanced", limit=1),
+    "spot checkpoints too far apart to make progress": changed_example(
         "dcgan-faces", training={"checkpoint_every_hours": 80.0}, constraints={"pricing": ["spot"]}),
-    "pre-processing bound, on demand only": _spec("preprocess-heavy"),
-    "unet at 64 GPUs, a long list": _spec("unet-highres", constraints={"max_gpus": 64}, limit=50),
-    "spot pre-training by time": _spec("spot-pretrain-2d", objective="time"),
-    "vae, a budget of cents": _spec("vae-mnist", constraints={"budget_usd": 0.05}),
-    "dqn on one GPU": _spec("dqn-atari"),
-    "mlp balanced": _spec("mlp-mnist", objective="balanced"),
+    "pre-processing bound, on demand only": changed_example("preprocess-heavy"),
+    "unet at 64 GPUs, a long list": changed_example("unet-highres", constraints={"max_gpus": 64}, limit=50),
+    "spot pre-training by time": changed_example("spot-pretrain-2d", objective="time"),
+    "vae, a budget of cents": changed_example("vae-mnist", constraints={"budget_usd": 0.05}),
+    "dqn on one GPU": changed_example("dqn-atari"),
+    "mlp balanced": changed_example("mlp-mnist", objective="balanced"),
 }
 
 

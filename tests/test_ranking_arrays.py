@@ -3,16 +3,15 @@ shapes._judge_all) and offers' costs (candidates._costed_in_arrays against a pla
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from catalog.loader import load_catalog
 from catalog.types import Catalog, Offer, Pricing
+from tests.recommending import changed_example
 from workers.ranking.candidates import Span, _costed_in_arrays, collect_candidates
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.ranking import _cpu_adjust
@@ -36,28 +35,20 @@ from workers.sizing.estimate import estimate_requirements
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec, Objective
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-def _spec(name: str, **changes: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = json.loads((EXAMPLES / f"{name}.json").read_text())
-    for section, fields in changes.items():
-        spec[section] = {**spec.get(section, {}), **fields} if isinstance(fields, dict) else fields
-    return spec
-
-
 JOBS = {
-    "bert on every pricing kind, data in us-east-1": _spec(
+    "bert on every pricing kind, data in us-east-1": changed_example(
         "bert-finetune", constraints={"pricing": ["on_demand", "spot", "committed_1y", "committed_3y"]},
         dataset={"location": {"provider": "aws", "region": "us-east-1"}}),
-    "resnet50 on spot, a tight deadline": _spec("resnet50-imagenet", constraints={
+    "resnet50 on spot, a tight deadline": changed_example("resnet50-imagenet", constraints={
         "pricing": ["spot"], "deadline_hours": 20, "max_gpus": 8}),
-    "gpt2 on spot and on demand, no deadline": _spec("gpt2-pretrain", constraints={
+    "gpt2 on spot and on demand, no deadline": changed_example("gpt2-pretrain", constraints={
         "pricing": ["spot", "on_demand"], "max_gpus": 8}),
-    "spot checkpoints too far apart to make progress": _spec(
+    "spot checkpoints too far apart to make progress": changed_example(
         "dcgan-faces", training={"checkpoint_every_hours": 80.0}, constraints={"pricing": ["spot"]}),
-    "the team's own cards beside the clouds": _spec("team-owns-4x3090"),
-    "resnet50 on block storage, a budget that cuts": _spec("resnet50-imagenet", constraints={
+    "the team's own cards beside the clouds": changed_example("team-owns-4x3090"),
+    "resnet50 on block storage, a budget that cuts": changed_example("resnet50-imagenet", constraints={
         "budget_usd": 300, "deadline_hours": 60, "pricing": ["spot", "on_demand"]}, objective="balanced"),
-    "bert by time": _spec("bert-finetune", objective="time"),
+    "bert by time": changed_example("bert-finetune", objective="time"),
 }
 
 
