@@ -22,7 +22,8 @@ FRAMEWORKS = {"flask", "celery", "redis", "marshmallow", "boto3", "botocore", "g
 # its NumPy form cost a 1,000-job review 30% more worker CPU.)
 ALLOWED = {("workers/sizing/walk_arrays.py", "numpy"), ("workers/sizing/walk_arrays.py", "numpy.typing"),
            ("workers/ranking/judge_arrays.py", "numpy"), ("workers/ranking/candidates.py", "numpy"),
-           ("workers/ranking/machine_table.py", "numpy"), ("workers/ranking/ranked_arrays.py", "numpy")}
+           ("workers/ranking/machine_table.py", "numpy"), ("workers/ranking/ranked_arrays.py", "numpy"),
+           ("workers/ranking/rejected_arrays.py", "numpy")}
 
 
 def _imports(path: Path) -> list[str]:

@@ -58,7 +58,6 @@ from workers.ranking.ranked_arrays import (
     judge_lazily,
     nothing_fits_in_arrays,
     options_front,
-    rejected_in_arrays,
     rows_in_arrays,
 )
 from workers.ranking.reasons import (
@@ -70,6 +69,7 @@ from workers.ranking.reasons import (
     why_line,
 )
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected
+from workers.ranking.rejected_arrays import rejected_in_arrays
 from workers.ranking.scope import Scope, check_data_location, resolve_scope
 from workers.ranking.shapes import (
     BUDGET,
