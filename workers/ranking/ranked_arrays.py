@@ -7,9 +7,9 @@ is in scope, and neither carbon, nor owned cards, nor a purchase takes part, `ra
 the same out over the arrays the judging left (judge_arrays.py, candidates.table_costs) and builds a
 shape (ShapeBook) only for what reads one: the options shown, a machine costed offer by offer or
 over the budget, the members of a rejected group whose reason reads more than arrays hold (the groups:
-rejected_arrays.py). Every
-figure is the same float by the same operation as the plain path's (minima, sorts and comparisons
-are exact), every tie breaks as there; tests/test_ranked_arrays.py holds the two paths equal.
+rejected_arrays.py). Every figure is the same float by the same operation as the plain path's (minima,
+sorts and comparisons are exact), every tie breaks as there; tests/test_ranked_arrays.py holds the two
+paths equal.
 NumPy is imported inside the functions, so that a CLI that never ranks does not load it.
 """
 
