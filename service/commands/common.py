@@ -157,3 +157,8 @@ def working(what: str) -> Iterator[Callable[[int, int], None]]:
             bar.update(task, completed=done, total=total)
 
         yield advance
+
+
+def shape_parts(text: str) -> list[str]:
+    """Split a sample's shape as the CLI takes it, 3x224x224 or 3,224,224, into its parts (stripped)."""
+    return [part.strip() for part in text.lower().replace(",", "x").split("x")]

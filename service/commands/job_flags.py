@@ -16,7 +16,7 @@ from typing import Any
 
 from marshmallow import ValidationError
 
-from service.commands.common import FLAG_NAMES, CliError, first_error, read_spec_file
+from service.commands.common import FLAG_NAMES, CliError, first_error, read_spec_file, shape_parts
 from workers.schemas.humanize import apply_human_units
 from workers.schemas.specs import load_job
 from workers.sizing.presets.registry import PRESETS, preset_names
@@ -118,8 +118,7 @@ def _owned(entries: list[str]) -> list[dict[str, Any]]:
 def _shape(text: str) -> list[Any]:
     """Parse 3x32x32 (or 3,32,32) into [3, 32, 32]; a part that is not a whole number stays as given, for the
     schema to name."""
-    parts = [p.strip() for p in text.lower().replace(",", "x").split("x")]
-    return [int(p) if p.isdigit() else p for p in parts]
+    return [int(p) if p.isdigit() else p for p in shape_parts(text)]
 
 
 def merged_spec(args: argparse.Namespace, *, extra: dict[str, Any] | None = None) -> dict[str, Any]:

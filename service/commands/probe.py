@@ -18,7 +18,7 @@ import yaml
 from rich.table import Table
 
 from service.commands.common import console as make_console
-from service.commands.common import fail
+from service.commands.common import fail, shape_parts
 from workers.render import fmt_bytes
 
 TOP_LAYERS = 15
@@ -26,7 +26,7 @@ TOP_LAYERS = 15
 
 def _shape(text: str) -> tuple[int, ...]:
     try:
-        dims = tuple(int(d) for d in text.replace("x", ",").split(",") if d.strip())
+        dims = tuple(int(d) for d in shape_parts(text) if d)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: give sizes like 3,224,224") from None
     if not dims or any(d < 1 for d in dims):

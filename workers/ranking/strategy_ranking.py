@@ -228,7 +228,7 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
             nodes_of.append(nodes)
             choices.append(c)
         if not fitted:
-            unfit.setdefault((m.provider_name, m.family, m.gpu), []).append(m)
+            unfit.setdefault(m.rejected_group, []).append(m)
     hours_known = requirements.iterations_total > 0
     annotate_energy(shapes, job=job, table=load_energy(), tdp_watts={g.slug: float(g.tdp_watts) for g in catalog.gpus})
     for s, nodes in zip(shapes, nodes_of, strict=True):
@@ -365,6 +365,5 @@ def _scaling(top: Shape | None, shapes: list[Shape], nodes_of: list[int], *,
 
 
 def _type_names(machines: list[Machine]) -> str:
-    """Each instance type once (one machine per region and pricing), smallest first, as ranking._rejected lists them."""
-    ordered = sorted(machines, key=lambda m: (m.gpu_count, m.vcpus, m.host_memory_bytes, m.instance_type))
-    return ", ".join(dict.fromkeys(m.instance_type for m in ordered))
+    """Each instance type once (one machine per region and pricing), in ranking._rejected's listing order."""
+    return ", ".join(dict.fromkeys(m.instance_type for m in sorted(machines, key=lambda m: m.listing_key)))
