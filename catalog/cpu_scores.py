@@ -101,6 +101,21 @@ CPU_SCORES: tuple[CpuScore, ...] = (
 )
 
 
+# Hardware threads per physical core of a cloud host: a vCPU is one thread, and on every x86 instance of
+# AWS and Google Cloud two of them share a core (AWS CpuOptions.ThreadsPerCore: "The default value is 2";
+# Google's AdvancedMachineFeatures.threads_per_core: "If unset, the maximum number of threads supported per
+# core by the underlying processor is assumed", two on Intel and AMD server parts; both API references,
+# read 2026-12-02). Arm hosts (AWS Graviton, Google Axion, Ampere Altra, NVIDIA Grace) have no SMT: one
+# vCPU is one core.
+_ONE_THREAD_PER_CORE = re.compile(r"graviton|axion|ampere|altra|grace|neoverse|\barm\b", re.IGNORECASE)
+X86_CLOUD_THREADS_PER_CORE = 2
+
+
+def threads_per_core(cpu_model: str) -> int:
+    """Return the hardware threads (vCPUs) per physical core of a cloud host with this CPU: 1 on Arm, else 2."""
+    return 1 if _ONE_THREAD_PER_CORE.search(cpu_model) else X86_CLOUD_THREADS_PER_CORE
+
+
 def score_for(cpu_model: str) -> CpuScore | None:
     """Return the score row whose pattern matches a provider's CPU string, or None when none does."""
     exact = {row.cpu_model.lower(): row for row in CPU_SCORES}

@@ -32,11 +32,12 @@ def gpu(slug: str, memory_gib: float, *, name: str | None = None) -> GpuSpec:
 
 
 def instance(provider: Provider, name: str, gpu_slug: str, count: int = 1, *, host_gib: float = 64,
-             disk_gb: float = 2000, cpu_score: float = 1000.0, vcpus: int = 8) -> InstanceType:
+             disk_gb: float = 2000, cpu_score: float = 1000.0, vcpus: int = 8,
+             cpu_model: str = "test cpu") -> InstanceType:
     """Return an instance shape."""
     return InstanceType(provider=provider, instance_type=name, gpu=gpu_slug, gpu_count=count, vcpus=vcpus,
                         host_memory_bytes=int(host_gib * GIB), local_storage_bytes=int(disk_gb * GB),
-                        cpu_model="test cpu", cpu_single_thread_score=cpu_score, network_gbit_per_s=10.0,
+                        cpu_model=cpu_model, cpu_single_thread_score=cpu_score, network_gbit_per_s=10.0,
                         source="test", source_date="2024-01-01")
 
 

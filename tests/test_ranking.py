@@ -352,6 +352,38 @@ def test_loader_workers_on_the_vcpus_per_gpu_keep_a_slow_cpu_from_binding() -> N
     assert two.loader_workers == 2 and two.iteration_ms == pytest.approx(160.0)
 
 
+def test_loader_workers_on_shared_cores_feed_less_than_a_core_each_and_arm_cores_feed_in_full() -> None:
+    # 8 vCPUs, one GPU: 7 workers and the training process. On x86 two vCPUs share a core, so the 8 busy
+    # threads run on 4 cores: 4 + 0.3 x 4 = 5.2 cores' worth, 7/8 of it the workers' (4.55 cores).
+    # On Graviton a vCPU is a core: the 7 workers pre-process on 7.
+    cat = catalog([gpu("a10g", 24)],
+                  [instance(AWS, "g5.2xlarge", "a10g", cpu_score=1000.0, vcpus=8, cpu_model="AMD EPYC 7R32"),
+                   instance(AWS, "g5g.2xlarge", "a10g", cpu_score=1000.0, vcpus=8, cpu_model="AWS Graviton2")],
+                  [offer(AWS, "g5.2xlarge", "us-east-1", 1.0), offer(AWS, "g5g.2xlarge", "us-east-1", 1.0)])
+    table = {("a10g", 1): per_gpu("a10g", hours=10.0, iteration_ms=50.0)}
+    # 32 samples x 5 ms x 2000 / 1000 = 320 ms of one core per batch.
+    rec = _rank(job(preprocess_ms=5.0), cat, table)
+    by_type = {o.instance_type: o for o in rec.options}
+    x86, arm = by_type["g5.2xlarge"], by_type["g5g.2xlarge"]
+    assert (x86.threads_per_core, arm.threads_per_core) == (2, 1)
+    assert x86.loader_workers == arm.loader_workers == 7
+    assert arm.iteration_ms == pytest.approx(50.0)  # 320 / 7 = 46 ms of pre-processing: the GPU binds
+    assert x86.iteration_ms == pytest.approx(320.0 / 4.55)
+    assert x86.training_hours > arm.training_hours
+    assert [o.instance_type for o in rec.options] == ["g5g.2xlarge", "g5.2xlarge"]
+    [warning] = [w for w in x86.warnings if w.code == "cpu-bound"]
+    # The fix: 320 ms in 50 takes 7 workers on a core each, 8 cores with the training process (16 vCPUs).
+    assert "7 loader workers per GPU, 16 vCPUs, 8 cores per GPU" in warning.message
+    assert "this machine has 8 vCPUs per GPU, 4 cores" in warning.message
+    assert not [w for w in arm.warnings if w.code == "cpu-bound"]
+    # Without the data set's size the shapes are judged one by one (shapes._judge_all): the same stretch.
+    unsized = job(preprocess_ms=5.0)
+    unsized = replace(unsized, dataset=replace(unsized.dataset, samples=None))
+    one_by_one = {o.instance_type: o for o in _rank(unsized, cat, table).options}
+    assert one_by_one["g5.2xlarge"].iteration_ms == pytest.approx(x86.iteration_ms)
+    assert one_by_one["g5g.2xlarge"].iteration_ms == pytest.approx(50.0)
+
+
 def test_more_gpus_need_more_host_memory_for_their_training_processes() -> None:
     cat = catalog([gpu("a10g", 24)],
                   [instance(AWS, "g5.one", "a10g", 1, host_gib=20),

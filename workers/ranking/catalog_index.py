@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from catalog.commitments import TERM_HOURS
+from catalog.cpu_scores import threads_per_core
 from catalog.providers import instance_family
 from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Pricing, Provider
 from workers.ranking.costing import block_storage_price_table, cheapest_cards
@@ -32,12 +33,13 @@ class Machine:
     __slots__ = ("block_rates", "block_rates_complete", "card_memory_bytes", "co2_factors", "cpu_score", "family",
                  "gpu", "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "listing_key",
                  "network_gbit_per_s", "offers", "plan_group", "prices", "pricing", "provider", "provider_name", "rate",
-                 "regions", "rejected_group", "storage_bytes", "term_hours", "transfer", "vcpus")
+                 "regions", "rejected_group", "storage_bytes", "term_hours", "threads_per_core", "transfer", "vcpus")
 
     def __init__(self, *, provider: Provider, instance_type: str, gpu: str, gpu_count: int, vcpus: int,
                  host_memory_bytes: int, storage_bytes: int, cpu_score: float, card_memory_bytes: int,
                  offers: tuple[Offer, ...], pricing: Pricing = Pricing.ON_DEMAND,
-                 network_gbit_per_s: float = 0.0, rate: InterruptionRate | None = None) -> None:
+                 network_gbit_per_s: float = 0.0, rate: InterruptionRate | None = None,
+                 threads_per_core: int = 1) -> None:
         self.provider = provider
         self.provider_name = PROVIDER_NAMES[provider]
         self.instance_type = instance_type
@@ -48,6 +50,7 @@ class Machine:
         self.gpu = gpu
         self.gpu_count = gpu_count
         self.vcpus = vcpus
+        self.threads_per_core = threads_per_core  # vCPUs per physical core (cpu_scores.threads_per_core)
         self.host_memory_bytes = host_memory_bytes
         self.storage_bytes = storage_bytes
         self.cpu_score = cpu_score
@@ -77,7 +80,8 @@ class Machine:
                     vcpus=self.vcpus, host_memory_bytes=self.host_memory_bytes, storage_bytes=self.storage_bytes,
                     cpu_score=self.cpu_score, card_memory_bytes=self.card_memory_bytes,
                     offers=tuple(self.offers[i] for i in keep), pricing=self.pricing,
-                    network_gbit_per_s=self.network_gbit_per_s, rate=self.rate)
+                    network_gbit_per_s=self.network_gbit_per_s, rate=self.rate,
+                    threads_per_core=self.threads_per_core)
         m.family, m.rejected_group = self.family, self.rejected_group
         m.block_rates = tuple(self.block_rates[i] for i in keep) if self.block_rates else ()
         m.block_rates_complete = self.block_rates_complete
@@ -138,7 +142,8 @@ class CatalogIndex:
                         gpu_count=inst.gpu_count, vcpus=inst.vcpus, host_memory_bytes=inst.host_memory_bytes,
                         storage_bytes=inst.local_storage_bytes, cpu_score=inst.cpu_single_thread_score,
                         card_memory_bytes=self.gpu_memory.get(inst.gpu, 0), pricing=pricing,
-                        network_gbit_per_s=inst.network_gbit_per_s, offers=kept, rate=rate))
+                        network_gbit_per_s=inst.network_gbit_per_s, offers=kept, rate=rate,
+                        threads_per_core=threads_per_core(inst.cpu_model)))
         self.machines = tuple(machines)
         self.sells_owned = any(m.pricing is Pricing.OWNED for m in machines)  # the team's own boxes come from the job
         for m in self.machines:

@@ -43,7 +43,7 @@ from workers.ranking.shapes import (
 )
 from workers.ranking.spot import POISSON_MAX_K
 from workers.ranking.transfer import BYTES_PER_GB
-from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, loader_workers
+from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, loader_share
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 
@@ -92,11 +92,14 @@ def judge_in_arrays(shapes: Sequence[Shape] | None, per_gpu: Mapping[tuple[str, 
     if not len(at) and shapes is not None:
         return None
     at_list = at.tolist()
-    # Loader workers per (vCPUs, GPU count), then the CPU stretch per (estimate, CPU score, workers).
+    # Loader workers and the cores' worth they get per (vCPUs, GPU count, threads per core), then the CPU
+    # stretch per (estimate, CPU score, cores).
     loader_keys = table.loader_keys
-    workers_of = {lid: loader_workers(job.dataset, vcpus=loader_keys[lid][0], gpu_count=loader_keys[lid][1])
-                  for lid in np.unique(table.loader_id[at]).tolist()}
-    workers = [workers_of[lid] for lid in table.loader_id[at].tolist()]
+    share_of = {lid: loader_share(job.dataset, vcpus=loader_keys[lid][0], gpu_count=loader_keys[lid][1],
+                                  threads_per_core=loader_keys[lid][2])
+                for lid in np.unique(table.loader_id[at]).tolist()}
+    shares = [share_of[lid] for lid in table.loader_id[at].tolist()]
+    workers = [w for w, _ in shares]
     pair_at = table.pair_id[at]
     base_ms = np.array([pg.iteration_ms if pg is not None else 0.0 for pg in pg_of_pair], dtype=float)[pair_at]
     pair_hours = np.array([pg.training_hours if pg is not None else 0.0 for pg in pg_of_pair], dtype=float)
@@ -108,7 +111,7 @@ def judge_in_arrays(shapes: Sequence[Shape] | None, per_gpu: Mapping[tuple[str, 
     if preprocess_ms > 0 and stretched.any():
         with np.errstate(divide="ignore"):
             cpu_ms = (job.training.batch_size * preprocess_ms * REFERENCE_CPU_SINGLE_THREAD_SCORE
-                      / table.cpu_score[at] / np.maximum(1.0, np.array(workers, dtype=float)))
+                      / table.cpu_score[at] / np.maximum(1.0, np.array([c for _, c in shares], dtype=float)))
         iteration_ms = np.where(stretched, np.maximum(base_ms, cpu_ms), base_ms)
     storage_min, storage_max = requirements.storage_min_bytes, requirements.storage_max_bytes
     local = table.storage_bytes[at] >= storage_min

@@ -53,7 +53,7 @@ class MachineTable:
         self.pair_id = np.array(pair_ids, dtype=np.intp)
         count_ids, self.gpu_counts = _ids([m.gpu_count for m in ms])  # host memory need per GPU count
         self.count_id = np.array(count_ids, dtype=np.intp)
-        loader_ids, self.loader_keys = _ids([(m.vcpus, m.gpu_count) for m in ms])  # loader workers
+        loader_ids, self.loader_keys = _ids([(m.vcpus, m.gpu_count, m.threads_per_core) for m in ms])  # loaders
         self.loader_id = np.array(loader_ids, dtype=np.intp)
         self.cpu_score = np.array([m.cpu_score for m in ms], dtype=float)
         self.host_memory_bytes = np.array([m.host_memory_bytes for m in ms], dtype=np.int64)

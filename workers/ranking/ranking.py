@@ -96,16 +96,16 @@ def _cpu_adjust(job: JobSpec) -> CpuAdjust:
     """Return the CPU-stretched iteration time for this job, memoised per (iteration ms, CPU score)."""
     preprocess_ms = job.dataset.preprocess_ms_per_sample
     batch_size = job.training.batch_size
-    memo: dict[tuple[float, float, int], float] = {}
+    memo: dict[tuple[float, float, float], float] = {}
 
-    def adjust(iteration_ms: float, cpu_score: float, workers: int) -> float:
+    def adjust(iteration_ms: float, cpu_score: float, cores: float) -> float:
         if preprocess_ms <= 0:
             return iteration_ms
-        key = (iteration_ms, cpu_score, workers)
+        key = (iteration_ms, cpu_score, cores)
         if key not in memo:
             memo[key] = iteration_ms_with_cpu(iteration_ms, batch_size=batch_size,
                                               preprocess_ms_per_sample=preprocess_ms,
-                                              cpu_single_thread_score=cpu_score, workers=workers)
+                                              cpu_single_thread_score=cpu_score, workers=cores)
         return memo[key]
 
     return adjust
@@ -332,6 +332,7 @@ def _options(top: list[Row], shapes: Sequence[Shape], *, front: tuple[Callable[[
             iteration_ms=s.iteration_ms,
             energy=energy,
             loader_workers=s.workers if job.dataset.preprocess_ms_per_sample > 0 else 0,
+            threads_per_core=m.threads_per_core,
             owned=pricing is Pricing.OWNED,
             **run,
             data_transfer_cost_usd=s.egress_usd if hours_known else 0.0,

@@ -20,6 +20,7 @@ from workers.ranking.shapes import (
     Shape,
 )
 from workers.ranking.transfer import BYTES_PER_GB, inbound_range
+from workers.sizing.advice import vcpus_text
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, workers_needed
 from workers.sizing.requirements import CodedWarning, Requirements
 from workers.sizing.spec import JobSpec, Objective
@@ -128,10 +129,12 @@ def _cpu_fix(shape: Shape, *, iteration_ms: float, job: JobSpec) -> str:
     workers = workers_needed(batch_size=batch, preprocess_ms_per_sample=preprocess_ms,
                              iteration_ms=iteration_ms, cpu_single_thread_score=m.cpu_score)
     per_gpu_vcpus = m.vcpus // max(m.gpu_count, 1)
-    if workers + 1 <= per_gpu_vcpus:
-        return f"{workers} loader workers per GPU (this machine has {per_gpu_vcpus} vCPUs per GPU)"
-    return (f"{workers} loader workers per GPU, {workers + 1} vCPUs per GPU; this machine has {per_gpu_vcpus} "
-            "vCPUs per GPU: take a machine with more vCPUs per GPU or pre-process once ahead of training")
+    tpc = m.threads_per_core
+    has = f"{per_gpu_vcpus} vCPUs per GPU" + (f", {per_gpu_vcpus / tpc:g} cores" if tpc > 1 else "")
+    if (workers + 1) * tpc <= per_gpu_vcpus:
+        return f"{workers} loader workers per GPU (this machine has {has})"
+    return (f"{workers} loader workers per GPU, {vcpus_text(workers, tpc)} per GPU; this machine has {has}: "
+            "take a machine with more vCPUs per GPU or pre-process once ahead of training")
 
 
 def why_line(shape: Shape, *, pricing: str, price_per_hour_usd: float, cost_usd: float,

@@ -77,7 +77,8 @@ def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mappin
     advice = estimate_requirements(job, gpus=(known_gpus[top.gpu],), gpu_count=top.gpu_count * top.nodes,
                                    known_gpus=known_gpus, vcpus=top.vcpus,
                                    cpu_single_thread_score=top.cpu_single_thread_score,
-                                   gpus_per_node=top.gpu_count)  # the option is `nodes` machines of its type
+                                   gpus_per_node=top.gpu_count,  # the option is `nodes` machines of its type
+                                   threads_per_core=top.threads_per_core)
     warnings = advice.warnings
     if top.parallelism is not None:
         kept = {"memory-tier"} if fits_as_given else AS_GIVEN

@@ -79,6 +79,7 @@ class RankedOption:
     start_up: StartUp | None = None
     checkpoints: Checkpoints | None = None
     loader_workers: int = 0  # per GPU
+    threads_per_core: int = 1  # vCPUs per physical core (cpu_scores.threads_per_core; 1 where unknown)
     percentile: float = 0.0  # spot: the percentile the deadline and budget were checked on
     percentile_hours: float = 0.0
     percentile_cost_usd: float = 0.0

@@ -21,7 +21,7 @@ from workers.ranking.machine_table import Judged, MachineTable
 from workers.ranking.runplan import MachineParts, RunPlan, RunPlanner, plan_from_parts, run_figures
 from workers.ranking.scope import Scope
 from workers.ranking.transfer import BYTES_PER_GB, Transfer, transfer_into
-from workers.sizing.machine import host_memory_bytes, loader_workers
+from workers.sizing.machine import host_memory_bytes, loader_share
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 
@@ -36,7 +36,7 @@ NO_STORAGE_PRICE = "no-storage-price"
 BUDGET = "budget"
 CARBON = "carbon"  # over constraints.max_co2e_kg, or no grid intensity to show it is not
 
-CpuAdjust = Callable[[float, float, int], float]  # (per-GPU iteration ms, CPU score, loader workers) -> ms
+CpuAdjust = Callable[[float, float, float], float]  # (per-GPU iteration ms, CPU score, loader cores) -> ms
 
 
 class Shape:
@@ -133,7 +133,7 @@ def _judge_all(shapes: list[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *
     """
     dataset = job.dataset
     storage_min, storage_max = requirements.storage_min_bytes, requirements.storage_max_bytes
-    workers_of: dict[tuple[int, int], int] = {}
+    workers_of: dict[tuple[int, int, int], tuple[int, float]] = {}
     onprem = Provider.ONPREM
     for shape in shapes:
         m = shape.m
@@ -149,13 +149,14 @@ def _judge_all(shapes: list[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *
             shape.reject = HOST_MEMORY
             continue
         ms = base_ms = pg.iteration_ms
-        per = (m.vcpus, m.gpu_count)
-        workers = workers_of.get(per)
-        if workers is None:
-            workers = workers_of[per] = loader_workers(dataset, vcpus=m.vcpus, gpu_count=m.gpu_count)
-        shape.workers = workers
+        per = (m.vcpus, m.gpu_count, m.threads_per_core)
+        share = workers_of.get(per)
+        if share is None:
+            share = workers_of[per] = loader_share(dataset, vcpus=m.vcpus, gpu_count=m.gpu_count,
+                                                   threads_per_core=m.threads_per_core)
+        shape.workers = share[0]
         if m.cpu_score > 0 and ms > 0:
-            ms = max(ms, cpu_adjust(ms, m.cpu_score, workers))
+            ms = max(ms, cpu_adjust(ms, m.cpu_score, share[1]))
         stretch = ms / base_ms if base_ms > 0 else 1.0
         shape.iteration_ms = ms
         local_disk_holds_data = m.storage_bytes >= storage_min

@@ -305,6 +305,10 @@ class OptionSchema(Schema):
     start_up = fields.Nested(StartUpSchema, allow_none=True)
     checkpoints = fields.Nested(CheckpointsSchema, allow_none=True)
     loader_workers = fields.Integer()
+    threads_per_core = fields.Integer(metadata={
+        "description": "vCPUs per physical core of the instance: 2 on x86 cloud hosts (two hardware threads "
+                       "share a core; a loader worker on the second adds about 30%, not a core), 1 on Arm "
+                       "and on the team's own machines"})
     percentile = fields.Float()
     percentile_hours = fields.Float()
     percentile_cost_usd = fields.Float()

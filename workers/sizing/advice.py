@@ -171,13 +171,26 @@ def gpu_warnings(job: JobSpec, gpu: GpuSpec, *, time: IterationTime, training_ho
     return found
 
 
+def vcpus_text(workers: int, threads_per_core: int = 1) -> str:
+    """Return the vCPUs per GPU that give `workers` loader workers and the training process a core each.
+
+    "5 vCPUs" where a vCPU is a core; "10 vCPUs, 5 cores" where two vCPUs share one (machine.loader_cores).
+    """
+    cores = workers + 1
+    if threads_per_core <= 1:
+        return f"{cores} vCPUs"
+    return f"{cores * threads_per_core} vCPUs, {cores} cores"
+
+
 def cpu_warning(cpu_score_needed: float, *, gpu: str,
                 cpu_single_thread_score: float = REFERENCE_CPU_SINGLE_THREAD_SCORE, workers: int = 1,
-                serial: bool = False) -> CodedWarning | None:
+                serial: bool = False, threads_per_core: int = 1) -> CodedWarning | None:
     """Return a cpu-bound warning when `workers` cores of this score cannot pre-process as fast as the GPU runs.
 
-    `cpu_score_needed` is per worker. The message names what fixes it: the loader workers per GPU that
-    would keep up on these cores, or, when pre-processing cannot be split, the single-thread score needed.
+    `cpu_score_needed` is per worker (machine.loader_need: on a machine whose workers share cores, the
+    score their share of a core must make up for). The message names what fixes it: the loader workers
+    per GPU that would keep up on cores of their own, or, when pre-processing cannot be split, the
+    single-thread score needed.
     """
     if cpu_score_needed <= CPU_BOUND_RATIO * cpu_single_thread_score:
         return None
@@ -190,8 +203,8 @@ def cpu_warning(cpu_score_needed: float, *, gpu: str,
                   if total > FASTEST_HOST_CPU_SCORE else ""))
     else:
         need = math.ceil(total / cpu_single_thread_score - 1e-9)
-        fix = (f"{need} loader workers per GPU on these cores would keep up ({need + 1} vCPUs per GPU), "
-               f"or pre-process once ahead of training")
+        fix = (f"{need} loader workers per GPU on these cores would keep up ({vcpus_text(need, threads_per_core)} "
+               f"per GPU), or pre-process once ahead of training")
     return CodedWarning("cpu-bound", (
         f"Pre-processing one batch on {workers} loader worker{'s' if workers != 1 else ''} per GPU needs a "
         f"single-thread score of {cpu_score_needed:,.0f} each to keep {gpu} busy; cores of "

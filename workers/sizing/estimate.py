@@ -170,11 +170,12 @@ def _targets(gpus: Sequence[GpuSpec], known_gpus: Mapping[str, GpuSpec]) -> tupl
 
 def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_count: int = 1,
                           known_gpus: Mapping[str, GpuSpec], vcpus: int = 0,
-                          cpu_single_thread_score: float = 0.0, gpus_per_node: int | None = None) -> Requirements:
+                          cpu_single_thread_score: float = 0.0, gpus_per_node: int | None = None,
+                          threads_per_core: int = 1) -> Requirements:
     """Return everything the job needs, and its fit and time on each requested GPU model.
 
-    With a machine's `vcpus` and CPU score (the recommendation's first option) the loader advice is
-    about that machine; without, about workers on the reference core. `gpus_per_node`: the machine's
+    With a machine's `vcpus`, CPU score and `threads_per_core` (the recommendation's first option) the
+    loader advice is about that machine; without, about workers on the reference core. `gpus_per_node`: the machine's
     GPUs where it is known (a catalog instance: a2-megagpu-16g's 16 on one NVSwitch fabric).
     """
     check_job(job, gpu_count=gpu_count)
@@ -207,7 +208,7 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
         if gpus:
             per_gpu.append(row)
         need = loader_need(job.dataset, batch_size=training.batch_size, iteration_ms=time.total_ms,
-                           vcpus=vcpus, gpu_count=gpu_count)
+                           vcpus=vcpus, gpu_count=gpu_count, threads_per_core=threads_per_core)
         cpu_scores.append((need.score, gpu.slug, need.workers))
         warnings += [(gpu.slug, w) for w in gpu_warnings(
             job, gpu, time=time, training_hours=row.training_hours, fits=row.fits,
@@ -219,6 +220,7 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
             warnings += [(gpu.slug, w) for w in plan.warnings]
     cpu_score, fastest, workers = max(cpu_scores, default=(0.0, "", 0))
     cpu = cpu_warning(cpu_score, gpu=fastest, workers=workers, serial=job.dataset.preprocess_serial,
+                      threads_per_core=threads_per_core,
                       **({"cpu_single_thread_score": cpu_single_thread_score} if cpu_single_thread_score > 0
                          else {}))
     if cpu is not None:

@@ -73,10 +73,49 @@ def loader_workers(dataset: Dataset, *, vcpus: int = 0, gpu_count: int = 1) -> i
     return allowed if allowed is not None else 1
 
 
+# What a second hardware thread on a busy core adds: two threads of one core do not pre-process twice as fast
+# as one, they share its execution units. Intel's figure for Hyper-Threading is up to 30% more throughput
+# (Marr et al., "Hyper-Threading Technology Architecture and Microarchitecture", Intel Technology Journal
+# 6(1), 2002) [recalled, not re-read]; taken at that bound, the most a sibling thread is credited with.
+# Data loading gains less if anything ("hyperthreading doesn't give much perf" for JIT-compiled transforms,
+# tatsu-lab/fast_imagenet_ffcv's README).
+SMT_YIELD = 0.3
+
+
+def loader_cores(workers: int, *, vcpus: int = 0, gpu_count: int = 1, threads_per_core: int = 1) -> float:
+    """Return the cores' worth of pre-processing one GPU's `workers` loader workers get on a machine.
+
+    A cloud vCPU is a hardware thread (catalog.cpu_scores.threads_per_core): the GPU's share of the machine
+    is vcpus / gpu_count threads on vcpus / gpu_count / threads_per_core cores, which its training process
+    (one busy thread, launching the GPU's work) and its workers share. While the busy threads fit on the
+    cores, each worker has a core of its own; beyond that a thread that shares a core adds SMT_YIELD of
+    one. The workers get their share of what the cores deliver. Unknown vCPUs or one thread per core: the
+    workers count in full, as before.
+    """
+    if workers <= 0:
+        return 0.0
+    if vcpus <= 0 or gpu_count <= 0 or threads_per_core <= 1:
+        return float(workers)
+    threads = vcpus / gpu_count
+    cores = threads / threads_per_core
+    busy = min(workers + 1.0, threads)  # the training process and its workers, on this GPU's threads
+    if busy <= cores:
+        return float(workers)
+    delivered = cores + SMT_YIELD * (busy - cores)
+    return delivered * workers / (workers + 1.0)
+
+
+def loader_share(dataset: Dataset, *, vcpus: int = 0, gpu_count: int = 1,
+                 threads_per_core: int = 1) -> tuple[int, float]:
+    """Return one GPU's loader workers on a machine (loader_workers) and the cores' worth they get (loader_cores)."""
+    workers = loader_workers(dataset, vcpus=vcpus, gpu_count=gpu_count)
+    return workers, loader_cores(workers, vcpus=vcpus, gpu_count=gpu_count, threads_per_core=threads_per_core)
+
+
 def preprocess_ms_per_iteration(*, batch_size: int, preprocess_ms_per_sample: float,
                                 cpu_single_thread_score: float = REFERENCE_CPU_SINGLE_THREAD_SCORE,
-                                workers: int = 1) -> float:
-    """Return one GPU's batch pre-processing time over `workers` cores of the given score.
+                                workers: float = 1) -> float:
+    """Return one GPU's batch pre-processing time over `workers` cores of the given score (loader_cores).
 
     Single-thread speed sets each worker's pace (domain.md §6); the workers share the batch.
     """
@@ -105,7 +144,7 @@ def workers_needed(*, batch_size: int, preprocess_ms_per_sample: float, iteratio
 
 
 def iteration_ms_with_cpu(per_gpu_iteration_ms: float, *, batch_size: int, preprocess_ms_per_sample: float,
-                          cpu_single_thread_score: float, workers: int = 1) -> float:
+                          cpu_single_thread_score: float, workers: float = 1) -> float:
     """Return the iteration time once the CPU is counted: the slower of GPU work and pre-processing.
 
     The loader workers prepare the next batches while the GPU runs this one, so the two overlap and the
@@ -128,25 +167,22 @@ FASTEST_HOST_CPU_SCORE = 2750.0
 
 @dataclass(frozen=True)
 class LoaderNeed:
-    """What keeps one GPU fed: `workers` loader workers, each on a core of single-thread score `score`."""
+    """What keeps one GPU fed: `workers` loader workers, each on cores of single-thread score `score`."""
 
     workers: int
     score: float  # per worker
     serial: bool = False
 
-    @property
-    def total_score(self) -> float:
-        """Return workers x score: the pre-processing speed one GPU needs, in single-thread-score units."""
-        return self.workers * self.score
-
 
 def loader_need(dataset: Dataset, *, batch_size: int, iteration_ms: float, vcpus: int = 0,
-                gpu_count: int = 1) -> LoaderNeed:
+                gpu_count: int = 1, threads_per_core: int = 1) -> LoaderNeed:
     """Return the loader requirement of one GPU as workers x single-thread score.
 
     The workers are fixed when pre-processing cannot be split (one), when the job names a count, or
     when the machine is known (its vCPUs per GPU); otherwise they are the fewest workers of the
-    reference core (2000) that keep the GPU fed, so the requirement reads "4 workers x 1,930".
+    reference core (2000) that keep the GPU fed, so the requirement reads "4 workers x 1,930". On a
+    known machine whose workers share cores (loader_cores), each needs the score its share of a core
+    must make up for.
     """
     total = cpu_score_needed(batch_size=batch_size, preprocess_ms_per_sample=dataset.preprocess_ms_per_sample,
                              iteration_ms=iteration_ms)
@@ -156,4 +192,5 @@ def loader_need(dataset: Dataset, *, batch_size: int, iteration_ms: float, vcpus
         workers = loader_workers(dataset, vcpus=vcpus, gpu_count=gpu_count)
     else:
         workers = max(1, math.ceil(total / REFERENCE_CPU_SINGLE_THREAD_SCORE - 1e-9))
-    return LoaderNeed(workers, total / workers, dataset.preprocess_serial)
+    cores = loader_cores(workers, vcpus=vcpus, gpu_count=gpu_count, threads_per_core=threads_per_core)
+    return LoaderNeed(workers, total / cores, dataset.preprocess_serial)
