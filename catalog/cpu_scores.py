@@ -107,13 +107,18 @@ CPU_SCORES: tuple[CpuScore, ...] = (
 # core by the underlying processor is assumed", two on Intel and AMD server parts; both API references,
 # read 2026-12-02). Arm hosts (AWS Graviton, Google Axion, Ampere Altra, NVIDIA Grace) have no SMT: one
 # vCPU is one core.
-_ONE_THREAD_PER_CORE = re.compile(r"graviton|axion|ampere|altra|grace|neoverse|\barm\b", re.IGNORECASE)
+_ARM = re.compile(r"graviton|axion|ampere|altra|grace|neoverse|\barm\b", re.IGNORECASE)
 X86_CLOUD_THREADS_PER_CORE = 2
+
+
+def is_arm(cpu_model: str) -> bool:
+    """Return whether a provider's CPU string names an Arm (aarch64) host CPU."""
+    return bool(_ARM.search(cpu_model))
 
 
 def threads_per_core(cpu_model: str) -> int:
     """Return the hardware threads (vCPUs) per physical core of a cloud host with this CPU: 1 on Arm, else 2."""
-    return 1 if _ONE_THREAD_PER_CORE.search(cpu_model) else X86_CLOUD_THREADS_PER_CORE
+    return 1 if is_arm(cpu_model) else X86_CLOUD_THREADS_PER_CORE
 
 
 def score_for(cpu_model: str) -> CpuScore | None:

@@ -376,6 +376,10 @@ def test_loader_workers_on_shared_cores_feed_less_than_a_core_each_and_arm_cores
     assert "7 loader workers per GPU, 16 vCPUs, 8 cores per GPU" in warning.message
     assert "this machine has 8 vCPUs per GPU, 4 cores" in warning.message
     assert not [w for w in arm.warnings if w.code == "cpu-bound"]
+    # The Graviton host is said to be Arm, so that the team builds for aarch64; the x86 host is not.
+    [arm_host] = [w for w in arm.warnings if w.code == "arm-host"]
+    assert "AWS Graviton2" in arm_host.message and "aarch64" in arm_host.message
+    assert "arm-host" not in {w.code for w in x86.warnings}
     # Without the data set's size the shapes are judged one by one (shapes._judge_all): the same stretch.
     unsized = job(preprocess_ms=5.0)
     unsized = replace(unsized, dataset=replace(unsized.dataset, samples=None))

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from catalog.commitments import TERM_HOURS
-from catalog.cpu_scores import threads_per_core
+from catalog.cpu_scores import is_arm, threads_per_core
 from catalog.providers import instance_family
 from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Pricing, Provider
 from workers.ranking.costing import block_storage_price_table, cheapest_cards
@@ -30,7 +30,8 @@ class Machine:
     machine per interruption band (spot.interruption_rate: the regions differ), each with its `rate`.
     """
 
-    __slots__ = ("block_rates", "block_rates_complete", "card_memory_bytes", "co2_factors", "cpu_score", "family",
+    __slots__ = ("arm_host", "block_rates", "block_rates_complete", "card_memory_bytes", "co2_factors", "cpu_score",
+                 "family",
                  "gpu", "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "listing_key",
                  "network_gbit_per_s", "offers", "plan_group", "prices", "pricing", "provider", "provider_name", "rate",
                  "regions", "rejected_group", "storage_bytes", "term_hours", "threads_per_core", "transfer", "vcpus")
@@ -39,7 +40,7 @@ class Machine:
                  host_memory_bytes: int, storage_bytes: int, cpu_score: float, card_memory_bytes: int,
                  offers: tuple[Offer, ...], pricing: Pricing = Pricing.ON_DEMAND,
                  network_gbit_per_s: float = 0.0, rate: InterruptionRate | None = None,
-                 threads_per_core: int = 1) -> None:
+                 threads_per_core: int = 1, arm_host: str = "") -> None:
         self.provider = provider
         self.provider_name = PROVIDER_NAMES[provider]
         self.instance_type = instance_type
@@ -51,6 +52,7 @@ class Machine:
         self.gpu_count = gpu_count
         self.vcpus = vcpus
         self.threads_per_core = threads_per_core  # vCPUs per physical core (cpu_scores.threads_per_core)
+        self.arm_host = arm_host  # the Arm host CPU's name; "" on x86 and on the team's own machines
         self.host_memory_bytes = host_memory_bytes
         self.storage_bytes = storage_bytes
         self.cpu_score = cpu_score
@@ -81,7 +83,7 @@ class Machine:
                     cpu_score=self.cpu_score, card_memory_bytes=self.card_memory_bytes,
                     offers=tuple(self.offers[i] for i in keep), pricing=self.pricing,
                     network_gbit_per_s=self.network_gbit_per_s, rate=self.rate,
-                    threads_per_core=self.threads_per_core)
+                    threads_per_core=self.threads_per_core, arm_host=self.arm_host)
         m.family, m.rejected_group = self.family, self.rejected_group
         m.block_rates = tuple(self.block_rates[i] for i in keep) if self.block_rates else ()
         m.block_rates_complete = self.block_rates_complete
@@ -143,7 +145,8 @@ class CatalogIndex:
                         storage_bytes=inst.local_storage_bytes, cpu_score=inst.cpu_single_thread_score,
                         card_memory_bytes=self.gpu_memory.get(inst.gpu, 0), pricing=pricing,
                         network_gbit_per_s=inst.network_gbit_per_s, offers=kept, rate=rate,
-                        threads_per_core=threads_per_core(inst.cpu_model)))
+                        threads_per_core=threads_per_core(inst.cpu_model),
+                        arm_host=inst.cpu_model if is_arm(inst.cpu_model) else ""))
         self.machines = tuple(machines)
         self.sells_owned = any(m.pricing is Pricing.OWNED for m in machines)  # the team's own boxes come from the job
         for m in self.machines:

@@ -99,6 +99,8 @@ def option_warnings(shape: Shape, *, pricing: str, hours_known: bool, job: JobSp
                                                       "checkpoint often and expect restarts"))
     if pg is not None and shape.iteration_ms > pg.iteration_ms * 1.0005:
         found.append(CodedWarning("cpu-bound", cpu_bound_message(shape, job=job)))
+    if shape.m.arm_host:
+        found.append(CodedWarning("arm-host", arm_host_message(shape.m.arm_host)))
     n = shape.m.gpu_count
     if pg is not None and n > 1 and pg.speedup_vs_one_gpu < POOR_SCALING_EFFICIENCY * n:
         found.append(CodedWarning("poor-scaling", f"{n} GPUs run only {pg.speedup_vs_one_gpu:.1f}x "
@@ -107,6 +109,19 @@ def option_warnings(shape: Shape, *, pricing: str, hours_known: bool, job: JobSp
         found.append(CodedWarning("duration-unknown", "dataset.samples is not given, so training time, cost, "
                                                  "budget and deadline cannot be worked out"))
     return tuple(found)
+
+
+def arm_host_message(cpu_model: str) -> str:
+    """Return the arm-host warning: what must be built for aarch64 before the job runs on this host.
+
+    PyTorch's aarch64 CUDA wheels are built for NVIDIA's Arm servers (Grace), with their own list of GPU
+    architectures (pytorch/pytorch PRs #161257 and #162455, 2025: the SBSA builds leave out the older
+    ones), so whether the stock wheel carries this GPU's kernels is a check, not a given.
+    """
+    return (f"the host CPU is Arm ({cpu_model}), not x86: the framework, every Python wheel with native code "
+            "and the container images must be aarch64 (arm64) builds, and x86-only dependencies will not run; "
+            "check that torch.cuda.get_arch_list() of the aarch64 build names this GPU's compute capability, "
+            "or take an x86 instance")
 
 
 def cpu_bound_message(shape: Shape, *, job: JobSpec) -> str:
