@@ -127,13 +127,14 @@ def _judge_all(shapes: list[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *
                block_table: BlockTable, planner: RunPlanner) -> None:
     """Fill in each shape's fit, time and storage need, or the first reason it cannot run the job.
 
-    One loop over the shapes with what does not change between them read once: the loader workers per
-    (vCPUs, GPU count), the storage need, the block storage table. The plain model: with the data set's
-    size known, judge_shapes takes judge_arrays.judge_in_arrays, the same findings over arrays.
+    One loop over the shapes with what does not change between them read once: the loader workers and
+    their cores per (vCPUs, GPU count, threads per core), the storage need, the block storage table.
+    The plain model: with the data set's size known, judge_shapes takes judge_arrays.judge_in_arrays,
+    the same findings over arrays.
     """
     dataset = job.dataset
     storage_min, storage_max = requirements.storage_min_bytes, requirements.storage_max_bytes
-    workers_of: dict[tuple[int, int, int], tuple[int, float]] = {}
+    share_of: dict[tuple[int, int, int], tuple[int, float]] = {}
     onprem = Provider.ONPREM
     for shape in shapes:
         m = shape.m
@@ -150,9 +151,9 @@ def _judge_all(shapes: list[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *
             continue
         ms = base_ms = pg.iteration_ms
         per = (m.vcpus, m.gpu_count, m.threads_per_core)
-        share = workers_of.get(per)
+        share = share_of.get(per)
         if share is None:
-            share = workers_of[per] = loader_share(dataset, vcpus=m.vcpus, gpu_count=m.gpu_count,
+            share = share_of[per] = loader_share(dataset, vcpus=m.vcpus, gpu_count=m.gpu_count,
                                                    threads_per_core=m.threads_per_core)
         shape.workers = share[0]
         if m.cpu_score > 0 and ms > 0:
