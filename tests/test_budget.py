@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -142,6 +143,24 @@ def test_trials_one_per_small_gpu_beat_one_large_gpu_in_turn() -> None:
     assert sweep.parallel.cost_usd == pytest.approx(4.0 * 9.0)
     assert sweep.speedup == pytest.approx(12 / 9)
     assert sweep.extra_cost_usd == pytest.approx(36.0 - 96.0)
+
+
+def test_a_sweep_starts_its_machine_once_and_each_trial_keeps_its_runs_checkpoints() -> None:
+    # Each option's run: 0.1 h of start-up (provisioning, boot, environment, staging), then its steps
+    # and checkpoints. The large GPU's trial is its run less the start-up (1.0 h); the T4 machine's
+    # run is 0.9 h after start-up over 0.8 h of steps, so each 3 h trial on one T4 takes 3 x 1.125.
+    large = replace(option("p4d.1", hours=1.1, price=8.0, gpu="a100-40gb"), start_up_hours=0.1, compute_hours=0.95)
+    four = replace(option("g4dn.12xlarge", hours=1.0, price=4.0, gpu="t4", gpu_count=4), start_up_hours=0.1,
+                   compute_hours=0.8)
+    sweep = compare_sweep([large, four], [per_gpu("t4", hours=3.0)], trials=12)
+    assert sweep.sequential is not None and sweep.parallel is not None
+    assert sweep.sequential.trial_hours == pytest.approx(1.0)
+    assert sweep.sequential.wall_hours == pytest.approx(0.1 + 12 * 1.0)  # not 12 start-ups
+    assert sweep.sequential.cost_usd == pytest.approx(8.0 * 12.1)
+    assert sweep.parallel.trial_hours == pytest.approx(3.0 * 1.125)
+    assert sweep.parallel.wall_hours == pytest.approx(0.1 + 3 * 3.375)
+    assert sweep.parallel.cost_usd == pytest.approx(4.0 * (0.1 + 3 * 3.375))
+    assert sweep.speedup == pytest.approx(12.1 / 10.225)
 
 
 def test_a_partial_last_wave_still_pays_for_the_whole_machine() -> None:

@@ -49,7 +49,10 @@ def test_brief_options_carry_the_full_options_figures() -> None:
     full, brief = recommend(spec, catalog), recommend(spec, catalog, brief=True)
     assert len(full.options) == len(brief.options) > 100
     figures = ("provider", "instance_type", "region", "pricing", "gpu", "gpu_count", "price_per_hour_usd",
-               "training_hours", "training_cost_usd", "storage_cost_usd", "energy", "fits", "pareto")
+               "training_hours", "training_cost_usd", "storage_cost_usd", "energy", "fits", "pareto",
+               "compute_hours", "start_up_hours")  # the last two: what a sweep reads of the run
     for a, b in zip(full.options, brief.options, strict=True):
         assert all(getattr(a, f) == getattr(b, f) for f in figures)
         assert a.why and not b.why and b.warnings == ()
+        assert a.start_up is not None and b.start_up is None
+        assert a.start_up_hours == a.start_up.total_s / 3600.0 > 0

@@ -170,7 +170,8 @@ def sweeps_section(p: Payload) -> Section | None:
                    "At once on small GPUs", "Wall-clock", "Cost", "Speed-up"), tuple(rows),
                   numeric=frozenset({1, 4, 5, 7, 8, 9}))
     lines = ("A grid suits at most about 3 parameters, with values on a log scale; random search suits more. "
-             "Trials run one per GPU on the small-GPU machine, in waves.",)
+             "Trials run one per GPU on the small-GPU machine, in waves; either way one machine is started "
+             "once and held for every trial.",)
     return Section("sweeps", "Sweeps", lines, table, tuple(notes))
 
 

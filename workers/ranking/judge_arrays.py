@@ -150,7 +150,7 @@ def judge_in_arrays(shapes: Sequence[Shape] | None, per_gpu: Mapping[tuple[str, 
                     time_metric=hours, budget_scale=budget_scale)
     judged.reject_codes, judged.is_spot_run, judged.checked_hours, judged.at_list = codes, spot, checked, at_list
     judged._fill = _Fill(pg_of_pair=pg_of_pair, need=need_list, workers=workers, iteration_ms=iteration_ms,
-                         on_disk=on_disk, training_hours=training_hours, moved=moved & ~refused,
+                         on_disk=on_disk, training_hours=training_hours, start_s=parts[2], moved=moved & ~refused,
                          parts_from=parts_from, percentile=percentile, block=block, storage_max=storage_max,
                          block_table=block_table)
     if shapes is None:
@@ -158,10 +158,11 @@ def judge_in_arrays(shapes: Sequence[Shape] | None, per_gpu: Mapping[tuple[str, 
     live = [shapes[i] for i in at_list]
     # Every shape judged here: its loader workers, time and run; those not refused (spot restarts outpacing
     # the run) their hours and bill too, then the reasons past them, each in _judge_all's terms.
-    for shape, w, ms, own_disk, hrs in zip(live, workers, iteration_ms.tolist(), on_disk.tolist(),
-                                           training_hours.tolist(), strict=True):
+    for shape, w, ms, own_disk, hrs, start_s in zip(live, workers, iteration_ms.tolist(), on_disk.tolist(),
+                                                    training_hours.tolist(), parts[2].tolist(), strict=True):
         shape.workers, shape.iteration_ms = w, ms
         shape._parts_from, shape.training_hours, shape.spot_percentile = parts_from[own_disk], hrs, percentile
+        shape.start_up_s = start_s
     ran = np.flatnonzero(~refused)
     for i in np.flatnonzero(refused).tolist():
         live[i].reject = SPOT_RESTARTS
@@ -288,10 +289,12 @@ class _Fill:
     """What judge_in_arrays' loops set on the shapes, kept to set it on one shape when that shape is asked for."""
 
     def __init__(self, *, pg_of_pair: list[PerGpu | None], need: list[int], workers: list[int], iteration_ms: Any,
-                 on_disk: Any, training_hours: Any, moved: Any, parts_from: Mapping[bool, tuple[RunPlanner, bool]],
-                 percentile: float, block: Any, storage_max: int, block_table: BlockTable) -> None:
+                 on_disk: Any, training_hours: Any, start_s: Any, moved: Any,
+                 parts_from: Mapping[bool, tuple[RunPlanner, bool]], percentile: float, block: Any, storage_max: int,
+                 block_table: BlockTable) -> None:
         self.pg_of_pair, self.need, self.workers, self.iteration_ms = pg_of_pair, need, workers, iteration_ms
         self.on_disk, self.training_hours, self.moved, self.parts_from = on_disk, training_hours, moved, parts_from
+        self.start_s = start_s
         self.percentile, self.block, self.storage_max, self.block_table = percentile, block, storage_max, block_table
 
 
@@ -311,7 +314,7 @@ def fill_shape(judged: Judged, shape: Shape, i: int) -> None:
     j = bisect_left(judged.at_list, i)
     shape.workers, shape.iteration_ms = f.workers[j], float(f.iteration_ms[j])
     shape._parts_from, shape.training_hours = f.parts_from[bool(f.on_disk[j])], float(f.training_hours[j])
-    shape.spot_percentile = f.percentile
+    shape.spot_percentile, shape.start_up_s = f.percentile, float(f.start_s[j])
     if kind == SPOT_RESTARTS:
         shape.reject = kind
         return

@@ -70,6 +70,7 @@ from workers.ranking.reasons import (
 )
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected
 from workers.ranking.rejected_arrays import rejected_in_arrays
+from workers.ranking.runcost import SECONDS_PER_HOUR
 from workers.ranking.scope import Scope, check_data_location, resolve_scope
 from workers.ranking.shapes import (
     BUDGET,
@@ -319,6 +320,8 @@ def _options(top: list[Row], shapes: Sequence[Shape], *, front: tuple[Callable[[
                         + transfer_warnings(s, region=region, job=job, regions=regions.get(m.provider, ()),
                                             cost_usd=cost))
             run = run_fields(s, cost=cost, hours_known=hours_known)
+        else:  # what a review's sweep reads of the run: its steps' hours and its start-up
+            run = {"compute_hours": s.training_hours, "start_up_hours": s.start_up_s / SECONDS_PER_HOUR}
         options.append(RankedOption(
             rank=rank, provider=m.provider_name, instance_type=m.instance_type, region=region,
             pricing=pricing, gpu=m.gpu, gpu_count=m.gpu_count, gpu_memory_bytes=m.card_memory_bytes,
@@ -349,6 +352,7 @@ def run_fields(s: Shape, *, cost: float, hours_known: bool) -> dict[str, Any]:
         "compute_hours": plan.training_hours if plan is not None else 0.0,
         "billed_hours": plan.billed_hours if plan is not None else 0.0,
         "start_up": plan.start_up if plan is not None else None,
+        "start_up_hours": plan.start_up.total_s / SECONDS_PER_HOUR if plan is not None else 0.0,
         "checkpoints": plan.checkpoints if plan is not None else None,
         "percentile": spot.percentile if spot is not None else 0.0,
         "percentile_hours": spot.percentile_hours if spot is not None else 0.0,

@@ -77,6 +77,7 @@ class RankedOption:
     compute_hours: float = 0.0  # the training steps alone
     billed_hours: float = 0.0
     start_up: StartUp | None = None
+    start_up_hours: float = 0.0  # start_up's whole wait, set in brief options too (a review's sweeps read it)
     checkpoints: Checkpoints | None = None
     loader_workers: int = 0  # per GPU
     threads_per_core: int = 1  # vCPUs per physical core (cpu_scores.threads_per_core; 1 where unknown)

@@ -59,6 +59,7 @@ class Shape:
     _parts: MachineParts | None = None  # `parts`
     _parts_from: tuple[RunPlanner, bool] | None = None  # (planner, data on the machine's own disk): `parts` asked
     training_hours = 0.0  # CPU-stretched training steps alone
+    start_up_s = 0.0  # the run's wait before its first step (its parts' total_s), set where the run is judged
     _checked_hours = 0.0  # checked_hours; NaN: past the deadline on expected hours, the percentile not worked out
     is_spot_run = False
     spot_percentile = 0.9
@@ -196,7 +197,7 @@ def plan_shape_run(shape: Shape, *, training_hours: float, job: JobSpec, planner
     moved = m.transfer
     parts = shape.parts = planner.parts_for(m, local_disk_holds_data=on_own_disk, saved_parameters=saved_parameters,
                                             writers=writers)
-    shape.training_hours = training_hours
+    shape.training_hours, shape.start_up_s = training_hours, parts.total_s
     shape.spot_percentile = planner.percentile
     deadline = job.constraints.deadline_hours
     wall, billed, checked, checked_billed, interruptions, refused = run_figures(

@@ -9,6 +9,9 @@ big GPU does not. So a sweep is shown two ways:
   hour than the large one), in waves of as many trials as the machine has GPUs. A trial's time
   is the job's estimate on one such GPU (requirements.per_gpu), and the machine is paid for the
   whole wall-clock, idle GPUs of a last, partial wave included.
+Either way one machine is held for the whole sweep: it starts once (provisioning, boot, environment,
+staging the data: the option's start_up) and then runs the trials, each with the checkpoints and
+spot restarts its option's run has (that run's hours beyond start-up over its training steps).
 """
 
 from __future__ import annotations
@@ -91,18 +94,32 @@ def _machine_rate_usd_per_hour(option: RankedOption) -> float:
     return option.price_per_hour_usd
 
 
+def _start_up_hours(option: RankedOption) -> float:
+    """Return the option's wait before its first step (0 where its run does not say), within its hours."""
+    return min(option.start_up_hours, option.training_hours)
+
+
+def _run_overhead(option: RankedOption) -> float:
+    """Return the option's run hours after start-up over its training steps' hours (>= 1: checkpoints,
+    spot restarts); 1 where the steps' hours are not given."""
+    if option.compute_hours <= 0:
+        return 1.0
+    return max(1.0, (option.training_hours - _start_up_hours(option)) / option.compute_hours)
+
+
 def _sequential(options: Sequence[RankedOption], *, trials: int) -> SweepSchedule | None:
     singles = [o for o in options if o.gpu_count == 1 and o.fits and o.training_hours > 0]
     if not singles:
         return None
     large = min(singles, key=lambda o: (o.training_hours, o.training_cost_usd, o.provider, o.instance_type,
                                         o.region, o.pricing))
+    rate = _machine_rate_usd_per_hour(large)
+    trial_hours = large.training_hours - _start_up_hours(large)
+    wall_hours = _start_up_hours(large) + trials * trial_hours
     return SweepSchedule(
         mode=SEQUENTIAL, provider=large.provider, instance_type=large.instance_type, region=large.region,
-        pricing=large.pricing, gpu=large.gpu, gpu_count=1,
-        machine_price_per_hour_usd=_machine_rate_usd_per_hour(large), trials_at_once=1, waves=trials,
-        trial_hours=large.training_hours, wall_hours=trials * large.training_hours,
-        cost_usd=trials * large.training_cost_usd,
+        pricing=large.pricing, gpu=large.gpu, gpu_count=1, machine_price_per_hour_usd=rate, trials_at_once=1,
+        waves=trials, trial_hours=trial_hours, wall_hours=wall_hours, cost_usd=rate * wall_hours,
     )
 
 
@@ -115,15 +132,16 @@ def _parallel(options: Sequence[RankedOption], per_gpu: Sequence[PerGpu], *, tri
     for o in options:
         if o.gpu_count < 2 or not o.fits:
             continue
-        trial_hours = one_gpu_hours.get(o.gpu)
-        if trial_hours is None:
+        steps_hours = one_gpu_hours.get(o.gpu)
+        if steps_hours is None:
             continue
         rate = _machine_rate_usd_per_hour(o)
         if rate / o.gpu_count >= large_rate_usd_per_hour:
             continue  # not a smaller GPU: as dear per GPU-hour as the large one
         at_once = min(o.gpu_count, trials)
         waves = math.ceil(trials / at_once)
-        wall_hours = waves * trial_hours
+        trial_hours = steps_hours * _run_overhead(o)
+        wall_hours = _start_up_hours(o) + waves * trial_hours
         key = (rate * wall_hours, wall_hours, o.provider, o.instance_type, o.region, o.pricing)
         if best is None or key < best[0]:
             best = (key, o, rate, at_once, waves, trial_hours)
