@@ -57,6 +57,10 @@ def undated_sources(offers: Iterable[Offer]) -> tuple[str, ...]:
     return tuple(sorted({o.source for o in offers if o.provider in CLOUD_PROVIDERS and o.as_of is None}))
 
 
+# The warnings about the catalog's prices rather than the job: every answer on the same catalog carries the same.
+PRICE_WARNING_CODES = frozenset({"undated-prices", "stale-prices"})
+
+
 def freshness_warnings(
     *, prices_as_of: str, undated: Sequence[str], today: date | None, stale_after_days: int
 ) -> tuple[tuple[str, str], ...]:

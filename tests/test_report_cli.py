@@ -54,7 +54,10 @@ def test_csv_and_md_formats_print_to_standard_output(capsys: pytest.CaptureFixtu
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert sum(r["row"] == "job" for r in rows) == len(_example()["jobs"])
     assert main(["report", str(EXAMPLE), "--format", "md"]) == 0
-    assert capsys.readouterr().out.startswith("# Budget review: ")
+    page = capsys.readouterr().out
+    assert page.startswith("# Budget review: ")
+    # The bundled catalog's prices are undated: said once for the review, not once per job.
+    assert page.count("undated-prices") == 1 and "Prices (undated-prices), for every job" in page
 
 
 def test_a_bad_field_is_one_line_naming_it_and_exit_code_2(tmp_path: Path,

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from catalog.freshness import PRICE_WARNING_CODES
 from workers.render import fmt_bytes, fmt_hours, fmt_usd
 from workers.review.words import advice_message, limit_text, pick_message
 
@@ -208,15 +209,19 @@ def ownership_section(p: Payload) -> Section | None:
     return Section("ownership", "Buy or rent (capital spending, apart from the rental totals)", lines, table)
 
 
+def _jobs(n: int) -> str:
+    return f"{n} job" if n == 1 else f"{n} jobs"
+
+
 def yearly_section(p: Payload) -> Section | None:
     """Return a year of the review's jobs on demand, on spot and on 1-year commitments."""
     y = p.get("yearly")
     if not y:
         return None
-    rows = [("On demand", fmt_usd(y["on_demand_usd"]), f"{y['missing_on_demand_jobs']} jobs without an option"),
-            ("Spot", fmt_usd(y["spot_usd"]), f"{y['missing_spot_jobs']} jobs without an option"),
+    rows = [("On demand", fmt_usd(y["on_demand_usd"]), f"{_jobs(y['missing_on_demand_jobs'])} without an option"),
+            ("Spot", fmt_usd(y["spot_usd"]), f"{_jobs(y['missing_spot_jobs'])} without an option"),
             ("Committed (1 year)", fmt_usd(y["committed_usd"]),
-             f"{len(y['uncommitted_jobs'])} jobs at on-demand (no commitment rate)")]
+             f"{_jobs(len(y['uncommitted_jobs']))} at on-demand (no commitment rate)")]
     notes = tuple(f"{m['machines']} x {m['instance_type']} in {m['region']} at {fmt_usd(m['price_per_hour_usd'])}/h "
                   f"for 8,760 h: {fmt_usd(m['year_usd'])} (used {fmt_hours(m['machine_hours_used'])})"
                   + ("" if m.get("pays_off", True) else
@@ -237,15 +242,20 @@ def failures_section(p: Payload) -> Section | None:
 
 
 def warnings_section(p: Payload) -> Section | None:
-    """Return each job's memory need and the warnings its sizing raised."""
+    """Return each job's memory need and the warnings its sizing raised; a warning about the catalog's prices
+    (every job on the catalog carries it) once, above the table."""
     rows = []
+    prices: dict[str, None] = {}  # each price warning once, in the order first met
     for j in p["jobs"]:
         for w in j.get("warnings", []):
-            rows.append((j["name"], fmt_bytes(j["gpu_memory_bytes"]), w["code"], w["message"]))
-    if not rows:
+            if w["code"] in PRICE_WARNING_CODES:
+                prices[f"Prices ({w['code']}), for every job: {w['message']}."] = None
+            else:
+                rows.append((j["name"], fmt_bytes(j["gpu_memory_bytes"]), w["code"], w["message"]))
+    if not rows and not prices:
         return None
-    return Section("warnings", "Sizing warnings", (), Table(("Job", "GPU memory", "Warning", "Detail"),
-                                                             tuple(rows)))
+    table = Table(("Job", "GPU memory", "Warning", "Detail"), tuple(rows)) if rows else None
+    return Section("warnings", "Sizing warnings", tuple(prices), table)
 
 
 def build_document(p: Payload) -> Document:
