@@ -11,6 +11,7 @@ from flask.testing import FlaskClient
 
 from service.cli import main
 from tests.service_helpers import contract_check
+from workers.render import fmt_bytes
 from workers.sizing.presets.registry import preset_names, preset_stats
 
 EXAMPLES = sorted(p for p in (Path(__file__).resolve().parent.parent / "examples").glob("*.json")
@@ -61,6 +62,25 @@ def test_estimate_on_three_gpus_prints_every_section_and_json_matches_the_contra
     assert code == 0
     assert contract_check().contract_requirements(doc) == []
     assert [row["gpu"] for row in doc["per_gpu"]] == ["gtx-1080-ti", "v100-16gb", "a100-80gb"]
+
+
+def test_a_gpu_whose_step_differs_from_the_headline_is_named_under_the_table(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # BERT-base at sequence 512: on a GTX 1080 Ti attention keeps its 512 x 512 scores (no fused kernel
+    # before Ampere), far more than the headline's current card; on an A100 the two agree.
+    args = ("estimate", "bert-base", "--batch", "32", "--seq", "512", "--gpu", "gtx-1080-ti")
+    _, out, _ = run_cli(capsys, *args, "--json")
+    doc = json.loads(out)
+    [row] = doc["per_gpu"]
+    assert row["gpu_memory_bytes"] > 1.5 * doc["gpu_memory_bytes"]
+    code, out, err = run_cli(capsys, *args)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "memory: each row is that GPU's own step" in flat
+    assert f"gtx-1080-ti {fmt_bytes(row['gpu_memory_bytes'])}" in flat
+    code, out, err = run_cli(capsys, "estimate", "bert-base", "--batch", "32", "--seq", "512", "--gpu", "a100-80gb")
+    assert code == 0, err
+    assert "memory: each row" not in out
 
 
 def test_estimate_json_is_exactly_what_the_http_api_returns(

@@ -23,7 +23,7 @@ from workers.schemas import EstimateAnswer, EstimateAnswerSchema, EstimateReques
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE
-from workers.sizing.requirements import Requirements
+from workers.sizing.requirements import PerGpu, Requirements
 from workers.tasks.runs import calibration_for
 
 
@@ -79,6 +79,15 @@ def _cpu_need(req: Requirements) -> str:
     return f"{workers} x single-thread score {req.cpu_single_thread_score:,.0f} per GPU"
 
 
+# A per-GPU row whose memory differs from the headline by more than this share is explained under the table.
+MEMORY_NOTE_SHARE = 0.05
+
+
+def _memory_text(row: PerGpu) -> str:
+    return f"{row.gpu_count} x {row.gpu} {fmt_bytes(row.gpu_memory_bytes)}" if row.gpu_count > 1 else \
+        f"{row.gpu} {fmt_bytes(row.gpu_memory_bytes)}"
+
+
 # Below this share of one reference core per GPU the loader need is "light" (a tenth of a core).
 LIGHT_LOADER_SHARE = 0.1
 
@@ -129,6 +138,12 @@ def print_requirements(req: Requirements, *, title: str, wide: bool = False, pla
         console.print(gpus)
         if left_out:
             console.print(left_out_note(left_out))
+        differs = [row for row in req.per_gpu
+                   if abs(row.gpu_memory_bytes - req.gpu_memory_bytes) > MEMORY_NOTE_SHARE * req.gpu_memory_bytes]
+        if differs:
+            console.print(f"(memory: each row is that GPU's own step, with its attention kernel (fused from Ampere "
+                          f"on), its precision support and its reserve; the {fmt_bytes(req.gpu_memory_bytes)} above "
+                          f"is the step on a current card: {', '.join(_memory_text(r) for r in differs[:3])})")
         if any(row.training_hours <= 0 for row in req.per_gpu):
             console.print("(training -: the spec gives no data set size, so no training time; "
                           "give dataset.samples or --samples)")
