@@ -76,7 +76,9 @@ def loader_workers(dataset: Dataset, *, vcpus: int = 0, gpu_count: int = 1) -> i
 # What a second hardware thread on a busy core adds: two threads of one core do not pre-process twice as fast
 # as one, they share its execution units. Intel's figure for Hyper-Threading is up to 30% more throughput
 # (Marr et al., "Hyper-Threading Technology Architecture and Microarchitecture", Intel Technology Journal
-# 6(1), 2002) [recalled, not re-read]; taken at that bound, the most a sibling thread is credited with.
+# 6(1), 2002) [recalled, not re-read]; Tom's Hardware's processor guide (2013-10-31, read 2026-12-02):
+# "speed increases of 25% or more are possible" for multithreaded work. Taken at 30%, the most a sibling
+# thread is credited with.
 # Data loading gains less if anything ("hyperthreading doesn't give much perf" for JIT-compiled transforms,
 # tatsu-lab/fast_imagenet_ffcv's README).
 SMT_YIELD = 0.3
