@@ -31,8 +31,7 @@ class Machine:
     """
 
     __slots__ = ("arm_host", "block_rates", "block_rates_complete", "card_memory_bytes", "co2_factors", "cpu_score",
-                 "family",
-                 "gpu", "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "listing_key",
+                 "family", "gpu", "gpu_count", "grid_cache", "host_memory_bytes", "instance_type", "listing_key",
                  "network_gbit_per_s", "offers", "plan_group", "prices", "pricing", "provider", "provider_name", "rate",
                  "regions", "rejected_group", "storage_bytes", "term_hours", "threads_per_core", "transfer", "vcpus")
 

@@ -352,7 +352,7 @@ def run_fields(s: Shape, *, cost: float, hours_known: bool) -> dict[str, Any]:
         "compute_hours": plan.training_hours if plan is not None else 0.0,
         "billed_hours": plan.billed_hours if plan is not None else 0.0,
         "start_up": plan.start_up if plan is not None else None,
-        "start_up_hours": plan.start_up.total_s / SECONDS_PER_HOUR if plan is not None else 0.0,
+        "start_up_hours": s.start_up_s / SECONDS_PER_HOUR,
         "checkpoints": plan.checkpoints if plan is not None else None,
         "percentile": spot.percentile if spot is not None else 0.0,
         "percentile_hours": spot.percentile_hours if spot is not None else 0.0,
