@@ -47,6 +47,11 @@ def hours_text(hours: float) -> str:
     return f"{hours:.1f} h" if hours >= 1 else f"{hours * 60:.1f} min"
 
 
+def deadline_text(hours: float) -> str:
+    """Return a deadline as a person gave it: "2 h", "1.5 h", or minutes below an hour ("20 min", not "0.333333 h")."""
+    return f"{hours:g} h" if hours >= 1 else f"{hours * 60:.3g} min"
+
+
 def percentile_text(share: float) -> str:
     """Return a percentile in words: 0.9 -> "90th percentile", 0.95 -> "95th percentile"."""
     n = round(share * 100, 1)
@@ -255,7 +260,8 @@ def gpu_memory_reason(need_bytes: int, *, card_memory_bytes: int, name: str) -> 
 def deadline_reason(fastest_hours: float, *, spot: bool, job: JobSpec) -> str:
     """Return rejection_reason's words for a group past the deadline: its fastest run takes `fastest_hours`."""
     at = f" at the {percentile_text(job.constraints.spot_percentile)} of spot restarts" if spot else ""
-    return f"takes {hours_text(fastest_hours)} at best{at}, past the {job.constraints.deadline_hours:g} h deadline"
+    deadline = deadline_text(job.constraints.deadline_hours or 0.0)  # called only where a deadline is set
+    return f"takes {hours_text(fastest_hours)} at best{at}, past the {deadline} deadline"
 
 
 def transfer_text(shape: Shape, *, job: JobSpec) -> str:

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
-from workers.ranking.reasons import hours_text, usd_text
+from workers.ranking.reasons import deadline_text, hours_text, usd_text
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.wider import MAX_GPUS_LIMIT, WIDER_FACTOR
 from workers.sizing.requirements import CodedWarning
@@ -49,7 +49,7 @@ def _limits_text(c: Constraints) -> str:
     if c.budget_usd is not None:
         limits.append(f"the {usd_text(c.budget_usd)} budget")
     if c.deadline_hours is not None:
-        limits.append(f"the {c.deadline_hours:g} h deadline")
+        limits.append(f"the {deadline_text(c.deadline_hours)} deadline")
     if c.max_co2e_kg is not None:
         limits.append(f"the {c.max_co2e_kg:g} kg CO2e cap")
     return " and ".join(limits) if len(limits) < 3 else f"{limits[0]}, {limits[1]} and {limits[2]}"  # "" for none
@@ -88,8 +88,10 @@ def constraints_warning(job: JobSpec, rec: Recommendation,
     if c.deadline_hours is not None:
         fastest = first(replace(c, deadline_hours=None), Objective.TIME)
         if fastest is not None:
+            moved = math.ceil(_judged_hours(fastest) * 10) / 10
+            words = "" if moved >= 1 else f" ({deadline_text(moved)})"
             ways.append(f"the fastest option without the deadline is {_option_text(fastest)}: move "
-                        f"constraints.deadline_hours to {math.ceil(_judged_hours(fastest) * 10) / 10:g}")
+                        f"constraints.deadline_hours to {moved:g}{words}")
         elif c.budget_usd is not None:
             overall = first(replace(c, budget_usd=None, deadline_hours=None), Objective.COST)
             if overall is not None:
