@@ -31,7 +31,7 @@ from workers.review.budget import (
     planned,
 )
 from workers.review.ownership import NEVER, NO_CLOUD_GPU, ReviewUse, add_use, buy_vs_rent
-from workers.review.sweeps import GRID_MAX_PARAMETERS, NO_SMALL_GPUS, advise_sweep, compare_sweep
+from workers.review.sweeps import COST_TIE, GRID_MAX_PARAMETERS, NO_SMALL_GPUS, advise_sweep, compare_sweep
 from workers.review.totals import OK, JobReview, budget_standing, overall_total, team_totals
 from workers.sizing.spec import OnPremAssumptions
 
@@ -161,6 +161,19 @@ def test_a_sweep_starts_its_machine_once_and_each_trial_keeps_its_runs_checkpoin
     assert sweep.parallel.wall_hours == pytest.approx(0.1 + 3 * 3.375)
     assert sweep.parallel.cost_usd == pytest.approx(4.0 * (0.1 + 3 * 3.375))
     assert sweep.speedup == pytest.approx(12.1 / 10.225)
+
+
+def test_of_small_gpu_machines_costing_about_the_same_the_faster_is_shown() -> None:
+    large = option("big", hours=1.0, price=8.0, gpu="h100-sxm")
+    rows = [per_gpu("t4", hours=1.0)]
+    two = option("two", hours=1.0, price=1.0, gpu="t4", gpu_count=2)  # 12 trials: 6 waves, 6 h, $6.00
+    four = option("four", hours=1.0, price=2.04, gpu="t4", gpu_count=4)  # 3 waves, 3 h, $6.12: 2% dearer
+    sweep = compare_sweep([large, two, four], rows, trials=12)
+    assert sweep.parallel is not None and sweep.parallel.instance_type == "four"
+    assert sweep.parallel.cost_usd == pytest.approx(6.12) and sweep.parallel.wall_hours == pytest.approx(3.0)
+    dear_four = option("four", hours=1.0, price=2.0 * (1 + COST_TIE) + 0.01, gpu="t4", gpu_count=4)
+    sweep = compare_sweep([large, two, dear_four], rows, trials=12)
+    assert sweep.parallel is not None and sweep.parallel.instance_type == "two"  # past the tie: the cheaper
 
 
 def test_a_partial_last_wave_still_pays_for_the_whole_machine() -> None:
