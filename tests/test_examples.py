@@ -12,6 +12,7 @@ import pytest
 
 from catalog.loader import load_catalog
 from catalog.types import Catalog
+from workers.ranking.costing import PURCHASE_MAX_GPUS
 from workers.ranking.recommend import recommend
 from workers.ranking.recommendation import Recommendation
 from workers.ranking.runcost import MIN_CHECKPOINT_EVERY_HOURS
@@ -142,6 +143,8 @@ def test_buying_is_a_section_of_its_own_against_the_best_rental() -> None:
     assert rec.options and {o.provider for o in rec.options} <= CLOUDS
     assert rec.purchase
     best = min(o.training_cost_usd for o in rec.options)
+    # The job allows 8 GPUs; a box to buy holds one workstation host's four cards, and 4-card boxes are offered.
+    assert max(p.gpu_count for p in rec.purchase) == PURCHASE_MAX_GPUS == 4
     for p in rec.purchase:
         assert p.purchase_usd == pytest.approx(p.cards_usd + p.host_usd)
         assert p.rental_cost_usd == pytest.approx(best)

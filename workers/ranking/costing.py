@@ -22,6 +22,14 @@ HOURS_PER_YEAR = 8760.0
 # boards (8 double-width cards is what one PCIe host takes; e.g. the 8-GPU HGX and 4U GPU servers).
 ONPREM_GPU_COUNTS = (1, 2, 4, 8)
 
+# A machine to buy holds at most 4 cards: constraints.onprem.host_price_usd prices one workstation host
+# (default $1,500), and a workstation takes up to four double-width cards (the 4-GPU deep-learning
+# workstations of Lambda and of Curtis Northcutt's 2019 build guide, l7.curtisnorthcutt.com, read
+# 2026-12-02); eight need a server chassis, several power supplies and more than one household circuit
+# (8 x 575 W for RTX 5090s), which that single host price does not cover. A team that owns eight says so
+# in constraints.owned_gpus.
+PURCHASE_MAX_GPUS = 4
+
 ONPREM_REGION = "onprem"
 
 
@@ -85,8 +93,8 @@ def owned_gpu_counts(count: int, *, max_gpus: int) -> tuple[int, ...]:
 
 
 def onprem_gpu_counts(max_gpus: int) -> tuple[int, ...]:
-    """Return the card counts an owned machine is considered with, up to `max_gpus`."""
-    return tuple(n for n in ONPREM_GPU_COUNTS if n <= max_gpus)
+    """Return the card counts a machine to buy is priced with: up to `max_gpus` and PURCHASE_MAX_GPUS."""
+    return tuple(n for n in ONPREM_GPU_COUNTS if n <= min(max_gpus, PURCHASE_MAX_GPUS))
 
 
 def onprem_instance_type(gpu: str, gpu_count: int) -> str:
