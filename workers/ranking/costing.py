@@ -23,11 +23,12 @@ HOURS_PER_YEAR = 8760.0
 ONPREM_GPU_COUNTS = (1, 2, 4, 8)
 
 # A machine to buy holds at most 4 cards: constraints.onprem.host_price_usd prices one workstation host
-# (default $1,500), and a workstation takes up to four double-width cards (the 4-GPU deep-learning
-# workstations of Lambda and of Curtis Northcutt's 2019 build guide, l7.curtisnorthcutt.com, read
-# 2026-12-02); eight need a server chassis, several power supplies and more than one household circuit
-# (8 x 575 W for RTX 5090s), which that single host price does not cover. A team that owns eight says so
-# in constraints.owned_gpus.
+# (default $1,500). Workstations built for deep learning carry up to about four cards (Curtis Northcutt's
+# 2019 build, l7.curtisnorthcutt.com: three RTX 2080 Ti in a desktop against a $12,500 pre-built
+# workstation; "4 GPUs in 1 system is easy", forums.chaos.com; both read 2026-12-02); eight are a server's
+# (AIME's GPU servers take "up to eight", aime.info/en/blog), with a server chassis, several power
+# supplies and more than one household circuit (8 x 575 W for RTX 5090s), which that single host price
+# does not cover. A team that owns eight says so in constraints.owned_gpus. A rule of thumb, stated as one.
 PURCHASE_MAX_GPUS = 4
 
 ONPREM_REGION = "onprem"
