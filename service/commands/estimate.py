@@ -84,8 +84,8 @@ MEMORY_NOTE_SHARE = 0.05
 
 
 def _memory_text(row: PerGpu) -> str:
-    return f"{row.gpu_count} x {row.gpu} {fmt_bytes(row.gpu_memory_bytes)}" if row.gpu_count > 1 else \
-        f"{row.gpu} {fmt_bytes(row.gpu_memory_bytes)}"
+    count = f"{row.gpu_count} x " if row.gpu_count > 1 else ""
+    return f"{count}{row.gpu} {fmt_bytes(row.gpu_memory_bytes)}"
 
 
 # Below this share of one reference core per GPU the loader need is "light" (a tenth of a core).

@@ -7,9 +7,9 @@ big GPU does not. So a sweep is shown two ways:
 - sequential: every trial in turn on the fastest single GPU in scope ("one large GPU");
 - parallel: one trial per GPU on the cheapest machine of several smaller GPUs (each cheaper per
   hour than the large one; within COST_TIE of the cheapest, the fastest), in waves of as many
-  trials as the machine has GPUs. A trial's time
-  is the job's estimate on one such GPU (requirements.per_gpu), and the machine is paid for the
-  whole wall-clock, idle GPUs of a last, partial wave included.
+  trials as the machine has GPUs. A trial's time is the job's estimate on one such GPU
+  (requirements.per_gpu), and the machine is paid for the whole wall-clock, idle GPUs of a last,
+  partial wave included.
 Either way one machine is held for the whole sweep: it starts once (provisioning, boot, environment,
 staging the data: the option's start_up) and then runs the trials, each with the checkpoints and
 spot restarts its option's run has (that run's hours beyond start-up over its training steps).

@@ -175,8 +175,8 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
     """Return everything the job needs, and its fit and time on each requested GPU model.
 
     With a machine's `vcpus`, CPU score and `threads_per_core` (the recommendation's first option) the
-    loader advice is about that machine; without, about workers on the reference core. `gpus_per_node`: the machine's
-    GPUs where it is known (a catalog instance: a2-megagpu-16g's 16 on one NVSwitch fabric).
+    loader advice is about that machine; without, about workers on the reference core. `gpus_per_node`:
+    the machine's GPUs where it is known (a catalog instance: a2-megagpu-16g's 16 on one NVSwitch fabric).
     """
     check_job(job, gpu_count=gpu_count)
     reference = profile_gpu(job, known_gpus)
