@@ -18,8 +18,9 @@ HOURS_PER_MONTH = 730.0
 
 HOURS_PER_YEAR = 8760.0
 
-# Owned machines are built with 1, 2, 4 or 8 cards: the slot counts of workstation and server
-# boards (8 double-width cards is what one PCIe host takes; e.g. the 8-GPU HGX and 4U GPU servers).
+# A team's own cards are used in 1, 2, 4 or 8: the slot counts of workstation and server boards
+# (8 double-width cards is what one PCIe server takes; e.g. the 8-GPU HGX and 4U GPU servers). Machines to
+# buy stop at PURCHASE_MAX_GPUS, below.
 ONPREM_GPU_COUNTS = (1, 2, 4, 8)
 
 # A machine to buy holds at most 4 cards: constraints.onprem.host_price_usd prices one workstation host
