@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from catalog.types import Catalog
-from tests.recommending import recommend_spec
+from tests.recommending import changed_example, recommend_spec
 from workers.ranking.recommendation import Recommendation
 from workers.schemas.specs import load_job
 from workers.sizing.errors import SpecError
@@ -240,3 +240,49 @@ def test_offload_without_host_memory_for_it_is_refused(shipped: Catalog) -> None
         recommend_spec(spec, shipped)
     assert raised.value.field == "training.parallelism.offload"
     assert "host memory" in raised.value.reason
+
+
+def test_a_search_over_many_gpus_counts_the_loader_workers_as_the_plain_ranking_does(shipped: Catalog) -> None:
+    # A max_gpus above one machine's sends the job through the strategy search; its options must still
+    # be slowed by pre-processing their vCPUs cannot keep up with (it ranked 4-vCPU g5.xlarge first at
+    # 18.5 h for 25 ms of augmentation per image, against 137 h of loader work on its cores).
+    plain_spec = changed_example("preprocess-heavy", constraints={"pricing": ["on_demand"], "providers": ["aws"],
+                                                                   "deadline_hours": 1000}, limit=200)
+    wide_spec = changed_example("preprocess-heavy", constraints={"pricing": ["on_demand"], "providers": ["aws"],
+                                                                  "deadline_hours": 1000, "max_gpus": 16}, limit=200)
+    plain, wide = recommend_spec(plain_spec, shipped), recommend_spec(wide_spec, shipped)
+    one = {(o.instance_type, o.region): o for o in plain.options}
+    searched = {(o.instance_type, o.region): o for o in wide.options if o.nodes == 1}
+    both = [k for k in searched if k in one and searched[k].parallelism is not None
+            and searched[k].parallelism.update_interval == 1]
+    assert both, "single machines ranked by both paths"
+    bound = [k for k in both if any(w.code == "cpu-bound" for w in one[k].warnings)]
+    assert bound, "the plain ranking finds CPU-bound machines for this job"
+    for k in bound:
+        s, p = searched[k], one[k]
+        assert s.compute_hours == pytest.approx(p.compute_hours, rel=0.02), k
+        assert any(w.code == "cpu-bound" for w in s.warnings), k
+        assert s.parallelism is not None and s.parallelism.bottleneck == "cpu-preprocessing"
+        assert "CPU-bound" in s.why
+        assert (s.loader_workers, s.threads_per_core) == (p.loader_workers, p.threads_per_core)
+    graviton = [o for o in wide.options if o.instance_type.startswith("g5g.")]
+    assert graviton and all(any(w.code == "arm-host" for w in o.warnings) for o in graviton)
+
+
+def test_the_scaling_rows_name_the_strategy_each_machine_count_runs(shipped: Catalog) -> None:
+    spec = {"model": {"preset": "llama2-70b"},
+            "training": {"batch_size": 1, "sequence_length": 4096, "update_interval": 16, **BF16_ADAMW},
+            "dataset": {"samples": 10_000},
+            "constraints": {"providers": ["aws"], "pricing": ["on_demand"], "max_gpus": 64}}
+    rec = recommend_spec(spec, shipped)
+    assert len(rec.scaling) > 1
+    assert all(p.strategy for p in rec.scaling)
+    top = rec.options[0]
+    assert top.parallelism is not None
+    mine = [p for p in rec.scaling if p.nodes == top.nodes]
+    assert mine and mine[0].strategy in top.why
+    # Where one machine needs offload to hold 70B, its row says so: that is why 2 machines gain more than 2x.
+    for p in rec.scaling:
+        if p.efficiency > 1.01:  # more than linear only where fewer machines run a slower strategy
+            assert rec.scaling[0].strategy != p.strategy
+    assert any(p.efficiency > 1.01 for p in rec.scaling), "one machine of 8 needs offload for 70B: the case under test"

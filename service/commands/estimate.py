@@ -107,10 +107,13 @@ def per_gpu_rows(req: Requirements) -> list[list[str]]:
              row.bottleneck + (" (calibrated)" if row.calibrated else "")] for row in req.per_gpu]
 
 
-def print_requirements(req: Requirements, *, title: str, wide: bool = False, plan_note: str = "") -> None:
+def print_requirements(req: Requirements, *, title: str, wide: bool = False, plan_note: str = "",
+                       headline_from: str = "") -> None:
     """Print requirements, memory breakdown, per-GPU fit and time, warnings and the out-of-memory plan.
 
-    `plan_note` follows the plan's title (a recommendation whose options fit says so there).
+    `plan_note` follows the plan's title (a recommendation whose options fit says so there);
+    `headline_from` says what step the headline memory is when it is not the job as given on a current
+    card (a recommendation of a named strategy gives the top option's).
     """
     console = make_console()
     console.rule(f"[bold]{title}")
@@ -143,7 +146,8 @@ def print_requirements(req: Requirements, *, title: str, wide: bool = False, pla
         if differs:
             console.print(f"(memory: each row is that GPU's own step, with its attention kernel (fused from Ampere "
                           f"on), its precision support and its reserve; the {fmt_bytes(req.gpu_memory_bytes)} above "
-                          f"is the step on a current card: {', '.join(_memory_text(r) for r in differs[:3])})")
+                          f"is {headline_from or 'the step on a current card'}: "
+                          f"{', '.join(_memory_text(r) for r in differs[:3])})")
         if any(row.training_hours <= 0 for row in req.per_gpu):
             console.print("(training -: the spec gives no data set size, so no training time; "
                           "give dataset.samples or --samples)")

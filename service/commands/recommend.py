@@ -29,6 +29,7 @@ from service.config import DEFAULTS
 from workers.ranking.purchase import PurchaseOption
 from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
 from workers.ranking.recommendation import RankedOption, Recommendation
+from workers.ranking.strategy_ranking import strategy_text
 from workers.render import fmt_hours, fmt_usd
 from workers.schemas import dump_recommendation
 from workers.sizing.errors import SizingError
@@ -165,7 +166,12 @@ def _build(rec: Recommendation, headers: list[str], rows: list[list[str]], *, wi
 def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False) -> None:
     """Print the requirements, the ranked options, the first one's reasons, buying, and the rejected."""
     note = " (the ranked options below fit as they are)" if rec.options else ""
-    print_requirements(rec.requirements, title=title, wide=wide, plan_note=note)
+    top = rec.options[0] if rec.options else None
+    named = top is not None and top.parallelism is not None \
+        and rec.requirements.gpu_memory_bytes == top.parallelism.gpu_memory_per_gpu_bytes
+    headline = (f"the top option's step ({strategy_text(top.parallelism, nodes=top.nodes)}); the rows are the "
+                "batch as given" if named and top is not None and top.parallelism is not None else "")
+    print_requirements(rec.requirements, title=title, wide=wide, plan_note=note, headline_from=headline)
     console = make_console()
     if rec.options:
         console.print(options_table(rec, width=console.width, wide=wide))
@@ -185,13 +191,22 @@ def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False)
         print_purchase(rec.purchase, console=console, wide=wide)
     if len(rec.scaling) > 1:
         top = rec.options[0]
-        scaling = Table(title=f"Adding machines: {top.instance_type} with the top option's strategy")
+        strategies = {p.strategy for p in rec.scaling}
+        same = len(strategies) == 1
+        which = "the top option's strategy on each" if same else "the fastest strategy that fits each"
+        scaling = Table(title=f"Adding machines: {top.instance_type}, {which}")
         for col in ("machines", "GPUs", "time", "cost", "speed-up", "efficiency"):
             scaling.add_column(col, justify="right")
+        if not same:
+            scaling.add_column("strategy", justify="left")
         for p in rec.scaling:
-            scaling.add_row(str(p.nodes), str(p.total_gpus), fmt_hours(p.training_hours), fmt_usd(p.training_cost_usd),
-                            f"{p.speedup:.2f}x", f"{p.efficiency:.0%}")
+            row = [str(p.nodes), str(p.total_gpus), fmt_hours(p.training_hours), fmt_usd(p.training_cost_usd),
+                   f"{p.speedup:.2f}x", f"{p.efficiency:.0%}"]
+            scaling.add_row(*row, *(() if same else (escape(p.strategy),)))
         console.print(scaling)
+        if any(p.efficiency > 1.005 for p in rec.scaling):
+            console.print("(efficiency above 100%: with fewer machines the job fits only with a slower strategy, "
+                          "named per row; the extra machines buy back that strategy's cost as well as their share)")
     for m in rec.plan:
         console.print(escape(f"plan: [{m.kind}] {m.description}"))
         for line in m.opens:

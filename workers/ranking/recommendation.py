@@ -43,6 +43,7 @@ class ScalingPoint:
     training_cost_usd: float
     speedup: float  # over one machine
     efficiency: float  # speedup / nodes
+    strategy: str = ""  # the fastest strategy that fits this count, in words (strategy_text)
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,21 @@ from workers.ranking.catalog_index import CatalogIndex, Machine, catalog_index
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
 from workers.ranking.front import Row, pareto_test
 from workers.ranking.ranking import ordered_rows, run_fields
-from workers.ranking.reasons import commitment_warnings, gib_text, hours_text, transfer_text, usd_text
+from workers.ranking.reasons import (
+    arm_host_message,
+    commitment_warnings,
+    cpu_bound_message,
+    gib_text,
+    hours_text,
+    transfer_text,
+    usd_text,
+)
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected, ScalingPoint, StrategyChoice
 from workers.ranking.runplan import RunPlanner
 from workers.ranking.scope import Scope, resolve_scope
 from workers.ranking.shapes import Shape, by_transfer, host_memory_need_bytes, owned_machines, plan_shape_run
 from workers.sizing.checkpoint import checkpoint_parameters
+from workers.sizing.machine import iteration_ms_with_cpu, loader_share
 from workers.sizing.multigpu import MAX_GPUS_PER_NODE
 from workers.sizing.requirements import Bottleneck, CodedWarning, PerGpu, Requirements
 from workers.sizing.schedule import training_hours
@@ -80,12 +89,15 @@ def _choice(c: LayoutChoice) -> StrategyChoice:
     )
 
 
+ADAPTER_NAMES = {"lora": "LoRA", "qlora": "QLoRA"}
+
+
 def strategy_text(c: StrategyChoice, *, nodes: int) -> str:
     """Return the strategy in words, e.g. "ZeRO-3 / FSDP over 16 GPUs on 2 machines, selective checkpointing"."""
     names = {"plain": "plain data parallel", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 / FSDP",
              "hybrid_shard": "hybrid shard (FSDP within a machine, replicas across)",
              "parameter_server": "parameter server"}
-    text = f"{names.get(c.data_parallel, c.data_parallel)} over {c.total_gpus} GPU(s)"
+    text = f"{names.get(c.data_parallel, c.data_parallel)} over {c.total_gpus} GPU{'s' if c.total_gpus != 1 else ''}"
     if nodes > 1:
         text += f" on {nodes} machines"
     if c.tensor_parallel > 1:
@@ -93,7 +105,7 @@ def strategy_text(c: StrategyChoice, *, nodes: int) -> str:
     if c.pipeline_stages > 1:
         text += f", {c.pipeline_stages} pipeline stages"
     if c.adapter != "none":
-        text += f", {c.adapter.upper()} rank {c.adapter_rank}"
+        text += f", {ADAPTER_NAMES.get(c.adapter, c.adapter)} rank {c.adapter_rank}"
     if c.offload_parameters:
         text += ", optimizer and parameters offloaded to host memory"
     elif c.offload_optimizer:
@@ -163,7 +175,8 @@ def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, r
                        gpu_memory_bytes=c.memory.breakdown.total_bytes, iteration_ms=c.time.iteration_ms,
                        throughput_samples_per_s=c.time.samples_per_iteration * 1000.0 / c.time.iteration_ms,
                        training_hours=hours, calibrated=c.time.calibrated, bottleneck=c.time.bottleneck)
-    s.iteration_ms = c.time.iteration_ms
+    stretch = _cpu_stretch(s, c, job=job)
+    hours *= stretch
     s.host_memory_needed_bytes = host_memory_need_bytes(job, requirements, gpu_count=m.gpu_count)
     if requirements.iterations_total > 0:
         # The same run as a plain option's: start-up, staging, checkpoints, billing, spot restarts.
@@ -172,7 +185,7 @@ def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, r
                                   writers=checkpoint_writers(c.layout, nodes=nodes),
                                   local_disk_holds_data=m.storage_bytes >= requirements.storage_min_bytes)
     else:
-        per_sample_s = 1.0 / s.per_gpu.throughput_samples_per_s
+        per_sample_s = stretch / s.per_gpu.throughput_samples_per_s
         s.time_metric, s.cost_mult = per_sample_s, per_sample_s / 3600.0 * nodes
     if m.provider is not Provider.ONPREM and m.storage_bytes < requirements.storage_min_bytes:
         s.block_bytes = requirements.storage_max_bytes
@@ -180,6 +193,31 @@ def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, r
             s.block_factor = s.block_bytes / BYTES_PER_BILLED_GB * s.hours / HOURS_PER_MONTH * nodes
         s.block_prices, s.block_fallback = index.block_table.get(m.provider, ({}, None))
     return s
+
+
+def micro_batch_per_gpu(c: LayoutChoice) -> int:
+    """Return the samples one GPU's loader prepares per iteration: its data-parallel rank's micro-batch
+    shared by the GPUs that split each sample (tensor parallel, pipeline stages)."""
+    return max(1, -(-c.time.samples_per_iteration // max(1, c.layout.gpu_count)))
+
+
+def _cpu_stretch(s: Shape, c: LayoutChoice, *, job: JobSpec) -> float:
+    """Set the shape's loader workers and CPU-stretched iteration; return the stretch (1.0: the GPUs set the pace).
+
+    The plain ranking's rule (shapes._judge_all): each GPU's loader workers on their share of the machine's
+    cores (machine.loader_share) must prepare its micro-batch within the GPU's iteration, else they set it.
+    """
+    m = s.m
+    base = c.time.iteration_ms
+    s.workers, cores = loader_share(job.dataset, vcpus=m.vcpus, gpu_count=m.gpu_count,
+                                    threads_per_core=m.threads_per_core)
+    s.iteration_ms = base
+    if job.dataset.preprocess_ms_per_sample <= 0 or m.cpu_score <= 0 or base <= 0:
+        return 1.0
+    s.iteration_ms = iteration_ms_with_cpu(base, batch_size=micro_batch_per_gpu(c),
+                                           preprocess_ms_per_sample=job.dataset.preprocess_ms_per_sample,
+                                           cpu_single_thread_score=m.cpu_score, workers=cores)
+    return s.iteration_ms / base
 
 
 def _machines(job: JobSpec, requirements: Requirements, index: CatalogIndex, scope: Scope,
@@ -252,7 +290,7 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
     return Recommendation(requirements=requirements, options=options, rejected=rejected,
                           catalog_version=catalog.version, prices_as_of=catalog.prices_as_of,
                           scaling=_scaling(shapes[rows[0][-1]] if top is not None and top.parallelism is not None
-                                           else None, shapes, nodes_of, spans_cost=_cheapest_costs(spans)))
+                                           else None, shapes, nodes_of, choices, spans_cost=_cheapest_costs(spans)))
 
 
 def _named_requirements(requirements: Requirements, c: LayoutChoice, top: RankedOption) -> Requirements:
@@ -282,6 +320,9 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
         s, nodes, c = shapes[idx], nodes_of[idx], choices[idx]
         m = s.m
         strategy = _choice(c)
+        cpu_bound = s.iteration_ms > c.time.iteration_ms * 1.0005
+        if cpu_bound:
+            strategy = replace(strategy, bottleneck=Bottleneck.CPU_PREPROCESSING.value)
         storage_cost = cost - price * s.cost_mult - s.egress_usd if hours_known else 0.0
         options.append(RankedOption(
             rank=rank, provider=m.provider_name, instance_type=m.instance_type, region=region,
@@ -291,14 +332,28 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
             training_cost_usd=cost if hours_known else 0.0, fits=True,
             why=_why(s, strategy, nodes=nodes, price=price, cost=cost, hours_known=hours_known, job=job),
             warnings=commitment_warnings(pricing, price_per_hour_usd=price, machines=nodes)
-            + _warnings(s, strategy, nodes=nodes, pricing=pricing.value, shapes=shapes, nodes_of=nodes_of),
+            + _warnings(s, strategy, nodes=nodes, pricing=pricing.value, shapes=shapes, nodes_of=nodes_of)
+            + _host_warnings(s, c, job=job, cpu_bound=cpu_bound),
             pareto=on_front(s.time_metric, cost), storage_cost_usd=storage_cost, iteration_ms=s.iteration_ms,
             nodes=nodes, parallelism=strategy, energy=offer_energy(s, region) if hours_known else None,
+            loader_workers=s.workers if job.dataset.preprocess_ms_per_sample > 0 else 0,
+            threads_per_core=s.m.threads_per_core,
             owned=pricing is Pricing.OWNED,
             **run_fields(s, cost=cost, hours_known=hours_known),
             data_transfer_cost_usd=s.egress_usd if hours_known else 0.0, data_transfer=transfer_text(s, job=job),
         ))
     return tuple(options)
+
+
+def _host_warnings(s: Shape, c: LayoutChoice, *, job: JobSpec, cpu_bound: bool) -> tuple[CodedWarning, ...]:
+    """Return the host's warnings, as a plain option has them: loader workers that set the pace, an Arm CPU."""
+    found: list[CodedWarning] = []
+    if cpu_bound:  # the fix is sized on the micro-batch each GPU's loader prepares
+        micro = replace(job, training=replace(job.training, batch_size=micro_batch_per_gpu(c)))
+        found.append(CodedWarning("cpu-bound", cpu_bound_message(s, job=micro)))
+    if s.m.arm_host:
+        found.append(CodedWarning("arm-host", arm_host_message(s.m.arm_host)))
+    return tuple(found)
 
 
 def _why(s: Shape, c: StrategyChoice, *, nodes: int, price: float, cost: float, hours_known: bool,
@@ -309,7 +364,8 @@ def _why(s: Shape, c: StrategyChoice, *, nodes: int, price: float, cost: float, 
     memory = f"{gib_text(c.gpu_memory_per_gpu_bytes)} of {gib_text(card)} per GPU" if card else \
         f"{gib_text(c.gpu_memory_per_gpu_bytes)} per GPU"
     timing = hours_text(s.hours) if hours_known else f"{s.time_metric * 1000:.2f} ms per sample"
-    parts = [f"{machines}: {strategy_text(c, nodes=nodes)}", memory, f"{timing}, {c.bottleneck}-bound"]
+    bound = "CPU" if c.bottleneck == Bottleneck.CPU_PREPROCESSING.value else c.bottleneck
+    parts = [f"{machines}: {strategy_text(c, nodes=nodes)}", memory, f"{timing}, {bound}-bound"]
     if hours_known:
         total = price * nodes
         parts.append(f"{usd_text(cost)} total at {usd_text(total)}/h" + (f" for {nodes} machines" if nodes > 1 else ""))
@@ -343,12 +399,14 @@ def _warnings(s: Shape, c: StrategyChoice, *, nodes: int, pricing: str, shapes: 
     return tuple(found)
 
 
-def _scaling(top: Shape | None, shapes: list[Shape], nodes_of: list[int], *,
+def _scaling(top: Shape | None, shapes: list[Shape], nodes_of: list[int], choices: list[LayoutChoice], *,
              spans_cost: dict[int, float]) -> tuple[ScalingPoint, ...]:
     """Return the top option's machine on each machine count that fits, with time, cost and speed-up.
 
     The same machine means the same catalog row: its instance type at the top option's pricing kind
-    (and region group, where the data set's location splits them), so each count appears once.
+    (and region group, where the data set's location splits them), so each count appears once. Each
+    count runs the fastest strategy that fits it (`strategy`): fewer machines may need a slower one
+    (offload, more checkpointing), so an efficiency above 100% is that strategy's cost, not the network.
     """
     if top is None:
         return ()
@@ -360,7 +418,8 @@ def _scaling(top: Shape | None, shapes: list[Shape], nodes_of: list[int], *,
     return tuple(ScalingPoint(nodes=n, total_gpus=n * s.m.gpu_count, training_hours=s.hours,
                               training_cost_usd=spans_cost[s.idx],
                               speedup=base.hours / s.hours * 1.0,
-                              efficiency=base.hours / s.hours / (n / base_nodes))
+                              efficiency=base.hours / s.hours / (n / base_nodes),
+                              strategy=strategy_text(_choice(choices[s.idx]), nodes=n))
                  for n, s in points)
 
 

@@ -208,6 +208,9 @@ class ScalingPointSchema(Schema):
     training_cost_usd = fields.Float()
     speedup = fields.Float()
     efficiency = fields.Float()
+    strategy = fields.String(metadata={
+        "description": "the fastest strategy that fits this machine count, in words; fewer machines may need a "
+                       "slower one (offload, checkpointing), which is what an efficiency above 1 reflects"})
 
 class CarbonSchema(Schema):
     """What an option's energy and CO2e were worked out from, each coefficient with its source."""
