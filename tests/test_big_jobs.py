@@ -286,3 +286,17 @@ def test_the_scaling_rows_name_the_strategy_each_machine_count_runs(shipped: Cat
         if p.efficiency > 1.01:  # more than linear only where fewer machines run a slower strategy
             assert rec.scaling[0].strategy != p.strategy
     assert any(p.efficiency > 1.01 for p in rec.scaling), "one machine of 8 needs offload for 70B: the case under test"
+
+
+def test_a_searched_machine_too_small_in_host_memory_is_rejected_for_that_not_for_gpu_memory(
+        shipped: Catalog) -> None:
+    # GCP's n1-highcpu hosts with T4s (1.8-7.2 GiB) cannot hold the training processes; the strategy
+    # search had said "no strategy fits t4 ... exceeds its memory" of a job that fits a T4 at a smaller batch.
+    spec = changed_example("preprocess-heavy", constraints={"pricing": ["on_demand"], "providers": ["gcp"],
+                                                             "deadline_hours": 1000, "max_gpus": 16})
+    rec = recommend_spec(spec, shipped)
+    t4 = [r for r in rec.rejected if r.gpu == "t4" and "n1-highcpu-8+4xnvidia-tesla-t4" in r.instance_type]
+    assert t4, "the n1-highcpu T4 family is rejected"
+    assert "host memory" in t4[0].reason and "no strategy fits" not in t4[0].reason
+    assert "7.2 GiB" in t4[0].reason  # the roomiest host of the group, with what it would need
+    assert any(o.gpu == "t4" for o in rec.options), "T4 machines with room for the processes are ranked"

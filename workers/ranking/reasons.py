@@ -210,8 +210,8 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
         need = min(s.per_gpu.gpu_memory_bytes for s in members if s.per_gpu is not None)
         return gpu_memory_reason(need, card_memory_bytes=first.m.card_memory_bytes, name=name)
     if kind == HOST_MEMORY:
-        return host_memory_reason(min(s.host_memory_needed_bytes for s in members),
-                                  most_bytes=max(s.m.host_memory_bytes for s in members), one=len(members) == 1)
+        return host_memory_reason([(s.host_memory_needed_bytes, s.m.host_memory_bytes) for s in members],
+                                  data_in_memory=job.dataset.in_memory)
     if kind == DEADLINE:
         return deadline_reason(_fastest_checked(members), spot=any(s.is_spot_run for s in members), job=job)
     if kind == SPOT_RESTARTS:
@@ -244,10 +244,19 @@ def no_estimate_reason(name: str, *, gpu_counts: set[int]) -> str:
     return f"no memory or time estimate for {name} at {counts} GPU(s)"
 
 
-def host_memory_reason(need_bytes: int, *, most_bytes: int, one: bool) -> str:
-    """Return rejection_reason's words for machines short of host memory (the least need, the most any has)."""
-    return (f"needs {gib_text(need_bytes)} of host memory to hold the data; "
-            f"{'has' if one else 'these have at most'} {gib_text(most_bytes)}")
+def host_memory_reason(shortfalls: Sequence[tuple[int, int]], *, data_in_memory: bool) -> str:
+    """Return rejection_reason's words for machines short of host memory, each a (need, has) pair.
+
+    A group mixes machine sizes (1 to 8 GPUs, each with its own need), so one pair is named: the
+    roomiest host's, with what it would need.
+    """
+    need, has = max(shortfalls, key=lambda p: (p[1], -p[0]))
+    what = ("the data set loaded into memory and the training processes" if data_in_memory
+            else "the training processes (the system, and one process per GPU with the CUDA libraries)")
+    if len(shortfalls) == 1:
+        return f"needs {gib_text(need)} of host memory for {what}; has {gib_text(has)}"
+    return (f"each has less host memory than it needs for {what}: the roomiest has {gib_text(has)} "
+            f"against {gib_text(need)} needed")
 
 
 def gpu_memory_reason(need_bytes: int, *, card_memory_bytes: int, name: str) -> str:

@@ -127,9 +127,8 @@ def _reason(kind: str, members: list[int], *, book: ShapeBook, hours: list[float
         return gpu_memory_reason(need, card_memory_bytes=first.card_memory_bytes, name=gpu_name(catalog, first.gpu))
     if kind == HOST_MEMORY:
         need = judged._fill.need
-        return host_memory_reason(min(need[i] for i in members),
-                                  most_bytes=max(machines[i].host_memory_bytes for i in members),
-                                  one=len(members) == 1)
+        return host_memory_reason([(int(need[i]), machines[i].host_memory_bytes) for i in members],
+                                  data_in_memory=job.dataset.in_memory)
     if kind == NO_ESTIMATE:
         return no_estimate_reason(gpu_name(catalog, machines[members[0]].gpu),
                                   gpu_counts={machines[i].gpu_count for i in members})

@@ -29,6 +29,7 @@ from workers.ranking.reasons import (
     commitment_warnings,
     cpu_bound_message,
     gib_text,
+    host_memory_reason,
     hours_text,
     transfer_text,
     usd_text,
@@ -254,6 +255,7 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
     nodes_of: list[int] = []
     choices: list[LayoutChoice] = []
     unfit: dict[tuple[str, str, str], list[Machine]] = {}
+    short_host: dict[tuple[str, str, str], list[Machine]] = {}  # the host cannot hold even the plain job's needs
     for m in _machines(job, requirements, index, scope, only):
         fitted = False
         for nodes in _node_counts(m, scope.max_gpus):
@@ -266,7 +268,9 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
             nodes_of.append(nodes)
             choices.append(c)
         if not fitted:
-            unfit.setdefault(m.rejected_group, []).append(m)
+            short = m.pricing is not Pricing.OWNED \
+                and m.host_memory_bytes < host_memory_need_bytes(job, requirements, gpu_count=m.gpu_count)
+            (short_host if short else unfit).setdefault(m.rejected_group, []).append(m)
     hours_known = requirements.iterations_total > 0
     annotate_energy(shapes, job=job, table=load_energy(), tdp_watts={g.slug: float(g.tdp_watts) for g in catalog.gpus})
     for s, nodes in zip(shapes, nodes_of, strict=True):
@@ -279,11 +283,18 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
         spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)
     rows = ordered_rows(job, spans)
     options = _options(rows, shapes, nodes_of, choices, job=job, hours_known=hours_known)
+    no_fit = (f"no strategy fits {{gpu}} within {scope.max_gpus} GPUs: even fully sharded with full "
+              "checkpointing, offload and micro-batch 1 the job exceeds its memory")
+
+    def host_reason(ms: list[Machine]) -> str:
+        return host_memory_reason([(host_memory_need_bytes(job, requirements, gpu_count=x.gpu_count),
+                                    x.host_memory_bytes) for x in ms], data_in_memory=job.dataset.in_memory)
+
     rejected = tuple(Rejected(instance_type=_type_names(ms), provider=provider, gpu=gpu,
                               gpu_count=counts.pop() if len(counts := {x.gpu_count for x in ms}) == 1 else 0,
-                              reason=f"no strategy fits {gpu} within {scope.max_gpus} GPUs: even fully "
-                              f"sharded with full checkpointing, offload and micro-batch 1 the job exceeds its memory")
-                     for (provider, _, gpu), ms in sorted(unfit.items()))
+                              reason=host_reason(ms) if short else no_fit.format(gpu=gpu))
+                     for short, groups in ((False, unfit), (True, short_host))
+                     for (provider, _, gpu), ms in sorted(groups.items()))
     top = options[0] if options else None
     if top is not None and names_strategy(job):
         requirements = _named_requirements(requirements, choices[rows[0][-1]], top)
