@@ -7,6 +7,8 @@ from dataclasses import replace
 import pytest
 from sizing_fixtures import GIB, gpu, mlp, resnet50, stats_only, training
 
+from catalog.loader import load_catalog
+from workers.schemas.specs import load_job
 from workers.sizing.advice import (
     cpu_warning,
     gpu_warnings,
@@ -15,6 +17,7 @@ from workers.sizing.advice import (
     merge_warnings,
     model_warnings,
 )
+from workers.sizing.estimate import estimate_requirements
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, MachineNeeds
 from workers.sizing.memory import baseline_formula_bytes, estimate_memory, sharded_memory
 from workers.sizing.requirements import CodedWarning, MemoryBreakdown
@@ -52,10 +55,31 @@ def test_short_run_fires_under_10_minutes_and_not_at_10() -> None:
     assert "short-run" not in _codes(JOB, hours=0.0)  # unknown, not short
 
 
-def test_tiny_layers_fire_with_many_layers_mostly_tiny() -> None:
-    assert "tiny-layers" in _codes(JOB, time=_time(layers=50, tiny=45))
-    assert "tiny-layers" not in _codes(JOB, time=_time(layers=50, tiny=44))
-    assert "tiny-layers" not in _codes(JOB, time=_time(layers=49, tiny=49))
+def test_tiny_layers_fire_with_many_layers_mostly_tiny_where_launches_are_a_quarter_of_the_step() -> None:
+    launch_bound = {"total_ms": 8.0, "overhead_ms": 2.0}
+    assert "tiny-layers" in _codes(JOB, time=_time(layers=50, tiny=45, **launch_bound))
+    assert "tiny-layers" not in _codes(JOB, time=_time(layers=50, tiny=44, **launch_bound))
+    assert "tiny-layers" not in _codes(JOB, time=_time(layers=49, tiny=49, **launch_bound))
+    # Short layers on a fast GPU that still does the work (launches 5% of the step): no warning.
+    assert "tiny-layers" not in _codes(JOB, time=_time(40.0, layers=128, tiny=116, overhead_ms=2.0))
+    assert "tiny-layers" not in _codes(JOB, time=_time(8.0, layers=50, tiny=50, overhead_ms=1.99))
+
+
+def test_vit_on_a_b200_is_not_called_launch_bound_and_resnet18_on_cifar_on_a_t4_is() -> None:
+    cifar = load_job({"model": {"preset": "resnet18", "input_shape": [3, 32, 32]},
+                      "training": {"batch_size": 128, "precision": "fp16-mixed", "optimizer": "momentum"},
+                      "dataset": {"samples": 50_000}})[1]
+    vit = load_job({"model": {"preset": "vit-b16"},
+                    "training": {"batch_size": 128, "precision": "bf16-mixed", "optimizer": "adamw"},
+                    "dataset": {"samples": 1_281_167}})[1]
+    known = {g.slug: g for g in load_catalog().gpus}
+
+    def codes(job: JobSpec, slug: str, count: int) -> list[str]:
+        req = estimate_requirements(job, gpus=(known[slug],), gpu_count=count, known_gpus=known)
+        return [w.code for w in req.warnings]
+
+    assert "tiny-layers" not in codes(vit, "b200", 8)
+    assert "tiny-layers" in codes(cifar, "t4", 1)
 
 
 def test_parameter_exchange_fires_at_10x_parameters_and_not_above() -> None:

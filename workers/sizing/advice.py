@@ -38,6 +38,7 @@ from workers.sizing.rules import (
     SMALL_GPU_MEMORY_BYTES,
     TINY_LAYER_MS,
     TINY_LAYERS_MIN_COUNT,
+    TINY_LAYERS_MIN_OVERHEAD_SHARE,
     TINY_LAYERS_MIN_SHARE,
     TOP_END_FP16_TFLOPS,
     TOP_END_WASTED_OVERHEAD_SHARE,
@@ -151,13 +152,14 @@ def gpu_warnings(job: JobSpec, gpu: GpuSpec, *, time: IterationTime, training_ho
         found.append(CodedWarning("short-run", (
             f"The whole run takes {training_hours * 60:.1f} minutes on {name}, under about "
             f"{SHORT_RUN_MINUTES:g} minutes: start-up overheads dominate, a bigger GPU gains little.")))
+    overhead_share = time.overhead_ms / time.total_ms if time.total_ms > 0 else 0.0
     if (time.layer_count >= TINY_LAYERS_MIN_COUNT
-            and time.tiny_layer_count >= TINY_LAYERS_MIN_SHARE * time.layer_count):
+            and time.tiny_layer_count >= TINY_LAYERS_MIN_SHARE * time.layer_count
+            and overhead_share >= TINY_LAYERS_MIN_OVERHEAD_SHARE):
         found.append(CodedWarning("tiny-layers", (
             f"{time.tiny_layer_count} of {time.layer_count} layers run their forward pass in under "
-            f"{TINY_LAYER_MS:g} ms on {name}: with that many tiny layers, kernel launches dominate and "
-            f"the GPU gains little.")))
-    overhead_share = time.overhead_ms / time.total_ms if time.total_ms > 0 else 0.0
+            f"{TINY_LAYER_MS:g} ms on {name}: with that many tiny layers, kernel launches take "
+            f"{overhead_share:.0%} of each iteration and the GPU gains little.")))
     if gpu.fp16_tflops >= TOP_END_FP16_TFLOPS and overhead_share >= TOP_END_WASTED_OVERHEAD_SHARE:
         found.append(CodedWarning("top-end-underused", (
             f"{name} is a top-end card, but {overhead_share:.0%} of each iteration is overhead: top-end "
