@@ -279,3 +279,38 @@ def test_the_multi_gpu_iteration_is_the_single_one_replaced() -> None:
     assert single.total_ms == 3.5  # the original is left as it was
     with pytest.raises(TypeError):
         _with(single, total=1.0)
+
+
+def test_a_fused_attention_kernel_moves_no_sequence_by_sequence_matrix_through_memory() -> None:
+    # The memory side keeps no s x s matrix under a fused kernel (layers/attention.py); the time side must
+    # not move one either: GPT-2 XL at 1024 tokens in bf16 on an H100 ran 556 ms an iteration with the
+    # math path's traffic under `auto` (fused there), 3x slower than llm.c-class runs.
+    from workers.sizing.layers.attention import Attention
+    from workers.sizing.presets.registry import preset_stats
+    from workers.sizing.timing import layer_work
+
+    model = preset_stats("gpt2-xl")
+    bf16 = training(batch_size=8, sequence_length=1024, precision=Precision.BF16_MIXED)
+    h100, v100 = gpu("h100-sxm"), gpu("v100-16gb")
+    fused = estimate_iteration_ms(model, bf16, h100).total_ms
+    math_path = estimate_iteration_ms(model, replace(bf16, attention=Attention.MATH), h100).total_ms
+    assert fused < 0.8 * math_path
+    assert estimate_iteration_ms(model, replace(bf16, attention=Attention.FLASH), h100).total_ms == fused
+    # A card without a fused kernel under `auto` (Volta) times the math path, as before.
+    assert estimate_iteration_ms(model, bf16, v100).total_ms == \
+        estimate_iteration_ms(model, replace(bf16, attention=Attention.MATH), v100).total_ms
+    # Only attention cores change: q, k, v in (3 x hidden values per token) and the output out (hidden),
+    # not heads x s x s probabilities.
+    by_kind: dict[LayerKind, float] = {}
+    for kind, _, traffic, _, _, count in layer_work(model, 8, Precision.BF16_MIXED, True):
+        by_kind[kind] = by_kind.get(kind, 0.0) + traffic * count
+    math_kind: dict[LayerKind, float] = {}
+    for kind, _, traffic, _, _, count in layer_work(model, 8, Precision.BF16_MIXED, False):
+        math_kind[kind] = math_kind.get(kind, 0.0) + traffic * count
+    assert {k: v for k, v in by_kind.items() if k is not LayerKind.ATTENTION} == \
+        {k: v for k, v in math_kind.items() if k is not LayerKind.ATTENTION}
+    blocks, hidden, seq, heads = 48, 1600, 1024, 25
+    per_block = by_kind[LayerKind.ATTENTION] / blocks / 8 / 2  # per sample, in values (2 bytes in bf16)
+    assert per_block == pytest.approx(4 * hidden * seq, rel=0.01)  # qkv (3h) + output (h) per token
+    assert math_kind[LayerKind.ATTENTION] / blocks / 8 / 2 - per_block == pytest.approx(
+        4 * heads * seq * seq + 2 * heads * seq * seq, rel=0.01)  # scores/probs 4 passes, dropped copy 2

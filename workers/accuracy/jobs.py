@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from workers.sizing.layers.attention import Attention
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.presets.registry import PRESETS, preset_stats
 from workers.sizing.presets.transformer import BERT_VOCAB, bert_layers, gpt2_layers
@@ -242,6 +243,7 @@ def record_job(record: Mapping[str, Any]) -> MeasuredJob:
         gradient_clipping=GradientClipping(record.get("gradient_clipping", "none")),
         update_interval=int(record.get("update_interval") or 1), recompute=bool(record.get("recompute")),
         framework=framework, tf32_matmul=record.get("tf32_matmul"),
+        attention=Attention(record.get("attention", "auto")),
     )
     return MeasuredJob(
         job=JobSpec(model=model, training=training), gpu=str(record["gpu"]),

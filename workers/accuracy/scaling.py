@@ -19,6 +19,7 @@ from typing import Any
 
 from catalog.types import GpuSpec
 from workers.accuracy.accuracy import percentile
+from workers.sizing.layers.attention import Attention
 from workers.sizing.multigpu import allreduce_ms, ring_link
 from workers.sizing.overheads import GRADIENT_BYTES
 from workers.sizing.presets.registry import preset_stats
@@ -69,7 +70,7 @@ def compare_scaling(record: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> S
     training = Training(batch_size=record["batch_size"], sequence_length=seq,
                         precision=Precision(record["precision"]), optimizer=Optimizer(record["optimizer"]),
                         framework=Framework(record["framework"]), update_interval=record["update_interval"],
-                        tf32_matmul=record.get("tf32_matmul"))
+                        tf32_matmul=record.get("tf32_matmul"), attention=Attention(record.get("attention", "auto")))
     gpu, n = gpus[record["gpu"]], int(record["gpu_count"])
     one = estimate_iteration_ms(model, training, gpu).total_ms
     per_node = record.get("gpus_per_node")  # the machine, where the record names one (DGX-2: 16)

@@ -24,6 +24,7 @@ from workers.sizing.efficiency import (
     WINOGRAD_MAC_SHARE,
     MathUnit,
 )
+from workers.sizing.layers.attention import Attention, matrix_traffic_values, resolve_attention
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.multigpu import multi_gpu_time
 from workers.sizing.optimizer_time import optimizer_step_ms
@@ -71,15 +72,24 @@ _WORK: IdentityMemo[tuple[_LayerWork, ...]] = IdentityMemo()
 _SINGLE: IdentityMemo[IterationTime] = IdentityMemo(size=256)
 
 
-def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision) -> tuple[_LayerWork, ...]:
-    """Return each layer's forward FLOPs and traffic bytes for one iteration."""
+def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision,
+                        fused_attention: bool = False) -> tuple[_LayerWork, ...]:
+    """Return each layer's forward FLOPs and traffic bytes for one iteration.
+
+    `fused_attention`: the step's attention kernel is fused (flash, memory-efficient: layers/attention.py),
+    so attention cores move no s x s matrix through memory (matrix_traffic_values), as the memory side
+    keeps none.
+    """
     value_bytes = ACTIVATION_BYTES[precision]
     weight_bytes = COMPUTE_WEIGHT_BYTES[precision]
     if not model.layers:
         traffic = 2 * model.neurons * batch_size * value_bytes + model.parameters * weight_bytes
         return ((LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic), 1, False, 1),)
     counts: dict[tuple[LayerKind, float, float, int, bool], int] = {}
-    for (kind, multiply_adds, per_sample, parameters, passes, winograd), count in _distinct_layers(model).items():
+    for (kind, multiply_adds, per_sample, parameters, passes, winograd, matrix), count in \
+            _distinct_layers(model).items():
+        if fused_attention:
+            per_sample = max(per_sample - matrix, 0)
         traffic = per_sample * batch_size * value_bytes + parameters * weight_bytes
         key = (kind, 2.0 * multiply_adds * batch_size, float(traffic), passes, winograd)
         counts[key] = counts.get(key, 0) + count
@@ -87,29 +97,32 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
 
 
 _WORK_FIGURES = figures("kind", "multiply_adds", "traffic_values", "parameters", "neurons", "passes",
-                        "kernel_positions")
+                        "kernel_positions", "saved_values", "fused_saved_values", "saved_mask_bytes")
 
 
 _MULTIPLY_ADDS, _PASSES = operator.attrgetter("multiply_adds"), operator.attrgetter("passes")
 _FLOP_FIGURES = figures("multiply_adds", "passes")
-_DISTINCT: IdentityMemo[dict[tuple[LayerKind, int, int, int, int, bool], int]] = IdentityMemo()
+_DistinctKey = tuple[LayerKind, int, int, int, int, bool, int]
+_DISTINCT: IdentityMemo[dict[_DistinctKey, int]] = IdentityMemo()
 
 
-def _distinct_layers(model: ModelStats) -> dict[tuple[LayerKind, int, int, int, int, bool], int]:
+def _distinct_layers(model: ModelStats) -> dict[_DistinctKey, int]:
     """Return how many layers share each (kind, multiply-adds, values moved per sample, parameters, passes,
-    Winograd), in the order each first appears: what a layer's work depends on besides the batch."""
+    Winograd, s x s matrix values of those moved), in the order each first appears: what a layer's work
+    depends on besides the batch and the attention kernel."""
 
-    def count() -> dict[tuple[LayerKind, int, int, int, int, bool], int]:
-        counts: dict[tuple[LayerKind, int, int, int, int, bool], int] = {}
+    def count() -> dict[_DistinctKey, int]:
+        counts: dict[_DistinctKey, int] = {}
         # The rows' figures gathered and counted in C (row_table.py), then each distinct one keyed, in the order
         # each first appears.
         grouped = row_table(model)
-        for (kind, multiply_adds, traffic_values, parameters, neurons, passes, kernel_positions), n in \
-                zip(map(_WORK_FIGURES, grouped.distinct), grouped.counts, strict=True):
+        for (kind, multiply_adds, traffic_values, parameters, neurons, passes, kernel_positions, saved,
+             fused_saved, mask), n in zip(map(_WORK_FIGURES, grouped.distinct), grouped.counts, strict=True):
             # Without a traffic figure: read the input, write the output, about twice the output.
             per_sample = max(traffic_values - parameters, 0) if traffic_values else 2 * neurons
+            matrix = matrix_traffic_values(kind is LayerKind.ATTENTION, saved, fused_saved, mask)
             key = (kind, multiply_adds, per_sample, parameters, passes,
-                   kernel_positions in WINOGRAD_KERNEL_POSITIONS)
+                   kernel_positions in WINOGRAD_KERNEL_POSITIONS, matrix)
             counts[key] = counts.get(key, 0) + n
         return counts
 
@@ -131,10 +144,11 @@ def cached_times_version() -> int:
     return _TIMES_VERSION
 
 
-def layer_work(model: ModelStats, batch_size: int, precision: Precision) -> tuple[_LayerWork, ...]:
+def layer_work(model: ModelStats, batch_size: int, precision: Precision,
+               fused_attention: bool = False) -> tuple[_LayerWork, ...]:
     """Return the per-layer work, remembered per model (the ranking loop asks ~130 times per job)."""
-    return _WORK.get(model, (batch_size, precision),
-                     lambda: _compute_layer_work(model, batch_size, precision))
+    return _WORK.get(model, (batch_size, precision, fused_attention),
+                     lambda: _compute_layer_work(model, batch_size, precision, fused_attention))
 
 
 def _passes(training: Training) -> float:
@@ -177,7 +191,9 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
     """Compute single_gpu_time."""
     precision = effective_precision(training.precision, gpu)
     framework = training.framework
-    work = layer_work(model, training.batch_size, precision)
+    fused = resolve_attention(training.attention, architecture=gpu.architecture,
+                              precision=training.precision.value) is not Attention.MATH
+    work = layer_work(model, training.batch_size, precision, fused)
     ms_per_byte = 1.0 / (gpu.memory_bandwidth_gb_per_s * 1e6 * efficiency.BANDWIDTH_EFFICIENCY)
     passes = _passes(training)
     dispatch_ms = LAYER_DISPATCH_MS[framework] if model.layers else 0.0

@@ -45,3 +45,22 @@ def kept_for_backward(layer: LayerStats, attention: Attention) -> tuple[int, int
         return layer.saved_values, layer.saved_mask_bytes
     mask = layer.saved_mask_bytes if layer.fused_saved_mask_bytes < 0 else layer.fused_saved_mask_bytes
     return layer.fused_saved_values, mask
+
+
+def matrix_traffic_values(layer_kind_is_attention: bool, saved_values: int, fused_saved_values: int,
+                          saved_mask_bytes: int) -> int:
+    """Return the values per sample an attention core's math path moves through memory for its s x s matrix.
+
+    The math path writes the scores, reads them into the softmax, writes the probabilities and reads them
+    into the AV matmul (4 passes), and with dropout writes and reads the dropped copy (2 more); a fused
+    kernel (flash, memory-efficient) keeps those tiles on chip and moves only q, k, v and the output
+    (FlashAttention's defining property: Dao et al. 2022, estimation-methods.md §2). What the math path keeps
+    beyond the fused kernel is the probabilities and the dropped copy (attention_parts in seq.py), so the
+    matrix traffic is 4 x that difference less 2 x the dropped copy (one value per mask byte). Rows that are
+    not one attention core (ONNX imports split attention into its ops) give 0: they are timed as they are.
+    """
+    if not layer_kind_is_attention or fused_saved_values < 0:
+        return 0
+    beyond = saved_values - fused_saved_values
+    return max(0, 4 * beyond - 2 * saved_mask_bytes)
+
