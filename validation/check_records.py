@@ -35,6 +35,7 @@ PRECISIONS = frozenset({"fp32", "fp16-mixed", "bf16-mixed"})  # workers/sizing/s
 OPTIMIZERS = frozenset({"sgd", "momentum", "adam", "adamw"})  # workers/sizing/spec.py Optimizer
 OPTIMIZER_IMPLEMENTATIONS = frozenset({"foreach", "per_tensor", "fused"})  # spec.py OptimizerImplementation
 GRADIENT_CLIPPINGS = frozenset({"none", "global", "per_tensor"})  # spec.py GradientClipping
+ATTENTIONS = frozenset({"auto", "math", "efficient", "flash"})  # layers/attention.py Attention
 # workers/sizing/spec.py Framework plus "torch7" (Lua Torch, 2016-2017 sources; compare it as pytorch).
 FRAMEWORKS = frozenset({"pytorch", "tensorflow", "jax", "cntk", "torch7"})
 # "intrinsic_live_tensors": the largest sum of live tensor bytes over the step, measured here
@@ -143,6 +144,9 @@ def _check_scalars(rid: str, rec: dict[str, Any]) -> list[str]:
     if implementation not in OPTIMIZER_IMPLEMENTATIONS:
         problems.append(f"{rid}.optimizer_implementation: {implementation!r} "
                         f"not in {sorted(OPTIMIZER_IMPLEMENTATIONS)}")
+    attention = rec.get("attention", "auto")
+    if attention not in ATTENTIONS:
+        problems.append(f"{rid}.attention: {attention!r} not in {sorted(ATTENTIONS)}")
     clipping = rec.get("gradient_clipping", "none")
     if clipping not in GRADIENT_CLIPPINGS:
         problems.append(f"{rid}.gradient_clipping: {clipping!r} not in {sorted(GRADIENT_CLIPPINGS)}")
