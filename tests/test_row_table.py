@@ -10,6 +10,7 @@ import pytest
 
 from workers.sizing import checks, memory, timing
 from workers.sizing.errors import SpecError
+from workers.sizing.layers.attention import matrix_traffic_values
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.loss import with_loss
 from workers.sizing.presets.registry import preset_names, preset_stats
@@ -48,11 +49,12 @@ def test_each_row_is_counted_once_under_its_own_figures(model: ModelStats) -> No
 @pytest.mark.parametrize("model", _models(), ids=lambda m: f"{m.name}-{len(m.layers)}")
 def test_the_readers_of_the_table_see_what_reading_each_row_gives(model: ModelStats) -> None:
     work = operator.attrgetter("kind", "multiply_adds", "traffic_values", "parameters", "neurons", "passes",
-                               "kernel_positions")
+                               "kernel_positions", "saved_values", "fused_saved_values", "saved_mask_bytes")
     by_row: dict[tuple[object, ...], int] = {}
-    for kind, macs, traffic, parameters, neurons, passes, positions in map(work, model.layers):
+    for kind, macs, traffic, parameters, neurons, passes, positions, saved, fused, mask in map(work, model.layers):
         key = (kind, macs, max(traffic - parameters, 0) if traffic else 2 * neurons, parameters, passes,
-               positions in timing.WINOGRAD_KERNEL_POSITIONS)
+               positions in timing.WINOGRAD_KERNEL_POSITIONS,
+               matrix_traffic_values(kind is LayerKind.ATTENTION, saved, fused, mask))
         by_row[key] = by_row.get(key, 0) + 1
     assert list(timing._distinct_layers(model).items()) == list(by_row.items())
     assert memory._has_conv(model) == (not model.layers or any(r.kind is LayerKind.CONV for r in model.layers))
