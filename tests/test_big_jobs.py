@@ -300,3 +300,18 @@ def test_a_searched_machine_too_small_in_host_memory_is_rejected_for_that_not_fo
     assert "host memory" in t4[0].reason and "no strategy fits" not in t4[0].reason
     assert "7.2 GiB" in t4[0].reason  # the roomiest host of the group, with what it would need
     assert any(o.gpu == "t4" for o in rec.options), "T4 machines with room for the processes are ranked"
+
+
+def test_an_offloading_option_says_how_much_host_memory_it_takes(shipped: Catalog) -> None:
+    # The requirements' host memory is the job as given; an option that offloads the optimizer holds 16
+    # bytes per trainable parameter on its host, and its line says so.
+    spec = {"model": LLAMA_7B, "training": {"batch_size": 4, "sequence_length": 1024, **BF16_ADAMW},
+            "dataset": {"samples": 20_000}, "constraints": {"max_gpus": 1, "pricing": ["on_demand"]}}
+    rec = recommend_spec(spec, shipped)
+    offloading = [o for o in rec.options if o.parallelism is not None and o.parallelism.offload_optimizer]
+    assert offloading, "one GPU of 24-48 GB holds a 7B full fine-tune only with the optimizer offloaded"
+    for o in offloading:
+        assert o.parallelism is not None
+        held = o.parallelism.host_offload_bytes_per_node
+        assert held >= 16 * 6_000_000_000 and held <= o.host_memory_bytes
+        assert f"offloaded to host memory ({held / GIB:.1f} GiB per machine)" in o.why

@@ -107,10 +107,11 @@ def strategy_text(c: StrategyChoice, *, nodes: int) -> str:
         text += f", {c.pipeline_stages} pipeline stages"
     if c.adapter != "none":
         text += f", {ADAPTER_NAMES.get(c.adapter, c.adapter)} rank {c.adapter_rank}"
+    held = f" ({gib_text(c.host_offload_bytes_per_node)} per machine)" if c.host_offload_bytes_per_node > 0 else ""
     if c.offload_parameters:
-        text += ", optimizer and parameters offloaded to host memory"
+        text += f", optimizer and parameters offloaded to host memory{held}"
     elif c.offload_optimizer:
-        text += ", optimizer offloaded to host memory"
+        text += f", optimizer offloaded to host memory{held}"
     if c.checkpointing != "none":
         text += f", {c.checkpointing} checkpointing"
     return text + f", micro-batch {c.batch_size} x {c.update_interval} accumulation"
