@@ -196,3 +196,23 @@ def test_an_image_preset_takes_an_input_shape_flag(capsys: pytest.CaptureFixture
     assert code == 2 and "model.input_shape[1]" in err and len(err.strip().splitlines()) == 1
     code, out, err = run_cli(capsys, "estimate", "gpt2", "--input-shape", "3,32,32", "--batch", "8")
     assert code == 2 and err.startswith("gpugauge: model.input_shape: gpt2 reads token ids")
+
+
+def test_a_recommendation_with_its_own_plan_does_not_also_plan_on_the_reference_card(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # A full fine-tune of a 7B model fits no card as given: the recommendation's plan, worked out on the
+    # card closest to fitting with the options each step opens, is the advice; a T4 table beside it read
+    # as if the user had asked about T4s.
+    monkeypatch.setenv("COLUMNS", "200")
+    spec = tmp_path / "ft.json"
+    spec.write_text(json.dumps({"model": {"preset": "llama-7b"},
+                                "training": {"batch_size": 4, "sequence_length": 512, "precision": "bf16-mixed",
+                                             "optimizer": "adamw", "from_pretrained": True},
+                                "dataset": {"samples": 52_000}}))
+    code, out, err = run_cli(capsys, "recommend", str(spec))
+    assert code == 0, err
+    assert "plan: [sharding]" in out
+    assert "what to change" not in out
+    code, out, err = run_cli(capsys, "estimate", str(spec))
+    assert code == 0, err
+    assert "Out of memory on t4: what to change" in out  # an estimate has no options: its table stays

@@ -108,12 +108,13 @@ def per_gpu_rows(req: Requirements) -> list[list[str]]:
 
 
 def print_requirements(req: Requirements, *, title: str, wide: bool = False, plan_note: str = "",
-                       headline_from: str = "") -> None:
+                       headline_from: str = "", show_plan: bool = True) -> None:
     """Print requirements, memory breakdown, per-GPU fit and time, warnings and the out-of-memory plan.
 
     `plan_note` follows the plan's title (a recommendation whose options fit says so there);
     `headline_from` says what step the headline memory is when it is not the job as given on a current
-    card (a recommendation of a named strategy gives the top option's).
+    card (a recommendation of a named strategy gives the top option's). `show_plan` False leaves the
+    reference card's out-of-memory table out (a recommendation prints its own plan, with options).
     """
     console = make_console()
     console.rule(f"[bold]{title}")
@@ -153,7 +154,7 @@ def print_requirements(req: Requirements, *, title: str, wide: bool = False, pla
                           "give dataset.samples or --samples)")
     for w in req.warnings:
         console.print(f"[yellow]warning[/] {escape(f'[{w.code}]')} {escape(w.message)}")
-    if req.mitigations:
+    if req.mitigations and show_plan:
         cards = ", ".join(dict.fromkeys(m.gpu for m in req.mitigations if m.gpu))
         plan = Table(title=f"Out of memory{f' on {cards}' if cards else ''}: what to change"
                            f"{plan_note}")

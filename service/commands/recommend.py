@@ -171,7 +171,11 @@ def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False)
         and rec.requirements.gpu_memory_bytes == top.parallelism.gpu_memory_per_gpu_bytes
     headline = (f"the top option's step ({strategy_text(top.parallelism, nodes=top.nodes)}); the rows are the "
                 "batch as given" if named and top is not None and top.parallelism is not None else "")
-    print_requirements(rec.requirements, title=title, wide=wide, plan_note=note, headline_from=headline)
+    # Where nothing holds the job as given, the recommendation's plan (below the options) is worked out on
+    # the card closest to fitting, each step with the options it opens: the reference card's table would
+    # say the same about a card nobody would pick for the job.
+    print_requirements(rec.requirements, title=title, wide=wide, plan_note=note, headline_from=headline,
+                       show_plan=not rec.plan)
     console = make_console()
     if rec.options:
         console.print(options_table(rec, width=console.width, wide=wide))
