@@ -315,3 +315,28 @@ def test_an_offloading_option_says_how_much_host_memory_it_takes(shipped: Catalo
         held = o.parallelism.host_offload_bytes_per_node
         assert held >= 16 * 6_000_000_000 and held <= o.host_memory_bytes
         assert f"offloaded to host memory ({held / GIB:.1f} GiB per machine)" in o.why
+
+
+def test_a_host_smaller_than_the_pretrained_weights_is_warned_about_loading_them(shipped: Catalog) -> None:
+    # QLoRA on a 70B model fits one 48 GB L40S, whose g6e.xlarge host has 32 GiB: a from_pretrained load
+    # holds the 128.5 GiB of 16-bit weights in host memory first. A warning (a streaming load fits), not
+    # a rejection; hosts that hold them are not warned.
+    spec = {"model": {"preset": "llama2-70b"},
+            "training": {"batch_size": 1, "sequence_length": 2048, "update_interval": 16, **BF16_ADAMW,
+                         "from_pretrained": True,
+                         "parallelism": {"adapter": {"kind": "qlora", "rank": 16}, "checkpointing": "full"}},
+            "dataset": {"samples": 10_000}, "constraints": {"max_gpus": 1, "pricing": ["on_demand"]}, "limit": 40}
+    rec = recommend_spec(spec, shipped)
+    small = [o for o in rec.options if o.host_memory_bytes < 128 * GIB]
+    large = [o for o in rec.options if o.host_memory_bytes > 140 * GIB]
+    assert small and large
+    for o in small:
+        loading = [w for w in o.warnings if w.code == "host-memory-loading"]
+        assert loading and "128.5 GiB" in loading[0].message and "device_map" in loading[0].message
+    assert not any(w.code == "host-memory-loading" for o in large for w in o.warnings)
+    # Pre-training from scratch reads no pre-trained weights: nothing to warn about.
+    scratch = {**spec, "training": {**spec["training"], "from_pretrained": False, "parallelism": {},
+                                    "sequence_length": 1024}}
+    scratch["model"] = {"preset": "gpt2-xl"}
+    assert not any(w.code == "host-memory-loading" for o in recommend_spec(scratch, shipped).options
+                   for w in o.warnings)

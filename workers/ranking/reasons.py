@@ -21,7 +21,8 @@ from workers.ranking.shapes import (
 )
 from workers.ranking.transfer import BYTES_PER_GB, inbound_range
 from workers.sizing.advice import vcpus_text
-from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, workers_needed
+from workers.sizing.checkpoint import pretrained_bytes
+from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, host_memory_bytes, workers_needed
 from workers.sizing.requirements import CodedWarning, Requirements
 from workers.sizing.spec import JobSpec, Objective
 
@@ -106,6 +107,12 @@ def option_warnings(shape: Shape, *, pricing: str, hours_known: bool, job: JobSp
         found.append(CodedWarning("cpu-bound", cpu_bound_message(shape, job=job)))
     if shape.m.arm_host:
         found.append(CodedWarning("arm-host", arm_host_message(shape.m.arm_host)))
+    if shape.m.pricing is not Pricing.OWNED:
+        need = shape.host_memory_needed_bytes or host_memory_bytes(job.dataset, gpu_count=shape.m.gpu_count)
+        loading = loading_warning(job, host_memory_bytes=shape.m.host_memory_bytes, need_bytes=need,
+                                  processes=shape.m.gpu_count)
+        if loading is not None:
+            found.append(loading)
     n = shape.m.gpu_count
     if pg is not None and n > 1 and pg.speedup_vs_one_gpu < POOR_SCALING_EFFICIENCY * n:
         found.append(CodedWarning("poor-scaling", f"{n} GPUs run only {pg.speedup_vs_one_gpu:.1f}x "
@@ -114,6 +121,34 @@ def option_warnings(shape: Shape, *, pricing: str, hours_known: bool, job: JobSp
         found.append(CodedWarning("duration-unknown", "dataset.samples is not given, so training time, cost, "
                                                  "budget and deadline cannot be worked out"))
     return tuple(found)
+
+
+def loading_warning(job: JobSpec, *, host_memory_bytes: int, need_bytes: int,
+                    processes: int) -> CodedWarning | None:
+    """Return the host-memory-loading warning where loading the pre-trained weights would not fit the host.
+
+    Hugging Face's guide to big models ("Instantiating a big model", transformers docs big_models.md,
+    read 2026-12-02 from a stored copy): building the model and loading its weights each take a full copy
+    in RAM, and "if you are using torch.distributed ... each process will load the pretrained model";
+    `low_cpu_mem_usage` brings that to one copy per process, loading shard by shard with a `device_map` to
+    about one shard. So one copy (2 bytes a parameter, as hubs publish them) per training process beside
+    the run's own host memory is what the usual load takes; FSDP/ZeRO-3 runs that load on one process and
+    broadcast (`cpu_ram_efficient_loading`, `sync_module_states`) take one copy per machine
+    (`processes` 1). A warning, not a rejection: a streaming load runs on the smaller host.
+    """
+    base = pretrained_bytes(job)
+    if base <= 0 or host_memory_bytes <= 0:
+        return None
+    total = need_bytes + base * processes
+    if total <= host_memory_bytes:
+        return None
+    each = f"each of the {processes} training processes" if processes > 1 else "the training process"
+    return CodedWarning("host-memory-loading", (
+        f"loading the pre-trained weights ({gib_text(base)} at 2 bytes a parameter) into host memory in {each}, "
+        f"as from_pretrained does, needs {gib_text(total)} with the run's own; this machine has "
+        f"{gib_text(host_memory_bytes)}: load shard by shard onto the GPU (safetensors with a device_map), or "
+        "have one process load and broadcast (FSDP's cpu_ram_efficient_loading), or take a machine with more "
+        "memory"))
 
 
 def arm_host_message(cpu_model: str) -> str:

@@ -31,6 +31,7 @@ from workers.ranking.reasons import (
     gib_text,
     host_memory_reason,
     hours_text,
+    loading_warning,
     transfer_text,
     usd_text,
 )
@@ -47,7 +48,7 @@ from workers.sizing.spec import JobSpec, Objective
 from workers.sizing.strategies.named import names_strategy
 from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.search import LayoutChoice, best_layout
-from workers.sizing.strategies.types import DataParallel, Parallelism
+from workers.sizing.strategies.types import PARAMETERS_SHARDED, DataParallel, Parallelism
 
 # Doubling the machines should at least cut the time by this factor to be worth the price: below
 # it the doubling costs more than a third extra for the same job [rule of thumb: 1.5x for 2x].
@@ -365,6 +366,14 @@ def _host_warnings(s: Shape, c: LayoutChoice, *, job: JobSpec, cpu_bound: bool) 
         found.append(CodedWarning("cpu-bound", cpu_bound_message(s, job=micro)))
     if s.m.arm_host:
         found.append(CodedWarning("arm-host", arm_host_message(s.m.arm_host)))
+    if s.m.pricing is not Pricing.OWNED:
+        # Sharded parameters are loaded by one process and broadcast (FSDP's sync_module_states), the rest
+        # load the weights in every process.
+        sharded = c.layout.data_parallel in PARAMETERS_SHARDED
+        loading = loading_warning(job, host_memory_bytes=s.m.host_memory_bytes, need_bytes=s.host_memory_needed_bytes,
+                                  processes=1 if sharded else s.m.gpu_count)
+        if loading is not None:
+            found.append(loading)
     return tuple(found)
 
 
