@@ -64,6 +64,12 @@ def test_auto_attention_is_efficient_on_ampere_and_later_in_fp32_and_bf16(
         architecture: str, precision: str, kernel: Attention) -> None:
     assert resolve_attention(Attention.AUTO, architecture=architecture, precision=precision) is kernel
     assert resolve_attention(Attention.FLASH, architecture=architecture, precision=precision) is Attention.FLASH
+    # The fused kernels are PyTorch's SDPA: TensorFlow and JAX attention layers keep the matrix under auto.
+    for framework in ("tensorflow", "jax"):
+        assert resolve_attention(Attention.AUTO, architecture=architecture, precision=precision,
+                                 framework=framework) is Attention.MATH
+        assert resolve_attention(Attention.EFFICIENT, architecture=architecture, precision=precision,
+                                 framework=framework) is Attention.EFFICIENT
 
 
 def test_fused_attention_in_a_preset_drops_the_sequence_by_sequence_terms() -> None:

@@ -77,7 +77,7 @@ def activation_bytes_per_sample(model: ModelStats, precision: Precision, *, reco
 def attention_kind(training: Training, gpu: GpuSpec | None) -> Attention:
     """Return the attention kernel the step runs on this GPU (`training.attention`, auto resolved)."""
     return resolve_attention(training.attention, architecture=None if gpu is None else gpu.architecture,
-                             precision=training.precision.value)
+                             precision=training.precision.value, framework=training.framework.value)
 
 
 def _activation_bytes_per_sample(model: ModelStats, precision: Precision, *, recompute: bool,

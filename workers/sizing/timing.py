@@ -191,8 +191,8 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
     """Compute single_gpu_time."""
     precision = effective_precision(training.precision, gpu)
     framework = training.framework
-    fused = resolve_attention(training.attention, architecture=gpu.architecture,
-                              precision=training.precision.value) is not Attention.MATH
+    fused = resolve_attention(training.attention, architecture=gpu.architecture, precision=training.precision.value,
+                              framework=training.framework.value) is not Attention.MATH
     work = layer_work(model, training.batch_size, precision, fused)
     ms_per_byte = 1.0 / (gpu.memory_bandwidth_gb_per_s * 1e6 * efficiency.BANDWIDTH_EFFICIENCY)
     passes = _passes(training)

@@ -28,13 +28,19 @@ class Attention(StrEnum):
     MATH = "math"
 
 
-def resolve_attention(requested: Attention, *, architecture: str | None, precision: str) -> Attention:
+def resolve_attention(requested: Attention, *, architecture: str | None, precision: str,
+                      framework: str = "pytorch") -> Attention:
     """Return the kernel a step runs: the requested one, or `auto`'s choice for this GPU and precision.
 
-    Without a GPU (`architecture` None) `auto` assumes a current card.
+    Without a GPU (`architecture` None) `auto` assumes a current card. The fused kernels are PyTorch's
+    (`scaled_dot_product_attention`); TensorFlow's and JAX's stock attention layers compute the softmax of
+    the full score matrix in memory (tf.keras `MultiHeadAttention`, flax.linen's `dot_product_attention`),
+    so `auto` is `math` for them.
     """
     if requested is not Attention.AUTO:
         return requested
+    if framework != "pytorch":
+        return Attention.MATH
     recent = architecture is None or architecture in FUSED_ARCHITECTURES
     return Attention.EFFICIENT if recent and precision in ("fp32", "bf16-mixed") else Attention.MATH
 
