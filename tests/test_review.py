@@ -155,3 +155,25 @@ def test_a_job_planned_on_the_teams_own_cards_takes_their_fastest_box_not_the_ce
     # No owned box meets a 2 h deadline: the cheapest that does (rented) is planned, as before.
     assert tight.planned is not None and tight.planned.instance_type == "p4d.1"
     assert tight.planned_basis == MEETS_DEADLINE
+
+
+def test_a_run_spread_over_several_machines_counts_them_and_says_so() -> None:
+    # A strategy option of 4 single-GPU machines bills 4 machines: its plan counts 4 machine-hours an hour
+    # and 4 GPU-hours, shows "4 x type", and is no sweep schedule (a trial takes one GPU of one machine).
+    from service.reports.document import _where
+    from workers.schemas.review_result import PlanSchema
+
+    spread = replace(option("g5g.xlarge", hours=27.0, price=4 * 0.42, gpu="t4g"), nodes=4,
+                     training_cost_usd=4 * 0.42 * 27.0)
+    one = option("g6.12xlarge", hours=14.0, price=4.6, gpu="l4", gpu_count=4)
+    ranking = FakeRanking({"aug": recommendation([spread, one], per_gpu_rows=(per_gpu("t4g", hours=100.0),))})
+    review = Review(name="q", budget_usd=1000.0, items=(item("aug", runs=2, sweep=Sweep(SweepKind.GRID, 2)),))
+    result = run_review(review, _catalog(), recommend_fn=ranking)
+    (aug,) = result.jobs
+    assert aug.cheapest.plan is not None and aug.cheapest.plan.nodes == 4
+    assert aug.cheapest.plan.machine_hours == pytest.approx(2 * 27.0 * 4)
+    assert aug.cheapest.plan.gpu_hours == pytest.approx(2 * 27.0 * 4)
+    dumped = PlanSchema().dump(aug.cheapest.plan)
+    assert dumped["nodes"] == 4 and _where(dumped) == "4 x g5g.xlarge (aws us-east-1, on_demand; 4x t4g)"
+    comparison = aug.sweep_comparison
+    assert comparison is None or comparison.sequential is None or comparison.sequential.instance_type != "g5g.xlarge"

@@ -31,6 +31,7 @@ COLUMNS = (
     "year_committed_provider", "year_committed_instance_type", "year_committed_region",
     "year_committed_usd_per_hour", "year_committed_machine_hours", "year_committed_machines",
     "notes",
+    "planned_nodes", "fastest_nodes",  # machines one run takes; gpu_count is per machine (added last)
 )
 
 # A cell a spreadsheet would run as a formula (OWASP "CSV Injection"): user text that starts so gets a quote.
@@ -63,9 +64,9 @@ def _job_row(j: Mapping[str, Any]) -> dict[str, str]:
            "deadline_hours": _number(cheap["limit"]), "budget_usd": _number(fast["limit"], 2)}
     row.update(_plan("planned", j["planned"], ("provider", "instance_type", "region", "pricing", "gpu",
                                                "gpu_count", "wall_hours", "gpu_hours", "cost_usd", "energy_kwh",
-                                               "co2e_kg")))
+                                               "co2e_kg", "nodes")))
     row.update(_plan("fastest", fast["plan"], ("instance_type", "provider", "region", "pricing", "wall_hours",
-                                               "cost_usd")))
+                                               "cost_usd", "nodes")))
     c = j.get("sweep_comparison")
     if c:
         row.update(_plan("sequential", c["sequential"], ("instance_type", "wall_hours", "cost_usd")))

@@ -53,9 +53,11 @@ class Document:
 def _where(plan: Mapping[str, Any] | None) -> str:
     if not plan:
         return "-"
-    gpus = f"{plan['gpu_count']}x {plan['gpu']}"
+    nodes = int(plan.get("nodes") or 1)
+    gpus = f"{plan['gpu_count'] * nodes}x {plan['gpu']}"
     where = plan["provider"] if plan["region"] == plan["provider"] else f"{plan['provider']} {plan['region']}"
-    return f"{plan['instance_type']} ({where}, {plan['pricing']}; {gpus})"
+    machines = f"{nodes} x {plan['instance_type']}" if nodes > 1 else plan["instance_type"]
+    return f"{machines} ({where}, {plan['pricing']}; {gpus})"
 
 
 def _hours(plan: Mapping[str, Any] | None, key: str = "wall_hours") -> str:

@@ -92,18 +92,19 @@ class Plan:
     region: str
     pricing: str
     gpu: str
-    gpu_count: int
-    price_per_hour_usd: float
+    gpu_count: int  # per machine
+    price_per_hour_usd: float  # per machine
     run_hours: float  # one run
     run_cost_usd: float  # one run, block storage included
     runs: int
     parallel: int
     wall_hours: float  # all runs: waves x one run's hours
-    machine_hours: float  # runs x one run's hours
+    machine_hours: float  # runs x one run's hours x its machines
     gpu_hours: float  # machine hours x GPUs per machine
     cost_usd: float  # runs x one run's cost
     energy_kwh: float = 0.0  # runs x one run's kWh (PUE included; ranking/energy.py); 0.0: unknown
     co2e_kg: float = 0.0  # runs x one run's kg CO2e; 0.0: unknown
+    nodes: int = 1  # machines of the instance type one run takes (a strategy over several machines)
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def plan_runs(option: RankedOption, *, runs: int, parallel: int) -> Plan:
     """Return the option with `runs` runs on it, `parallel` at a time."""
     at_once = max(1, min(parallel, runs))
     waves = math.ceil(runs / at_once)
-    machine_hours = runs * option.training_hours
+    machine_hours = runs * option.training_hours * option.nodes
     return Plan(
         provider=option.provider, instance_type=option.instance_type, region=option.region,
         pricing=option.pricing, gpu=option.gpu, gpu_count=option.gpu_count,
@@ -131,6 +132,7 @@ def plan_runs(option: RankedOption, *, runs: int, parallel: int) -> Plan:
         gpu_hours=machine_hours * option.gpu_count, cost_usd=runs * option.training_cost_usd,
         energy_kwh=runs * option.energy.energy_kwh if option.energy is not None else 0.0,
         co2e_kg=runs * option.energy.co2e_kg if option.energy is not None else 0.0,
+        nodes=option.nodes,
     )
 
 

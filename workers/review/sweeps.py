@@ -113,7 +113,8 @@ def _run_overhead(option: RankedOption) -> float:
 
 
 def _sequential(options: Sequence[RankedOption], *, trials: int) -> SweepSchedule | None:
-    singles = [o for o in options if o.gpu_count == 1 and o.fits and o.training_hours > 0]
+    # A sweep's trials each take one GPU of one machine: options spread over several machines are no schedule.
+    singles = [o for o in options if o.gpu_count == 1 and o.nodes == 1 and o.fits and o.training_hours > 0]
     if not singles:
         return None
     large = min(singles, key=lambda o: (o.training_hours, o.training_cost_usd, o.provider, o.instance_type,
@@ -136,7 +137,7 @@ def _parallel(options: Sequence[RankedOption], per_gpu: Sequence[PerGpu], *, tri
     # is made (thousands of options a job).
     found: list[tuple[tuple[float, float, str, str, str, str], RankedOption, float, int, int, float]] = []
     for o in options:
-        if o.gpu_count < 2 or not o.fits:
+        if o.gpu_count < 2 or o.nodes != 1 or not o.fits:
             continue
         steps_hours = one_gpu_hours.get(o.gpu)
         if steps_hours is None:

@@ -14,7 +14,9 @@ def _where(plan: Mapping[str, Any] | None) -> str:
     if not plan:
         return ""
     where = plan["provider"] if plan["region"] == plan["provider"] else f"{plan['provider']} {plan['region']}"
-    return f"{plan['instance_type']}, {where}, {plan['pricing']}"
+    nodes = int(plan.get("nodes") or 1)
+    machines = f"{nodes} x {plan['instance_type']}" if nodes > 1 else plan["instance_type"]
+    return f"{machines}, {where}, {plan['pricing']}"
 
 
 def pick_message(pick: Mapping[str, Any]) -> str:

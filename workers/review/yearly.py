@@ -76,7 +76,7 @@ def job_year(options: Sequence[RankedOption], *, runs: int, rates: CommittedRate
         rate = rates.get((o.provider, o.instance_type, o.region))
         if rate is None:
             continue
-        machine_hours = runs * o.training_hours
+        machine_hours = runs * o.training_hours * o.nodes  # each of a run's machines is committed
         key = (rate * machine_hours, o.instance_type, o.region)
         if best is None or key < best[0]:
             best = (key, o, rate, machine_hours)

@@ -32,6 +32,9 @@ class PlanSchema(Schema):
     cost_usd = fields.Float()
     energy_kwh = fields.Float(metadata={"description": "all runs, kWh at the data centre (PUE included)"})
     co2e_kg = fields.Float(metadata={"description": "all runs, kg CO2e (location-based)"})
+    nodes = fields.Integer(metadata={"description": "machines of the instance type one run takes (a strategy "
+                                                    "spread over several machines); gpu_count and "
+                                                    "price_per_hour_usd are per machine"})
 
 
 class PickSchema(Schema):
