@@ -340,3 +340,21 @@ def test_a_host_smaller_than_the_pretrained_weights_is_warned_about_loading_them
     scratch["model"] = {"preset": "gpt2-xl"}
     assert not any(w.code == "host-memory-loading" for o in recommend_spec(scratch, shipped).options
                    for w in o.warnings)
+
+
+def test_the_short_run_advice_of_a_strategy_option_is_the_options_own_run(shipped: Catalog) -> None:
+    # No card holds a 7B full fine-tune in plain data parallel, so the plain step's minutes on the top
+    # option's GPUs (8.9 min on 8 x B200, a layout that does not fit) are no figure of the run advised.
+    spec = {"model": LLAMA_7B, "training": {"batch_size": 4, "sequence_length": 512, "update_interval": 8,
+                                            "epochs": 3, **BF16_ADAMW, "from_pretrained": True},
+            "dataset": {"samples": 52_000}, "constraints": {"providers": ["aws"], "pricing": ["spot"]}}
+    rec = recommend_spec(spec, shipped)
+    top = rec.options[0]
+    assert top.parallelism is not None and top.parallelism.data_parallel != "plain"
+    minutes = top.compute_hours * 60
+    assert minutes < 10, "the case under test: a sharded run of a few minutes on 8 large GPUs"
+    (short,) = [w for w in rec.requirements.warnings if w.code == "short-run"]
+    assert f"{minutes:.1f} minutes on {top.instance_type}" in short.message
+    # Ten times the data: no longer short, and no plain-step figure says otherwise.
+    longer = recommend_spec({**spec, "dataset": {"samples": 520_000}}, shipped)
+    assert not [w for w in longer.requirements.warnings if w.code == "short-run"]

@@ -22,8 +22,9 @@ from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.relax import constraints_warning
 from workers.ranking.scope import check_data_location, gpu_counts_in_scope
-from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
+from workers.ranking.strategy_ranking import DATA_PARALLEL_NAMES, rank_strategies, strategies_apply
 from workers.ranking.wider import max_gpus_warning
+from workers.sizing.advice import short_job_warnings
 from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_on_gpu, estimate_on_pairs, estimate_requirements, profile_gpu
 from workers.sizing.machine import machine_needs
@@ -50,6 +51,7 @@ AS_GIVEN = frozenset({"does-not-fit", "batch-not-the-problem", "memory-tier"})
 # Advice on plain data parallel that is wrong where one GPU cannot hold the job (sharded, split, offloaded):
 # no trial runs on one GPU, and the exchange is the strategy's, not an all-reduce of full gradients.
 PLAIN_ONLY = frozenset({"run-trials-in-parallel", "parameter-exchange-bound", "poor-scaling"})
+SHORT_JOB = frozenset({"short-run", "short-iteration"})
 
 
 def _dropped_for(top: RankedOption) -> frozenset[str]:
@@ -82,8 +84,14 @@ def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mappin
     warnings = advice.warnings
     if top.parallelism is not None:
         kept = {"memory-tier"} if fits_as_given else AS_GIVEN
+        # The plain step's run and iteration are not the option's (its strategy, micro-batch and
+        # machines): the short-job advice is the option's own figures.
+        machines = f"{top.nodes} x {top.instance_type}" if top.nodes > 1 else top.instance_type
+        dp = top.parallelism.data_parallel
+        own = short_job_warnings(iteration_ms=top.iteration_ms, training_hours=top.compute_hours,
+                                 name=f"{machines} ({DATA_PARALLEL_NAMES.get(dp, dp)})")
         warnings = (*(w for w in rec.requirements.warnings if w.code in kept),
-                    *(w for w in warnings if w.code not in _dropped_for(top) | AS_GIVEN))
+                    *(w for w in warnings if w.code not in _dropped_for(top) | AS_GIVEN | SHORT_JOB), *own)
     return replace(rec.requirements, warnings=warnings,
                    cpu_single_thread_score=advice.cpu_single_thread_score, loader_workers=advice.loader_workers)
 

@@ -92,14 +92,16 @@ def _choice(c: LayoutChoice) -> StrategyChoice:
 
 
 ADAPTER_NAMES = {"lora": "LoRA", "qlora": "QLoRA"}
+DATA_PARALLEL_NAMES = {"plain": "plain data parallel", "zero1": "ZeRO-1", "zero2": "ZeRO-2",
+                       "zero3": "ZeRO-3 / FSDP",
+                       "hybrid_shard": "hybrid shard (FSDP within a machine, replicas across)",
+                       "parameter_server": "parameter server"}
 
 
 def strategy_text(c: StrategyChoice, *, nodes: int) -> str:
     """Return the strategy in words, e.g. "ZeRO-3 / FSDP over 16 GPUs on 2 machines, selective checkpointing"."""
-    names = {"plain": "plain data parallel", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 / FSDP",
-             "hybrid_shard": "hybrid shard (FSDP within a machine, replicas across)",
-             "parameter_server": "parameter server"}
-    text = f"{names.get(c.data_parallel, c.data_parallel)} over {c.total_gpus} GPU{'s' if c.total_gpus != 1 else ''}"
+    gpus = f"{c.total_gpus} GPU{'s' if c.total_gpus != 1 else ''}"
+    text = f"{DATA_PARALLEL_NAMES.get(c.data_parallel, c.data_parallel)} over {gpus}"
     if nodes > 1:
         text += f" on {nodes} machines"
     if c.tensor_parallel > 1:

@@ -144,14 +144,7 @@ def gpu_warnings(job: JobSpec, gpu: GpuSpec, *, time: IterationTime, training_ho
         found.append(CodedWarning("does-not-fit", (
             f"Predicted peak {_gb(gpu_memory_bytes)} per GPU exceeds what {name} offers with headroom "
             f"({_gb(usable_bytes)} of {_gb(gpu.memory_bytes)}); see the mitigations.")))
-    if time.total_ms < SHORT_ITERATION_MS:
-        found.append(CodedWarning("short-iteration", (
-            f"One iteration takes {time.total_ms:.2f} ms on {name}, under about {SHORT_ITERATION_MS:g} ms: "
-            f"start-up and communication overheads dominate, and a GPU (or more GPUs) gains little.")))
-    if 0 < training_hours * 60 < SHORT_RUN_MINUTES:
-        found.append(CodedWarning("short-run", (
-            f"The whole run takes {training_hours * 60:.1f} minutes on {name}, under about "
-            f"{SHORT_RUN_MINUTES:g} minutes: start-up overheads dominate, a bigger GPU gains little.")))
+    found.extend(short_job_warnings(iteration_ms=time.total_ms, training_hours=training_hours, name=name))
     overhead_share = time.overhead_ms / time.total_ms if time.total_ms > 0 else 0.0
     if (time.layer_count >= TINY_LAYERS_MIN_COUNT
             and time.tiny_layer_count >= TINY_LAYERS_MIN_SHARE * time.layer_count
@@ -251,6 +244,20 @@ def model_storage_warning(job: JobSpec, needs: MachineNeeds) -> CodedWarning | N
         f"the model needs more: one checkpoint of {what} is {_gb(checkpoint)}{read}. Plan "
         f"{_gb(checkpoint + base)} beyond the data for one checkpoint kept, {_gb(2 * checkpoint + base)} for two "
         f"(the last and the one being written); sharded state is written by every machine, the same total."))
+
+
+def short_job_warnings(*, iteration_ms: float, training_hours: float, name: str) -> list[CodedWarning]:
+    """Return domain.md §4's very-short-job warnings: an iteration under about 10 ms, a run under about 10 min."""
+    found: list[CodedWarning] = []
+    if 0 < iteration_ms < SHORT_ITERATION_MS:
+        found.append(CodedWarning("short-iteration", (
+            f"One iteration takes {iteration_ms:.2f} ms on {name}, under about {SHORT_ITERATION_MS:g} ms: "
+            f"start-up and communication overheads dominate, and a GPU (or more GPUs) gains little.")))
+    if 0 < training_hours * 60 < SHORT_RUN_MINUTES:
+        found.append(CodedWarning("short-run", (
+            f"The whole run takes {training_hours * 60:.1f} minutes on {name}, under about "
+            f"{SHORT_RUN_MINUTES:g} minutes: start-up overheads dominate, a bigger GPU gains little.")))
+    return found
 
 
 def merge_warnings(warnings: list[tuple[str, CodedWarning]]) -> list[CodedWarning]:
