@@ -106,3 +106,32 @@ def test_a_dynamic_onnx_export_in_a_job_matches_the_fixed_one() -> None:
     fixed, dynamic = job("fixed"), job("dynamic")
     assert [r.saved_values for r in fixed.model.layers] == [r.saved_values for r in dynamic.model.layers]
     assert fixed.model.layers[-1].type == "cross_entropy"
+
+
+def test_the_fused_kernel_auto_assumes_is_said_where_it_changes_the_peak() -> None:
+    from catalog.loader import load_catalog
+    from workers.schemas.specs import load_job
+    from workers.sizing.estimate import estimate_requirements
+
+    known = {g.slug: g for g in load_catalog().gpus}
+
+    def warned(spec: dict[str, object]) -> list[str]:
+        req = estimate_requirements(load_job(spec)[1], known_gpus=known)
+        return [w.message for w in req.warnings if w.code == "attention-kernel-assumed"]
+
+    gpt2 = {"model": {"preset": "gpt2-xl"},
+            "training": {"batch_size": 8, "sequence_length": 1024, "precision": "bf16-mixed", "optimizer": "adamw"},
+            "dataset": {"samples": 1000}}
+    (message,) = warned(gpt2)
+    assert "training.attention: math" in message
+    fused = estimate_requirements(load_job(gpt2)[1], known_gpus=known).gpu_memory_bytes
+    math_path = estimate_requirements(load_job({**gpt2, "training": {**gpt2["training"], "attention": "math"}})[1],
+                                      known_gpus=known).gpu_memory_bytes
+    assert math_path > 1.5 * fused  # the s x s matrices of 48 blocks at 1024 tokens
+    assert f"{math_path / 2**30:.1f} GiB" in message and f"{fused / 2**30:.1f} GiB" in message
+    # Named kernels, fp16 (math under auto), other frameworks and models without attention say nothing.
+    for training in ({"attention": "math"}, {"attention": "flash"}, {"precision": "fp16-mixed"},
+                     {"framework": "tensorflow"}):
+        assert not warned({**gpt2, "training": {**gpt2["training"], **training}})
+    assert not warned({"model": {"preset": "resnet50"}, "training": {"batch_size": 64, "precision": "bf16-mixed"},
+                       "dataset": {"samples": 1000}})

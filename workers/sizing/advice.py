@@ -246,6 +246,27 @@ def model_storage_warning(job: JobSpec, needs: MachineNeeds) -> CodedWarning | N
         f"(the last and the one being written); sharded state is written by every machine, the same total."))
 
 
+# Where the step under the math path would need this much more memory than under the fused kernel `auto`
+# assumed, the assumption is said (ours: a tenth changes which cards hold the job).
+ATTENTION_ASSUMPTION_SHARE = 0.10
+
+
+def attention_assumption_warning(*, fused_bytes: int, math_bytes: int) -> CodedWarning | None:
+    """Return the attention-kernel-assumed warning where `auto`'s fused kernel changes the peak materially.
+
+    `auto` assumes PyTorch's scaled_dot_product_attention (flash or memory-efficient: no sequence x sequence
+    matrix kept or moved); code that writes attention out, or a PyTorch before 2.0, runs the math path.
+    """
+    if fused_bytes <= 0 or math_bytes <= fused_bytes * (1.0 + ATTENTION_ASSUMPTION_SHARE):
+        return None
+    return CodedWarning("attention-kernel-assumed", (
+        f"Attention is sized as PyTorch's fused kernel (scaled_dot_product_attention: flash or "
+        f"memory-efficient), which keeps no sequence x sequence matrix: {_gb(fused_bytes)} per GPU. Training "
+        f"code that writes attention out (matmul, softmax), or PyTorch before 2.0, runs the math path: say "
+        f"training.attention: math, {_gb(math_bytes)} per GPU, and each iteration moves the matrix through "
+        f"memory, so it is slower too."))
+
+
 def short_job_warnings(*, iteration_ms: float, training_hours: float, name: str) -> list[CodedWarning]:
     """Return domain.md §4's very-short-job warnings: an iteration under about 10 ms, a run under about 10 min."""
     found: list[CodedWarning] = []

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from catalog.types import GpuSpec
 from workers.sizing.advice import (
+    attention_assumption_warning,
     cpu_warning,
     gpu_warnings,
     memory_warnings,
@@ -22,8 +23,10 @@ from workers.sizing.advice import (
 )
 from workers.sizing.checks import check_job
 from workers.sizing.errors import UnknownNameError
+from workers.sizing.layers.attention import Attention
 from workers.sizing.machine import loader_need, machine_needs
 from workers.sizing.memory import (
+    attention_kind,
     baseline_formula_bytes,
     fits,
     sharded_memory,
@@ -33,6 +36,7 @@ from workers.sizing.memory import (
 from workers.sizing.oom_plan import out_of_memory_plan
 from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_requirements
 from workers.sizing.requirements import CodedWarning, Mitigation, PerGpu, Requirements
+from workers.sizing.row_table import figures, row_table
 from workers.sizing.schedule import iterations_per_epoch, iterations_total, training_hours
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.named import (
@@ -168,6 +172,20 @@ def _targets(gpus: Sequence[GpuSpec], known_gpus: Mapping[str, GpuSpec]) -> tupl
     return tuple(smallest[:1])
 
 
+_FUSED_KEPT = figures("fused_saved_values")
+
+
+def _attention_assumption(job: JobSpec, *, memory_bytes: int, gpu_count: int,
+                          named: bool) -> CodedWarning | None:
+    """Return the attention-kernel-assumed warning where `auto` chose a fused kernel that matters to the peak."""
+    training = job.training
+    if named or training.attention is not Attention.AUTO or attention_kind(training, None) is Attention.MATH \
+            or not any(_FUSED_KEPT(row) >= 0 for row in row_table(job.model).distinct):
+        return None
+    math_path = step_peak(job.model, replace(training, attention=Attention.MATH), gpu=None, gpu_count=gpu_count)
+    return attention_assumption_warning(fused_bytes=memory_bytes, math_bytes=math_path.breakdown.total_bytes)
+
+
 def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_count: int = 1,
                           known_gpus: Mapping[str, GpuSpec], vcpus: int = 0,
                           cpu_single_thread_score: float = 0.0, gpus_per_node: int | None = None,
@@ -199,6 +217,10 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
     stored = model_storage_warning(job, needs)
     if stored is not None:
         warnings.append(("", stored))
+    assumed = _attention_assumption(job, memory_bytes=memory.total_bytes, gpu_count=gpu_count,
+                                    named=layout is not None)
+    if assumed is not None:
+        warnings.append(("", assumed))
     mitigations: list[Mitigation] = []
     per_gpu: list[PerGpu] = []
     cpu_scores: list[tuple[float, str, int]] = []
