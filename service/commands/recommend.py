@@ -29,7 +29,7 @@ from service.config import DEFAULTS
 from workers.ranking.purchase import PurchaseOption
 from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
 from workers.ranking.recommendation import RankedOption, Recommendation
-from workers.ranking.strategy_ranking import strategy_text
+from workers.ranking.strategy_words import strategy_text
 from workers.render import fmt_hours, fmt_usd
 from workers.schemas import dump_recommendation
 from workers.sizing.errors import SizingError

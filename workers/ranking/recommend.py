@@ -22,7 +22,8 @@ from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.relax import constraints_warning
 from workers.ranking.scope import check_data_location, gpu_counts_in_scope
-from workers.ranking.strategy_ranking import DATA_PARALLEL_NAMES, rank_strategies, strategies_apply
+from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
+from workers.ranking.strategy_words import DATA_PARALLEL_NAMES
 from workers.ranking.wider import max_gpus_warning
 from workers.sizing.advice import short_job_warnings
 from workers.sizing.errors import SpecError
