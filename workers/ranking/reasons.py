@@ -103,16 +103,7 @@ def option_warnings(shape: Shape, *, pricing: str, hours_known: bool, job: JobSp
         else:
             found.append(CodedWarning("spot-interruption", "spot capacity can be reclaimed at short notice; "
                                                       "checkpoint often and expect restarts"))
-    if pg is not None and shape.iteration_ms > pg.iteration_ms * 1.0005:
-        found.append(CodedWarning("cpu-bound", cpu_bound_message(shape, job=job)))
-    if shape.m.arm_host:
-        found.append(CodedWarning("arm-host", arm_host_message(shape.m.arm_host)))
-    if shape.m.pricing is not Pricing.OWNED:
-        need = shape.host_memory_needed_bytes or host_memory_bytes(job.dataset, gpu_count=shape.m.gpu_count)
-        loading = loading_warning(job, host_memory_bytes=shape.m.host_memory_bytes, need_bytes=need,
-                                  processes=shape.m.gpu_count)
-        if loading is not None:
-            found.append(loading)
+    found += host_warnings(shape, job=job, processes=shape.m.gpu_count)
     n = shape.m.gpu_count
     if pg is not None and n > 1 and pg.speedup_vs_one_gpu < POOR_SCALING_EFFICIENCY * n:
         found.append(CodedWarning("poor-scaling", f"{n} GPUs run only {pg.speedup_vs_one_gpu:.1f}x "
@@ -121,6 +112,29 @@ def option_warnings(shape: Shape, *, pricing: str, hours_known: bool, job: JobSp
         found.append(CodedWarning("duration-unknown", "dataset.samples is not given, so training time, cost, "
                                                  "budget and deadline cannot be worked out"))
     return tuple(found)
+
+
+def is_cpu_bound(shape: Shape) -> bool:
+    """Return whether the loader workers, not the GPU, set the shape's iteration (shapes' CPU stretch)."""
+    pg = shape.per_gpu
+    return pg is not None and shape.iteration_ms > pg.iteration_ms * 1.0005
+
+
+def host_warnings(shape: Shape, *, job: JobSpec, processes: int) -> list[CodedWarning]:
+    """Return what the option's host says: loader workers that set the pace (the fix sized on `job`'s batch
+    per GPU), an Arm CPU, and pre-trained weights that `processes` training processes cannot load as usual."""
+    found: list[CodedWarning] = []
+    if is_cpu_bound(shape):
+        found.append(CodedWarning("cpu-bound", cpu_bound_message(shape, job=job)))
+    if shape.m.arm_host:
+        found.append(CodedWarning("arm-host", arm_host_message(shape.m.arm_host)))
+    if shape.m.pricing is not Pricing.OWNED:
+        need = shape.host_memory_needed_bytes or host_memory_bytes(job.dataset, gpu_count=shape.m.gpu_count)
+        loading = loading_warning(job, host_memory_bytes=shape.m.host_memory_bytes, need_bytes=need,
+                                  processes=processes)
+        if loading is not None:
+            found.append(loading)
+    return found
 
 
 def loading_warning(job: JobSpec, *, host_memory_bytes: int, need_bytes: int,

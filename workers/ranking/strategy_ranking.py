@@ -28,6 +28,7 @@ from workers.ranking.ranking import ordered_rows, run_fields
 from workers.ranking.reasons import (
     commitment_warnings,
     host_memory_reason,
+    is_cpu_bound,
     transfer_text,
 )
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected, ScalingPoint
@@ -35,8 +36,8 @@ from workers.ranking.runplan import RunPlanner
 from workers.ranking.scope import Scope, resolve_scope
 from workers.ranking.shapes import Shape, by_transfer, host_memory_need_bytes, owned_machines, plan_shape_run
 from workers.ranking.strategy_words import (
-    host_warnings,
     micro_batch_per_gpu,
+    option_host_warnings,
     strategy_choice,
     strategy_text,
     strategy_warnings,
@@ -283,8 +284,7 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
         s, nodes, c = shapes[idx], nodes_of[idx], choices[idx]
         m = s.m
         strategy = strategy_choice(c)
-        cpu_bound = s.iteration_ms > c.time.iteration_ms * 1.0005
-        if cpu_bound:
+        if is_cpu_bound(s):
             strategy = replace(strategy, bottleneck=Bottleneck.CPU_PREPROCESSING.value)
         storage_cost = cost - price * s.cost_mult - s.egress_usd if hours_known else 0.0
         options.append(RankedOption(
@@ -296,7 +296,7 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
             why=why_text(s, strategy, nodes=nodes, price=price, cost=cost, hours_known=hours_known, job=job),
             warnings=commitment_warnings(pricing, price_per_hour_usd=price, machines=nodes)
             + strategy_warnings(s, strategy, nodes=nodes, pricing=pricing.value, shapes=shapes, nodes_of=nodes_of)
-            + host_warnings(s, c, job=job, cpu_bound=cpu_bound),
+            + tuple(option_host_warnings(s, c, job=job)),
             pareto=on_front(s.time_metric, cost), storage_cost_usd=storage_cost, iteration_ms=s.iteration_ms,
             nodes=nodes, parallelism=strategy, energy=offer_energy(s, region) if hours_known else None,
             loader_workers=s.workers if job.dataset.preprocess_ms_per_sample > 0 else 0,

@@ -2,23 +2,15 @@
 
 The strategy search (strategy_ranking.py) ranks machine shapes; what it says of each option lives here:
 the StrategyChoice fields, the strategy in words (also the scaling rows' and the CLI's), the `why` line,
-and the warnings of the run (spot, network, doublings that stop paying) and of its host (loader workers
-that set the pace, an Arm CPU, weights too big to load the usual way).
+and the warnings of the run (spot, network, doublings that stop paying) and of its host (reasons.host_warnings,
+for the search's layout).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from catalog.types import Pricing
-from workers.ranking.reasons import (
-    arm_host_message,
-    cpu_bound_message,
-    gib_text,
-    hours_text,
-    loading_warning,
-    usd_text,
-)
+from workers.ranking.reasons import gib_text, host_warnings, hours_text, usd_text
 from workers.ranking.recommendation import StrategyChoice
 from workers.ranking.shapes import Shape
 from workers.sizing.requirements import Bottleneck, CodedWarning
@@ -83,27 +75,17 @@ def micro_batch_per_gpu(c: LayoutChoice) -> int:
     return max(1, -(-c.time.samples_per_iteration // max(1, c.layout.gpu_count)))
 
 
-def host_warnings(s: Shape, c: LayoutChoice, *, job: JobSpec, cpu_bound: bool) -> tuple[CodedWarning, ...]:
-    """Return the host's warnings, as a plain option has them: loader workers that set the pace, an Arm CPU."""
-    found: list[CodedWarning] = []
-    if cpu_bound:  # the fix is sized on the micro-batch each GPU's loader prepares
-        micro = replace(job, training=replace(job.training, batch_size=micro_batch_per_gpu(c)))
-        found.append(CodedWarning("cpu-bound", cpu_bound_message(s, job=micro)))
-    if s.m.arm_host:
-        found.append(CodedWarning("arm-host", arm_host_message(s.m.arm_host)))
-    if s.m.pricing is not Pricing.OWNED:
-        # Sharded parameters are loaded by one process and broadcast (FSDP's sync_module_states), the rest
-        # load the weights in every process.
-        sharded = c.layout.data_parallel in PARAMETERS_SHARDED
-        loading = loading_warning(job, host_memory_bytes=s.m.host_memory_bytes, need_bytes=s.host_memory_needed_bytes,
-                                  processes=1 if sharded else s.m.gpu_count)
-        if loading is not None:
-            found.append(loading)
-    return tuple(found)
+def option_host_warnings(s: Shape, c: LayoutChoice, *, job: JobSpec) -> list[CodedWarning]:
+    """Return the host's warnings as a plain option has them (reasons.host_warnings), for the search's layout:
+    the loader fix sized on each GPU's micro-batch, and sharded parameters loaded by one process and broadcast
+    (FSDP's sync_module_states) where other layouts load the weights in every process."""
+    micro = replace(job, training=replace(job.training, batch_size=micro_batch_per_gpu(c)))
+    sharded = c.layout.data_parallel in PARAMETERS_SHARDED
+    return host_warnings(s, job=micro, processes=1 if sharded else s.m.gpu_count)
 
 
 def why_text(s: Shape, c: StrategyChoice, *, nodes: int, price: float, cost: float, hours_known: bool,
-         job: JobSpec) -> str:
+             job: JobSpec) -> str:
     """Return the option's one line: its strategy, memory per GPU, time, cost, and what bounds it."""
     machines = f"{nodes} x {s.m.instance_type}" if nodes > 1 else s.m.instance_type
     card = s.m.card_memory_bytes
@@ -122,7 +104,7 @@ def why_text(s: Shape, c: StrategyChoice, *, nodes: int, price: float, cost: flo
 
 
 def strategy_warnings(s: Shape, c: StrategyChoice, *, nodes: int, pricing: str, shapes: list[Shape],
-              nodes_of: list[int]) -> tuple[CodedWarning, ...]:
+                      nodes_of: list[int]) -> tuple[CodedWarning, ...]:
     """Return the option's warnings: spot, network-bound, and doublings of machines that stop paying off."""
     found: list[CodedWarning] = []
     if pricing == "spot":
