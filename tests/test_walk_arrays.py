@@ -18,12 +18,14 @@ from workers.sizing.stats import ModelStats
 from workers.sizing.step_walk import Shards, peak_moment, walk_step
 from workers.sizing.walk_arrays import step_peak_moment
 
-SETTINGS = [  # (precision, gpu count, shards, kept share, attention, optimizer, framework, batch)
-    (Precision.FP32, 1, Shards(), 1.0, Attention.MATH, Optimizer.ADAMW, Framework.PYTORCH, 64),
-    (Precision.BF16_MIXED, 1, Shards(), 1.0, Attention.FLASH, Optimizer.ADAM, Framework.PYTORCH, 7),
-    (Precision.FP16_MIXED, 8, Shards(), 0.37, Attention.EFFICIENT, Optimizer.SGD, Framework.PYTORCH, 3),
-    (Precision.BF16_MIXED, 8, Shards(8, 8, 8), 1.0, Attention.MATH, Optimizer.ADAMW, Framework.PYTORCH, 16),
-    (Precision.FP32, 4, Shards(1, 4, 4), 0.5, Attention.MATH, Optimizer.MOMENTUM, Framework.TENSORFLOW, 33),
+SETTINGS = [  # (precision, gpu count, shards, kept share, attention, optimizer, framework, batch, update interval)
+    (Precision.FP32, 1, Shards(), 1.0, Attention.MATH, Optimizer.ADAMW, Framework.PYTORCH, 64, 1),
+    (Precision.BF16_MIXED, 1, Shards(), 1.0, Attention.FLASH, Optimizer.ADAM, Framework.PYTORCH, 7, 1),
+    (Precision.FP16_MIXED, 8, Shards(), 0.37, Attention.EFFICIENT, Optimizer.SGD, Framework.PYTORCH, 3, 1),
+    (Precision.BF16_MIXED, 8, Shards(8, 8, 8), 1.0, Attention.MATH, Optimizer.ADAMW, Framework.PYTORCH, 16, 1),
+    (Precision.FP32, 4, Shards(1, 4, 4), 0.5, Attention.MATH, Optimizer.MOMENTUM, Framework.TENSORFLOW, 33, 1),
+    (Precision.FP32, 1, Shards(), 1.0, Attention.MATH, Optimizer.SGD, Framework.PYTORCH, 2, 4),
+    (Precision.BF16_MIXED, 8, Shards(1, 8, 8), 1.0, Attention.FLASH, Optimizer.ADAMW, Framework.PYTORCH, 5, 8),
 ]
 
 
@@ -41,14 +43,15 @@ def _models() -> list[ModelStats]:
     return models
 
 
-@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: f"{s[0].value}-{s[1]}gpu-{s[4].value}")
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: f"{s[0].value}-{s[1]}gpu-{s[4].value}-x{s[8]}")
 def test_the_arrays_peak_at_the_walks_moment_for_every_preset_and_setting(
-        setting: tuple[Precision, int, Shards, float, Attention, Optimizer, Framework, int],
+        setting: tuple[Precision, int, Shards, float, Attention, Optimizer, Framework, int, int],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    precision, count, shards, share, attention, optimizer, framework, batch = setting
+    precision, count, shards, share, attention, optimizer, framework, batch, interval = setting
     monkeypatch.setattr(walk_arrays, "ARRAY_ROWS", 0)  # every model through the arrays
     monkeypatch.setattr(walk_arrays, "IMPORT_ROWS", 0)
-    job = training(batch_size=batch, optimizer=optimizer, framework=framework, precision=precision)
+    job = training(batch_size=batch, optimizer=optimizer, framework=framework, precision=precision,
+                   update_interval=interval)
     for model in _models():
         walked = peak_moment(walk_step(model, job, precision=precision, gpu_count=count, shards=shards,
                                        kept_share=share, attention=attention))

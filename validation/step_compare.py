@@ -91,7 +91,8 @@ def record_training(record: Mapping[str, Any]) -> Training:
     return Training(batch_size=record["batch_size"], sequence_length=record.get("sequence_length"),
                     precision=Precision(record["precision"]), optimizer=Optimizer(record["optimizer"]),
                     loss=Loss(record.get("loss", "cross_entropy")),
-                    attention=Attention(record.get("attention", "auto")))
+                    attention=Attention(record.get("attention", "auto")),
+                    update_interval=int(record.get("update_interval") or 1))
 
 
 def compare_step_record(record: Mapping[str, Any], *, export: str = "train") -> StepRow:

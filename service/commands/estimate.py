@@ -108,22 +108,25 @@ def per_gpu_rows(req: Requirements) -> list[list[str]]:
 
 
 def print_requirements(req: Requirements, *, title: str, wide: bool = False, plan_note: str = "",
-                       headline_from: str = "", show_plan: bool = True) -> None:
+                       headline_from: str = "", show_plan: bool = True, headline_note: str = "") -> None:
     """Print requirements, memory breakdown, per-GPU fit and time, warnings and the out-of-memory plan.
 
     `plan_note` follows the plan's title (a recommendation whose options fit says so there);
     `headline_from` says what step the headline memory is when it is not the job as given on a current
     card (a recommendation of a named strategy gives the top option's). `show_plan` False leaves the
     reference card's out-of-memory table out (a recommendation prints its own plan, with options).
+    `headline_note` follows the headline memory, which it marks as the job as given (a recommendation
+    whose top option runs another strategy says that option's step there).
     """
     console = make_console()
     console.rule(f"[bold]{title}")
     b = req.gpu_memory_breakdown
     terms = {name.replace("_", " "): size for name, size in b.by_term().items()}
     measured = ", scaled to the measured step" if req.memory_calibrated else ""
-    mem = Table(title=f"GPU memory per GPU: {fmt_bytes(req.gpu_memory_bytes)}, peak in "
+    as_given = " as given" if headline_note else ""
+    mem = Table(title=f"GPU memory per GPU: {fmt_bytes(req.gpu_memory_bytes)}{as_given}, peak in "
                       f"{req.peak_phase.replace('_', ' ')}{measured} (baseline formula of the domain notes: "
-                      f"{fmt_bytes(req.baseline_formula_bytes)})")
+                      f"{fmt_bytes(req.baseline_formula_bytes)}){f'; {headline_note}' if headline_note else ''}")
     mem.add_column("term")
     mem.add_column("bytes", justify="right")
     mem.add_column("share")

@@ -30,7 +30,7 @@ from workers.ranking.purchase import PurchaseOption
 from workers.ranking.recommend import PER_GPU_OPTIONS, recommend
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.strategy_words import strategy_text
-from workers.render import fmt_hours, fmt_usd
+from workers.render import fmt_bytes, fmt_hours, fmt_usd
 from workers.schemas import dump_recommendation
 from workers.sizing.errors import SizingError
 from workers.tasks.runs import calibration_for
@@ -174,9 +174,18 @@ def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False)
     # Where nothing holds the job as given, the recommendation's plan (below the options) is worked out on
     # the card closest to fitting, each step with the options it opens: the reference card's table would
     # say the same about a card nobody would pick for the job.
+    other = (f"the top option's step ({strategy_text(top.parallelism, nodes=top.nodes)}): "
+             f"{fmt_bytes(top.parallelism.gpu_memory_per_gpu_bytes)}"
+             if not named and top is not None and top.parallelism is not None else "")
+    # Where options fit, the reference card's table answers a question the user did not ask (a T4 under an
+    # 8 x B200 answer): one line says where it is.
     print_requirements(rec.requirements, title=title, wide=wide, plan_note=note, headline_from=headline,
-                       show_plan=not rec.plan)
+                       show_plan=not rec.plan and not rec.options, headline_note=other)
     console = make_console()
+    cards = ", ".join(dict.fromkeys(m.gpu for m in rec.requirements.mitigations if m.gpu))
+    if rec.options and not rec.plan and cards:
+        console.print(f"(on {cards}, the reference card, the job as given runs out of memory; "
+                      f"`gpugauge estimate SPEC --gpu {cards.split(', ')[0]}` shows what to change there)")
     if rec.options:
         console.print(options_table(rec, width=console.width, wide=wide))
         top = rec.options[0]

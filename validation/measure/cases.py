@@ -50,9 +50,14 @@ class Case:
     batch_size: int
     precision: str
     optimizer: str
-    variant: str = ""  # "", "output-dropped", "gelu-tanh-fused", "sdpa", "native-cell"
+    variant: str = ""  # "", "output-dropped", "gelu-tanh-fused", "sdpa", "native-cell", "accumulate-N"
     notes: str = ""
     extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def update_interval(self) -> int:
+        """Return the micro-batches per optimizer step: N for the variant "accumulate-N", else 1."""
+        return int(self.variant.removeprefix("accumulate-")) if self.variant.startswith("accumulate-") else 1
 
     @property
     def id(self) -> str:
@@ -271,6 +276,14 @@ CASES: tuple[Case, ...] = (
     Case("gn-resnet18-64", 8, "fp32", "momentum"),
     Case("m5-8k", 32, "fp32", "adam"),
     Case("m5-8k", 32, "bf16-mixed", "adam"),
+    # gradient accumulation: two micro-batches of the batch, one optimizer step
+    Case("gpt2-s128", 1, "fp32", "sgd", variant="accumulate-2"),
+    Case("gpt2-s128", 1, "bf16-mixed", "sgd", variant="accumulate-2"),
+    Case("vgg16-32", 2, "fp32", "sgd", variant="accumulate-2"),
+    Case("bert-base-s64", 2, "bf16-mixed", "adamw", variant="accumulate-2"),
+    Case("resnet18-64", 8, "fp32", "momentum", variant="accumulate-2"),
+    Case("transformer-enc-s128", 8, "fp32", "adamw", variant="accumulate-2"),
+    Case("mlp-784", 64, "fp32", "adam", variant="accumulate-2"),
     # unseen (split holdout)
     Case("squeezenet11-64", 16, "fp32", "momentum"),
     Case("squeezenet11-64", 16, "bf16-mixed", "adam"),
@@ -318,10 +331,11 @@ def build_trainer(case: Case) -> Trainer:
         model: nn.Module = nets_seq.GPT2(gelu="tanh" if case.variant == "gelu-tanh-fused" else "new")
         inputs, _ = net.sample(case.batch_size)
         return Supervised(model, inputs, inputs, lm_loss, optimizer=case.optimizer, precision=case.precision,
-                          keep_output=case.variant != "output-dropped")
+                          keep_output=case.variant != "output-dropped", update_interval=case.update_interval)
     model = nets_seq.ViT(attention="sdpa") if case.variant == "sdpa" else net.build()
     inputs, targets = net.sample(case.batch_size)
-    trainer = Supervised(model, inputs, targets, net.loss, optimizer=case.optimizer, precision=case.precision)
+    trainer = Supervised(model, inputs, targets, net.loss, optimizer=case.optimizer, precision=case.precision,
+                         update_interval=case.update_interval)
     return WithoutOneDNN(trainer) if case.variant == "native-cell" else trainer
 
 

@@ -35,6 +35,8 @@ VARIANT_NOTES = {
     "output-dropped": "the loop does not keep the logits in a local: loss = loss_fn(model(x), y)",
     "gelu-tanh-fused": "GELU as the fused F.gelu(approximate='tanh') instead of Hugging Face's gelu_new primitives",
     "sdpa": "attention by F.scaled_dot_product_attention (the CPU flash kernel: no scores kept)",
+    "accumulate-2": "gradient accumulation: two forward and backward passes of the batch (micro-batches, each loss "
+                    "halved), then one optimizer step; the second micro-batch runs beside the first's gradients",
     "native-cell": "oneDNN off (torch.backends.mkldnn.flags(enabled=False)): the LSTM runs ATen's own cell, "
                    "not mkldnn_rnn with its workspace",
 }
@@ -79,7 +81,7 @@ def record(case: Case, m: StepMeasurement, parameters: tuple[int, int], today: s
         "batch_size": case.batch_size,
         "sequence_length": net.sequence_length if net else None,
         "input_shape": list(net.input_shape) if net and net.input_shape else None,
-        "update_interval": 1,
+        "update_interval": case.update_interval,
         "recompute": False,
         "precision": case.precision,
         "optimizer": case.optimizer,

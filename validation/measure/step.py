@@ -67,32 +67,40 @@ def state_tensors(trainer: Trainer) -> Iterator[torch.Tensor]:
 
 
 class Supervised:
-    """A model, a fixed batch and a loss: the ordinary loop."""
+    """A model, a fixed batch and a loss: the ordinary loop.
+
+    `update_interval` > 1 accumulates gradients: that many forward and backward passes of the batch
+    (each a micro-batch, its loss divided by the interval), then one optimizer step.
+    """
 
     def __init__(self, model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor | None,
                  loss: Callable[[Any, Any], torch.Tensor], *, optimizer: str, precision: str,
-                 keep_output: bool = True, lr: float = 1e-3) -> None:
+                 keep_output: bool = True, lr: float = 1e-3, update_interval: int = 1) -> None:
         self.model, self.inputs, self.targets, self.loss = model.train(), inputs, targets, loss
         self.modules = [model]
         self.optimizers = [make_optimizer(optimizer, [p for p in model.parameters() if p.requires_grad], lr=lr)]
-        self.precision, self.keep_output = precision, keep_output
+        self.precision, self.keep_output, self.update_interval = precision, keep_output, update_interval
         self.kept: list[Any] = []
 
     def step(self, mark: Mark) -> None:
         self.kept = []  # the previous step's locals go when the loop reassigns them
         opt = self.optimizers[0]
-        with mark("forward"):
-            opt.zero_grad(set_to_none=True)
-            with autocast(self.precision):
-                if self.keep_output:
-                    output = self.model(self.inputs)
-                    loss = self.loss(output, self.targets)
-                    self.kept = [output, loss]
-                else:
-                    loss = self.loss(self.model(self.inputs), self.targets)
-                    self.kept = [loss]
-        with mark("backward"):
-            loss.backward()
+        for micro in range(self.update_interval):
+            with mark("forward"):
+                if micro == 0:
+                    opt.zero_grad(set_to_none=True)
+                with autocast(self.precision):
+                    if self.keep_output:
+                        output = self.model(self.inputs)
+                        loss = self.loss(output, self.targets)
+                        self.kept = [output, loss]
+                    else:
+                        loss = self.loss(self.model(self.inputs), self.targets)
+                        self.kept = [loss]
+                    if self.update_interval > 1:
+                        loss = loss / self.update_interval
+            with mark("backward"):
+                loss.backward()
         with mark("optimizer_step"):
             opt.step()
 

@@ -23,12 +23,13 @@ from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.relax import constraints_warning
 from workers.ranking.scope import check_data_location, gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
-from workers.ranking.strategy_words import DATA_PARALLEL_NAMES
+from workers.ranking.strategy_words import DATA_PARALLEL_NAMES, strategy_text
 from workers.ranking.wider import max_gpus_warning
 from workers.sizing.advice import short_job_warnings
 from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_on_gpu, estimate_on_pairs, estimate_requirements, profile_gpu
 from workers.sizing.machine import machine_needs
+from workers.sizing.memory import usable_memory_bytes
 from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_row, used_by
 from workers.sizing.requirements import CodedWarning, PerGpu, Requirements
 from workers.sizing.spec import JobSpec
@@ -46,8 +47,8 @@ def estimate_per_gpu(job: JobSpec, pairs: Sequence[tuple[str, int]],
 # What the sizing core warns about the job as given (plain data parallel) that a strategy option has
 # already dealt with where some card holds the job: it fits, sharded, so "shard it" is not news.
 RESOLVED_BY_STRATEGY = frozenset({"does-not-fit", "batch-not-the-problem", "data-parallel-full-copy"})
-# Where no card holds the job as given, these stay as the reference card's, beside its out-of-memory
-# mitigations; the memory tier always stays the requirements' own (the job as given).
+# Where no card holds the job as given, does-not-fit is said of the roomiest card in scope (_as_given_warnings);
+# the memory tier always stays the requirements' own (the job as given).
 AS_GIVEN = frozenset({"does-not-fit", "batch-not-the-problem", "memory-tier"})
 # Advice on plain data parallel that is wrong where one GPU cannot hold the job (sharded, split, offloaded):
 # no trial runs on one GPU, and the exchange is the strategy's, not an all-reduce of full gradients.
@@ -72,7 +73,8 @@ def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mappin
     Without a named GPU the sizing core advises on a reference card (the T4); once the ranking has
     chosen, the advice is about the machine the user is told to take (all its machines' GPUs, where a
     strategy spreads the job over several), less what that option's strategy already resolves.
-    `fits_as_given` False: no card holds the job as given, and the reference card's memory warnings stay.
+    `fits_as_given` False: no card holds the job as given; does-not-fit then says so of the roomiest card
+    in scope, with what the top option does (_as_given_warnings).
     """
     if not rec.options or rec.options[0].gpu not in known_gpus:
         return rec.requirements
@@ -84,17 +86,43 @@ def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mappin
                                    threads_per_core=top.threads_per_core)
     warnings = advice.warnings
     if top.parallelism is not None:
-        kept = {"memory-tier"} if fits_as_given else AS_GIVEN
+        kept = {"memory-tier"}
         # The plain step's run and iteration are not the option's (its strategy, micro-batch and
         # machines): the short-job advice is the option's own figures.
         machines = f"{top.nodes} x {top.instance_type}" if top.nodes > 1 else top.instance_type
         dp = top.parallelism.data_parallel
         own = short_job_warnings(iteration_ms=top.iteration_ms, training_hours=top.compute_hours,
                                  name=f"{machines} ({DATA_PARALLEL_NAMES.get(dp, dp)})")
-        warnings = (*(w for w in rec.requirements.warnings if w.code in kept),
+        as_given = () if fits_as_given else _as_given_warnings(job, rec, top, known_gpus)
+        warnings = (*(w for w in rec.requirements.warnings if w.code in kept), *as_given,
                     *(w for w in warnings if w.code not in _dropped_for(top) | AS_GIVEN | SHORT_JOB), *own)
     return replace(rec.requirements, warnings=warnings,
                    cpu_single_thread_score=advice.cpu_single_thread_score, loader_workers=advice.loader_workers)
+
+
+def _as_given_warnings(job: JobSpec, rec: Recommendation, top: RankedOption,
+                       known_gpus: Mapping[str, GpuSpec]) -> tuple[CodedWarning, ...]:
+    """Return does-not-fit for the job as given on the roomiest card in scope, with what the top option does.
+
+    The sizing core says it of its reference card (a T4), which nobody would pick for a job no card
+    holds: the user needs the gap on the best card there is, and that the options close it.
+    """
+    rows = [row for row in rec.requirements.per_gpu if row.gpu in known_gpus]
+    if not rows or top.parallelism is None:
+        return tuple(w for w in rec.requirements.warnings if w.code in AS_GIVEN - {"memory-tier"})
+    row = max(rows, key=lambda r: (known_gpus[r.gpu].memory_bytes, -r.gpu_count))
+    gpu = known_gpus[row.gpu]
+    t = job.training
+    return (CodedWarning("does-not-fit", (
+        f"The job as given (batch {t.batch_size} per GPU, plain data parallel, no checkpointing) needs "
+        f"{_gib(row.gpu_memory_bytes)} per GPU on {gpu.slug}, the roomiest card in scope "
+        f"({_gib(usable_memory_bytes(gpu))} usable of {_gib(gpu.memory_bytes)}): no card holds it as given. "
+        f"The options change how it runs; the top one: {strategy_text(top.parallelism, nodes=top.nodes)}, "
+        f"{_gib(top.parallelism.gpu_memory_per_gpu_bytes)} per GPU. The plan says what each change saves.")),)
+
+
+def _gib(value: float) -> str:
+    return f"{value / 2**30:.1f} GiB"
 
 
 def check_recommendable(job: JobSpec, catalog: Catalog) -> None:

@@ -66,7 +66,9 @@ def strategy_text(c: StrategyChoice, *, nodes: int) -> str:
         text += f", optimizer offloaded to host memory{held}"
     if c.checkpointing != "none":
         text += f", {c.checkpointing} checkpointing"
-    return text + f", micro-batch {c.batch_size} x {c.update_interval} accumulation"
+    if c.update_interval > 1:
+        return text + f", micro-batch {c.batch_size} x {c.update_interval} accumulation steps"
+    return text + f", batch {c.batch_size} per GPU, no accumulation"
 
 
 def micro_batch_per_gpu(c: LayoutChoice) -> int:

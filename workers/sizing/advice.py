@@ -71,7 +71,7 @@ def memory_warnings(job: JobSpec, *, memory: MemoryBreakdown, baseline_bytes: in
         tier = ("the 32-64 GB a company's research work wants" if peak <= 64 * GIB
                 else "more than one card of today's largest memory")
         found.append(CodedWarning("memory-tier", (
-            f"The job needs {_gb(peak)} per GPU: beyond the 6-8 GB cards that suffice for an individual's "
+            f"The job as given needs {_gb(peak)} per GPU: beyond the 6-8 GB cards that suffice for an individual's "
             f"work; plan for {tier}, or see the out-of-memory plan.")))
     if gpu_count > 1 and sharded is not None and sharded.total_bytes <= (1 - SHARDING_WORTH_SHARE) * peak:
         found.append(CodedWarning("data-parallel-full-copy", (

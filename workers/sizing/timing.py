@@ -159,9 +159,14 @@ def _passes(training: Training) -> float:
 def training_flops(model: ModelStats, training: Training) -> float:
     """Return FLOPs of one iteration on one GPU: multiply-adds x 2 x 3, plus a forward with recompute.
 
-    A layer that runs several passes per step (a GAN's discriminator) counts each.
+    A layer that runs several passes per step (a GAN's discriminator) counts each. With adapters
+    (LoRA, QLoRA) backward makes no gradient for the frozen weights: one pass's worth, not two, as
+    the strategies' step time counts it (strategies/steptime.py).
     """
-    return 2.0 * _step_multiply_adds(model) * training.batch_size * _passes(training)
+    passes = _passes(training)
+    if training.parallelism.adapter is not None:
+        passes -= BACKWARD_TO_FORWARD - 1.0
+    return 2.0 * _step_multiply_adds(model) * training.batch_size * passes
 
 
 def _step_multiply_adds(model: ModelStats) -> int | float:

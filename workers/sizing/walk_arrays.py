@@ -77,6 +77,7 @@ class _Rows:
     parameters: Ints
     shared: Ints
     overlap: Ints  # weights of an embedding a later tied row already made the gradient of
+    waiting: Ints  # tied weights whose gradient a later row made and an earlier one has yet to add to
     cast: npt.NDArray[np.bool_]
     loss_keeps_output: npt.NDArray[np.bool_]  # a loss row after the held output that keeps it
     held_index: int
@@ -91,12 +92,14 @@ def _rows(model: ModelStats) -> _Rows:
     layers = model.layers
     held = _model_output_index(layers)
     overlap = [0] * len(layers)
+    waiting = [0] * len(layers)
     pending = 0
     grouped = row_table(model)
     tied = any(map(_SHARED_FIGURE, grouped.distinct))  # no row uses another's weights: nothing overlaps
     for i in reversed(range(len(layers)) if tied else ()):  # as walk_step's backward loop, which no setting changes
         row = layers[i]
         pending += row.shared_parameters
+        waiting[i] = pending
         if row.kind is LayerKind.EMBEDDING and pending:
             overlap[i] = min(row.parameters, pending)
             pending -= overlap[i]
@@ -112,7 +115,8 @@ def _rows(model: ModelStats) -> _Rows:
         loss_keeps_output[i] = layers[i].type in LOSS_ROWS_KEEPING_THE_OUTPUT
     return _Rows(
         sizes=sizes, saved=saved, masks=masks, fused_saved=fused_saved, fused_masks=fused_masks,
-        parameters=parameters, shared=shared, overlap=np.array(overlap, dtype=np.int64), cast=cast.astype(bool),
+        parameters=parameters, shared=shared, overlap=np.array(overlap, dtype=np.int64),
+        waiting=np.array(waiting, dtype=np.int64), cast=cast.astype(bool),
         loss_keeps_output=loss_keeps_output,
         held_index=held,
     )
@@ -168,16 +172,21 @@ def step_peak_moment(model: ModelStats, training: Training, *, precision: Precis
     transient = outputs + before + (1 if mixed else 2) * rows.overlap * GRADIENT_BYTES
     if mixed:
         transient = transient + (rows.parameters + rows.shared) * copy_bytes * rows.cast
+    carried = grad_total if training.update_interval > 1 else 0  # gradient accumulation (step_walk.walk_step)
+    if carried:  # each row's new gradient until it is added in place, a tied weight's while its sum waits
+        transient = (transient + np.ceil(rows.waiting * GRADIENT_BYTES / shards.gradients).astype(np.int64)
+                     + np.ceil((rows.parameters - rows.overlap) * GRADIENT_BYTES / shards.gradients).astype(np.int64))
+        grads = np.maximum(grads, carried)
     # Each moment's total (whole bytes: the order of the sums changes nothing), forward, backward walked
     # from the last row, then the optimizer step; only the peak's four terms are taken apart.
     held = weights + copied
-    forward = alive + outputs + held + (buckets + state)
+    forward = alive + outputs + held + (buckets + carried + state)
     backward = (alive + output + transient + held + grads + (buckets + state))[::-1]
     step = output + inputs + weights + buckets + grad_total + state + temporaries
     at = int(np.argmax(np.concatenate([forward, backward, np.array([step], dtype=np.int64)])))  # first of equals
     n = len(model.layers)
     if at < n:
-        phase, terms = Phase.FORWARD, (alive[at] + outputs[at], held[at], buckets, state)
+        phase, terms = Phase.FORWARD, (alive[at] + outputs[at], held[at], buckets + carried, state)
     elif at < 2 * n:
         i = 2 * n - 1 - at
         phase, terms = Phase.BACKWARD, (alive[i] + output + transient[i], held[i], buckets + grads[i], state)

@@ -175,12 +175,17 @@ _ENVELOPES: IdentityMemo[_Envelope] = IdentityMemo(size=4096)
 _CANONICAL: dict[tuple[Layout, Attention], Layout] = {}  # layouts are few: machine shapes x strategies
 
 
-def searched_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_size: int) -> LayoutMemory:
+def searched_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_size: int,
+                    update_interval: int | None = None) -> LayoutMemory:
     """Return the layout's per-GPU peak for the search: two walks per layout and architecture, then arithmetic.
 
     The same walk as layout_memory (tensors equal up to per-row rounding); the reserve takes the 10%
     allocator rule for every layout (the estimate's allocator simulation costs a replay per batch).
+    `update_interval` is the micro-batches per update the search tries (default: the job's); above 1
+    the earlier micro-batches' gradients are alive through the step (step_walk.walk_step).
     """
+    if update_interval is not None and (update_interval > 1) != (job.training.update_interval > 1):
+        job = replace(job, training=replace(job.training, update_interval=update_interval))
     # The tensors depend on the GPU only through the precision it runs and its attention kernel, and
     # on the machine shape only through the shard degree (and, in plain data parallel, DDP's bucket).
     training = job.training  # the walk reads its framework and optimizer (the batch is the envelope's)
@@ -188,7 +193,8 @@ def searched_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_
     attention = attention_kind(training, gpu)
     canonical = _CANONICAL.get((layout, attention)) or _CANONICAL.setdefault((layout, attention),
                                                                             _canonical(layout, attention))
-    key = (training.framework, training.optimizer, training.optimizer_implementation, canonical, precision, attention)
+    key = (training.framework, training.optimizer, training.optimizer_implementation, canonical, precision, attention,
+           training.update_interval > 1)
     envelope = _ENVELOPES.get(job.model, key, lambda: _envelope(job, canonical, gpu=gpu))
     best = max(envelope.moments, key=lambda m: m[0] * batch_size + m[1] + m[2] + m[3] + m[4])
     activations = best[0] * batch_size + best[1]
@@ -285,7 +291,7 @@ def _strategy_envelope(job: JobSpec, layout: Layout, counts: ParameterCounts, *,
     precision = effective_precision(training.precision, gpu)
     attention = attention_kind(training, gpu)
     key = (training.framework, precision, attention, layout.checkpointing, layout.tensor_parallel,
-           _adapted_targets(layout))
+           _adapted_targets(layout), training.update_interval > 1 and not layout.offload.optimizer)
     unit = _UNIT_WALKS.get(model, key, lambda: _unit_walk(job, layout, gpu=gpu))
     held, host = _held_states(job, layout, counts, precision=precision)
     assert held is not None  # a strategy's own states
@@ -310,7 +316,8 @@ def _unit_walk(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None) -> tuple[tu
                                  mode=layout.checkpointing, tensor_parallel=layout.tensor_parallel,
                                  adapted=_adapted_targets(layout))
     share = recompute_share(model) if layout.checkpointing is Checkpointing.FULL and retention is None else 1.0
-    unit = HeldStates(weights=0, gradients=_UNIT_GRADIENTS, optimizer_state=0, temporaries=0)
+    unit = HeldStates(weights=0, gradients=_UNIT_GRADIENTS, optimizer_state=0, temporaries=0,
+                      gradients_stay=not layout.offload.optimizer)
     moments = walk_step(model, training, precision=precision, gpu_count=layout.gpu_count, kept_share=share,
                         attention=attention, states=unit, retention=retention)
     rows = [(m.activations, m.gradients / _UNIT_GRADIENTS, m.phase is Phase.OPTIMIZER_STEP, m.phase.value)
@@ -336,4 +343,4 @@ def _held_states(job: JobSpec, layout: Layout, counts: ParameterCounts, *,
                                ddp_bucket=training.framework is Framework.PYTORCH)
     temporaries = _temporaries(counts, layout, training, largest_needed(job.model, training))
     return HeldStates(weights=states.parameters, gradients=states.gradients, optimizer_state=states.optimizer_state,
-                      temporaries=temporaries), states.host_bytes
+                      temporaries=temporaries, gradients_stay=not layout.offload.optimizer), states.host_bytes

@@ -171,6 +171,12 @@ def _micro_batches(batch_size: int, update_interval: int) -> Iterator[tuple[int,
         yield batch, interval
 
 
+def _smallest(job: JobSpec) -> tuple[int, int]:
+    """Return the last (micro-batch, update interval) _micro_batches yields: micro-batch 1."""
+    *_, last = _micro_batches(job.training.batch_size, job.training.update_interval)
+    return last
+
+
 def _nvlink_of(gpu: GpuSpec, gpus_per_node: int) -> float:
     """Return the GPU's NVLink bandwidth as the machine wires it (bridged pairs only for some cards)."""
     if gpu.slug in NVLINK_PAIRS_ONLY and gpus_per_node > 2:
@@ -221,7 +227,8 @@ def search_layouts(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int
                        network_gbit_per_s=network_gbit_per_s,
                        nvlink_efficiency=NVLINK_EFFICIENCY)
     layouts, frugal, marks = _search_space(job, gpus_per_node=gpus_per_node, nodes=nodes)
-    if frugal is not None and not fits(searched_memory(job, frugal, gpu=gpu, batch_size=1).total_bytes, gpu):
+    if frugal is not None and not fits(searched_memory(job, frugal, gpu=gpu, batch_size=1,
+                                                       update_interval=_smallest(job)[1]).total_bytes, gpu):
         return None  # not even the layout that keeps least fits: no need to try the others
     best: LayoutChoice | None = None
     found = 0
@@ -252,7 +259,7 @@ def search_layouts(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int
             if batch <= fitted.get(modes_of, 0):
                 found += 1  # it fits here, as the earlier mode did, and is no faster
                 break
-            memory = searched_memory(job, layout, gpu=gpu, batch_size=batch)
+            memory = searched_memory(job, layout, gpu=gpu, batch_size=batch, update_interval=interval)
             if not fits(memory.total_bytes, gpu):
                 continue
             if host_need_bytes + memory.host_bytes_per_gpu * gpus_per_node > host_memory_bytes:
@@ -282,7 +289,8 @@ def _full_fits(job: JobSpec, layout: Layout, gpu: GpuSpec, *, known: dict[Layout
     """Return whether the layout with full checkpointing fits micro-batch 1 (remembered per layout)."""
     full = replace(layout, checkpointing=Checkpointing.FULL)
     if full not in known:
-        known[full] = fits(searched_memory(job, full, gpu=gpu, batch_size=1).total_bytes, gpu)
+        known[full] = fits(searched_memory(job, full, gpu=gpu, batch_size=1,
+                                           update_interval=_smallest(job)[1]).total_bytes, gpu)
     return known[full]
 
 
