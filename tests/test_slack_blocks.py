@@ -8,8 +8,9 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block
 
+from catalog.types import Catalog
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected
-from workers.render import fmt_hours, fmt_usd
+from workers.render import fmt_bytes, fmt_hours, fmt_usd
 from workers.schemas import RecommendationSchema, RequirementsSchema
 from workers.sizing.requirements import CodedWarning, MemoryBreakdown, Mitigation, PerGpu, Requirements
 from workers.slack.blocks import (
@@ -183,3 +184,17 @@ def test_without_a_dataset_size_hours_and_cost_read_unknown_not_zero() -> None:
     blocks = text_of(msg)
     assert "n/a: add samples=" in blocks and "$0.00" not in blocks
     assert "per hour" in msg["text"] and "$0.00" not in msg["text"]
+
+
+def test_a_top_option_with_its_own_strategy_gives_its_step_beside_the_job_as_given(shipped: Catalog) -> None:
+    from tests.recommending import recommend_spec
+
+    spec = {"model": {"preset": "llama-7b"},
+            "training": {"batch_size": 64, "sequence_length": 2048, "precision": "bf16-mixed", "optimizer": "adamw"},
+            "dataset": {"samples": 5200}, "constraints": {"max_gpus": 8}}
+    dumped = RecommendationSchema().dump(recommend_spec(spec, shipped))
+    top = dumped["options"][0]["parallelism"]
+    text = render_recommendation(dumped, title="llama")["blocks"][1]["text"]["text"]
+    assert "per GPU as given" in text
+    assert f"*The top option's step:* {fmt_bytes(top['gpu_memory_per_gpu_bytes'])} per GPU" in text
+    assert f"{top['batch_size']} x {top['update_interval']} accumulation steps" in text

@@ -22,6 +22,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from workers.ranking.strategy_words import ADAPTER_NAMES, DATA_PARALLEL_NAMES
 from workers.render import fmt_bytes, fmt_hours, fmt_rate, fmt_usd
 from workers.slack import grammar
 
@@ -100,6 +101,27 @@ def memory_lines(requirements: Mapping[str, Any]) -> str:
     return text
 
 
+def top_step_line(requirements: Mapping[str, Any], top: Mapping[str, Any]) -> str:
+    """Return the top option's own step where it runs another strategy than the job as given ("" if not).
+
+    The requirements' memory is the job as given (batch per GPU, plain data parallel); an option that
+    shards, accumulates or trains adapters needs its own figure, which the user acts on.
+    """
+    p = top.get("parallelism") or {}
+    own = int(p.get("gpu_memory_per_gpu_bytes") or 0)
+    if not own or own == int(requirements.get("gpu_memory_bytes") or 0):
+        return ""
+    dp = str(p.get("data_parallel", ""))
+    words = [f"{DATA_PARALLEL_NAMES.get(dp, dp)} over {p.get('total_gpus', 1)} GPUs"]
+    if p.get("adapter") not in (None, "none"):
+        words.append(f"{ADAPTER_NAMES.get(p['adapter'], p['adapter'])} rank {p.get('adapter_rank')}")
+    if p.get("checkpointing") not in (None, "none"):
+        words.append(f"{p['checkpointing']} checkpointing")
+    if int(p.get("update_interval") or 1) > 1:
+        words.append(f"micro-batch {p.get('batch_size')} x {p['update_interval']} accumulation steps")
+    return f"*The top option's step:* {fmt_bytes(own)} per GPU ({', '.join(words)})"
+
+
 def _warning_lines(warnings: Sequence[Mapping[str, Any]]) -> list[str]:
     return [f"{w.get('message', '')} (`{w.get('code', '')}`)" for w in warnings]
 
@@ -158,8 +180,11 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
     """Render a recommendation result: the top options, the memory, warnings, or the out-of-memory plan."""
     requirements = result.get("requirements") or {}
     options: Sequence[Mapping[str, Any]] = result.get("options") or []
-    blocks: list[Block] = [_header(f"gpugauge · {title}"), _section(memory_lines(requirements)),
-                           DividerBlock()]
+    memory = memory_lines(requirements)
+    own = top_step_line(requirements, options[0]) if options else ""
+    if own:  # the requirements' figure is the job as given; the top option's own step follows it
+        memory = memory.replace(" per GPU", " per GPU as given", 1) + "\n" + own
+    blocks: list[Block] = [_header(f"gpugauge · {title}"), _section(memory), DividerBlock()]
     if options:
         blocks += [_option_block(o) for o in options[:top]]
         fallback = f"{title}: best is {_best(options[0])}"
