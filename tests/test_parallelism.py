@@ -114,6 +114,24 @@ def test_qlora_base_weights_cost_about_half_a_byte(llama) -> None:
     assert states.gradients == 2 * trainable  # adapters in the compute dtype (QLoRA's --bf16 recipe)
 
 
+def test_sharded_adapters_leave_one_blocks_adapter_gradients_unsharded_not_a_whole_block(llama) -> None:
+    from workers.sizing.strategies.adapters import transformer_shape as shape_of
+    from workers.sizing.strategies.footprint import parameter_counts
+
+    adapter = Adapter(kind=AdapterKind.LORA, rank=8, targets=("q", "v"))
+    for offload in (Offload(), Offload(optimizer=True)):
+        layout = Layout(DataParallel.ZERO3, gpu_count=8, gpus_per_node=8, adapter=adapter, offload=offload)
+        counts = parameter_counts(llama, layout, shape_of(llama))
+        assert counts.largest_trainable_unit == counts.trainable // 32  # 32 blocks, adapters in each
+        states = model_state_bytes(counts, layout, precision=BF16, optimizer=Optimizer.ADAMW, ddp_bucket=False)
+        # the unsharded gradient on its way out is the block's adapters (4 bytes each), not its 200M weights
+        assert states.gradients <= counts.trainable * 4
+        full = model_state_bytes(counts.__class__(trainable=counts.trainable, frozen=counts.frozen,
+                                                  largest_unit=counts.largest_unit),
+                                 layout, precision=BF16, optimizer=Optimizer.ADAMW, ddp_bucket=False)
+        assert full.gradients > 100 * states.gradients
+
+
 def test_models_without_attention_have_no_transformer_shape() -> None:
     assert transformer_shape(preset_stats("resnet50")) is None
 

@@ -65,7 +65,8 @@ def parameter_counts(model: ModelStats, layout: Layout, shape: TransformerShape 
     trainable = lora_parameters(shape, rank=adapter.rank, targets=adapter.targets)
     nf4 = quantized_parameters(shape) if adapter.kind is AdapterKind.QLORA else 0
     base = model.parameters + model.frozen_parameters
-    return ParameterCounts(trainable=trainable, frozen=base - nf4, frozen_nf4=nf4, largest_unit=largest)
+    return ParameterCounts(trainable=trainable, frozen=base - nf4, frozen_nf4=nf4, largest_unit=largest,
+                           largest_trainable_unit=math.ceil(trainable / max(1, shape.blocks)))
 
 
 def _walks_as_given(layout: Layout) -> bool:

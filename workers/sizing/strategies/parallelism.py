@@ -105,6 +105,9 @@ class ParameterCounts:
     frozen: int  # held at the compute dtype, no gradient, no optimizer state
     frozen_nf4: int = 0  # QLoRA's quantised base weights
     largest_unit: int = 0  # FSDP's largest wrapping unit (a block, the embedding or the head)
+    # the trainable weights of that unit, whose gradient leaves it unsharded (None: all of them); with
+    # adapters, one block's adapters (the base is frozen and makes no gradient)
+    largest_trainable_unit: int | None = None
 
 
 def model_state_bytes(counts: ParameterCounts, layout: Layout, *, precision: Precision,
@@ -133,6 +136,8 @@ def model_state_bytes(counts: ParameterCounts, layout: Layout, *, precision: Pre
     frozen_nf4 = counts.frozen_nf4 / split
     optimizer_bytes = OPTIMIZER_STATE_BYTES[optimizer]
     unit = counts.largest_unit / layout.tensor_parallel
+    trained_unit = (counts.largest_unit if counts.largest_trainable_unit is None
+                    else counts.largest_trainable_unit) / layout.tensor_parallel
 
     nf4 = NF4_BYTES_PER_PARAMETER if layout.adapter is None or layout.adapter.double_quantization \
         else NF4_NO_DQ_BYTES_PER_PARAMETER
@@ -158,7 +163,7 @@ def model_state_bytes(counts: ParameterCounts, layout: Layout, *, precision: Pre
     if kind in PARAMETERS_SHARDED:
         weights /= n
         gathered = GATHERED_UNITS * unit * compute
-        gradients += unit * UNSHARDED_GRADIENT_BYTES if counts.trainable else 0.0
+        gradients += trained_unit * UNSHARDED_GRADIENT_BYTES if counts.trainable else 0.0
     if kind is DataParallel.PLAIN and ddp_bucket and layout.gpu_count > 1:
         gradients *= 1.0 + DDP_BUCKET_COPIES_PYTORCH
     host = 0.0
@@ -166,7 +171,7 @@ def model_state_bytes(counts: ParameterCounts, layout: Layout, *, precision: Pre
     if layout.offload.optimizer:
         host += masters + states + gradients
         masters = states = 0.0
-        gradients = unit * UNSHARDED_GRADIENT_BYTES if counts.trainable else 0.0  # the bucket on its way out
+        gradients = trained_unit * UNSHARDED_GRADIENT_BYTES if counts.trainable else 0.0  # the bucket on its way out
     if layout.offload.parameters and kind in PARAMETERS_SHARDED:
         host += weights
         weights = 0.0
