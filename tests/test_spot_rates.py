@@ -81,3 +81,22 @@ def test_the_table_covers_every_aws_spot_offer_of_the_catalog() -> None:
               if o.provider is Provider.AWS and o.pricing is Pricing.SPOT}
     assert offers == listed | not_listed  # re-run derive_spot_bands.py when the snapshot changes
     assert not listed & not_listed
+
+
+def test_a_run_on_several_spot_machines_is_interrupted_as_often_as_all_of_them_together() -> None:
+    from workers.ranking.runplan import machine_parts, plan_from_parts
+    from workers.schemas.specs import load_job
+
+    _, job = load_job({"model": {"preset": "gpt2"}, "training": {"batch_size": 8, "sequence_length": 1024},
+                       "dataset": {"samples": 100_000}})
+    rate = interruption_rate(Provider.GCP, "a3-highgpu-8g", "us-central1")
+    assert rate is not None
+    parts = {k: machine_parts(job, provider=Provider.GCP, family="a3", pricing=Pricing.SPOT, network_gbit_per_s=200,
+                              local_disk_holds_data=True, rate=rate, machines=k) for k in (1, 4)}
+    assert parts[4].mtbi_hours == parts[1].mtbi_hours / 4
+    assert parts[4].every_hours < parts[1].every_hours  # Young/Daly checkpoints more often
+    runs = {k: plan_from_parts(p, training_hours=20.0, provider=Provider.GCP, percentile=0.9).spot
+            for k, p in parts.items()}
+    assert runs[1] is not None and runs[4] is not None
+    assert runs[4].expected_interruptions > 3 * runs[1].expected_interruptions
+    assert runs[4].percentile_hours > runs[1].percentile_hours

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from catalog.commitments import HOURS_PER_YEAR, TERM_HOURS
 from catalog.types import Catalog, Pricing, Provider
 from catalog.units import GIB
+from workers.ranking.runplan import RunPlan
 from workers.ranking.shapes import (
     BUDGET,
     CARBON,
@@ -86,23 +87,49 @@ def commitment_warnings(pricing: Pricing, *, price_per_hour_usd: float, machines
         f"{term_hours:,} h; the cost shown is that total, not the job's hours")),)
 
 
+def spot_warning(plan: RunPlan | None, *, machines: int = 1) -> CodedWarning:
+    """Return the spot-interruption warning of a spot option: the run's interruption figures where it has them.
+
+    On `machines` machines any reclaim stops the run, so its figure is one machine's over that many
+    (runplan.run_mtbi_hours), and the warning says so.
+    """
+    if plan is None or plan.spot is None:
+        several = " (more so across several machines)" if machines > 1 else ""
+        return CodedWarning("spot-interruption", "spot capacity can be reclaimed at short notice; "
+                                                 f"checkpoint often and expect restarts{several}")
+    run = plan.spot
+    across = f" across the {machines} machines (a reclaim of any one stops the run)" if machines > 1 else ""
+    return CodedWarning("spot-interruption", (
+        f"spot capacity can be reclaimed: about one interruption every {run.mtbi_hours:.0f} h{across} "
+        f"({plan.rate.band if plan.rate else ''} band), {run.expected_interruptions:.2f} expected in this run, "
+        f"each costing a {hours_text(run.restart_hours)} restart and the work since the last checkpoint "
+        f"(every {hours_text(plan.checkpoints.every_hours)}); {hours_text(run.percentile_hours)} at the "
+        f"{percentile_text(run.percentile)} against {hours_text(run.expected_hours)} expected"))
+
+
+def run_breakdown_text(plan: RunPlan | None) -> str:
+    """Return " (X training + Y start-up, staging, restarts and checkpoints)" of a run, or ""."""
+    if plan is None:
+        return ""
+    return (f" ({hours_text(plan.training_hours)} training + {hours_text(plan.wall_hours - plan.training_hours)} "
+            f"start-up, staging{', restarts' if plan.spot is not None else ''} and checkpoints)")
+
+
+def percentile_cost_text(plan: RunPlan | None, *, cost_usd: float, budget_scale: float) -> str:
+    """Return ", $Z at the 90th percentile, H" of a spot run, or ""."""
+    if plan is None or plan.spot is None:
+        return ""
+    return (f", {usd_text(cost_usd * budget_scale)} at the {percentile_text(plan.spot.percentile)}, "
+            f"{hours_text(plan.spot.percentile_hours)}")
+
+
 def option_warnings(shape: Shape, *, pricing: str, hours_known: bool, job: JobSpec) -> tuple[CodedWarning, ...]:
     """Return the warnings that apply to running the job on this option."""
     found: list[CodedWarning] = []
     pg = shape.per_gpu
     plan = shape.plan
     if pricing == Pricing.SPOT.value:
-        if plan is not None and plan.spot is not None:
-            run = plan.spot
-            found.append(CodedWarning("spot-interruption", (
-                f"spot capacity can be reclaimed: about one interruption every {run.mtbi_hours:.0f} h "
-                f"({plan.rate.band if plan.rate else ''} band), {run.expected_interruptions:.2f} expected in this run, "
-                f"each costing a {hours_text(run.restart_hours)} restart and the work since the last checkpoint "
-                f"(every {hours_text(plan.checkpoints.every_hours)}); {hours_text(run.percentile_hours)} at the "
-                f"{percentile_text(run.percentile)} against {hours_text(run.expected_hours)} expected")))
-        else:
-            found.append(CodedWarning("spot-interruption", "spot capacity can be reclaimed at short notice; "
-                                                      "checkpoint often and expect restarts"))
+        found.append(spot_warning(plan))
     found += host_warnings(shape, job=job, processes=shape.m.gpu_count)
     n = shape.m.gpu_count
     if pg is not None and n > 1 and pg.speedup_vs_one_gpu < POOR_SCALING_EFFICIENCY * n:
@@ -219,10 +246,7 @@ def why_line(shape: Shape, *, pricing: str, price_per_hour_usd: float, cost_usd:
                      f"({headroom:.0%} headroom)")
     timing = hours_text(shape.hours) if hours_known else f"{shape.time_metric * 1000:.2f} ms per sample"
     plan = shape.plan
-    if plan is not None:
-        timing += (f" ({hours_text(plan.training_hours)} training + "
-                   f"{hours_text(plan.wall_hours - plan.training_hours)} start-up, staging"
-                   f"{', restarts' if plan.spot is not None else ''} and checkpoints)")
+    timing += run_breakdown_text(plan)
     if pg is not None and shape.m.gpu_count > 1:
         timing += f" on {shape.m.gpu_count} GPUs ({pg.speedup_vs_one_gpu:.1f}x one)"
     if pg is not None and shape.iteration_ms > pg.iteration_ms * 1.0005:
@@ -231,10 +255,8 @@ def why_line(shape: Shape, *, pricing: str, price_per_hour_usd: float, cost_usd:
         timing += f", {pg.bottleneck}-bound"
     parts.append(timing)
     if hours_known:
-        cost = f"{usd_text(cost_usd)} total"
-        if plan is not None and plan.spot is not None:
-            cost += (f", {usd_text(cost_usd * shape.budget_scale)} at the {percentile_text(plan.spot.percentile)}, "
-                     f"{hours_text(plan.spot.percentile_hours)}")
+        cost = f"{usd_text(cost_usd)} total" + percentile_cost_text(plan, cost_usd=cost_usd,
+                                                                    budget_scale=shape.budget_scale)
         if storage_cost_usd > 0:
             cost += f", block storage {storage_cost_usd / cost_usd:.0%} of it" if cost_usd > 0 else ""
         parts.append(cost)

@@ -65,22 +65,36 @@ class MachineParts:
     # The start-up's totals and the rate's MTBI, read once here for the ranking's hot path (run_figures).
     total_s: float
     billed_s: float
-    mtbi_hours: float
+    mtbi_hours: float  # the run's: one machine's over the machines it runs on
+    machines: int
 
-    def __init__(self, start_up: StartUp, write_s: float, every_hours: float, rate: InterruptionRate | None) -> None:
+    def __init__(self, start_up: StartUp, write_s: float, every_hours: float, rate: InterruptionRate | None,
+                 machines: int = 1) -> None:
         # Written into the instance's dict: a frozen dataclass's own __init__ sets each field through
         # object.__setattr__, and a ranking builds a hundred of these per job.
         fields = self.__dict__
         fields["start_up"], fields["write_s"], fields["every_hours"] = start_up, write_s, every_hours
         fields["rate"] = rate
         fields["total_s"], fields["billed_s"] = start_up.total_s, start_up.billed_s
-        fields["mtbi_hours"] = rate.mtbi_hours if rate is not None else 0.0
+        fields["mtbi_hours"] = run_mtbi_hours(rate, machines) if rate is not None else 0.0
+        fields["machines"] = machines
+
+
+def run_mtbi_hours(rate: InterruptionRate, machines: int) -> float:
+    """Return the mean time between interruptions of a run on `machines` spot machines at once.
+
+    A synchronous job (data parallel, sharded, split) stops when any of its machines is reclaimed: with
+    each machine's share per day p taken as independent, the run's is 1 - (1 - p)^k, so its MTBI is one
+    machine's over k.
+    """
+    return rate.mtbi_hours / max(1, machines)
 
 
 def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
                   local_disk_holds_data: bool, rate: InterruptionRate | None = None,
                   staging_cap_mb_per_s: float = 0.0, saved_parameters: int | None = None,
-                  writers: int = 1, boot: StartUp | None = None, saved_bytes: int | None = None) -> MachineParts:
+                  writers: int = 1, boot: StartUp | None = None, saved_bytes: int | None = None,
+                  machines: int = 1) -> MachineParts:
     """Return the start-up, checkpoint write time, interval and spot rate of a run of the job on one machine.
 
     `rate` is the machine's spot interruption figure (catalog_index.Machine.rate); unused off spot.
@@ -88,6 +102,7 @@ def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pri
     otherwise); `writers` machines write their shards of it at once (a sharded layout over several).
     `boot`: the start-up of these arguments, where the caller has it already (RunPlanner shares one
     between a machine's on-demand and spot groups); `saved_bytes`: likewise, the bytes one checkpoint writes.
+    `machines`: the run's machines of this type, any of which a spot reclaim stops (run_mtbi_hours).
     """
     if boot is None:
         boot = start_up(provider, family, dataset_bytes=job.dataset.size_bytes,
@@ -104,8 +119,9 @@ def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pri
         every = DEFAULT_CHECKPOINT_EVERY_HOURS
         if rate is not None:
             every = max(MIN_CHECKPOINT_EVERY_HOURS,
-                        young_daly_interval_hours(checkpoint_write_s=write_s, mtbi_hours=rate.mtbi_hours))
-    return MachineParts(boot, write_s, every, rate)
+                        young_daly_interval_hours(checkpoint_write_s=write_s,
+                                                  mtbi_hours=run_mtbi_hours(rate, machines)))
+    return MachineParts(boot, write_s, every, rate, machines)
 
 
 # (wall hours, billed hours, checked hours, checked billed hours, the spot run's expected interruptions or
@@ -157,7 +173,7 @@ def plan_from_parts(parts: MachineParts, *, training_hours: float, provider: Pro
     saves = checkpoints(training_hours, every_hours=parts.every_hours, write_s=parts.write_s)
     reason = ""
     if refused and parts.rate is not None:
-        reason = (f"restarts after spot interruptions (one every {parts.rate.mtbi_hours:.0f} h on average) "
+        reason = (f"restarts after spot interruptions (one every {parts.mtbi_hours:.0f} h on average) "
                   "would cost as much as the run makes between them")
     return RunPlan(training_hours, parts.start_up, saves, wall, billed, checked, checked_billed, run, parts.rate,
                    refused=reason)
@@ -185,7 +201,7 @@ class RunPlanner:
         self.percentile = job.constraints.spot_percentile
         self._parts: dict[tuple[Provider, str, Pricing, float, bool, InterruptionRate | None, float, int | None,
                                 int], MachineParts] = {}
-        self._groups: dict[tuple[int, bool, float, int | None, int], MachineParts] = {}
+        self._groups: dict[tuple[int, bool, float, int | None, int, int], MachineParts] = {}
         self._boots: dict[tuple[Provider, str, float, bool, float], StartUp] = {}
         self._saved = checkpoint_parameters(job)  # what a checkpoint of the job's own layout saves
         self._saved_bytes: dict[int, int] = {}  # the bytes of a checkpoint of so many parameters
@@ -200,11 +216,11 @@ class RunPlanner:
         return found
 
     def parts_for(self, m: Machine, *, local_disk_holds_data: bool, saved_parameters: int | None = None,
-                  writers: int = 1) -> MachineParts:
+                  writers: int = 1, machines: int = 1) -> MachineParts:
         """Return a machine's parts (parts() of its fields), looked up by its plan group: the ranking's hot path."""
         moved = m.transfer
         cap = moved.cap_mb_per_s if moved else 0.0
-        key = (m.plan_group, local_disk_holds_data, cap, saved_parameters, writers)
+        key = (m.plan_group, local_disk_holds_data, cap, saved_parameters, writers, machines)
         found = self._groups.get(key)
         if found is None:
             # A plan group is what machine_parts reads of a machine, so no two groups share parts; the
@@ -220,7 +236,7 @@ class RunPlanner:
                 self.job, provider=m.provider, family=m.family, pricing=m.pricing,
                 network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=local_disk_holds_data, rate=m.rate,
                 staging_cap_mb_per_s=cap, saved_parameters=saved_parameters, writers=writers, boot=boot,
-                saved_bytes=self.saved_bytes(saved_parameters))
+                saved_bytes=self.saved_bytes(saved_parameters), machines=machines)
         return found
 
     def parts(self, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,

@@ -188,7 +188,8 @@ def plan_shape_run(shape: Shape, *, training_hours: float, job: JobSpec, planner
     """Fill in a shape's whole run (start-up, staging, checkpoints, billing, spot restarts) on its machines.
 
     The one place a shape's wall time, billed hours and deadline check come from, for the plain
-    ranking and the strategy ranking alike; `machines` instances of the shape each bill the run.
+    ranking and the strategy ranking alike; `machines` instances of the shape each bill the run, and on
+    spot a reclaim of any of them stops it (runplan.run_mtbi_hours).
     `saved_parameters` and `writers`: what a checkpoint saves and how many machines write it at once
     (RunPlanner.parts_for). Return the rejection kind, or None when the run is fine.
     """
@@ -196,7 +197,7 @@ def plan_shape_run(shape: Shape, *, training_hours: float, job: JobSpec, planner
     on_own_disk = local_disk_holds_data or m.provider is Provider.ONPREM
     moved = m.transfer
     parts = shape.parts = planner.parts_for(m, local_disk_holds_data=on_own_disk, saved_parameters=saved_parameters,
-                                            writers=writers)
+                                            writers=writers, machines=machines)
     shape.training_hours, shape.start_up_s = training_hours, parts.total_s
     shape.spot_percentile = planner.percentile
     deadline = job.constraints.deadline_hours

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from workers.ranking.reasons import gib_text, host_warnings, hours_text, usd_text
+from workers.ranking.reasons import (
+    gib_text,
+    host_warnings,
+    hours_text,
+    percentile_cost_text,
+    run_breakdown_text,
+    spot_warning,
+    usd_text,
+)
 from workers.ranking.recommendation import StrategyChoice
 from workers.ranking.shapes import Shape
 from workers.sizing.requirements import Bottleneck, CodedWarning
@@ -93,12 +101,14 @@ def why_text(s: Shape, c: StrategyChoice, *, nodes: int, price: float, cost: flo
     card = s.m.card_memory_bytes
     memory = f"{gib_text(c.gpu_memory_per_gpu_bytes)} of {gib_text(card)} per GPU" if card else \
         f"{gib_text(c.gpu_memory_per_gpu_bytes)} per GPU"
-    timing = hours_text(s.hours) if hours_known else f"{s.time_metric * 1000:.2f} ms per sample"
+    timing = hours_text(s.hours) + run_breakdown_text(s.plan) if hours_known \
+        else f"{s.time_metric * 1000:.2f} ms per sample"
     bound = "CPU" if c.bottleneck == Bottleneck.CPU_PREPROCESSING.value else c.bottleneck
     parts = [f"{machines}: {strategy_text(c, nodes=nodes)}", memory, f"{timing}, {bound}-bound"]
     if hours_known:
         total = price * nodes
-        parts.append(f"{usd_text(cost)} total at {usd_text(total)}/h" + (f" for {nodes} machines" if nodes > 1 else ""))
+        parts.append(f"{usd_text(cost)} total at {usd_text(total)}/h" + (f" for {nodes} machines" if nodes > 1 else "")
+                     + percentile_cost_text(s.plan, cost_usd=cost, budget_scale=s.budget_scale))
     parts.append(f"{c.strategies_considered} strategies fit this machine shape; the fastest kept")
     if job.objective is Objective.COST:
         parts.append("ranked by cost")
@@ -110,8 +120,7 @@ def strategy_warnings(s: Shape, c: StrategyChoice, *, nodes: int, pricing: str, 
     """Return the option's warnings: spot, network-bound, and doublings of machines that stop paying off."""
     found: list[CodedWarning] = []
     if pricing == "spot":
-        found.append(CodedWarning("spot-interruption", "spot capacity can be reclaimed at short notice; checkpoint "
-                                                  "often and expect restarts (more so across several machines)"))
+        found.append(spot_warning(s.plan, machines=nodes))
     if c.bottleneck == Bottleneck.NETWORK.value:
         found.append(CodedWarning("network-bound", f"the exchange between machines shows {c.communication_ms:.0f} ms "
                                               "per iteration beyond the compute: a faster network (EFA, "
