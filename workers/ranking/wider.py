@@ -1,4 +1,5 @@
-"""What a larger `constraints.max_gpus` would open: the warning that says the GPU limit holds a job back.
+"""What a larger `constraints.max_gpus` would open: the warning that says the GPU limit holds a job back;
+and, for a time-ranked answer, what the last few percent of speed cost (`time-premium`).
 
 A job that needs more than one machine's worth of memory (a 70B full fine-tune) ranks what fits
 within `max_gpus` (8 by default). When that is an offloaded run (optimizer state streamed over PCIe
@@ -12,6 +13,7 @@ the ranked options stay within the user's limit.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -101,3 +103,38 @@ def max_gpus_warning(job: JobSpec, rec: Recommendation, rank: Ranker) -> CodedWa
         f"{hours_text(top.training_hours)} for {usd_text(top.training_cost_usd)}{why}; with up to {wider} GPUs "
         f"the best is {_option_text(alt)}. Raise constraints.max_gpus to {_total_gpus(alt)} "
         f"(CLI --max-gpus {_total_gpus(alt)}) to rank such options."))
+
+
+# An option this close to the fastest is as fast within the estimate's own error (TIME_SHARE above
+# calls a fifth faster "clearly"); at this share of the fastest's cost or less, a user who asked for
+# time is told what the last few percent cost. [rule of thumb]
+NEAR_TIME_SHARE = 1.05
+PREMIUM_COST_SHARE = 0.5
+
+
+def time_premium_warning(job: JobSpec, rec: Recommendation) -> CodedWarning | None:
+    """Return `time-premium` for a time-ranked answer whose fastest option costs twice or more what an
+    option as fast within NEAR_TIME_SHARE costs (on spot, its 90th-percentile time held to that).
+
+    Ranked by time, every option that near the fastest comes right after it, so the answer's own
+    options are searched: no second ranking.
+    """
+    if job.objective is not Objective.TIME or not rec.options:
+        return None
+    top = rec.options[0]
+    if top.owned or top.training_hours <= 0 or top.training_cost_usd <= 0:
+        return None
+    near = top.training_hours * NEAR_TIME_SHARE
+    close = [o for o in rec.options[1:] if not o.owned and o.training_cost_usd > 0
+             and max(o.training_hours, o.percentile_hours or 0.0) <= near]
+    alt = min(close, key=lambda o: o.training_cost_usd, default=None)
+    if alt is None or alt.training_cost_usd > PREMIUM_COST_SHARE * top.training_cost_usd:
+        return None
+    slower = alt.training_hours / top.training_hours - 1.0
+    hours = math.ceil(near * 10) / 10
+    return CodedWarning("time-premium", (
+        f"the fastest option takes {hours_text(top.training_hours)} for {usd_text(top.training_cost_usd)}; "
+        f"{_option_text(alt)}, {slower:+.0%} time (within the estimate's error) for "
+        f"{alt.training_cost_usd / top.training_cost_usd:.0%} of the cost. The options are ranked by time, as "
+        f"asked; objective cost with constraints.deadline_hours {hours:g} (CLI --objective cost --deadline "
+        f"{hours:g}h) ranks such options first."))
