@@ -7,7 +7,8 @@ from workers.sizing.allocator import CachingAllocator, replay, round_request, se
 from workers.sizing.memory import step_peak
 from workers.sizing.presets.registry import preset_stats
 from workers.sizing.spec import Optimizer, Precision, Training
-from workers.sizing.step_walk import Trace, peak_moment, walk_step
+from workers.sizing.step_trace import Trace
+from workers.sizing.step_walk import peak_moment, walk_step
 
 
 def test_requests_round_to_512_bytes_and_segments_follow_the_pool_rules() -> None:

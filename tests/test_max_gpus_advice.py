@@ -10,8 +10,8 @@ import pytest
 
 from catalog.types import Catalog, Pricing
 from tests.recommending import recommend_spec
-from workers.ranking.reasons import hours_text, usd_text
 from workers.ranking.recommendation import RankedOption, Recommendation, StrategyChoice
+from workers.ranking.run_words import hours_text, usd_text
 from workers.ranking.wider import _clearly_better
 from workers.sizing.spec import Objective
 

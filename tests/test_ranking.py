@@ -20,8 +20,8 @@ from ranking_builders import (
 from catalog.types import Catalog, Pricing, Provider
 from workers.ranking.front import knee_index
 from workers.ranking.ranking import rank_offers
-from workers.ranking.reasons import usd_text
 from workers.ranking.recommendation import Recommendation
+from workers.ranking.run_words import usd_text
 from workers.sizing.errors import SpecError
 from workers.sizing.machine import iteration_ms_with_cpu
 from workers.sizing.requirements import Mitigation, PerGpu, Requirements

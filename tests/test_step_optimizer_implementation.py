@@ -15,7 +15,8 @@ from workers.sizing.memory import step_peak
 from workers.sizing.overheads import MASTER_WEIGHT_BYTES, largest_tensor
 from workers.sizing.presets.registry import preset_stats
 from workers.sizing.spec import Dataset, JobSpec, Optimizer, OptimizerImplementation, Precision
-from workers.sizing.step_walk import Phase, Trace, peak_moment, walk_step
+from workers.sizing.step_trace import Trace
+from workers.sizing.step_walk import Phase, peak_moment, walk_step
 from workers.sizing.strategies.footprint import layout_memory
 from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.types import DataParallel

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 
 from catalog.types import Catalog, GpuSpec
 from workers.ranking.ranking import rank_offers
-from workers.ranking.reasons import hours_text, usd_text
 from workers.ranking.recommendation import RankedOption
+from workers.ranking.run_words import hours_text, usd_text
 from workers.ranking.strategy_ranking import rank_strategies
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_pairs, profile_gpu

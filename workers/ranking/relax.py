@@ -14,8 +14,8 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
-from workers.ranking.reasons import deadline_text, hours_text, usd_text
 from workers.ranking.recommendation import RankedOption, Recommendation
+from workers.ranking.run_words import deadline_text, hours_text, usd_text
 from workers.ranking.wider import MAX_GPUS_LIMIT, WIDER_FACTOR
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import Constraints, JobSpec, Objective

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from workers.ranking.reasons import (
+from workers.ranking.reasons import host_warnings
+from workers.ranking.recommendation import StrategyChoice
+from workers.ranking.run_words import (
     gib_text,
-    host_warnings,
     hours_text,
     percentile_cost_text,
     run_breakdown_text,
     spot_warning,
     usd_text,
 )
-from workers.ranking.recommendation import StrategyChoice
 from workers.ranking.shapes import Shape
 from workers.sizing.requirements import Bottleneck, CodedWarning
 from workers.sizing.spec import JobSpec, Objective

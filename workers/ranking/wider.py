@@ -17,8 +17,8 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
-from workers.ranking.reasons import hours_text, usd_text
 from workers.ranking.recommendation import RankedOption, Recommendation
+from workers.ranking.run_words import hours_text, usd_text
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import JobSpec, Objective
 

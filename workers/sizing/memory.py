@@ -34,7 +34,8 @@ from workers.sizing.row_table import figures, row_table
 from workers.sizing.rules import BASELINE_BYTES_PER_VALUE, BASELINE_COPIES
 from workers.sizing.spec import Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
-from workers.sizing.step_walk import FULL_COPY, Phase, Shards, Trace, walk_step
+from workers.sizing.step_trace import Trace
+from workers.sizing.step_walk import FULL_COPY, Phase, Shards, walk_step
 from workers.sizing.throughput import effective_precision
 from workers.sizing.walk_arrays import step_peak_moment
 

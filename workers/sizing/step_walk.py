@@ -31,11 +31,9 @@ Checked against workers/accuracy/data/step_measurements.json (validation/measure
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
-from workers.sizing.allocator import FREE, OPTIMIZER_STATE, Event
-from workers.sizing.efficiency import ALLREDUCE_BUCKET_BYTES
 from workers.sizing.layers.attention import Attention, kept_for_backward
 from workers.sizing.overheads import (
     ACTIVATION_BYTES,
@@ -44,15 +42,14 @@ from workers.sizing.overheads import (
     GRADIENT_BYTES,
     MASTER_WEIGHT_BYTES,
     OPTIMIZER_STATE_BYTES,
-    PER_TENSOR_TEMPORARY_COPIES,
     STATS_ONLY_SAVED_PER_NEURON,
     WEIGHT_COPY_BYTES,
     largest_needed,
-    largest_tensor,
     optimizer_temporary_bytes,
 )
-from workers.sizing.spec import Framework, OptimizerImplementation, Precision, Training
+from workers.sizing.spec import Framework, Precision, Training
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
+from workers.sizing.step_trace import Trace, optimizer_step_events, persistent_tensors
 
 # Layers whose weights autocast casts to 16 bits and keeps for backward (matmul and convolution).
 CAST_KINDS = frozenset({LayerKind.CONV, LayerKind.DENSE, LayerKind.RECURRENT})
@@ -124,30 +121,6 @@ def _state(model: ModelStats, training: Training, shards: Shards, gpu_count: int
     if gpu_count > 1 and training.framework is Framework.PYTORCH and shards.gradients == 1:
         buckets = round(trainable * GRADIENT_BYTES * DDP_BUCKET_COPIES_PYTORCH)
     return weights, state, temporaries, buckets
-
-
-@dataclass
-class Trace:
-    """The step's allocations, tensor by tensor, for the caching allocator's simulation (allocator.py).
-
-    `persistent`: sizes allocated once before the first step (weights, DDP buckets); `state`: the
-    optimizer state's tensors, which the first step() makes where OPTIMIZER_STATE stands in `events`
-    (torch.optim creates exp_avg and momentum buffers lazily); `events`: one step's allocations and
-    frees, in order, (key, bytes) or (key, FREE).
-    """
-
-    persistent: list[int] = field(default_factory=list)
-    state: list[int] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-
-    def alloc(self, key: object, size: int) -> None:
-        """Record an allocation (sizes of 0 allocate nothing)."""
-        if size > 0:
-            self.events.append((key, size))
-
-    def free(self, key: object) -> None:
-        """Record a free."""
-        self.events.append((key, FREE))
 
 
 @dataclass(frozen=True)
@@ -263,7 +236,7 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
     moments: list[Moment] = []
     t = trace  # None: no allocation record (the walk alone is what most callers need)
     if t is not None:
-        _persistent(t, model, training, shards, buckets)
+        persistent_tensors(t, model, training, shards, buckets)
         t.alloc("batch", inputs)
     # gradient accumulation: the earlier micro-batches' gradients are alive through this one
     carried = grad_total if training.update_interval > 1 and (states is None or states.gradients_stay) else 0
@@ -334,52 +307,8 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
             t.free(("copy", i))
     moments.append(Moment(Phase.OPTIMIZER_STEP, held, weights, buckets + grad_total, state + temporaries))
     if t is not None:
-        _optimizer_step_events(t, model, training, temporaries)
+        optimizer_step_events(t, model, training, temporaries)
     return moments
-
-
-def _optimizer_step_events(t: Trace, model: ModelStats, training: Training, temporaries: int) -> None:
-    """Record the optimizer step and the step's end: state at the first step, the temporaries, frees.
-
-    foreach allocates every row's temporary at once, then frees them; a per-tensor loop allocates
-    and frees each row's copies in turn (scaled so that the largest row's make `temporaries`);
-    a fused kernel allocates none.
-    """
-    t.free(("grad_in", 0))
-    t.events.append((OPTIMIZER_STATE, 0))  # the state is made by the first step() (torch.optim: lazily)
-    implementation = training.optimizer_implementation
-    if implementation is OptimizerImplementation.PER_TENSOR and temporaries:
-        copies = PER_TENSOR_TEMPORARY_COPIES[training.optimizer]
-        per_copy = temporaries / copies / max(1, largest_tensor(model))
-        for i, row in enumerate(model.layers):
-            keys = [("temp", i, k) for k in range(copies)]
-            for key in keys:
-                t.alloc(key, math.ceil(row.parameters * per_copy))
-            for key in keys:
-                t.free(key)
-    elif implementation is OptimizerImplementation.FOREACH:
-        per_parameter = temporaries / max(1, model.parameters)
-        for i, row in enumerate(model.layers):  # foreach: one temporary per parameter, all at once
-            t.alloc(("temp", i), math.ceil(row.parameters * per_parameter))
-        for i in range(len(model.layers)):
-            t.free(("temp", i))
-    for i in range(len(model.layers)):
-        t.free(("grad", i))  # zero_grad(set_to_none=True) before the next step
-    t.free("held")
-    t.free("batch")
-
-
-def _persistent(t: Trace, model: ModelStats, training: Training, shards: Shards, buckets: int) -> None:
-    """Record the tensors that outlive the step: each row's weights and optimizer state, DDP's buckets."""
-    copies = OPTIMIZER_STATE_BYTES[training.optimizer] // GRADIENT_BYTES  # fp32 state tensors per weight
-    for row in model.layers:
-        size = math.ceil(row.parameters * MASTER_WEIGHT_BYTES / shards.parameters)
-        t.persistent += [size] if size else []
-        t.state += [math.ceil(size * shards.parameters / shards.optimizer_state)] * copies if size else []
-    if model.frozen_parameters:
-        t.persistent.append(math.ceil(model.frozen_parameters * MASTER_WEIGHT_BYTES / shards.parameters))
-    full, rest = divmod(buckets, ALLREDUCE_BUCKET_BYTES)
-    t.persistent += [ALLREDUCE_BUCKET_BYTES] * full + ([rest] if rest else [])
 
 
 def batch_input_bytes(model: ModelStats, precision: Precision) -> int:
