@@ -63,6 +63,10 @@ def test_a_job_without_preprocessing_does_not_ask_for_a_cpu_score_of_zero() -> N
     light = _cpu_need(_Req(27, 0.2634))  # type: ignore[arg-type]
     assert "score 0 " not in light and "light pre-processing: under 1% of one reference core" in light
     assert "light pre-processing: 5%" in _cpu_need(_Req(2, 50.0))  # type: ignore[arg-type]
+    # a U-Net's 4 ms a tile over an H100 machine's 25 workers: 19% of a core, one worker does it
+    spread = _cpu_need(_Req(25, 15.0))  # type: ignore[arg-type]
+    assert spread.startswith("pre-processing takes 19% of one reference core") and "one loader worker" in spread
+    assert "over 25 loader workers, score 15 each" in spread
 
 
 @pytest.mark.parametrize("width", [80, 120])

@@ -66,7 +66,8 @@ def _cpu_need(req: Requirements) -> str:
     """Return the loader requirement as workers x single-thread score, e.g. "4 loader workers x 1,930".
 
     A need far below one reference core (light pre-processing spread over a big machine's workers)
-    is said as such rather than as "score 0".
+    is said as such rather than as "score 0"; below one core, that one worker does it (not "25 loader
+    workers x score 15").
     """
     if req.loader_workers <= 0 or req.cpu_single_thread_score <= 0:
         return "no pre-processing given: any CPU keeps the GPUs fed"
@@ -76,6 +77,11 @@ def _cpu_need(req: Requirements) -> str:
         amount = "under 1%" if share < 0.01 else f"{share:.0%}"
         return (f"light pre-processing: {amount} of one reference core (single-thread score "
                 f"{REFERENCE_CPU_SINGLE_THREAD_SCORE:,.0f}) per GPU in all; any CPU keeps the GPUs fed")
+    if share < 1.0:  # a machine's many workers each need little: one worker of the reference core does it
+        return (f"pre-processing takes {share:.0%} of one reference core (single-thread score "
+                f"{REFERENCE_CPU_SINGLE_THREAD_SCORE:,.0f}) per GPU: one loader worker keeps each GPU fed"
+                + (f" (over {workers}, score {req.cpu_single_thread_score:,.0f} each)" if req.loader_workers > 1
+                   else ""))
     return f"{workers} x single-thread score {req.cpu_single_thread_score:,.0f} per GPU"
 
 
