@@ -57,6 +57,17 @@ def undated_sources(offers: Iterable[Offer]) -> tuple[str, ...]:
     return tuple(sorted({o.source for o in offers if o.provider in CLOUD_PROVIDERS and o.as_of is None}))
 
 
+def _one_per_file(sources: Sequence[str]) -> list[str]:
+    """Return the first source of each file they name ("repo@commit path"): a provider's list and spot
+    prices come from one file, and the answer names every file, not two sources of one."""
+    seen: dict[str, str] = {}
+    for source in sources:
+        words = source.split()
+        file = next((f"{w} {words[i + 1]}" for i, w in enumerate(words[:-1]) if "@" in w), source)
+        seen.setdefault(file, source)
+    return list(seen.values())
+
+
 # The warnings about the catalog's prices rather than the job: every answer on the same catalog carries the same.
 PRICE_WARNING_CODES = frozenset({"undated-prices", "stale-prices"})
 
@@ -70,7 +81,7 @@ def freshness_warnings(
     """
     warnings: list[tuple[str, str]] = []
     if prices_as_of == UNKNOWN:
-        named = "; ".join(undated[:2]) + ("; ..." if len(undated) > 2 else "")
+        named = "; ".join(_one_per_file(undated))
         warnings.append(
             (
                 "undated-prices",

@@ -25,6 +25,10 @@ def _codes(catalog_prices_as_of: str | None = None, *, today: date | None, days:
 def test_the_snapshots_undated_prices_are_said_to_be_undated_naming_the_commit() -> None:
     codes = _codes(today=date(2026, 12, 1))
     assert set(codes) == {"undated-prices"} and "skypilot-org/skypilot-catalog@" in codes["undated-prices"]
+    # each provider's file named once (the AWS file was left out behind two GCP sources of one file)
+    message = codes["undated-prices"]
+    assert "catalogs/v8/aws/vms.csv" in message and "catalogs/v8/gcp/vms.csv" in message
+    assert message.count("catalogs/v8/gcp/vms.csv") == 1
 
 
 def test_prices_past_the_age_limit_carry_a_stale_prices_warning_naming_the_date() -> None:
