@@ -29,7 +29,7 @@ from workers.ranking.shapes import (
     Shape,
 )
 from workers.ranking.transfer import BYTES_PER_GB, inbound_range
-from workers.sizing.advice import vcpus_text
+from workers.sizing.advice import framework_gpu_unsupported, vcpus_text
 from workers.sizing.checkpoint import pretrained_bytes
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, host_memory_bytes, workers_needed
 from workers.sizing.requirements import CodedWarning, Requirements
@@ -217,7 +217,8 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
     first = members[0]
     name = gpu_name(catalog, first.m.gpu)
     if kind == NO_ESTIMATE:
-        return no_estimate_reason(name, gpu_counts={s.m.gpu_count for s in members})
+        return unsupported_reason(job, catalog, first.m.gpu) or no_estimate_reason(
+            name, gpu_counts={s.m.gpu_count for s in members})
     if kind == GPU_MEMORY:
         need = min(s.per_gpu.gpu_memory_bytes for s in members if s.per_gpu is not None)
         return gpu_memory_reason(need, card_memory_bytes=first.m.card_memory_bytes, name=name)
@@ -248,6 +249,12 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
         return (f"local disk is short of the {gib_text(requirements.storage_min_bytes)} the data needs, and "
                 f"the catalog has no block storage price for {first.m.provider_name} in {', '.join(regions)}")
     return kind
+
+
+def unsupported_reason(job: JobSpec, catalog: Catalog, slug: str) -> str:
+    """Return why the job's framework cannot train on this catalog GPU ("" where it can, or it is unknown)."""
+    gpu = next((g for g in catalog.gpus if g.slug == slug), None)
+    return framework_gpu_unsupported(job, gpu) if gpu is not None else ""
 
 
 def no_estimate_reason(name: str, *, gpu_counts: set[int]) -> str:

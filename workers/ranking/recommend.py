@@ -25,7 +25,7 @@ from workers.ranking.scope import check_data_location, gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.ranking.strategy_words import DATA_PARALLEL_NAMES, strategy_text
 from workers.ranking.wider import max_gpus_warning, time_premium_warning
-from workers.sizing.advice import short_job_warnings
+from workers.sizing.advice import framework_gpu_unsupported, short_job_warnings
 from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_on_gpu, estimate_on_pairs, estimate_requirements, profile_gpu
 from workers.sizing.machine import machine_needs
@@ -34,6 +34,13 @@ from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_row, 
 from workers.sizing.requirements import CodedWarning, PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.checks import check_offload_host_memory
+
+
+def runnable_pairs(job: JobSpec, pairs: Sequence[tuple[str, int]],
+                   known_gpus: Mapping[str, GpuSpec]) -> tuple[tuple[str, int], ...]:
+    """Return the (GPU model, count) pairs whose GPU the job's framework can train on (CNTK: before
+    Ampere); the others' machines are rejected with that reason (advice.framework_gpu_unsupported)."""
+    return tuple(p for p in pairs if p[0] not in known_gpus or not framework_gpu_unsupported(job, known_gpus[p[0]]))
 
 
 def estimate_per_gpu(job: JobSpec, pairs: Sequence[tuple[str, int]],
@@ -205,7 +212,7 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
 def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brief: bool = False) -> Recommendation:
     known_gpus = {g.slug: g for g in catalog.gpus}
     check_recommendable(job, catalog)  # raises SpecError for unknown names, offload without host memory
-    pairs = gpu_counts_in_scope(job.constraints, catalog)
+    pairs = runnable_pairs(job, gpu_counts_in_scope(job.constraints, catalog), known_gpus)
     requirements = estimate_requirements(job, known_gpus=known_gpus)
     per_gpu = {pair: calibrate_row(row, job, known_gpus[row.gpu], calibration)
                for pair, row in estimate_per_gpu(job, pairs, known_gpus).items()}

@@ -21,6 +21,7 @@ from workers.ranking.reasons import (
     host_memory_reason,
     no_estimate_reason,
     rejection_reason,
+    unsupported_reason,
 )
 from workers.ranking.recommendation import Rejected
 from workers.ranking.shapes import (
@@ -130,8 +131,8 @@ def _reason(kind: str, members: list[int], *, book: ShapeBook, hours: list[float
         return host_memory_reason([(int(need[i]), machines[i].host_memory_bytes) for i in members],
                                   data_in_memory=job.dataset.in_memory)
     if kind == NO_ESTIMATE:
-        return no_estimate_reason(gpu_name(catalog, machines[members[0]].gpu),
-                                  gpu_counts={machines[i].gpu_count for i in members})
+        return unsupported_reason(job, catalog, machines[members[0]].gpu) or no_estimate_reason(
+            gpu_name(catalog, machines[members[0]].gpu), gpu_counts={machines[i].gpu_count for i in members})
     if kind == DEADLINE:  # reasons._fastest_checked: by expected hours, the percentile asked of those that may beat
         fastest = math.inf
         for i in sorted(members, key=hours.__getitem__):

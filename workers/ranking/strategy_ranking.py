@@ -43,6 +43,7 @@ from workers.ranking.strategy_words import (
     strategy_warnings,
     why_text,
 )
+from workers.sizing.advice import framework_gpu_unsupported
 from workers.sizing.checkpoint import checkpoint_parameters
 from workers.sizing.machine import iteration_ms_with_cpu, loader_share
 from workers.sizing.multigpu import MAX_GPUS_PER_NODE
@@ -209,7 +210,12 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
     choices: list[LayoutChoice] = []
     unfit: dict[tuple[str, str, str], list[Machine]] = {}
     short_host: dict[tuple[str, str, str], list[Machine]] = {}  # the host cannot hold even the plain job's needs
+    gpus = {g.slug: g for g in catalog.gpus}
+    unsupported: dict[tuple[str, str, str], list[Machine]] = {}  # cards the job's framework cannot train on
     for m in _machines(job, requirements, index, scope, only):
+        if m.gpu in gpus and framework_gpu_unsupported(job, gpus[m.gpu]):
+            unsupported.setdefault(m.rejected_group, []).append(m)
+            continue
         fitted = False
         for nodes in _node_counts(m, scope.max_gpus):
             c = search.best(m, nodes)
@@ -243,10 +249,15 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
         return host_memory_reason([(host_memory_need_bytes(job, requirements, gpu_count=x.gpu_count),
                                     x.host_memory_bytes) for x in ms], data_in_memory=job.dataset.in_memory)
 
+    def reason(kind: str, gpu: str, ms: list[Machine]) -> str:
+        if kind == "host":
+            return host_reason(ms)
+        return framework_gpu_unsupported(job, gpus[gpu]) if kind == "framework" else no_fit.format(gpu=gpu)
+
     rejected = tuple(Rejected(instance_type=_type_names(ms), provider=provider, gpu=gpu,
                               gpu_count=counts.pop() if len(counts := {x.gpu_count for x in ms}) == 1 else 0,
-                              reason=host_reason(ms) if short else no_fit.format(gpu=gpu))
-                     for short, groups in ((False, unfit), (True, short_host))
+                              reason=reason(kind, gpu, ms))
+                     for kind, groups in (("memory", unfit), ("host", short_host), ("framework", unsupported))
                      for (provider, _, gpu), ms in sorted(groups.items()))
     top = options[0] if options else None
     if top is not None and names_strategy(job):

@@ -26,6 +26,7 @@ from workers.sizing.requirements import CodedWarning, MemoryBreakdown
 from workers.sizing.rules import (
     BASELINE_UNDERSTATES_RATIO,
     CPU_BOUND_RATIO,
+    CUDA11_ARCHITECTURES,
     INDIVIDUAL_TIER_BYTES,
     MODEL_STORAGE_WARN_BYTES,
     NOT_RECOMMENDED_GPU_MEMORY_BYTES,
@@ -116,6 +117,20 @@ def model_warnings(job: JobSpec, *, gpu_count: int) -> list[CodedWarning]:
     return found
 
 
+def framework_gpu_unsupported(job: JobSpec, gpu: GpuSpec) -> str:
+    """Return why the job's framework cannot train on this GPU, or "" where it can.
+
+    CNTK's last release is built on CUDA 10, older than Ampere (rules.CUDA11_ARCHITECTURES): the ranking
+    leaves such cards out of a CNTK job's answer, and an estimate named on one says so.
+    """
+    if job.training.framework is not Framework.CNTK or gpu.architecture not in CUDA11_ARCHITECTURES:
+        return ""
+    arch = gpu.architecture.title()
+    return (f"{gpu.slug} is {arch}: CNTK's last release (2.7, April 2019) is built on CUDA 10, and {arch} GPUs "
+            "need CUDA 11 or newer, so CNTK cannot train on this card. Take a Volta or Turing card (V100, T4), "
+            "or export the model to ONNX and train it in PyTorch.")
+
+
 def gpu_warnings(job: JobSpec, gpu: GpuSpec, *, time: IterationTime, training_hours: float,
                  fits: bool, gpu_memory_bytes: int, usable_bytes: int, gpu_count: int) -> list[CodedWarning]:
     """Return the warnings that depend on one GPU model (domain.md §4, §6)."""
@@ -128,6 +143,9 @@ def gpu_warnings(job: JobSpec, gpu: GpuSpec, *, time: IterationTime, training_ho
             f"{name} has {gpu.memory_bytes / GIB:.0f} GB: {verdict}. Rough tiers: 6-8 GB for an "
             f"individual's work (up to {INDIVIDUAL_TIER_BYTES // GIB} GB), 32-64 GB for company research "
             f"({RESEARCH_TIER_BYTES // GIB} GB and up).")))
+    unsupported = framework_gpu_unsupported(job, gpu)
+    if unsupported:
+        found.append(CodedWarning("framework-gpu-unsupported", unsupported))
     if gpu.architecture in OLD_ARCHITECTURES:
         found.append(CodedWarning("old-architecture", (
             f"{name} is {gpu.architecture.title()}: older architectures are slow, and current cuDNN and "

@@ -53,6 +53,12 @@ SHARDING_WORTH_SHARE = 0.2
 # domain.md §6: "Older architectures are slow or unsupported by cuDNN" (cuDNN 9 dropped Kepler and
 # Maxwell; current PyTorch wheels no longer ship their kernels).
 OLD_ARCHITECTURES = frozenset({"kepler", "maxwell"})
+# CNTK's last release, 2.7 (MicrosoftDocs/cognitive-toolkit-docs articles/ReleaseNotes/CNTK_2_7_Release_Notes.md,
+# ms.date 2019-04-01: "Today's 2.7 release will be the last main release of CNTK"), is built on CUDA 10
+# (microsoft/CNTK Documentation/current_iteration.md: "Moved to CUDA 10 for both Windows and Linux"), and
+# Ampere and later GPUs need CUDA 11 or newer (discuss.pytorch.org/t/120235/6, a PyTorch maintainer: "Ampere
+# GPUs need CUDA>=11.0"; cuDNN's support matrix): CNTK cannot use these architectures.
+CUDA11_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell"})
 TENSOR_CORE_ARCHITECTURES = frozenset({"volta", "turing", "ampere", "ada", "hopper", "blackwell"})
 BF16_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell"})
 # domain.md §6: "Top-end cards pay off only on large networks". Ours: a card of at least this dense
