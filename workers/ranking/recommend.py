@@ -21,6 +21,7 @@ from workers.ranking.plan_options import plan_with_options
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.relax import constraints_warning
+from workers.ranking.run_words import gib_text
 from workers.ranking.scope import check_data_location, gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.ranking.strategy_words import DATA_PARALLEL_NAMES, strategy_text
@@ -122,14 +123,10 @@ def _as_given_warnings(job: JobSpec, rec: Recommendation, top: RankedOption,
     t = job.training
     return (CodedWarning("does-not-fit", (
         f"The job as given (batch {t.batch_size} per GPU, plain data parallel, no checkpointing) needs "
-        f"{_gib(row.gpu_memory_bytes)} per GPU on {gpu.slug}, the roomiest card in scope "
-        f"({_gib(usable_memory_bytes(gpu))} usable of {_gib(gpu.memory_bytes)}): no card holds it as given. "
+        f"{gib_text(row.gpu_memory_bytes)} per GPU on {gpu.slug}, the roomiest card in scope "
+        f"({gib_text(usable_memory_bytes(gpu))} usable of {gib_text(gpu.memory_bytes)}): no card holds it as given. "
         f"The options change how it runs; the top one: {strategy_text(top.parallelism, nodes=top.nodes)}, "
-        f"{_gib(top.parallelism.gpu_memory_per_gpu_bytes)} per GPU. The plan says what each change saves.")),)
-
-
-def _gib(value: float) -> str:
-    return f"{value / 2**30:.1f} GiB"
+        f"{gib_text(top.parallelism.gpu_memory_per_gpu_bytes)} per GPU. The plan says what each change saves.")),)
 
 
 def check_recommendable(job: JobSpec, catalog: Catalog) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import fields
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -22,7 +23,8 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from workers.ranking.strategy_words import ADAPTER_NAMES, DATA_PARALLEL_NAMES
+from workers.ranking.recommendation import StrategyChoice
+from workers.ranking.strategy_words import strategy_text
 from workers.render import fmt_bytes, fmt_hours, fmt_rate, fmt_usd
 from workers.slack import grammar
 
@@ -105,21 +107,16 @@ def top_step_line(requirements: Mapping[str, Any], top: Mapping[str, Any]) -> st
     """Return the top option's own step where it runs another strategy than the job as given ("" if not).
 
     The requirements' memory is the job as given (batch per GPU, plain data parallel); an option that
-    shards, accumulates or trains adapters needs its own figure, which the user acts on.
+    shards, accumulates or trains adapters needs its own figure, which the user acts on. The words are
+    the CLI's (strategy_words.strategy_text), read back from the option's JSON.
     """
     p = top.get("parallelism") or {}
     own = int(p.get("gpu_memory_per_gpu_bytes") or 0)
     if not own or own == int(requirements.get("gpu_memory_bytes") or 0):
         return ""
-    dp = str(p.get("data_parallel", ""))
-    words = [f"{DATA_PARALLEL_NAMES.get(dp, dp)} over {p.get('total_gpus', 1)} GPUs"]
-    if p.get("adapter") not in (None, "none"):
-        words.append(f"{ADAPTER_NAMES.get(p['adapter'], p['adapter'])} rank {p.get('adapter_rank')}")
-    if p.get("checkpointing") not in (None, "none"):
-        words.append(f"{p['checkpointing']} checkpointing")
-    if int(p.get("update_interval") or 1) > 1:
-        words.append(f"micro-batch {p.get('batch_size')} x {p['update_interval']} accumulation steps")
-    return f"*The top option's step:* {fmt_bytes(own)} per GPU ({', '.join(words)})"
+    choice = StrategyChoice(**{f.name: p[f.name] for f in fields(StrategyChoice)})
+    words = strategy_text(choice, nodes=int(top.get("nodes") or 1))
+    return f"*The top option's step:* {fmt_bytes(own)} per GPU ({words})"
 
 
 def _warning_lines(warnings: Sequence[Mapping[str, Any]]) -> list[str]:
