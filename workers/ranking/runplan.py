@@ -66,7 +66,6 @@ class MachineParts:
     total_s: float
     billed_s: float
     mtbi_hours: float  # the run's: one machine's over the machines it runs on
-    machines: int
 
     def __init__(self, start_up: StartUp, write_s: float, every_hours: float, rate: InterruptionRate | None,
                  machines: int = 1) -> None:
@@ -77,7 +76,6 @@ class MachineParts:
         fields["rate"] = rate
         fields["total_s"], fields["billed_s"] = start_up.total_s, start_up.billed_s
         fields["mtbi_hours"] = run_mtbi_hours(rate, machines) if rate is not None else 0.0
-        fields["machines"] = machines
 
 
 def run_mtbi_hours(rate: InterruptionRate, machines: int) -> float:

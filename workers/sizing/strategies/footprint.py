@@ -76,6 +76,12 @@ def _walks_as_given(layout: Layout) -> bool:
             and not (layout.offload.optimizer or layout.offload.parameters))
 
 
+def _gradients_stay(layout: Layout) -> bool:
+    """Return whether the gradients stay on the GPU between accumulated micro-batches (optimizer offload
+    sends them to the host after each backward: HeldStates.gradients_stay)."""
+    return not layout.offload.optimizer
+
+
 def _adapted_targets(layout: Layout) -> tuple[str, ...] | None:
     """Return the projections the layout's adapters adapt (its base weights frozen), or None without adapters.
 
@@ -292,7 +298,7 @@ def _strategy_envelope(job: JobSpec, layout: Layout, counts: ParameterCounts, *,
     precision = effective_precision(training.precision, gpu)
     attention = attention_kind(training, gpu)
     key = (training.framework, precision, attention, layout.checkpointing, layout.tensor_parallel,
-           _adapted_targets(layout), training.update_interval > 1 and not layout.offload.optimizer)
+           _adapted_targets(layout), training.update_interval > 1 and _gradients_stay(layout))
     unit = _UNIT_WALKS.get(model, key, lambda: _unit_walk(job, layout, gpu=gpu))
     held, host = _held_states(job, layout, counts, precision=precision)
     assert held is not None  # a strategy's own states
@@ -318,7 +324,7 @@ def _unit_walk(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None) -> tuple[tu
                                  adapted=_adapted_targets(layout))
     share = recompute_share(model) if layout.checkpointing is Checkpointing.FULL and retention is None else 1.0
     unit = HeldStates(weights=0, gradients=_UNIT_GRADIENTS, optimizer_state=0, temporaries=0,
-                      gradients_stay=not layout.offload.optimizer)
+                      gradients_stay=_gradients_stay(layout))
     moments = walk_step(model, training, precision=precision, gpu_count=layout.gpu_count, kept_share=share,
                         attention=attention, states=unit, retention=retention)
     rows = [(m.activations, m.gradients / _UNIT_GRADIENTS, m.phase is Phase.OPTIMIZER_STEP, m.phase.value)
@@ -344,4 +350,4 @@ def _held_states(job: JobSpec, layout: Layout, counts: ParameterCounts, *,
                                ddp_bucket=training.framework is Framework.PYTORCH)
     temporaries = _temporaries(counts, layout, training, largest_needed(job.model, training))
     return HeldStates(weights=states.parameters, gradients=states.gradients, optimizer_state=states.optimizer_state,
-                      temporaries=temporaries, gradients_stay=not layout.offload.optimizer), states.host_bytes
+                      temporaries=temporaries, gradients_stay=_gradients_stay(layout)), states.host_bytes
