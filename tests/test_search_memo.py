@@ -119,3 +119,29 @@ def test_a_job_that_differs_only_in_its_run_length_shares_the_search_and_another
     smaller = replace(job, training=replace(job.training, batch_size=6))
     assert step_training(smaller.training) != step_training(job.training)
     assert _ask(smaller, shipped, shape, remembered=True) == _ask(smaller, shipped, shape, remembered=False)
+
+
+def test_the_envelopes_remembered_answers_are_its_arithmetic(shipped: Catalog,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """searched_memory remembers each (micro-batch, GPU) answer on the envelope: asked in one order over
+    cards (whose reserves differ) and micro-batches, each answer equals the one a fresh envelope gives
+    to that question alone, and asking again returns the remembered object."""
+    from workers.sizing.memo import IdentityMemo
+    from workers.sizing.strategies import footprint
+    from workers.sizing.strategies.parallelism import DataParallel, Layout
+
+    job = load_job({"model": {"preset": "resnet50"}, "training": {"batch_size": 64, "optimizer": "momentum"}})[1]
+    layout = Layout(data_parallel=DataParallel.ZERO1, gpu_count=4, gpus_per_node=4)
+    # fp32 cards of three generations: one envelope, three CUDA contexts (overheads.CUDA_CONTEXT_BYTES)
+    questions = [(slug, b, 4 // b) for slug in ("gtx-1080-ti", "v100-16gb", "titan-x-maxwell") for b in (4, 2, 1)]
+
+    def ask(slug: str, b: int, u: int) -> footprint.LayoutMemory:
+        return footprint.searched_memory(job, layout, gpu=shipped.gpu(slug), batch_size=b, update_interval=u)
+
+    monkeypatch.setattr(footprint, "_ENVELOPES", IdentityMemo(size=4096))
+    remembered = {q: ask(*q) for q in questions}
+    assert len({m.total_bytes for m in remembered.values()}) > 3  # the answers differ by card and batch
+    assert all(ask(*q) is remembered[q] for q in questions)
+    for q in questions:
+        monkeypatch.setattr(footprint, "_ENVELOPES", IdentityMemo(size=4096))  # nothing remembered
+        assert ask(*q) == remembered[q]

@@ -17,7 +17,7 @@ Host memory counts what offload moves there, per GPU (a machine holds `gpus_per_
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from catalog.types import GpuSpec
 from workers.sizing.layers.attention import Attention
@@ -176,8 +176,14 @@ class _Envelope:
     moments: tuple[tuple[int, int, int, int, int, str], ...]
     host_bytes_per_gpu: int
     trainable_parameters: int
+    # searched_memory's answers per (micro-batch, GPU): the search asks the same few again and again (the
+    # envelope is one model's, so the reserve's convolution test is the same for each); the GPU is kept
+    # beside its answer and checked, so a recycled id is never a hit
+    answers: dict[tuple[int, int], tuple[GpuSpec | None, LayoutMemory]] = field(
+        default_factory=dict, compare=False, hash=False, repr=False)
 
 
+ANSWERS_KEPT = 256  # per envelope: micro-batches (halvings of one batch) x GPU models in a catalog
 _ENVELOPES: IdentityMemo[_Envelope] = IdentityMemo(size=4096)
 _CANONICAL: dict[tuple[Layout, Attention], Layout] = {}  # layouts are few: machine shapes x strategies
 
@@ -191,18 +197,20 @@ def searched_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_
     `update_interval` is the micro-batches per update the search tries (default: the job's); above 1
     the earlier micro-batches' gradients are alive through the step (step_walk.walk_step).
     """
-    if update_interval is not None and (update_interval > 1) != (job.training.update_interval > 1):
-        job = replace(job, training=replace(job.training, update_interval=update_interval))
     # The tensors depend on the GPU only through the precision it runs and its attention kernel, and
     # on the machine shape only through the shard degree (and, in plain data parallel, DDP's bucket).
     training = job.training  # the walk reads its framework and optimizer (the batch is the envelope's)
+    accumulating = training.update_interval > 1 if update_interval is None else update_interval > 1
     precision = effective_precision(training.precision, gpu)
     attention = attention_kind(training, gpu)
     canonical = _CANONICAL.get((layout, attention)) or _CANONICAL.setdefault((layout, attention),
                                                                             _canonical(layout, attention))
     key = (training.framework, training.optimizer, training.optimizer_implementation, canonical, precision, attention,
-           training.update_interval > 1)
-    envelope = _ENVELOPES.get(job.model, key, lambda: _envelope(job, canonical, gpu=gpu))
+           accumulating)
+    envelope = _ENVELOPES.get(job.model, key, lambda: _envelope(_accumulating(job, accumulating), canonical, gpu=gpu))
+    known = envelope.answers.get((batch_size, id(gpu)))
+    if known is not None and known[0] is gpu:
+        return known[1]
     best = max(envelope.moments, key=lambda m: m[0] * batch_size + m[1] + m[2] + m[3] + m[4])
     activations = best[0] * batch_size + best[1]
     tensors = activations + best[2] + best[3] + best[4]
@@ -210,9 +218,20 @@ def searched_memory(job: JobSpec, layout: Layout, *, gpu: GpuSpec | None, batch_
                                 optimizer_state_bytes=best[4],
                                 framework_reserve_bytes=framework_reserve_bytes(tensors, gpu=gpu,
                                                                                 has_conv=_has_conv(job.model)))
-    return LayoutMemory(breakdown=breakdown, host_bytes_per_gpu=envelope.host_bytes_per_gpu,
-                        trainable_parameters=envelope.trainable_parameters, total_bytes=breakdown.total_bytes,
-                        peak_phase=best[5])
+    memory = LayoutMemory(breakdown=breakdown, host_bytes_per_gpu=envelope.host_bytes_per_gpu,
+                          trainable_parameters=envelope.trainable_parameters, total_bytes=breakdown.total_bytes,
+                          peak_phase=best[5])
+    if len(envelope.answers) < ANSWERS_KEPT:
+        envelope.answers[(batch_size, id(gpu))] = (gpu, memory)
+    return memory
+
+
+def _accumulating(job: JobSpec, accumulating: bool) -> JobSpec:
+    """Return the job with an update interval above 1 when `accumulating` (2: the walk reads only whether
+    earlier micro-batches' gradients are carried), else as given when it already agrees."""
+    if (job.training.update_interval > 1) == accumulating:
+        return job
+    return replace(job, training=replace(job.training, update_interval=2 if accumulating else 1))
 
 
 def _canonical(layout: Layout, attention: Attention) -> Layout:
