@@ -14,7 +14,7 @@ from catalog.types import Catalog, Offer, Pricing, Provider
 from tests.recommending import recommend_spec
 from workers.review.budget import Review, ReviewItem
 from workers.review.review import run_review
-from workers.review.yearly import CommittedUse, JobYear, yearly_comparison
+from workers.review.yearly import CommittedUse, JobYear, committed_rates, job_year, yearly_comparison
 from workers.schemas.review_result import ReviewResultSchema
 from workers.schemas.specs import load_job
 
@@ -135,3 +135,33 @@ def test_a_commitment_that_costs_more_than_its_jobs_on_demand_is_not_bought() ->
     assert bought["a3-highgpu-8g"].on_demand_usd == pytest.approx(920.0)
     assert y.committed_usd == pytest.approx(8760.0 + 920.0)
     assert "only where" in y.basis
+
+
+def test_a_years_picks_meet_the_jobs_deadline(shipped: Catalog) -> None:
+    """GPT-2 pre-training due in a week: one L4 at its committed rate is the least committed cost but takes
+    months, so it is no pick; the year's on-demand, spot and committed picks each finish by the deadline."""
+    spec_json = {"model": {"preset": "gpt2"},
+                 "training": {"batch_size": 12, "epochs": 33, "sequence_length": 1024, "precision": "bf16-mixed",
+                              "optimizer": "adamw", "update_interval": 5},
+                 "dataset": {"samples": 8_800_000, "bytes": 17_000_000_000},
+                 "constraints": {"providers": ["gcp"], "max_gpus": 8,
+                                 "pricing": ["on_demand", "spot", "committed_1y"]},
+                 "objective": "cost", "limit": 200}
+    fitting = [o for o in recommend_spec(spec_json, shipped).options if o.fits]
+    rates = committed_rates(shipped)
+    unbound = job_year(fitting, runs=1, rates=rates)
+    assert unbound.committed is not None and unbound.committed.machine_hours > 168  # what a deadline rules out
+    year = job_year(fitting, runs=1, rates=rates, deadline_hours=168.0)
+    in_time = [o for o in fitting if o.training_hours <= 168.0]
+    assert year.committed is not None and year.committed.machine_hours <= 168.0
+    assert year.on_demand_usd == pytest.approx(min(o.training_cost_usd for o in in_time
+                                                   if o.pricing is Pricing.ON_DEMAND))
+    assert year.spot_usd == pytest.approx(min(o.training_cost_usd for o in in_time if o.pricing is Pricing.SPOT))
+    # two runs one after the other must both end by the deadline: the picks take half as long at most
+    twice = job_year(fitting, runs=2, rates=rates, deadline_hours=168.0, parallel=1)
+    assert twice.committed is not None and twice.committed.machine_hours <= 168.0
+    # and a review passes the spec's deadline through
+    _, spec = load_job({**spec_json, "constraints": {**spec_json["constraints"], "deadline_hours": 168}})
+    review = Review(name="year", providers=("gcp",), items=(ReviewItem(name="gpt2", team="nlp", job=spec),))
+    reviewed = run_review(review, shipped).jobs[0].year
+    assert reviewed is not None and reviewed.committed is not None and reviewed.committed.machine_hours <= 168.0

@@ -220,8 +220,9 @@ def yearly_section(p: Payload) -> Section | None:
     y = p.get("yearly")
     if not y:
         return None
-    rows = [("On demand", fmt_usd(y["on_demand_usd"]), f"{_jobs(y['missing_on_demand_jobs'])} without an option"),
-            ("Spot", fmt_usd(y["spot_usd"]), f"{_jobs(y['missing_spot_jobs'])} without an option"),
+    missing = "without an option that meets its deadline"
+    rows = [("On demand", fmt_usd(y["on_demand_usd"]), f"{_jobs(y['missing_on_demand_jobs'])} {missing}"),
+            ("Spot", fmt_usd(y["spot_usd"]), f"{_jobs(y['missing_spot_jobs'])} {missing}"),
             ("Committed (1 year)", fmt_usd(y["committed_usd"]),
              f"{_jobs(len(y['uncommitted_jobs']))} at on-demand (no commitment rate)")]
     notes = tuple(f"{m['machines']} x {m['instance_type']} in {m['region']} at {fmt_usd(m['price_per_hour_usd'])}/h "

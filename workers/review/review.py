@@ -134,7 +134,7 @@ def review_item(item: ReviewItem, rec: Recommendation, *, review_budget_usd: flo
         cheapest=cheapest, fastest=fastest, planned=plan, planned_basis=basis, front=front, sample=sample,
         options_count=len(fitting), sweep=item.sweep, sweep_comparison=sweep,
         gpu_memory_bytes=req.gpu_memory_bytes, warnings=req.warnings,
-        year=job_year(fitting, runs=item.runs, rates=rates or {}),
+        year=job_year(fitting, runs=item.runs, rates=rates or {}, deadline_hours=deadline, parallel=item.parallel),
     )
 
 

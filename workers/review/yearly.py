@@ -2,10 +2,11 @@
 
 The review's jobs with their runs are taken as one year of the team's work (the review request says
 how often each job runs; it names no period, so a year is this comparison's assumption, said in the
-answer). Per job:
-- on demand: its cheapest fitting on-demand option, all runs (budget.plan_runs);
-- on spot: its cheapest fitting spot option, all runs;
-- committed: among its fitting on-demand options on machines the catalog prices under a 1-year
+answer). Per job, among its fitting options that finish all its runs by its deadline (as the planned
+option must: a machine that takes 200 days is no plan for a job due in a week, however cheap its hour):
+- on demand: its cheapest on-demand option, all runs (budget.plan_runs);
+- on spot: its cheapest spot option, all runs;
+- committed: among its on-demand options on machines the catalog prices under a 1-year
   commitment (catalog/commitments.py) or 1-year AWS EC2 Instance Savings Plan (the lower of the two
   rates where it has both), the one whose committed rate x machine hours is least.
 The committed total buys, per machine and region, enough machines to cover the year's machine hours
@@ -14,7 +15,8 @@ that costs less than running those jobs on demand (`pays_off`); where it does no
 on an 8-GPU machine), a careful buyer would not commit, and those jobs are counted at their on-demand
 cost: the machines stay listed, marked. Jobs with no committed machine are counted at their on-demand
 cost and named in `uncommitted_jobs`.
-A job with no option of a kind is left out of that kind's total and counted in its `missing_*`.
+A job with no option of a kind that meets its deadline is left out of that kind's total and counted in
+its `missing_*`.
 """
 
 from __future__ import annotations
@@ -62,16 +64,21 @@ class JobYear:
 
 
 def _cheapest(options: Iterable[RankedOption], pricing: Pricing, runs: int) -> float | None:
-    costs = [runs * o.training_cost_usd for o in options if o.fits and o.pricing is pricing]
+    costs = [runs * o.training_cost_usd for o in options if o.pricing is pricing]
     return min(costs) if costs else None
 
 
-def job_year(options: Sequence[RankedOption], *, runs: int, rates: CommittedRates) -> JobYear:
-    """Return one job's year: cheapest on-demand and spot cost of its runs, and its committed machine."""
+def job_year(options: Sequence[RankedOption], *, runs: int, rates: CommittedRates,
+             deadline_hours: float | None = None, parallel: int = 1) -> JobYear:
+    """Return one job's year: cheapest on-demand and spot cost of its runs, and its committed machine, each
+    among the fitting options whose runs (`parallel` at a time, as budget.plan_runs) end by the deadline."""
+    waves = math.ceil(runs / max(1, min(parallel, runs)))
+    options = [o for o in options if o.fits and (deadline_hours is None
+                                                 or waves * o.training_hours <= deadline_hours)]
     # The least (committed cost, type, region) wins; only its CommittedUse is made.
     best: tuple[tuple[float, str, str], RankedOption, float, float] | None = None
     for o in options:
-        if o.pricing is not Pricing.ON_DEMAND or not o.fits:
+        if o.pricing is not Pricing.ON_DEMAND:
             continue
         rate = rates.get((o.provider, o.instance_type, o.region))
         if rate is None:
@@ -114,7 +121,8 @@ class YearlyComparison:
     basis: str
 
 
-BASIS = ("the review's jobs and runs taken as one year of work; committed = 1-year commitments, no upfront, "
+BASIS = ("the review's jobs and runs taken as one year of work, each on its cheapest option of each kind that "
+         "meets its deadline; committed = 1-year commitments, no upfront, "
          "enough machines to cover the year's machine hours, each paid for all 8,760 hours, bought only where "
          "that costs less than the same jobs on demand (the rest counted on demand)")
 
