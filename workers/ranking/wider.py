@@ -1,5 +1,6 @@
 """What a larger `constraints.max_gpus` would open: the warning that says the GPU limit holds a job back;
-and, for a time-ranked answer, what the last few percent of speed cost (`time-premium`).
+for a time-ranked answer, what the last few percent of speed cost (`time-premium`); and, where the top
+option's host is Arm, the first x86 option of the answer beside it (`arm_alternative`).
 
 A job that needs more than one machine's worth of memory (a 70B full fine-tune) ranks what fits
 within `max_gpus` (8 by default). When that is an offloaded run (optimizer state streamed over PCIe
@@ -138,3 +139,24 @@ def time_premium_warning(job: JobSpec, rec: Recommendation) -> CodedWarning | No
         f"{alt.training_cost_usd / top.training_cost_usd:.0%} of the cost. The options are ranked by time, as "
         f"asked; objective cost with constraints.deadline_hours {hours:g} (CLI --objective cost --deadline "
         f"{hours:g}h) ranks such options first."))
+
+
+def arm_alternative(rec: Recommendation) -> Recommendation:
+    """Return the answer with the top option's `arm-host` warning naming the answer's first x86 option.
+
+    An Arm host often tops a small job's answer by a fraction of a cent (AWS g5g beside g4dn): the
+    user who cannot rebuild for aarch64 should see what the x86 machine costs without searching
+    the list. Where no option of the answer is x86, the warning stays as it was.
+    """
+    if not rec.options or not any(w.code == "arm-host" for w in rec.options[0].warnings):
+        return rec
+    top = rec.options[0]
+    alt = next((o for o in rec.options[1:] if not any(w.code == "arm-host" for w in o.warnings)), None)
+    if alt is None:
+        return rec
+    more = (alt.training_cost_usd / top.training_cost_usd - 1.0) if top.training_cost_usd > 0 else 0.0
+    longer = (alt.training_hours / top.training_hours - 1.0) if top.training_hours > 0 else 0.0
+    note = (f"; the first x86 option of this answer is #{alt.rank}, {alt.provider} {_option_text(alt)} "
+            f"({more:+.1%} cost, {longer:+.1%} time)")
+    warnings = tuple(replace(w, message=w.message + note) if w.code == "arm-host" else w for w in top.warnings)
+    return replace(rec, options=(replace(top, warnings=warnings), *rec.options[1:]))
