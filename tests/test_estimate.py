@@ -38,6 +38,9 @@ def test_a_20_gib_job_on_an_8_gib_card_halves_to_the_first_batch_that_fits() -> 
     at_32 = estimate_memory(job.model, replace(job.training, batch_size=32), gpu=card).total_bytes
     assert not fits(at_32, card)
     assert "64 -> 32 -> 16" in halving.description and "0.1 -> 0.025" in halving.description
+    # the halved rate is for summed gradients; averaged ones keep the rate as given (said beside it)
+    assert "summed" in halving.description and "averages them over the accumulation steps, keep 0.1)" \
+        in halving.description
     assert halving.time_factor > 0
 
 

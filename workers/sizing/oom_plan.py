@@ -125,7 +125,12 @@ def _smaller_batch(p: _Planner) -> tuple[Mitigation | None, CodedWarning | None]
         peak = p.memory(replace(training, batch_size=batch), p.gpu_count)
     changed = replace(training, batch_size=batch, learning_rate=rate, update_interval=interval)
     halvings = len(chain) - 1
-    rate_text = "" if rate is None else f", learning rate {training.learning_rate:g} -> {rate:g}"
+    # domain.md §5.1 halves the rate with each halving: right where the micro-batches' gradients add up (each
+    # micro-batch's mean loss backpropagated as it is); code that divides each loss by the steps averages
+    # them, and its effective update is the batch as given's at the rate as given.
+    rate_text = "" if rate is None else (
+        f", learning rate {training.learning_rate:g} -> {rate:g} (where the micro-batches' gradients are summed; "
+        f"where the code averages them over the accumulation steps, keep {training.learning_rate:g})")
     description = (f"Halve the batch {halvings} time(s) ({' -> '.join(chain)}){rate_text}, update interval "
                    f"{training.update_interval} -> {interval} (gradient accumulation keeps the effective "
                    f"batch){p.as_given()}: {p.fits_line(peak)}.")
