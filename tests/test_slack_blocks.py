@@ -198,3 +198,21 @@ def test_a_top_option_with_its_own_strategy_gives_its_step_beside_the_job_as_giv
     assert "per GPU as given" in text
     assert f"*The top option's step:* {fmt_bytes(top['gpu_memory_per_gpu_bytes'])} per GPU" in text
     assert f"{top['batch_size']} x {top['update_interval']} accumulation steps" in text
+
+
+def test_an_option_on_several_machines_shows_all_its_gpus_and_its_whole_price() -> None:
+    """gpu_count and price_per_hour_usd are one machine's; an option on 4 machines of 8 GPUs reads 32 GPUs
+    and 4 x the hourly price, so that price x hours is the total shown beside it."""
+    spread = option(1, instance_type="p4d.24xlarge", gpu_count=8, price_per_hour_usd=10.0, nodes=4,
+                    training_hours=2.0, training_cost_usd=80.0)
+    msg = render_recommendation(result((spread, option(2))), title="llama")
+    assert_valid_message(msg)
+    [first] = [b for b in msg["blocks"] if b["type"] == "section" and "p4d.24xlarge" in json.dumps(b)]
+    fields = [f["text"] for f in first["fields"]]
+    assert "4 × p4d.24xlarge" in first["text"]["text"]
+    assert fields[0].startswith("*GPUs*\n32 × v100-16gb") and "on 4 machines" in fields[0]
+    assert fields[1] == f"*Price per hour*\n{fmt_usd(40.0)} (4 × {fmt_usd(10.0)})"
+    assert "4 × p4d.24xlarge (32× v100-16gb)" in msg["text"]
+    # one machine reads as before
+    [second] = [b for b in msg["blocks"] if b["type"] == "section" and "p3.2xlarge" in json.dumps(b)]
+    assert second["fields"][1]["text"] == f"*Price per hour*\n{fmt_usd(1.84)}"

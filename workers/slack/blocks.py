@@ -145,14 +145,18 @@ def _option_block(option: Mapping[str, Any]) -> SectionBlock:
     pricing = str(option.get("pricing", "")).replace("_", "-")
     place = " · ".join(p for p in (option.get("region"), pricing) if p)
     star = " ★" if option.get("pareto") else ""
-    text = f"*{option['rank']}. {option['provider']} {option['instance_type']}*{star}  {place}"
+    nodes = int(option.get("nodes") or 1)  # gpu_count and the price are one machine's (CONTRACT.md)
+    machines = f"{nodes} × " if nodes > 1 else ""
+    text = f"*{option['rank']}. {option['provider']} {machines}{option['instance_type']}*{star}  {place}"
     if option.get("why"):
         text += f"\n_{option['why']}_"
     for w in option.get("warnings") or ():
         text += f"\n:warning: {w.get('message', '')}"
     fields = [
-        f"*GPUs*\n{option['gpu_count']} × {option['gpu']} ({fmt_bytes(option.get('gpu_memory_bytes', 0))})",
-        f"*Price per hour*\n{fmt_usd(option['price_per_hour_usd'])}",
+        f"*GPUs*\n{nodes * option['gpu_count']} × {option['gpu']} ({fmt_bytes(option.get('gpu_memory_bytes', 0))})"
+        + (f"\non {nodes} machines" if nodes > 1 else ""),
+        f"*Price per hour*\n{fmt_usd(nodes * option['price_per_hour_usd'])}"
+        + (f" ({nodes} × {fmt_usd(option['price_per_hour_usd'])})" if nodes > 1 else ""),
         f"*Hours*\n{_hours(option)}",
         f"*Total cost*\n{fmt_usd(option['training_cost_usd']) if option['training_hours'] > 0 else 'n/a'}",
     ]
@@ -167,7 +171,9 @@ def _hours(option: Mapping[str, Any]) -> str:
 
 
 def _best(option: Mapping[str, Any]) -> str:
-    machine = f"{option['provider']} {option['instance_type']} ({option['gpu_count']}× {option['gpu']})"
+    nodes = int(option.get("nodes") or 1)
+    machine = (f"{option['provider']} {f'{nodes} × ' if nodes > 1 else ''}{option['instance_type']} "
+               f"({nodes * option['gpu_count']}× {option['gpu']})")
     if option["training_hours"] > 0:
         return f"{machine}, {fmt_hours(option['training_hours'])}, {fmt_usd(option['training_cost_usd'])}"
     return f"{machine}, {fmt_usd(option['price_per_hour_usd'])} per hour"
