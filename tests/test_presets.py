@@ -248,3 +248,15 @@ def test_preset_names_and_aliases_do_not_collide() -> None:
     names = list(preset_names())
     aliases = [a for p in PRESETS.values() for a in p.aliases]
     assert len(set(names + aliases)) == len(names) + len(aliases)
+
+
+@pytest.mark.parametrize(("name", "count", "kv_heads"), [
+    ("llama2-13b", 13_015_864_320, 40), ("llama3-70b", 70_553_706_496, 8), ("mistral-7b", 7_241_732_096, 8)])
+def test_the_common_fine_tuning_bases_have_their_checkpoints_parameter_counts(name: str, count: int,
+                                                                              kv_heads: int) -> None:
+    """The layers give the Hugging Face checkpoint's count exactly (a shape slip, say a tied head or full K/V
+    heads on a grouped-query model, moves it by millions)."""
+    assert preset_stats(name).parameters == count
+    assert {layer.get("kv_heads") for layer in preset_layers(name) if layer["type"] == "transformer_block"} \
+        == {kv_heads}
+    assert find_preset(name.replace("llama3-70b", "llama-3.1-70b")).name == name

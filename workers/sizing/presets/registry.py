@@ -155,6 +155,36 @@ _PRESETS: tuple[Preset, ...] = (
         aliases=("llama-3-8b", "llama3_8b", "llama3.1-8b"),
     ),
     Preset(
+        "llama2-13b",
+        "Llama 2 13B decoder (40 layers, hidden 5120, 40 heads, SwiGLU 13824, vocabulary 32000)",
+        partial(llama_layers, "llama2-13b"),
+        Published(13_015_864_320, None, "Llama-2-13b-hf (Hugging Face) parameter count: 13,015,864,320; "
+                  "Touvron et al. 2023, LLaMA, Table 2: 13.0B"),
+        sequence_length=4096,
+        aliases=("llama-2-13b", "llama2_13b", "llama-13b", "13b"),
+    ),
+    Preset(
+        "llama3-70b",
+        "Llama 3 / 3.1 / 3.3 70B decoder (80 layers, hidden 8192, 64 heads, 8 KV heads, SwiGLU 28672, "
+        "vocabulary 128256)",
+        partial(llama_layers, "llama3-70b"),
+        Published(70_553_706_496, None, "Meta-Llama-3-70B (Hugging Face) parameter count: 70,553,706,496 "
+                  "(70.6B); the shape from oumi-ai configs/recipes/llama3_1/README.md"),
+        sequence_length=8192,
+        aliases=("llama-3-70b", "llama3_70b", "llama3.1-70b", "llama-3.1-70b", "llama3.3-70b",
+                 "llama-3.3-70b"),
+    ),
+    Preset(
+        "mistral-7b",
+        "Mistral 7B decoder (32 layers, hidden 4096, 32 heads, 8 KV heads, SwiGLU 14336, vocabulary 32000; "
+        "its 4,096-token sliding window not modelled)",
+        partial(llama_layers, "mistral-7b"),
+        Published(7_241_732_096, None, "Mistral-7B-v0.1 (Hugging Face) parameter count: 7,241,732,096; "
+                  "Jiang et al. 2023, Mistral 7B, Table 1 for the shape"),
+        sequence_length=8192,
+        aliases=("mistral", "mistral-7b-v0.1", "mistral7b", "mistral_7b"),
+    ),
+    Preset(
         "dcgan",
         "DCGAN 64x64 of pytorch/examples (nz 100, ngf = ndf = 64): generator + discriminator",
         dcgan_layers,

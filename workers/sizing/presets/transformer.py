@@ -91,10 +91,23 @@ def bert_layers(size: str, *, classes: int = 2) -> list[Layer]:
 #   ffn 28672 (torchtitan llama2 '70B' args: ffn_dim_multiplier 1.3, multiple_of 4096).
 # - llama3-8b: Meta Llama 3 8B (torchtitan llama3 '8B' args: 32 layers, 4096, 32 heads, 8 KV heads,
 #   ffn 14336, vocabulary 128256).
+# - llama2-13b: Touvron et al. 2023 (arXiv 2302.13971) Table 2, 13B: 40 layers, 5120, 40 heads; ffn
+#   13824 by the reference code's rule (2/3 x 4 x 5120 rounded up to a multiple of 256); LLaMA 2 13B
+#   keeps that shape with full multi-head attention (Llama-2-13b-hf config.json, as read 2026-12-02
+#   from stored copies of public configs: hidden 5120, intermediate 13824, 40 layers, 40 heads).
+# - llama3-70b: Meta Llama 3 / 3.1 / 3.3 70B (oumi-ai configs/recipes/llama3_1/README.md "Model Info"
+#   table, read 2026-12-02 from a stored copy: 80 layers, hidden 8192, 64 heads, 8 KV heads, MLP
+#   28,672, vocabulary 128,256, no weight tying).
+# - mistral-7b: Jiang et al. 2023, "Mistral 7B" (arXiv 2310.06825) Table 1: 32 layers, dim 4096,
+#   32 heads, 8 KV heads, hidden_dim 14336, vocabulary 32000, sliding window 4096 (not modelled:
+#   it changes attention only beyond 4,096 tokens, and a fused kernel keeps no score matrix).
 LLAMA_SIZES: dict[str, tuple[int, int, int, int, int, int]] = {
     "llama-7b": (32, 4096, 32, 32, 11008, 32000),
+    "llama2-13b": (40, 5120, 40, 40, 13824, 32000),
     "llama2-70b": (80, 8192, 64, 8, 28672, 32000),
     "llama3-8b": (32, 4096, 32, 8, 14336, 128256),
+    "llama3-70b": (80, 8192, 64, 8, 28672, 128256),
+    "mistral-7b": (32, 4096, 32, 8, 14336, 32000),
 }
 
 
