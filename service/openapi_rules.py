@@ -70,9 +70,9 @@ STRATEGY_FIT = UnstatedRule(
     r"(?:\.targets)?|offload)")
 REGION = UnstatedRule("a region the catalog in use does not list (a refresh changes them; GET /v1/catalog/instances "
                       "lists today's)", r"constraints\.regions|dataset\.location\.region", r"unknown (?:\w+ )?region")
-CHECKPOINTS = UnstatedRule("a `training.checkpoint_every_hours` longer than the whole run on the slowest card in "
-                           "scope (no checkpoint would be written)", r"training\.checkpoint_every_hours",
-                           r"longer than the whole run")
+CHECKPOINTS = UnstatedRule("a `training.checkpoint_every_hours` longer than `constraints.deadline_hours` or than the "
+                           "whole run on the slowest card in scope (no checkpoint would be written)",
+                           r"training\.checkpoint_every_hours", r"longer than the (?:whole run|\S+ h deadline)")
 MEAN_SEQUENCE_LENGTH = UnstatedRule("a `training.mean_sequence_length` above `training.sequence_length`, or "
                                     "without it", r"training\.mean_sequence_length",
                                     r"exceeds sequence_length|needs sequence_length")

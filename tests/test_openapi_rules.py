@@ -82,3 +82,22 @@ def test_each_listed_operation_documents_its_rules_in_its_422_response(embedded_
     for (path, method), rules in UNSTATED_RULES.items():
         description = paths[path][method]["responses"]["422"]["description"]
         assert all(rule.text in description for rule in rules), path
+
+
+@pytest.mark.parametrize("training, constraints", [
+    # Longer than the deadline (the run must end by then), and longer than the whole run on the slowest card.
+    ({"batch_size": 32, "checkpoint_every_hours": 500}, {"deadline_hours": 100}),
+    ({"batch_size": 32, "checkpoint_every_hours": 5000}, {}),
+])
+def test_both_checkpoint_refusals_of_a_ranking_are_named_by_its_listed_rule(
+        embedded_client: FlaskClient, training: dict[str, Any], constraints: dict[str, Any]) -> None:
+    from service.openapi_rules import CHECKPOINTS
+
+    body = {"model": {"preset": "resnet18"}, "training": training, "constraints": constraints,
+            "dataset": {"samples": 50_000}}
+    answer = embedded_client.post("/v1/recommendations", json=body)
+    assert answer.status_code == 422, answer.get_json()
+    (field, (reason, *_)), = answer.get_json()["errors"].items()
+    assert CHECKPOINTS.names(field, reason), (field, reason)
+    assert CHECKPOINTS in UNSTATED_RULES[("/v1/recommendations", "post")]
+    assert not CHECKPOINTS.names(field, "Must be greater than 0.")
