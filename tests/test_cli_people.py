@@ -219,3 +219,36 @@ def test_a_recommendation_with_its_own_plan_does_not_also_plan_on_the_reference_
     code, out, err = run_cli(capsys, "estimate", str(spec))
     assert code == 0, err
     assert "Out of memory on t4: what to change" in out  # an estimate has no options: its table stays
+
+
+def test_adapter_flags_size_the_same_job_as_a_spec_file_with_that_adapter(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    adapter = {"kind": "lora", "rank": 4, "targets": ["q", "k", "v", "o"]}
+    spec = tmp_path / "lora.json"
+    spec.write_text(json.dumps({"model": {"preset": "bert-base"}, "training": {
+        "batch_size": 8, "sequence_length": 128, "parallelism": {"adapter": adapter}}}))
+    code, by_file, err = run_cli(capsys, "estimate", str(spec), "--json")
+    assert code == 0, err
+    code, by_flags, err = run_cli(capsys, "estimate", "bert-base", "--batch", "8", "--seq", "128", "--adapter", "lora",
+                                  "--rank", "4", "--targets", "q,k,v,o", "--json")
+    assert code == 0, err
+    assert json.loads(by_flags) == json.loads(by_file)
+    code, full, _ = run_cli(capsys, "estimate", "bert-base", "--batch", "8", "--seq", "128", "--json")
+    # Adapters leave the optimizer state of the frozen base out.
+    assert json.loads(by_flags)["gpu_memory_bytes"] < json.loads(full)["gpu_memory_bytes"]
+    # A flag writes over the file's adapter and keeps the rest of it.
+    code, ranked, err = run_cli(capsys, "estimate", str(spec), "--rank", "64", "--json")
+    assert code == 0, err
+    assert json.loads(ranked)["gpu_memory_bytes"] > json.loads(by_file)["gpu_memory_bytes"]
+
+
+@pytest.mark.parametrize("argv, field", [
+    (("--rank", "16"), "training.parallelism.adapter"),
+    (("--adapter", "lora", "--targets", "q,x"), "training.parallelism.adapter.targets"),
+    (("--adapter", "qlora", "--rank", "0"), "training.parallelism.adapter.rank"),
+])
+def test_a_bad_adapter_flag_is_a_one_line_exit_2_naming_the_field(
+        capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], field: str) -> None:
+    code, out, err = run_cli(capsys, "estimate", "bert-base", "--batch", "8", "--seq", "128", *argv)
+    assert code == 2 and not out
+    assert err.startswith(f"gpugauge: {field}") and err.count("\n") == 1, err

@@ -187,3 +187,33 @@ def test_pretrain_and_finetune_say_whether_the_job_starts_from_a_pretrained_mode
     assert "from_pretrained" not in parse("bert-base").spec["training"]
     assert JobSpecSchema().load(parse("gpt2-124m pretrain seq=1024").spec)["training"]["from_pretrained"] is False
     assert any("pretrain" in p or "finetune" in p for p in problems_of("bert-base pretrain finetune"))
+
+
+def test_lora_and_qlora_with_rank_and_targets_set_the_adapter_the_schema_accepts() -> None:
+    spec = parse("bert-base qlora rank=16 targets=q,k,v,o batch=4 seq=512").spec
+    assert spec["training"]["parallelism"] == {"adapter": {"kind": "qlora", "rank": 16,
+                                                            "targets": ["q", "k", "v", "o"]}}
+    loaded = JobSpecSchema().load(spec)["training"]["parallelism"]["adapter"]
+    assert (loaded["kind"], loaded["rank"], loaded["targets"]) == ("qlora", 16, ["q", "k", "v", "o"])
+    # The adapter's own defaults (rank 8 on q and v) where only its kind is said.
+    assert parse("bert-base lora").spec["training"]["parallelism"] == {"adapter": {"kind": "lora"}}
+    assert JobSpecSchema().load(parse("bert-base lora").spec)["training"]["parallelism"]["adapter"]["rank"] == 8
+    assert "parallelism" not in parse("bert-base batch=8").spec["training"]
+
+
+def test_an_adapter_setting_without_lora_or_qlora_and_two_adapters_are_refused() -> None:
+    assert any("rank=" in p and "lora" in p for p in problems_of("bert-base rank=16"))
+    assert any("targets=" in p for p in problems_of("bert-base targets=q,v"))
+    assert any("given twice" in p for p in problems_of("bert-base lora qlora"))
+    assert any(p.startswith("rank=8") and "given twice" in p for p in problems_of("bert-base lora rank=16 rank=8"))
+
+
+def test_a_bad_adapter_target_is_named_by_the_word_the_user_typed() -> None:
+    from marshmallow import ValidationError
+
+    from workers.schemas.specs import flatten_errors
+
+    with pytest.raises(ValidationError) as caught:
+        JobSpecSchema().load(parse("bert-base lora targets=q,x").spec)
+    lines = describe_errors(flatten_errors(caught.value.messages))
+    assert any(line.startswith("targets= ") for line in lines), lines

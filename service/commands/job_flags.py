@@ -3,6 +3,7 @@
     gpugauge estimate resnet50 --batch 64 --gpu all
     gpugauge recommend bert-base --batch 32 --seq 128 --samples 392702 --epochs 3 --budget 50 \\
         --deadline 12h --provider aws
+    gpugauge recommend llama3-8b --adapter qlora --rank 16 --targets q,k,v,o --batch 4 --seq 2048 --samples 20k
 A flag given wins over the file's field; a field neither gives keeps its documented default. The
 values go through the same human units and schema as a spec file, so a bad one is named the same way.
 """
@@ -63,6 +64,11 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
                             "(training.from_pretrained: false)")
     start.add_argument("--pretrained", dest="from_pretrained", action="store_const", const=True,
                        help="fine-tuning a pretrained model (training.from_pretrained: true)")
+    g.add_argument("--adapter", choices=("lora", "qlora"), help="fine-tune adapters only: LoRA, or QLoRA on a 4-bit "
+                   "base (training.parallelism.adapter.kind)")
+    g.add_argument("--rank", type=int, metavar="N", help="the adapters' rank (default 8)")
+    g.add_argument("--targets", metavar="LIST", help="projections the adapters train, among q, k, v, o and mlp, "
+                   "e.g. q,k,v,o (default q,v)")
     g.add_argument("--checkpoint-every", type=float, metavar="HOURS", help="hours between checkpoints")
     g.add_argument("--samples", metavar="N", help="training samples, e.g. 1.28M (dataset.samples)")
     g.add_argument("--data-size", metavar="BYTES", help="data set size, e.g. 150GB (dataset.bytes)")
@@ -137,6 +143,7 @@ def merged_spec(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
         sections["model"] = {**sections.get("model", {}), "input_shape": _shape(args.input_shape)}
     if getattr(args, "from_pretrained", None) is not None:
         sections.setdefault("training", {})["from_pretrained"] = args.from_pretrained
+    _merge_adapter(args, sections)
     if getattr(args, "serial", False):
         sections.setdefault("dataset", {})["preprocess_serial"] = True
     for flag, field in _LISTS.items():
@@ -152,6 +159,23 @@ def merged_spec(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
     if "training" not in sections or "batch_size" not in sections.get("training", {}):
         raise CliError("training.batch_size: give --batch N (samples per GPU per iteration) or a spec file with it")
     return {**sections, **(extra or {})}
+
+
+def _merge_adapter(args: argparse.Namespace, sections: dict[str, Any]) -> None:
+    """Write --adapter, --rank and --targets over the file's training.parallelism.adapter."""
+    given = {"kind": getattr(args, "adapter", None), "rank": getattr(args, "rank", None),
+             "targets": [t.strip() for t in args.targets.split(",") if t.strip()]
+             if getattr(args, "targets", None) else None}
+    given = {k: v for k, v in given.items() if v is not None}
+    if not given:
+        return
+    training = sections["training"] = dict(sections.get("training") or {})
+    parallelism = training["parallelism"] = dict(training.get("parallelism") or {})
+    adapter = {**(parallelism.get("adapter") or {}), **given}
+    if "kind" not in adapter:
+        flags = " and ".join(f"--{k}" for k in ("rank", "targets") if k in given)
+        raise CliError(f"training.parallelism.adapter: {flags} set an adapter; add --adapter lora or --adapter qlora")
+    parallelism["adapter"] = adapter
 
 
 def load_job_from_args(args: argparse.Namespace, *, schema: Any = None,

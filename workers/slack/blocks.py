@@ -265,7 +265,8 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
         _header("gpugauge: size a training job and rank the machines for it"),
         _section("*Ask for the best machines*\n`/gpugauge resnet50 batch=64 epochs=90 data=150GB "
                  "samples=1.28M budget=$500 deadline=2d spot`\n*Does it fit one GPU?*\n"
-                 "`/gpugauge fit resnet50 v100-16gb batch=64`"),
+                 "`/gpugauge fit resnet50 v100-16gb batch=64`\n*Fine-tune with adapters (LoRA, QLoRA)?*\n"
+                 "`/gpugauge llama3-8b qlora rank=16 batch=4 seq=2048 samples=20k epochs=2`"),
         _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
         _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default), epochs=1, objective "
                  "balanced, every provider and pricing kind; `spot`/`ondemand` choose the cloud pricing "

@@ -2,6 +2,7 @@
 
     /gpugauge resnet50 batch=64 epochs=90 data=150GB samples=1.28M budget=$500 deadline=2d spot
     /gpugauge fit resnet50 v100-16gb batch=64
+    /gpugauge llama3-8b qlora rank=16 batch=4 seq=2048 samples=20k epochs=2
     /gpugauge help
 
 Defaults (told to the user in the help text): batch 32 when no `batch=` is given (Keras'
@@ -97,6 +98,8 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "gpus": ("constraints", "max_gpus", _count),
     "region": ("constraints", "regions", _regions),
     "top": ("", "limit", _count),
+    "rank": ("adapter", "rank", _count),  # with lora or qlora (training.parallelism.adapter)
+    "targets": ("adapter", "targets", _regions),  # projections among q, k, v, o, mlp, e.g. targets=q,k,v,o
     "neurons": ("stats", "neurons", _count),
     "params": ("stats", "parameters", _count),
     "madds": ("stats", "multiply_adds", _count),
@@ -113,6 +116,8 @@ FLAGS: dict[str, tuple[str, Any]] = {
     # scratch is offered no adapters
     "pretrain": ("pretrain/finetune", False), "scratch": ("pretrain/finetune", False),
     "finetune": ("pretrain/finetune", True), "fine-tune": ("pretrain/finetune", True),
+    # fine-tuning with adapters (training.parallelism.adapter): LoRA, or QLoRA on a 4-bit base
+    "lora": ("adapter", "lora"), "qlora": ("adapter", "qlora"),
     "cost": ("objective", "cost"), "time": ("objective", "time"), "balanced": ("objective", "balanced"),
     "carbon": ("objective", "carbon"),
     **{name: ("optimizer", name) for name in _OPTIMIZERS},
@@ -129,6 +134,8 @@ _GROUP_KEYS = {"precision": "precision", "optimizer": "optimizer", "framework": 
 def _field_path(section: str, name: str) -> str:
     if section == "stats":
         return f"model.stats.{name}"
+    if section == "adapter":
+        return f"training.parallelism.adapter.{name}"
     return f"{section}.{name}" if section else name
 
 
@@ -138,7 +145,8 @@ FIELD_WORDS: dict[str, str] = {
     "model": "the model", "model.preset": "the preset", "training.recompute": "recompute",
     "training.from_pretrained": "pretrain/finetune",
     "constraints.providers": "aws/gcp/onprem", "constraints.pricing": "spot/ondemand",
-    "objective": "cost/time/balanced/carbon",
+    "objective": "cost/time/balanced/carbon", "training.parallelism.adapter": "lora/qlora",
+    "training.parallelism.adapter.kind": "lora/qlora",
 }
 
 
@@ -167,6 +175,7 @@ class _Builder:
         self.collected: dict[str, list[Any]] = {"providers": [], "pricing": []}
         self.fit_gpus: list[str] = []
         self.problems: list[str] = []
+        self.adapter: dict[str, Any] = {}  # training.parallelism.adapter, from lora/qlora, rank=, targets=
 
     def once(self, name: str, word: str) -> bool:
         if name in self.seen:
@@ -176,7 +185,9 @@ class _Builder:
         return True
 
     def put(self, section: str, name: str, value: Any) -> None:
-        if section == "stats":
+        if section == "adapter":
+            self.adapter[name] = value
+        elif section == "stats":
             self.spec["model"].setdefault("stats", {})[name] = value
         elif section:
             self.spec[section][name] = value
@@ -208,6 +219,9 @@ class _Builder:
             if group in _COLLECTING:
                 if value not in self.collected[group]:
                     self.collected[group].append(value)
+            elif group == "adapter":
+                if self.once(group, word):
+                    self.adapter["kind"] = value
             elif self.once(group, word):
                 section, name = _FLAG_FIELDS[group]
                 self.put(section, name, value)
@@ -239,6 +253,11 @@ class _Builder:
             if "onprem" in (providers or ["onprem"]):
                 pricing = [*pricing, "owned"]
             self.spec["constraints"]["pricing"] = pricing
+        if self.adapter and "kind" not in self.adapter:
+            said = " and ".join(f"{k}=" for k in ("rank", "targets") if k in self.adapter)
+            self.problems.append(f"{said} sets an adapter: add `lora` or `qlora`, e.g. `lora rank=16`")
+        elif self.adapter:
+            self.spec["training"].setdefault("parallelism", {})["adapter"] = self.adapter
         if not self.spec["model"] and not any(p.startswith("unknown preset") for p in self.problems):
             self.problems.append("name a model: a preset such as resnet50, or neurons= params= madds=")
         return {k: v for k, v in self.spec.items() if v != {} or k in ("model", "training")}
@@ -246,7 +265,7 @@ class _Builder:
 
 EXAMPLES = {"batch": "64", "epochs": "90", "data": "150GB", "samples": "1.28M", "budget": "$500", "co2": "50",
              "deadline": "2d", "seq": "512", "lr": "0.1", "gpus": "4", "precision": "bf16",
-             "optimizer": "adamw", "region": "us-east-1", "top": "5"}
+             "optimizer": "adamw", "region": "us-east-1", "top": "5", "rank": "16", "targets": "q,k,v,o"}
 
 
 def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str]) -> Command:
@@ -284,6 +303,6 @@ def describe_errors(errors: Mapping[str, list[str]]) -> list[str]:
     """Name schema errors (flat field paths) in the words a Slack user types."""
     lines = []
     for path, messages in errors.items():
-        word = FIELD_WORDS.get(path, path)
+        word = FIELD_WORDS.get(path) or FIELD_WORDS.get(re.sub(r"(?:\[\d+\])+$", "", path), path)
         lines.append(f"{word} {' '.join(messages)}")
     return lines
