@@ -71,7 +71,7 @@ def _choice(kind: str, valid: Mapping[str, str]) -> Callable[[str], str]:
     return parse
 
 
-def _regions(text: str) -> list[str]:
+def _comma_list(text: str) -> list[str]:
     return [r for r in text.split(",") if r]
 
 
@@ -96,10 +96,10 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "co2": ("constraints", "max_co2e_kg", _number),  # kg CO2e, e.g. co2=50
     "deadline": ("constraints", "deadline_hours", parse_duration_hours),
     "gpus": ("constraints", "max_gpus", _count),
-    "region": ("constraints", "regions", _regions),
+    "region": ("constraints", "regions", _comma_list),
     "top": ("", "limit", _count),
     "rank": ("adapter", "rank", _count),  # with lora or qlora (training.parallelism.adapter)
-    "targets": ("adapter", "targets", _regions),  # projections among q, k, v, o, mlp, e.g. targets=q,k,v,o
+    "targets": ("adapter", "targets", _comma_list),  # projections among q, k, v, o, mlp, e.g. targets=q,k,v,o
     "neurons": ("stats", "neurons", _count),
     "params": ("stats", "parameters", _count),
     "madds": ("stats", "multiply_adds", _count),
