@@ -25,7 +25,7 @@ from workers.ranking.run_words import gib_text
 from workers.ranking.scope import check_data_location, gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.ranking.strategy_words import DATA_PARALLEL_NAMES, strategy_text
-from workers.ranking.wider import arm_alternative, max_gpus_warning, time_premium_warning
+from workers.ranking.wider import arm_alternative, max_gpus_warning, speed_for_little_warning, time_premium_warning
 from workers.sizing.advice import framework_gpu_unsupported, short_job_warnings
 from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_on_gpu, estimate_on_pairs, estimate_requirements, profile_gpu
@@ -196,7 +196,7 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
                                    profile_gpu=profile_gpu(wider, {g.slug: g for g in catalog.gpus}), only=only)
 
         limited = max_gpus_warning(job, rec, rank) or constraints_warning(job, rec, lambda j: rank(j, None))
-        premium = time_premium_warning(job, rec)
+        premium = time_premium_warning(job, rec) or speed_for_little_warning(job, rec)
         extra = (*(w for w in (limited, premium) if w is not None), *extra)
         rec = arm_alternative(rec)
     rec = replace(rec, requirements=replace(rec.requirements, warnings=rec.requirements.warnings + extra))

@@ -1,5 +1,6 @@
 """What a larger `constraints.max_gpus` would open: the warning that says the GPU limit holds a job back;
-for a time-ranked answer, what the last few percent of speed cost (`time-premium`); and, where the top
+for a time-ranked answer, what the last few percent of speed cost (`time-premium`); for a cost-ranked one,
+a run twice as fast or more for little more money (`speed-for-little`); and, where the top
 option's host is Arm, the first x86 option of the answer beside it (`arm_alternative`).
 
 A job that needs more than one machine's worth of memory (a 70B full fine-tune) ranks what fits
@@ -139,6 +140,40 @@ def time_premium_warning(job: JobSpec, rec: Recommendation) -> CodedWarning | No
         f"{alt.training_cost_usd / top.training_cost_usd:.0%} of the cost. The options are ranked by time, as "
         f"asked; objective cost with constraints.deadline_hours {hours:g} (CLI --objective cost --deadline "
         f"{hours:g}h) ranks such options first."))
+
+
+# An extra cost a team does not weigh against a run twice as fast or more [rule of thumb]: a dollar, or
+# SAME_COST_SHARE of the cheapest run's cost where that is more. (A cost-ranked answer of a small job
+# puts a shared slice of a GPU first for a fraction of a cent less than the whole GPU, 3-4x slower.)
+LITTLE_EXTRA_USD = 1.0
+
+
+def speed_for_little_warning(job: JobSpec, rec: Recommendation) -> CodedWarning | None:
+    """Return `speed-for-little` for a cost-ranked answer where an option of the answer takes at most
+    FASTER_SHARE of the cheapest option's time (on spot, its 90th-percentile time) for at most
+    LITTLE_EXTRA_USD or SAME_COST_SHARE of its cost more: the fastest such option, named with the deadline
+    that ranks such options first. The options stay ranked by cost.
+    """
+    if job.objective is not Objective.COST or not rec.options:
+        return None
+    top = rec.options[0]
+    if top.owned or top.training_hours <= 0 or top.training_cost_usd <= 0:
+        return None
+    allowed = max(top.training_cost_usd + LITTLE_EXTRA_USD, SAME_COST_SHARE * top.training_cost_usd)
+    quick = [o for o in rec.options[1:] if not o.owned and 0 < o.training_cost_usd <= allowed
+             and 0 < max(o.training_hours, o.percentile_hours or 0.0) <= FASTER_SHARE * top.training_hours]
+    alt = min(quick, key=lambda o: (max(o.training_hours, o.percentile_hours or 0.0), o.training_cost_usd),
+              default=None)
+    if alt is None:
+        return None
+    hours = math.ceil(max(alt.training_hours, alt.percentile_hours or 0.0) * 10) / 10
+    extra = alt.training_cost_usd - top.training_cost_usd
+    return CodedWarning("speed-for-little", (
+        f"the cheapest option takes {hours_text(top.training_hours)} for {usd_text(top.training_cost_usd)}; "
+        f"{alt.provider} {_option_text(alt)}, {top.training_hours / alt.training_hours:.1f}x as fast for "
+        f"{usd_text(max(0.0, extra))} more ({extra / top.training_cost_usd:+.0%}). The options are ranked by "
+        f"cost, as asked; constraints.deadline_hours {hours:g} (CLI --deadline {hours:g}h) ranks such options "
+        "first."))
 
 
 def arm_alternative(rec: Recommendation) -> Recommendation:
