@@ -53,7 +53,11 @@ def test_the_parsed_spec_passes_the_job_spec_schema_with_its_defaults() -> None:
 def test_without_batch_the_documented_default_is_used_and_reported() -> None:
     command = parse("resnet50")
     assert command.spec["training"]["batch_size"] == DEFAULT_BATCH_SIZE
-    assert command.defaults_used == (f"batch={DEFAULT_BATCH_SIZE}",)
+    assert command.defaults_used == (f"batch={DEFAULT_BATCH_SIZE}", "precision=fp32")
+    # what the user said is not told back as assumed
+    assert parse("resnet50 batch=64 bf16").defaults_used == ()
+    assert parse("resnet50 precision=fp16").defaults_used == (f"batch={DEFAULT_BATCH_SIZE}",)
+    assert JobSpecSchema().load(parse("resnet50 batch=8").spec)["training"]["precision"] == "fp32"
     assert JobSpecSchema().load(command.spec)["training"]["epochs"] == 1.0
 
 

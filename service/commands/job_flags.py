@@ -3,7 +3,8 @@
     gpugauge estimate resnet50 --batch 64 --gpu all
     gpugauge recommend bert-base --batch 32 --seq 128 --samples 392702 --epochs 3 --budget 50 \\
         --deadline 12h --provider aws
-    gpugauge recommend llama3-8b --adapter qlora --rank 16 --targets q,k,v,o --batch 4 --seq 2048 --samples 20k
+    gpugauge recommend llama3-8b --adapter qlora --rank 16 --targets q,k,v,o --precision bf16-mixed \\
+        --batch 4 --seq 2048 --samples 20k
 A flag given wins over the file's field; a field neither gives keeps its documented default. The
 values go through the same human units and schema as a spec file, so a bad one is named the same way.
 """

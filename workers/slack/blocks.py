@@ -266,11 +266,12 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
         _section("*Ask for the best machines*\n`/gpugauge resnet50 batch=64 epochs=90 data=150GB "
                  "samples=1.28M budget=$500 deadline=2d spot`\n*Does it fit one GPU?*\n"
                  "`/gpugauge fit resnet50 v100-16gb batch=64`\n*Fine-tune with adapters (LoRA, QLoRA)?*\n"
-                 "`/gpugauge llama3-8b qlora rank=16 batch=4 seq=2048 samples=20k epochs=2`"),
+                 "`/gpugauge llama3-8b qlora rank=16 bf16 batch=4 seq=2048 samples=20k epochs=2`"),
         _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
-        _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default), epochs=1, objective "
-                 "balanced, every provider and pricing kind; `spot`/`ondemand` choose the cloud pricing "
-                 "and keep owned cards unless you name providers. Sizes take units: 150GB, 1.28M, "
+        _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default), epochs=1, precision="
+                 f"{grammar.DEFAULT_PRECISION} (say `bf16` or `fp16` for mixed precision, as most LLM fine-tunes "
+                 "run), objective balanced, every provider and pricing kind; `spot`/`ondemand` choose the cloud "
+                 "pricing and keep owned cards unless you name providers. Sizes take units: 150GB, 1.28M, "
                  "$500, 2d."),
         _section(f"*Presets:* {', '.join(sorted(presets))}"),
         _section(f"*GPUs:* {', '.join(sorted(gpus))}"),

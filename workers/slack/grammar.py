@@ -2,11 +2,12 @@
 
     /gpugauge resnet50 batch=64 epochs=90 data=150GB samples=1.28M budget=$500 deadline=2d spot
     /gpugauge fit resnet50 v100-16gb batch=64
-    /gpugauge llama3-8b qlora rank=16 batch=4 seq=2048 samples=20k epochs=2
+    /gpugauge llama3-8b qlora rank=16 bf16 batch=4 seq=2048 samples=20k epochs=2
     /gpugauge help
 
 Defaults (told to the user in the help text): batch 32 when no `batch=` is given (Keras'
-`Model.fit` default batch size, keras.io/api/models/model_training_apis), epochs 1, objective
+`Model.fit` default batch size, keras.io/api/models/model_training_apis; told back in the ack, as is
+the spec's fp32 precision when no precision is said), epochs 1, objective
 balanced, every provider and pricing kind; the rest are the job spec's own defaults (CONTRACT.md).
 `spot`/`ondemand` choose the cloud pricing; owned on-prem cards stay in unless providers are named.
 """
@@ -25,6 +26,7 @@ from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
+DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
 MAX_TEXT_CHARS = 1000  # a command longer than this is not typed by a person
 MAX_FIT_GPUS = 5
 
@@ -294,6 +296,8 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
     if "batch_size" not in spec["training"]:
         spec["training"]["batch_size"] = DEFAULT_BATCH_SIZE
         defaults.append(f"batch={DEFAULT_BATCH_SIZE}")
+    if "precision" not in spec["training"]:  # the spec's default, said: an LLM in fp32 needs about twice bf16's
+        defaults.append(f"precision={DEFAULT_PRECISION}")
     gpu_count = spec.pop("gpu_count", 1)
     return Command(kind="fit" if fit else "recommend", spec=spec, gpus=tuple(dict.fromkeys(builder.fit_gpus)),
                    gpu_count=gpu_count, defaults_used=tuple(defaults))
