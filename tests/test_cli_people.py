@@ -252,3 +252,14 @@ def test_a_bad_adapter_flag_is_a_one_line_exit_2_naming_the_field(
     code, out, err = run_cli(capsys, "estimate", "bert-base", "--batch", "8", "--seq", "128", *argv)
     assert code == 2 and not out
     assert err.startswith(f"gpugauge: {field}") and err.count("\n") == 1, err
+
+
+def test_the_answer_is_headed_by_the_precision_it_is_sized_in(capsys: pytest.CaptureFixture[str]) -> None:
+    # fp32 is the spec's default: a job that does not say its precision is told it was sized so
+    code, out, err = run_cli(capsys, "estimate", "bert-base", "--batch", "8", "--seq", "128")
+    assert code == 0, err
+    assert "bert-base, batch 8 per GPU, fp32" in out.splitlines()[0]
+    code, out, err = run_cli(capsys, "estimate", "bert-base", "--batch", "8", "--seq", "128", "--precision",
+                             "bf16-mixed")
+    assert code == 0, err
+    assert "bert-base, batch 8 per GPU, bf16-mixed" in out.splitlines()[0]

@@ -9,9 +9,12 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from workers.sizing.spec import JobSpec
 
 MAX_SPEC_FILE_BYTES = 64 * 1024 * 1024
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer `model.onnx` cannot name a file, so it is base64
@@ -162,3 +165,9 @@ def working(what: str) -> Iterator[Callable[[int, int], None]]:
 def shape_parts(text: str) -> list[str]:
     """Split a sample's shape as the CLI takes it, 3x224x224 or 3,224,224, into its parts (stripped)."""
     return [part.strip() for part in text.lower().replace(",", "x").split("x")]
+
+
+def job_title(job: JobSpec) -> str:
+    """Return the heading of a job's answer: its model, its batch per GPU and the precision it is sized in."""
+    t = job.training
+    return f"{job.model.name}, batch {t.batch_size} per GPU, {t.precision.value}"

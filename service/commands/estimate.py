@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from catalog.loader import load_catalog_summary
-from service.commands.common import CliError, fail, print_json, working
+from service.commands.common import CliError, fail, job_title, print_json, working
 from service.commands.common import console as make_console
 from service.commands.job_flags import add_job_flags, load_job_from_args
 from service.commands.runs import open_runs_store
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(EstimateAnswerSchema().dump(EstimateAnswer(requirements, catalog.version, catalog.prices_as_of)))
     else:
-        print_requirements(requirements, title=f"{job.model.name}, batch {job.training.batch_size} per GPU",
+        print_requirements(requirements, title=job_title(job),
                            wide=args.wide)
     return 0
 

@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from catalog.loader import load_catalog
-from service.commands.common import CliError, fail, print_json, working
+from service.commands.common import CliError, fail, job_title, print_json, working
 from service.commands.common import console as make_console
 from service.commands.estimate import print_requirements
 from service.commands.job_flags import add_job_flags, load_job_from_args
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(dump_recommendation(result))
     else:
-        print_recommendation(result, title=f"{job.model.name}, batch {job.training.batch_size} per GPU",
+        print_recommendation(result, title=job_title(job),
                              wide=args.wide)
     return 0
 
