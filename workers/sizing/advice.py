@@ -285,6 +285,27 @@ def attention_assumption_warning(*, fused_bytes: int, math_bytes: int) -> CodedW
         f"memory, so it is slower too."))
 
 
+# A model this large is a large language model, trained in 16 bits almost always [recalled: nanoGPT's train.py
+# picks bfloat16 wherever the GPU supports it; the QLoRA paper (Dettmers et al. 2023) computes in BFloat16;
+# Hugging Face's fine-tuning recipes set bf16=True]. Where such a job is sized in fp32 (the spec's default
+# when no precision is given), the answer says what bf16-mixed would need. [ours: 1B parameters]
+LARGE_MODEL_PARAMETERS = 1_000_000_000
+
+
+def fp32_large_model_warning(*, parameters: int, fp32_bytes: int, bf16_bytes: int) -> CodedWarning | None:
+    """Return `fp32-large-model` where a model of LARGE_MODEL_PARAMETERS or more is sized in fp32."""
+    if parameters < LARGE_MODEL_PARAMETERS or bf16_bytes <= 0:
+        return None
+    # Where the optimizer step sets the peak, bf16-mixed keeps 16-bit weights beside the fp32 masters: more.
+    memory = ("" if bf16_bytes < fp32_bytes else
+              " (more: its fp32 master weights stay beside the 16-bit copies, and the optimizer step sets the peak)")
+    return CodedWarning("fp32-large-model", (
+        f"This job is sized in fp32 (training.precision, fp32 when none is given): {_gb(fp32_bytes)} per GPU. "
+        f"A model of {parameters / 1e9:.1f}B parameters is almost always trained in bf16-mixed (nanoGPT, QLoRA and "
+        f"Hugging Face recipes): {_gb(bf16_bytes)} per GPU{memory}, and several times faster on tensor cores. If "
+        "the run uses it, say training.precision: bf16-mixed (CLI --precision bf16-mixed, Slack bf16)."))
+
+
 def short_job_warnings(*, iteration_ms: float, training_hours: float, name: str) -> list[CodedWarning]:
     """Return domain.md §4's very-short-job warnings: an iteration under about 10 ms, a run under about 10 min."""
     found: list[CodedWarning] = []

@@ -13,8 +13,10 @@ from dataclasses import replace
 
 from catalog.types import GpuSpec
 from workers.sizing.advice import (
+    LARGE_MODEL_PARAMETERS,
     attention_assumption_warning,
     cpu_warning,
+    fp32_large_model_warning,
     gpu_warnings,
     memory_warnings,
     merge_warnings,
@@ -38,7 +40,7 @@ from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_requi
 from workers.sizing.requirements import CodedWarning, Mitigation, PerGpu, Requirements
 from workers.sizing.row_table import figures, row_table
 from workers.sizing.schedule import iterations_per_epoch, iterations_total, training_hours
-from workers.sizing.spec import JobSpec
+from workers.sizing.spec import JobSpec, Precision
 from workers.sizing.strategies.named import (
     as_iteration_time,
     estimate_named,
@@ -186,6 +188,21 @@ def _attention_assumption(job: JobSpec, *, memory_bytes: int, gpu_count: int,
     return attention_assumption_warning(fused_bytes=memory_bytes, math_bytes=math_path.breakdown.total_bytes)
 
 
+def _fp32_large_model(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> CodedWarning | None:
+    """Return the fp32-large-model warning of an LLM-sized job sized in fp32, with its bf16-mixed figure."""
+    training, model = job.training, job.model
+    parameters = model.parameters + model.frozen_parameters
+    if training.precision is not Precision.FP32 or parameters < LARGE_MODEL_PARAMETERS:
+        return None
+    bf16 = replace(job, training=replace(training, precision=Precision.BF16_MIXED))
+    layout = named_layout(bf16, gpu_count=gpu_count)
+    if layout is not None:
+        bf16_bytes = estimate_named(bf16, layout, gpu=None).memory.total_bytes
+    else:
+        bf16_bytes = step_peak(model, bf16.training, gpu=None, gpu_count=gpu_count).breakdown.total_bytes
+    return fp32_large_model_warning(parameters=parameters, fp32_bytes=memory_bytes, bf16_bytes=bf16_bytes)
+
+
 def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_count: int = 1,
                           known_gpus: Mapping[str, GpuSpec], vcpus: int = 0,
                           cpu_single_thread_score: float = 0.0, gpus_per_node: int | None = None,
@@ -221,6 +238,9 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
                                     named=layout is not None)
     if assumed is not None:
         warnings.append(("", assumed))
+    in_fp32 = _fp32_large_model(job, memory_bytes=memory.total_bytes, gpu_count=gpu_count)
+    if in_fp32 is not None:
+        warnings.append(("", in_fp32))
     mitigations: list[Mitigation] = []
     per_gpu: list[PerGpu] = []
     cpu_scores: list[tuple[float, str, int]] = []
