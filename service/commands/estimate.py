@@ -57,8 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(EstimateAnswerSchema().dump(EstimateAnswer(requirements, catalog.version, catalog.prices_as_of)))
     else:
-        print_requirements(requirements, title=job_title(job),
-                           wide=args.wide)
+        print_requirements(requirements, title=job_title(job), wide=args.wide)
     return 0
 
 

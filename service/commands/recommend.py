@@ -64,8 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(dump_recommendation(result))
     else:
-        print_recommendation(result, title=job_title(job),
-                             wide=args.wide)
+        print_recommendation(result, title=job_title(job), wide=args.wide)
     return 0
 
 
