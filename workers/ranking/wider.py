@@ -62,6 +62,11 @@ def _clearly_better(objective: Objective, top: RankedOption, alt: RankedOption) 
     return False  # carbon: more machines seldom emit less; the warning would mislead
 
 
+def _held_hours(option: RankedOption) -> float:
+    """Return the hours a deadline must allow the option: on spot, its percentile time (spot restarts)."""
+    return max(option.training_hours, option.percentile_hours or 0.0)
+
+
 def _option_text(option: RankedOption) -> str:
     machines = f"{option.nodes} x {option.instance_type}" if option.nodes > 1 else option.instance_type
     return (f"{_total_gpus(option)} x {option.gpu} ({machines}, {option.pricing.value}, {option.region}): "
@@ -128,7 +133,7 @@ def time_premium_warning(job: JobSpec, rec: Recommendation) -> CodedWarning | No
         return None
     near = top.training_hours * NEAR_TIME_SHARE
     close = [o for o in rec.options[1:] if not o.owned and o.training_cost_usd > 0
-             and max(o.training_hours, o.percentile_hours or 0.0) <= near]
+             and _held_hours(o) <= near]
     alt = min(close, key=lambda o: o.training_cost_usd, default=None)
     if alt is None or alt.training_cost_usd > PREMIUM_COST_SHARE * top.training_cost_usd:
         return None
@@ -161,12 +166,11 @@ def speed_for_little_warning(job: JobSpec, rec: Recommendation) -> CodedWarning 
         return None
     allowed = max(top.training_cost_usd + LITTLE_EXTRA_USD, SAME_COST_SHARE * top.training_cost_usd)
     quick = [o for o in rec.options[1:] if not o.owned and 0 < o.training_cost_usd <= allowed
-             and 0 < max(o.training_hours, o.percentile_hours or 0.0) <= FASTER_SHARE * top.training_hours]
-    alt = min(quick, key=lambda o: (max(o.training_hours, o.percentile_hours or 0.0), o.training_cost_usd),
-              default=None)
+             and 0 < _held_hours(o) <= FASTER_SHARE * top.training_hours]
+    alt = min(quick, key=lambda o: (_held_hours(o), o.training_cost_usd), default=None)
     if alt is None:
         return None
-    hours = math.ceil(max(alt.training_hours, alt.percentile_hours or 0.0) * 10) / 10
+    hours = math.ceil(_held_hours(alt) * 10) / 10
     extra = alt.training_cost_usd - top.training_cost_usd
     return CodedWarning("speed-for-little", (
         f"the cheapest option takes {hours_text(top.training_hours)} for {usd_text(top.training_cost_usd)}; "
