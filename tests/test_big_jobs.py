@@ -16,6 +16,7 @@ from tests.recommending import changed_example, recommend_spec
 from workers.ranking.recommendation import Recommendation
 from workers.schemas.specs import load_job
 from workers.sizing.errors import SpecError
+from workers.sizing.machine import HOST_BASE_BYTES, HOST_PER_GPU_PROCESS_BYTES, loader_host_bytes
 from workers.sizing.memory import fits, usable_memory_bytes
 from workers.sizing.overheads import USABLE_MEMORY_FRACTION
 from workers.sizing.strategies.checkpointing import recomputed_forward_share
@@ -298,7 +299,12 @@ def test_a_searched_machine_too_small_in_host_memory_is_rejected_for_that_not_fo
     t4 = [r for r in rec.rejected if r.gpu == "t4" and "n1-highcpu-8+4xnvidia-tesla-t4" in r.instance_type]
     assert t4, "the n1-highcpu T4 family is rejected"
     assert "host memory" in t4[0].reason and "no strategy fits" not in t4[0].reason
-    assert "7.2 GiB" in t4[0].reason  # the roomiest host of the group, with what it would need
+    # the roomiest host of the group (n1-highcpu-16, 4 T4s), with what it would need: the system, 4 training
+    # processes and each GPU's 4 loader workers (the spec's), each with its prefetched batches of 256 images
+    batch = 256 * 3 * 224 * 224 * 4
+    need = HOST_BASE_BYTES + 4 * (HOST_PER_GPU_PROCESS_BYTES + loader_host_bytes(workers=4, batch_bytes=batch))
+    assert f"the roomiest has 14.4 GiB against {need / 2**30:.1f} GiB needed" in t4[0].reason
+    assert "loader workers" in t4[0].reason
     assert any(o.gpu == "t4" for o in rec.options), "T4 machines with room for the processes are ranked"
 
 

@@ -39,7 +39,9 @@ from workers.ranking.shapes import (
     HOST_MEMORY,
     NO_ESTIMATE,
     SPOT_RESTARTS,
+    HostKey,
     Shape,
+    host_key,
 )
 from workers.ranking.spot import POISSON_MAX_K
 from workers.ranking.transfer import BYTES_PER_GB
@@ -54,7 +56,7 @@ KINDS = ("", NO_ESTIMATE, GPU_MEMORY, HOST_MEMORY, SPOT_RESTARTS, DEADLINE)  # b
 
 
 def judge_in_arrays(shapes: Sequence[Shape] | None, per_gpu: Mapping[tuple[str, int], PerGpu], *, job: JobSpec,
-                    requirements: Requirements, host_need: Mapping[int, int], block_table: BlockTable,
+                    requirements: Requirements, host_need: Mapping[HostKey, int], block_table: BlockTable,
                     planner: RunPlanner, table: MachineTable) -> Judged | None:
     """Fill in each shape's fit, time, run and storage need, or the first reason it cannot run the job.
 
@@ -72,7 +74,7 @@ def judge_in_arrays(shapes: Sequence[Shape] | None, per_gpu: Mapping[tuple[str, 
             shape.per_gpu = pg_of_pair[pid]
     known = np.array([pg is not None for pg in pg_of_pair], dtype=bool)[table.pair_id]
     fits = np.array([pg is not None and pg.fits for pg in pg_of_pair], dtype=bool)[table.pair_id]
-    need = np.array([host_need[n] for n in table.gpu_counts], dtype=np.int64)[table.count_id]
+    need = np.array([host_need[host_key(m)] for m in table.machines], dtype=np.int64)
     short = fits & (table.host_memory_bytes < need)
     codes = np.full(len(table.machines), NO_REJECT, dtype=np.int8)
     codes[~known] = CODES[NO_ESTIMATE]

@@ -51,8 +51,6 @@ class MachineTable:
         pair_ids, self.pairs = _ids([(m.gpu, m.gpu_count) for m in ms])  # (GPU model, count): PerGpu
         self.pair_ids = pair_ids  # as a list too: the per-shape estimate is handed out from it
         self.pair_id = np.array(pair_ids, dtype=np.intp)
-        count_ids, self.gpu_counts = _ids([m.gpu_count for m in ms])  # host memory need per GPU count
-        self.count_id = np.array(count_ids, dtype=np.intp)
         loader_ids, self.loader_keys = _ids([(m.vcpus, m.gpu_count, m.threads_per_core) for m in ms])  # loaders
         self.loader_id = np.array(loader_ids, dtype=np.intp)
         self.cpu_score = np.array([m.cpu_score for m in ms], dtype=float)

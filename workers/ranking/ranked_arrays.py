@@ -31,7 +31,7 @@ from workers.ranking.shapes import (
     NO_ESTIMATE,
     Shape,
     _scope_machines,
-    host_memory_need_bytes,
+    host_needs,
 )
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec, Objective
@@ -87,7 +87,7 @@ def judge_lazily(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[t
     machines, table, own = _scope_machines(job, requirements=requirements, index=index, scope=scope)
     if own:
         table = MachineTable(machines)
-    host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n) for n in table.gpu_counts}
+    host_need = host_needs(job, requirements, table.machines, per_gpu)
     judged = judge_in_arrays(None, per_gpu, job=job, requirements=requirements, host_need=host_need,
                              block_table=index.block_table, planner=RunPlanner(job), table=table)
     if judged is None:  # without shapes the findings come back whether or not any shape passed

@@ -271,7 +271,8 @@ def host_memory_reason(shortfalls: Sequence[tuple[int, int]], *, data_in_memory:
     """
     need, has = max(shortfalls, key=lambda p: (p[1], -p[0]))
     what = ("the data set loaded into memory and the training processes" if data_in_memory
-            else "the training processes (the system, and one process per GPU with the CUDA libraries)")
+            else "the training processes (the system, and one process per GPU with the CUDA libraries and "
+                 "its loader workers)")
     if len(shortfalls) == 1:
         return f"needs {gib_text(need)} of host memory for {what}; has {gib_text(has)}"
     return (f"each has less host memory than it needs for {what}: the roomiest has {gib_text(has)} "

@@ -104,8 +104,11 @@ def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mappin
         as_given = () if fits_as_given else _as_given_warnings(job, rec, top, known_gpus)
         warnings = (*(w for w in rec.requirements.warnings if w.code in kept), *as_given,
                     *(w for w in warnings if w.code not in _dropped_for(top) | AS_GIVEN | SHORT_JOB), *own)
-    return replace(rec.requirements, warnings=warnings,
-                   cpu_single_thread_score=advice.cpu_single_thread_score, loader_workers=advice.loader_workers)
+    loaders = advice.loader_host_bytes_per_gpu - rec.requirements.loader_host_bytes_per_gpu
+    return replace(rec.requirements, warnings=warnings, host_memory_bytes=rec.requirements.host_memory_bytes + loaders,
+                   cpu_single_thread_score=advice.cpu_single_thread_score, loader_workers=advice.loader_workers,
+                   loader_host_bytes_per_gpu=advice.loader_host_bytes_per_gpu,
+                   loader_workers_in_memory=advice.loader_workers_in_memory)
 
 
 def _as_given_warnings(job: JobSpec, rec: Recommendation, top: RankedOption,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from catalog.commitments import TERM_HOURS
 from catalog.types import Offer, Pricing, Provider
@@ -21,7 +21,14 @@ from workers.ranking.machine_table import Judged, MachineTable
 from workers.ranking.runplan import MachineParts, RunPlan, RunPlanner, plan_from_parts, run_figures
 from workers.ranking.scope import Scope
 from workers.ranking.transfer import BYTES_PER_GB, Transfer, transfer_into
-from workers.sizing.machine import host_memory_bytes, loader_share
+from workers.sizing.machine import (
+    host_memory_bytes,
+    loader_batch_bytes,
+    loader_host_bytes,
+    loader_share,
+    loader_workers,
+    loaders_in_use,
+)
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 
@@ -124,7 +131,8 @@ class Shape:
 
 
 def _judge_all(shapes: list[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *, job: JobSpec,
-               requirements: Requirements, host_need: Mapping[int, int], cpu_adjust: CpuAdjust, hours_known: bool,
+               requirements: Requirements, host_need: Mapping[HostKey, int], cpu_adjust: CpuAdjust,
+               hours_known: bool,
                block_table: BlockTable, planner: RunPlanner) -> None:
     """Fill in each shape's fit, time and storage need, or the first reason it cannot run the job.
 
@@ -146,7 +154,7 @@ def _judge_all(shapes: list[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], *
         if not pg.fits:
             shape.reject = GPU_MEMORY
             continue
-        host_need_bytes = shape.host_memory_needed_bytes = host_need[m.gpu_count]
+        host_need_bytes = shape.host_memory_needed_bytes = host_need[host_key(m)]
         if m.host_memory_bytes < host_need_bytes:
             shape.reject = HOST_MEMORY
             continue
@@ -238,14 +246,48 @@ def by_transfer(m: Machine, location: tuple[str, str]) -> list[Machine]:
     return [m.subset(keep, t) for t, keep in sorted(groups.items(), key=lambda g: (g[0].usd_per_gb, g[0].kind))]
 
 
-def host_memory_need_bytes(job: JobSpec, requirements: Requirements, *, gpu_count: int) -> int:
-    """Return the host memory a machine with `gpu_count` GPUs needs for the job.
+def host_memory_need_bytes(job: JobSpec, requirements: Requirements, *, gpu_count: int, vcpus: int = 0,
+                           iteration_ms: float = 0.0, cpu_score: float = 0.0, threads_per_core: int = 1) -> int:
+    """Return the host memory a machine with `gpu_count` GPUs (and `vcpus`, 0: not known) needs for the job.
 
     The requirements are for one GPU; each further GPU runs one more training process on the host
-    (machine.host_memory_bytes of the sizing core).
+    (machine.host_memory_bytes of the sizing core) with its loader workers. On a machine of known vCPUs
+    they are the fewest of those its vCPUs allow that keep a GPU of `iteration_ms` fed on its cores
+    (machine.loaders_in_use), or without a time the requirements' count, at most what the vCPUs allow.
     """
     extra = host_memory_bytes(job.dataset, gpu_count=gpu_count) - host_memory_bytes(job.dataset, gpu_count=1)
-    return requirements.host_memory_bytes + extra
+    per_gpu = requirements.loader_host_bytes_per_gpu
+    if vcpus > 0 and requirements.loader_workers_in_memory > 0:
+        allowed = loader_workers(job.dataset, vcpus=vcpus, gpu_count=gpu_count)
+        batch = job.training.batch_size
+        workers = (loaders_in_use(job.dataset, workers=allowed, batch_size=batch, iteration_ms=iteration_ms,
+                                  cpu_single_thread_score=cpu_score, vcpus=vcpus, gpu_count=gpu_count,
+                                  threads_per_core=threads_per_core) if iteration_ms > 0
+                   else min(allowed, requirements.loader_workers_in_memory))
+        per_gpu = loader_host_bytes(workers=workers,
+                                    batch_bytes=loader_batch_bytes(job.model, job.dataset, batch_size=batch))
+    return requirements.host_memory_bytes - requirements.loader_host_bytes_per_gpu + extra + per_gpu * gpu_count
+
+
+HostKey = tuple[str, int, int, float, int]
+
+
+def host_key(m: Machine) -> HostKey:
+    """Return what a machine's host memory need depends on: its GPU and count, vCPUs, CPU score, threads per core."""
+    return (m.gpu, m.gpu_count, m.vcpus, m.cpu_score, m.threads_per_core)
+
+
+def host_needs(job: JobSpec, requirements: Requirements, machines: Iterable[Machine],
+               per_gpu: Mapping[tuple[str, int], PerGpu]) -> dict[HostKey, int]:
+    """Return host_memory_need_bytes per host_key of the machines, each GPU's loaders fed at its iteration time."""
+    needs = {}
+    for key in {host_key(m) for m in machines}:
+        gpu, count, vcpus, score, threads = key
+        pg = per_gpu.get((gpu, count))
+        needs[key] = host_memory_need_bytes(job, requirements, gpu_count=count, vcpus=vcpus,
+                                            iteration_ms=pg.iteration_ms if pg is not None else 0.0,
+                                            cpu_score=score, threads_per_core=threads)
+    return needs
 
 
 def owned_machines(job: JobSpec, *, requirements: Requirements, index: CatalogIndex,
@@ -314,11 +356,11 @@ def judge_scope(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
 
         if own:
             table = MachineTable(machines)
-        host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n) for n in table.gpu_counts}
+        host_need = host_needs(job, requirements, table.machines, per_gpu)
         judged = judge_in_arrays(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need,
                                  block_table=block_table, planner=RunPlanner(job), table=table)
         return shapes, judged
-    host_need = {n: host_memory_need_bytes(job, requirements, gpu_count=n) for n in {m.gpu_count for m in machines}}
+    host_need = host_needs(job, requirements, machines, per_gpu)
     _judge_all(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need, cpu_adjust=cpu_adjust,
                hours_known=hours_known, block_table=block_table, planner=RunPlanner(job))
     return shapes, None

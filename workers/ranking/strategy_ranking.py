@@ -89,7 +89,7 @@ class _Search:
         gpu = self.known.get(m.gpu)
         if gpu is None:
             return None
-        need = host_memory_need_bytes(self.job, self.requirements, gpu_count=m.gpu_count)
+        need = host_memory_need_bytes(self.job, self.requirements, gpu_count=m.gpu_count, vcpus=m.vcpus)
         # Host memory only binds offload: search once per GPU shape without it, and again for a
         # machine whose host cannot hold what the fastest layout offloads.
         network = m.network_gbit_per_s if nodes > 1 else 0.0  # one machine: its network carries nothing
@@ -138,7 +138,7 @@ def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, r
                        training_hours=hours, calibrated=c.time.calibrated, bottleneck=c.time.bottleneck)
     stretch = _cpu_stretch(s, c, job=job)
     hours *= stretch
-    s.host_memory_needed_bytes = host_memory_need_bytes(job, requirements, gpu_count=m.gpu_count)
+    s.host_memory_needed_bytes = host_memory_need_bytes(job, requirements, gpu_count=m.gpu_count, vcpus=m.vcpus)
     if requirements.iterations_total > 0:
         # The same run as a plain option's: start-up, staging, checkpoints, billing, spot restarts.
         s.reject = plan_shape_run(s, training_hours=hours, job=job, planner=planner, machines=nodes,
@@ -228,7 +228,8 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
             choices.append(c)
         if not fitted:
             short = m.pricing is not Pricing.OWNED \
-                and m.host_memory_bytes < host_memory_need_bytes(job, requirements, gpu_count=m.gpu_count)
+                and m.host_memory_bytes < host_memory_need_bytes(job, requirements, gpu_count=m.gpu_count,
+                                                                     vcpus=m.vcpus)
             (short_host if short else unfit).setdefault(m.rejected_group, []).append(m)
     hours_known = requirements.iterations_total > 0
     annotate_energy(shapes, job=job, table=load_energy(), tdp_watts={g.slug: float(g.tdp_watts) for g in catalog.gpus})
@@ -246,7 +247,7 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
               "checkpointing, offload and micro-batch 1 the job exceeds its memory")
 
     def host_reason(ms: list[Machine]) -> str:
-        return host_memory_reason([(host_memory_need_bytes(job, requirements, gpu_count=x.gpu_count),
+        return host_memory_reason([(host_memory_need_bytes(job, requirements, gpu_count=x.gpu_count, vcpus=x.vcpus),
                                     x.host_memory_bytes) for x in ms], data_in_memory=job.dataset.in_memory)
 
     def reason(kind: str, gpu: str, ms: list[Machine]) -> str:

@@ -20,7 +20,14 @@ from workers.sizing.checkpoint import (
     checkpoint_parameters,
     pretrained_bytes,
 )
-from workers.sizing.machine import FASTEST_HOST_CPU_SCORE, REFERENCE_CPU_SINGLE_THREAD_SCORE, MachineNeeds
+from workers.sizing.machine import (
+    CONTAINER_DEFAULT_SHM_BYTES,
+    FASTEST_HOST_CPU_SCORE,
+    LOADER_PREFETCH_FACTOR,
+    REFERENCE_CPU_SINGLE_THREAD_SCORE,
+    MachineNeeds,
+    loader_shared_bytes,
+)
 from workers.sizing.multigpu import framework_speedup_cap
 from workers.sizing.requirements import CodedWarning, MemoryBreakdown
 from workers.sizing.rules import (
@@ -223,6 +230,37 @@ def cpu_warning(cpu_score_needed: float, *, gpu: str,
         f"single-thread score of {cpu_score_needed:,.0f} each to keep {gpu} busy; cores of "
         f"{cpu_single_thread_score:,.0f} make each iteration {slowdown:.1f}x longer (single-thread speed sets "
         f"each worker's pace). Fix: {fix}."))
+
+
+def _size_text(n_bytes: int) -> str:
+    """Return bytes as "1.2 GiB", or "73.5 MiB" below a GiB."""
+    return f"{n_bytes / GIB:.1f} GiB" if n_bytes >= GIB else f"{n_bytes / 2**20:.1f} MiB"
+
+
+def loader_shared_memory_warning(*, workers: int, batch_bytes: int, gpus_per_machine: int = 1,
+                                 allowed: int = 0) -> CodedWarning | None:
+    """Return `loader-shared-memory` where one GPU's loader needs more shared memory than a container gets by default.
+
+    PyTorch's DataLoader workers hand their batches to the training process through /dev/shm
+    (machine.loader_shared_bytes); Docker gives a container 64 MB of it unless told otherwise. `allowed`:
+    the workers the machine's vCPUs allow, where more than the `workers` that keep the GPU fed.
+    """
+    shared = loader_shared_bytes(workers=workers, batch_bytes=batch_bytes)
+    if shared <= CONTAINER_DEFAULT_SHM_BYTES:
+        return None
+    return CodedWarning("loader-shared-memory", (
+        f"Each GPU's {workers} loader worker{'s' if workers != 1 else ''}"
+        f"{f' (the fewest of the {allowed} its vCPUs allow that keep it fed)' if allowed > workers else ''}"
+        f" hand{'' if workers != 1 else 's'} batches to training through "
+        f"shared memory: about {_size_text(shared)} per GPU"
+        f"{f' ({_size_text(shared * gpus_per_machine)} for {gpus_per_machine} GPUs)' if gpus_per_machine > 1 else ''}"
+        f" ({LOADER_PREFETCH_FACTOR * workers + 1} batches of "
+        f"{_size_text(batch_bytes)}: {LOADER_PREFETCH_FACTOR} prefetched per worker, PyTorch's default "
+        f"prefetch_factor, and the one in use), counted in the host memory. In a container /dev/shm must hold "
+        f"that for every GPU the container trains on; Docker gives 64 MB unless told (docker run --shm-size, or "
+        f"--ipc=host; on Kubernetes a memory-backed emptyDir at /dev/shm), and too little stops training with "
+        f"\"Unexpected bus error encountered in worker. This might be caused by insufficient shared memory "
+        f"(shm)\"."))
 
 
 def machine_warnings(needs: MachineNeeds, *, host_memory_bytes: int | None = None,

@@ -18,6 +18,7 @@ from workers.sizing.advice import (
     cpu_warning,
     fp32_large_model_warning,
     gpu_warnings,
+    loader_shared_memory_warning,
     memory_warnings,
     merge_warnings,
     model_storage_warning,
@@ -26,7 +27,13 @@ from workers.sizing.advice import (
 from workers.sizing.checks import check_job
 from workers.sizing.errors import UnknownNameError
 from workers.sizing.layers.attention import Attention
-from workers.sizing.machine import loader_need, machine_needs
+from workers.sizing.machine import (
+    loader_batch_bytes,
+    loader_host_bytes,
+    loader_need,
+    loaders_in_use,
+    machine_needs,
+)
 from workers.sizing.memory import (
     attention_kind,
     baseline_formula_bytes,
@@ -243,7 +250,7 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
         warnings.append(("", in_fp32))
     mitigations: list[Mitigation] = []
     per_gpu: list[PerGpu] = []
-    cpu_scores: list[tuple[float, str, int]] = []
+    cpu_scores: list[tuple[float, str, int, float]] = []
     for gpu in _targets(gpus, known_gpus):
         row, time = _on_gpu(job, gpu, gpu_count=gpu_count, reference=reference, inter_node_gbit_per_s=None,
                             gpus_per_node=gpus_per_node)
@@ -251,7 +258,7 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
             per_gpu.append(row)
         need = loader_need(job.dataset, batch_size=training.batch_size, iteration_ms=time.total_ms,
                            vcpus=vcpus, gpu_count=gpu_count, threads_per_core=threads_per_core)
-        cpu_scores.append((need.score, gpu.slug, need.workers))
+        cpu_scores.append((need.score, gpu.slug, need.workers, time.total_ms))
         warnings += [(gpu.slug, w) for w in gpu_warnings(
             job, gpu, time=time, training_hours=row.training_hours, fits=row.fits,
             gpu_memory_bytes=row.gpu_memory_bytes, usable_bytes=usable_memory_bytes(gpu),
@@ -260,18 +267,27 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
             plan = out_of_memory_plan(job, gpu, gpu_count=gpu_count, profile_gpu=reference)
             mitigations += plan.mitigations
             warnings += [(gpu.slug, w) for w in plan.warnings]
-    cpu_score, fastest, workers = max(cpu_scores, default=(0.0, "", 0))
+    cpu_score, fastest, workers, fastest_ms = max(cpu_scores, default=(0.0, "", 0, 0.0))
     cpu = cpu_warning(cpu_score, gpu=fastest, workers=workers, serial=job.dataset.preprocess_serial,
                       threads_per_core=threads_per_core,
                       **({"cpu_single_thread_score": cpu_single_thread_score} if cpu_single_thread_score > 0
                          else {}))
     if cpu is not None:
         warnings.append((fastest, cpu))
+    batch_bytes = loader_batch_bytes(model, job.dataset, batch_size=training.batch_size)
+    busy = loaders_in_use(job.dataset, workers=workers, batch_size=training.batch_size, iteration_ms=fastest_ms,
+                          cpu_single_thread_score=cpu_single_thread_score, vcpus=vcpus, gpu_count=gpu_count,
+                          threads_per_core=threads_per_core)
+    loaders = loader_host_bytes(workers=busy, batch_bytes=batch_bytes)
+    shared = loader_shared_memory_warning(workers=busy, batch_bytes=batch_bytes,
+                                          gpus_per_machine=gpus_per_node or gpu_count, allowed=workers)
+    if shared is not None:
+        warnings.append(("", shared))
     return Requirements(
         gpu_memory_bytes=memory.total_bytes,
         gpu_memory_breakdown=memory,
         baseline_formula_bytes=baseline,
-        host_memory_bytes=needs.host_memory_bytes,
+        host_memory_bytes=needs.host_memory_bytes + gpu_count * loaders,
         storage_min_bytes=needs.storage_min_bytes,
         storage_max_bytes=needs.storage_max_bytes,
         cpu_single_thread_score=cpu_score,
@@ -285,4 +301,6 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
         mitigations=tuple(mitigations),
         peak_phase=phase,
         memory_calibrated=calibrated,
+        loader_host_bytes_per_gpu=loaders,
+        loader_workers_in_memory=busy,
     )

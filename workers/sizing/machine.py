@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from catalog.units import GIB
 from workers.sizing.rules import STORAGE_MAX_FACTOR, STORAGE_MIN_FACTOR
 from workers.sizing.spec import Dataset
+from workers.sizing.stats import ModelStats
 
 # The CPU scale: PassMark "CPU single thread rating". `preprocess_ms_per_sample` is read as measured
 # on one core of this score: about 2000, a Skylake-SP cloud core (Xeon Platinum 8175M, AWS p3dn/m5)
@@ -21,6 +22,18 @@ REFERENCE_CPU = "Intel Xeon Platinum 8175M (Skylake-SP) core, PassMark single-th
 # initialised holds 2-3 GB resident).
 HOST_BASE_BYTES = 2 * GIB
 HOST_PER_GPU_PROCESS_BYTES = int(2.5 * GIB)
+
+# A PyTorch DataLoader's workers [measured: validation/loader_memory.json, 7 cases, torch 2.13.0 on this
+# machine's CPU build, `python -m validation.measure.loader_memory`]. Each worker keeps `prefetch_factor`
+# batches in flight (PyTorch's default 2, torch.utils.data.DataLoader's documentation), each collated into
+# shared memory (/dev/shm), and the main process holds the batch in use there too: (2 x workers + 1)
+# batches of shared memory in all 7 cases (within 0.5%). A worker's own memory (USS) is the batch it is
+# building plus 10.7-17.4 MiB (median 12). What a worker's own code adds (image decoders, a Python list of
+# file names that copy-on-write duplicates page by page) is not known here: the figure is a floor.
+LOADER_PREFETCH_FACTOR = 2
+LOADER_WORKER_BASE_BYTES = 12 * 2**20
+# Docker's /dev/shm unless `--shm-size` says otherwise (docker run reference: "--shm-size ... default 64MB").
+CONTAINER_DEFAULT_SHM_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -36,6 +49,52 @@ def host_memory_bytes(dataset: Dataset, *, gpu_count: int = 1) -> int:
     """Return host memory: the dataset when it is loaded into memory, plus the processes' own."""
     data = dataset.size_bytes if dataset.in_memory else 0
     return data + HOST_BASE_BYTES + HOST_PER_GPU_PROCESS_BYTES * gpu_count
+
+
+def loader_batch_bytes(model: ModelStats, dataset: Dataset, *, batch_size: int) -> int:
+    """Return one batch as the loader hands it over: the model's input tensors in their dtypes (float32 images,
+    int64 token ids), or, for a model given as totals, the data set's bytes per sample (a floor: stored
+    samples are usually compressed)."""
+    if model.batch_input is not None:
+        return model.batch_input.bytes * batch_size
+    if dataset.samples > 0:
+        return dataset.size_bytes // dataset.samples * batch_size
+    return 0
+
+
+def loaders_in_use(dataset: Dataset, *, workers: int, batch_size: int, iteration_ms: float,
+                   cpu_single_thread_score: float = 0.0, vcpus: int = 0, gpu_count: int = 1,
+                   threads_per_core: int = 1) -> int:
+    """Return the loader workers one GPU's host memory counts: the fewest that keep it fed, at most `workers`.
+
+    A machine's vCPUs allow many workers (default_loader_workers), but a user sets num_workers to what
+    the pre-processing needs, counted as the cores' worth they get there (loader_cores); a count the job
+    names, or a serial loader's one, stands as given.
+    """
+    if workers <= 0 or dataset.preprocess_serial or dataset.loader_workers is not None:
+        return workers
+    score = cpu_single_thread_score if cpu_single_thread_score > 0 else REFERENCE_CPU_SINGLE_THREAD_SCORE
+    total = cpu_score_needed(batch_size=batch_size, preprocess_ms_per_sample=dataset.preprocess_ms_per_sample,
+                             iteration_ms=iteration_ms)
+    for n in range(1, workers):
+        if loader_cores(n, vcpus=vcpus, gpu_count=gpu_count, threads_per_core=threads_per_core) * score >= total:
+            return n
+    return workers
+
+
+def loader_shared_bytes(*, workers: int, batch_bytes: int) -> int:
+    """Return the shared memory one GPU's loader uses: each worker's prefetched batches and the batch in use."""
+    if workers <= 0:
+        return 0
+    return (LOADER_PREFETCH_FACTOR * workers + 1) * batch_bytes
+
+
+def loader_host_bytes(*, workers: int, batch_bytes: int) -> int:
+    """Return the host memory one GPU's `workers` loader workers hold: their shared batches and their own."""
+    if workers <= 0:
+        return 0
+    return loader_shared_bytes(workers=workers, batch_bytes=batch_bytes) + workers * (batch_bytes
+                                                                                      + LOADER_WORKER_BASE_BYTES)
 
 
 def storage_bytes(dataset: Dataset) -> tuple[int, int]:

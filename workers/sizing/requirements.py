@@ -139,3 +139,5 @@ class Requirements:
     loader_workers: int = 0  # per GPU; 0: no pre-processing to do
     peak_phase: str = "backward"  # the phase of the step whose moment sets gpu_memory_bytes
     memory_calibrated: bool = False  # scaled to a measured step (training.profile.tensor_memory_bytes)
+    loader_host_bytes_per_gpu: int = 0  # in host_memory_bytes: one GPU's loader workers (machine.loader_host_bytes)
+    loader_workers_in_memory: int = 0  # the workers those bytes count (machine.loaders_in_use)
