@@ -163,20 +163,24 @@ def _change_network(p: _Planner) -> Mitigation | None:
                  if positions is None else [model.layers[i] for i in positions])
         names = tuple(layer.name for layer in heavy)
         share = sum(layer.parameters for layer in heavy) / max(model.parameters, 1)
-        if transformer_shape(model) is not None:  # a transformer: no "convolutions instead"
+        shape = transformer_shape(model)
+        if shape is not None:  # a transformer: no "convolutions instead"
             steps = "shard it or offload" if training.from_pretrained is False else \
                 "shard it, train adapters or offload"
-            what = (f"hold {share:.0%} of the parameters (parameters, gradients and optimizer state are "
+            spread = (f" only; the rest is spread over its {shape.blocks} blocks, "
+                      f"{shape.block_parameters / max(model.parameters, 1):.1%} each" if share < SPREAD_SHARE else "")
+            what = (f"hold {share:.0%} of the parameters{spread} (parameters, gradients and optimizer state are "
                     f"{state / GIB:.1f} GiB): a smaller model (fewer or narrower blocks, a smaller vocabulary), "
                     f"or keep the model and {steps} (the steps below)")
         else:
             what = (f"hold {share:.0%} of the parameters (parameters, gradients and optimizer state are "
                     f"{state / GIB:.1f} GiB): fewer or narrower Affine layers, or convolutions instead")
-    elif transformer_shape(model) is not None:
+    elif (shape := transformer_shape(model)) is not None:
         rows = activation_bytes_by_layer(model, effective_precision(training.precision, p.gpu))
         names = tuple(name for name, _ in rows[:NAMED_LAYERS])
         share = sum(size for _, size in rows[:NAMED_LAYERS]) / max(sum(size for _, size in rows), 1)
-        what = (f"keep {share:.0%} of the activation memory: a shorter sequence, fewer blocks, or "
+        spread = f" only, the rest spread over its {shape.blocks} blocks alike" if share < SPREAD_SHARE else ""
+        what = (f"keep {share:.0%} of the activation memory{spread}: a shorter sequence, fewer blocks, or "
                 f"checkpointing (below)")
     else:
         rows = activation_bytes_by_layer(model, effective_precision(training.precision, p.gpu))
