@@ -256,17 +256,25 @@ def host_memory_need_bytes(job: JobSpec, requirements: Requirements, *, gpu_coun
     (machine.loaders_in_use), or without a time the requirements' count, at most what the vCPUs allow.
     """
     extra = host_memory_bytes(job.dataset, gpu_count=gpu_count) - host_memory_bytes(job.dataset, gpu_count=1)
+    base = requirements.host_memory_bytes - requirements.loader_host_bytes_per_gpu + extra
     per_gpu = requirements.loader_host_bytes_per_gpu
     if vcpus > 0 and requirements.loader_workers_in_memory > 0:
-        allowed = loader_workers(job.dataset, vcpus=vcpus, gpu_count=gpu_count)
-        batch = job.training.batch_size
-        workers = (loaders_in_use(job.dataset, workers=allowed, batch_size=batch, iteration_ms=iteration_ms,
-                                  cpu_single_thread_score=cpu_score, vcpus=vcpus, gpu_count=gpu_count,
-                                  threads_per_core=threads_per_core) if iteration_ms > 0
-                   else min(allowed, requirements.loader_workers_in_memory))
-        per_gpu = loader_host_bytes(workers=workers,
-                                    batch_bytes=loader_batch_bytes(job.model, job.dataset, batch_size=batch))
-    return requirements.host_memory_bytes - requirements.loader_host_bytes_per_gpu + extra + per_gpu * gpu_count
+        per_gpu = _loaders_on(job, requirements, gpu_count=gpu_count, vcpus=vcpus, iteration_ms=iteration_ms,
+                              cpu_score=cpu_score, threads_per_core=threads_per_core,
+                              batch_bytes=loader_batch_bytes(job.model, job.dataset,
+                                                             batch_size=job.training.batch_size))
+    return base + per_gpu * gpu_count
+
+
+def _loaders_on(job: JobSpec, requirements: Requirements, *, gpu_count: int, vcpus: int, iteration_ms: float,
+                cpu_score: float, threads_per_core: int, batch_bytes: int) -> int:
+    """Return one GPU's loader host bytes on a machine of known vCPUs (host_memory_need_bytes)."""
+    allowed = loader_workers(job.dataset, vcpus=vcpus, gpu_count=gpu_count)
+    workers = (loaders_in_use(job.dataset, workers=allowed, batch_size=job.training.batch_size,
+                              iteration_ms=iteration_ms, cpu_single_thread_score=cpu_score, vcpus=vcpus,
+                              gpu_count=gpu_count, threads_per_core=threads_per_core) if iteration_ms > 0
+               else min(allowed, requirements.loader_workers_in_memory))
+    return loader_host_bytes(workers=workers, batch_bytes=batch_bytes)
 
 
 HostKey = tuple[str, int, int, float, int]
@@ -280,13 +288,20 @@ def host_key(m: Machine) -> HostKey:
 def host_needs(job: JobSpec, requirements: Requirements, machines: Iterable[Machine],
                per_gpu: Mapping[tuple[str, int], PerGpu]) -> dict[HostKey, int]:
     """Return host_memory_need_bytes per host_key of the machines, each GPU's loaders fed at its iteration time."""
+    keys = {(m.gpu, m.gpu_count, m.vcpus, m.cpu_score, m.threads_per_core) for m in machines}
+    counts = {key[1] for key in keys}
+    base = {n: host_memory_need_bytes(job, requirements, gpu_count=n) for n in counts}
+    if requirements.loader_workers_in_memory <= 0:  # no loader: the GPU count alone sets the need
+        return {key: base[key[1]] for key in keys}
+    batch_bytes = loader_batch_bytes(job.model, job.dataset, batch_size=job.training.batch_size)
+    loader = requirements.loader_host_bytes_per_gpu
     needs = {}
-    for key in {host_key(m) for m in machines}:
+    for key in keys:
         gpu, count, vcpus, score, threads = key
         pg = per_gpu.get((gpu, count))
-        needs[key] = host_memory_need_bytes(job, requirements, gpu_count=count, vcpus=vcpus,
-                                            iteration_ms=pg.iteration_ms if pg is not None else 0.0,
-                                            cpu_score=score, threads_per_core=threads)
+        needs[key] = base[count] + count * ((_loaders_on(
+            job, requirements, gpu_count=count, vcpus=vcpus, iteration_ms=pg.iteration_ms if pg is not None else 0.0,
+            cpu_score=score, threads_per_core=threads, batch_bytes=batch_bytes) if vcpus > 0 else loader) - loader)
     return needs
 
 

@@ -76,7 +76,8 @@ def loaders_in_use(dataset: Dataset, *, workers: int, batch_size: int, iteration
     score = cpu_single_thread_score if cpu_single_thread_score > 0 else REFERENCE_CPU_SINGLE_THREAD_SCORE
     total = cpu_score_needed(batch_size=batch_size, preprocess_ms_per_sample=dataset.preprocess_ms_per_sample,
                              iteration_ms=iteration_ms)
-    for n in range(1, workers):
+    # a worker gets at most a core (loader_cores(n) <= n): none fewer than total / score can keep up
+    for n in range(max(1, math.ceil(total / score - 1e-9)), workers):
         if loader_cores(n, vcpus=vcpus, gpu_count=gpu_count, threads_per_core=threads_per_core) * score >= total:
             return n
     return workers
