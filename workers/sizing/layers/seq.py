@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from workers.sizing.errors import SpecError
 from workers.sizing.layers.basic import LAYERNORM_PARTS_EXTRA_KEPT, LAYERNORM_PARTS_TRAFFIC_PER_VALUE
 from workers.sizing.layers.fields import Fields, Part, Rule, Shape, elementwise, show, size
 from workers.sizing.stats import LayerKind
@@ -37,6 +38,7 @@ GELU_NEW_EXTRA_KEPT = 3
 # a fused GELU's one read and one write (2).
 GELU_NEW_TRAFFIC_PER_VALUE = 18
 LSE_BYTES = 4  # a fused attention kernel's log-sum-exp per head and query row is float32
+MAX_EXPERTS = 1024  # a guard: published mixture-of-experts layers have 8 (Mixtral) to 256 (DeepSeek-V3) experts
 
 
 def _recurrent(cell: str) -> Rule:
@@ -265,6 +267,40 @@ def _ffn_parts(x: Shape, ffn: int, activation: str, bias: bool) -> list[Part]:
     return [_dense_part(x, ffn, bias, "fc1"), act, _dense_part(inner, x[1], bias, "fc2")]
 
 
+def _expert_part(part: Part, experts: int) -> Part:
+    """Return one expert's row as all `experts` of it: their weights (each step reads every expert's), one's work."""
+    if part.parameters == 0:
+        return part
+    return replace(part, parameters=part.parameters * experts,
+                   traffic_values=part.traffic_values + (experts - 1) * part.parameters)
+
+
+def _moe_parts(x: Shape, ffn: int, activation: str, bias: bool, *, experts: int, top_k: int) -> list[Part]:
+    """Return a sparse mixture-of-experts feed-forward (Shazeer et al. 2017; Mixtral, Jiang et al. 2024).
+
+    A router (a dense h -> experts row) scores each token; softmax and top-k choose `top_k` experts; each
+    token is copied to them (the dispatched copies are what their first matrices keep), each expert is
+    the block's usual feed-forward over its tokens, and the outputs, weighted by their routing scores,
+    are summed back per token. In all: the work of a dense feed-forward over top_k x the tokens, with
+    `experts` times its weights (Hugging Face's MixtralSparseMoeBlock keeps the same tensors: the gathered
+    input, each expert's activations, and each expert's output for the weighting). Load is taken as even
+    over the experts; dropped tokens and capacity factors are not modelled.
+    """
+    routed = (x[0] * top_k, x[1])
+    router = _dense_part(x, experts, False, "router")
+    scores = Part("softmax", LayerKind.ELEMENTWISE, (x[0], experts), keeps_output=True,
+                  traffic_values=2 * x[0] * experts, suffix="route")
+    # the copies of each token for its experts, read from the router's input (the normalised x)
+    dispatch = Part("gather", LayerKind.ELEMENTWISE, routed, traffic_values=size(x) + size(routed),
+                    suffix="dispatch", source=-3)
+    expert_rows = [_expert_part(p, experts) for p in _ffn_parts(routed, ffn, activation, bias)]
+    # each expert output times its routing weight keeps the output; the sum back per token keeps nothing
+    combine = Part("mul", LayerKind.ELEMENTWISE, routed, keeps_input=True, traffic_values=3 * size(routed),
+                   suffix="combine")
+    scatter = Part("add", LayerKind.ELEMENTWISE, x, traffic_values=size(routed) + size(x), suffix="scatter")
+    return [router, scores, dispatch, *expert_rows, combine, scatter]
+
+
 def _add_part(x: Shape, suffix: str) -> Part:
     """Return a residual add row (keeps nothing)."""
     return Part("add", LayerKind.ELEMENTWISE, x, traffic_values=3 * size(x), suffix=suffix)
@@ -289,8 +325,20 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     kv_heads = f.whole("kv_heads") if f.has("kv_heads") else heads
     attention = attention_parts(f, x, heads=heads, dropout=p, bias=bias, kv_heads=kv_heads)
     attention_half = [*attention, *_dropout_part(x, p, "drop1"), _add_part(x, "add1")]
+    if f.has("experts"):
+        experts = f.whole("experts", minimum=2)
+        if experts > MAX_EXPERTS:
+            raise SpecError(f.path("experts"), f"must be at most {MAX_EXPERTS}, got {experts}")
+        top_k = f.whole("experts_per_token", 2)
+        if top_k > experts:
+            raise f.shape_error(f"experts_per_token {top_k} exceeds experts {experts}")
+        feed_forward = _moe_parts(x, max(ffn, 1), activation, bias, experts=experts, top_k=top_k)
+    elif f.has("experts_per_token"):
+        raise f.shape_error("experts_per_token needs experts (a mixture-of-experts feed-forward)")
+    else:
+        feed_forward = _ffn_parts(x, max(ffn, 1), activation, bias)
     ffn_half = [
-        *_ffn_parts(x, max(ffn, 1), activation, bias),
+        *feed_forward,
         *_dropout_part(x, p, "drop2"),
         _add_part(x, "add2"),
     ]
@@ -329,6 +377,8 @@ RULES: dict[str, Rule] = {
                 "dropout",
                 "causal",
                 "bias",
+                "experts",
+                "experts_per_token",
             }
         ),
     ),

@@ -185,6 +185,16 @@ _PRESETS: tuple[Preset, ...] = (
         aliases=("mistral", "mistral-7b-v0.1", "mistral7b", "mistral_7b"),
     ),
     Preset(
+        "mixtral-8x7b",
+        "Mixtral 8x7B sparse mixture of experts (Mistral 7B's shape; each feed-forward 8 SwiGLU experts, "
+        "the top 2 per token: 46.7B parameters, 12.9B used per token)",
+        partial(llama_layers, "mixtral-8x7b"),
+        Published(47_000_000_000, None, "Jiang et al. 2024, Mixtral of Experts (arXiv 2401.04088): \"47B "
+                  "parameters, but only uses 13B active parameters\"; Table 1 for the shape"),
+        sequence_length=8192,
+        aliases=("mixtral", "mixtral-8x7b-v0.1", "mixtral8x7b", "mixtral_8x7b"),
+    ),
+    Preset(
         "dcgan",
         "DCGAN 64x64 of pytorch/examples (nz 100, ngf = ndf = 64): generator + discriminator",
         dcgan_layers,

@@ -101,6 +101,9 @@ def bert_layers(size: str, *, classes: int = 2) -> list[Layer]:
 # - mistral-7b: Jiang et al. 2023, "Mistral 7B" (arXiv 2310.06825) Table 1: 32 layers, dim 4096,
 #   32 heads, 8 KV heads, hidden_dim 14336, vocabulary 32000, sliding window 4096 (not modelled:
 #   it changes attention only beyond 4,096 tokens, and a fused kernel keeps no score matrix).
+# - mixtral-8x7b: Jiang et al. 2024, "Mixtral of Experts" (arXiv 2401.04088) Table 1: Mistral 7B's shape
+#   (dim 4096, 32 layers, 32 heads, 8 KV heads, hidden_dim 14336, vocabulary 32000) with 8 experts per
+#   feed-forward, the top 2 per token (MIXTURES); "47B parameters, but only uses 13B active" (abstract).
 LLAMA_SIZES: dict[str, tuple[int, int, int, int, int, int]] = {
     "llama-7b": (32, 4096, 32, 32, 11008, 32000),
     "llama2-13b": (40, 5120, 40, 40, 13824, 32000),
@@ -108,7 +111,10 @@ LLAMA_SIZES: dict[str, tuple[int, int, int, int, int, int]] = {
     "llama3-8b": (32, 4096, 32, 8, 14336, 128256),
     "llama3-70b": (80, 8192, 64, 8, 28672, 128256),
     "mistral-7b": (32, 4096, 32, 8, 14336, 32000),
+    "mixtral-8x7b": (32, 4096, 32, 8, 14336, 32000),
 }
+# Mixture-of-experts feed-forwards: (experts, experts per token).
+MIXTURES: dict[str, tuple[int, int]] = {"mixtral-8x7b": (8, 2)}
 
 
 def llama_7b_layers() -> list[Layer]:
@@ -132,6 +138,7 @@ def llama_layers(size: str) -> list[Layer]:
             "dropout": 0.0,
             "bias": False,
             "causal": True,
+            **({"experts": MIXTURES[size][0], "experts_per_token": MIXTURES[size][1]} if size in MIXTURES else {}),
         }
         for i in range(depth)
     ]

@@ -41,6 +41,7 @@ class Target(StrEnum):
 # Row-name suffixes of the transformer rule (layer_seq.py) and what each holds.
 _QKV, _OUT = "qkv", "proj"
 _MLP_SUFFIXES = frozenset({"fc1", "fc2", "gate", "up", "down"})
+_ROUTER = ".router"  # a mixture of experts' router row (layers/seq.py _moe_parts): its outputs are the experts
 
 
 @dataclass(frozen=True)
@@ -72,13 +73,14 @@ def _heads(attention: LayerStats, qkv_width: int, steps: int) -> int:
     return max(1, round((attention.saved_values - steps * qkv_width) / per_head))
 
 
-def _input_width(row: LayerStats, *, hidden: int, widths: set[int]) -> int:
-    """Return a dense row's input width: the one of the block's widths with parameters = d_in x d_out (+ bias)."""
+def _input_width(row: LayerStats, *, hidden: int, widths: set[int], copies: int = 1) -> int:
+    """Return a dense row's input width: the one of the block's widths with parameters = copies x d_in x d_out
+    (+ bias); `copies`: a mixture's experts, one matrix each."""
     d_out = row.output_shape[-1]
     for d_in in sorted({hidden, *widths}):
-        if row.parameters in (d_in * d_out, d_in * d_out + d_out):
+        if row.parameters in (copies * d_in * d_out, copies * (d_in * d_out + d_out)):
             return d_in
-    return row.parameters // max(d_out, 1)
+    return row.parameters // max(copies * d_out, 1)
 
 
 _KIND = operator.attrgetter("kind")
@@ -107,12 +109,15 @@ def _transformer_shape(model: ModelStats) -> TransformerShape | None:
     steps, hidden = attention.output_shape[0], attention.output_shape[-1]
     sizes = {target.value: 0 for target in Target}
     widths = {r.output_shape[-1] for r in rows if r.type == "dense"}
+    experts = next((r.output_shape[-1] for r in rows if r.name.endswith(_ROUTER)), 1)
     for r in rows:
         suffix = r.name.rsplit(".", 1)[-1]
         if r.type != "dense":
             continue
         d_out = r.output_shape[-1]
-        d_in = _input_width(r, hidden=hidden, widths=widths)
+        # a mixture's expert rows run over the routed copies of the tokens (more rows than the sequence)
+        copies = experts if r.output_shape[0] != steps else 1
+        d_in = _input_width(r, hidden=hidden, widths=widths, copies=copies)
         if suffix == _QKV:
             kv_width = (d_out - hidden) // 2  # grouped-query attention: K and V narrower than Q
             sizes[Target.Q.value] += d_in + hidden
@@ -120,8 +125,8 @@ def _transformer_shape(model: ModelStats) -> TransformerShape | None:
             sizes[Target.V.value] += d_in + kv_width
         elif suffix == _OUT:
             sizes[Target.O.value] += d_in + d_out
-        elif suffix in _MLP_SUFFIXES:
-            sizes[Target.MLP.value] += d_in + d_out
+        elif suffix in _MLP_SUFFIXES:  # one adapter per expert in a mixture of experts
+            sizes[Target.MLP.value] += copies * (d_in + d_out)
     qkv_width = next((r.output_shape[-1] for r in rows if r.name.endswith(f".{_QKV}")), 3 * hidden)
     outside = [layer.parameters for layer in blocks.get("", [])]
     block_parameters = sum(r.parameters for r in rows)
