@@ -53,6 +53,15 @@ def test_estimate_with_gpu_all_fits_the_job_on_every_catalog_gpu(capsys: pytest.
     assert {r["gpu"] for r in rows} == {g.slug for g in load_catalog().gpus}
 
 
+def test_estimate_takes_gpus_separated_by_commas_as_a_user_types_them(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "estimate", "resnet50", "--batch", "64", "--gpu", "gtx-1080-ti, rtx-3060",
+                             "--gpu", "t4", "--json")
+    assert code == 0, err
+    assert [r["gpu"] for r in json.loads(out)["per_gpu"]] == ["gtx-1080-ti", "rtx-3060", "t4"]
+    code, _, err = run_cli(capsys, "estimate", "resnet50", "--batch", "64", "--gpu", "gtx-1080-ti,rtx-9090")
+    assert code == 2 and "--gpu[1]: unknown GPU 'rtx-9090'" in err
+
+
 def test_presets_lists_every_preset(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "presets", "--json")
     names = {p["name"] for p in json.loads(out)}

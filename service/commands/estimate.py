@@ -32,8 +32,8 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("estimate", help="GPU memory, time, host memory, CPU and storage a job needs")
     add_job_flags(p)
     p.add_argument("--gpu", action="append", default=[], metavar="SLUG",
-                   help="also fit and time the job on this GPU (repeatable), or `all` for every GPU of the "
-                        "catalog; see `gpugauge catalog gpus`")
+                   help="also fit and time the job on this GPU (repeatable, or several separated by commas), or "
+                        "`all` for every GPU of the catalog; see `gpugauge catalog gpus`")
     p.add_argument("--gpu-count", type=int, default=1, metavar="N", help="GPUs per machine (data parallel)")
     p.add_argument("--json", action="store_true", help="print exactly what POST /v1/estimate returns")
     p.add_argument("--wide", action="store_true", help="every column, whatever the terminal's width")
@@ -44,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
     """Size the spec and print the requirements (or their JSON)."""
     try:
         catalog = load_catalog_summary(store=open_store())  # version, price date, GPUs: no offer is used
-        slugs = sorted(g.slug for g in catalog.gpus) if "all" in args.gpu else args.gpu
+        asked = [slug.strip() for given in args.gpu for slug in given.split(",") if slug.strip()]  # a,b or repeated
+        slugs = sorted(g.slug for g in catalog.gpus) if "all" in asked else asked
         data, job = load_job_from_args(args, schema=EstimateRequestSchema(),
                                        extra={"gpus": slugs, "gpu_count": args.gpu_count})
         with working("estimating"):
