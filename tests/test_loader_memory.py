@@ -10,9 +10,11 @@ import pytest
 
 from catalog.gpus import gpus_by_slug
 from catalog.loader import load_catalog
-from catalog.types import Catalog
+from catalog.types import Catalog, Pricing, Provider
 from tests.recommending import changed_example, recommend_spec
-from workers.ranking.shapes import host_memory_need_bytes
+from workers.ranking.catalog_index import catalog_index
+from workers.ranking.recommend import estimate_per_gpu
+from workers.ranking.shapes import host_memory_need_bytes, host_needs
 from workers.schemas.specs import load_job
 from workers.sizing.estimate import estimate_requirements
 from workers.sizing.machine import (
@@ -131,3 +133,20 @@ def test_a_machine_is_judged_with_the_workers_its_gpu_needs_there() -> None:
     workers_fast = (fast - base - 8 * batch) // 8 // (3 * batch + LOADER_WORKER_BASE_BYTES)
     assert fast == base + 8 * loader_host_bytes(workers=int(workers_fast), batch_bytes=batch)
     assert req.loader_workers_in_memory < workers_fast <= 192 // 8 - 1
+
+
+@pytest.mark.parametrize("example", ["resnet50-imagenet", "preprocess-heavy", "gpt2-pretrain"])
+def test_the_rankings_host_needs_are_each_machines_own(shipped: Catalog, example: str) -> None:
+    """host_needs works the figures out for a whole table at once; each must be host_memory_need_bytes'."""
+    _, job = load_job(changed_example(example))
+    req = estimate_requirements(job, known_gpus=KNOWN)
+    table = catalog_index(shipped).scoped(providers=frozenset({Provider.AWS, Provider.GCP}), max_gpus=8,
+                                          pricing=(Pricing.ON_DEMAND, Pricing.SPOT))
+    per_gpu = estimate_per_gpu(job, sorted(set(table.pairs)), KNOWN)
+    needs = host_needs(job, req, table.host_keys, per_gpu)
+    assert len(needs) > 50
+    for (gpu, count, vcpus, score, threads), need in needs.items():
+        row = per_gpu.get((gpu, count))
+        assert need == host_memory_need_bytes(job, req, gpu_count=count, vcpus=vcpus, cpu_score=score,
+                                              threads_per_core=threads,
+                                              iteration_ms=row.iteration_ms if row is not None else 0.0)

@@ -25,6 +25,7 @@ from workers.ranking.shapes import (
     SPOT_RESTARTS,
     Shape,
     _judge_all,
+    host_key,
     host_needs,
     judge_scope,
     judge_shapes,
@@ -85,7 +86,7 @@ def test_shapes_judged_in_arrays_are_judged_as_one_by_one(catalog: Catalog) -> N
     for name, raw in JOBS.items():
         job, requirements, per_gpu, shapes = _judged(raw, catalog)
         alone = [Shape(s.m, s.idx) for s in shapes]
-        host_need = host_needs(job, requirements, [s.m for s in shapes], per_gpu)
+        host_need = host_needs(job, requirements, [host_key(s.m) for s in shapes], per_gpu)
         _judge_all(alone, per_gpu, job=job, requirements=requirements, host_need=host_need, cpu_adjust=_cpu_adjust(job),
                    hours_known=True, block_table=catalog_index(catalog).block_table, planner=RunPlanner(job))
         for judged, plain in zip(shapes, alone, strict=True):

@@ -41,7 +41,6 @@ from workers.ranking.shapes import (
     SPOT_RESTARTS,
     HostKey,
     Shape,
-    host_key,
 )
 from workers.ranking.spot import POISSON_MAX_K
 from workers.ranking.transfer import BYTES_PER_GB
@@ -74,7 +73,7 @@ def judge_in_arrays(shapes: Sequence[Shape] | None, per_gpu: Mapping[tuple[str, 
             shape.per_gpu = pg_of_pair[pid]
     known = np.array([pg is not None for pg in pg_of_pair], dtype=bool)[table.pair_id]
     fits = np.array([pg is not None and pg.fits for pg in pg_of_pair], dtype=bool)[table.pair_id]
-    need = np.array([host_need[host_key(m)] for m in table.machines], dtype=np.int64)
+    need = np.array([host_need[k] for k in table.host_keys], dtype=np.int64)[table.host_id]
     short = fits & (table.host_memory_bytes < need)
     codes = np.full(len(table.machines), NO_REJECT, dtype=np.int8)
     codes[~known] = CODES[NO_ESTIMATE]

@@ -53,6 +53,9 @@ class MachineTable:
         self.pair_id = np.array(pair_ids, dtype=np.intp)
         loader_ids, self.loader_keys = _ids([(m.vcpus, m.gpu_count, m.threads_per_core) for m in ms])  # loaders
         self.loader_id = np.array(loader_ids, dtype=np.intp)
+        host_ids, self.host_keys = _ids([(m.gpu, m.gpu_count, m.vcpus, m.cpu_score, m.threads_per_core)
+                                         for m in ms])  # host memory need (shapes.host_key)
+        self.host_id = np.array(host_ids, dtype=np.intp)
         self.cpu_score = np.array([m.cpu_score for m in ms], dtype=float)
         self.host_memory_bytes = np.array([m.host_memory_bytes for m in ms], dtype=np.int64)
         self.storage_bytes = np.array([m.storage_bytes for m in ms], dtype=np.int64)

@@ -87,7 +87,7 @@ def judge_lazily(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[t
     machines, table, own = _scope_machines(job, requirements=requirements, index=index, scope=scope)
     if own:
         table = MachineTable(machines)
-    host_need = host_needs(job, requirements, table.machines, per_gpu)
+    host_need = host_needs(job, requirements, table.host_keys, per_gpu)
     judged = judge_in_arrays(None, per_gpu, job=job, requirements=requirements, host_need=host_need,
                              block_table=index.block_table, planner=RunPlanner(job), table=table)
     if judged is None:  # without shapes the findings come back whether or not any shape passed

@@ -22,6 +22,8 @@ from workers.ranking.runplan import MachineParts, RunPlan, RunPlanner, plan_from
 from workers.ranking.scope import Scope
 from workers.ranking.transfer import BYTES_PER_GB, Transfer, transfer_into
 from workers.sizing.machine import (
+    REFERENCE_CPU_SINGLE_THREAD_SCORE,
+    cpu_score_needed,
     host_memory_bytes,
     loader_batch_bytes,
     loader_host_bytes,
@@ -285,23 +287,52 @@ def host_key(m: Machine) -> HostKey:
     return (m.gpu, m.gpu_count, m.vcpus, m.cpu_score, m.threads_per_core)
 
 
-def host_needs(job: JobSpec, requirements: Requirements, machines: Iterable[Machine],
+def host_needs(job: JobSpec, requirements: Requirements, keys: Iterable[HostKey],
                per_gpu: Mapping[tuple[str, int], PerGpu]) -> dict[HostKey, int]:
-    """Return host_memory_need_bytes per host_key of the machines, each GPU's loaders fed at its iteration time."""
-    keys = {(m.gpu, m.gpu_count, m.vcpus, m.cpu_score, m.threads_per_core) for m in machines}
+    """Return host_memory_need_bytes per host_key (a MachineTable's host_keys, or host_key of each machine),
+    each GPU's loaders fed at its iteration time.
+
+    The same figures as host_memory_need_bytes key by key, worked out with the per-job parts said once (a
+    ranking judges a hundred or more machine kinds; tests/test_loader_memory.py holds the two equal).
+    """
+    keys = set(keys)
     counts = {key[1] for key in keys}
     base = {n: host_memory_need_bytes(job, requirements, gpu_count=n) for n in counts}
-    if requirements.loader_workers_in_memory <= 0:  # no loader: the GPU count alone sets the need
-        return {key: base[key[1]] for key in keys}
-    batch_bytes = loader_batch_bytes(job.model, job.dataset, batch_size=job.training.batch_size)
+    dataset = job.dataset
+    if requirements.loader_workers_in_memory <= 0 or dataset.preprocess_serial or dataset.loader_workers is not None:
+        # no loader, or a count the job fixes: the machine's vCPUs or time change nothing but the cap
+        return {key: host_memory_need_bytes(job, requirements, gpu_count=key[1], vcpus=key[2])
+                for key in keys} if requirements.loader_workers_in_memory > 0 else {key: base[key[1]] for key in keys}
+    batch = job.training.batch_size
+    batch_bytes = loader_batch_bytes(job.model, dataset, batch_size=batch)
+    per_worker = loader_host_bytes(workers=2, batch_bytes=batch_bytes) - loader_host_bytes(workers=1,
+                                                                                          batch_bytes=batch_bytes)
+    first = loader_host_bytes(workers=1, batch_bytes=batch_bytes) - per_worker  # what any worker count adds
     loader = requirements.loader_host_bytes_per_gpu
+    work = cpu_score_needed(batch_size=batch, preprocess_ms_per_sample=dataset.preprocess_ms_per_sample,
+                            iteration_ms=1.0)  # x 1/iteration_ms: the score that keeps a GPU fed
     needs = {}
     for key in keys:
         gpu, count, vcpus, score, threads = key
+        if vcpus <= 0:
+            needs[key] = base[count]
+            continue
+        allowed = max(1, vcpus // count - 1)  # machine.default_loader_workers
         pg = per_gpu.get((gpu, count))
-        needs[key] = base[count] + count * ((_loaders_on(
-            job, requirements, gpu_count=count, vcpus=vcpus, iteration_ms=pg.iteration_ms if pg is not None else 0.0,
-            cpu_score=score, threads_per_core=threads, batch_bytes=batch_bytes) if vcpus > 0 else loader) - loader)
+        if pg is None or pg.iteration_ms <= 0:
+            workers = min(allowed, requirements.loader_workers_in_memory)
+        else:  # machine.loaders_in_use, its common case said directly: each worker on a core of its own
+            total = work / pg.iteration_ms
+            fewest = max(1, math.ceil(total / (score if score > 0 else REFERENCE_CPU_SINGLE_THREAD_SCORE) - 1e-9))
+            if fewest >= allowed:
+                workers = allowed
+            elif threads <= 1 or fewest + 1 <= vcpus / count / threads:
+                workers = fewest
+            else:
+                workers = loaders_in_use(dataset, workers=allowed, batch_size=batch, iteration_ms=pg.iteration_ms,
+                                         cpu_single_thread_score=score, vcpus=vcpus, gpu_count=count,
+                                         threads_per_core=threads)
+        needs[key] = base[count] + count * (first + workers * per_worker - loader)
     return needs
 
 
@@ -371,11 +402,11 @@ def judge_scope(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
 
         if own:
             table = MachineTable(machines)
-        host_need = host_needs(job, requirements, table.machines, per_gpu)
+        host_need = host_needs(job, requirements, table.host_keys, per_gpu)
         judged = judge_in_arrays(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need,
                                  block_table=block_table, planner=RunPlanner(job), table=table)
         return shapes, judged
-    host_need = host_needs(job, requirements, machines, per_gpu)
+    host_need = host_needs(job, requirements, map(host_key, machines), per_gpu)
     _judge_all(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need, cpu_adjust=cpu_adjust,
                hours_known=hours_known, block_table=block_table, planner=RunPlanner(job))
     return shapes, None
