@@ -42,6 +42,13 @@ def test_the_issue_example_becomes_plain_numbers_in_the_right_fields() -> None:
     assert constraints["pricing"] == ["spot", "owned"]  # owned cards stay in: no provider was named
 
 
+def test_the_clis_recommend_verb_is_taken_as_the_default_it_is() -> None:
+    said = "resnet50 batch=64 epochs=90 data=150GB samples=1.28M spot"
+    assert parse(f"recommend {said}") == parse(said)
+    assert parse("recommend").kind == "help"
+    assert any("'recommend'" in p for p in problems_of("resnet50 recommend"))  # only as the first word
+
+
 def test_the_parsed_spec_passes_the_job_spec_schema_with_its_defaults() -> None:
     command = parse("resnet50 batch=64 epochs=90 data=150GB samples=1.28M budget=$500 deadline=2d spot")
     loaded = JobSpecSchema().load(command.spec)

@@ -275,6 +275,8 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
     if len(text) > MAX_TEXT_CHARS:
         raise CommandError([f"the command is over {MAX_TEXT_CHARS} characters; say less"])
     words = _tokens(text)
+    if words and words[0] == "recommend":  # the CLI's verb, which users carry over: the default here
+        words = words[1:]
     if not words or words[0] in ("help", "?", "-h", "--help"):
         return Command(kind="help")
     fit = words[0] == "fit"
