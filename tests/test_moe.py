@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 from marshmallow import ValidationError
 
+from catalog.gpus import gpus_by_slug
 from catalog.loader import load_catalog
 from tests.recommending import recommend_spec
 from workers.schemas.specs import load_job
+from workers.sizing.estimate import estimate_requirements
 from workers.sizing.memory import step_peak
 from workers.sizing.presets.registry import preset_stats
 from workers.sizing.strategies.adapters import lora_parameters, quantized_parameters, transformer_shape
@@ -66,6 +68,15 @@ def test_the_measured_mixture_and_its_dense_twin() -> None:
         print(f"the experts' extra, {optimizer}: {extra / seen - 1:+.1%} ({extra:,} against {seen:,} bytes)")
         assert abs(extra / seen - 1) <= 0.10
         assert abs(predicted[f"moe-{optimizer}"] / measured[f"moe-{optimizer}"] - 1) <= 0.10
+
+
+def test_a_mixtures_time_is_said_to_assume_even_load() -> None:
+    def codes(preset: str) -> set[str]:
+        _, job = load_job({"model": {"preset": preset}, "training": {"batch_size": 1, "sequence_length": 512}})
+        return {w.code for w in estimate_requirements(job, known_gpus=gpus_by_slug()).warnings}
+
+    assert "mixture-of-experts-time" in codes("mixtral-8x7b")
+    assert "mixture-of-experts-time" not in codes("mistral-7b")
 
 
 def test_mixtral_has_its_papers_47b_parameters_and_13b_active() -> None:
