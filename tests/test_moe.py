@@ -47,6 +47,19 @@ def test_a_mixture_holds_every_experts_weights_and_does_each_tokens_work_top_k_t
     assert sum(r.saved_values for r in moe.layers) - dense_kept == extra
 
 
+def test_shared_experts_see_every_token_beside_the_routed_ones() -> None:
+    routed, both = _model(experts=E, experts_per_token=K), _model(experts=E, experts_per_token=K, shared_experts=2)
+    wide = 2 * FFN  # DeepSeekMoE's shared experts as one feed-forward twice as wide
+    assert both.parameters - routed.parameters == 3 * H * wide
+    assert both.multiply_adds - routed.multiply_adds == 3 * S * H * wide
+    # they read the router's input, which is kept already: only their own activations are added
+    assert sum(r.saved_values for r in both.layers) - sum(r.saved_values for r in routed.layers) == 4 * S * wide
+    shape, routed_shape = transformer_shape(both), transformer_shape(routed)
+    assert shape is not None and routed_shape is not None
+    assert lora_parameters(shape, rank=4, targets=("mlp",)) - lora_parameters(routed_shape, rank=4, targets=("mlp",)) \
+        == 4 * 3 * (H + wide)
+
+
 def test_the_measured_mixture_and_its_dense_twin() -> None:
     """validation/moe_step.json: a decoder LM with Mixtral's sparse block (transformers' eager loop) against
     the same LM with a dense SwiGLU, one fp32 step each on torch 2.13.0's CPU build."""
@@ -99,7 +112,8 @@ def test_adapters_and_quantisation_count_every_expert() -> None:
 
 
 @pytest.mark.parametrize(("block", "field", "words"), [
-    ({"experts_per_token": 2}, "model.layers[1]", "experts_per_token needs experts"),
+    ({"experts_per_token": 2}, "model.layers[1]", "experts_per_token and shared_experts need experts"),
+    ({"shared_experts": 1}, "model.layers[1]", "experts_per_token and shared_experts need experts"),
     ({"experts": 4, "experts_per_token": 5}, "model.layers[1]", "experts_per_token 5 exceeds experts 4"),
     ({"experts": 1}, "model.layers[1].experts", "at least 2"),
     ({"experts": 5000}, "model.layers[1].experts", "at most 1024"),

@@ -275,7 +275,8 @@ def _expert_part(part: Part, experts: int) -> Part:
                    traffic_values=part.traffic_values + (experts - 1) * part.parameters)
 
 
-def _moe_parts(x: Shape, ffn: int, activation: str, bias: bool, *, experts: int, top_k: int) -> list[Part]:
+def _moe_parts(x: Shape, ffn: int, activation: str, bias: bool, *, experts: int, top_k: int,
+               shared: int = 0) -> list[Part]:
     """Return a sparse mixture-of-experts feed-forward (Shazeer et al. 2017; Mixtral, Jiang et al. 2024).
 
     A router (a dense h -> experts row) scores each token; softmax and top-k choose `top_k` experts; each
@@ -284,7 +285,9 @@ def _moe_parts(x: Shape, ffn: int, activation: str, bias: bool, *, experts: int,
     are summed back per token. In all: the work of a dense feed-forward over top_k x the tokens, with
     `experts` times its weights (Hugging Face's MixtralSparseMoeBlock keeps the same tensors: the gathered
     input, each expert's activations, and each expert's output for the weighting). Load is taken as even
-    over the experts; dropped tokens and capacity factors are not modelled.
+    over the experts; dropped tokens and capacity factors are not modelled. `shared` experts (DeepSeekMoE,
+    Dai et al. 2024; Qwen-MoE; Llama 4) see every token: one feed-forward `shared` x `ffn` wide beside the
+    routed ones, read from the same normalised input, its output added to theirs.
     """
     routed = (x[0] * top_k, x[1])
     router = _dense_part(x, experts, False, "router")
@@ -298,7 +301,14 @@ def _moe_parts(x: Shape, ffn: int, activation: str, bias: bool, *, experts: int,
     combine = Part("mul", LayerKind.ELEMENTWISE, routed, keeps_input=True, traffic_values=3 * size(routed),
                    suffix="combine")
     scatter = Part("add", LayerKind.ELEMENTWISE, x, traffic_values=size(routed) + size(x), suffix="scatter")
-    return [router, scores, dispatch, *expert_rows, combine, scatter]
+    parts = [router, scores, dispatch, *expert_rows, combine, scatter]
+    if shared > 0:
+        reads_input = {"gate", "up", "fc1"}  # the rows that read the feed-forward's input: the normalised x
+        for p in _ffn_parts(x, ffn * shared, activation, bias):
+            source = -(len(parts) + 1) if p.suffix in reads_input else p.source  # back to the row before router
+            parts.append(replace(p, suffix=f"shared_{p.suffix}", source=source))
+        parts.append(Part("add", LayerKind.ELEMENTWISE, x, traffic_values=3 * size(x), suffix="shared_add"))
+    return parts
 
 
 def _add_part(x: Shape, suffix: str) -> Part:
@@ -332,9 +342,10 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
         top_k = f.whole("experts_per_token", 2)
         if top_k > experts:
             raise f.shape_error(f"experts_per_token {top_k} exceeds experts {experts}")
-        feed_forward = _moe_parts(x, max(ffn, 1), activation, bias, experts=experts, top_k=top_k)
-    elif f.has("experts_per_token"):
-        raise f.shape_error("experts_per_token needs experts (a mixture-of-experts feed-forward)")
+        shared = f.whole("shared_experts", 0, minimum=0)
+        feed_forward = _moe_parts(x, max(ffn, 1), activation, bias, experts=experts, top_k=top_k, shared=shared)
+    elif f.has("experts_per_token") or f.has("shared_experts"):
+        raise f.shape_error("experts_per_token and shared_experts need experts (a mixture-of-experts feed-forward)")
     else:
         feed_forward = _ffn_parts(x, max(ffn, 1), activation, bias)
     ffn_half = [
@@ -379,6 +390,7 @@ RULES: dict[str, Rule] = {
                 "bias",
                 "experts",
                 "experts_per_token",
+                "shared_experts",
             }
         ),
     ),

@@ -90,7 +90,9 @@ _RETENTION: IdentityMemo[Retention | None] = IdentityMemo(size=512)
 
 # Which adapter target adapts a dense row of a block, by the row's suffix (adapters.py's names).
 _TARGETS_OF_SUFFIX = {"qkv": frozenset({"q", "k", "v"}), "proj": frozenset({"o"}),
-                      **{suffix: frozenset({"mlp"}) for suffix in ("fc1", "fc2", "gate", "up", "down")}}
+                      **{suffix: frozenset({"mlp"}) for suffix in ("fc1", "fc2", "gate", "up", "down",
+                                                                    "shared_fc1", "shared_fc2", "shared_gate",
+                                                                    "shared_up", "shared_down")}}
 
 
 def _adapted(row: LayerStats, targets: tuple[str, ...]) -> bool:
