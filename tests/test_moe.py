@@ -138,3 +138,39 @@ def test_a_mixtral_qlora_fine_tune_fits_one_48gb_card_not_a_24gb_one() -> None:
     assert 40 * 2**30 < top.parallelism.gpu_memory_per_gpu_bytes < 48 * 2**30
     assert not any(o.gpu in ("a10g", "l4", "t4") for o in rec.options)
     assert any(r.gpu == "a10g" for r in rec.rejected)
+
+
+def _described(*, vocab: int, hidden: int, heads: int, blocks: list[dict[str, Any]]) -> Any:
+    base = {"type": "transformer_block", "heads": heads, "norm_type": "rmsnorm", "activation": "swiglu",
+            "dropout": 0.0, "bias": False, "causal": True}
+    layers = [{"type": "embedding", "vocab": vocab, "dim": hidden}, *({**base, **b} for b in blocks),
+              {"type": "rmsnorm"}, {"type": "dense", "out_features": vocab, "bias": False}]
+    _, job = load_job({"model": {"layers": layers}, "training": {"batch_size": 1, "sequence_length": 1024}})
+    return job.model
+
+
+def _active(model: Any, top_k: int, experts: int) -> int:
+    routed = sum(r.parameters for r in model.layers if r.type == "dense" and r.output_shape[0] != 1024)
+    return int(model.parameters - routed + routed * top_k // experts)
+
+
+@pytest.mark.parametrize(("name", "total", "active", "top_k", "experts", "model"), [
+    # DeepSeekMoE 16B (Dai et al. 2024, arXiv 2401.06066: 16.4B total, 2.8B activated [recalled]); its config:
+    # 28 layers of hidden 2048, 16 heads, the first dense (10,944), then 64 routed experts of 1,408, top 6, 2 shared
+    ("deepseek-moe-16b", 16.4e9, 2.8e9, 6, 64, lambda: _described(
+        vocab=102400, hidden=2048, heads=16,
+        blocks=[{"ffn": 10944}, *({"ffn": 1408, "experts": 64, "experts_per_token": 6, "shared_experts": 2}
+                                  for _ in range(27))])),
+    # Qwen1.5-MoE-A2.7B (Qwen's announcement, 2024-03-28: 14.3B in total, 2.7B activated [recalled]); config.json
+    # (stored public copies, read 2026-12-03): 24 layers of 2048, 16 heads, 60 experts of 1,408, top 4, a shared
+    # expert of 5,632 (four experts' width), vocabulary 151,936, untied
+    ("qwen1.5-moe-a2.7b", 14.3e9, 2.7e9, 4, 60, lambda: _described(
+        vocab=151936, hidden=2048, heads=16,
+        blocks=[{"ffn": 1408, "experts": 60, "experts_per_token": 4, "shared_experts": 4} for _ in range(24)])),
+])
+def test_published_mixtures_described_by_their_configs_have_their_published_sizes(
+        name: str, total: float, active: float, top_k: int, experts: int, model: Any) -> None:
+    stats = model()
+    print(f"{name}: {stats.parameters / 1e9:.2f}B total, {_active(stats, top_k, experts) / 1e9:.2f}B active")
+    assert abs(stats.parameters / total - 1) <= 0.01
+    assert abs(_active(stats, top_k, experts) / active - 1) <= 0.02
