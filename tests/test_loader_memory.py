@@ -13,8 +13,8 @@ from catalog.loader import load_catalog
 from catalog.types import Catalog, Pricing, Provider
 from tests.recommending import changed_example, recommend_spec
 from workers.ranking.catalog_index import catalog_index
+from workers.ranking.host_need import host_memory_need_bytes, host_needs
 from workers.ranking.recommend import estimate_per_gpu
-from workers.ranking.shapes import host_memory_need_bytes, host_needs
 from workers.schemas.specs import load_job
 from workers.sizing.estimate import estimate_requirements
 from workers.sizing.machine import (

@@ -14,6 +14,7 @@ from catalog.types import Catalog, Offer, Pricing
 from tests.recommending import changed_example
 from workers.ranking.candidates import Span, _costed_in_arrays, collect_candidates
 from workers.ranking.catalog_index import catalog_index
+from workers.ranking.host_need import host_key, host_needs
 from workers.ranking.ranking import _cpu_adjust
 from workers.ranking.recommend import estimate_per_gpu
 from workers.ranking.runplan import RunPlanner
@@ -25,8 +26,6 @@ from workers.ranking.shapes import (
     SPOT_RESTARTS,
     Shape,
     _judge_all,
-    host_key,
-    host_needs,
     judge_scope,
     judge_shapes,
 )

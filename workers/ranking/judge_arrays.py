@@ -24,6 +24,7 @@ from typing import Any
 
 from workers.ranking.catalog_index import BlockTable
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
+from workers.ranking.host_need import HostKey
 from workers.ranking.machine_table import Judged, MachineTable
 from workers.ranking.runcost import (
     DEFAULT_CHECKPOINT_EVERY_HOURS,
@@ -39,7 +40,6 @@ from workers.ranking.shapes import (
     HOST_MEMORY,
     NO_ESTIMATE,
     SPOT_RESTARTS,
-    HostKey,
     Shape,
 )
 from workers.ranking.spot import POISSON_MAX_K

@@ -22,6 +22,7 @@ from typing import Any, overload
 from workers.ranking.candidates import Span, _costed_one_by_one, _within_budget, table_costs
 from workers.ranking.catalog_index import CatalogIndex, Machine
 from workers.ranking.front import Row, front_test, knee_of_front_first
+from workers.ranking.host_need import host_needs
 from workers.ranking.judge_arrays import KINDS, NO_REJECT, fill_shape, judge_in_arrays
 from workers.ranking.machine_table import Judged, MachineTable
 from workers.ranking.runplan import RunPlanner
@@ -31,7 +32,6 @@ from workers.ranking.shapes import (
     NO_ESTIMATE,
     Shape,
     _scope_machines,
-    host_needs,
 )
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec, Objective

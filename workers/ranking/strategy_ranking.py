@@ -24,6 +24,7 @@ from workers.ranking.carbon import annotate_energy, apply_carbon, offer_energy
 from workers.ranking.catalog_index import CatalogIndex, Machine, catalog_index
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
 from workers.ranking.front import Row, pareto_test
+from workers.ranking.host_need import host_memory_need_bytes
 from workers.ranking.ranking import ordered_rows, run_fields
 from workers.ranking.reasons import (
     commitment_warnings,
@@ -34,7 +35,7 @@ from workers.ranking.reasons import (
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected, ScalingPoint
 from workers.ranking.runplan import RunPlanner
 from workers.ranking.scope import Scope, resolve_scope
-from workers.ranking.shapes import Shape, by_transfer, host_memory_need_bytes, owned_machines, plan_shape_run
+from workers.ranking.shapes import Shape, by_transfer, owned_machines, plan_shape_run
 from workers.ranking.strategy_words import (
     micro_batch_per_gpu,
     option_host_warnings,
