@@ -73,10 +73,10 @@ def host_needs(job: JobSpec, requirements: Requirements, keys: Iterable[HostKey]
     counts = {key[1] for key in keys}
     base = {n: host_memory_need_bytes(job, requirements, gpu_count=n) for n in counts}
     dataset = job.dataset
-    if requirements.loader_workers_in_memory <= 0 or dataset.preprocess_serial or dataset.loader_workers is not None:
-        # no loader, or a count the job fixes: the machine's vCPUs or time change nothing but the cap
-        return {key: host_memory_need_bytes(job, requirements, gpu_count=key[1], vcpus=key[2])
-                for key in keys} if requirements.loader_workers_in_memory > 0 else {key: base[key[1]] for key in keys}
+    if requirements.loader_workers_in_memory <= 0:  # no loader: the GPU count alone sets the need
+        return {key: base[key[1]] for key in keys}
+    if dataset.preprocess_serial or dataset.loader_workers is not None:  # a count the job fixes, capped by vCPUs
+        return {key: host_memory_need_bytes(job, requirements, gpu_count=key[1], vcpus=key[2]) for key in keys}
     batch = job.training.batch_size
     batch_bytes = loader_batch_bytes(job.model, dataset, batch_size=batch)
     per_worker = loader_host_bytes(workers=2, batch_bytes=batch_bytes) - loader_host_bytes(workers=1,

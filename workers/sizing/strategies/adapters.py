@@ -40,8 +40,8 @@ class Target(StrEnum):
 
 # Row-name suffixes of the transformer rule (layer_seq.py) and what each holds.
 _QKV, _OUT = "qkv", "proj"
-_MLP_SUFFIXES = frozenset({"fc1", "fc2", "gate", "up", "down",  # and a mixture's shared experts (layers/seq.py)
-                           "shared_fc1", "shared_fc2", "shared_gate", "shared_up", "shared_down"})
+MLP_SUFFIXES = frozenset({"fc1", "fc2", "gate", "up", "down",  # and a mixture's shared experts (layers/seq.py)
+                          "shared_fc1", "shared_fc2", "shared_gate", "shared_up", "shared_down"})
 _ROUTER = ".router"  # a mixture of experts' router row (layers/seq.py _moe_parts): its outputs are the experts
 
 
@@ -126,7 +126,7 @@ def _transformer_shape(model: ModelStats) -> TransformerShape | None:
             sizes[Target.V.value] += d_in + kv_width
         elif suffix == _OUT:
             sizes[Target.O.value] += d_in + d_out
-        elif suffix in _MLP_SUFFIXES:  # one adapter per expert in a mixture of experts
+        elif suffix in MLP_SUFFIXES:  # one adapter per expert in a mixture of experts
             sizes[Target.MLP.value] += copies * (d_in + d_out)
     qkv_width = next((r.output_shape[-1] for r in rows if r.name.endswith(f".{_QKV}")), 3 * hidden)
     outside = [layer.parameters for layer in blocks.get("", [])]

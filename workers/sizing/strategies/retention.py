@@ -32,7 +32,7 @@ from workers.sizing.overheads import ACTIVATION_BYTES, FRAMEWORK_ACTIVATION_FACT
 from workers.sizing.spec import Precision, Training
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 from workers.sizing.step_walk import Retention, kept_per_row
-from workers.sizing.strategies.adapters import block_of
+from workers.sizing.strategies.adapters import MLP_SUFFIXES, block_of
 from workers.sizing.strategies.types import Checkpointing
 
 _QKV_SUFFIX = ".qkv"
@@ -90,9 +90,7 @@ _RETENTION: IdentityMemo[Retention | None] = IdentityMemo(size=512)
 
 # Which adapter target adapts a dense row of a block, by the row's suffix (adapters.py's names).
 _TARGETS_OF_SUFFIX = {"qkv": frozenset({"q", "k", "v"}), "proj": frozenset({"o"}),
-                      **{suffix: frozenset({"mlp"}) for suffix in ("fc1", "fc2", "gate", "up", "down",
-                                                                    "shared_fc1", "shared_fc2", "shared_gate",
-                                                                    "shared_up", "shared_down")}}
+                      **{suffix: frozenset({"mlp"}) for suffix in MLP_SUFFIXES}}
 
 
 def _adapted(row: LayerStats, targets: tuple[str, ...]) -> bool:
