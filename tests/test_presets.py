@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from workers.schemas.specs import load_job
 from workers.sizing.errors import ShapeError, SpecError, UnknownNameError
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.presets.cnn import resnet_layers
@@ -260,3 +261,17 @@ def test_the_common_fine_tuning_bases_have_their_checkpoints_parameter_counts(na
     assert {layer.get("kv_heads") for layer in preset_layers(name) if layer["type"] == "transformer_block"} \
         == {kv_heads}
     assert find_preset(name.replace("llama3-70b", "llama-3.1-70b")).name == name
+
+
+@pytest.mark.parametrize(("name", "published", "depth", "hidden", "kv_width"), [
+    ("qwen2.5-7b", 7.61e9, 28, 3584, 512), ("qwen2.5-14b", 14.7e9, 48, 5120, 1024),
+    ("qwen2.5-72b", 72.7e9, 80, 8192, 1024)])
+def test_qwen25_presets_have_their_model_cards_size_with_biases_on_q_k_v_alone(
+        name: str, published: float, depth: int, hidden: int, kv_width: int) -> None:
+    stats = preset_stats(name)
+    assert within(stats.parameters, published, 0.005)
+    layers = preset_layers(name)
+    no_bias = [{**layer, "qkv_bias": False} if layer["type"] == "transformer_block" else layer for layer in layers]
+    _, job = load_job({"model": {"layers": no_bias}, "training": {"batch_size": 1, "sequence_length": 8192}})
+    assert stats.parameters - job.model.parameters == depth * (hidden + 2 * kv_width)  # Q, K and V biases only
+    assert find_preset(f"{name}-instruct").name == name

@@ -109,11 +109,12 @@ def meta_lstm(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
 
 
 def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bool, prefix: str = "",
-                    kv_heads: int | None = None) -> list[Part]:
+                    kv_heads: int | None = None, qkv_bias: bool | None = None) -> list[Part]:
     """Return the rows of multi-head self-attention: QKV projection, attention core, output projection.
 
     With `kv_heads` below `heads` (grouped-query attention, Ainslie et al. 2023, arXiv 2305.13245; LLaMA 2
     70B, LLaMA 3, Mistral) K and V have kv_heads heads each: the projection is h + 2 h kv/heads wide.
+    `qkv_bias` (default: `bias`): biases on Q, K and V alone, as Qwen2 has them.
     """
     steps, hidden = x
     if hidden % heads:
@@ -122,6 +123,7 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
     if heads % kv:
         raise f.shape_error(f"kv_heads {kv} must divide heads {heads}")
     b = 1 if bias else 0
+    bq = b if qkv_bias is None else int(qkv_bias)
     qkv = (steps, hidden + 2 * hidden * kv // heads)
     probs = heads * steps * steps
     dropped = probs if dropout > 0 else 0
@@ -131,10 +133,10 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
             "dense",
             LayerKind.DENSE,
             qkv,
-            parameters=qkv[1] * (hidden + b),
+            parameters=qkv[1] * (hidden + bq),
             multiply_adds=steps * hidden * qkv[1],
             keeps_input=True,
-            traffic_values=size(x) + size(qkv) + qkv[1] * (hidden + b),
+            traffic_values=size(x) + size(qkv) + qkv[1] * (hidden + bq),
             suffix=f"{prefix}qkv",
         ),
         # Keeps Q, K and V (its input), the softmax output and, with dropout, the dropped
@@ -333,7 +335,8 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     f.flag("causal", False)  # decoder (causal) or encoder: the same counts, see multihead_attention
     heads = f.whole("heads")
     kv_heads = f.whole("kv_heads") if f.has("kv_heads") else heads
-    attention = attention_parts(f, x, heads=heads, dropout=p, bias=bias, kv_heads=kv_heads)
+    attention = attention_parts(f, x, heads=heads, dropout=p, bias=bias, kv_heads=kv_heads,
+                                qkv_bias=f.flag("qkv_bias", bias))
     attention_half = [*attention, *_dropout_part(x, p, "drop1"), _add_part(x, "add1")]
     if f.has("experts"):
         experts = f.whole("experts", minimum=2)
@@ -388,6 +391,7 @@ RULES: dict[str, Rule] = {
                 "dropout",
                 "causal",
                 "bias",
+                "qkv_bias",
                 "experts",
                 "experts_per_token",
                 "shared_experts",

@@ -115,6 +115,15 @@ LLAMA_SIZES: dict[str, tuple[int, int, int, int, int, int]] = {
 }
 # Mixture-of-experts feed-forwards: (experts, experts per token).
 MIXTURES: dict[str, tuple[int, int]] = {"mixtral-8x7b": (8, 2)}
+# - qwen2.5-7b, -14b, -72b: Qwen2.5 base models' config.json (model_type qwen2; stored public copies of the
+#   configs, read 2026-12-03): 28 / 48 / 80 layers, hidden 3584 / 5120 / 8192, 28 / 40 / 64 heads, 4 / 8 / 8 KV
+#   heads, intermediate 18944 / 13824 / 29568, vocabulary 152064, untied; biases on Q, K and V only (QKV_BIAS).
+LLAMA_SIZES |= {
+    "qwen2.5-7b": (28, 3584, 28, 4, 18944, 152064),
+    "qwen2.5-14b": (48, 5120, 40, 8, 13824, 152064),
+    "qwen2.5-72b": (80, 8192, 64, 8, 29568, 152064),
+}
+QKV_BIAS = frozenset({"qwen2.5-7b", "qwen2.5-14b", "qwen2.5-72b"})
 
 
 def llama_7b_layers() -> list[Layer]:
@@ -139,6 +148,7 @@ def llama_layers(size: str) -> list[Layer]:
             "bias": False,
             "causal": True,
             **({"experts": MIXTURES[size][0], "experts_per_token": MIXTURES[size][1]} if size in MIXTURES else {}),
+            **({"qkv_bias": True} if size in QKV_BIAS else {}),
         }
         for i in range(depth)
     ]
