@@ -44,7 +44,7 @@ def _traffic(layers: list[dict[str, object]], **shape: object) -> int:
 
 def test_composed_ops_move_their_tensor_once_per_primitive_op() -> None:
     from workers.sizing.layers.basic import LAYERNORM_PARTS_TRAFFIC_PER_VALUE
-    from workers.sizing.layers.seq import GELU_NEW_TRAFFIC_PER_VALUE
+    from workers.sizing.layers.feedforward import GELU_NEW_TRAFFIC_PER_VALUE
 
     fused = _traffic([{"type": "dense", "out_features": 64}, {"type": "layernorm"}], input_shape=[16, 32])
     parts = _traffic([{"type": "dense", "out_features": 64}, {"type": "layernorm", "parts": True}],

@@ -116,7 +116,7 @@ def model_warnings(job: JobSpec, *, gpu_count: int) -> list[CodedWarning]:
             f"Parameter-server exchange scaled {cap:.1f}x on 4 GPUs for {job.training.framework.value} in the "
             f"2017 survey (domain.md §4; TensorFlow 2-3x), and the estimate caps the speed-up there; "
             f"all-reduce (DDP, Horovod, MirroredStrategy) or sharding scales close to linearly on one machine.")))
-    if any(layer.type == "gather" for layer in model.layers):  # a mixture of experts' dispatch (layers/seq.py)
+    if any(layer.type == "gather" for layer in model.layers):  # a mixture of experts' dispatch (layers/feedforward.py)
         found.append(CodedWarning("mixture-of-experts-time", (
             "The experts are timed as their active work (experts_per_token of them per token) at the card's usual "
             "matrix efficiency, as if the router spread tokens evenly: uneven load, each expert's smaller matrix "

@@ -40,9 +40,9 @@ class Target(StrEnum):
 
 # Row-name suffixes of the transformer rule (layer_seq.py) and what each holds.
 _QKV, _OUT = "qkv", "proj"
-MLP_SUFFIXES = frozenset({"fc1", "fc2", "gate", "up", "down",  # and a mixture's shared experts (layers/seq.py)
+MLP_SUFFIXES = frozenset({"fc1", "fc2", "gate", "up", "down",  # and a mixture's shared experts (layers/feedforward.py)
                           "shared_fc1", "shared_fc2", "shared_gate", "shared_up", "shared_down"})
-_ROUTER = ".router"  # a mixture of experts' router row (layers/seq.py _moe_parts): its outputs are the experts
+_ROUTER = ".router"  # a mixture of experts' router row (layers/feedforward.py moe_parts): its outputs are the experts
 
 
 @dataclass(frozen=True)
