@@ -275,3 +275,10 @@ def test_qwen25_presets_have_their_model_cards_size_with_biases_on_q_k_v_alone(
     _, job = load_job({"model": {"layers": no_bias}, "training": {"batch_size": 1, "sequence_length": 8192}})
     assert stats.parameters - job.model.parameters == depth * (hidden + 2 * kv_width)  # Q, K and V biases only
     assert find_preset(f"{name}-instruct").name == name
+
+
+def test_llama_405b_has_its_papers_size_and_the_kv_heads_of_its_family() -> None:
+    stats = preset_stats("llama3.1-405b")
+    assert within(stats.parameters, 405e9, 0.005)  # 405,853,388,800 as its layers count them
+    assert {layer.get("kv_heads") for layer in preset_layers("405b") if layer["type"] == "transformer_block"} == {8}
+    assert find_preset("llama-3.1-405b").name == "llama3.1-405b"

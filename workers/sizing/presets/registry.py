@@ -185,6 +185,15 @@ _PRESETS: tuple[Preset, ...] = (
         aliases=("mistral", "mistral-7b-v0.1", "mistral7b", "mistral_7b"),
     ),
     Preset(
+        "llama3.1-405b",
+        "Llama 3.1 405B decoder (126 layers, hidden 16384, 128 heads, 8 KV heads, SwiGLU 53248, vocabulary 128256)",
+        partial(llama_layers, "llama3.1-405b"),
+        Published(405_000_000_000, None, "Dubey et al. 2024, The Llama 3 Herd of Models: 405B parameters; "
+                  "Table 3 for the shape [recalled]"),
+        sequence_length=8192,
+        aliases=("llama-3.1-405b", "llama3-405b", "llama-3-405b", "405b"),
+    ),
+    Preset(
         "mixtral-8x7b",
         "Mixtral 8x7B sparse mixture of experts (Mistral 7B's shape; each feed-forward 8 SwiGLU experts, "
         "the top 2 per token: 46.7B parameters, 12.9B used per token)",

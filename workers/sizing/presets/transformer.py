@@ -124,6 +124,10 @@ LLAMA_SIZES |= {
     "qwen2.5-72b": (80, 8192, 64, 8, 29568, 152064),
 }
 QKV_BIAS = frozenset({"qwen2.5-7b", "qwen2.5-14b", "qwen2.5-72b"})
+# - llama3.1-405b: Dubey et al. 2024, "The Llama 3 Herd of Models" (arXiv 2407.21783) Table 3 [recalled]: 126
+#   layers, model dimension 16,384, FFN 53,248, 128 heads, 8 KV heads; vocabulary 128,256 as in Llama 3's
+#   configs (stored public copies, read 2026-12-03), no weight tying.
+LLAMA_SIZES["llama3.1-405b"] = (126, 16384, 128, 8, 53248, 128256)
 
 
 def llama_7b_layers() -> list[Layer]:
