@@ -25,7 +25,14 @@ from workers.sizing.presets.small import (
     lstm_meta_learner_layers,
     vae_mnist_layers,
 )
-from workers.sizing.presets.transformer import bert_layers, gpt2_layers, llama_7b_layers, llama_layers, vit_b16_layers
+from workers.sizing.presets.transformer import (
+    LLAMA_SIZES,
+    bert_layers,
+    gpt2_layers,
+    llama_7b_layers,
+    llama_layers,
+    vit_b16_layers,
+)
 from workers.sizing.stats import ModelStats
 
 Layer = dict[str, object]
@@ -66,6 +73,22 @@ def _resnet(depth: int, params: int, gflops: float) -> Preset:
         Published(params, round(gflops * 1e9), TORCHVISION.format(f"ResNet{depth}_Weights")),
         input_shape=(3, 224, 224),
         aliases=(f"resnet-{depth}", f"resnet_{depth}"),
+    )
+
+
+def _qwen25(size: str, published: float) -> Preset:
+    """Return a Qwen2.5 base model's preset: its shape is transformer.LLAMA_SIZES' (biases on Q, K and V alone)."""
+    name = f"qwen2.5-{size}"
+    depth, hidden, heads, kv, ffn, vocab = LLAMA_SIZES[name]
+    return Preset(
+        name,
+        f"Qwen2.5 {size} decoder ({depth} layers, hidden {hidden}, {heads} heads, {kv} KV heads, SwiGLU {ffn:,}, "
+        f"vocabulary {vocab}, biases on Q, K and V)",
+        partial(llama_layers, name),
+        Published(round(published), None, f"Qwen2.5-{size.upper()} model card: {published / 1e9:g}B parameters "
+                  "[recalled]; the shape from its config.json (stored public copies, read 2026-12-03)"),
+        sequence_length=8192,
+        aliases=(f"{name}-instruct", f"qwen-2.5-{size}", f"qwen2_5_{size}"),
     )
 
 
@@ -203,19 +226,7 @@ _PRESETS: tuple[Preset, ...] = (
         sequence_length=8192,
         aliases=("mixtral", "mixtral-8x7b-v0.1", "mixtral8x7b", "mixtral_8x7b"),
     ),
-    *(Preset(
-        name,
-        f"Qwen2.5 {size} decoder ({depth} layers, hidden {hidden}, {heads} heads, {kv} KV heads, SwiGLU {ffn:,}, "
-        f"vocabulary 152064, biases on Q, K and V)",
-        partial(llama_layers, name),
-        Published(published, None, f"Qwen2.5-{size.upper()} model card: {published / 1e9:g}B parameters [recalled]; "
-                  "the shape from its config.json (stored public copies, read 2026-12-03)"),
-        sequence_length=8192,
-        aliases=(f"qwen2.5-{size}-instruct", f"qwen-2.5-{size}", f"qwen2_5_{size}"),
-    ) for name, size, depth, hidden, heads, kv, ffn, published in (
-        ("qwen2.5-7b", "7b", 28, 3584, 28, 4, 18944, 7_610_000_000),
-        ("qwen2.5-14b", "14b", 48, 5120, 40, 8, 13824, 14_700_000_000),
-        ("qwen2.5-72b", "72b", 80, 8192, 64, 8, 29568, 72_700_000_000))),
+    *(_qwen25(size, published) for size, published in (("7b", 7.61e9), ("14b", 14.7e9), ("72b", 72.7e9))),
     Preset(
         "dcgan",
         "DCGAN 64x64 of pytorch/examples (nz 100, ngf = ndf = 64): generator + discriminator",
