@@ -55,6 +55,7 @@ def test_a_job_without_preprocessing_does_not_ask_for_a_cpu_score_of_zero() -> N
     class _Req:
         loader_workers: int
         cpu_single_thread_score: float
+        warnings: tuple[object, ...] = ()
 
     assert "score 0" not in _cpu_need(_Req(23, 0.0))  # type: ignore[arg-type]
     assert "any CPU" in _cpu_need(_Req(23, 0.0))  # type: ignore[arg-type]

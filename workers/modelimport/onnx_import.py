@@ -315,13 +315,16 @@ def onnx_model_stats(
 def _batch_input(graph: Graph, types: TensorTypes, inputs: set[str], kept: set[str], batch: int) -> BatchInput:
     """Return the graph's inputs per sample as the loop holds them (their dtype), and what rows keep of them."""
     size = kept_float = kept_integer = 0
+    shape: tuple[int, ...] = ()
     for name in sorted(inputs):
         elem, dims = types.get(name, (TensorProto.FLOAT, None))
         count = math.prod(dims) // max(1, batch) if dims else 0
         size += count * (onnx.helper.tensor_dtype_to_np_dtype(elem).itemsize if elem else 4)
+        if len(inputs) == 1 and dims:
+            shape = tuple(int(d) for d in dims[1:])  # one input: its per-sample shape (the batch axis first)
         if graph.storage(name) in kept:
             if elem in FLOAT_TYPES:
                 kept_float += count
             else:
                 kept_integer += count
-    return BatchInput(bytes=size, kept_float_values=kept_float, kept_integer_values=kept_integer)
+    return BatchInput(bytes=size, kept_float_values=kept_float, kept_integer_values=kept_integer, shape=shape)

@@ -171,7 +171,8 @@ def _cpu_fix(shape: Shape, *, iteration_ms: float, job: JobSpec) -> str:
     if (workers + 1) * tpc <= per_gpu_vcpus:
         return f"{workers} loader workers per GPU (this machine has {has})"
     return (f"{workers} loader workers per GPU, {vcpus_text(workers, tpc)} per GPU; this machine has {has}: "
-            "take a machine with more vCPUs per GPU or pre-process once ahead of training")
+            "take a machine with more vCPUs per GPU, pre-process once ahead of training or on the GPU "
+            "(NVIDIA DALI decodes and augments images there)")
 
 
 def why_line(shape: Shape, *, pricing: str, price_per_hour_usd: float, cost_usd: float,

@@ -230,7 +230,8 @@ def cpu_warning(cpu_score_needed: float, *, gpu: str,
     else:
         need = math.ceil(total / cpu_single_thread_score - 1e-9)
         fix = (f"{need} loader workers per GPU on these cores would keep up ({vcpus_text(need, threads_per_core)} "
-               f"per GPU), or pre-process once ahead of training")
+               f"per GPU), or pre-process once ahead of training or on the GPU (NVIDIA DALI decodes and "
+               f"augments images there)")
     return CodedWarning("cpu-bound", (
         f"Pre-processing one batch on {workers} loader worker{'s' if workers != 1 else ''} per GPU needs a "
         f"single-thread score of {cpu_score_needed:,.0f} each to keep {gpu} busy; cores of "

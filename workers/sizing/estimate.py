@@ -26,6 +26,7 @@ from workers.sizing.advice import (
 )
 from workers.sizing.checks import check_job
 from workers.sizing.errors import UnknownNameError
+from workers.sizing.image_input import image_preprocess_warning
 from workers.sizing.layers.attention import Attention
 from workers.sizing.machine import (
     loader_batch_bytes,
@@ -274,6 +275,10 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
                          else {}))
     if cpu is not None:
         warnings.append((fastest, cpu))
+    quickest = min(cpu_scores, key=lambda c: (c[3], c[1]), default=(0.0, "", 0, 0.0))  # the GPU that reads fastest
+    images = image_preprocess_warning(job, model, gpu=quickest[1], iteration_ms=quickest[3], gpu_count=gpu_count)
+    if images is not None:
+        warnings.append((quickest[1], images))
     batch_bytes = loader_batch_bytes(model, job.dataset, batch_size=training.batch_size)
     busy = loaders_in_use(job.dataset, workers=workers, batch_size=training.batch_size, iteration_ms=fastest_ms,
                           cpu_single_thread_score=cpu_single_thread_score, vcpus=vcpus, gpu_count=gpu_count,

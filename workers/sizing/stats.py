@@ -74,6 +74,7 @@ class BatchInput:
     bytes: int
     kept_float_values: int = 0
     kept_integer_values: int = 0
+    shape: tuple[int, ...] = ()  # one sample's input (channels, height, width for an image); () unknown
 
 
 @dataclass(frozen=True)

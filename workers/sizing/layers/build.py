@@ -351,7 +351,8 @@ def _model_stats(
         frozen_parameters=frozen_total,
         batch_input=BatchInput(bytes=size(shape) * (TOKEN_ID_BYTES if tokens else FLOAT_INPUT_BYTES),
                                kept_float_values=size(shape) if "input" in kept and not tokens else 0,
-                               kept_integer_values=size(shape) if "input" in kept and tokens else 0),
+                               kept_integer_values=size(shape) if "input" in kept and tokens else 0,
+                               shape=tuple(shape)),
     )
 
 

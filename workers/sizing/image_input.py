@@ -1,0 +1,70 @@
+"""Image inputs whose host CPU cost the job does not state: what decoding and augmenting them would cost.
+
+`dataset.preprocess_ms_per_sample` defaults to 0: no CPU time is counted for the loader, and the ranking's
+CPU stretch (machine.iteration_ms_with_cpu) has nothing to stretch with. For a model that reads photographs
+(3 x 224 x 224 for ImageNet) that is rarely true: a PyTorch DataLoader worker decodes each JPEG and crops,
+resizes and flips it on a host core. The job is not changed (the images may be pre-decoded, or decoded on
+the GPU); the requirements say what the common case would cost, with the figure measured here.
+
+IMAGE_PIPELINE_MS: `python -m validation.measure.image_pipeline` (validation/image_pipeline.json, 2026-12-03)
+timed NVIDIA DeepLearningExamples' PyTorch ResNet-50 loader path on one core of this machine (AMD EPYC,
+family 25 model 1: Zen 3; PIL 13.0.0): decode and convert("RGB"), RandomResizedCrop(224) resized
+bilinearly, flip, the uint8 CHW copy, on 48 synthetic 1/f-noise JPEGs of 0.25 megapixels and 129 kB on
+average (ImageNet's mean file is 115 kB): 3.14-3.23 ms an image in two runs, decode alone 1.9-2.0 ms.
+On the reference core's scale (machine.REFERENCE_CPU_SINGLE_THREAD_SCORE, 2,000), taking this core at the
+catalog's Zen 3 score (catalog/cpu_scores.py, EPYC 7R13: 2,450, itself recalled): 3.2 x 2,450 / 2,000 =
+3.9 ms. That is one image at a time on an idle machine: DeepLearningExamples' own full-machine tables
+deliver about half that rate per worker (README, "Multi-GPU speed-up"), so treat it as a floor.
+"""
+
+from __future__ import annotations
+
+from catalog.types import GpuSpec
+from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE
+from workers.sizing.requirements import CodedWarning
+from workers.sizing.spec import JobSpec
+from workers.sizing.stats import ModelStats
+
+IMAGE_PIPELINE_MS = 3.9  # per image on one reference core; see the module docstring
+IMAGE_PIPELINE_SOURCE = "measured 2026-12-03, validation/image_pipeline.json"
+MIN_IMAGE_SIDE = 96  # smaller inputs (MNIST, CIFAR) are usually held decoded in memory
+IMAGE_CHANNELS = (1, 3, 4)
+WARN_AT_CORES = 2.0  # below two reference cores per GPU any host keeps up; nothing to say
+
+
+def image_input(model: ModelStats) -> tuple[int, int, int] | None:
+    """Return the model's per-sample input as (channels, height, width) when it reads images of 96 px or more."""
+    given = model.batch_input
+    if given is None or len(given.shape) != 3:
+        return None
+    channels, height, width = given.shape
+    if channels not in IMAGE_CHANNELS or min(height, width) < MIN_IMAGE_SIDE:
+        return None
+    return channels, height, width
+
+
+def image_preprocess_warning(job: JobSpec, model: ModelStats, *, gpu: GpuSpec | str, iteration_ms: float,
+                             gpu_count: int = 1) -> CodedWarning | None:
+    """Return `image-preprocess-not-given` where an image model's loader cost is left out and would matter.
+
+    Fires when the job gives no `preprocess_ms_per_sample`, the model reads images (image_input), and a
+    JPEG pipeline at IMAGE_PIPELINE_MS would need WARN_AT_CORES reference cores or more per GPU at this
+    GPU's pace (`iteration_ms` for one batch of `training.batch_size`).
+    """
+    dataset = job.dataset
+    if dataset.preprocess_ms_per_sample > 0 or iteration_ms <= 0 or image_input(model) is None:
+        return None
+    rate = job.training.batch_size * 1000.0 / iteration_ms
+    cores = rate * IMAGE_PIPELINE_MS / 1000.0
+    if cores < WARN_AT_CORES:
+        return None
+    name = gpu.slug if isinstance(gpu, GpuSpec) else gpu
+    machine = f", {cores * gpu_count:,.0f} for {gpu_count} GPUs" if gpu_count > 1 else ""
+    return CodedWarning("image-preprocess-not-given", (
+        f"dataset.preprocess_ms_per_sample is not given, so no host CPU time is counted for reading the "
+        f"images. If they are JPEG files decoded and augmented in DataLoader workers (PIL: decode, random "
+        f"resized crop, flip), that costs about {IMAGE_PIPELINE_MS} ms an image on one core of single-thread "
+        f"score {REFERENCE_CPU_SINGLE_THREAD_SCORE:,.0f} ({IMAGE_PIPELINE_SOURCE}; one image at a time, so "
+        f"a floor): at {rate:,.0f} images/s per {name} that is {cores:.1f} such cores per GPU{machine}. Give "
+        f"dataset.preprocess_ms_per_sample (gpugauge probe measures the data-loading phase) so that each "
+        f"machine's CPU is counted, or decode on the GPU (NVIDIA DALI) or from pre-decoded data."))
