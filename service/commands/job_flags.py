@@ -76,6 +76,12 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--preprocess-ms", type=float, metavar="MS", help="pre-processing per sample on a reference core")
     g.add_argument("--workers", type=int, metavar="N", help="data-loader workers per GPU (dataset.loader_workers)")
     g.add_argument("--serial", action="store_true", help="pre-processing cannot be split (dataset.preprocess_serial)")
+    held = g.add_mutually_exclusive_group()
+    held.add_argument("--in-memory", dest="in_memory", action="store_const", const=True,
+                      help="the data set is loaded into host memory (dataset.in_memory: true, the default)")
+    held.add_argument("--streamed", dest="in_memory", action="store_const", const=False,
+                      help="the data set is read from storage as training goes, not held in host memory "
+                           "(dataset.in_memory: false)")
     g.add_argument("--data-in", metavar="WHERE", help="where the data set lives: aws:us-east-1, gcp:us-central1, "
                    "internet or anywhere (dataset.location)")
     g.add_argument("--budget", metavar="USD", help="e.g. 50 or $50 (constraints.budget_usd)")
@@ -145,6 +151,8 @@ def merged_spec(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
     if getattr(args, "from_pretrained", None) is not None:
         sections.setdefault("training", {})["from_pretrained"] = args.from_pretrained
     _merge_adapter(args, sections)
+    if getattr(args, "in_memory", None) is not None:
+        sections.setdefault("dataset", {})["in_memory"] = args.in_memory
     if getattr(args, "serial", False):
         sections.setdefault("dataset", {})["preprocess_serial"] = True
     for flag, field in _LISTS.items():

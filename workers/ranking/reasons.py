@@ -274,10 +274,12 @@ def host_memory_reason(shortfalls: Sequence[tuple[int, int]], *, data_in_memory:
     what = ("the data set loaded into memory and the training processes" if data_in_memory
             else "the training processes (the system, and one process per GPU with the CUDA libraries and "
                  "its loader workers)")
+    fix = ("; or read the data set from storage as training goes (dataset.in_memory: false, CLI --streamed)"
+           if data_in_memory else "")
     if len(shortfalls) == 1:
-        return f"needs {gib_text(need)} of host memory for {what}; has {gib_text(has)}"
+        return f"needs {gib_text(need)} of host memory for {what}; has {gib_text(has)}{fix}"
     return (f"each has less host memory than it needs for {what}: the roomiest has {gib_text(has)} "
-            f"against {gib_text(need)} needed")
+            f"against {gib_text(need)} needed{fix}")
 
 
 def gpu_memory_reason(need_bytes: int, *, card_memory_bytes: int, name: str) -> str:
