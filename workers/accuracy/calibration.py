@@ -54,8 +54,10 @@ FITTED: tuple[Parameter, ...] = (
     Parameter("bandwidth", (("BANDWIDTH_EFFICIENCY", None),), 0.30, 0.95, 0.75),
     Parameter("maxwell-pascal.simt", (("ARCHITECTURE_FACTOR", ("maxwell", MathUnit.SIMT)),
                                       ("ARCHITECTURE_FACTOR", ("pascal", MathUnit.SIMT))), 0.30, 1.0, 1.0),
-    Parameter("hopper-blackwell", tuple(("ARCHITECTURE_FACTOR", (arch, unit)) for arch in ("hopper", "blackwell")
-                                        for unit in (MathUnit.TENSOR, MathUnit.TF32)), 0.30, 1.0, 0.6),
+    Parameter("hopper-blackwell.tensor", tuple(("ARCHITECTURE_FACTOR", (arch, MathUnit.TENSOR))
+                                               for arch in ("hopper", "blackwell")), 0.30, 1.0, 0.6),
+    Parameter("hopper-blackwell.tf32", tuple(("ARCHITECTURE_FACTOR", (arch, MathUnit.TF32))
+                                             for arch in ("hopper", "blackwell")), 0.30, 1.0, 0.6),
 )
 PRIORS: dict[str, float] = {p.name: p.prior for p in FITTED}
 
