@@ -49,12 +49,14 @@ def test_each_row_is_counted_once_under_its_own_figures(model: ModelStats) -> No
 @pytest.mark.parametrize("model", _models(), ids=lambda m: f"{m.name}-{len(m.layers)}")
 def test_the_readers_of_the_table_see_what_reading_each_row_gives(model: ModelStats) -> None:
     work = operator.attrgetter("kind", "multiply_adds", "traffic_values", "parameters", "neurons", "passes",
-                               "kernel_positions", "saved_values", "fused_saved_values", "saved_mask_bytes")
+                               "kernel_positions", "saved_values", "fused_saved_values", "saved_mask_bytes",
+                               "fused_multiply_adds")
     by_row: dict[tuple[object, ...], int] = {}
-    for kind, macs, traffic, parameters, neurons, passes, positions, saved, fused, mask in map(work, model.layers):
+    for kind, macs, traffic, parameters, neurons, passes, positions, saved, fused, mask, fused_macs in \
+            map(work, model.layers):
         key = (kind, macs, max(traffic - parameters, 0) if traffic else 2 * neurons, parameters, passes,
                positions in timing.WINOGRAD_KERNEL_POSITIONS,
-               matrix_traffic_values(kind is LayerKind.ATTENTION, saved, fused, mask))
+               matrix_traffic_values(kind is LayerKind.ATTENTION, saved, fused, mask), fused_macs)
         by_row[key] = by_row.get(key, 0) + 1
     assert list(timing._distinct_layers(model).items()) == list(by_row.items())
     assert memory._has_conv(model) == (not model.layers or any(r.kind is LayerKind.CONV for r in model.layers))

@@ -164,7 +164,10 @@ def _masked_lm_layers(size: str) -> list[Layer]:
 def without_attention_matrix(model: ModelStats, *, heads: int, causal: bool) -> ModelStats:
     """Return the model with FlashAttention: attention rows keep and move no s x s probabilities.
 
-    With a causal mask FlashAttention also skips the blocks above the diagonal: half the multiply-adds.
+    With a causal mask FlashAttention also skips the blocks above the diagonal: half the multiply-adds. A
+    row that carries its fused count (`fused_multiply_adds`, a causal transformer_block's core) keeps its
+    multiply-adds: the core takes the fused count itself under a fused kernel; only rows without one
+    (ONNX imports) are halved here.
     """
     seq = model.sequence_length or 0
     probs = heads * seq * seq
@@ -172,7 +175,7 @@ def without_attention_matrix(model: ModelStats, *, heads: int, causal: bool) -> 
     layers = tuple(
         replace(layer, saved_values=max(layer.saved_values - probs, 0), saved_mask_bytes=0,
                 traffic_values=max(layer.traffic_values - 4 * probs, 0), neurons=max(layer.neurons - 2 * probs, 0),
-                multiply_adds=layer.multiply_adds // share)
+                multiply_adds=layer.multiply_adds if layer.fused_multiply_adds >= 0 else layer.multiply_adds // share)
         if layer.kind is LayerKind.ATTENTION else layer
         for layer in model.layers
     )

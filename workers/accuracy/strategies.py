@@ -26,7 +26,7 @@ from typing import Any
 
 from catalog.types import GpuSpec
 from workers.accuracy.accuracy import compared_memory_bytes, percentile, relative_error
-from workers.accuracy.jobs import record_job, without_attention_matrix
+from workers.accuracy.jobs import FLASH_ATTENTION_PREFIXES, record_job, without_attention_matrix
 from workers.sizing.efficiency import NVLINK_EFFICIENCY
 from workers.sizing.layers.attention import Attention
 from workers.sizing.memory import fits
@@ -141,7 +141,7 @@ def _job(record: Mapping[str, Any]) -> Any:
     model = case.job.model
     if str(record["id"]).startswith(EAGER_ATTENTION_PREFIXES):  # the math path: s x s probabilities kept
         return replace(case.job, training=replace(case.job.training, attention=Attention.MATH))
-    if model.layers:
+    if model.layers and not str(record["id"]).startswith(FLASH_ATTENTION_PREFIXES):  # record_model did those
         shape = transformer_shape(model)
         heads = shape.heads if shape is not None else 1
         model = without_attention_matrix(model, heads=heads, causal=True)

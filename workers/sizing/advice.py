@@ -119,9 +119,10 @@ def model_warnings(job: JobSpec, *, gpu_count: int) -> list[CodedWarning]:
     if any(layer.type == "gather" for layer in model.layers):  # a mixture of experts' dispatch (layers/feedforward.py)
         found.append(CodedWarning("mixture-of-experts-time", (
             "The experts are timed as their active work (experts_per_token of them per token) at the card's usual "
-            "matrix efficiency, as if the router spread tokens evenly: uneven load, each expert's smaller matrix "
-            "products and an expert-parallel all-to-all make real runs slower; no public MoE training throughput "
-            "has checked this here. Memory holds every expert's weights, gradients and optimizer state.")))
+            "matrix efficiency, as if the router spread tokens evenly. Against one public run with tuned kernels "
+            "and a balanced router (NeMo AutoModel, Qwen3-30B-A3B on 8 H100) it reads 24% slow; uneven load and "
+            "an eager per-expert loop make real runs slower than that run. Memory holds every expert's weights, "
+            "gradients and optimizer state.")))
     if job.training.framework in (Framework.TENSORFLOW, Framework.JAX):
         found.append(CodedWarning("framework-preallocates", (
             f"{job.training.framework.value} reserves most of the GPU memory at start by default, so "

@@ -58,6 +58,9 @@ class LayerStats:
     pattern: str = ""
     fused_saved_values: int = -1
     fused_saved_mask_bytes: int = -1
+    # A causal attention core run by a fused kernel (flash, memory-efficient) skips the masked half of its
+    # s x s products: its multiply-adds then; -1 when the same as `multiply_adds` (not causal, or no core).
+    fused_multiply_adds: int = -1
     shared_parameters: int = 0  # weights it uses that another row counts (a tied LM head's embedding)
 
 

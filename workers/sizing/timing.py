@@ -86,10 +86,12 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
         traffic = 2 * model.neurons * batch_size * value_bytes + model.parameters * weight_bytes
         return ((LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic), 1, False, 1),)
     counts: dict[tuple[LayerKind, float, float, int, bool], int] = {}
-    for (kind, multiply_adds, per_sample, parameters, passes, winograd, matrix), count in \
+    for (kind, multiply_adds, per_sample, parameters, passes, winograd, matrix, fused_macs), count in \
             _distinct_layers(model).items():
         if fused_attention:
             per_sample = max(per_sample - matrix, 0)
+            if fused_macs >= 0:  # a causal core: the fused kernel skips the masked half
+                multiply_adds = fused_macs
         traffic = per_sample * batch_size * value_bytes + parameters * weight_bytes
         key = (kind, 2.0 * multiply_adds * batch_size, float(traffic), passes, winograd)
         counts[key] = counts.get(key, 0) + count
@@ -97,12 +99,13 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
 
 
 _WORK_FIGURES = figures("kind", "multiply_adds", "traffic_values", "parameters", "neurons", "passes",
-                        "kernel_positions", "saved_values", "fused_saved_values", "saved_mask_bytes")
+                        "kernel_positions", "saved_values", "fused_saved_values", "saved_mask_bytes",
+                        "fused_multiply_adds")
 
 
 _MULTIPLY_ADDS, _PASSES = operator.attrgetter("multiply_adds"), operator.attrgetter("passes")
 _FLOP_FIGURES = figures("multiply_adds", "passes")
-_DistinctKey = tuple[LayerKind, int, int, int, int, bool, int]
+_DistinctKey = tuple[LayerKind, int, int, int, int, bool, int, int]
 _DISTINCT: IdentityMemo[dict[_DistinctKey, int]] = IdentityMemo()
 
 
@@ -117,12 +120,13 @@ def _distinct_layers(model: ModelStats) -> dict[_DistinctKey, int]:
         # each first appears.
         grouped = row_table(model)
         for (kind, multiply_adds, traffic_values, parameters, neurons, passes, kernel_positions, saved,
-             fused_saved, mask), n in zip(map(_WORK_FIGURES, grouped.distinct), grouped.counts, strict=True):
+             fused_saved, mask, fused_macs), n in zip(map(_WORK_FIGURES, grouped.distinct), grouped.counts,
+                                                      strict=True):
             # Without a traffic figure: read the input, write the output, about twice the output.
             per_sample = max(traffic_values - parameters, 0) if traffic_values else 2 * neurons
             matrix = matrix_traffic_values(kind is LayerKind.ATTENTION, saved, fused_saved, mask)
             key = (kind, multiply_adds, per_sample, parameters, passes,
-                   kernel_positions in WINOGRAD_KERNEL_POSITIONS, matrix)
+                   kernel_positions in WINOGRAD_KERNEL_POSITIONS, matrix, fused_macs)
             counts[key] = counts.get(key, 0) + n
         return counts
 

@@ -74,6 +74,7 @@ class Part:
     # mask bytes instead of `extra_saved_values` / `saved_mask_bytes`; -1 when the same.
     fused_extra_saved_values: int = -1
     fused_mask_bytes: int = -1
+    fused_multiply_adds: int = -1  # a causal core under a fused kernel (LayerStats.fused_multiply_adds)
 
 
 class Fields:

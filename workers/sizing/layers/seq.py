@@ -100,25 +100,36 @@ def meta_lstm(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
 
 
 def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bool, prefix: str = "",
-                    kv_heads: int | None = None, qkv_bias: bool | None = None) -> list[Part]:
+                    kv_heads: int | None = None, qkv_bias: bool | None = None,
+                    head_dim: int | None = None, causal: bool = False) -> list[Part]:
     """Return the rows of multi-head self-attention: QKV projection, attention core, output projection.
 
     With `kv_heads` below `heads` (grouped-query attention, Ainslie et al. 2023, arXiv 2305.13245; LLaMA 2
     70B, LLaMA 3, Mistral) K and V have kv_heads heads each: the projection is h + 2 h kv/heads wide.
-    `qkv_bias` (default: `bias`): biases on Q, K and V alone, as Qwen2 has them.
+    `qkv_bias` (default: `bias`): biases on Q, K and V alone, as Qwen2 has them. `head_dim` (default
+    hidden / heads): each head's width where the model sets it apart (Qwen3's 128 at hidden 2048 with 32
+    heads): Q and the attention's output are heads x head_dim wide, K and V kv_heads x head_dim, and the
+    output projection maps heads x head_dim back to the hidden size. `causal`: a decoder's mask; the math
+    path multiplies the whole s x s matrices and masks them (the same count), a fused kernel (flash,
+    memory-efficient) skips the tiles above the diagonal: s (s + 1) / 2 products of each (tile edges
+    left out), its `fused_multiply_adds`.
     """
     steps, hidden = x
-    if hidden % heads:
-        raise f.shape_error(f"{heads} heads must divide the hidden size {hidden} (input {show(x)})")
     kv = heads if kv_heads is None else kv_heads
     if heads % kv:
         raise f.shape_error(f"kv_heads {kv} must divide heads {heads}")
+    if head_dim is None:
+        if hidden % heads:
+            raise f.shape_error(f"{heads} heads must divide the hidden size {hidden} (input {show(x)}), "
+                                "or give head_dim")
+        head_dim = hidden // heads
+    inner = heads * head_dim  # Q's width and the attention's output (the hidden size unless head_dim says)
     b = 1 if bias else 0
     bq = b if qkv_bias is None else int(qkv_bias)
-    qkv = (steps, hidden + 2 * hidden * kv // heads)
+    qkv = (steps, inner + 2 * kv * head_dim)
     probs = heads * steps * steps
     dropped = probs if dropout > 0 else 0
-    core = (steps, hidden)
+    core = (steps, inner)
     return [
         Part(
             "dense",
@@ -138,7 +149,8 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
             "attention",
             LayerKind.ATTENTION,
             core,
-            multiply_adds=2 * steps * steps * hidden,
+            multiply_adds=2 * steps * steps * inner,
+            fused_multiply_adds=steps * (steps + 1) * inner if causal else -1,
             keeps_input=True,
             extra_saved_values=probs + dropped,
             saved_mask_bytes=dropped,
@@ -152,21 +164,21 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
             "dense",
             LayerKind.DENSE,
             x,
-            parameters=hidden * (hidden + b),
-            multiply_adds=steps * hidden * hidden,
+            parameters=hidden * (inner + b),
+            multiply_adds=steps * inner * hidden,
             keeps_input=True,
-            traffic_values=2 * size(x) + hidden * (hidden + b),
+            traffic_values=size(core) + size(x) + hidden * (inner + b),
             suffix=f"{prefix}proj",
         ),
     ]
 
 
 def multihead_attention(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
-    """Apply multi-head self-attention to [sequence, features]; causal masking costs the same."""
+    """Apply multi-head self-attention to [sequence, features] (causal: see attention_parts)."""
     (x,) = inputs
     f.rank(x, (2,), SEQUENCE)
-    f.flag("causal", False)  # a masked full matmul: same multiply-adds and kept values
-    return attention_parts(f, x, heads=f.whole("heads"), dropout=f.fraction("dropout", 0.0), bias=f.flag("bias", True))
+    return attention_parts(f, x, heads=f.whole("heads"), dropout=f.fraction("dropout", 0.0), bias=f.flag("bias", True),
+                           causal=f.flag("causal", False))
 
 
 def _dropout_part(x: Shape, p: float, suffix: str) -> list[Part]:
@@ -220,11 +232,12 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     activation = f.choice("activation", ("gelu", "gelu_new", "relu", "silu", "swiglu"), "gelu")
     p = f.fraction("dropout", 0.1)  # GPT-2 and BERT train with 0.1 (resid, attention, embedding)
     bias = f.flag("bias", True)
-    f.flag("causal", False)  # decoder (causal) or encoder: the same counts, see multihead_attention
+    causal = f.flag("causal", False)  # decoder or encoder: the same kept values; a fused causal core does less
     heads = f.whole("heads")
     kv_heads = f.whole("kv_heads") if f.has("kv_heads") else heads
     attention = attention_parts(f, x, heads=heads, dropout=p, bias=bias, kv_heads=kv_heads,
-                                qkv_bias=f.flag("qkv_bias", bias))
+                                qkv_bias=f.flag("qkv_bias", bias),
+                                head_dim=f.whole("head_dim") if f.has("head_dim") else None, causal=causal)
     attention_half = [*attention, *_dropout_part(x, p, "drop1"), _add_part(x, "add1")]
     if f.has("experts"):
         experts = f.whole("experts", minimum=2)
@@ -271,6 +284,7 @@ RULES: dict[str, Rule] = {
                 "hidden",
                 "heads",
                 "kv_heads",
+                "head_dim",
                 "ffn",
                 "ffn_multiplier",
                 "norm",

@@ -228,6 +228,16 @@ _PRESETS: tuple[Preset, ...] = (
     ),
     *(_qwen25(size, published) for size, published in (("7b", 7.61e9), ("14b", 14.7e9), ("72b", 72.7e9))),
     Preset(
+        "qwen3-30b-a3b",
+        "Qwen3-30B-A3B sparse mixture of experts (48 layers, hidden 2048, 32 heads of 128, 4 KV heads; each "
+        "feed-forward 128 SwiGLU experts of 768, the top 8 per token: 30.5B parameters, 3.3B used per token)",
+        partial(llama_layers, "qwen3-30b-a3b"),
+        Published(30_500_000_000, None, "Qwen3-30B-A3B model card: \"30.5B in total and 3.3B activated\" "
+                  "[recalled]; the shape from its config.json (stored public copies, read 2026-12-03)"),
+        sequence_length=4096,
+        aliases=("qwen3-30b", "qwen3-moe-30b", "qwen3-30b-a3b-base", "qwen3_30b_a3b"),
+    ),
+    Preset(
         "dcgan",
         "DCGAN 64x64 of pytorch/examples (nz 100, ngf = ndf = 64): generator + discriminator",
         dcgan_layers,

@@ -115,6 +115,13 @@ LLAMA_SIZES: dict[str, tuple[int, int, int, int, int, int]] = {
 }
 # Mixture-of-experts feed-forwards: (experts, experts per token).
 MIXTURES: dict[str, tuple[int, int]] = {"mixtral-8x7b": (8, 2)}
+# - qwen3-30b-a3b: Qwen3-30B-A3B's config.json (model_type qwen3_moe; several stored public copies agree,
+#   read 2026-12-03): 48 layers, hidden 2048, 32 heads of head_dim 128 (Q is 4096 wide), 4 KV heads, 128
+#   experts of moe_intermediate_size 768, 8 per token, vocabulary 151936, untied, no attention bias. Its
+#   per-head RMSNorm on Q and K (2 x 128 weights a layer) is not modelled.
+LLAMA_SIZES["qwen3-30b-a3b"] = (48, 2048, 32, 4, 768, 151936)
+MIXTURES["qwen3-30b-a3b"] = (128, 8)
+HEAD_DIMS: dict[str, int] = {"qwen3-30b-a3b": 128}  # where a head is not hidden / heads wide
 # - qwen2.5-7b, -14b, -72b: Qwen2.5 base models' config.json (model_type qwen2; stored public copies of the
 #   configs, read 2026-12-03): 28 / 48 / 80 layers, hidden 3584 / 5120 / 8192, 28 / 40 / 64 heads, 4 / 8 / 8 KV
 #   heads, intermediate 18944 / 13824 / 29568, vocabulary 152064, untied; biases on Q, K and V only (QKV_BIAS).
@@ -153,6 +160,7 @@ def llama_layers(size: str) -> list[Layer]:
             "causal": True,
             **({"experts": MIXTURES[size][0], "experts_per_token": MIXTURES[size][1]} if size in MIXTURES else {}),
             **({"qkv_bias": True} if size in QKV_BIAS else {}),
+            **({"head_dim": HEAD_DIMS[size]} if size in HEAD_DIMS else {}),
         }
         for i in range(depth)
     ]

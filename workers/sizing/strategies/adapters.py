@@ -107,7 +107,9 @@ def _transformer_shape(model: ModelStats) -> TransformerShape | None:
         return None
     rows = blocks[attention_blocks[0]]
     attention = next(r for r in rows if r.kind is LayerKind.ATTENTION)
-    steps, hidden = attention.output_shape[0], attention.output_shape[-1]
+    steps, inner = attention.output_shape[0], attention.output_shape[-1]  # heads x head_dim
+    # the model's width: the output projection's (it maps the heads back), the attention's without one
+    hidden = next((r.output_shape[-1] for r in rows if r.name.endswith(f".{_OUT}")), inner)
     sizes = {target.value: 0 for target in Target}
     widths = {r.output_shape[-1] for r in rows if r.type == "dense"}
     experts = next((r.output_shape[-1] for r in rows if r.name.endswith(_ROUTER)), 1)
@@ -120,15 +122,15 @@ def _transformer_shape(model: ModelStats) -> TransformerShape | None:
         copies = experts if r.output_shape[0] != steps else 1
         d_in = _input_width(r, hidden=hidden, widths=widths, copies=copies)
         if suffix == _QKV:
-            kv_width = (d_out - hidden) // 2  # grouped-query attention: K and V narrower than Q
-            sizes[Target.Q.value] += d_in + hidden
+            kv_width = (d_out - inner) // 2  # grouped-query attention: K and V narrower than Q
+            sizes[Target.Q.value] += d_in + inner
             sizes[Target.K.value] += d_in + kv_width
             sizes[Target.V.value] += d_in + kv_width
         elif suffix == _OUT:
             sizes[Target.O.value] += d_in + d_out
         elif suffix in MLP_SUFFIXES:  # one adapter per expert in a mixture of experts
             sizes[Target.MLP.value] += copies * (d_in + d_out)
-    qkv_width = next((r.output_shape[-1] for r in rows if r.name.endswith(f".{_QKV}")), 3 * hidden)
+    qkv_width = next((r.output_shape[-1] for r in rows if r.name.endswith(f".{_QKV}")), 3 * inner)
     outside = [layer.parameters for layer in blocks.get("", [])]
     block_parameters = sum(r.parameters for r in rows)
     return TransformerShape(

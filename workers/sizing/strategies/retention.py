@@ -76,7 +76,7 @@ def _ops_saved_values(rows: list[LayerStats]) -> int:
     position = 0
     for row in rows:
         if row.kind is LayerKind.ATTENTION:
-            saved += steps * hidden  # the kernel's output (its log-sum-exp is a float per query row and head)
+            saved += _size(row.output_shape)  # the kernel's output (its log-sum-exp: a float per query row and head)
         elif row.type == "dense":
             for width in matmul_widths(row, hidden):
                 position += 1
