@@ -19,7 +19,6 @@ deliver about half that rate per worker (README, "Multi-GPU speed-up"), so treat
 
 from __future__ import annotations
 
-from catalog.types import GpuSpec
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import JobSpec
@@ -43,13 +42,13 @@ def image_input(model: ModelStats) -> tuple[int, int, int] | None:
     return channels, height, width
 
 
-def image_preprocess_warning(job: JobSpec, model: ModelStats, *, gpu: GpuSpec | str, iteration_ms: float,
+def image_preprocess_warning(job: JobSpec, model: ModelStats, *, gpu: str, iteration_ms: float,
                              gpu_count: int = 1) -> CodedWarning | None:
     """Return `image-preprocess-not-given` where an image model's loader cost is left out and would matter.
 
     Fires when the job gives no `preprocess_ms_per_sample`, the model reads images (image_input), and a
     JPEG pipeline at IMAGE_PIPELINE_MS would need WARN_AT_CORES reference cores or more per GPU at this
-    GPU's pace (`iteration_ms` for one batch of `training.batch_size`).
+    GPU's pace (`iteration_ms` for one batch of `training.batch_size`; `gpu` its slug).
     """
     dataset = job.dataset
     if dataset.preprocess_ms_per_sample > 0 or iteration_ms <= 0 or image_input(model) is None:
@@ -58,13 +57,12 @@ def image_preprocess_warning(job: JobSpec, model: ModelStats, *, gpu: GpuSpec | 
     cores = rate * IMAGE_PIPELINE_MS / 1000.0
     if cores < WARN_AT_CORES:
         return None
-    name = gpu.slug if isinstance(gpu, GpuSpec) else gpu
     machine = f", {cores * gpu_count:,.0f} for {gpu_count} GPUs" if gpu_count > 1 else ""
     return CodedWarning("image-preprocess-not-given", (
         f"dataset.preprocess_ms_per_sample is not given, so no host CPU time is counted for reading the "
         f"images. If they are JPEG files decoded and augmented in DataLoader workers (PIL: decode, random "
         f"resized crop, flip), that costs about {IMAGE_PIPELINE_MS} ms an image on one core of single-thread "
         f"score {REFERENCE_CPU_SINGLE_THREAD_SCORE:,.0f} ({IMAGE_PIPELINE_SOURCE}; one image at a time, so "
-        f"a floor): at {rate:,.0f} images/s per {name} that is {cores:.1f} such cores per GPU{machine}. Give "
+        f"a floor): at {rate:,.0f} images/s per {gpu} that is {cores:.1f} such cores per GPU{machine}. Give "
         f"dataset.preprocess_ms_per_sample (your loader's work on one sample, timed on one core) so that each "
         f"machine's CPU is counted, or decode on the GPU (NVIDIA DALI) or from pre-decoded data."))
