@@ -23,3 +23,15 @@ def wide_mlp() -> Any:
 def not_a_model() -> int:
     """Return something that is not a module."""
     return 3
+
+
+def one_sample(index: int) -> list[int]:
+    """Load and pre-process one sample: deterministic CPU work, as a Dataset's __getitem__ does."""
+    return sorted((j * 7919 + index) % 1000 for j in range(4000))
+
+
+def failing_sample(index: int) -> list[int]:
+    """Fail on the fourth sample, as a corrupt file would."""
+    if index == 3:
+        raise OSError("image file is truncated")
+    return [index]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,31 @@ def test_probe_reports_bad_input_in_one_line_with_exit_2(args: list[str], messag
     assert main(["probe", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_probe_times_the_users_own_sample_loading_into_the_spec(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from service.probe.loader_time import on_reference_core
+
+    spec_path = tmp_path / "probed.json"
+    code = main(["probe", f"{MODELS}:small_cnn", "--input-shape", "3,16,16", "--batch-size", "4",
+                 "--sample", f"{MODELS}:one_sample", "--sample-count", "8", "--spec", str(spec_path)])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0 and "pre-processing:" in out and "ms a sample here (median of 8;" in out
+    written = json.loads(spec_path.read_text())["dataset"]["preprocess_ms_per_sample"]
+    assert written > 0
+    _, job = load_job(written_spec := json.loads(spec_path.read_text()))
+    assert job.dataset.preprocess_ms_per_sample == written and written_spec["model"]["stats"]
+    # on a CPU the score table knows, the time is scaled to the reference core (2,000); else kept as measured
+    assert on_reference_core(2.0, "Intel(R) Xeon(R) Platinum 8175M CPU @ 2.50GHz") == (2.0 * 1950 / 2000, 1950)
+    assert on_reference_core(2.0, "Some Unknown CPU") == (2.0, 0.0)
+
+
+def test_a_failing_sample_function_is_one_line_naming_the_index(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["probe", f"{MODELS}:small_cnn", "--input-shape", "3,16,16", "--sample",
+                 f"{MODELS}:failing_sample"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "failed on index 3: OSError: image file is truncated" in err
+    assert main(["probe", f"{MODELS}:small_cnn", "--input-shape", "3,16,16", "--sample", f"{MODELS}:one_sample",
+                 "--sample-count", "0"]) == 2

@@ -4,7 +4,9 @@ Needs PyTorch (`pip install 'gpugauge[probe]'`, or your own torch). Prints the P
 loading, forward, loss, backward, update), the intrinsic peak of live tensor bytes and what each
 layer keeps for backward; `--spec FILE` writes a job spec whose `training.measured_memory` carries
 the measured tensor memory (and, on a GPU named with `--gpu`, `training.profile` the measured
-iteration time), which the estimator then scales to every GPU.
+iteration time), which the estimator then scales to every GPU. `--sample FUNCTION` times the user's own
+loading of one sample on one core (service/probe/loader_time.py) and writes it as the spec's
+`dataset.preprocess_ms_per_sample`.
 """
 
 from __future__ import annotations
@@ -47,23 +49,32 @@ def register(subparsers: Any) -> None:
     p.add_argument("--vocab", type=int, help="the input is token ids below this (a language model)")
     p.add_argument("--gpu", help="the catalog slug of the GPU you ran on (for the spec's time profile)")
     p.add_argument("--spec", help="write a job spec (JSON or YAML by suffix) calibrated by this run")
+    p.add_argument("--sample", metavar="FUNCTION", help="your function that loads and pre-processes one training "
+                   "sample given its index (module:function or file.py:function): timed on one core, it gives "
+                   "the spec's dataset.preprocess_ms_per_sample")
+    p.add_argument("--sample-count", type=int, default=32, metavar="N", help="samples to time (default 32)")
     p.add_argument("--json", action="store_true", help="print the measurement as JSON")
     p.set_defaults(func=run)
 
 
-def spec_from_probe(result: Any, *, precision: str, optimizer: str, gpu: str | None) -> dict[str, Any]:
-    """Return a job spec with the model's totals, the measured memory and (on a named GPU) its time."""
+def spec_from_probe(result: Any, *, precision: str, optimizer: str, gpu: str | None,
+                    preprocess_ms: float | None = None) -> dict[str, Any]:
+    """Return a job spec with the model's totals, the measured memory, (on a named GPU) its time and (with
+    --sample) one sample's pre-processing on the reference core."""
     training: dict[str, Any] = {
         "batch_size": result.batch_size, "precision": precision, "optimizer": optimizer,
         "measured_memory": {"tensor_memory_bytes": result.peak_bytes, "batch_size": result.batch_size},
     }
     if gpu and result.device.startswith("cuda"):
         training["profile"] = {"gpu": gpu, "iteration_ms": round(result.iteration_ms, 3)}
-    return {
+    spec: dict[str, Any] = {
         "model": {"stats": {"neurons": max(1, result.neurons), "parameters": result.parameters,
                             "multiply_adds": result.multiply_adds}},
         "training": training,
     }
+    if preprocess_ms is not None:
+        spec["dataset"] = {"preprocess_ms_per_sample": round(preprocess_ms, 4)}
+    return spec
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
         return fail("--batch-size and --steps must be at least 1")
     if args.vocab is not None and args.vocab < 1:
         return fail("--vocab must be at least 1")
+    if args.sample_count < 1:
+        return fail("--sample-count must be at least 1")
     try:
         from service.probe.run import ProbeError, load_callable, probe
     except ModuleNotFoundError as exc:
@@ -82,19 +95,28 @@ def run(args: argparse.Namespace) -> int:
                        precision=args.precision, token_vocab=args.vocab)
     except ProbeError as exc:
         return fail(str(exc))
+    loading = None
+    if args.sample:
+        from service.probe.loader_time import LoaderError, time_samples
+        try:
+            loading = time_samples(load_callable(args.sample), samples=args.sample_count)  # type: ignore[arg-type]
+        except (ProbeError, LoaderError) as exc:
+            return fail(str(exc))
     if args.spec:
-        spec = spec_from_probe(result, precision=args.precision, optimizer=args.optimizer, gpu=args.gpu)
+        spec = spec_from_probe(result, precision=args.precision, optimizer=args.optimizer, gpu=args.gpu,
+                               preprocess_ms=loading.ms_reference if loading is not None else None)
         path = Path(args.spec)
         text = json.dumps(spec, indent=2) if path.suffix == ".json" else yaml.safe_dump(spec, sort_keys=False)
         path.write_text(text + ("\n" if path.suffix == ".json" else ""), encoding="utf-8")
     if args.json:
-        print(json.dumps({**result.__dict__, "kept_by_layer": dict(result.kept_by_layer)}, indent=2))
+        print(json.dumps({**result.__dict__, "kept_by_layer": dict(result.kept_by_layer),
+                          **({"loading": loading.__dict__} if loading is not None else {})}, indent=2))
         return 0
-    _print(result, spec=args.spec)
+    _print(result, spec=args.spec, loading=loading)
     return 0
 
 
-def _print(result: Any, *, spec: str | None) -> None:
+def _print(result: Any, *, spec: str | None, loading: Any = None) -> None:
     """Print the phase times, the peak and the layers that keep the most."""
     console = make_console()
     phases = Table(title=f"{result.steps} measured step(s) on {result.device}, batch {result.batch_size}")
@@ -115,5 +137,8 @@ def _print(result: Any, *, spec: str | None) -> None:
     for name, kept in result.kept_by_layer[:TOP_LAYERS]:
         layers.add_row(name or "(model)", fmt_bytes(kept))
     console.print(layers)
+    if loading is not None:
+        from service.probe.loader_time import describe
+        console.print(describe(loading))
     if spec:
         console.print(f"wrote {spec}: size it with `gpugauge estimate {spec}`")

@@ -64,5 +64,5 @@ def image_preprocess_warning(job: JobSpec, model: ModelStats, *, gpu: str, itera
         f"resized crop, flip), that costs about {IMAGE_PIPELINE_MS} ms an image on one core of single-thread "
         f"score {REFERENCE_CPU_SINGLE_THREAD_SCORE:,.0f} ({IMAGE_PIPELINE_SOURCE}; one image at a time, so "
         f"a floor): at {rate:,.0f} images/s per {gpu} that is {cores:.1f} such cores per GPU{machine}. Give "
-        f"dataset.preprocess_ms_per_sample (your loader's work on one sample, timed on one core) so that each "
+        f"dataset.preprocess_ms_per_sample (gpugauge probe --sample times your loader on one core) so that each "
         f"machine's CPU is counted, or decode on the GPU (NVIDIA DALI) or from pre-decoded data."))
