@@ -40,6 +40,8 @@ import numpy as np
 import torch
 from PIL import Image
 
+from service.probe.loader_time import host_cpu_model
+
 OUT = Path(__file__).resolve().parents[2] / "validation" / "image_pipeline.json"
 IMAGENET_MEAN_BYTES = 146_900_000_000 / 1_281_167
 # (width, height) of the generated photographs: landscape and portrait 4:3 and 3:2 at 500 px on the long
@@ -143,16 +145,6 @@ def _time_ms(fn: Callable[[bytes, random.Random], Any], corpus: list[bytes], rou
     return medians
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def main(argv: list[str] | None = None) -> int:
     rounds = 7
     torch.set_num_threads(1)
@@ -171,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                    f"{len(corpus)}-image corpus, {rounds} rounds, the median round reported; the corpus's "
                    "JPEGs held in memory (no disk read)"),
         "measured_at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
-        "host": {"cpu_model": _cpu_model(), "machine": platform.machine(), "cpus": os.cpu_count(),
+        "host": {"cpu_model": host_cpu_model(), "machine": platform.machine(), "cpus": os.cpu_count(),
                  "python": sys.version.split()[0], "torch": torch.__version__,
                  "pillow": Image.__version__ if hasattr(Image, "__version__") else "unknown",
                  "numpy": np.__version__},
