@@ -302,10 +302,10 @@ def test_a_fused_attention_kernel_moves_no_sequence_by_sequence_matrix_through_m
     # Only attention cores change: q, k, v in (3 x hidden values per token) and the output out (hidden),
     # not heads x s x s probabilities.
     by_kind: dict[LayerKind, float] = {}
-    for kind, _, traffic, _, _, count in layer_work(model, 8, Precision.BF16_MIXED, True):
+    for kind, _, traffic, _, _, count, _ in layer_work(model, 8, Precision.BF16_MIXED, True):
         by_kind[kind] = by_kind.get(kind, 0.0) + traffic * count
     math_kind: dict[LayerKind, float] = {}
-    for kind, _, traffic, _, _, count in layer_work(model, 8, Precision.BF16_MIXED, False):
+    for kind, _, traffic, _, _, count, _ in layer_work(model, 8, Precision.BF16_MIXED, False):
         math_kind[kind] = math_kind.get(kind, 0.0) + traffic * count
     assert {k: v for k, v in by_kind.items() if k is not LayerKind.ATTENTION} == \
         {k: v for k, v in math_kind.items() if k is not LayerKind.ATTENTION}

@@ -31,7 +31,7 @@ MODEL_PRESETS = frozenset({
     "bert-large", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-7b", "vit-b16", "dcgan",
     "vae-mnist", "dqn-atari", "lstm-meta-learner",
 })
-PRECISIONS = frozenset({"fp32", "fp16-mixed", "bf16-mixed"})  # workers/sizing/spec.py Precision
+PRECISIONS = frozenset({"fp32", "fp16-mixed", "bf16-mixed", "fp8-mixed"})  # workers/sizing/spec.py Precision
 OPTIMIZERS = frozenset({"sgd", "momentum", "adam", "adamw"})  # workers/sizing/spec.py Optimizer
 OPTIMIZER_IMPLEMENTATIONS = frozenset({"foreach", "per_tensor", "fused"})  # spec.py OptimizerImplementation
 GRADIENT_CLIPPINGS = frozenset({"none", "global", "per_tensor"})  # spec.py GradientClipping

@@ -56,7 +56,7 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--input-shape", metavar="CxHxW", help="an image preset's input, e.g. 3x32x32 for CIFAR "
                    "(model.input_shape)")
     g.add_argument("--epochs", type=float, metavar="N")
-    g.add_argument("--precision", choices=("fp32", "fp16-mixed", "bf16-mixed"))
+    g.add_argument("--precision", choices=("fp32", "fp16-mixed", "bf16-mixed", "fp8-mixed"))
     g.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw"))
     g.add_argument("--framework", choices=("pytorch", "tensorflow", "jax", "cntk"))
     start = g.add_mutually_exclusive_group()

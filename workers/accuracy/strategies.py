@@ -119,8 +119,9 @@ def family(record: Mapping[str, Any]) -> str:
     if s.get("adapter"):
         return str(s["adapter"]["kind"])
     nodes = -(-int(record["gpu_count"]) // int(s["gpus_per_node"]))
-    return f"{s['data_parallel']} x{nodes} machine{'s' if nodes > 1 else ''}" if nodes <= 1 else \
+    name = f"{s['data_parallel']} x{nodes} machine{'s' if nodes > 1 else ''}" if nodes <= 1 else \
         f"{s['data_parallel']} several machines"
+    return f"{name}, fp8" if record["precision"] == "fp8-mixed" else name
 
 
 def deepspeed_model_states_bytes(*, parameters: int, largest_layer: int, gpus: int, stage: int) -> float:

@@ -170,7 +170,11 @@ class TrainingSchema(_Strict):
         metadata={"description": "Tokens per sample the steps compute when batches are padded to their "
                                  "longest sample or binned; at most sequence_length. Memory is sized at "
                                  "sequence_length, time at this length."})
-    precision = fields.String(load_default="fp32", validate=validate.OneOf(("fp32", "fp16-mixed", "bf16-mixed")))
+    precision = fields.String(
+        load_default="fp32", validate=validate.OneOf(("fp32", "fp16-mixed", "bf16-mixed", "fp8-mixed")),
+        metadata={"description": "fp8-mixed: the linear layers' matrix products in FP8 (Transformer Engine, "
+                                 "torchao float8), the rest as bf16-mixed; on cards without FP8 (before Ada) "
+                                 "estimated as bf16-mixed. Memory is sized as bf16-mixed."})
     optimizer = fields.String(load_default="adam", validate=validate.OneOf(("sgd", "momentum", "adam", "adamw")))
     optimizer_implementation = fields.String(
         load_default="foreach", validate=validate.OneOf(("foreach", "per_tensor", "fused")),

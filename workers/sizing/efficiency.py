@@ -162,6 +162,7 @@ MIXED_PRECISION_COPY_BYTES: dict[Precision, int] = {
     Precision.FP32: 0,
     Precision.FP16_MIXED: 2,
     Precision.BF16_MIXED: 2,
+    Precision.FP8_MIXED: 2,
 }
 
 # All-reduce links. NVIDIA quotes NVLink as the total of both directions; a ring sends one way.

@@ -212,8 +212,8 @@ def _mixed_precision(p: _Planner) -> Mitigation | None:
     """Train in 16-bit activations with fp32 master weights."""
     if effective_precision(p.job.training.precision, p.gpu) is not Precision.FP32:
         return None
-    if p.job.training.precision is Precision.BF16_MIXED:
-        return None  # a bf16 job on a card without bf16: its precision family is kept, never fp16
+    if p.job.training.precision in (Precision.BF16_MIXED, Precision.FP8_MIXED):
+        return None  # a bf16 (or fp8) job on a card without bf16: its precision family is kept, never fp16
     target = Precision.BF16_MIXED if has_bf16(p.gpu) else Precision.FP16_MIXED
     changed = replace(p.job.training, precision=target)
     peak = p.memory(changed, p.gpu_count)

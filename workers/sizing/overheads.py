@@ -16,6 +16,7 @@ ACTIVATION_BYTES: dict[Precision, int] = {
     Precision.FP32: 4,
     Precision.FP16_MIXED: 2,
     Precision.BF16_MIXED: 2,
+    Precision.FP8_MIXED: 2,
 }
 # Weights: fp32 4 B; mixed precision 6 B (fp32 master + 16-bit copy), HF "model memory anatomy"
 # (estimation-methods.md §2).
@@ -23,6 +24,7 @@ WEIGHT_BYTES: dict[Precision, int] = {
     Precision.FP32: 4,
     Precision.FP16_MIXED: 6,
     Precision.BF16_MIXED: 6,
+    Precision.FP8_MIXED: 6,
 }
 # The step walk (step_walk.py) splits WEIGHT_BYTES in two: the fp32 weights PyTorch AMP trains (its
 # master copy, 4 B, alive all step) and the 16-bit copy autocast casts for each convolution and matrix
@@ -33,6 +35,7 @@ WEIGHT_COPY_BYTES: dict[Precision, int] = {
     Precision.FP32: 0,
     Precision.FP16_MIXED: 2,
     Precision.BF16_MIXED: 2,
+    Precision.FP8_MIXED: 2,
 }
 # Gradients: 4 B, "always kept in fp32" in HF's accounting (estimation-methods.md §2).
 GRADIENT_BYTES = 4
@@ -109,6 +112,7 @@ COMPUTE_WEIGHT_BYTES: dict[Precision, int] = {
     Precision.FP32: 4,
     Precision.FP16_MIXED: 2,
     Precision.BF16_MIXED: 2,
+    Precision.FP8_MIXED: 2,
 }
 
 # A model given only as totals: values kept for backward per neuron. [rule of thumb] Each layer's

@@ -61,6 +61,10 @@ OLD_ARCHITECTURES = frozenset({"kepler", "maxwell"})
 CUDA11_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell"})
 TENSOR_CORE_ARCHITECTURES = frozenset({"volta", "turing", "ampere", "ada", "hopper", "blackwell"})
 BF16_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell"})
+# FP8 tensor cores: Ada (sm89), Hopper (sm90) and Blackwell (sm100/sm120); NVIDIA's Ada, Hopper and Blackwell
+# architecture papers (recalled, not re-read) give their dense FP8 rate at twice the dense FP16 one, on every card.
+FP8_ARCHITECTURES = frozenset({"ada", "hopper", "blackwell"})
+FP8_TO_FP16_TENSOR_RATE = 2.0
 # domain.md §6: "Top-end cards pay off only on large networks". Ours: a card of at least this dense
 # fp16 tensor rate is top-end, and it is wasted when launch overhead is half of its iteration.
 TOP_END_FP16_TFLOPS = 300.0

@@ -19,6 +19,9 @@ class Precision(StrEnum):
     FP32 = "fp32"
     FP16_MIXED = "fp16-mixed"
     BF16_MIXED = "bf16-mixed"
+    # FP8 matrix products (NVIDIA Transformer Engine, torchao float8): the linear layers' GEMMs in FP8 with
+    # per-tensor scales, everything else as bf16-mixed (throughput.py, timing.py).
+    FP8_MIXED = "fp8-mixed"
 
 
 class Optimizer(StrEnum):

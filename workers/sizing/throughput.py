@@ -9,7 +9,12 @@ from workers.sizing.efficiency import (
     MathUnit,
     compute_efficiency,
 )
-from workers.sizing.rules import BF16_ARCHITECTURES, TENSOR_CORE_ARCHITECTURES
+from workers.sizing.rules import (
+    BF16_ARCHITECTURES,
+    FP8_ARCHITECTURES,
+    FP8_TO_FP16_TENSOR_RATE,
+    TENSOR_CORE_ARCHITECTURES,
+)
 from workers.sizing.spec import Framework, Precision, Training
 from workers.sizing.stats import LayerKind
 
@@ -47,13 +52,24 @@ def has_tensor_cores(gpu: GpuSpec) -> bool:
     return gpu.architecture in TENSOR_CORE_ARCHITECTURES
 
 
+def has_fp8(gpu: GpuSpec) -> bool:
+    """Return whether the GPU has FP8 tensor cores (Ada, Hopper, Blackwell)."""
+    return gpu.architecture in FP8_ARCHITECTURES and gpu.fp16_tflops > 0
+
+
 def effective_precision(precision: Precision, gpu: GpuSpec | None) -> Precision:
     """Return the precision the job really runs in on this GPU.
 
     bf16-mixed on a card without bf16 (before Ampere) is estimated as fp32, with a warning
     (advice.py), rather than refused: a ranking over every card must not fail on the old ones.
+    fp8-mixed on a card without FP8 tensor cores (before Ada) runs as its recipes fall back: bf16-mixed
+    (Transformer Engine and torchao keep bf16 for what they do not cast), so fp32 before Ampere.
     """
-    if precision is Precision.BF16_MIXED and gpu is not None and not has_bf16(gpu):
+    if gpu is None:
+        return precision
+    if precision is Precision.FP8_MIXED and not has_fp8(gpu):
+        precision = Precision.BF16_MIXED
+    if precision is Precision.BF16_MIXED and not has_bf16(gpu):
         return Precision.FP32
     return precision
 
@@ -83,9 +99,20 @@ def peak_tflops(unit: MathUnit, precision: Precision, gpu: GpuSpec) -> float:
     if unit is MathUnit.TF32:
         # Every Ampere, Ada, Hopper and Blackwell datasheet gives TF32 at half the fp16 tensor rate.
         return gpu.fp16_tflops / 2
-    if precision is Precision.BF16_MIXED and gpu.bf16_tflops > 0:
+    if precision in _BF16_PRECISIONS and gpu.bf16_tflops > 0:
         return gpu.bf16_tflops
     return gpu.fp16_tflops
+
+
+_BF16_PRECISIONS = frozenset({Precision.BF16_MIXED, Precision.FP8_MIXED})
+# The layers whose products an FP8 recipe runs in FP8: Transformer Engine's te.Linear family and torchao's
+# Float8Linear swap linear layers only; convolutions, the attention core (flash, bf16) and the rest stay bf16.
+FP8_KINDS = frozenset({LayerKind.DENSE})
+
+
+def fp8_products(kind: LayerKind, precision: Precision) -> bool:
+    """Return whether a layer of this kind computes its products in FP8 (precision as effective_precision gives)."""
+    return precision is Precision.FP8_MIXED and kind in FP8_KINDS
 
 
 def achieved_flops_per_ms(kind: LayerKind, precision: Precision, gpu: GpuSpec, *,
@@ -93,6 +120,10 @@ def achieved_flops_per_ms(kind: LayerKind, precision: Precision, gpu: GpuSpec, *
     """Return the FLOPs per millisecond a layer of this kind achieves on the GPU."""
     unit = math_unit(kind, precision, gpu, tf32_matmul=tf32_matmul)
     rate = peak_tflops(unit, precision, gpu) * compute_efficiency(kind, unit, gpu.architecture)
+    if unit is MathUnit.TENSOR and fp8_products(kind, precision):
+        # The same share of the FP8 peak as of the bf16 one: NVIDIA's FP8 GEMMs are the same kernels at twice
+        # the rate per clock. MosaicML's H100 runs say what a whole step gains (validation/README.md).
+        rate *= FP8_TO_FP16_TENSOR_RATE
     if gpu.tdp_watts <= LOW_POWER_TDP_WATTS:
         rate *= LOW_POWER_FACTOR
     return rate * 1e9  # TFLOP/s = 1e12 FLOP/s = 1e9 FLOP/ms

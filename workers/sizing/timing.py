@@ -35,7 +35,13 @@ from workers.sizing.rules import TINY_LAYER_MS
 from workers.sizing.spec import Precision, Training, step_training
 from workers.sizing.stats import LayerKind, ModelStats
 from workers.sizing.strategies.types import DataParallel
-from workers.sizing.throughput import achieved_flops_per_ms, effective_precision, math_unit, tf32_matmul
+from workers.sizing.throughput import (
+    achieved_flops_per_ms,
+    effective_precision,
+    fp8_products,
+    math_unit,
+    tf32_matmul,
+)
 
 BOTTLENECK_COMPUTE = Bottleneck.COMPUTE
 BOTTLENECK_MEMORY = Bottleneck.MEMORY_BANDWIDTH
@@ -63,11 +69,16 @@ class IterationTime:
 
 
 # A distinct layer's forward work for one iteration's batch: (kind, FLOPs, traffic bytes, passes per step,
-# whether Winograd applies, how many layers do exactly this). Plain tuples keep the per-layer loop fast
-# enough for the ranking loop (one model, ~33 GPUs x 4 counts); layers that repeat (transformer blocks,
-# residual stages) are costed once per distinct layer, so a 10,000-layer model of a few kinds of block
-# costs what its distinct layers do.
-_LayerWork = tuple[LayerKind, float, float, int, bool, int]
+# whether Winograd applies, how many layers do exactly this, bytes its FP8 casts move). Plain tuples keep the
+# per-layer loop fast enough for the ranking loop (one model, ~33 GPUs x 4 counts); layers that repeat
+# (transformer blocks, residual stages) are costed once per distinct layer, so a 10,000-layer model of a few
+# kinds of block costs what its distinct layers do.
+_LayerWork = tuple[LayerKind, float, float, int, bool, int, float]
+# fp8-mixed: each of a linear layer's three products (forward, input gradient, weight gradient) takes two operands
+# in FP8, each cast from 16 bits (read 2 bytes, write 1; a transposed copy where the product needs one) by a kernel
+# of its own: over a step, about 2 x (its inputs and outputs + its weights) x 3 bytes / 3 passes = 2 bytes per
+# value per forward-equivalent pass. [ours: Transformer Engine's cast-transpose kernels as documented; not measured]
+FP8_CAST_BYTES_PER_VALUE = 2
 _WORK: IdentityMemo[tuple[_LayerWork, ...]] = IdentityMemo()
 _SINGLE: IdentityMemo[IterationTime] = IdentityMemo(size=256)
 
@@ -84,8 +95,8 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
     weight_bytes = COMPUTE_WEIGHT_BYTES[precision]
     if not model.layers:
         traffic = 2 * model.neurons * batch_size * value_bytes + model.parameters * weight_bytes
-        return ((LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic), 1, False, 1),)
-    counts: dict[tuple[LayerKind, float, float, int, bool], int] = {}
+        return ((LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic), 1, False, 1, 0.0),)
+    counts: dict[tuple[LayerKind, float, float, int, bool, float], int] = {}
     for (kind, multiply_adds, per_sample, parameters, passes, winograd, matrix, fused_macs), count in \
             _distinct_layers(model).items():
         if fused_attention:
@@ -93,9 +104,12 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
             if fused_macs >= 0:  # a causal core: the fused kernel skips the masked half
                 multiply_adds = fused_macs
         traffic = per_sample * batch_size * value_bytes + parameters * weight_bytes
-        key = (kind, 2.0 * multiply_adds * batch_size, float(traffic), passes, winograd)
+        # fp8-mixed: the layer's casts, memory-bound kernels of their own, not overlapped with its product
+        cast = FP8_CAST_BYTES_PER_VALUE * (per_sample * batch_size + parameters) \
+            if fp8_products(kind, precision) and multiply_adds else 0
+        key = (kind, 2.0 * multiply_adds * batch_size, float(traffic), passes, winograd, float(cast))
         counts[key] = counts.get(key, 0) + count
-    return tuple((*key, count) for key, count in counts.items())
+    return tuple((*key[:5], count, key[5]) for key, count in counts.items())
 
 
 _WORK_FIGURES = figures("kind", "multiply_adds", "traffic_values", "parameters", "neurons", "passes",
@@ -212,7 +226,7 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
     winograd = WINOGRAD_MAC_SHARE if math_unit(LayerKind.CONV, precision, gpu) is MathUnit.SIMT else 1.0
     compute_ms = memory_ms = overhead_ms = forward_ms = 0.0
     tiny = 0
-    for kind, flops, traffic_bytes, layer_passes, fast_conv, count in work:
+    for kind, flops, traffic_bytes, layer_passes, fast_conv, count, cast_bytes in work:
         arithmetic_ms = flops * ms_per_flop[kind] * (winograd if fast_conv else 1.0)
         traffic_ms = traffic_bytes * ms_per_byte
         forward = max(arithmetic_ms, traffic_ms)
@@ -220,6 +234,9 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
             compute_ms += forward * layer_passes * count
         else:
             memory_ms += forward * layer_passes * count
+        if cast_bytes:
+            memory_ms += cast_bytes * ms_per_byte * layer_passes * count
+            forward += cast_bytes * ms_per_byte
         if forward < TINY_LAYER_MS:
             tiny += count
         forward_ms += (forward if forward > forward_dispatch_ms else forward_dispatch_ms) * count

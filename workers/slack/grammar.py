@@ -77,8 +77,8 @@ def _comma_list(text: str) -> list[str]:
     return [r for r in text.split(",") if r]
 
 
-_PRECISIONS = {"fp32": "fp32", "fp16": "fp16-mixed", "bf16": "bf16-mixed",
-               "fp16-mixed": "fp16-mixed", "bf16-mixed": "bf16-mixed"}
+_PRECISIONS = {"fp32": "fp32", "fp16": "fp16-mixed", "bf16": "bf16-mixed", "fp8": "fp8-mixed",
+               "fp16-mixed": "fp16-mixed", "bf16-mixed": "bf16-mixed", "fp8-mixed": "fp8-mixed"}
 _OPTIMIZERS = {name: name for name in ("sgd", "momentum", "adam", "adamw")}
 _FRAMEWORKS = {name: name for name in ("pytorch", "tensorflow", "jax", "cntk")}
 
@@ -113,6 +113,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "spot": ("pricing", "spot"), "ondemand": ("pricing", "on_demand"),
     "on-demand": ("pricing", "on_demand"),
     "fp32": ("precision", "fp32"), "fp16": ("precision", "fp16-mixed"), "bf16": ("precision", "bf16-mixed"),
+    "fp8": ("precision", "fp8-mixed"),
     "recompute": ("recompute", True),
     # whether the job starts from a pretrained model (training.from_pretrained): pre-training from
     # scratch is offered no adapters

@@ -42,7 +42,7 @@ def resolve_attention(requested: Attention, *, architecture: str | None, precisi
     if framework != "pytorch":
         return Attention.MATH
     recent = architecture is None or architecture in FUSED_ARCHITECTURES
-    return Attention.EFFICIENT if recent and precision in ("fp32", "bf16-mixed") else Attention.MATH
+    return Attention.EFFICIENT if recent and precision in ("fp32", "bf16-mixed", "fp8-mixed") else Attention.MATH
 
 
 def kept_for_backward(layer: LayerStats, attention: Attention) -> tuple[int, int]:
