@@ -4,6 +4,7 @@ bf16-mixed elsewhere; checked against MosaicML's H100 FP8 and bf16 runs of the s
 from __future__ import annotations
 
 import statistics
+from dataclasses import replace
 
 import pytest
 from sizing_fixtures import gpu, mlp, resnet50, training, transformer
@@ -12,6 +13,7 @@ from catalog.gpus import gpus_by_slug
 from workers.accuracy.strategies import compare_strategy_record, load_strategy_records
 from workers.schemas import JobSpecSchema
 from workers.sizing.advice import gpu_warnings
+from workers.sizing.fp8 import fp8_warning
 from workers.sizing.memory import estimate_memory
 from workers.sizing.spec import JobSpec, Precision
 from workers.sizing.throughput import effective_precision, has_fp8
@@ -85,6 +87,18 @@ def test_the_warning_names_the_card_and_the_fallback() -> None:
     assert "a100-80gb" in a100["fp8-unsupported"] and "bf16-mixed" in a100["fp8-unsupported"]
     v100 = codes("v100-32gb")
     assert "fp32" in v100["fp8-unsupported"] and "bf16-unsupported" in v100
+
+
+def test_a_job_fp8_cannot_speed_up_is_told_so_and_one_it_speeds_up_is_not() -> None:
+    narrow = JobSpec(model=transformer(seq=512, hidden=768, heads=12, blocks=4), training=training(
+        batch_size=2, precision=FP8))
+    warning = fp8_warning(narrow, gpu("l40s"))
+    assert warning is not None and warning.code == "fp8-no-gain"
+    assert "l40s" in warning.message and "bf16-mixed" in warning.message and "batch 2" in warning.message
+    wide = JobSpec(model=mlp(width=8192, depth=8), training=training(batch_size=4096, precision=FP8))
+    assert fp8_warning(wide, gpu("h100-sxm")) is None
+    # not an fp8 job: nothing said
+    assert fp8_warning(replace(wide, training=training(batch_size=4096, precision=BF16)), gpu("a100-80gb")) is None
 
 
 def test_the_spec_the_cli_and_the_slack_grammar_take_fp8() -> None:

@@ -3,7 +3,7 @@
 Codes (CONTRACT warnings[].code): baseline-formula-understates, data-parallel-full-copy,
 parameter-exchange-bound, run-trials-in-parallel, short-iteration, short-run, tiny-layers,
 small-gpu-memory, memory-tier, old-architecture, no-tensor-cores-for-mixed-precision, bf16-unsupported,
-fp8-unsupported,
+fp8-unsupported, fp8-no-gain (fp8.py),
 top-end-underused, does-not-fit, batch-not-the-problem, cpu-bound, host-memory-short, storage-short,
 unknown-dataset-size, unknown-operators, framework-preallocates, parameter-server; and the model import's own
 (ModelStats.import_warnings: onnx-eval-export, onnx-training-mode-unknown).
@@ -21,6 +21,7 @@ from workers.sizing.checkpoint import (
     checkpoint_parameters,
     pretrained_bytes,
 )
+from workers.sizing.fp8 import fp8_warning
 from workers.sizing.machine import (
     CONTAINER_DEFAULT_SHM_BYTES,
     FASTEST_HOST_CPU_SCORE,
@@ -54,7 +55,7 @@ from workers.sizing.rules import (
 )
 from workers.sizing.spec import Framework, JobSpec, Precision
 from workers.sizing.strategies.types import DataParallel
-from workers.sizing.throughput import has_bf16, has_fp8, has_tensor_cores
+from workers.sizing.throughput import has_bf16, has_tensor_cores
 from workers.sizing.timing import IterationTime
 
 
@@ -169,11 +170,9 @@ def gpu_warnings(job: JobSpec, gpu: GpuSpec, *, time: IterationTime, training_ho
         found.append(CodedWarning("no-tensor-cores-for-mixed-precision", (
             f"{name} has no tensor cores: mixed precision halves activation memory and traffic there, "
             f"but the arithmetic runs at the fp32 rate, so it buys little speed.")))
-    if precision is Precision.FP8_MIXED and not has_fp8(gpu):
-        fallback = "bf16-mixed" if has_bf16(gpu) else "fp32 (it has no bf16 either)"
-        found.append(CodedWarning("fp8-unsupported", (
-            f"{name} ({gpu.architecture.title()}) has no FP8 tensor cores (Ada, Hopper and Blackwell have them); "
-            f"estimated as {fallback} there, as FP8 recipes fall back.")))
+    fp8 = fp8_warning(job, gpu)  # fp8-unsupported, fp8-no-gain
+    if fp8 is not None:
+        found.append(fp8)
     if precision in (Precision.BF16_MIXED, Precision.FP8_MIXED) and not has_bf16(gpu):
         found.append(CodedWarning("bf16-unsupported", (
             f"{name} ({gpu.architecture.title()}) has no bf16 arithmetic (Ampere and later have it); "
