@@ -122,7 +122,8 @@ def achieved_flops_per_ms(kind: LayerKind, precision: Precision, gpu: GpuSpec, *
     rate = peak_tflops(unit, precision, gpu) * compute_efficiency(kind, unit, gpu.architecture)
     if unit is MathUnit.TENSOR and fp8_products(kind, precision):
         # The same share of the FP8 peak as of the bf16 one: NVIDIA's FP8 GEMMs are the same kernels at twice
-        # the rate per clock. MosaicML's H100 runs say what a whole step gains (validation/README.md).
+        # the rate per clock. MosaicML's H100 runs say what a whole step gains (README, "FP8 against MosaicML's
+        # H100 runs").
         rate *= FP8_TO_FP16_TENSOR_RATE
     if gpu.tdp_watts <= LOW_POWER_TDP_WATTS:
         rate *= LOW_POWER_FACTOR

@@ -77,7 +77,8 @@ _LayerWork = tuple[LayerKind, float, float, int, bool, int, float]
 # fp8-mixed: each of a linear layer's three products (forward, input gradient, weight gradient) takes two operands
 # in FP8, each cast from 16 bits (read 2 bytes, write 1; a transposed copy where the product needs one) by a kernel
 # of its own: over a step, about 2 x (its inputs and outputs + its weights) x 3 bytes / 3 passes = 2 bytes per
-# value per forward-equivalent pass. [ours: Transformer Engine's cast-transpose kernels as documented; not measured]
+# value per forward-equivalent pass. [ours: a count of the casts such a recipe makes, recalled from Transformer
+# Engine's design, not re-read; not measured]
 FP8_CAST_BYTES_PER_VALUE = 2
 _WORK: IdentityMemo[tuple[_LayerWork, ...]] = IdentityMemo()
 _SINGLE: IdentityMemo[IterationTime] = IdentityMemo(size=256)
