@@ -70,8 +70,9 @@ def test_qlora_fine_tunes_a_65b_model_on_one_48gb_card_as_the_paper_reports(rows
 
 def test_torchtitan_fsdp_peaks_are_within_a_quarter_with_its_op_level_checkpointing(rows) -> None:
     titan = [r for r in rows if r.id.startswith("titan-") and r.metric == "memory"]
-    assert len(titan) == 2
+    assert len(titan) == 4  # bf16, and the same runs in torchao Float8 (with torch.compile)
     assert all(abs(r.error) < 0.25 for r in titan), [(r.id, r.error) for r in titan]
     # more GPUs shard more: the 128-GPU peak is below the 8-GPU one, as measured
     by_id = {r.id: r for r in titan}
-    assert by_id["titan-llama8b-h100-fsdp128"].predicted < by_id["titan-llama8b-h100-fsdp8"].predicted
+    for kind in ("", "-float8"):
+        assert by_id[f"titan-llama8b-h100-fsdp128{kind}"].predicted < by_id[f"titan-llama8b-h100-fsdp8{kind}"].predicted
