@@ -12,7 +12,9 @@ from sizing_fixtures import gpu, mlp, resnet50, training, transformer
 from catalog.gpus import gpus_by_slug
 from workers.accuracy.strategies import compare_strategy_record, load_strategy_records
 from workers.schemas import JobSpecSchema
+from workers.schemas.specs import load_job
 from workers.sizing.advice import gpu_warnings
+from workers.sizing.estimate import estimate_requirements
 from workers.sizing.fp8 import fp8_warning
 from workers.sizing.memory import estimate_memory
 from workers.sizing.spec import JobSpec, Precision
@@ -99,6 +101,25 @@ def test_a_job_fp8_cannot_speed_up_is_told_so_and_one_it_speeds_up_is_not() -> N
     assert fp8_warning(wide, gpu("h100-sxm")) is None
     # not an fp8 job: nothing said
     assert fp8_warning(replace(wide, training=training(batch_size=4096, precision=BF16)), gpu("a100-80gb")) is None
+
+
+def test_qlora_products_stay_in_bf16_while_lora_ones_go_fp8() -> None:
+    # bitsandbytes expands each NF4 base weight to bf16 for its product: a QLoRA job gains nothing from FP8
+    def iteration_ms(kind: str, precision: str) -> float:
+        spec = {"model": {"preset": "llama3-8b"}, "training": {
+            "batch_size": 2, "sequence_length": 2048, "precision": precision, "from_pretrained": True,
+            "parallelism": {"adapter": {"kind": kind}}}}
+        _, job = load_job(spec)
+        known = gpus_by_slug()
+        return estimate_requirements(job, known_gpus=known, gpus=[known["h100-sxm"]]).per_gpu[0].iteration_ms
+
+    assert iteration_ms("qlora", "fp8-mixed") == pytest.approx(iteration_ms("qlora", "bf16-mixed"))
+    _, qlora = load_job({"model": {"preset": "llama3-8b"}, "training": {
+        "batch_size": 2, "sequence_length": 2048, "precision": "fp8-mixed", "from_pretrained": True,
+        "parallelism": {"adapter": {"kind": "qlora"}}}})
+    warning = fp8_warning(qlora, gpu("h100-sxm"))
+    assert warning is not None and warning.code == "fp8-no-gain" and "QLoRA" in warning.message
+    assert iteration_ms("lora", "fp8-mixed") < 0.9 * iteration_ms("lora", "bf16-mixed")
 
 
 def test_the_spec_the_cli_and_the_slack_grammar_take_fp8() -> None:

@@ -15,6 +15,7 @@ from dataclasses import replace
 from catalog.types import GpuSpec
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import JobSpec, Precision
+from workers.sizing.strategies.types import AdapterKind
 from workers.sizing.throughput import has_bf16, has_fp8
 from workers.sizing.timing import single_gpu_time
 
@@ -34,6 +35,12 @@ def fp8_warning(job: JobSpec, gpu: GpuSpec) -> CodedWarning | None:
         return CodedWarning("fp8-unsupported", (
             f"{name} ({gpu.architecture.title()}) has no FP8 tensor cores (Ada, Hopper and Blackwell have them); "
             f"estimated as {fallback} there, as FP8 recipes fall back."))
+    adapter = training.parallelism.adapter
+    if adapter is not None and adapter.kind is AdapterKind.QLORA:
+        return CodedWarning("fp8-no-gain", (
+            f"On {name} fp8-mixed gains nothing for QLoRA: bitsandbytes expands each 4-bit base weight to bf16 for "
+            f"its product, so the step is timed as bf16-mixed. Train in bf16-mixed, or LoRA on a 16-bit base "
+            f"for FP8 products."))
     if training.profile is not None:
         return None  # a measured step: the model's comparison would not be what the answer shows
     fp8_ms = single_gpu_time(job.time_model, training, gpu).total_ms

@@ -23,7 +23,7 @@ from workers.sizing.efficiency import BACKWARD_TO_FORWARD, DATA_PARALLEL_SYNC_MS
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.multigpu import framework_speedup_cap
 from workers.sizing.requirements import Bottleneck
-from workers.sizing.spec import JobSpec, Training
+from workers.sizing.spec import JobSpec, Precision, Training
 from workers.sizing.stats import ModelStats
 from workers.sizing.strategies.adapters import (
     NF4_BYTES_PER_PARAMETER,
@@ -103,9 +103,12 @@ def layout_compute(job: JobSpec, layout: Layout, gpu: GpuSpec, *, batch_size: in
     # The optimizer step updates this GPU's share of the trainable weights (ZeRO and FSDP shard the
     # states, so each rank steps 1/shard of them), once per update interval (optimizer_time.py).
     timed_model = _timed_model(job.time_model, max(1, trainable_parameters // layout.shard_degree))
-    training = _TRAINING.get(job.training, (batch_size, update_interval), lambda: replace(
+    precision = job.training.precision
+    if precision is Precision.FP8_MIXED and layout.adapter is not None and layout.adapter.kind is AdapterKind.QLORA:
+        precision = Precision.BF16_MIXED  # bitsandbytes expands NF4 weights to bf16 for each product: no FP8 GEMM
+    training = _TRAINING.get(job.training, (batch_size, update_interval, precision), lambda: replace(
         job.training, batch_size=batch_size, recompute=False, update_interval=update_interval,
-        parallelism=_NO_STRATEGY))  # one object per (training, micro-batch) for the time memos, built once
+        parallelism=_NO_STRATEGY, precision=precision))  # one object per (training, micro-batch), built once
     single = estimate_iteration_ms(timed_model, training, gpu, gpu_count=1, profile_gpu=profile_gpu)
     passes = 1.0 + BACKWARD_TO_FORWARD
     recomputed = recomputed_forward_share(model, layout.checkpointing)
