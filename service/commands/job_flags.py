@@ -31,6 +31,7 @@ _FIELDS: dict[str, tuple[str | None, str]] = {
     "epochs": ("training", "epochs"),
     "precision": ("training", "precision"),
     "optimizer": ("training", "optimizer"),
+    "optimizer_impl": ("training", "optimizer_implementation"),
     "framework": ("training", "framework"),
     "checkpoint_every": ("training", "checkpoint_every_hours"),
     "samples": ("dataset", "samples"),
@@ -58,6 +59,10 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--epochs", type=float, metavar="N")
     g.add_argument("--precision", choices=("fp32", "fp16-mixed", "bf16-mixed", "fp8-mixed"))
     g.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw"))
+    g.add_argument("--optimizer-impl", choices=("foreach", "per_tensor", "fused"),
+                   help="how the update runs (training.optimizer_implementation): foreach, torch.optim's CUDA "
+                        "default; fused, torch's fused=True (the HF Trainer's default on torch 2.8 and later), apex "
+                        "or DeepSpeed FusedAdam; per_tensor, a Python loop over tensors")
     g.add_argument("--framework", choices=("pytorch", "tensorflow", "jax", "cntk"))
     start = g.add_mutually_exclusive_group()
     start.add_argument("--from-scratch", dest="from_pretrained", action="store_const", const=False,

@@ -23,12 +23,12 @@ from workers.sizing.estimate import estimate_on_pairs, profile_gpu
 from workers.sizing.memory import fits, sharded_memory, usable_memory_bytes
 from workers.sizing.oom_plan import out_of_memory_plan
 from workers.sizing.requirements import Mitigation, MitigationKind, PerGpu, Requirements
-from workers.sizing.spec import JobSpec, Precision
+from workers.sizing.spec import JobSpec, OptimizerImplementation, Precision
 from workers.sizing.strategies.named import names_strategy
 from workers.sizing.throughput import has_bf16
 
-KIND_ORDER = ("smaller-batch", "change-network", "recompute", "checkpointing", "mixed-precision", "more-gpus",
-              "sharding", "adapters", "offload")
+KIND_ORDER = ("fused-optimizer", "smaller-batch", "change-network", "recompute", "checkpointing", "mixed-precision",
+              "more-gpus", "sharding", "adapters", "offload")
 OPENS_SHOWN = 3  # options listed per step, one per machine
 OPENS_SEARCHED = 20  # options ranked per machine shown, to find that many different machines
 
@@ -56,6 +56,8 @@ def _step(m: Mitigation, job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> _St
         changed = replace(t, batch_size=batch, learning_rate=m.learning_rate, update_interval=interval)
     elif m.kind is MitigationKind.RECOMPUTE:
         changed = replace(t, recompute=True)
+    elif m.kind is MitigationKind.FUSED_OPTIMIZER:
+        changed = replace(t, optimizer_implementation=OptimizerImplementation.FUSED)
     elif m.kind is MitigationKind.MIXED_PRECISION:
         card = known_gpus.get(m.gpu or "")
         target = Precision.BF16_MIXED if card is not None and has_bf16(card) else Precision.FP16_MIXED

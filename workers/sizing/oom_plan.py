@@ -31,7 +31,7 @@ from workers.sizing.memory import (
     usable_memory_bytes,
 )
 from workers.sizing.requirements import CodedWarning, MemoryBreakdown, Mitigation, MitigationKind
-from workers.sizing.spec import JobSpec, Precision, Training
+from workers.sizing.spec import Framework, JobSpec, Optimizer, OptimizerImplementation, Precision, Training
 from workers.sizing.strategies.adapters import transformer_shape
 from workers.sizing.strategies.footprint import layout_memory
 from workers.sizing.strategies.named import named_layout
@@ -104,6 +104,41 @@ class _Planner:
         verdict = "fits" if peak <= self.usable else "still exceeds"
         usable = self.usable / GIB
         return f"peak {peak / GIB:.1f} GiB {verdict} the {usable:.1f} GiB usable on {self.gpu.slug}"
+
+
+# Worth a row: the fused update fits the card, or takes at least this share off the peak.
+FUSED_MIN_SAVING = 0.05
+
+
+def _fused_optimizer(p: _Planner, as_given: int) -> Mitigation | None:
+    """Run Adam/AdamW's update as one in-place kernel, where the step's temporaries set the peak.
+
+    torch.optim's foreach path (its CUDA default) makes an fp32 copy of every trainable parameter at once,
+    and a per-tensor loop copies the largest tensor (overheads.optimizer_temporary_bytes); the fused
+    kernel makes none. The Hugging Face Trainer already defaults to it on torch 2.8 and later
+    (huggingface/transformers@00349ae87edd src/transformers/training_args.py: `default_optim =
+    "adamw_torch_fused"` when `is_torch_greater_or_equal_than_2_8`). Offered for PyTorch only, and only
+    where it fits the card or lowers the peak by FUSED_MIN_SAVING: it changes no result, so it comes first.
+    """
+    training = p.job.training
+    if (training.framework is not Framework.PYTORCH or training.optimizer not in (Optimizer.ADAM, Optimizer.ADAMW)
+            or training.optimizer_implementation is OptimizerImplementation.FUSED):
+        return None
+    changed = replace(training, optimizer_implementation=OptimizerImplementation.FUSED)
+    peak = p.memory(changed, p.gpu_count)
+    if peak >= as_given or (peak > p.usable and peak > as_given * (1 - FUSED_MIN_SAVING)):
+        return None
+    name = training.optimizer.value.replace("adamw", "AdamW").replace("adam", "Adam")
+    was = "foreach (torch.optim's CUDA default) makes an fp32 copy of every trainable parameter" \
+        if training.optimizer_implementation is OptimizerImplementation.FOREACH \
+        else "a per-tensor loop copies its largest tensor"
+    return Mitigation(
+        kind=MitigationKind.FUSED_OPTIMIZER, description=(
+            f"Run the {name} update as one fused kernel (torch.optim.{name}(..., fused=True); the Hugging Face "
+            f"Trainer's optim=\"adamw_torch_fused\", its default on torch 2.8 and later; apex or DeepSpeed "
+            f"FusedAdam; training.optimizer_implementation: fused){p.as_given()}: the same update, done in place, "
+            f"where {was} ({(as_given - peak) / GIB:.1f} GiB at the peak): {p.fits_line(peak)}."),
+        gpu_memory_bytes=peak, time_factor=p.time_factor(changed, p.gpu_count), gpu=p.gpu.slug)
 
 
 def _smaller_batch(p: _Planner) -> tuple[Mitigation | None, CodedWarning | None]:
@@ -289,6 +324,7 @@ def out_of_memory_plan(job: JobSpec, gpu: GpuSpec, *, gpu_count: int = 1, profil
     checkpointed = any(step.kind is MitigationKind.CHECKPOINTING for step in strategies)
     lowering = [step for step in (None if checkpointed else _recompute(planner), _mixed_precision(planner))
                 if step is not None and step.gpu_memory_bytes < as_given]
-    steps = [smaller, _change_network(planner), *lowering, *_more_gpus(planner), *strategies]
+    steps = [_fused_optimizer(planner, as_given), smaller, _change_network(planner), *lowering,
+             *_more_gpus(planner), *strategies]
     return OutOfMemoryPlan(tuple(step for step in steps if step is not None),
                            () if warning is None else (warning,))

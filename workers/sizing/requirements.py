@@ -55,6 +55,7 @@ class Bottleneck(StrEnum):
 class MitigationKind(StrEnum):
     """The steps of the out-of-memory plan (domain.md §5), in order of simplicity."""
 
+    FUSED_OPTIMIZER = "fused-optimizer"  # the update as one in-place kernel: no foreach temporaries
     SMALLER_BATCH = "smaller-batch"
     CHANGE_NETWORK = "change-network"
     RECOMPUTE = "recompute"

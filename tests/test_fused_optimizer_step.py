@@ -1,0 +1,98 @@
+"""The out-of-memory plan's first row where the optimizer step sets the peak: run Adam/AdamW fused.
+
+torch.optim's foreach update (its CUDA default) makes an fp32 copy of every trainable parameter at once;
+the fused kernel updates in place. Where that copy is what overflows the card, switching is the least
+change there is (the same update, no other effect), so the plan offers it first, with the peak it leaves.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from catalog.loader import load_catalog
+from service.cli import main
+from workers.ranking.plan_options import KIND_ORDER, _step
+from workers.schemas.specs import load_job
+from workers.sizing.estimate import estimate_on_gpus
+from workers.sizing.memory import usable_memory_bytes
+from workers.sizing.requirements import Mitigation, MitigationKind
+from workers.sizing.spec import OptimizerImplementation
+
+
+def _spec(**training: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"batch_size": 1, "sequence_length": 512, "precision": "bf16-mixed", "optimizer": "adamw"}
+    base.update(training)
+    return {"model": {"preset": "llama-7b"}, "dataset": {"samples": 10000}, "training": base}
+
+
+def _estimate(spec: dict[str, Any], gpu: str) -> Any:
+    _, job = load_job(spec)
+    return estimate_on_gpus(job, load_catalog().gpus, slugs=[gpu])
+
+
+def _usable(gpu: str) -> int:
+    return usable_memory_bytes(next(g for g in load_catalog().gpus if g.slug == gpu))
+
+
+def test_a_7b_full_fine_tune_that_overflows_an_h200_in_its_foreach_step_is_told_to_run_fused_first() -> None:
+    as_given = _estimate(_spec(), "h200")
+    fused = _estimate(_spec(optimizer_implementation="fused"), "h200")
+    print(f"\n7B AdamW on h200: foreach {as_given.gpu_memory_bytes / 2**30:.1f} GiB ({as_given.peak_phase}), "
+          f"fused {fused.gpu_memory_bytes / 2**30:.1f} GiB ({fused.peak_phase}), "
+          f"usable {_usable('h200') / 2**30:.1f} GiB")
+    assert as_given.peak_phase == "optimizer_step" and as_given.gpu_memory_bytes > _usable("h200")
+    first = as_given.mitigations[0]
+    assert first.kind == MitigationKind.FUSED_OPTIMIZER
+    # the row's peak is the estimate of the job with the fused update, and it fits this card
+    assert first.gpu_memory_bytes == fused.gpu_memory_bytes <= _usable("h200")
+    assert first.time_factor == pytest.approx(1.0, abs=0.02)
+    assert "fused=True" in first.description and "fits the" in first.description
+    # what it takes off is at most the fp32 copy (4 bytes per trainable parameter), less where the peak
+    # moves to backward, which is then the larger moment
+    saved = as_given.gpu_memory_bytes - first.gpu_memory_bytes
+    assert 0.5 * 4 * 6.74e9 < saved <= 4 * 6.74e9 * 1.05
+    assert fused.peak_phase == "backward"
+    assert not any(m.kind == MitigationKind.FUSED_OPTIMIZER for m in fused.mitigations)
+
+
+@pytest.mark.parametrize("change", [
+    {"optimizer": "momentum"},  # SGD with momentum updates in place whatever the implementation
+    {"framework": "tensorflow"},  # the advice names PyTorch's kernels
+    {"optimizer_implementation": "fused"},
+])
+def test_no_fused_row_where_it_does_not_apply(change: dict[str, Any]) -> None:
+    plan = _estimate(_spec(**change), "a100-40gb").mitigations
+    assert plan and not any(m.kind == MitigationKind.FUSED_OPTIMIZER for m in plan)
+
+
+def test_no_fused_row_where_backward_sets_the_peak_and_the_update_saves_nothing() -> None:
+    spec = _spec(batch_size=64, sequence_length=2048)  # activations dwarf the step's copy
+    result = _estimate(spec, "h200")
+    assert result.peak_phase == "backward" and result.gpu_memory_bytes > _usable("h200")
+    assert not any(m.kind == MitigationKind.FUSED_OPTIMIZER for m in result.mitigations)
+
+
+def test_the_recommendation_plan_estimates_the_fused_job_and_orders_it_first() -> None:
+    _, job = load_job(_spec())
+    step = _step(Mitigation(kind=MitigationKind.FUSED_OPTIMIZER, description="", gpu_memory_bytes=1,
+                            time_factor=1.0, gpu="h200"), job, {})
+    assert step.job is not None
+    assert step.job.training.optimizer_implementation is OptimizerImplementation.FUSED
+    assert step.job.training == replace(job.training, optimizer_implementation=OptimizerImplementation.FUSED)
+    assert KIND_ORDER[0] == MitigationKind.FUSED_OPTIMIZER.value
+
+
+def test_the_cli_flag_sets_the_implementation(capsys: pytest.CaptureFixture[str]) -> None:
+    peaks = {}
+    for impl in ("foreach", "fused"):
+        assert main(["estimate", "llama-7b", "--batch", "1", "--seq", "512", "--precision", "bf16-mixed",
+                     "--optimizer", "adamw", "--optimizer-impl", impl, "--json"]) == 0
+        peaks[impl] = json.loads(capsys.readouterr().out)["gpu_memory_bytes"]
+    assert peaks["fused"] < peaks["foreach"]
+    with pytest.raises(SystemExit) as refused:
+        main(["estimate", "llama-7b", "--batch", "1", "--optimizer-impl", "fast"])
+    assert refused.value.code == 2 and "--optimizer-impl" in capsys.readouterr().err
