@@ -96,3 +96,42 @@ def test_the_cli_flag_sets_the_implementation(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit) as refused:
         main(["estimate", "llama-7b", "--batch", "1", "--optimizer-impl", "fast"])
     assert refused.value.code == 2 and "--optimizer-impl" in capsys.readouterr().err
+
+
+def _warning(result: Any, code: str) -> Any:
+    return next((w for w in result.warnings if w.code == code), None)
+
+
+def test_a_job_that_peaks_in_its_foreach_update_is_told_both_peaks_even_where_it_fits() -> None:
+    as_given = _estimate(_spec(), "b200")  # fits the B200 as given: the warning is about the figure, not the fit
+    fused = _estimate(_spec(optimizer_implementation="fused"), "b200")
+    assert as_given.per_gpu[0].fits and as_given.peak_phase == "optimizer_step"
+    said = _warning(as_given, "optimizer-step-peak")
+    assert said is not None
+    print(f"\n{said.message}")
+    assert f"{as_given.gpu_memory_bytes / 2**30:.1f} GiB" in said.message
+    assert f"{fused.gpu_memory_bytes / 2**30:.1f} GiB" in said.message
+    assert "--optimizer-impl fused" in said.message
+    assert _warning(fused, "optimizer-step-peak") is None
+
+
+@pytest.mark.parametrize("change", [
+    {"batch_size": 64, "sequence_length": 2048},  # backward sets the peak
+    {"optimizer": "sgd"},  # updates in place
+    {"framework": "jax"},
+])
+def test_no_optimizer_step_warning_where_the_update_does_not_set_the_peak_or_is_not_torch(
+        change: dict[str, Any]) -> None:
+    assert _warning(_estimate(_spec(**change), "b200"), "optimizer-step-peak") is None
+
+
+def test_a_named_sharded_strategy_gets_the_fused_figure_of_its_own_layout() -> None:
+    spec = _spec(parallelism={"data_parallel": "zero3", "checkpointing": "full", "tensor_parallel": 1})
+    _, job = load_job(spec)
+    result = estimate_on_gpus(job, load_catalog().gpus, slugs=["h100-sxm"], gpu_count=8)
+    fused_job = load_job({**spec, "training": {**spec["training"], "optimizer_implementation": "fused"}})[1]
+    fused = estimate_on_gpus(fused_job, load_catalog().gpus, slugs=["h100-sxm"], gpu_count=8)
+    said = _warning(result, "optimizer-step-peak")
+    assert result.peak_phase == "optimizer_step" and said is not None
+    assert f"{fused.gpu_memory_bytes / 2**30:.1f} GiB" in said.message
+    assert fused.gpu_memory_bytes < result.gpu_memory_bytes

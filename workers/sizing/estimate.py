@@ -44,6 +44,7 @@ from workers.sizing.memory import (
     usable_memory_bytes,
 )
 from workers.sizing.oom_plan import out_of_memory_plan
+from workers.sizing.optimizer_advice import optimizer_step_warning
 from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_requirements
 from workers.sizing.requirements import CodedWarning, Mitigation, PerGpu, Requirements
 from workers.sizing.row_table import figures, row_table
@@ -249,6 +250,9 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
     in_fp32 = _fp32_large_model(job, memory_bytes=memory.total_bytes, gpu_count=gpu_count)
     if in_fp32 is not None:
         warnings.append(("", in_fp32))
+    update = optimizer_step_warning(job, memory_bytes=memory.total_bytes, phase=phase, gpu_count=gpu_count)
+    if update is not None:
+        warnings.append(("", update))
     mitigations: list[Mitigation] = []
     per_gpu: list[PerGpu] = []
     cpu_scores: list[tuple[float, str, int, float]] = []
