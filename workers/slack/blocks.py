@@ -266,7 +266,10 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
         _section("*Ask for the best machines*\n`/gpugauge resnet50 batch=64 epochs=90 data=150GB "
                  "samples=1.28M budget=$500 deadline=2d spot`\n*Does it fit one GPU?*\n"
                  "`/gpugauge fit resnet50 v100-16gb batch=64`\n*Fine-tune with adapters (LoRA, QLoRA)?*\n"
-                 "`/gpugauge llama3-8b qlora rank=16 bf16 batch=4 seq=2048 samples=20k epochs=2`"),
+                 "`/gpugauge llama3-8b qlora rank=16 bf16 batch=4 seq=2048 samples=20k epochs=2`\n"
+                 "*Or say it plainly:* `/gpugauge fine-tune llama 7b with lora on 1 gpu, 3 epochs, 50k samples, "
+                 "bf16, batch 4, seq 2048, budget $50` (`imagenet`, `cifar10`, `cifar100` and `mnist` give their "
+                 "sample counts; CIFAR sizes an image model at 32 x 32)"),
         _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
         _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default), epochs=1, precision="
                  f"{grammar.DEFAULT_PRECISION} (say `bf16` or `fp16` for mixed precision, as most LLM fine-tunes "

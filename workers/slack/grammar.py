@@ -24,6 +24,7 @@ from typing import Any, Literal
 from catalog.providers import PROVIDER_NAMES
 from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count
+from workers.slack.phrases import image_input, normalize
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
@@ -282,12 +283,17 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
         return Command(kind="help")
     fit = words[0] == "fit"
     builder = _Builder(presets=presets, gpus=gpus, fit=fit)
-    for word in words[1:] if fit else words:
+    said, image = normalize(words[1:] if fit else words, presets=presets)
+    for word in said:
         if "=" in word:
             builder.key_value(word)
         else:
             builder.bare(word)
     spec = builder.finish()
+    preset = spec["model"].get("preset")
+    shape = image_input(preset, image) if image is not None and preset else None
+    if shape is not None:
+        spec["model"]["input_shape"] = shape  # "resnet18 cifar10": 32 x 32 images, not the preset's 224
     if fit and not builder.fit_gpus and not builder.problems:
         builder.problems.append(f"name a GPU to fit on, e.g. `/gpugauge fit resnet50 v100-16gb` "
                                 f"(GPUs: {', '.join(sorted(gpus))})")

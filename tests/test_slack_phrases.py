@@ -1,0 +1,83 @@
+"""`/gpugauge` in everyday phrasing: the words people type to a bot become the grammar's words, never guesses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from workers.schemas import JobSpecSchema
+from workers.sizing.presets.registry import PRESETS, preset_names
+from workers.slack.grammar import Command, CommandError, parse_command
+from workers.slack.phrases import normalize
+
+PRESET_WORDS = frozenset([*preset_names(), *(alias for p in PRESETS.values() for alias in p.aliases)])
+GPUS = ("v100-16gb", "a100-80gb", "t4", "h100-sxm")
+
+
+def parse(text: str) -> Command:
+    return parse_command(text, presets=PRESET_WORDS, gpus=GPUS)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("fine-tune llama 7b with lora on 1 gpu for 3 epochs, 50k samples, bf16, budget $50",
+     {"model": {"preset": "llama-7b"},
+      "training": {"from_pretrained": True, "epochs": 3.0, "precision": "bf16-mixed",
+                   "parallelism": {"adapter": {"kind": "lora"}}, "batch_size": 32},
+      "dataset": {"samples": 50000}, "constraints": {"max_gpus": 1, "budget_usd": 50.0}}),
+    ("resnet50 imagenet 90 epochs budget $500 spot",
+     {"model": {"preset": "resnet50"}, "training": {"epochs": 90.0, "batch_size": 32},
+      "dataset": {"samples": 1_281_167}, "constraints": {"budget_usd": 500.0, "pricing": ["spot", "owned"]}}),
+    ("resnet18 on cifar10, batch size 128, 200 epochs, within 2 days",
+     {"model": {"preset": "resnet18", "input_shape": [3, 32, 32]},
+      "training": {"batch_size": 128, "epochs": 200.0}, "dataset": {"samples": 50000},
+      "constraints": {"deadline_hours": 48.0}}),
+    ("gpt2 medium pretraining seq length 1024 batch 8 in 36 hours, cheapest",
+     {"model": {"preset": "gpt2-medium"}, "objective": "cost",
+      "training": {"from_pretrained": False, "sequence_length": 1024, "batch_size": 8},
+      "constraints": {"deadline_hours": 36.0}}),
+    ("bert base fine-tuning batch 32 seq 128 fp16 3 epochs 1,281,167 samples under $20 in europe-west4",
+     {"model": {"preset": "bert-base"},
+      "training": {"from_pretrained": True, "batch_size": 32, "sequence_length": 128, "precision": "fp16-mixed",
+                   "epochs": 3.0},
+      "dataset": {"samples": 1_281_167}, "constraints": {"budget_usd": 20.0, "regions": ["europe-west4"]}}),
+])
+def test_everyday_phrasing_makes_the_spec_the_key_value_words_make(text: str, expected: dict[str, Any]) -> None:
+    command = parse(text)
+    assert command.kind == "recommend"
+    assert command.spec == expected
+    JobSpecSchema().load(command.spec)  # and the job spec schema takes it
+
+
+def test_the_documented_key_value_form_is_unchanged() -> None:
+    text = "resnet50 batch=64 epochs=90 data=150GB samples=1.28M budget=$500 deadline=2d spot"
+    assert normalize(text.split(), presets=PRESET_WORDS) == (text.split(), None)
+
+
+def test_fit_reads_plain_words_too() -> None:
+    command = parse("fit resnet50 on v100-16gb with batch 64 on 2 gpus")
+    assert (command.kind, command.gpus, command.gpu_count) == ("fit", ("v100-16gb",), 2)
+    assert command.spec["training"]["batch_size"] == 64
+
+
+def test_a_count_the_user_gives_wins_over_the_data_sets() -> None:
+    assert parse("resnet50 imagenet 100k samples").spec["dataset"]["samples"] == 100_000
+
+
+def test_cifar_sizes_only_an_image_preset_at_32_by_32() -> None:
+    assert parse("resnet18 cifar100").spec["model"]["input_shape"] == [3, 32, 32]
+    assert "input_shape" not in parse("bert-base cifar10").spec["model"]  # a language model reads tokens
+    assert "input_shape" not in parse("vae-mnist mnist").spec["model"]  # one channel at 28 x 28 already
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("resnet50 take a while", "unknown word 'take'"),  # a word it does not know is refused, not guessed
+    ("resnet50 batch", "unknown word 'batch'; did you mean batch=?"),  # a setting with no value
+    ("resnet50 batch size", "unknown word 'batch'"),
+    ("resnet50 epochs soon", "epochs=soon:"),  # a value that is no number is named
+    ("llama 7b llama 7b", "llama-7b: preset is given twice"),
+])
+def test_what_is_not_understood_is_still_said(text: str, problem: str) -> None:
+    with pytest.raises(CommandError) as caught:
+        parse(text)
+    assert any(p.startswith(problem) for p in caught.value.problems), caught.value.problems

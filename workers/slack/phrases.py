@@ -1,0 +1,151 @@
+"""Everyday phrasing of `/gpugauge ...` rewritten into the grammar's words, before the grammar reads them.
+
+People type to a bot as they talk: "fine-tune llama 7b with lora on 1 gpu for 3 epochs, 50k samples,
+budget $50". The grammar (grammar.py) wants `key=value` words and switches; this module rewrites, and
+never guesses: a word it does not know is left for the grammar to refuse with its suggestion.
+- filler words that carry nothing ("with", "on", "for", "the", ...) are dropped, and trailing commas,
+  question and exclamation marks taken off;
+- a setting and its value written apart become one word: "batch 64", "batch size 64", "seq 2048",
+  "rank 16", "budget $500", "deadline 2d", and the other way round for counts, "90 epochs",
+  "50k samples", "8 gpus", "2048 tokens";
+- "$500" alone is the budget, "within 2 days" / "in 36 hours" the deadline, "us-east-1" alone a region;
+  "cheapest" and "fastest" the objective;
+- a preset written in two words ("llama 7b", "gpt2 medium", "bert base") is the preset;
+- a few public data sets by name: "imagenet" is ILSVRC-2012's 1,281,167 training images (Russakovsky et
+  al. 2015), "cifar10" / "cifar100" 50,000 images of 32 x 32 (Krizhevsky 2009; an image preset is sized
+  at that input), "mnist" 60,000 images (LeCun et al. 1998). A count the user gives wins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+FILLER = frozenset({
+    "a", "an", "the", "with", "on", "for", "and", "using", "use", "of", "to", "at", "from", "in", "into",
+    "please", "pls", "i", "we", "me", "my", "our", "want", "need", "would", "like", "how", "much", "where",
+    "should", "what", "which", "is", "it", "run", "train", "training", "model", "job", "instances",
+    "instance", "machine", "machines", "can", "do", "does", "will", "be", "about", "around", "per",
+})
+# words that name a setting, written before its value ("batch 64", "batch size 64")
+SETTING_WORDS = {
+    "batch": "batch", "bs": "batch", "batch-size": "batch", "batchsize": "batch",
+    "epochs": "epochs", "epoch": "epochs", "seq": "seq", "seq-len": "seq", "seqlen": "seq",
+    "sequence": "seq", "lr": "lr", "rank": "rank", "budget": "budget", "deadline": "deadline",
+    "samples": "samples", "data": "data", "gpus": "gpus", "gpu": "gpus", "precision": "precision",
+    "optimizer": "optimizer", "region": "region", "top": "top", "accum": "accum", "targets": "targets",
+}
+_SKIPPED_AFTER_SETTING = {"size", "length", "len", "of", "is", "=", ":"}  # "batch size 64", "seq length 2048"
+# words that name a count, written after it ("90 epochs", "50k samples")
+COUNT_WORDS = {
+    "epoch": "epochs", "epochs": "epochs", "gpu": "gpus", "gpus": "gpus", "sample": "samples",
+    "samples": "samples", "examples": "samples", "images": "samples", "sequences": "samples",
+    "tokens": "seq",
+}
+_TIME_UNITS = {"d": "d", "day": "d", "days": "d", "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
+               "w": "w", "week": "w", "weeks": "w"}
+_TIME_LEADS = {"within", "in", "by", "under"}
+_BUDGET_LEADS = {"under", "below", "max", "within", "budget"}
+SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": "fine-tune",
+            "pretraining": "pretrain", "pre-train": "pretrain", "pre-training": "pretrain",
+            "on-prem": "onprem", "cheapest": "cost", "cheap": "cost", "fastest": "time", "fast": "time",
+            "quickest": "time"}
+# name -> (training samples, image input or None)
+DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
+    "imagenet": (1_281_167, None), "imagenet-1k": (1_281_167, None), "ilsvrc": (1_281_167, None),
+    "cifar10": (50_000, (3, 32, 32)), "cifar-10": (50_000, (3, 32, 32)),
+    "cifar100": (50_000, (3, 32, 32)), "cifar-100": (50_000, (3, 32, 32)),
+    "mnist": (60_000, None),
+}
+
+_NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?[kmb]?$")
+_MONEY = re.compile(r"^\$\d[\d,]*(\.\d+)?[kmb]?$")
+_REGION = re.compile(r"^(us|eu|europe|asia|ap|me|sa|ca|af|il|mx|northamerica|southamerica|australia|africa)"
+                     r"-[a-z]+-?\d+$")  # us-east-1, europe-west4, me-west1
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(d|h|w|days?|hours?|hrs?|weeks?)$")
+
+
+def _clean(word: str) -> str:
+    word = word.rstrip(",;:!?")
+    return word[:-1] if word.endswith(".") and not _NUMBER.match(word) else word
+
+
+def _is_number(word: str) -> bool:
+    return bool(_NUMBER.match(word))
+
+
+def normalize(words: list[str], *, presets: Collection[str]) -> tuple[list[str], tuple[int, int, int] | None]:
+    """Return the words in the grammar's form, and the image input a named data set implies (or None)."""
+    said = [SYNONYMS.get(c, c) for c in map(_clean, words) if c]
+    out: list[str] = []
+    dataset: tuple[int, tuple[int, int, int] | None] | None = None
+    i = 0
+    while i < len(said):
+        word, nxt = said[i], said[i + 1] if i + 1 < len(said) else ""
+        if "=" in word:
+            out.append(word)
+        elif nxt and f"{word}-{nxt}" in presets:
+            out.append(f"{word}-{nxt}")  # "llama 7b", "gpt2 medium"
+            i += 1
+        elif word in _TIME_LEADS and (when := _time(said, i + 1)) is not None:
+            out.append(f"deadline={when[0]}")
+            i += when[1]
+        elif word in _BUDGET_LEADS and _MONEY.match(nxt or "-"):
+            out.append(f"budget={nxt}")
+            i += 1
+        elif _MONEY.match(word):
+            out.append(f"budget={word}")
+        elif _REGION.match(word):
+            out.append(f"region={word}")
+        elif word in DATASETS and word not in presets:
+            dataset = DATASETS[word]
+        elif word in SETTING_WORDS and word not in presets:
+            j = i + 1
+            while j < len(said) and said[j] in _SKIPPED_AFTER_SETTING:
+                j += 1
+            if j < len(said) and "=" not in said[j] and not _known(said[j], presets):
+                value = said[j].replace(",", "") if _is_number(said[j]) else said[j]
+                out.append(f"{SETTING_WORDS[word]}={value}")
+                i = j
+            else:
+                out.append(word)
+        elif _is_number(word) and nxt in COUNT_WORDS:
+            out.append(f"{COUNT_WORDS[nxt]}={word.replace(',', '')}")
+            i += 1
+        elif word in FILLER:
+            pass
+        else:
+            out.append(word)
+        i += 1
+    image = None
+    if dataset is not None:
+        samples, image = dataset
+        if not any(w.startswith("samples=") for w in out):
+            out.append(f"samples={samples}")
+    return out, image
+
+
+def _time(said: list[str], at: int) -> tuple[str, int] | None:
+    """Read "2 days", "36 hours", "2d" at said[at]; return the grammar's value and the words it took."""
+    if at >= len(said):
+        return None
+    whole = _DURATION.match(said[at])
+    if whole:
+        return f"{whole.group(1)}{_TIME_UNITS[whole.group(2)]}", 1
+    if _is_number(said[at]) and at + 1 < len(said) and said[at + 1] in _TIME_UNITS:
+        return f"{said[at]}{_TIME_UNITS[said[at + 1]]}", 2
+    return None
+
+
+def _known(word: str, presets: Collection[str]) -> bool:
+    """Whether a word means something of its own (a preset, a setting, a filler), so it is no setting's value."""
+    return not _is_number(word) and (word in presets or word in SETTING_WORDS or word in FILLER)
+
+
+def image_input(preset: str, image: tuple[int, int, int]) -> list[int] | None:
+    """Return a named data set's image input for a preset that reads 3-channel images, else None."""
+    from workers.sizing.presets.registry import PRESETS  # the grammar stays importable without the core
+
+    found = next((p for p in PRESETS.values() if preset == p.name or preset in p.aliases), None)
+    shape = found.input_shape if found is not None else None
+    return list(image) if shape is not None and len(shape) == 3 and shape[0] == image[0] else None
