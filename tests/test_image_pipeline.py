@@ -21,7 +21,13 @@ from tests.recommending import changed_example, recommend_spec
 from workers.modelimport.onnx_import import onnx_model_stats
 from workers.schemas.specs import load_job
 from workers.sizing.estimate import estimate_requirements
-from workers.sizing.image_input import IMAGE_PIPELINE_MS, WARN_AT_CORES, image_input
+from workers.sizing.image_input import (
+    IMAGE_PIPELINE_MS,
+    SMALL_IMAGE_PIPELINE_MS,
+    WARN_AT_CORES,
+    image_input,
+    small_image_input,
+)
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +82,10 @@ def test_an_image_model_without_a_loader_cost_is_told_what_decoding_would_need()
     ({"preset": "resnet50"}, {"preprocess_ms_per_sample": 3.9}),  # the user said
     ({"preset": "bert-base"}, {}),  # token ids
     ({"layers": [{"type": "conv2d", "out_channels": 16, "kernel": 3}, {"type": "flatten"},
-                 {"type": "dense", "units": 10}], "input_shape": [3, 32, 32]}, {}),  # CIFAR-sized, kept decoded
+                 {"type": "dense", "units": 10}], "input_shape": [1, 28, 28]}, {}),  # MNIST-sized: not covered
+    ({"layers": [{"type": "conv2d", "out_channels": 16, "kernel": 3}, {"type": "flatten"},
+                 {"type": "dense", "units": 10}], "input_shape": [3, 32, 32]},
+     {"preprocess_ms_per_sample": 0.1}),  # CIFAR-sized, the cost given
 ])
 def test_nothing_is_said_where_the_cost_is_given_or_the_input_is_no_photograph(model: dict[str, Any],
                                                                              dataset: dict[str, Any]) -> None:
@@ -111,3 +120,32 @@ def test_a_cpu_bound_top_option_names_decoding_on_the_gpu() -> None:
     rec = recommend_spec(changed_example("resnet50-imagenet"), load_catalog())
     [said] = [w.message for w in rec.options[0].warnings if w.code == "cpu-bound"]
     assert "stretches an iteration" in said and "NVIDIA DALI" in said
+
+
+def test_the_small_image_figure_is_the_cifar_recipe_against_dle_on_one_host() -> None:
+    cifar = MEASURED["cases"]["cifar"]
+    ratio = cifar["ms_per_image"] / cifar["dle_ms_per_image_same_host"]
+    print(f"cifar {cifar['ms_per_image']} ms, dle {cifar['dle_ms_per_image_same_host']} ms on "
+          f"{cifar['host']['cpu_model']}: ratio {ratio:.4f} -> {ratio * IMAGE_PIPELINE_MS:.3f} ms on the reference "
+          f"core; shipped {SMALL_IMAGE_PIPELINE_MS}")
+    assert cifar["input"] == [3, 32, 32] and cifar["host"]["torch"].startswith("2.13.0")
+    assert abs(SMALL_IMAGE_PIPELINE_MS / (ratio * IMAGE_PIPELINE_MS) - 1) < 0.25
+
+
+def test_cifar_on_a_fast_card_is_told_what_augmenting_in_workers_needs_and_a_slow_one_is_not() -> None:
+    model = {"preset": "resnet18", "input_shape": [3, 32, 32]}
+    fast = _estimate(model, batch=128, gpu="h100-sxm", dataset={"samples": 50000, "bytes": 0})
+    rate = 128 * 1000.0 / fast.per_gpu[0].iteration_ms
+    cores = rate * SMALL_IMAGE_PIPELINE_MS / 1000.0
+    message = _warning(fast)
+    print(f"\nresnet18 at 32 x 32 on h100-sxm: {rate:,.0f} images/s, {cores:.1f} reference cores; {message}")
+    assert cores >= WARN_AT_CORES and message is not None
+    assert "CIFAR recipe" in message and f"{cores:.1f} such cores per GPU" in message
+    slow = _estimate(model, batch=128, gpu="gtx-1050-ti", dataset={"samples": 50000, "bytes": 0})
+    slow_rate = 128 * 1000.0 / slow.per_gpu[0].iteration_ms
+    assert slow_rate * SMALL_IMAGE_PIPELINE_MS / 1000.0 < WARN_AT_CORES and _warning(slow) is None
+
+
+def test_small_image_input_is_three_channels_from_16_to_95_pixels() -> None:
+    cnn = onnx_model_stats(residual_cnn_onnx(batch=1), name="cnn")  # 3 x 16 x 16
+    assert small_image_input(cnn) == (3, 16, 16) and image_input(cnn) is None

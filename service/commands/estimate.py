@@ -71,8 +71,8 @@ def _cpu_need(req: Requirements) -> str:
     """
     if req.loader_workers <= 0 or req.cpu_single_thread_score <= 0:
         if any(w.code == "image-preprocess-not-given" for w in req.warnings):
-            return ("no pre-processing given, so none counted; decoding JPEG images would need more "
-                    "(image-preprocess-not-given)")
+            return ("no pre-processing given, so none counted; decoding or augmenting the images would need "
+                    "more (image-preprocess-not-given)")
         return "no pre-processing given: any CPU keeps the GPUs fed"
     workers = f"{req.loader_workers} loader worker{'s' if req.loader_workers != 1 else ''}"
     share = req.loader_workers * req.cpu_single_thread_score / REFERENCE_CPU_SINGLE_THREAD_SCORE

@@ -1,5 +1,7 @@
 """Measure the host CPU an ImageNet-style training input pipeline costs: `python -m validation.measure.image_pipeline`.
 
+`--cifar-only` adds the `cifar` case (below) to the existing record, timed beside `dle` on the host it runs on.
+
 What a PyTorch loader worker does for one training image, timed on one core of this machine, one image at a
 time (a worker is one process; DataLoader parallelism is across workers, not inside one):
 
@@ -10,6 +12,10 @@ time (a worker is one process; DataLoader parallelism is across workers, not ins
 - `reference`: the PyTorch ImageNet example's transform (the same crop and flip, then ToTensor's float
   division and Normalize on the CPU).
 - `decode`: PIL decode and convert alone.
+- `cifar`: torchvision's CIFAR-10 recipe on 32 x 32 images held decoded in memory, as its `CIFAR10` dataset
+  holds them: `Image.fromarray`, RandomCrop(32, padding=4) (torchvision pads a PIL image with
+  `ImageOps.expand`, then crops), RandomHorizontalFlip, ToTensor, Normalize (which builds its mean and std
+  tensors on every call), and the DataLoader's default_collate of a batch of 128 (torch.stack), per image.
 
 The images are synthetic and seeded: 1/f ("natural image") noise in three channels at ImageNet's common
 shapes, JPEG-encoded by PIL at the quality whose mean size is nearest ImageNet's mean file size
@@ -129,6 +135,47 @@ def _decode(data: bytes, rng: random.Random) -> Any:
     return Image.open(io.BytesIO(data)).convert("RGB")
 
 
+CIFAR_MEAN = (0.4914, 0.4822, 0.4465)  # the usual CIFAR-10 normalisation constants
+CIFAR_STD = (0.2470, 0.2435, 0.2616)
+CIFAR_BATCH = 128
+
+
+def _cifar_sample(arr: np.ndarray, rng: random.Random) -> Any:
+    """One training sample as torchvision's CIFAR10 dataset and the standard transform make it."""
+    from PIL import ImageOps
+
+    img = Image.fromarray(arr)  # CIFAR10.__getitem__
+    img = ImageOps.expand(img, border=4, fill=0)  # RandomCrop(32, padding=4): pad, then crop
+    top, left = rng.randint(0, 8), rng.randint(0, 8)
+    img = img.crop((left, top, left + 32, top + 32))
+    if rng.random() < 0.5:  # RandomHorizontalFlip
+        img = img.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+    t = torch.from_numpy(np.array(img, np.uint8, copy=True)).view(32, 32, 3).permute(2, 0, 1).contiguous()
+    t = t.to(dtype=torch.float32).div(255)  # ToTensor
+    mean = torch.as_tensor(CIFAR_MEAN, dtype=t.dtype)  # Normalize (functional.normalize, not in place)
+    std = torch.as_tensor(CIFAR_STD, dtype=t.dtype)
+    if (std == 0).any():
+        raise ValueError("std has a zero")
+    return t.clone().sub_(mean.view(-1, 1, 1)).div_(std.view(-1, 1, 1))
+
+
+def _cifar_ms(rounds: int) -> list[float]:
+    """Return per-image milliseconds of the CIFAR recipe with its batch's collate, one mean per round."""
+    rng_np = np.random.default_rng(1)
+    images = [_natural(32, 32, rng_np) for _ in range(CIFAR_BATCH)]
+    rng = random.Random(0)
+    for arr in images[:8]:
+        _cifar_sample(arr, rng)  # warm-up
+    out = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(4):  # four batches a round
+            batch = [(_cifar_sample(arr, rng), label) for label, arr in enumerate(images)]
+            torch.stack([x for x, _ in batch]), torch.tensor([y for _, y in batch])  # default_collate
+        out.append((time.perf_counter() - t0) * 1000.0 / (4 * CIFAR_BATCH))
+    return out
+
+
 def _time_ms(fn: Callable[[bytes, random.Random], Any], corpus: list[bytes], rounds: int) -> list[float]:
     """Return per-image milliseconds, one median per round over the whole corpus."""
     rng = random.Random(0)
@@ -145,7 +192,41 @@ def _time_ms(fn: Callable[[bytes, random.Random], Any], corpus: list[bytes], rou
     return medians
 
 
+def _host() -> dict[str, Any]:
+    return {"cpu_model": host_cpu_model(), "machine": platform.machine(), "cpus": os.cpu_count(),
+            "python": sys.version.split()[0], "torch": torch.__version__,
+            "pillow": Image.__version__ if hasattr(Image, "__version__") else "unknown", "numpy": np.__version__}
+
+
+def cifar_only(rounds: int = 7) -> int:
+    """Time the CIFAR recipe beside `dle` on this host and add it to the record, the other cases kept.
+
+    The CIFAR figure is put on the reference core's scale through `dle` timed in the same run: a host
+    whose single-thread score is not known still gives the ratio of the two pipelines.
+    """
+    torch.set_num_threads(1)
+    record = json.loads(OUT.read_text())
+    dle = statistics.median(_time_ms(_dle, _corpus(record["corpus"]["jpeg_quality"]), rounds))
+    runs = _cifar_ms(rounds)
+    cifar = statistics.median(runs)
+    record["cases"]["cifar"] = {
+        "ms_per_image": round(cifar, 4), "rounds_ms": [round(r, 4) for r in runs], "input": [3, 32, 32],
+        "batch": CIFAR_BATCH, "dle_ms_per_image_same_host": round(dle, 3), "ratio_to_dle": round(cifar / dle, 4),
+        "measured_at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"), "host": _host(),
+        "method": ("one process, one thread; per round four batches of 128 in-memory 32 x 32 images through the "
+                   f"recipe and default_collate, the mean per image; {rounds} rounds, the median reported; `dle` "
+                   "re-timed in the same run on the same host"),
+    }
+    OUT.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"cifar {cifar:.4f} ms/image, dle {dle:.3f} ms/image on this host: ratio {cifar / dle:.4f}; wrote {OUT}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv == ["--cifar-only"]:
+        return cifar_only()
     rounds = 7
     torch.set_num_threads(1)
     qualities = {q: _corpus(q) for q in (75, 85, 90, 95)}
@@ -158,15 +239,16 @@ def main(argv: list[str] | None = None) -> int:
         cases[name] = {"ms_per_image": round(statistics.median(runs), 3),
                        "rounds_ms": [round(r, 3) for r in runs]}
         print(f"{name:10s} {statistics.median(runs):6.2f} ms/image (rounds {min(runs):.2f}-{max(runs):.2f})")
+    runs = _cifar_ms(rounds)
+    cases["cifar"] = {"ms_per_image": round(statistics.median(runs), 4), "rounds_ms": [round(r, 4) for r in runs],
+                      "input": [3, 32, 32], "batch": CIFAR_BATCH}
+    print(f"{'cifar':10s} {statistics.median(runs):6.3f} ms/image (rounds {min(runs):.3f}-{max(runs):.3f})")
     record = {
         "method": ("one process, one thread (torch.set_num_threads(1)); each case's per-image mean over the "
                    f"{len(corpus)}-image corpus, {rounds} rounds, the median round reported; the corpus's "
                    "JPEGs held in memory (no disk read)"),
         "measured_at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
-        "host": {"cpu_model": host_cpu_model(), "machine": platform.machine(), "cpus": os.cpu_count(),
-                 "python": sys.version.split()[0], "torch": torch.__version__,
-                 "pillow": Image.__version__ if hasattr(Image, "__version__") else "unknown",
-                 "numpy": np.__version__},
+        "host": _host(),
         "corpus": {"images": len(corpus), "shapes": [list(s) for s in SHAPES], "jpeg_quality": quality,
                    "mean_bytes": round(statistics.fmean(map(len, corpus))),
                    "imagenet_mean_bytes": round(IMAGENET_MEAN_BYTES),
