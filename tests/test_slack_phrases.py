@@ -51,7 +51,7 @@ def test_everyday_phrasing_makes_the_spec_the_key_value_words_make(text: str, ex
 
 def test_the_documented_key_value_form_is_unchanged() -> None:
     text = "resnet50 batch=64 epochs=90 data=150GB samples=1.28M budget=$500 deadline=2d spot"
-    assert normalize(text.split(), presets=PRESET_WORDS) == (text.split(), None)
+    assert normalize(text.split(), presets=PRESET_WORDS) == (text.split(), None, ())
 
 
 def test_fit_reads_plain_words_too() -> None:
@@ -61,7 +61,14 @@ def test_fit_reads_plain_words_too() -> None:
 
 
 def test_a_count_the_user_gives_wins_over_the_data_sets() -> None:
-    assert parse("resnet50 imagenet 100k samples").spec["dataset"]["samples"] == 100_000
+    given = parse("resnet50 imagenet 100k samples")
+    assert given.spec["dataset"]["samples"] == 100_000 and not any("imagenet" in d for d in given.defaults_used)
+
+
+def test_what_a_data_set_name_set_is_told_back_as_assumed() -> None:
+    assert parse("resnet18 cifar10 batch 128").defaults_used == ("samples=50,000 (cifar10)", "input 3x32x32",
+                                                                  "precision=fp32")
+    assert parse("resnet50 imagenet bf16 batch 256").defaults_used == ("samples=1,281,167 (imagenet)",)
 
 
 def test_cifar_sizes_only_an_image_preset_at_32_by_32() -> None:

@@ -283,7 +283,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
         return Command(kind="help")
     fit = words[0] == "fit"
     builder = _Builder(presets=presets, gpus=gpus, fit=fit)
-    said, image = normalize(words[1:] if fit else words, presets=presets)
+    said, image, assumed = normalize(words[1:] if fit else words, presets=presets)
     for word in said:
         if "=" in word:
             builder.key_value(word)
@@ -294,6 +294,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
     shape = image_input(preset, image) if image is not None and preset else None
     if shape is not None:
         spec["model"]["input_shape"] = shape  # "resnet18 cifar10": 32 x 32 images, not the preset's 224
+        assumed = (*assumed, f"input {'x'.join(map(str, shape))}")
     if fit and not builder.fit_gpus and not builder.problems:
         builder.problems.append(f"name a GPU to fit on, e.g. `/gpugauge fit resnet50 v100-16gb` "
                                 f"(GPUs: {', '.join(sorted(gpus))})")
@@ -301,7 +302,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
         builder.problems.append(f"name at most {MAX_FIT_GPUS} GPUs to fit on")
     if builder.problems:
         raise CommandError(builder.problems)
-    defaults: list[str] = []
+    defaults: list[str] = list(assumed)
     if "batch_size" not in spec["training"]:
         spec["training"]["batch_size"] = DEFAULT_BATCH_SIZE
         defaults.append(f"batch={DEFAULT_BATCH_SIZE}")

@@ -74,11 +74,14 @@ def _is_number(word: str) -> bool:
     return bool(_NUMBER.match(word))
 
 
-def normalize(words: list[str], *, presets: Collection[str]) -> tuple[list[str], tuple[int, int, int] | None]:
-    """Return the words in the grammar's form, and the image input a named data set implies (or None)."""
+def normalize(words: list[str], *,
+              presets: Collection[str]) -> tuple[list[str], tuple[int, int, int] | None, tuple[str, ...]]:
+    """Return the words in the grammar's form, the image input a named data set implies (or None), and
+    what was assumed from a data set's name, in the user's words (told back in the acknowledgement)."""
     said = [SYNONYMS.get(c, c) for c in map(_clean, words) if c]
     out: list[str] = []
     dataset: tuple[int, tuple[int, int, int] | None] | None = None
+    named = ""
     i = 0
     while i < len(said):
         word, nxt = said[i], said[i + 1] if i + 1 < len(said) else ""
@@ -98,7 +101,7 @@ def normalize(words: list[str], *, presets: Collection[str]) -> tuple[list[str],
         elif _REGION.match(word):
             out.append(f"region={word}")
         elif word in DATASETS and word not in presets:
-            dataset = DATASETS[word]
+            dataset, named = DATASETS[word], word
         elif word in SETTING_WORDS and word not in presets:
             j = i + 1
             while j < len(said) and said[j] in _SKIPPED_AFTER_SETTING:
@@ -117,12 +120,13 @@ def normalize(words: list[str], *, presets: Collection[str]) -> tuple[list[str],
         else:
             out.append(word)
         i += 1
-    image = None
+    image, assumed = None, []
     if dataset is not None:
         samples, image = dataset
         if not any(w.startswith("samples=") for w in out):
             out.append(f"samples={samples}")
-    return out, image
+            assumed.append(f"samples={samples:,} ({named})")
+    return out, image, tuple(assumed)
 
 
 def _time(said: list[str], at: int) -> tuple[str, int] | None:
