@@ -88,3 +88,14 @@ def test_what_is_not_understood_is_still_said(text: str, problem: str) -> None:
     with pytest.raises(CommandError) as caught:
         parse(text)
     assert any(p.startswith(problem) for p in caught.value.problems), caught.value.problems
+
+
+def test_billions_of_tokens_are_the_data_set_made_samples_by_the_sequence_length() -> None:
+    command = parse("pretrain gpt2 on 10B tokens, seq 1024, bf16, batch 16")
+    assert command.spec["dataset"]["samples"] == 9_765_625 and command.spec["training"]["sequence_length"] == 1024
+    assert "samples=9,765,625 (10,000,000,000 tokens / seq 1,024)" in command.defaults_used
+    assert parse("gpt2 seq 2048 tokens").spec["training"]["sequence_length"] == 2048  # no count: a setting
+    assert parse("gpt2 2048 tokens").spec["training"]["sequence_length"] == 2048  # a sequence length
+    with pytest.raises(CommandError) as caught:
+        parse("gpt2 on 10B tokens")
+    assert any("add seq=" in p for p in caught.value.problems)

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from catalog.providers import PROVIDER_NAMES
 from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count
-from workers.slack.phrases import image_input, normalize
+from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
@@ -218,6 +218,10 @@ class _Builder:
             self.problems.append(f"{word}: {exc}")
 
     def bare(self, word: str) -> None:
+        if word == TOKENS_NEED_SEQ:
+            self.problems.append("a count of training tokens (e.g. 10B tokens) is made samples by the tokens per "
+                                 "sample: add seq= (e.g. seq=2048), or say samples=")
+            return
         if word in FLAGS:
             group, value = FLAGS[word]
             if group in _COLLECTING:

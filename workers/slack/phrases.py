@@ -7,7 +7,8 @@ never guesses: a word it does not know is left for the grammar to refuse with it
   question and exclamation marks taken off;
 - a setting and its value written apart become one word: "batch 64", "batch size 64", "seq 2048",
   "rank 16", "budget $500", "deadline 2d", and the other way round for counts, "90 epochs",
-  "50k samples", "8 gpus", "2048 tokens";
+  "50k samples", "8 gpus", "2048 tokens" (a sequence length; "10B tokens", a million or more, is the run's
+  data, made samples by the seq= said with it);
 - "$500" alone is the budget, "within 2 days" / "in 36 hours" the deadline, "us-east-1" alone a region;
   "cheapest" and "fastest" the objective;
 - a preset written in two words ("llama 7b", "gpt2 medium", "bert base") is the preset;
@@ -25,7 +26,7 @@ FILLER = frozenset({
     "a", "an", "the", "with", "on", "for", "and", "using", "use", "of", "to", "at", "from", "in", "into",
     "please", "pls", "i", "we", "me", "my", "our", "want", "need", "would", "like", "how", "much", "where",
     "should", "what", "which", "is", "it", "run", "train", "training", "model", "job", "instances",
-    "instance", "machine", "machines", "can", "do", "does", "will", "be", "about", "around", "per",
+    "instance", "machine", "machines", "can", "do", "does", "will", "be", "about", "around", "per", "tokens",
 })
 # words that name a setting, written before its value ("batch 64", "batch size 64")
 SETTING_WORDS = {
@@ -42,6 +43,10 @@ COUNT_WORDS = {
     "samples": "samples", "examples": "samples", "images": "samples", "sequences": "samples",
     "tokens": "seq",
 }
+# "2048 tokens" is a sequence length; "10B tokens" is the data set: at or above this it is read as the run's
+# tokens, made samples by the sequence length said beside it.
+TOTAL_TOKENS_FROM = 1_000_000
+TOKENS_NEED_SEQ = "tokens-need-seq"  # the grammar says what is missing
 _TIME_UNITS = {"d": "d", "day": "d", "days": "d", "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
                "w": "w", "week": "w", "weeks": "w"}
 _TIME_LEADS = {"within", "in", "by", "under"}
@@ -82,6 +87,7 @@ def normalize(words: list[str], *,
     out: list[str] = []
     dataset: tuple[int, tuple[int, int, int] | None] | None = None
     named = ""
+    tokens = 0
     i = 0
     while i < len(said):
         word, nxt = said[i], said[i + 1] if i + 1 < len(said) else ""
@@ -112,6 +118,9 @@ def normalize(words: list[str], *,
                 i = j
             else:
                 out.append(word)
+        elif _is_number(word) and nxt == "tokens" and _count(word) >= TOTAL_TOKENS_FROM:
+            tokens = _count(word)
+            i += 1
         elif _is_number(word) and nxt in COUNT_WORDS:
             out.append(f"{COUNT_WORDS[nxt]}={word.replace(',', '')}")
             i += 1
@@ -121,12 +130,35 @@ def normalize(words: list[str], *,
             out.append(word)
         i += 1
     image, assumed = None, []
+    if tokens:
+        out, note = _tokens_as_samples(out, tokens)
+        assumed.extend(note)
     if dataset is not None:
         samples, image = dataset
         if not any(w.startswith("samples=") for w in out):
             out.append(f"samples={samples}")
             assumed.append(f"samples={samples:,} ({named})")
     return out, image, tuple(assumed)
+
+
+def _count(word: str) -> int:
+    from workers.schemas.humanize import parse_count
+
+    try:
+        return parse_count(word.lstrip("$").replace(",", ""))
+    except ValueError:
+        return 0
+
+
+def _tokens_as_samples(out: list[str], tokens: int) -> tuple[list[str], list[str]]:
+    """Turn the run's tokens into samples= by the seq= said beside them; without one, a word the grammar refuses."""
+    seq = next((_count(w.partition("=")[2]) for w in out if w.startswith("seq=")), 0)
+    if any(w.startswith("samples=") for w in out):
+        return out, []
+    if seq <= 0:
+        return [*out, TOKENS_NEED_SEQ], []
+    samples = -(-tokens // seq)
+    return [*out, f"samples={samples}"], [f"samples={samples:,} ({tokens:,} tokens / seq {seq:,})"]
 
 
 def _time(said: list[str], at: int) -> tuple[str, int] | None:
