@@ -135,3 +135,21 @@ def test_a_named_sharded_strategy_gets_the_fused_figure_of_its_own_layout() -> N
     assert result.peak_phase == "optimizer_step" and said is not None
     assert f"{fused.gpu_memory_bytes / 2**30:.1f} GiB" in said.message
     assert fused.gpu_memory_bytes < result.gpu_memory_bytes
+
+
+def test_the_measured_fused_steps_peak_in_backward_as_predicted_and_their_foreach_twins_in_the_update() -> None:
+    from validation.step_compare import compare_step_record, load_step_records
+
+    records = {r["id"]: r for r in load_step_records()}
+    fused = [r for r in records.values() if r.get("optimizer_implementation") == "fused"]
+    assert len(fused) >= 6
+    for record in fused:
+        row = compare_step_record(record)
+        twin = records[record["id"].removesuffix("-fused")]
+        print(f"{record['id']}: measured {row.measured_bytes / 2**20:.1f} MiB ({row.measured_phase}), predicted "
+              f"{row.predicted_bytes / 2**20:.1f} MiB ({row.predicted_phase}), {row.error:+.1%}; foreach twin "
+              f"{twin['measured']['peak_memory_bytes'] / 2**20:.1f} MiB ({twin['measured']['peak_phase']})")
+        assert row.measured_phase == row.predicted_phase == "backward"
+        assert twin["measured"]["peak_phase"] == "optimizer_step"
+        assert row.measured_bytes < twin["measured"]["peak_memory_bytes"]
+        assert abs(row.error) < 0.05

@@ -29,7 +29,7 @@ from workers.sizing.layers.loss import Loss, with_loss  # noqa: E402
 from workers.sizing.memory import estimate_memory  # noqa: E402
 from workers.sizing.presets.registry import preset_stats  # noqa: E402
 from workers.sizing.requirements import MemoryBreakdown  # noqa: E402
-from workers.sizing.spec import Optimizer, Precision, Training  # noqa: E402
+from workers.sizing.spec import Optimizer, OptimizerImplementation, Precision, Training  # noqa: E402
 from workers.sizing.stats import ModelStats  # noqa: E402
 
 RECORDS_PATH = ROOT / "workers" / "accuracy" / "data" / "step_measurements.json"
@@ -92,7 +92,9 @@ def record_training(record: Mapping[str, Any]) -> Training:
                     precision=Precision(record["precision"]), optimizer=Optimizer(record["optimizer"]),
                     loss=Loss(record.get("loss", "cross_entropy")),
                     attention=Attention(record.get("attention", "auto")),
-                    update_interval=int(record.get("update_interval") or 1))
+                    update_interval=int(record.get("update_interval") or 1),
+                    optimizer_implementation=OptimizerImplementation(record.get("optimizer_implementation",
+                                                                                "foreach")))
 
 
 def compare_step_record(record: Mapping[str, Any], *, export: str = "train") -> StepRow:

@@ -50,7 +50,7 @@ class Case:
     batch_size: int
     precision: str
     optimizer: str
-    variant: str = ""  # "", "output-dropped", "gelu-tanh-fused", "sdpa", "native-cell", "accumulate-N"
+    variant: str = ""  # "", "output-dropped", "gelu-tanh-fused", "sdpa", "native-cell", "accumulate-N", "fused"
     notes: str = ""
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -309,6 +309,14 @@ CASES: tuple[Case, ...] = (
     Case("mixer-64", 8, "bf16-mixed", "adamw"),
     Case("regnety-64", 8, "fp32", "momentum"),
     Case("charcnn-s256", 32, "fp32", "adam"),
+    # the fused Adam/AdamW update (training.optimizer_implementation: fused) on cases whose foreach step sets the
+    # peak: the plan's fused-optimizer row and the optimizer-step-peak warning size it (2026-12-03)
+    Case("mlp-784", 64, "fp32", "adam", variant="fused"),
+    Case("resnet50-64", 16, "fp32", "adam", variant="fused"),
+    Case("vgg16-64", 4, "fp32", "adam", variant="fused"),
+    Case("bert-base-s128", 2, "fp32", "adamw", variant="fused"),
+    Case("gpt2-s128", 1, "fp32", "adamw", variant="fused"),
+    Case("vit-b16-224", 1, "bf16-mixed", "adamw", variant="fused"),
 )
 
 
@@ -331,11 +339,12 @@ def build_trainer(case: Case) -> Trainer:
         model: nn.Module = nets_seq.GPT2(gelu="tanh" if case.variant == "gelu-tanh-fused" else "new")
         inputs, _ = net.sample(case.batch_size)
         return Supervised(model, inputs, inputs, lm_loss, optimizer=case.optimizer, precision=case.precision,
-                          keep_output=case.variant != "output-dropped", update_interval=case.update_interval)
+                          keep_output=case.variant != "output-dropped", update_interval=case.update_interval,
+                          fused=case.variant == "fused")
     model = nets_seq.ViT(attention="sdpa") if case.variant == "sdpa" else net.build()
     inputs, targets = net.sample(case.batch_size)
     trainer = Supervised(model, inputs, targets, net.loss, optimizer=case.optimizer, precision=case.precision,
-                         update_interval=case.update_interval)
+                         update_interval=case.update_interval, fused=case.variant == "fused")
     return WithoutOneDNN(trainer) if case.variant == "native-cell" else trainer
 
 

@@ -37,6 +37,8 @@ VARIANT_NOTES = {
     "sdpa": "attention by F.scaled_dot_product_attention (the CPU flash kernel: no scores kept)",
     "accumulate-2": "gradient accumulation: two forward and backward passes of the batch (micro-batches, each loss "
                     "halved), then one optimizer step; the second micro-batch runs beside the first's gradients",
+    "fused": "the fused Adam/AdamW update (torch.optim.Adam/AdamW(fused=True)), not foreach: "
+             "training.optimizer_implementation fused",
     "native-cell": "oneDNN off (torch.backends.mkldnn.flags(enabled=False)): the LSTM runs ATen's own cell, "
                    "not mkldnn_rnn with its workspace",
 }
@@ -85,6 +87,7 @@ def record(case: Case, m: StepMeasurement, parameters: tuple[int, int], today: s
         "recompute": False,
         "precision": case.precision,
         "optimizer": case.optimizer,
+        **({"optimizer_implementation": "fused"} if case.variant == "fused" else {}),
         "framework": "pytorch",
         "measured": {
             "peak_memory_bytes": m.peak_bytes,
