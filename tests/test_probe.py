@@ -40,6 +40,21 @@ def test_probe_sees_the_adam_step_peak_of_a_weight_heavy_model() -> None:
     assert set(result.phase_ms) == {"data", "forward", "loss", "backward", "update"}
 
 
+def test_probe_measures_the_fused_update_the_users_code_runs_and_the_spec_says_so(tmp_path: Path) -> None:
+    from service.probe.run import load_callable, probe
+
+    weights = (256 * 1024 + 1024 + 1024 * 8 + 8) * 4
+    fused = probe(load_callable(f"{MODELS}:wide_mlp"), input_shape=(256,), batch_size=2, optimizer="adam",
+                  optimizer_implementation="fused")
+    assert fused.peak_bytes == pytest.approx(4 * weights, rel=0.03)  # w, grads, 2 states: no foreach copy
+    spec_path = tmp_path / "fused.json"
+    assert main(["probe", f"{MODELS}:wide_mlp", "--input-shape", "256", "--batch-size", "2", "--optimizer", "adamw",
+                 "--optimizer-impl", "fused", "--spec", str(spec_path)]) == 0
+    spec = json.loads(spec_path.read_text())
+    assert spec["training"]["optimizer_implementation"] == "fused"
+    load_job(spec)  # the schema takes it
+
+
 def test_probe_spec_calibrates_the_estimate_to_the_measured_memory(tmp_path: Path) -> None:
     spec_path = tmp_path / "probed.yaml"
     code = main(["probe", f"{MODELS}:small_cnn", "--input-shape", "3,16,16", "--batch-size", "4",

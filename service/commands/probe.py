@@ -45,6 +45,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--steps", type=int, default=3, help="measured steps after two warm-up steps")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     p.add_argument("--optimizer", default="adam", choices=("sgd", "momentum", "adam", "adamw"))
+    p.add_argument("--optimizer-impl", default="foreach", choices=("foreach", "per_tensor", "fused"),
+                   help="how your code runs the update: foreach (torch.optim's CUDA default), fused (fused=True; the "
+                        "HF Trainer's default on torch 2.8 and later) or per_tensor (foreach=False); written to the "
+                        "spec as training.optimizer_implementation")
     p.add_argument("--precision", default="fp32", choices=("fp32", "fp16-mixed", "bf16-mixed"))
     p.add_argument("--vocab", type=int, help="the input is token ids below this (a language model)")
     p.add_argument("--gpu", help="the catalog slug of the GPU you ran on (for the spec's time profile)")
@@ -58,13 +62,15 @@ def register(subparsers: Any) -> None:
 
 
 def spec_from_probe(result: Any, *, precision: str, optimizer: str, gpu: str | None,
-                    preprocess_ms: float | None = None) -> dict[str, Any]:
+                    preprocess_ms: float | None = None, optimizer_implementation: str = "foreach") -> dict[str, Any]:
     """Return a job spec with the model's totals, the measured memory, (on a named GPU) its time and (with
     --sample) one sample's pre-processing on the reference core."""
     training: dict[str, Any] = {
         "batch_size": result.batch_size, "precision": precision, "optimizer": optimizer,
         "measured_memory": {"tensor_memory_bytes": result.peak_bytes, "batch_size": result.batch_size},
     }
+    if optimizer_implementation != "foreach":  # the spec's default stays unsaid
+        training["optimizer_implementation"] = optimizer_implementation
     if gpu and result.device.startswith("cuda"):
         training["profile"] = {"gpu": gpu, "iteration_ms": round(result.iteration_ms, 3)}
     spec: dict[str, Any] = {
@@ -92,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = probe(load_callable(args.builder), input_shape=args.input_shape, batch_size=args.batch_size,
                        steps=args.steps, device=args.device, optimizer=args.optimizer,
-                       precision=args.precision, token_vocab=args.vocab)
+                       precision=args.precision, token_vocab=args.vocab,
+                       optimizer_implementation=args.optimizer_impl)
     except ProbeError as exc:
         return fail(str(exc))
     loading = None
@@ -104,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
             return fail(str(exc))
     if args.spec:
         spec = spec_from_probe(result, precision=args.precision, optimizer=args.optimizer, gpu=args.gpu,
-                               preprocess_ms=loading.ms_reference if loading is not None else None)
+                               preprocess_ms=loading.ms_reference if loading is not None else None,
+                               optimizer_implementation=args.optimizer_impl)
         path = Path(args.spec)
         text = json.dumps(spec, indent=2) if path.suffix == ".json" else yaml.safe_dump(spec, sort_keys=False)
         path.write_text(text + ("\n" if path.suffix == ".json" else ""), encoding="utf-8")

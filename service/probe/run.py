@@ -80,7 +80,17 @@ def load_callable(target: str) -> Callable[[], nn.Module]:
     return builder  # type: ignore[no-any-return]
 
 
-def _optimizer(name: str, params: list[nn.Parameter]) -> torch.optim.Optimizer:
+def _optimizer(name: str, params: list[nn.Parameter], implementation: str = "foreach") -> torch.optim.Optimizer:
+    """Return the optimizer as the user's code runs it: foreach (torch.optim's CUDA default), fused or a per-tensor
+    loop (foreach=False); fused applies to Adam and AdamW (SGD updates in place either way)."""
+    if implementation == "fused" and name in ("adam", "adamw"):
+        kind = torch.optim.AdamW if name == "adamw" else torch.optim.Adam
+        return kind(params, lr=1e-3, fused=True)
+    if implementation == "per_tensor":
+        if name in ("sgd", "momentum"):
+            return torch.optim.SGD(params, lr=1e-3, momentum=0.9 if name == "momentum" else 0.0, foreach=False)
+        kind = torch.optim.AdamW if name == "adamw" else torch.optim.Adam
+        return kind(params, lr=1e-3, foreach=False)
     if name == "sgd":
         return torch.optim.SGD(params, lr=1e-3, foreach=True)
     if name == "momentum":
@@ -127,7 +137,7 @@ def _count_per_sample(model: nn.Module, inputs: torch.Tensor, batch: int) -> tup
 
 def probe(build: Callable[[], nn.Module], *, input_shape: tuple[int, ...], batch_size: int, steps: int = 3,
           device: str = "cpu", optimizer: str = "adam", precision: str = "fp32", token_vocab: int | None = None,
-          seed: int = 0) -> ProbeResult:
+          seed: int = 0, optimizer_implementation: str = "foreach") -> ProbeResult:
     """Build the model, run warm-up and measured steps on `device`, and return what was measured."""
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ProbeError(f"device {device!r}: no CUDA device is available to this torch")
@@ -140,7 +150,7 @@ def probe(build: Callable[[], nn.Module], *, input_shape: tuple[int, ...], batch
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ProbeError("the model has no trainable parameters")
-    opt = _optimizer(optimizer, params)
+    opt = _optimizer(optimizer, params, optimizer_implementation)
     on_gpu = device.startswith("cuda")
     cast = torch.autocast(device.split(":")[0], dtype=torch.bfloat16 if precision == "bf16-mixed"
                           else torch.float16) if precision != "fp32" else contextlib.nullcontext()
