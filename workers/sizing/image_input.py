@@ -61,47 +61,41 @@ def small_image_input(model: ModelStats) -> tuple[int, int, int] | None:
     return channels, height, width
 
 
-def _small_image_warning(rate: float, *, gpu: str, gpu_count: int) -> CodedWarning | None:
-    cores = rate * SMALL_IMAGE_PIPELINE_MS / 1000.0
-    if cores < WARN_AT_CORES:
-        return None
-    machine = f", {cores * gpu_count:,.0f} for {gpu_count} GPUs" if gpu_count > 1 else ""
-    return CodedWarning("image-preprocess-not-given", (
-        f"dataset.preprocess_ms_per_sample is not given, so no host CPU time is counted for the images. Small "
-        f"images held in memory and augmented one at a time in DataLoader workers, as torchvision's CIFAR recipe "
-        f"does (RandomCrop with padding, flip, ToTensor, Normalize, then the batch's collate), cost about "
-        f"{SMALL_IMAGE_PIPELINE_MS} ms an image on one core of single-thread score "
-        f"{REFERENCE_CPU_SINGLE_THREAD_SCORE:,.0f} ({IMAGE_PIPELINE_SOURCE}, case cifar): at {rate:,.0f} "
-        f"images/s per {gpu} that is {cores:.1f} such cores per GPU{machine}, beyond what DataLoader's default "
-        f"(num_workers=0: the training process itself) gives. Give dataset.preprocess_ms_per_sample (gpugauge "
-        f"probe --sample times your loader) and enough workers, or augment on the GPU."))
-
-
 def image_preprocess_warning(job: JobSpec, model: ModelStats, *, gpu: str, iteration_ms: float,
                              gpu_count: int = 1) -> CodedWarning | None:
     """Return `image-preprocess-not-given` where an image model's loader cost is left out and would matter.
 
     Fires when the job gives no `preprocess_ms_per_sample`, the model reads images (image_input), and a
     JPEG pipeline at IMAGE_PIPELINE_MS would need WARN_AT_CORES reference cores or more per GPU at this
-    GPU's pace (`iteration_ms` for one batch of `training.batch_size`; `gpu` its slug).
+    GPU's pace (`iteration_ms` for one batch of `training.batch_size`; `gpu` its slug); for small colour
+    images (small_image_input), the in-memory CIFAR recipe at SMALL_IMAGE_PIPELINE_MS.
     """
     dataset = job.dataset
     if dataset.preprocess_ms_per_sample > 0 or iteration_ms <= 0:
         return None
-    rate = job.training.batch_size * 1000.0 / iteration_ms
-    if small_image_input(model) is not None:
-        return _small_image_warning(rate, gpu=gpu, gpu_count=gpu_count)
-    if image_input(model) is None:
+    small = small_image_input(model) is not None
+    if not small and image_input(model) is None:
         return None
-    cores = rate * IMAGE_PIPELINE_MS / 1000.0
+    rate = job.training.batch_size * 1000.0 / iteration_ms
+    ms = SMALL_IMAGE_PIPELINE_MS if small else IMAGE_PIPELINE_MS
+    cores = rate * ms / 1000.0
     if cores < WARN_AT_CORES:
         return None
     machine = f", {cores * gpu_count:,.0f} for {gpu_count} GPUs" if gpu_count > 1 else ""
+    core = f"{ms} ms an image on one core of single-thread score {REFERENCE_CPU_SINGLE_THREAD_SCORE:,.0f}"
+    need = f"at {rate:,.0f} images/s per {gpu} that is {cores:.1f} such cores per GPU{machine}"
+    if small:
+        return CodedWarning("image-preprocess-not-given", (
+            f"dataset.preprocess_ms_per_sample is not given, so no host CPU time is counted for the images. Small "
+            f"images held in memory and augmented one at a time in DataLoader workers, as torchvision's CIFAR "
+            f"recipe does (RandomCrop with padding, flip, ToTensor, Normalize, then the batch's collate), cost "
+            f"about {core} ({IMAGE_PIPELINE_SOURCE}, case cifar): {need}, beyond what DataLoader's default "
+            f"(num_workers=0: the training process itself) gives. Give dataset.preprocess_ms_per_sample (gpugauge "
+            f"probe --sample times your loader) and enough workers, or augment on the GPU."))
     return CodedWarning("image-preprocess-not-given", (
         f"dataset.preprocess_ms_per_sample is not given, so no host CPU time is counted for reading the "
         f"images. If they are JPEG files decoded and augmented in DataLoader workers (PIL: decode, random "
-        f"resized crop, flip), that costs about {IMAGE_PIPELINE_MS} ms an image on one core of single-thread "
-        f"score {REFERENCE_CPU_SINGLE_THREAD_SCORE:,.0f} ({IMAGE_PIPELINE_SOURCE}; one image at a time, so "
-        f"a floor): at {rate:,.0f} images/s per {gpu} that is {cores:.1f} such cores per GPU{machine}. Give "
-        f"dataset.preprocess_ms_per_sample (gpugauge probe --sample times your loader on one core) so that each "
-        f"machine's CPU is counted, or decode on the GPU (NVIDIA DALI) or from pre-decoded data."))
+        f"resized crop, flip), that costs about {core} ({IMAGE_PIPELINE_SOURCE}; one image at a time, so "
+        f"a floor): {need}. Give dataset.preprocess_ms_per_sample (gpugauge probe --sample times your loader on "
+        f"one core) so that each machine's CPU is counted, or decode on the GPU (NVIDIA DALI) or from pre-decoded "
+        f"data."))
