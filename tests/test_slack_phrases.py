@@ -54,6 +54,13 @@ def test_the_documented_key_value_form_is_unchanged() -> None:
     assert normalize(text.split(), presets=PRESET_WORDS) == (text.split(), None, ())
 
 
+def test_a_question_about_fitting_is_the_fit_command() -> None:
+    command = parse("does llama 7b fit on a t4? batch 1, seq 512, bf16")
+    assert (command.kind, command.gpus) == ("fit", ("t4",))
+    assert command.spec["model"]["preset"] == "llama-7b" and command.spec["training"]["batch_size"] == 1
+    assert parse("will resnet50 with batch 64 fit on an a100-80gb?").gpus == ("a100-80gb",)
+
+
 def test_fit_reads_plain_words_too() -> None:
     command = parse("fit resnet50 on v100-16gb with batch 64 on 2 gpus")
     assert (command.kind, command.gpus, command.gpu_count) == ("fit", ("v100-16gb",), 2)

@@ -285,6 +285,10 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
         words = words[1:]
     if not words or words[0] in ("help", "?", "-h", "--help"):
         return Command(kind="help")
+    asked = [w.rstrip("?!.,") for w in words]
+    if words[0] != "fit" and ("fit" in asked or "fits" in asked):  # "does llama-7b fit on a t4?"
+        at = asked.index("fit") if "fit" in asked else asked.index("fits")
+        words = ["fit", *words[:at], *words[at + 1:]]
     fit = words[0] == "fit"
     builder = _Builder(presets=presets, gpus=gpus, fit=fit)
     said, image, assumed = normalize(words[1:] if fit else words, presets=presets)

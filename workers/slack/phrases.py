@@ -27,6 +27,7 @@ FILLER = frozenset({
     "please", "pls", "i", "we", "me", "my", "our", "want", "need", "would", "like", "how", "much", "where",
     "should", "what", "which", "is", "it", "run", "train", "training", "model", "job", "instances",
     "instance", "machine", "machines", "can", "do", "does", "will", "be", "about", "around", "per", "tokens",
+    "if", "whether", "card", "cards",
 })
 # words that name a setting, written before its value ("batch 64", "batch size 64")
 SETTING_WORDS = {
