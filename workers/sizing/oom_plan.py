@@ -30,6 +30,7 @@ from workers.sizing.memory import (
     sharded_memory,
     usable_memory_bytes,
 )
+from workers.sizing.optimizer_advice import torch_name
 from workers.sizing.requirements import CodedWarning, MemoryBreakdown, Mitigation, MitigationKind
 from workers.sizing.spec import Framework, JobSpec, Optimizer, OptimizerImplementation, Precision, Training
 from workers.sizing.strategies.adapters import transformer_shape
@@ -128,7 +129,7 @@ def _fused_optimizer(p: _Planner, as_given: int) -> Mitigation | None:
     peak = p.memory(changed, p.gpu_count)
     if peak >= as_given or (peak > p.usable and peak > as_given * (1 - FUSED_MIN_SAVING)):
         return None
-    name = training.optimizer.value.replace("adamw", "AdamW").replace("adam", "Adam")
+    name = torch_name(training.optimizer)
     was = "foreach (torch.optim's CUDA default) makes an fp32 copy of every trainable parameter" \
         if training.optimizer_implementation is OptimizerImplementation.FOREACH \
         else "a per-tensor loop copies its largest tensor"

@@ -22,6 +22,11 @@ from workers.sizing.strategies.named import estimate_named, named_layout
 OPTIMIZER_STEP_WARN_SHARE = 0.05
 
 
+def torch_name(optimizer: Optimizer) -> str:
+    """Return the torch.optim class of an Adam-family optimizer: Adam or AdamW."""
+    return "AdamW" if optimizer is Optimizer.ADAMW else "Adam"
+
+
 def fused_peak_bytes(job: JobSpec, *, gpu_count: int) -> int:
     """Return the job's peak per GPU (no card's reserve: the GPU-independent figure) with the fused update."""
     fused = replace(job, training=replace(job.training, optimizer_implementation=OptimizerImplementation.FUSED))
@@ -47,7 +52,7 @@ def optimizer_step_warning(job: JobSpec, *, memory_bytes: int, phase: str, gpu_c
             else "the per-tensor loop copies its largest tensor there")
     return CodedWarning("optimizer-step-peak", (
         f"The peak, {memory_bytes / GIB:.1f} GiB per GPU, is the optimizer step: {what}. The fused update "
-        f"(torch.optim.{'AdamW' if training.optimizer is Optimizer.ADAMW else 'Adam'}(..., fused=True); the "
+        f"(torch.optim.{torch_name(training.optimizer)}(..., fused=True); the "
         f"Hugging Face Trainer's default on torch 2.8 and later; apex or DeepSpeed FusedAdam) makes none: "
         f"{fused / GIB:.1f} GiB. If your code runs it, say training.optimizer_implementation: fused (CLI "
         f"--optimizer-impl fused) and every figure and option is sized so."))

@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from workers.schemas.humanize import parse_count
+
 FILLER = frozenset({
     "a", "an", "the", "with", "on", "for", "and", "using", "use", "of", "to", "at", "from", "in", "into",
     "please", "pls", "i", "we", "me", "my", "our", "want", "need", "would", "like", "how", "much", "where",
@@ -143,8 +145,6 @@ def normalize(words: list[str], *,
 
 
 def _count(word: str) -> int:
-    from workers.schemas.humanize import parse_count
-
     try:
         return parse_count(word.lstrip("$").replace(",", ""))
     except ValueError:
