@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from catalog.units import parse_duration_hours
 from workers.schemas.humanize import parse_count
 
 FILLER = frozenset({
@@ -50,8 +51,6 @@ COUNT_WORDS = {
 # tokens, made samples by the sequence length said beside it.
 TOTAL_TOKENS_FROM = 1_000_000
 TOKENS_NEED_SEQ = "tokens-need-seq"  # the grammar says what is missing
-_TIME_UNITS = {"d": "d", "day": "d", "days": "d", "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
-               "w": "w", "week": "w", "weeks": "w"}
 _TIME_LEADS = {"within", "in", "by", "under"}
 _BUDGET_LEADS = {"under", "below", "max", "within", "budget"}
 SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": "fine-tune",
@@ -70,7 +69,6 @@ _NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?[kmb]?$")
 _MONEY = re.compile(r"^\$\d[\d,]*(\.\d+)?[kmb]?$")
 _REGION = re.compile(r"^(us|eu|europe|asia|ap|me|sa|ca|af|il|mx|northamerica|southamerica|australia|africa)"
                      r"-[a-z]+-?\d+$")  # us-east-1, europe-west4, me-west1
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(d|h|w|days?|hours?|hrs?|weeks?)$")
 
 
 def _clean(word: str) -> str:
@@ -163,14 +161,21 @@ def _tokens_as_samples(out: list[str], tokens: int) -> tuple[list[str], list[str
 
 
 def _time(said: list[str], at: int) -> tuple[str, int] | None:
-    """Read "2 days", "36 hours", "2d" at said[at]; return the grammar's value and the words it took."""
+    """Read a duration at said[at] ("2d", "2 days", "36 hours"), as the grammar's deadline= parser does
+    (catalog.units.parse_duration_hours); return its text and the words it took. A unit is needed: "in 2" is
+    no deadline."""
     if at >= len(said):
         return None
-    whole = _DURATION.match(said[at])
-    if whole:
-        return f"{whole.group(1)}{_TIME_UNITS[whole.group(2)]}", 1
-    if _is_number(said[at]) and at + 1 < len(said) and said[at + 1] in _TIME_UNITS:
-        return f"{said[at]}{_TIME_UNITS[said[at + 1]]}", 2
+    first = said[at]
+    candidates = [(first + said[at + 1], 2)] if _is_number(first) and at + 1 < len(said) else []
+    if not _is_number(first):
+        candidates.append((first, 1))
+    for text, used in candidates:
+        try:
+            parse_duration_hours(text)
+        except ValueError:
+            continue
+        return text, used
     return None
 
 
