@@ -9,6 +9,7 @@ from typing import Any
 from marshmallow import RAISE, Schema, fields, validate
 
 from catalog.commitments import COMMITTED
+from catalog.gpu_names import gpu_name_matches
 from catalog.providers import PROVIDER_NAMES
 from catalog.types import Catalog, GpuSpec, InstanceType, Offer
 from workers.schemas.fields import typed_function
@@ -120,7 +121,9 @@ class InstanceFilterSchema(Schema):
 
     provider = fields.String(validate=validate.OneOf(PROVIDER_NAMES))
     region = fields.String(validate=validate.Length(min=1, max=64))
-    gpu = fields.String(validate=validate.Length(min=1, max=64))
+    gpu = fields.String(validate=validate.Length(min=1, max=64), metadata={
+        "description": "a GPU slug, or a name as people write it (\"RTX 4090\"); a family (\"a100\") is "
+                       "each of its members"})
     pricing = fields.String(validate=validate.OneOf(PRICING_KINDS))
     min_gpu_memory_bytes = fields.Integer(validate=validate.Range(min=0, max=10**13))
     max_price_per_hour_usd = fields.Float(validate=validate.Range(min=0.0, max=1e6))
@@ -156,7 +159,10 @@ def list_instances(catalog: Catalog, *, provider: str | None = None, region: str
     """Return one page (`limit` from `offset`) of the instance types that pass the filters, with their prices."""
     # A GPU or region the catalog lacks matches nothing: an empty list (what the document promises for
     # any string), with a note naming the close ones.
-    notes = [note for field, value, names in (("gpu", gpu, [g.slug for g in catalog.gpus]),
+    # A GPU as people write it ("A100", "RTX 4090") is each slug it names (catalog/gpu_names.py).
+    slugs = [g.slug for g in catalog.gpus]
+    gpus = set(gpu_name_matches(gpu, slugs)) if gpu is not None else None
+    notes = [note for field, value, names in (("gpu", gpu if not gpus else None, slugs),
                                               ("region", region, [o.region for o in catalog.offers]))
              if value is not None and (note := _unknown_note(field, value, names))]
     memory = {g.slug: g.memory_bytes for g in catalog.gpus}
@@ -170,7 +176,7 @@ def list_instances(catalog: Catalog, *, provider: str | None = None, region: str
     rows = []
     for instance in catalog.instances:
         key = (instance.provider.value, instance.instance_type)
-        if not _instance_matches(instance, provider=provider, gpu=gpu):
+        if not _instance_matches(instance, provider=provider, gpus=gpus):
             continue
         if memory.get(instance.gpu, 0) < min_gpu_memory_bytes or (price_filtered and key not in prices):
             continue
@@ -184,8 +190,8 @@ def list_instances(catalog: Catalog, *, provider: str | None = None, region: str
     return listing
 
 
-def _instance_matches(instance: InstanceType, *, provider: str | None, gpu: str | None) -> bool:
-    return (provider is None or instance.provider.value == provider) and (gpu is None or instance.gpu == gpu)
+def _instance_matches(instance: InstanceType, *, provider: str | None, gpus: set[str] | None) -> bool:
+    return (provider is None or instance.provider.value == provider) and (gpus is None or instance.gpu in gpus)
 
 
 def _unknown_note(field: str, value: str, names: Iterable[str]) -> str | None:

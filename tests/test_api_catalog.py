@@ -37,9 +37,15 @@ def test_the_instance_list_filters_prices_by_region_and_ceiling(embedded_client:
                           and p["pricing"] == "on_demand" for p in prices)
 
 
+def test_a_gpu_filter_takes_a_family_name_as_each_member(embedded_client: FlaskClient) -> None:
+    body = embedded_client.get("/v1/catalog/instances?gpu=V100&provider=aws").get_json()
+    gpus = {row["gpu"] for row in body["instances"]}
+    assert gpus == {"v100-16gb", "v100-32gb"} and body["notes"] == []  # p3 and p3dn
+
+
 def test_an_unknown_gpu_or_region_is_an_empty_list_with_a_note_and_suggestions(embedded_client: FlaskClient) -> None:
     # Any string is a valid filter in the document: one the catalog lacks matches nothing (issue 16).
-    answer = embedded_client.get("/v1/catalog/instances?gpu=v100")
+    answer = embedded_client.get("/v1/catalog/instances?gpu=v100-61gb")
     assert answer.status_code == 200 and answer.get_json()["instances"] == []
     assert "did you mean" in answer.get_json()["notes"][0]
     for query in ("region=mars-1", "gpu=0"):

@@ -22,10 +22,30 @@ def test_requested_gpus_each_get_a_fit_and_a_time(embedded_client: FlaskClient) 
 
 
 def test_an_unknown_gpu_is_422_naming_its_place_in_the_list(embedded_client: FlaskClient) -> None:
-    spec = {**example_spec(), "gpus": ["v100-16gb", "v100"]}
+    spec = {**example_spec(), "gpus": ["v100-16gb", "v1000"]}
     answer = embedded_client.post("/v1/estimate", json=spec)
     assert answer.status_code == 422 and answer.mimetype == "application/problem+json"
     assert "gpus[1]" in answer.get_json()["errors"]
+
+
+def test_gpus_may_be_named_as_people_write_them_and_a_family_is_each_member(
+        embedded_client: FlaskClient) -> None:
+    spec = {**example_spec(), "gpus": ["RTX 4090", "a100", "a100-80gb"]}
+    body = embedded_client.post("/v1/estimate", json=spec).get_json()
+    assert contract_check().contract_requirements(body) == []
+    assert [row["gpu"] for row in body["per_gpu"]] == [  # each once, as slugs
+        "rtx-4090", "a100-40gb", "a100-80gb", "a100-pcie-40gb", "a100-pcie-80gb"]
+
+
+def test_a_profile_gpu_that_names_a_family_is_422_listing_the_members(embedded_client: FlaskClient) -> None:
+    spec = example_spec()
+    spec = {**spec, "training": {**spec["training"], "profile": {"gpu": "h100", "iteration_ms": 100.0}}}
+    answer = embedded_client.post("/v1/estimate", json=spec)
+    assert answer.status_code == 422
+    [message] = answer.get_json()["errors"]["training.profile.gpu"]
+    assert "names 3 GPUs (h100-sxm, h100-pcie, h100-nvl): name one" in message
+    spec["training"]["profile"]["gpu"] = "H100 SXM5"
+    assert embedded_client.post("/v1/estimate", json=spec).status_code == 200
 
 
 def test_the_api_and_the_queue_agree_on_requirements(embedded_client: FlaskClient) -> None:

@@ -94,7 +94,7 @@ def test_min_gpu_memory_filters_instances(capsys: pytest.CaptureFixture[str]) ->
             ("instances", "--provider", "aws", "--region", "us-central1"),
             "unknown region 'us-central1'",
         ),
-        (("instances", "--gpu", "v100"), "did you mean v100-16gb, v100-32gb"),
+        (("instances", "--gpu", "v100-61gb"), "did you mean v100-16gb"),
         (("instances", "--min-gpu-memory=-3GB"), "negative"),
         (("instances", "--max-price", "cheap"), "--max-price"),
         (("gpus", "--min-memory", "16XB"), "unknown size unit"),

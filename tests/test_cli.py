@@ -147,7 +147,7 @@ def test_nan_in_a_json_spec_is_refused(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_an_unknown_gpu_lists_the_valid_slugs(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(capsys, "estimate", str(EXAMPLES[0]), "--gpu", "gtx-1080ti")
+    code, _, err = run_cli(capsys, "estimate", str(EXAMPLES[0]), "--gpu", "gtx-1080-tii")
     assert code == 2
     assert "gtx-1080-ti" in err and "a100-80gb" in err
 

@@ -126,7 +126,7 @@ def test_a_profile_on_an_unknown_gpu_names_the_field_and_the_valid_slugs() -> No
 
 def test_an_unknown_requested_gpu_names_its_position() -> None:
     with pytest.raises(UnknownNameError) as caught:
-        resolve_gpus(["t4", "v100"], KNOWN)
+        resolve_gpus(["t4", "v1000-16gb"], KNOWN)
     assert caught.value.field == "gpus[1]" and "v100-16gb" in caught.value.suggestions
 
 

@@ -151,8 +151,18 @@ def test_fit_takes_a_preset_and_gpus_and_counts_gpus_from_gpus_word() -> None:
 
 
 def test_fit_with_a_misspelt_gpu_suggests_the_slug() -> None:
-    [problem] = problems_of("fit resnet50 v10016gb")
-    assert problem.startswith("unknown GPU 'v10016gb'; did you mean v100-16gb")
+    [problem] = problems_of("fit resnet50 v1000-16gb")
+    assert problem.startswith("unknown GPU 'v1000-16gb'; did you mean v100-16gb")
+
+
+def test_fit_takes_gpus_as_people_write_them_and_a_family_as_each_member() -> None:
+    assert parse("fit resnet50 on a gtx 1080 ti batch 64").gpus == ("gtx-1080-ti",)
+    assert parse("fit resnet50 1080ti batch=64").gpus == ("gtx-1080-ti",)
+    assert parse("fit resnet50 v100 batch=64").gpus == ("v100-16gb", "v100-32gb")
+    command = parse("does resnet50 fit on 4x a100 80gb? batch 64")
+    assert (command.gpus, command.gpu_count) == (("a100-80gb",), 4)
+    command = parse("fit resnet50 on 2 t4s batch 64")
+    assert (command.gpus, command.gpu_count) == (("t4",), 2)
 
 
 def test_fit_without_a_gpu_lists_the_gpus() -> None:

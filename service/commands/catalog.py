@@ -15,6 +15,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 
 from catalog.fetchers.result import CredentialsError, FetchError
+from catalog.gpu_names import gpu_name_matches
 from catalog.importer import ImportReport, import_catalog
 from catalog.loader import load_catalog
 from catalog.payload import CatalogDataError
@@ -51,7 +52,7 @@ def register(subparsers: Any) -> None:
     inst = sub.add_parser("instances", help="cloud instance types with prices by region (or on-prem cards)")
     inst.add_argument("--provider", help="aws, gcp or onprem")
     inst.add_argument("--region", help="only prices in this region, e.g. us-east-1")
-    inst.add_argument("--gpu", help="only this GPU slug, e.g. v100-16gb")
+    inst.add_argument("--gpu", help="only this GPU: a slug (v100-16gb) or a name (\"A100\" is every A100)")
     inst.add_argument("--min-gpu-memory", help="at least this much memory per GPU, e.g. 16GB")
     inst.add_argument("--max-price", help="at most this many dollars per hour, e.g. 3.5 or $3.50")
     inst.add_argument("--pricing", help="on_demand or spot (the default lists both); committed_1y, committed_3y, "
@@ -154,7 +155,9 @@ def _gpus(catalog: Catalog, args: argparse.Namespace) -> int:
 def _instances(catalog: Catalog, args: argparse.Namespace) -> int:
     _one_of("--provider", args.provider, [p.value for p in Provider])
     _one_of("--pricing", args.pricing, [k for k in PRICING_KINDS if k != "owned"])  # owned: --provider onprem
-    _one_of("--gpu", args.gpu, sorted(g.slug for g in catalog.gpus))
+    slugs = [g.slug for g in catalog.gpus]
+    if args.gpu is not None and not gpu_name_matches(args.gpu, slugs):  # "A100", "RTX 4090" name slugs
+        _one_of("--gpu", args.gpu, sorted(slugs))
     regions = sorted(
         {o.region for o in catalog.offers if args.provider is None or o.provider.value == args.provider}
     )

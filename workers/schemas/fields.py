@@ -6,6 +6,9 @@ from typing import Any
 
 from marshmallow import ValidationError, fields, validate
 
+from catalog.gpu_names import AmbiguousGpuName, canonical_gpu
+from catalog.gpus import gpu_slugs
+
 
 class StrictFloat(fields.Float):
     """A finite JSON number (int or float, not bool, not a string) within bounds."""
@@ -57,3 +60,21 @@ def enum_values(enum: Any) -> dict[str, Any]:
 # The `catalog` object of an estimate, a recommendation and a review (the contract's {"version", "prices_as_of"}).
 CATALOG_REF = {"type": "object", "required": ["version", "prices_as_of"], "properties": {
     "version": {"type": "string"}, "prices_as_of": {"type": "string"}}}
+
+
+class GpuName(fields.String):
+    """One GPU: a catalog slug, or a name as people write it ("RTX 4090", "A100 80GB"), loaded as its slug.
+
+    A name that matches no GPU is kept as given, for the check that knows the catalog to refuse with its
+    suggestions; one that names a family of several ("a100") is refused here, listing them.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(validate=validate.Length(min=1, max=64), **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        name = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            return canonical_gpu(name, gpu_slugs())
+        except AmbiguousGpuName as error:
+            raise ValidationError(str(error)) from error

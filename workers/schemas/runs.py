@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from workers.schemas.fields import StrictFloat, bounded_int
+from workers.schemas.fields import GpuName, StrictFloat, bounded_int
 from workers.schemas.spec import JobSpecSchema
 
 
@@ -16,7 +16,7 @@ class RunReportSchema(Schema):
 
     spec = fields.Nested(JobSpecSchema, required=True,
                          metadata={"description": "the job spec, as for a recommendation"})
-    gpu = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    gpu = GpuName(required=True)
     gpu_count = bounded_int(minimum=1, maximum=1024, load_default=1)
     iteration_ms = StrictFloat(minimum=0.001, maximum=1e8, required=True,
                                metadata={"description": "measured time of one training iteration (one optimizer "

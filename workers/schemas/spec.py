@@ -10,7 +10,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, valida
 
 from catalog.providers import PROVIDER_NAMES
 from workers.modelimport.models import FORMS
-from workers.schemas.fields import StrictFloat, bounded_int
+from workers.schemas.fields import GpuName, StrictFloat, bounded_int
 from workers.schemas.layer_list import MAX_LAYER_NUMBER, LayerList, unbounded_number_errors
 from workers.sizing.layers.build import ALIASES as LAYER_ALIASES
 from workers.sizing.layers.build import RULES as LAYER_RULES
@@ -103,7 +103,7 @@ class ModelSchema(_Strict):
 class ProfileSchema(_Strict):
     """A measured iteration time on one GPU."""
 
-    gpu = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    gpu = GpuName(required=True)
     iteration_ms = StrictFloat(minimum=0.001, maximum=1e8, required=True)
 
 
@@ -307,7 +307,7 @@ class OnPremSchema(_Strict):
 class OwnedGpusSchema(_Strict):
     """Cards the team already has (GPU slug and how many); only these are costed as owned."""
 
-    gpu = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    gpu = GpuName(required=True)
     count = bounded_int(minimum=1, maximum=4096, required=True)
 
 

@@ -11,6 +11,7 @@ import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from catalog.gpu_names import gpu_name_matches
 from catalog.types import GpuSpec
 from workers.sizing.advice import (
     LARGE_MODEL_PARAMETERS,
@@ -70,13 +71,18 @@ def unknown_gpu_error(slug: str, known_gpus: Mapping[str, GpuSpec], *, field: st
 
 def resolve_gpus(slugs: Sequence[str], known_gpus: Mapping[str, GpuSpec], *,
                  field: str = "gpus") -> tuple[GpuSpec, ...]:
-    """Return the GpuSpec of each slug, or raise UnknownNameError naming `field[i]`."""
-    resolved = []
+    """Return the GpuSpec of each name, or raise UnknownNameError naming `field[i]`.
+
+    A name is a slug or a GPU as people write it ("RTX 4090", "1080ti"); a family ("a100", "v100")
+    stands for each of its members (catalog/gpu_names.py). A GPU named twice is sized once.
+    """
+    resolved: dict[str, GpuSpec] = {}
     for index, slug in enumerate(slugs):
-        if slug not in known_gpus:
+        matches = gpu_name_matches(slug, known_gpus)
+        if not matches:
             raise unknown_gpu_error(slug, known_gpus, field=f"{field}[{index}]")
-        resolved.append(known_gpus[slug])
-    return tuple(resolved)
+        resolved.update((match, known_gpus[match]) for match in matches)
+    return tuple(resolved.values())
 
 
 def estimate_on_gpus(job: JobSpec, gpus: Sequence[GpuSpec], *, slugs: Sequence[str], gpu_count: int = 1,

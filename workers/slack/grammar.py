@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from catalog.gpu_names import gpu_name_matches
 from catalog.providers import PROVIDER_NAMES
 from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count
@@ -29,7 +30,7 @@ from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
 MAX_TEXT_CHARS = 1000  # a command longer than this is not typed by a person
-MAX_FIT_GPUS = 5
+MAX_FIT_GPUS = 8  # "v100 and h100" is seven
 
 CommandKind = Literal["help", "recommend", "fit"]
 
@@ -236,8 +237,8 @@ class _Builder:
         elif word in self.presets:
             if self.once("preset", word):
                 self.spec["model"]["preset"] = word
-        elif self.fit and word in self.gpus:
-            self.fit_gpus.append(word)
+        elif self.fit and (slugs := gpu_name_matches(word, self.gpus)):
+            self.fit_gpus.extend(slugs)  # "a100" is each A100; "1080ti" is gtx-1080-ti
         else:
             self.unknown(word)
 
@@ -291,7 +292,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
         words = ["fit", *words[:at], *words[at + 1:]]
     fit = words[0] == "fit"
     builder = _Builder(presets=presets, gpus=gpus, fit=fit)
-    said, image, assumed = normalize(words[1:] if fit else words, presets=presets)
+    said, image, assumed = normalize(words[1:] if fit else words, presets=presets, gpus=gpus if fit else ())
     for word in said:
         if "=" in word:
             builder.key_value(word)

@@ -11,7 +11,9 @@ never guesses: a word it does not know is left for the grammar to refuse with it
   data, made samples by the seq= said with it);
 - "$500" alone is the budget, "within 2 days" / "in 36 hours" the deadline, "us-east-1" alone a region;
   "cheapest" and "fastest" the objective;
-- a preset written in two words ("llama 7b", "gpt2 medium", "bert base") is the preset;
+- a preset written in two words ("llama 7b", "gpt2 medium", "bert base") is the preset; in the fit command,
+  a GPU in two or three words ("gtx 1080 ti", "a100 80gb") is one word, and a count before it ("4 t4s",
+  "4x a100") the GPU count;
 - a few public data sets by name: "imagenet" is ILSVRC-2012's 1,281,167 training images (Russakovsky et
   al. 2015), "cifar10" / "cifar100" 50,000 images of 32 x 32 (Krizhevsky 2009; an image preset is sized
   at that input), "mnist" 60,000 images (LeCun et al. 1998). A count the user gives wins.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from catalog.gpu_names import gpu_name_matches
 from catalog.units import parse_duration_hours
 from workers.schemas.humanize import parse_count
 
@@ -76,14 +79,20 @@ def _clean(word: str) -> str:
     return word[:-1] if word.endswith(".") and not _NUMBER.match(word) else word
 
 
+_GPU_COUNT = re.compile(r"(\d{1,4})x?(?:(?<=x)([a-z].*))?")  # "4", "4x", "4xa100"
+
+
 def _is_number(word: str) -> bool:
     return bool(_NUMBER.match(word))
 
 
-def normalize(words: list[str], *,
-              presets: Collection[str]) -> tuple[list[str], tuple[int, int, int] | None, tuple[str, ...]]:
+def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[str] = ()
+              ) -> tuple[list[str], tuple[int, int, int] | None, tuple[str, ...]]:
     """Return the words in the grammar's form, the image input a named data set implies (or None), and
-    what was assumed from a data set's name, in the user's words (told back in the acknowledgement)."""
+    what was assumed from a data set's name, in the user's words (told back in the acknowledgement).
+
+    `gpus` (the fit command's) joins a GPU written in two or three words ("gtx 1080 ti", "a100 80gb") and
+    reads a count before one as the GPU count ("4 t4", "4x a100", "8xh100")."""
     said = [SYNONYMS.get(c, c) for c in map(_clean, words) if c]
     out: list[str] = []
     dataset: tuple[int, tuple[int, int, int] | None] | None = None
@@ -97,6 +106,15 @@ def normalize(words: list[str], *,
         elif nxt and f"{word}-{nxt}" in presets:
             out.append(f"{word}-{nxt}")  # "llama 7b", "gpt2 medium"
             i += 1
+        elif gpus and (joined := _gpu_words(said, i, gpus)):
+            out.append("-".join(said[i:i + joined]))
+            i += joined - 1
+        elif gpus and (many := _GPU_COUNT.fullmatch(word)) and (
+                (many[2] and gpu_name_matches(many[2], gpus))
+                or (not many[2] and nxt and (gpu_name_matches(nxt, gpus) or _gpu_words(said, i + 1, gpus)))):
+            out.append(f"gpus={many[1]}")  # "4 t4", "4x a100", "8xh100"
+            if many[2]:
+                out.append(many[2])
         elif word in _TIME_LEADS and (when := _time(said, i + 1)) is not None:
             out.append(f"deadline={when[0]}")
             i += when[1]
@@ -140,6 +158,15 @@ def normalize(words: list[str], *,
             out.append(f"samples={samples}")
             assumed.append(f"samples={samples:,} ({named})")
     return out, image, tuple(assumed)
+
+
+def _gpu_words(said: list[str], at: int, gpus: Collection[str]) -> int:
+    """Return how many words from said[at] (3, else 2) name a GPU together; 0 where they do not."""
+    for n in (3, 2):
+        words = said[at:at + n]
+        if len(words) == n and not any("=" in w for w in words) and gpu_name_matches(" ".join(words), gpus):
+            return n
+    return 0
 
 
 def _count(word: str) -> int:

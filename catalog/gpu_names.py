@@ -1,0 +1,100 @@
+"""GPU names as people write them ("GTX 1080 Ti", "1080ti", "A100", "RTX4090") matched to catalog slugs.
+
+The contract's identifiers are lower-case slugs (`gtx-1080-ti`, `a100-80gb`). A name is matched on its
+compact form: lower case, without spaces, hyphens, underscores or the vendor's brand words (NVIDIA,
+GeForce, Tesla, Quadro), so "GeForce GTX 1080 Ti" and "gtx1080ti" are `gtx-1080-ti`. A bare GeForce
+number gets its series ("1080 Ti" is `gtx-1080-ti`, "4090" is `rtx-4090`). A name that is a family whose
+members differ only in memory size, form factor or generation ("a100", "v100", "h100", "gtx-1060",
+"titan-x") matches every member; where one GPU is wanted, that is ambiguous and the caller says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from functools import lru_cache
+
+from catalog.gpus import load_gpus
+
+_BRAND_WORDS = re.compile(r"\b(nvidia|geforce|tesla|quadro)\b")
+_SEPARATORS = re.compile(r"[\s_\-/(),]+")
+_SIZE = re.compile(r"[\s_\-/(]+(\d{1,3})\s*gb?\)?$")  # " 80GB", "-16gb", " (12 GB)" at the end of a name
+# What may follow a family's name in a member's slug: memory size, form factor, or generation.
+_VARIANT = re.compile(r"^(?:(?:pcie|sxm|nvl)?(?:\d{1,3}gb)?|maxwell|pascal)$")
+_SERIES = ("gtx", "rtx")  # a bare number ("1080ti", "4090") is one of these
+
+
+def compact(name: str) -> str:
+    """Return the form names are compared in: lower case, no brand words, no separators."""
+    text = _BRAND_WORDS.sub(" ", name.strip().lower())
+    text = _SEPARATORS.sub("", text)
+    text = re.sub(r"sxm\d", "sxm", text)  # "H100 SXM5", "V100-SXM2": the slugs say sxm (or nothing)
+    text = re.sub(r"(\d+gb)(pcie|sxm|nvl)$", r"\2\1", text)  # "A100 80GB PCIe" is a100-pcie-80gb
+    return re.sub(r"(\d+)g$", r"\1gb", text)  # "a100 80g"
+
+
+@lru_cache(maxsize=8)
+def _index(slugs: tuple[str, ...]) -> dict[str, str]:
+    """Return compact name -> slug for each slug and for its display name in the GPU table."""
+    names = {gpu.slug: gpu.name for gpu in load_gpus()}
+    index = {compact(names[slug]): slug for slug in slugs if slug in names}
+    index.update((compact(slug), slug) for slug in slugs)
+    return index
+
+
+def gpu_name_matches(name: str, slugs: Collection[str]) -> tuple[str, ...]:
+    """Return the slugs `name` means, in `slugs`' order: one, a family's members, or none."""
+    if name in slugs:
+        return (name,)
+    ordered = tuple(slugs)
+    by_compact = _index(ordered)
+    key = compact(name)
+    if not key:
+        return ()
+    candidates = [key, *(series + key for series in _SERIES if key[:1].isdigit())]
+    if re.match(r"a\d{4}", key):  # "A6000" is the RTX A6000
+        candidates.append("rtx" + key)
+    if "sxm" in key:  # the SXM part is the plain slug (v100-16gb, a100-80gb) where no -sxm slug exists
+        candidates.append(key.replace("sxm", ""))
+    size = _SIZE.search(name.strip().lower())
+    if size:  # "H100 80GB": the memory size where the slugs do not carry it
+        candidates.append(compact(name.strip().lower()[:size.start()]))
+    for candidate in candidates:
+        if candidate in by_compact:
+            return (by_compact[candidate],)
+    for candidate in candidates:
+        family = tuple(slug for slug in ordered if _member(slug, candidate))
+        if size and len(family) > 1:  # of a family, the members of that size ("H100 80GB": not the NVL's 94)
+            memory = {gpu.slug: round(gpu.memory_bytes / 2**30) for gpu in load_gpus()}
+            family = tuple(slug for slug in family if memory.get(slug) == int(size[1]))
+        if family:
+            return family
+    if key.endswith("s") and len(key) > 2:  # "t4s", "a100s" (l40s is a slug, found above)
+        return gpu_name_matches(name.strip()[:-1], ordered)
+    return ()
+
+
+def _member(slug: str, family: str) -> bool:
+    """Whether `slug` is the family's name (compact) followed by variant words only: "a100-pcie-80gb" of "a100"."""
+    parts = slug.split("-")
+    return any(compact("-".join(parts[:k])) == family and _VARIANT.match("".join(parts[k:]))
+               for k in range(1, len(parts)))
+
+
+class AmbiguousGpuName(ValueError):
+    """A name that matches several GPUs where one is wanted."""
+
+    def __init__(self, name: str, slugs: tuple[str, ...]) -> None:
+        self.name, self.slugs = name, slugs
+        super().__init__(f"{name!r} names {len(slugs)} GPUs ({', '.join(slugs)}): name one")
+
+
+def canonical_gpu(name: str, slugs: Collection[str]) -> str:
+    """Return the one slug `name` means; `name` unchanged where it means none (the caller reports it unknown).
+
+    Raises AmbiguousGpuName where it names a family of several.
+    """
+    matches = gpu_name_matches(name, slugs)
+    if len(matches) > 1:
+        raise AmbiguousGpuName(name, matches)
+    return matches[0] if matches else name
