@@ -272,3 +272,13 @@ def test_the_answer_is_headed_by_the_precision_it_is_sized_in(capsys: pytest.Cap
                              "bf16-mixed")
     assert code == 0, err
     assert "bert-base, batch 8 per GPU, bf16-mixed" in out.splitlines()[0]
+
+
+def test_the_scaling_notes_names_the_sharded_optimizer_step_and_a_changed_strategy_as_causes() -> None:
+    from service.commands.recommend import superlinear_note
+    same = ["ZeRO-1 over 8 GPUs, batch 4 per GPU", "ZeRO-1 over 16 GPUs on 2 machines, batch 4 per GPU"]
+    note = superlinear_note(same)
+    assert "optimizer step shrinks" in note and "slower strategy" not in note
+    changed = ["plain data parallel over 8 GPUs, full checkpointing", "plain data parallel over 16 GPUs on 2 machines"]
+    note = superlinear_note(changed)
+    assert "slower strategy" in note and "optimizer step" not in note

@@ -9,6 +9,7 @@ for the first option; `--wide` shows every column, the `why` of each option amon
 from __future__ import annotations
 
 import argparse
+import re
 from datetime import date
 from typing import Any
 
@@ -217,8 +218,7 @@ def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False)
             scaling.add_row(*row, *(() if same else (escape(p.strategy),)))
         console.print(scaling)
         if any(p.efficiency > 1.005 for p in rec.scaling):
-            console.print("(efficiency above 100%: with fewer machines the job fits only with a slower strategy, "
-                          "named per row; the extra machines buy back that strategy's cost as well as their share)")
+            console.print(f"({superlinear_note([p.strategy for p in rec.scaling])})")
     for m in rec.plan:
         console.print(escape(f"plan: [{m.kind}] {m.description}"))
         for line in m.opens:
@@ -253,3 +253,18 @@ def print_purchase(rows: tuple[PurchaseOption, ...], *, console: Console, wide: 
         f"cards; power: per job at ${first.electricity_usd_per_kwh:g}/kWh; break-even: hours of use at which "
         f"owning costs what renting would, against {rental}. Pays off: the break-even falls within "
         f"{first.hours_of_use:,.0f} h of use ({first.lifetime_years:g} years at {first.utilisation:.0%} use)."))
+
+
+_SPAN = re.compile(r" over \d+ GPUs( on \d+ machines)?")
+
+
+def superlinear_note(strategies: list[str]) -> str:
+    """Say why adding machines gained more than their share, from the strategy of each machine count."""
+    causes = []
+    if any(word in text for text in strategies for word in ("ZeRO", "FSDP", "shard")):
+        causes.append("a sharded strategy updates 1/N of the weights on each of N GPUs, so the optimizer step "
+                      "shrinks as GPUs are added")
+    if len({_SPAN.sub("", text) for text in strategies}) > 1:
+        causes.append("with fewer machines the job fits only with a slower strategy, named per row; the extra "
+                      "machines buy back that strategy's cost as well as their share")
+    return "efficiency above 100%: " + "; and ".join(causes or ["the fewest machines' time is the base"])
