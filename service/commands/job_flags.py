@@ -21,7 +21,7 @@ from marshmallow import ValidationError
 from service.commands.common import FLAG_NAMES, CliError, first_error, read_spec_file, shape_parts
 from workers.schemas.humanize import apply_human_units
 from workers.schemas.specs import load_job
-from workers.sizing.presets.registry import PRESETS, preset_names
+from workers.sizing.presets.registry import PRESETS, preset_names, preset_word
 from workers.sizing.spec import JobSpec
 
 # flag -> (section, field); None as section: the spec's top level
@@ -108,8 +108,9 @@ def _base(spec: str) -> dict[str, Any]:
     if Path(spec).exists():
         return read_spec_file(spec)
     name = spec.strip().lower()
-    if name in PRESETS or name in _aliases():
-        return {"model": {"preset": name}}
+    word = preset_word(spec)  # a preset, an alias, or a Hugging Face name of one ("meta-llama/Llama-2-7b-hf")
+    if word is not None:
+        return {"model": {"preset": word}}
     if Path(spec).suffix.lower() in (".json", ".yaml", ".yml", ".onnx"):
         raise CliError(f"{spec}: no such spec file")
     near = difflib.get_close_matches(name, [*preset_names(), *_aliases()], n=3, cutoff=0.5)

@@ -18,7 +18,7 @@ from workers.schemas.spec import ModelSchema
 from workers.schemas.specs import flatten_errors
 from workers.sizing.errors import SizingError
 from workers.sizing.layers.loss import Loss, with_loss
-from workers.sizing.presets.registry import PRESETS, preset_names
+from workers.sizing.presets.registry import PRESETS, preset_names, preset_word
 from workers.sizing.stats import ModelStats
 
 
@@ -33,8 +33,7 @@ def register(subparsers: Any) -> None:
 
 
 def _is_preset(name: str) -> bool:
-    key = name.strip().lower()
-    return key in PRESETS or any(key in p.aliases for p in PRESETS.values())
+    return preset_word(name) is not None
 
 
 def model_stats_from_arg(spec: str, *, sequence_length: int | None) -> ModelStats:
@@ -42,7 +41,7 @@ def model_stats_from_arg(spec: str, *, sequence_length: int | None) -> ModelStat
     from pathlib import Path
 
     if not Path(spec).exists() and _is_preset(spec):
-        raw: dict[str, Any] = {"model": {"preset": spec.strip().lower()}}
+        raw: dict[str, Any] = {"model": {"preset": preset_word(spec)}}
     elif not Path(spec).exists() and Path(spec).suffix.lower() not in (".json", ".yaml", ".yml", ".onnx"):
         names = [*preset_names(), *(a for p in PRESETS.values() for a in p.aliases)]
         near = difflib.get_close_matches(spec.strip().lower(), names, n=3, cutoff=0.5)

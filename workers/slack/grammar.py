@@ -25,6 +25,7 @@ from catalog.gpu_names import gpu_name_matches
 from catalog.providers import PROVIDER_NAMES
 from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count
+from workers.sizing.presets.names import match_preset_name
 from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
@@ -234,9 +235,9 @@ class _Builder:
             elif self.once(group, word):
                 section, name = _FLAG_FIELDS[group]
                 self.put(section, name, value)
-        elif word in self.presets:
+        elif (preset := match_preset_name(word, self.presets)) is not None:  # "meta-llama/llama-2-7b-hf" too
             if self.once("preset", word):
-                self.spec["model"]["preset"] = word
+                self.spec["model"]["preset"] = preset
         elif self.fit and (slugs := gpu_name_matches(word, self.gpus)):
             self.fit_gpus.extend(slugs)  # "a100" is each A100; "1080ti" is gtx-1080-ti
         else:

@@ -103,9 +103,9 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         word, nxt = said[i], said[i + 1] if i + 1 < len(said) else ""
         if "=" in word:
             out.append(word)
-        elif nxt and f"{word}-{nxt}" in presets:
-            out.append(f"{word}-{nxt}")  # "llama 7b", "gpt2 medium"
-            i += 1
+        elif nxt and (taken := _preset_words(said, i, presets)):
+            out.append("-".join(said[i:i + taken]))  # "llama 7b", "gpt2 medium", "llama 2 7b"
+            i += taken - 1
         elif gpus and (joined := _gpu_words(said, i, gpus)):
             out.append("-".join(said[i:i + joined]))
             i += joined - 1
@@ -158,6 +158,15 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             out.append(f"samples={samples}")
             assumed.append(f"samples={samples:,} ({named})")
     return out, image, tuple(assumed)
+
+
+def _preset_words(said: list[str], at: int, presets: Collection[str]) -> int:
+    """Return how many words from said[at] (3, else 2) name a preset together ("llama 2 7b"); 0 where none do."""
+    for n in (3, 2):
+        words = said[at:at + n]
+        if len(words) == n and not any("=" in w for w in words) and "-".join(words) in presets:
+            return n
+    return 0
 
 
 def _gpu_words(said: list[str], at: int, gpus: Collection[str]) -> int:

@@ -18,6 +18,7 @@ from workers.sizing.errors import ShapeError, SpecError, UnknownNameError
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest
 from workers.sizing.presets.cnn import alexnet_layers, resnet_layers, vgg16_layers
+from workers.sizing.presets.names import match_preset_name, name_forms
 from workers.sizing.presets.small import (
     DCGAN_LATENT,
     dcgan_layers,
@@ -28,9 +29,11 @@ from workers.sizing.presets.small import (
 from workers.sizing.presets.transformer import (
     LLAMA_SIZES,
     bert_layers,
+    distilbert_layers,
     gpt2_layers,
     llama_7b_layers,
     llama_layers,
+    roberta_layers,
     vit_b16_layers,
 )
 from workers.sizing.stats import ModelStats
@@ -131,7 +134,7 @@ _PRESETS: tuple[Preset, ...] = (
         vit_b16_layers,
         Published(86_567_656, round(17.56e9), TORCHVISION.format("ViT_B_16_Weights")),
         input_shape=(3, 224, 224),
-        aliases=("vit-b-16", "vit_b_16", "vit-base-16", "vit"),
+        aliases=("vit-b-16", "vit_b_16", "vit-base-16", "vit", "vit-base-patch16-224"),
     ),
     Preset(
         "bert-base",
@@ -149,6 +152,27 @@ _PRESETS: tuple[Preset, ...] = (
         sequence_length=512,
         aliases=("bert-large-uncased", "bert_large"),
     ),
+    Preset(
+        "distilbert-base",
+        "DistilBERT-base uncased (6 layers, hidden 768, 12 heads; BERT-base's vocabulary) with a 2-class "
+        "fine-tuning head",
+        distilbert_layers,
+        Published(66_362_880, None, "distilbert-base-uncased (Hugging Face DistilBertModel) parameter count: "
+                  "66,362,880; Sanh et al. 2019, DistilBERT: 66M"),
+        sequence_length=512,
+        aliases=("distilbert", "distilbert-base-uncased", "distilbert_base"),
+    ),
+    *(Preset(
+        f"roberta-{size}",
+        f"RoBERTa-{size} ({layers} layers, hidden {hidden}, {heads} heads; BERT-{size}'s encoder with a byte-level "
+        f"BPE vocabulary of 50,265) with a 2-class fine-tuning head",
+        partial(roberta_layers, f"bert-{size}"),
+        Published(published, None, f"roberta-{size} (Hugging Face RobertaModel) parameter count: {published:,}; "
+                  f"Liu et al. 2019, RoBERTa"),
+        sequence_length=512,
+        aliases=(f"roberta_{size}", *(("roberta",) if size == "base" else ())),
+    ) for size, layers, hidden, heads, published in (("base", 12, 768, 12, 124_645_632),
+                                                     ("large", 24, 1024, 16, 355_359_744))),
     _gpt2("gpt2", 124_439_808, "124M (117M in the paper)", "gpt2_base_en", ("gpt2-small", "gpt-2", "gpt2-124m")),
     _gpt2("gpt2-medium", 354_823_168, "355M (345M in the paper)", "gpt2_medium_en", ("gpt2-355m",)),
     _gpt2("gpt2-large", 774_030_080, "774M (762M in the paper)", "gpt2_large_en", ("gpt2-774m",)),
@@ -160,6 +184,16 @@ _PRESETS: tuple[Preset, ...] = (
         Published(6_700_000_000, None, "Touvron et al. 2023, LLaMA, Table 2: 6.7B parameters"),
         sequence_length=2048,
         aliases=("llama", "llama7b", "llama-1-7b", "7b"),
+    ),
+    Preset(
+        "llama2-7b",
+        "Llama 2 7B decoder (LLaMA-7B's shape: 32 layers, hidden 4096, 32 heads, SwiGLU 11008, vocabulary 32000; "
+        "context 4096)",
+        partial(llama_layers, "llama-7b"),
+        Published(6_738_415_616, None, "Llama-2-7b-hf (Hugging Face) parameter count: 6,738,415,616, as "
+                  "published for LLaMA-7B (Touvron et al. 2023, Llama 2, Table 1: 7B, context 4k)"),
+        sequence_length=4096,
+        aliases=("llama-2-7b", "llama2_7b", "llama2"),
     ),
     Preset(
         "llama2-70b",
@@ -288,6 +322,12 @@ _PRESETS: tuple[Preset, ...] = (
 )
 PRESETS: Mapping[str, Preset] = {p.name: p for p in _PRESETS}
 _ALIASES: dict[str, str] = {alias: p.name for p in _PRESETS for alias in p.aliases}
+_WORDS = frozenset({*PRESETS, *_ALIASES})
+
+
+def _suggestion_key(name: str) -> str:
+    """Return the name's last form (no owner, no same-shape suffix): what the suggestions are closest to."""
+    return name_forms(name)[-1]
 
 
 def preset_names() -> tuple[str, ...]:
@@ -295,13 +335,18 @@ def preset_names() -> tuple[str, ...]:
     return tuple(PRESETS)
 
 
+def preset_word(name: str) -> str | None:
+    """Return the preset name or alias `name` means as people write it ("meta-llama/Llama-2-7b-hf"), else None."""
+    return match_preset_name(name, _WORDS)
+
+
 def find_preset(name: str) -> Preset:
     """Return the preset a name or alias refers to, or fail naming the closest presets."""
-    key = name.strip().lower() if isinstance(name, str) else ""
-    key = _ALIASES.get(key, _ALIASES.get(key.replace("_", "-"), key.replace("_", "-")))
-    if key not in PRESETS:
+    matched = match_preset_name(name, _WORDS) if isinstance(name, str) else None
+    if matched is None:
+        key = _suggestion_key(name) if isinstance(name, str) else ""
         raise UnknownNameError("model.preset", f"unknown preset {name!r}", closest(key, [*PRESETS, *_ALIASES]))
-    return PRESETS[key]
+    return PRESETS[_ALIASES.get(matched, matched)]
 
 
 def preset_layers(name: str) -> list[Layer]:

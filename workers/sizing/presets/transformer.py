@@ -20,6 +20,7 @@ GPT2_VOCAB, GPT2_CONTEXT = 50257, 1024
 BERT_SIZES: dict[str, tuple[int, int, int]] = {  # Devlin et al. 2019: L, H, A
     "bert-base": (12, 768, 12),
     "bert-large": (24, 1024, 16),
+    "distilbert-base": (6, 768, 12),  # Sanh et al. 2019: BERT-base halved in depth
 }
 BERT_VOCAB, BERT_CONTEXT = 30522, 512  # the uncased WordPiece vocabulary of google-research/bert
 
@@ -57,7 +58,26 @@ def gpt2_layers(size: str) -> list[Layer]:
     ]
 
 
-def bert_layers(size: str, *, classes: int = 2) -> list[Layer]:
+# RoBERTa (Liu et al. 2019) is BERT's encoder with a byte-level BPE vocabulary of 50,265, one token type
+# and 514 positions (512 usable: two are padding offsets); RobertaForSequenceClassification's head is a
+# dense + tanh on the first token and the output projection, the shape of BERT's pooler + classifier
+# (roberta-base's config.json in stored public copies, read 2026-12-03).
+ROBERTA_VOCAB, ROBERTA_POSITIONS = 50265, 514
+
+
+def roberta_layers(size: str, *, classes: int = 2) -> list[Layer]:
+    """Return RoBERTa for fine-tuning: BERT's layers (bert-base / bert-large shape) with RoBERTa's embeddings."""
+    return bert_layers(size, classes=classes, vocab=ROBERTA_VOCAB, token_types=1, positions=ROBERTA_POSITIONS)
+
+
+def distilbert_layers(*, classes: int = 2) -> list[Layer]:
+    """Return DistilBERT for fine-tuning: 6 BERT-base blocks, no token types, and
+    DistilBertForSequenceClassification's head (pre_classifier dense + ReLU on the first token, classifier)."""
+    return bert_layers("distilbert-base", classes=classes, token_types=0, head_activation="relu")
+
+
+def bert_layers(size: str, *, classes: int = 2, vocab: int = BERT_VOCAB, token_types: int = 2,
+                positions: int = BERT_CONTEXT, head_activation: str = "tanh") -> list[Layer]:
     """Return BERT for fine-tuning: embeddings, post-norm encoder, pooler, a sentence classifier."""
     depth, hidden, heads = BERT_SIZES[size]
     blocks: list[Layer] = [
@@ -72,14 +92,14 @@ def bert_layers(size: str, *, classes: int = 2) -> list[Layer]:
         for i in range(depth)
     ]
     return [
-        {"type": "embedding", "name": "embeddings", "vocab": BERT_VOCAB, "dim": hidden, "token_types": 2},
-        {"type": "position_embedding", "name": "positions", "max_positions": BERT_CONTEXT},
+        {"type": "embedding", "name": "embeddings", "vocab": vocab, "dim": hidden, "token_types": token_types},
+        {"type": "position_embedding", "name": "positions", "max_positions": positions},
         {"type": "layernorm", "name": "embeddings.ln"},
         {"type": "dropout", "name": "embeddings.drop", "p": 0.1},
         *blocks,
         {"type": "select", "name": "cls", "index": 0},
         {"type": "dense", "name": "pooler", "out_features": hidden},
-        {"type": "tanh", "name": "pooler.tanh"},
+        {"type": head_activation, "name": f"pooler.{head_activation}"},
         {"type": "dropout", "name": "classifier.drop", "p": 0.1},
         {"type": "dense", "name": "classifier", "out_features": classes},
     ]
