@@ -68,7 +68,11 @@ class StatsSchema(_Strict):
 class ModelSchema(_Strict):
     """Exactly one of preset, stats, layers (with input_shape) or onnx."""
 
-    preset = fields.String(validate=validate.Length(min=1, max=64), metadata={"enum": list(PRESET_NAMES)})
+    preset = fields.String(validate=validate.Length(min=1, max=64), metadata={
+        "enum": list(PRESET_NAMES),
+        "description": "A preset name or alias; the server also takes one as people write it: any case, its Hugging "
+                       "Face repository (\"meta-llama/Llama-2-7b-hf\"), without -hf, -instruct, -chat or -it "
+                       "(docs/contract-additions.md, Model names)."})
     stats = fields.Nested(StatsSchema)
     layers = LayerList(fields.Dict(keys=fields.String(), metadata={
         "additionalProperties": LAYER_VALUE_SCHEMA, "required": ["type"],
