@@ -278,7 +278,9 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
                  "and pricing kind; `spot`/`ondemand` choose the cloud "
                  "pricing and keep owned cards unless you name providers. Sizes take units: 150GB, 1.28M, "
                  "$500, 2d."),
-        _section(f"*Presets:* {', '.join(sorted(presets))}"),
-        _section(f"*GPUs:* {', '.join(sorted(gpus))}"),
+        _section(f"*Presets:* {', '.join(sorted(presets))} (or a model's Hugging Face name, "
+                 "`meta-llama/Llama-2-7b-hf`)"),
+        _section(f"*GPUs:* {', '.join(sorted(gpus))} (or as you say them: `a100 80gb`, `1080 ti`, `4x h100`; "
+                 "`a100` alone is each A100)"),
     ]
     return message("gpugauge help: /gpugauge <preset> batch=64 epochs=90 samples=1.28M ...", blocks)
