@@ -364,3 +364,15 @@ def test_the_short_run_advice_of_a_strategy_option_is_the_options_own_run(shippe
     # Ten times the data: no longer short, and no plain-step figure says otherwise.
     longer = recommend_spec({**spec, "dataset": {"samples": 520_000}}, shipped)
     assert not [w for w in longer.requirements.warnings if w.code == "short-run"]
+
+
+@pytest.mark.parametrize(("adapter", "degrees"), [("lora", {1, 2, 4, 8}), ("qlora", {1})])
+def test_qlora_is_searched_without_tensor_parallel_as_its_stacks_run_it(adapter: str, degrees: set[int]) -> None:
+    # bitsandbytes' NF4 under PEFT, Axolotl or torchtune spreads over data parallel, ZeRO or FSDP only
+    spec = {"model": LLAMA_7B, "training": {"batch_size": 4, "sequence_length": 2048, **BF16_ADAMW,
+                                            "parallelism": {"adapter": {"kind": adapter}}}}
+    _, job = load_job(spec)
+    assert {lay.tensor_parallel for lay in candidate_layouts(job, gpus_per_node=8, nodes=1)} == degrees
+    named = {**spec["training"], "parallelism": {"adapter": {"kind": adapter}, "tensor_parallel": 2}}
+    _, job = load_job({**spec, "training": named})
+    assert {lay.tensor_parallel for lay in candidate_layouts(job, gpus_per_node=8, nodes=1)} == {2}

@@ -282,3 +282,13 @@ def test_the_scaling_notes_names_the_sharded_optimizer_step_and_a_changed_strate
     changed = ["plain data parallel over 8 GPUs, full checkpointing", "plain data parallel over 16 GPUs on 2 machines"]
     note = superlinear_note(changed)
     assert "slower strategy" in note and "optimizer step" not in note
+
+
+def test_recommend_gpu_keeps_the_ranking_to_the_named_gpus(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "recommend", "bert-base", "--batch", "32", "--seq", "128", "--samples",
+                             "392702", "--gpu", "a100", "--gpu", "L4,t4", "--json")
+    assert code == 0, err
+    gpus = {o["gpu"] for o in json.loads(out)["options"]}
+    assert gpus and gpus <= {"a100-40gb", "a100-80gb", "a100-pcie-40gb", "a100-pcie-80gb", "l4", "t4"}
+    code, _, err = run_cli(capsys, "recommend", "bert-base", "--batch", "32", "--gpu", "a1000")
+    assert code == 2 and "constraints.gpus[0]: unknown GPU 'a1000'" in err

@@ -238,3 +238,10 @@ def test_a_bad_adapter_target_is_named_by_the_word_the_user_typed() -> None:
         JobSpecSchema().load(parse("bert-base lora targets=q,x").spec)
     lines = describe_errors(flatten_errors(caught.value.messages))
     assert any(line.startswith("targets= ") for line in lines), lines
+
+
+def test_a_gpu_named_in_a_recommendation_keeps_the_ranking_to_it() -> None:
+    command = parse("resnet50 batch 64 on a v100 or t4")
+    assert command.kind == "recommend" and command.gpus == ()
+    assert command.spec["constraints"]["gpus"] == ["v100-16gb", "v100-32gb", "t4"]
+    assert "gpus" not in parse("resnet50 batch 64").spec.get("constraints", {})

@@ -167,6 +167,9 @@ def merged_spec(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
             sections.setdefault("constraints", {})[field] = list(values)
     if getattr(args, "owned", None):
         sections.setdefault("constraints", {})["owned_gpus"] = _owned(args.owned)
+    if getattr(args, "only_gpus", None):  # recommend --gpu: the GPUs the ranking may use
+        sections.setdefault("constraints", {})["gpus"] = [g.strip() for entry in args.only_gpus
+                                                          for g in entry.split(",") if g.strip()]
     if getattr(args, "data_in", None):
         provider, _, region = args.data_in.strip().partition(":")
         sections.setdefault("dataset", {})["location"] = {"provider": provider, **({"region": region} if region

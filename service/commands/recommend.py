@@ -43,6 +43,9 @@ def register(subparsers: Any) -> None:
     """Add the `recommend` subcommand."""
     p = subparsers.add_parser("recommend", help="rank cloud machines for a job (and, asked, cards to buy)")
     add_job_flags(p)
+    p.add_argument("--gpu", action="append", dest="only_gpus", metavar="NAME",
+                   help="only machines with this GPU: a slug or a name (\"a100\" is each A100); repeatable or "
+                        "comma-separated (constraints.gpus)")
     p.add_argument("--wide", action="store_true", help="every column, each option's reasons among them")
     p.add_argument("--json", action="store_true", help="print the result a done recommendation job holds")
     p.set_defaults(func=run)

@@ -121,6 +121,8 @@ def _ack_text(command: Command, title: str) -> str:
     lines = [f":hourglass_flowing_sand: {doing} `{title}`; the answer will appear here shortly."]
     if command.defaults_used:
         lines.append(f"Assumed {', '.join(command.defaults_used)} (say otherwise to change it).")
+    if only := command.spec.get("constraints", {}).get("gpus"):
+        lines.append(f"Only machines with {', '.join(only)}.")
     if not command.spec.get("dataset", {}).get("samples"):
         lines.append("Tip: add `samples=` (e.g. samples=1.28M) to get training hours and cost.")
     return "\n".join(lines)

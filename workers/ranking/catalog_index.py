@@ -153,19 +153,20 @@ class CatalogIndex:
             rates = [regions.get(o.region, fallback) for o in m.offers]
             m.block_rates = tuple(r or 0.0 for r in rates)
             m.block_rates_complete = None not in rates
-        self._scoped: dict[tuple[frozenset[Provider], int, tuple[Pricing, ...]], MachineTable] = {}
+        self._scoped: dict[tuple[frozenset[Provider], int, tuple[Pricing, ...], frozenset[str]], MachineTable] = {}
 
-    def scoped(self, *, providers: frozenset[Provider], max_gpus: int, pricing: tuple[Pricing, ...]) -> MachineTable:
-        """Return the table of the machines a scope keeps (its providers, 1 to max_gpus GPUs, its pricing kinds),
-        built on first use."""
-        key = (providers, max_gpus, pricing)
+    def scoped(self, *, providers: frozenset[Provider], max_gpus: int, pricing: tuple[Pricing, ...],
+               gpus: frozenset[str] = frozenset()) -> MachineTable:
+        """Return the table of the machines a scope keeps (its providers, 1 to max_gpus GPUs, its pricing kinds,
+        its GPUs where it names them), built on first use."""
+        key = (providers, max_gpus, pricing, gpus)
         table = self._scoped.get(key)
         if table is None:
             if len(self._scoped) >= _SCOPES_KEPT:
                 self._scoped.clear()
             table = self._scoped[key] = MachineTable([
                 m for m in self.machines if m.provider in providers and 0 < m.gpu_count <= max_gpus
-                and m.pricing in pricing])
+                and m.pricing in pricing and (not gpus or m.gpu in gpus)])
         return table
 
 

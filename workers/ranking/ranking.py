@@ -169,7 +169,7 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
         catalog_version=catalog.version,
         prices_as_of=catalog.prices_as_of,
         plan=requirements.mitigations if nothing_fits else (),
-        purchase=_purchase(job, shapes=shapes, per_gpu=per_gpu, catalog=catalog, scope_max_gpus=scope.max_gpus)
+        purchase=_purchase(job, shapes=shapes, per_gpu=per_gpu, catalog=catalog, scope=scope)
         if Provider.ONPREM in scope.providers and hours_known else (),
     )
 
@@ -183,7 +183,7 @@ def ranks_in_arrays(job: JobSpec, scope: Scope, *, hours_known: bool, carbon_ran
 
 
 def _purchase(job: JobSpec, *, shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], catalog: Catalog,
-              scope_max_gpus: int) -> tuple[PurchaseOption, ...]:
+              scope: Scope) -> tuple[PurchaseOption, ...]:
     """Return the "what would we buy" section, held against the cheapest rental that meets the constraints."""
     rented = [s for s in shapes if s.best_cost < math.inf and s.m.pricing is not Pricing.OWNED]
     best = min(rented, key=lambda s: (s.best_cost, s.hours, s.m.provider_name, s.m.instance_type), default=None)
@@ -191,8 +191,8 @@ def _purchase(job: JobSpec, *, shapes: Sequence[Shape], per_gpu: Mapping[tuple[s
     if best is not None:
         rental = BestRental(best.best_cost, best.hours,
                             f"{best.m.provider_name} {best.m.instance_type} {best.m.pricing.value}")
-    return purchase_options(job, cards=catalog_index(catalog).cards, per_gpu=per_gpu, best_rental=rental,
-                            max_gpus=scope_max_gpus)
+    cards = {gpu: card for gpu, card in catalog_index(catalog).cards.items() if scope.allows(gpu)}
+    return purchase_options(job, cards=cards, per_gpu=per_gpu, best_rental=rental, max_gpus=scope.max_gpus)
 
 
 def ordered_rows(job: JobSpec, spans: list[Span], *, owned: bool = True) -> list[Row]:

@@ -113,3 +113,22 @@ def constraints_warning(job: JobSpec, rec: Recommendation,
         ways.append(f"only dropping every limit opens an option; the fastest is {_option_text(anything)}")
     return CodedWarning("constraints-conflict",
                         f"No option meets {_limits_text(c)} together; " + "; ".join(ways) + ".")
+
+
+def gpus_warning(job: JobSpec, rec: Recommendation,
+                 rank: Callable[[JobSpec], Recommendation]) -> CodedWarning | None:
+    """Return `gpus-exclude-all` when constraints.gpus leaves no option and another GPU would do.
+
+    `rank` ranks a job as the recommendation did, without this check.
+    """
+    c = job.constraints
+    if rec.options or not c.gpus:
+        return None
+    found = rank(replace(job, constraints=replace(c, gpus=()), limit=1))
+    if not found.options:
+        return None
+    top = found.options[0]
+    return CodedWarning("gpus-exclude-all", (
+        f"No machine with {', '.join(c.gpus)} meets the job within its other constraints; without "
+        f"constraints.gpus the top option is {_option_text(top)}: add {top.gpu} to constraints.gpus, or leave "
+        "it out to consider every GPU."))

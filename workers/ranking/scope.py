@@ -15,6 +15,7 @@ import difflib
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from catalog.gpu_names import gpu_name_matches
 from catalog.types import Catalog, Pricing, Provider
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.costing import ONPREM_REGION, onprem_gpu_counts, owned_gpu_counts
@@ -30,6 +31,11 @@ class Scope:
     regions: frozenset[str]  # empty: every region; else includes ONPREM_REGION for owned machines
     pricing: tuple[Pricing, ...]
     max_gpus: int
+    gpus: frozenset[str] = frozenset()  # empty: every GPU; else the slugs constraints.gpus names
+
+    def allows(self, gpu: str) -> bool:
+        """Whether a machine with this GPU is in scope."""
+        return not self.gpus or gpu in self.gpus
 
 
 def _unknown(field: str, kind: str, bad: str, valid: list[str]) -> UnknownNameError:
@@ -63,7 +69,20 @@ def resolve_scope(constraints: Constraints, catalog: Catalog) -> Scope:
     if constraints.max_gpus < 1:
         raise SpecError("constraints.max_gpus", f"must be at least 1, got {constraints.max_gpus}")
     check_owned_gpus(constraints, catalog)
-    return Scope(frozenset(providers), frozenset(regions), tuple(pricing), constraints.max_gpus)
+    return Scope(frozenset(providers), frozenset(regions), tuple(pricing), constraints.max_gpus,
+                 allowed_gpus(constraints, catalog))
+
+
+def allowed_gpus(constraints: Constraints, catalog: Catalog) -> frozenset[str]:
+    """Return the slugs constraints.gpus names (a family is each member); raise naming an unknown entry."""
+    slugs = [g.slug for g in catalog.gpus]
+    allowed: set[str] = set()
+    for i, name in enumerate(constraints.gpus):
+        matches = gpu_name_matches(name, slugs)
+        if not matches:
+            raise _unknown(f"constraints.gpus[{i}]", "GPU", name, sorted(slugs))
+        allowed.update(matches)
+    return frozenset(allowed)
 
 
 _PAIRS: OrderedDict[tuple[int, Constraints], tuple[Catalog, tuple[tuple[str, int], ...]]] = OrderedDict()
@@ -91,16 +110,17 @@ def _gpu_counts_in_scope(constraints: Constraints, catalog: Catalog) -> tuple[tu
     index = catalog_index(catalog)
     pairs: set[tuple[str, int]] = set()
     for m in index.machines:
-        if (m.provider in scope.providers and 0 < m.gpu_count <= scope.max_gpus
+        if (m.provider in scope.providers and 0 < m.gpu_count <= scope.max_gpus and scope.allows(m.gpu)
                 and any(o.pricing in scope.pricing and (not scope.regions or o.region in scope.regions)
                         for o in m.offers)):
             pairs.add((m.gpu, m.gpu_count))
     if Provider.ONPREM in scope.providers:  # the purchase question: every card on sale
-        for gpu in index.cards:
+        for gpu in filter(scope.allows, index.cards):
             pairs.update((gpu, n) for n in onprem_gpu_counts(scope.max_gpus))
     if Pricing.OWNED in scope.pricing:
         for owned in constraints.owned_gpus:
-            pairs.update((owned.gpu, n) for n in owned_gpu_counts(owned.count, max_gpus=scope.max_gpus))
+            if scope.allows(owned.gpu):
+                pairs.update((owned.gpu, n) for n in owned_gpu_counts(owned.count, max_gpus=scope.max_gpus))
     return tuple(sorted(pairs))
 
 

@@ -253,6 +253,8 @@ def owned_machines(job: JobSpec, *, requirements: Requirements, index: CatalogIn
     if Pricing.OWNED not in scope.pricing:
         return machines
     for owned in sorted(job.constraints.owned_gpus, key=lambda o: o.gpu):
+        if not scope.allows(owned.gpu):
+            continue
         for n in owned_gpu_counts(owned.count, max_gpus=scope.max_gpus):
             card = index.cards.get(owned.gpu)
             watts, source, as_of = ((card.power_watts, card.source, card.as_of) if card is not None
@@ -282,7 +284,7 @@ def _scope_machines(job: JobSpec, *, requirements: Requirements, index: CatalogI
                     scope: Scope) -> tuple[list[Machine], MachineTable, bool]:
     """Return the machines in scope (cloud, then owned) in the order of provider and name, the index's table of
     the scope, and whether the job has machines of its own (owned boxes, or split by the price of the data's move)."""
-    table = index.scoped(providers=scope.providers, max_gpus=scope.max_gpus, pricing=scope.pricing)
+    table = index.scoped(providers=scope.providers, max_gpus=scope.max_gpus, pricing=scope.pricing, gpus=scope.gpus)
     machines = list(table.machines)
     owned = owned_machines(job, requirements=requirements, index=index, scope=scope)
     if owned:  # the index's machines are already in order

@@ -183,7 +183,7 @@ def _machines(job: JobSpec, requirements: Requirements, index: CatalogIndex, sco
     pool = index.machines if only is None else [m for m in index.machines
                                                 if m.provider_name == only[0] and m.instance_type == only[1]]
     machines = [m for m in pool if m.provider in scope.providers and 0 < m.gpu_count <= scope.max_gpus
-                and m.pricing in scope.pricing]
+                and m.pricing in scope.pricing and scope.allows(m.gpu)]
     known = {(m.provider_name, m.instance_type) for m in machines}
     machines += [m for m in owned_machines(job, requirements=requirements, index=index, scope=scope)
                  if (m.provider_name, m.instance_type) not in known]

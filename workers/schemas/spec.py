@@ -333,6 +333,10 @@ class ConstraintsSchema(_Strict):
                           validate=validate.Length(min=1, max=len(PRICING_KINDS)),
                           load_default=list(DEFAULT_PRICING_KINDS))
     max_gpus = bounded_int(minimum=1, maximum=1024, load_default=8)
+    gpus = fields.List(fields.String(validate=validate.Length(min=1, max=64)), validate=validate.Length(max=64),
+                       load_default=list, metadata={
+                           "description": "Only machines with these GPUs (slugs, or names as people write them: "
+                                          "\"A100\" is each A100, \"RTX 4090\"); absent or empty: every GPU."})
     onprem = fields.Nested(OnPremSchema)
     owned_gpus = fields.List(fields.Nested(OwnedGpusSchema), validate=validate.Length(max=64), load_default=list,
                              metadata={"description": "Cards the team owns; ranked first, costed at power only."})

@@ -130,6 +130,7 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
             providers=tuple(c["providers"]), regions=tuple(c["regions"]), pricing=tuple(c["pricing"]),
             max_gpus=c["max_gpus"], onprem=OnPremAssumptions(**c["onprem"]),
             owned_gpus=tuple(OwnedGpus(gpu=o["gpu"], count=o["count"]) for o in c.get("owned_gpus", ())),
+            gpus=tuple(c.get("gpus", ())),
             spot_percentile=c.get("spot_percentile", 0.9),
         ),
         objective=Objective(data["objective"]),

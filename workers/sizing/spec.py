@@ -185,6 +185,7 @@ class Constraints:
     max_gpus: int = 8
     onprem: OnPremAssumptions = field(default_factory=OnPremAssumptions)
     owned_gpus: tuple[OwnedGpus, ...] = ()
+    gpus: tuple[str, ...] = ()  # GPU names the user allows (a family is each member); empty: every GPU
     # Spot runs are held to the deadline and budget at this percentile of their time and cost.
     spot_percentile: float = 0.9
 

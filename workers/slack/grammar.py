@@ -179,7 +179,7 @@ class _Builder:
         self.spec: dict[str, Any] = {"model": {}, "training": {}, "dataset": {}, "constraints": {}}
         self.seen: set[str] = set()
         self.collected: dict[str, list[Any]] = {"providers": [], "pricing": []}
-        self.fit_gpus: list[str] = []
+        self.named_gpus: list[str] = []
         self.problems: list[str] = []
         self.adapter: dict[str, Any] = {}  # training.parallelism.adapter, from lora/qlora, rank=, targets=
 
@@ -238,18 +238,20 @@ class _Builder:
         elif (preset := match_preset_name(word, self.presets)) is not None:  # "meta-llama/llama-2-7b-hf" too
             if self.once("preset", word):
                 self.spec["model"]["preset"] = preset
-        elif self.fit and (slugs := gpu_name_matches(word, self.gpus)):
-            self.fit_gpus.extend(slugs)  # "a100" is each A100; "1080ti" is gtx-1080-ti
+        elif (slugs := gpu_name_matches(word, self.gpus)):
+            # fit: the GPUs to fit on; a recommendation: the only GPUs it may use (constraints.gpus).
+            # "a100" is each A100; "1080ti" is gtx-1080-ti.
+            self.named_gpus.extend(slugs)
         else:
             self.unknown(word)
 
     def unknown(self, word: str) -> None:
-        names = [*FLAGS, *self.presets, *(self.gpus if self.fit else ()), *(f"{k}=" for k in KEYS)]
+        names = [*FLAGS, *self.presets, *self.gpus, *(f"{k}=" for k in KEYS)]
         close = _suggest(word, names)
         best = close[0] if close else None
         if best in self.presets or (best is None and "preset" not in self.seen):
             self.problems.append(f"unknown preset '{word}'{_did_you_mean(_suggest(word, self.presets))}")
-        elif self.fit and (best in self.gpus or (best is None and not self.fit_gpus)):
+        elif self.fit and (best in self.gpus or (best is None and not self.named_gpus)):
             self.problems.append(f"unknown GPU '{word}'{_did_you_mean(_suggest(word, self.gpus))}")
         else:
             self.problems.append(f"unknown word '{word}'{_did_you_mean(close)}")
@@ -293,7 +295,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
         words = ["fit", *words[:at], *words[at + 1:]]
     fit = words[0] == "fit"
     builder = _Builder(presets=presets, gpus=gpus, fit=fit)
-    said, image, assumed = normalize(words[1:] if fit else words, presets=presets, gpus=gpus if fit else ())
+    said, image, assumed = normalize(words[1:] if fit else words, presets=presets, gpus=gpus)
     for word in said:
         if "=" in word:
             builder.key_value(word)
@@ -305,11 +307,13 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
     if shape is not None:
         spec["model"]["input_shape"] = shape  # "resnet18 cifar10": 32 x 32 images, not the preset's 224
         assumed = (*assumed, f"input {'x'.join(map(str, shape))}")
-    if fit and not builder.fit_gpus and not builder.problems:
+    if fit and not builder.named_gpus and not builder.problems:
         builder.problems.append(f"name a GPU to fit on, e.g. `/gpugauge fit resnet50 v100-16gb` "
                                 f"(GPUs: {', '.join(sorted(gpus))})")
-    if len(builder.fit_gpus) > MAX_FIT_GPUS:
+    if fit and len(builder.named_gpus) > MAX_FIT_GPUS:
         builder.problems.append(f"name at most {MAX_FIT_GPUS} GPUs to fit on")
+    if not fit and builder.named_gpus:  # "llama-7b lora on a100": rank the A100 machines only
+        spec.setdefault("constraints", {})["gpus"] = list(dict.fromkeys(builder.named_gpus))
     if builder.problems:
         raise CommandError(builder.problems)
     defaults: list[str] = list(assumed)
@@ -319,7 +323,8 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
     if "precision" not in spec["training"]:  # the spec's default, said: an LLM in fp32 needs about twice bf16's
         defaults.append(f"precision={DEFAULT_PRECISION}")
     gpu_count = spec.pop("gpu_count", 1)
-    return Command(kind="fit" if fit else "recommend", spec=spec, gpus=tuple(dict.fromkeys(builder.fit_gpus)),
+    return Command(kind="fit" if fit else "recommend", spec=spec,
+                   gpus=tuple(dict.fromkeys(builder.named_gpus)) if fit else (),
                    gpu_count=gpu_count, defaults_used=tuple(defaults))
 
 

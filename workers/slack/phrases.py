@@ -29,7 +29,7 @@ from catalog.units import parse_duration_hours
 from workers.schemas.humanize import parse_count
 
 FILLER = frozenset({
-    "a", "an", "the", "with", "on", "for", "and", "using", "use", "of", "to", "at", "from", "in", "into",
+    "a", "an", "the", "with", "on", "for", "and", "or", "using", "use", "of", "to", "at", "from", "in", "into",
     "please", "pls", "i", "we", "me", "my", "our", "want", "need", "would", "like", "how", "much", "where",
     "should", "what", "which", "is", "it", "run", "train", "training", "model", "job", "instances",
     "instance", "machine", "machines", "can", "do", "does", "will", "be", "about", "around", "per", "tokens",

@@ -99,10 +99,18 @@ def _offloads(p: Parallelism, kind: DataParallel) -> tuple[Offload, ...]:
     return tuple(offloads)
 
 
-def _tensor_degrees(p: Parallelism, *, gpus_per_node: int, heads: int) -> tuple[int, ...]:
-    """Return the tensor-parallel degrees to try: the spec's, or 1, then 2, 4, 8 that divide the heads."""
+def _tensor_degrees(p: Parallelism, *, gpus_per_node: int, heads: int,
+                    adapter: Adapter | None = None) -> tuple[int, ...]:
+    """Return the tensor-parallel degrees to try: the spec's, or 1, then 2, 4, 8 that divide the heads.
+
+    QLoRA is searched without tensor parallel: the stacks that train it (bitsandbytes' NF4 under Hugging Face
+    PEFT, Axolotl, torchtune, QLoRA's own scripts) spread it by data parallel, ZeRO or FSDP only, so a
+    tensor-parallel QLoRA option would name a run nobody can start. A spec that names a degree keeps it.
+    """
     if p.tensor_parallel:
         return (p.tensor_parallel,)
+    if adapter is not None and adapter.kind is AdapterKind.QLORA:
+        return (1,)
     return (1, *(t for t in TENSOR_PARALLEL_DEGREES if t <= gpus_per_node and heads and heads % t == 0))
 
 
@@ -145,7 +153,8 @@ def _layouts(p: Parallelism, *, transformer: bool, heads: int, recompute: bool, 
     layouts = tuple(Layout(kind, gpu_count=total, gpus_per_node=gpus_per_node, tensor_parallel=t,
                            pipeline_stages=stages, offload=offload, adapter=adapter, checkpointing=mode)
                     for adapter in _adapters(p, transformer=transformer)
-                    for t in _tensor_degrees(p, gpus_per_node=gpus_per_node, heads=heads) if not total % (t * stages)
+                    for t in _tensor_degrees(p, gpus_per_node=gpus_per_node, heads=heads, adapter=adapter)
+                    if not total % (t * stages)
                     for kind in _kinds(p, nodes=nodes, gpus=total // (t * stages))
                     for offload in _offloads(p, kind)
                     for mode in _checkpointing(p, recompute))

@@ -1,0 +1,68 @@
+"""constraints.gpus: a recommendation on the GPUs the user allows (names as people write them, families)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from catalog.types import Catalog
+from tests.recommending import changed_example, recommend_spec
+from tests.service_helpers import example_spec
+from workers.schemas.specs import load_job
+from workers.sizing.errors import UnknownNameError
+
+A100S = {"a100-40gb", "a100-80gb", "a100-pcie-40gb", "a100-pcie-80gb"}
+
+
+def test_a_family_keeps_every_member_and_nothing_else_in_options_and_rejections(shipped: Catalog) -> None:
+    free = recommend_spec(changed_example("bert-finetune"), shipped)
+    assert {o.gpu for o in free.options} - A100S  # unrestricted, the top options are other cards
+    rec = recommend_spec(changed_example("bert-finetune", constraints={"gpus": ["A100"]}), shipped)
+    assert rec.options and {o.gpu for o in rec.options} <= A100S
+    assert all(r.gpu in A100S for r in rec.rejected if r.gpu)  # out of scope is left out silently
+    assert all(row.gpu in A100S for row in rec.requirements.per_gpu)
+
+
+def test_a_searched_strategy_ranking_keeps_to_the_named_gpus(shipped: Catalog) -> None:
+    spec = {"model": {"preset": "llama3-8b"}, "training": {"batch_size": 4, "sequence_length": 4096,
+                                                           "precision": "bf16-mixed", "optimizer": "adamw"},
+            "dataset": {"samples": 20000}, "constraints": {"gpus": ["h100 sxm"], "max_gpus": 16}}
+    rec = recommend_spec(spec, shipped)
+    assert rec.options and {o.gpu for o in rec.options} == {"h100-sxm"}
+
+
+def test_an_unknown_gpu_is_refused_naming_its_place_in_the_list(shipped: Catalog) -> None:
+    spec = changed_example("bert-finetune", constraints={"gpus": ["t4", "a1000"]})
+    with pytest.raises(UnknownNameError) as caught:
+        recommend_spec(spec, shipped)
+    assert caught.value.field == "constraints.gpus[1]" and "a100-40gb" in caught.value.suggestions
+
+
+def test_gpus_that_leave_no_option_name_the_gpu_that_would_do(shipped: Catalog) -> None:
+    spec: dict[str, Any] = {"model": {"preset": "llama-7b"}, "training": {"batch_size": 1, "precision": "bf16-mixed"},
+                            "dataset": {"samples": 1000}, "constraints": {"gpus": ["t4"], "max_gpus": 1}}
+    rec = recommend_spec(spec, shipped)
+    assert rec.options == ()
+    [warning] = [w for w in rec.requirements.warnings if w.code == "gpus-exclude-all"]
+    unrestricted = recommend_spec({**spec, "constraints": {"max_gpus": 1}, "limit": 1}, shipped).options[0]
+    assert f"add {unrestricted.gpu} to constraints.gpus" in warning.message
+
+
+def test_the_purchase_question_prices_only_the_named_cards(shipped: Catalog) -> None:
+    spec = changed_example("resnet50-imagenet",
+                           constraints={"providers": ["aws", "onprem"], "gpus": ["RTX 4090", "t4"]})
+    rec = recommend_spec(spec, shipped)
+    assert rec.purchase and {p.gpu for p in rec.purchase} == {"rtx-4090"}
+    assert {o.gpu for o in rec.options} <= {"rtx-4090", "t4"}
+
+
+def test_the_spec_keeps_the_names_as_given_and_the_api_refuses_an_unknown_one(embedded_client: FlaskClient) -> None:
+    spec = example_spec("bert-finetune")
+    spec["constraints"] = {**spec.get("constraints", {}), "gpus": ["1080 ti", "nonsense"]}
+    _, job = load_job(spec)
+    assert job.constraints.gpus == ("1080 ti", "nonsense")  # resolved against the catalog when ranked
+    answer = embedded_client.post("/v1/recommendations", json=spec)
+    assert answer.status_code == 422
+    assert "constraints.gpus[1]" in answer.get_json()["errors"]
