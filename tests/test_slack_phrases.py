@@ -85,7 +85,7 @@ def test_cifar_sizes_only_an_image_preset_at_32_by_32() -> None:
 
 
 @pytest.mark.parametrize(("text", "problem"), [
-    ("resnet50 take a while", "unknown word 'take'"),  # a word it does not know is refused, not guessed
+    ("resnet50 sometime soonish", "unknown word 'sometime'"),  # a word it does not know is refused, not guessed
     ("resnet50 batch", "unknown word 'batch'; did you mean batch=?"),  # a setting with no value
     ("resnet50 batch size", "unknown word 'batch'"),
     ("resnet50 epochs soon", "epochs=soon:"),  # a value that is no number is named
@@ -106,3 +106,17 @@ def test_billions_of_tokens_are_the_data_set_made_samples_by_the_sequence_length
     with pytest.raises(CommandError) as caught:
         parse("gpt2 on 10B tokens")
     assert any("add seq=" in p for p in caught.value.problems)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("what gpu do i need to fine-tune llama 3 8b with lora, batch 8",  # a question's nouns are no settings
+     {"model": {"preset": "llama-3-8b"}, "batch_size": 8}),
+    ("fine-tune llama 2 7b on my data, 100k samples, lora",  # the count is the samples', not data's
+     {"model": {"preset": "llama-2-7b"}, "samples": 100000}),
+    ("cheapest way to train distilbert on 1M samples", {"model": {"preset": "distilbert"}, "objective": "cost"}),
+    ("resnet50 batch 64 epochs 3", {"batch_size": 64, "epochs": 3.0}),
+])
+def test_questions_as_people_ask_them_are_read(text: str, expected: dict[str, object]) -> None:
+    spec = parse(text).spec
+    flat = {**spec, **spec.get("training", {}), **spec.get("dataset", {})}
+    assert {k: flat.get(k) for k in expected} == expected

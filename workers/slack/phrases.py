@@ -33,8 +33,11 @@ FILLER = frozenset({
     "please", "pls", "i", "we", "me", "my", "our", "want", "need", "would", "like", "how", "much", "where",
     "should", "what", "which", "is", "it", "run", "train", "training", "model", "job", "instances",
     "instance", "machine", "machines", "can", "do", "does", "will", "be", "about", "around", "per", "tokens",
-    "if", "whether", "card", "cards",
+    "if", "whether", "card", "cards", "way", "best", "costs", "take", "takes", "long", "needed",
+    "are", "there", "that", "this", "these", "some", "any", "get", "buy", "rent",
 })
+# setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
+NOUN_SETTINGS = frozenset({"gpu", "gpus", "data"})
 # words that name a setting, written before its value ("batch 64", "batch size 64")
 SETTING_WORDS = {
     "batch": "batch", "bs": "batch", "batch-size": "batch", "batchsize": "batch",
@@ -131,11 +134,14 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             j = i + 1
             while j < len(said) and said[j] in _SKIPPED_AFTER_SETTING:
                 j += 1
-            if j < len(said) and "=" not in said[j] and not _known(said[j], presets):
+            # "my data, 100k samples": the number is the count's, not data's ("batch 64 epochs 3": batch's)
+            counted = (word in NOUN_SETTINGS and j + 1 < len(said) and _is_number(said[j])
+                       and said[j + 1] in COUNT_WORDS and not (j + 2 < len(said) and _is_number(said[j + 2])))
+            if j < len(said) and "=" not in said[j] and not _known(said[j], presets) and not counted:
                 value = said[j].replace(",", "") if _is_number(said[j]) else said[j]
                 out.append(f"{SETTING_WORDS[word]}={value}")
                 i = j
-            else:
+            elif word not in NOUN_SETTINGS:
                 out.append(word)
         elif _is_number(word) and nxt == "tokens" and _count(word) >= TOTAL_TOKENS_FROM:
             tokens = _count(word)
