@@ -52,12 +52,13 @@ def test_transfer_prices_follow_the_sender_and_are_free_within_a_region() -> Non
 
 
 def test_staging_from_another_region_is_capped_at_the_measured_rate_where_the_disk_is_faster() -> None:
-    fast = start_up(Provider.AWS, "p4d", dataset_bytes=10**11, network_gbit_per_s=400, local_disk_holds_data=True)
-    capped = start_up(Provider.AWS, "p4d", dataset_bytes=10**11, network_gbit_per_s=400, local_disk_holds_data=True,
-                      cap_mb_per_s=CROSS_REGION_MB_PER_S[(Provider.AWS, Provider.AWS)])
+    fast = start_up(Provider.AWS, "p4d", gpu_count=8, dataset_bytes=10**11, network_gbit_per_s=400,
+                    local_disk_holds_data=True)
+    capped = start_up(Provider.AWS, "p4d", gpu_count=8, dataset_bytes=10**11, network_gbit_per_s=400,
+                      local_disk_holds_data=True, cap_mb_per_s=CROSS_REGION_MB_PER_S[(Provider.AWS, Provider.AWS)])
     assert capped.staging_mb_per_s < fast.staging_mb_per_s and capped.staging_s > fast.staging_s
-    block = start_up(Provider.AWS, "g5", dataset_bytes=10**11, network_gbit_per_s=25, local_disk_holds_data=False,
-                     cap_mb_per_s=CROSS_REGION_MB_PER_S[(Provider.AWS, Provider.AWS)])
+    block = start_up(Provider.AWS, "g5", gpu_count=1, dataset_bytes=10**11, network_gbit_per_s=25,
+                     local_disk_holds_data=False, cap_mb_per_s=CROSS_REGION_MB_PER_S[(Provider.AWS, Provider.AWS)])
     assert block.staging_mb_per_s < CROSS_REGION_MB_PER_S[(Provider.AWS, Provider.AWS)]  # EBS is slower still
 
 
@@ -162,3 +163,14 @@ def test_a_copy_too_small_to_matter_gives_no_location_warning() -> None:
     rec = recommend(job, _catalog())
     assert rec.options
     assert all("data-location-unknown" not in {w.code for w in o.warnings} for o in rec.options)
+
+
+def test_only_an_nvswitch_board_pays_the_fabric_managers_boot() -> None:
+    def boot(provider: Provider, family: str, gpus: int) -> float:
+        return start_up(provider, family, gpu_count=gpus, dataset_bytes=0, network_gbit_per_s=0,
+                        local_disk_holds_data=False).boot_s
+
+    assert boot(Provider.AWS, "p5", 8) == boot(Provider.AWS, "p6-b200", 8) == boot(Provider.GCP, "a4-highgpu", 8)
+    assert boot(Provider.GCP, "a2-highgpu", 8) == boot(Provider.GCP, "a2-ultragpu", 8) > boot(Provider.AWS, "g5", 8)
+    # a 1-GPU shape of an HGX family has no switch to start: it boots as any single-GPU machine
+    assert boot(Provider.GCP, "a2-ultragpu", 1) == boot(Provider.AWS, "p5", 1) == boot(Provider.AWS, "g5", 1)

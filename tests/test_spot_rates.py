@@ -91,8 +91,9 @@ def test_a_run_on_several_spot_machines_is_interrupted_as_often_as_all_of_them_t
                        "dataset": {"samples": 100_000}})
     rate = interruption_rate(Provider.GCP, "a3-highgpu-8g", "us-central1")
     assert rate is not None
-    parts = {k: machine_parts(job, provider=Provider.GCP, family="a3", pricing=Pricing.SPOT, network_gbit_per_s=200,
-                              local_disk_holds_data=True, rate=rate, machines=k) for k in (1, 4)}
+    parts = {k: machine_parts(job, provider=Provider.GCP, family="a3", gpu_count=8, pricing=Pricing.SPOT,
+                              network_gbit_per_s=200, local_disk_holds_data=True, rate=rate, machines=k)
+             for k in (1, 4)}
     assert parts[4].mtbi_hours == parts[1].mtbi_hours / 4
     assert parts[4].every_hours < parts[1].every_hours  # Young/Daly checkpoints more often
     runs = {k: plan_from_parts(p, training_hours=20.0, provider=Provider.GCP, percentile=0.9).spot

@@ -13,7 +13,7 @@ from catalog.providers import instance_family
 from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Pricing, Provider
 from workers.ranking.costing import block_storage_price_table, cheapest_cards
 from workers.ranking.machine_table import MachineTable
-from workers.ranking.runcost import BOOT_S_BY_FAMILY, BOOT_S_DEFAULT
+from workers.ranking.runcost import boot_seconds
 from workers.ranking.spot import InterruptionRate, interruption_rate
 from workers.ranking.transfer import Transfer
 
@@ -62,7 +62,7 @@ class Machine:
         self.network_gbit_per_s = network_gbit_per_s  # between machines (instance specifications)
         self.rate = rate  # spot: the interruption figure of every offer of this machine
         # Machines alike in what a run's plan reads of them (runplan.machine_parts) share a number.
-        self.plan_group = plan_group(provider, self.family, pricing, network_gbit_per_s, rate)
+        self.plan_group = plan_group(provider, self.family, pricing, network_gbit_per_s, rate, gpu_count=gpu_count)
         self.prices = tuple(o.price_per_hour_usd for o in offers)
         self.regions = tuple(dict.fromkeys(o.region for o in offers))  # each once, in offer order
         # (energy table, region -> grid factor) of a cloud machine: no job changes it (carbon.py)
@@ -98,13 +98,13 @@ _PLAN_GROUP_NUMBERS = itertools.count()
 
 
 def plan_group(provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
-               rate: InterruptionRate | None) -> int:
+               rate: InterruptionRate | None, *, gpu_count: int) -> int:
     """Return the number of the machines whose run plans are alike: equal numbers, equal plans, in any catalog.
 
-    What runplan.machine_parts reads of a machine: its provider, its family's boot time, its network, and
-    its interruption rate on spot (the rate is unused off spot).
+    What runplan.machine_parts reads of a machine: its provider, its boot time (family and GPU count), its
+    network, and its interruption rate on spot (the rate is unused off spot).
     """
-    key = (provider, BOOT_S_BY_FAMILY.get(family, BOOT_S_DEFAULT), network_gbit_per_s,
+    key = (provider, boot_seconds(family, gpu_count), network_gbit_per_s,
            rate if pricing is Pricing.SPOT else None)
     found = _PLAN_GROUPS.get(key)
     if found is None:

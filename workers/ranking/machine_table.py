@@ -19,9 +19,8 @@ from catalog.types import Pricing, Provider
 from workers.ranking.runcost import (
     BILLING_GRANULARITY_S,
     BILLING_MINIMUM_S,
-    BOOT_S_BY_FAMILY,
-    BOOT_S_DEFAULT,
     PROVISIONING_S,
+    boot_seconds,
     storage_write_mb_per_s,
 )
 
@@ -69,7 +68,7 @@ class MachineTable:
         onprem = Provider.ONPREM
         self.provisioning_s = np.array([0.0 if m.provider is onprem else PROVISIONING_S.get(m.provider, 60.0)
                                         for m in ms], dtype=float)
-        self.boot_s = np.array([0.0 if m.provider is onprem else BOOT_S_BY_FAMILY.get(m.family, BOOT_S_DEFAULT)
+        self.boot_s = np.array([0.0 if m.provider is onprem else boot_seconds(m.family, m.gpu_count)
                                 for m in ms], dtype=float)
         self.block_write_mb_per_s = np.array([storage_write_mb_per_s(m.provider, local_disk_holds_data=False)
                                               for m in ms], dtype=float)

@@ -75,7 +75,7 @@ def purchase_options(job: JobSpec, *, cards: Mapping[str, OnPremCard], per_gpu: 
             if pg is None or not pg.fits or pg.training_hours <= 0:
                 continue
             run = plan_run(job, training_hours=pg.training_hours, provider=Provider.ONPREM, family=f"onprem-{gpu}",
-                           pricing=Pricing.OWNED, network_gbit_per_s=0.0, local_disk_holds_data=True)
+                           gpu_count=n, pricing=Pricing.OWNED, network_gbit_per_s=0.0, local_disk_holds_data=True)
             power_usd = card.power_watts * n * run.wall_hours * a.electricity_usd_per_kwh / 1000.0
             purchase_usd = card.price_usd * n + a.host_price_usd
             runs = hours = None

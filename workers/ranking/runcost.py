@@ -36,13 +36,24 @@ BILLING_MINIMUM_S = {Provider.AWS: 60.0, Provider.GCP: 60.0}
 # one minute is allowed for both clouds.
 PROVISIONING_S = {Provider.AWS: 60.0, Provider.GCP: 60.0}
 # Boot, running to a usable GPU [documented estimate]: about 90 s for a single-node GPU image; the
-# 8-GPU NVSwitch families start the fabric manager and EFA/GPUDirect drivers, commonly 4-6 min
-# (AWS p4d/p5 user guides describe the fabric manager start; no published timing, 300 s assumed).
+# NVSwitch machines (8 or 16 GPUs of an HGX board) start the fabric manager and EFA/GPUDirect drivers,
+# commonly 4-6 min (AWS p4d/p5 user guides describe the fabric manager start; no published timing, 300 s
+# assumed). A smaller shape of the same family (a2-ultragpu-1g, a3-highgpu-1g, p5.4xlarge) has no switch
+# to start. Until 2026-12-03 this went by family alone: the 1- to 4-GPU shapes of a2-ultragpu and a3 paid
+# the switch's 300 s and the 8-GPU p6-b200, a4-highgpu-8g and a2-highgpu-8g did not.
 BOOT_S_DEFAULT = 90.0
-BOOT_S_BY_FAMILY = {
-    "p4d": 300.0, "p4de": 300.0, "p5": 300.0, "p5e": 300.0, "p5en": 300.0,
-    "a2-ultragpu": 300.0, "a3-highgpu": 300.0, "a3-megagpu": 300.0, "a3-ultragpu": 300.0,
-}
+NVSWITCH_BOOT_S = 300.0
+NVSWITCH_FAMILIES = frozenset({
+    "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200",
+    "a2-highgpu", "a2-megagpu", "a2-ultragpu", "a3-highgpu", "a3-megagpu", "a3-ultragpu", "a3-edgegpu",
+    "a4-highgpu",
+})
+NVSWITCH_MIN_GPUS = 8
+
+
+def boot_seconds(family: str, gpu_count: int) -> float:
+    """Return the boot of a machine of this family and GPU count: an NVSwitch board's is longer."""
+    return NVSWITCH_BOOT_S if family in NVSWITCH_FAMILIES and gpu_count >= NVSWITCH_MIN_GPUS else BOOT_S_DEFAULT
 # Environment start [documented estimate]: pulling a framework container (a PyTorch NGC image is
 # about 10 GB compressed) and starting Python, CUDA and NCCL: three minutes.
 ENVIRONMENT_S = 180.0
@@ -112,7 +123,7 @@ def storage_write_mb_per_s(provider: Provider, *, local_disk_holds_data: bool) -
     return BLOCK_WRITE_MB_PER_S.get(provider, min(BLOCK_WRITE_MB_PER_S.values()))
 
 
-def start_up(provider: Provider, family: str, *, dataset_bytes: int, network_gbit_per_s: float,
+def start_up(provider: Provider, family: str, *, gpu_count: int, dataset_bytes: int, network_gbit_per_s: float,
              local_disk_holds_data: bool, cap_mb_per_s: float = 0.0) -> StartUp:
     """Return the start-up of a rented machine: provisioning, boot, environment, data staging.
 
@@ -125,7 +136,7 @@ def start_up(provider: Provider, family: str, *, dataset_bytes: int, network_gbi
     network = network_gbit_per_s * 1000.0 / 8.0 if network_gbit_per_s > 0 else storage
     rate = min(network, storage, cap_mb_per_s) if cap_mb_per_s > 0 else min(network, storage)
     staging = dataset_bytes / (rate * 1e6) if dataset_bytes > 0 else 0.0
-    return StartUp(PROVISIONING_S.get(provider, 60.0), BOOT_S_BY_FAMILY.get(family, BOOT_S_DEFAULT),
+    return StartUp(PROVISIONING_S.get(provider, 60.0), boot_seconds(family, gpu_count),
                    ENVIRONMENT_S, staging, rate)
 
 

@@ -88,7 +88,8 @@ def run_mtbi_hours(rate: InterruptionRate, machines: int) -> float:
     return rate.mtbi_hours / max(1, machines)
 
 
-def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
+def machine_parts(job: JobSpec, *, provider: Provider, family: str, gpu_count: int, pricing: Pricing,
+                  network_gbit_per_s: float,
                   local_disk_holds_data: bool, rate: InterruptionRate | None = None,
                   staging_cap_mb_per_s: float = 0.0, saved_parameters: int | None = None,
                   writers: int = 1, boot: StartUp | None = None, saved_bytes: int | None = None,
@@ -103,7 +104,7 @@ def machine_parts(job: JobSpec, *, provider: Provider, family: str, pricing: Pri
     `machines`: the run's machines of this type, any of which a spot reclaim stops (run_mtbi_hours).
     """
     if boot is None:
-        boot = start_up(provider, family, dataset_bytes=job.dataset.size_bytes,
+        boot = start_up(provider, family, gpu_count=gpu_count, dataset_bytes=job.dataset.size_bytes,
                         network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data,
                         cap_mb_per_s=staging_cap_mb_per_s)
     write_rate = storage_write_mb_per_s(provider, local_disk_holds_data=local_disk_holds_data)
@@ -177,10 +178,11 @@ def plan_from_parts(parts: MachineParts, *, training_hours: float, provider: Pro
                    refused=reason)
 
 
-def plan_run(job: JobSpec, *, training_hours: float, provider: Provider, family: str, pricing: Pricing,
-             network_gbit_per_s: float, local_disk_holds_data: bool, rate: InterruptionRate | None = None) -> RunPlan:
+def plan_run(job: JobSpec, *, training_hours: float, provider: Provider, family: str, gpu_count: int,
+             pricing: Pricing, network_gbit_per_s: float, local_disk_holds_data: bool,
+             rate: InterruptionRate | None = None) -> RunPlan:
     """Return the whole run on one machine, from the request to the last step, and what is billed."""
-    parts = machine_parts(job, provider=provider, family=family, pricing=pricing,
+    parts = machine_parts(job, provider=provider, family=family, gpu_count=gpu_count, pricing=pricing,
                           network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data,
                           rate=rate)
     return plan_from_parts(parts, training_hours=training_hours, provider=provider,
@@ -197,10 +199,10 @@ class RunPlanner:
     def __init__(self, job: JobSpec) -> None:
         self.job = job
         self.percentile = job.constraints.spot_percentile
-        self._parts: dict[tuple[Provider, str, Pricing, float, bool, InterruptionRate | None, float, int | None,
+        self._parts: dict[tuple[Provider, str, int, Pricing, float, bool, InterruptionRate | None, float, int | None,
                                 int], MachineParts] = {}
         self._groups: dict[tuple[int, bool, float, int | None, int, int], MachineParts] = {}
-        self._boots: dict[tuple[Provider, str, float, bool, float], StartUp] = {}
+        self._boots: dict[tuple[Provider, str, int, float, bool, float], StartUp] = {}
         self._saved = checkpoint_parameters(job)  # what a checkpoint of the job's own layout saves
         self._saved_bytes: dict[int, int] = {}  # the bytes of a checkpoint of so many parameters
 
@@ -223,31 +225,31 @@ class RunPlanner:
         if found is None:
             # A plan group is what machine_parts reads of a machine, so no two groups share parts; the
             # start-up reads less (not the spot rate), so a machine's on-demand and spot groups share it.
-            boot_key = (m.provider, m.family, m.network_gbit_per_s, local_disk_holds_data, cap)
+            boot_key = (m.provider, m.family, m.gpu_count, m.network_gbit_per_s, local_disk_holds_data, cap)
             boot = self._boots.get(boot_key)
             if boot is None:
                 boot = self._boots[boot_key] = start_up(
-                    m.provider, m.family, dataset_bytes=self.job.dataset.size_bytes,
+                    m.provider, m.family, gpu_count=m.gpu_count, dataset_bytes=self.job.dataset.size_bytes,
                     network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=local_disk_holds_data,
                     cap_mb_per_s=cap)
             found = self._groups[key] = machine_parts(
-                self.job, provider=m.provider, family=m.family, pricing=m.pricing,
+                self.job, provider=m.provider, family=m.family, gpu_count=m.gpu_count, pricing=m.pricing,
                 network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=local_disk_holds_data, rate=m.rate,
                 staging_cap_mb_per_s=cap, saved_parameters=saved_parameters, writers=writers, boot=boot,
                 saved_bytes=self.saved_bytes(saved_parameters), machines=machines)
         return found
 
-    def parts(self, *, provider: Provider, family: str, pricing: Pricing, network_gbit_per_s: float,
+    def parts(self, *, provider: Provider, family: str, gpu_count: int, pricing: Pricing, network_gbit_per_s: float,
               local_disk_holds_data: bool, rate: InterruptionRate | None = None,
               staging_cap_mb_per_s: float = 0.0, saved_parameters: int | None = None,
               writers: int = 1) -> MachineParts:
         """Return the machine's parts, computed once per ranking."""
-        key = (provider, family, pricing, network_gbit_per_s, local_disk_holds_data, rate, staging_cap_mb_per_s,
-               saved_parameters, writers)
+        key = (provider, family, gpu_count, pricing, network_gbit_per_s, local_disk_holds_data, rate,
+               staging_cap_mb_per_s, saved_parameters, writers)
         found = self._parts.get(key)
         if found is None:
             found = self._parts[key] = machine_parts(
-                self.job, provider=provider, family=family, pricing=pricing,
+                self.job, provider=provider, family=family, gpu_count=gpu_count, pricing=pricing,
                 network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data, rate=rate,
                 staging_cap_mb_per_s=staging_cap_mb_per_s, saved_parameters=saved_parameters, writers=writers)
         return found
