@@ -244,6 +244,10 @@ def print_purchase(rows: tuple[PurchaseOption, ...], *, console: Console, wide: 
     cells = [[p.instance_type, fmt_usd(p.purchase_usd), fmt_hours(p.job_hours), fmt_usd(p.power_cost_usd),
               "never" if p.break_even_hours is None else f"{p.break_even_hours:,.0f}",
               "yes" if p.pays_off else "no"] for p in rows]
+    if any(p.strategy for p in rows):  # the strategy search's purchase: how the job runs on each
+        columns.append(("how it runs", "left", 4))
+        for row, p in zip(cells, rows, strict=True):
+            row.append(p.strategy or "as given")
     table, left_out = fitted_table("What would we buy (capital spending; never ranked against rentals)", columns,
                                    cells, width=console.width, wide=wide)
     console.print(table)
@@ -256,6 +260,9 @@ def print_purchase(rows: tuple[PurchaseOption, ...], *, console: Console, wide: 
         f"cards; power: per job at ${first.electricity_usd_per_kwh:g}/kWh; break-even: hours of use at which "
         f"owning costs what renting would, against {rental}. Pays off: the break-even falls within "
         f"{first.hours_of_use:,.0f} h of use ({first.lifetime_years:g} years at {first.utilisation:.0%} use)."))
+    if first.strategy and "how it runs" in left_out:
+        console.print(escape(f"How it runs: each machine with the fastest strategy that fits it; "
+                             f"{first.instance_type}: {first.strategy} (--wide names each)."))
 
 
 _SPAN = re.compile(r" over \d+ GPUs( on \d+ machines)?")

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from catalog.types import OnPremCard, Pricing, Provider
 from workers.ranking.costing import HOURS_PER_YEAR, onprem_gpu_counts, onprem_instance_type
 from workers.ranking.runplan import plan_run
-from workers.sizing.requirements import PerGpu
 from workers.sizing.spec import JobSpec
 
 PURCHASE_OPTIONS_KEPT = 10
@@ -60,39 +59,45 @@ class PurchaseOption:
     meets_deadline: bool
     source: str
     as_of: str
+    strategy: str = ""  # how the job runs on these cards where it needs more than the job as given
 
 
-def purchase_options(job: JobSpec, *, cards: Mapping[str, OnPremCard], per_gpu: Mapping[tuple[str, int], PerGpu],
-                     best_rental: BestRental | None, max_gpus: int) -> tuple[PurchaseOption, ...]:
-    """Return the machines worth pricing for purchase, those that pay off soonest first."""
+def purchase_options(job: JobSpec, *, cards: Mapping[str, OnPremCard], hours: Mapping[tuple[str, int], float],
+                     best_rental: BestRental | None, max_gpus: int,
+                     strategies: Mapping[tuple[str, int], str] | None = None) -> tuple[PurchaseOption, ...]:
+    """Return the machines worth pricing for purchase, those that pay off soonest first.
+
+    `hours`: the training hours of the job on n of a card, for each (card, n) that holds it; `strategies`:
+    how it runs there, in words, where the strategy search found the way (strategy_ranking).
+    """
     a = job.constraints.onprem
     hours_of_use = a.lifetime_years * HOURS_PER_YEAR * a.utilisation
     found: list[PurchaseOption] = []
     for gpu in sorted(cards):
         card = cards[gpu]
         for n in onprem_gpu_counts(max_gpus):
-            pg = per_gpu.get((gpu, n))
-            if pg is None or not pg.fits or pg.training_hours <= 0:
+            training_hours = hours.get((gpu, n), 0.0)
+            if training_hours <= 0:
                 continue
-            run = plan_run(job, training_hours=pg.training_hours, provider=Provider.ONPREM, family=f"onprem-{gpu}",
+            run = plan_run(job, training_hours=training_hours, provider=Provider.ONPREM, family=f"onprem-{gpu}",
                            gpu_count=n, pricing=Pricing.OWNED, network_gbit_per_s=0.0, local_disk_holds_data=True)
             power_usd = card.power_watts * n * run.wall_hours * a.electricity_usd_per_kwh / 1000.0
             purchase_usd = card.price_usd * n + a.host_price_usd
-            runs = hours = None
+            runs = break_even = None
             if best_rental is not None and best_rental.cost_usd > power_usd:
                 runs = purchase_usd / (best_rental.cost_usd - power_usd)
-                hours = runs * run.wall_hours
+                break_even = runs * run.wall_hours
             deadline = job.constraints.deadline_hours
             found.append(PurchaseOption(
                 gpu=gpu, gpu_count=n, instance_type=onprem_instance_type(gpu, n), cards_usd=card.price_usd * n,
                 host_usd=a.host_price_usd, purchase_usd=purchase_usd, power_watts=card.power_watts * n,
                 electricity_usd_per_kwh=a.electricity_usd_per_kwh, job_hours=run.wall_hours,
                 power_cost_usd=power_usd, rental_cost_usd=best_rental.cost_usd if best_rental else None,
-                rental=best_rental.label if best_rental else "", break_even_runs=runs, break_even_hours=hours,
+                rental=best_rental.label if best_rental else "", break_even_runs=runs, break_even_hours=break_even,
                 lifetime_years=a.lifetime_years, utilisation=a.utilisation, hours_of_use=hours_of_use,
-                pays_off=hours is not None and hours <= hours_of_use,
+                pays_off=break_even is not None and break_even <= hours_of_use,
                 meets_deadline=deadline is None or run.wall_hours <= deadline,
-                source=card.source, as_of=card.as_of))
+                source=card.source, as_of=card.as_of, strategy=(strategies or {}).get((gpu, n), "")))
     found.sort(key=lambda p: (not p.meets_deadline, math.inf if p.break_even_hours is None else p.break_even_hours,
                               p.purchase_usd, p.gpu, p.gpu_count))
     return tuple(found[:PURCHASE_OPTIONS_KEPT])

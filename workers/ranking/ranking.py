@@ -192,7 +192,8 @@ def _purchase(job: JobSpec, *, shapes: Sequence[Shape], per_gpu: Mapping[tuple[s
         rental = BestRental(best.best_cost, best.hours,
                             f"{best.m.provider_name} {best.m.instance_type} {best.m.pricing.value}")
     cards = {gpu: card for gpu, card in catalog_index(catalog).cards.items() if scope.allows(gpu)}
-    return purchase_options(job, cards=cards, per_gpu=per_gpu, best_rental=rental, max_gpus=scope.max_gpus)
+    hours = {pair: row.training_hours for pair, row in per_gpu.items() if row.fits}
+    return purchase_options(job, cards=cards, hours=hours, best_rental=rental, max_gpus=scope.max_gpus)
 
 
 def ordered_rows(job: JobSpec, spans: list[Span], *, owned: bool = True) -> list[Row]:

@@ -255,22 +255,28 @@ def owned_machines(job: JobSpec, *, requirements: Requirements, index: CatalogIn
     for owned in sorted(job.constraints.owned_gpus, key=lambda o: o.gpu):
         if not scope.allows(owned.gpu):
             continue
-        for n in owned_gpu_counts(owned.count, max_gpus=scope.max_gpus):
-            card = index.cards.get(owned.gpu)
-            watts, source, as_of = ((card.power_watts, card.source, card.as_of) if card is not None
-                                    else index.gpu_power.get(owned.gpu, (0, "", "")))
-            price = owned_power_per_hour_usd(power_watts=watts, gpu_count=n,
-                                             electricity_usd_per_kwh=job.constraints.onprem.electricity_usd_per_kwh)
-            name = onprem_instance_type(owned.gpu, n)
-            offer = Offer(provider=Provider.ONPREM, instance_type=name, region=ONPREM_REGION,
-                          pricing=Pricing.OWNED, price_per_hour_usd=price, source=source, as_of=as_of)
-            # The team's host is taken to have the memory and disk the job needs; its CPU is unknown.
-            machines.append(Machine(provider=Provider.ONPREM, instance_type=name, gpu=owned.gpu, gpu_count=n,
-                                    vcpus=0, storage_bytes=requirements.storage_max_bytes,
-                                    host_memory_bytes=host_memory_need_bytes(job, requirements, gpu_count=n),
-                                    cpu_score=0.0, card_memory_bytes=index.gpu_memory.get(owned.gpu, 0),
-                                    offers=(offer,), pricing=Pricing.OWNED))
+        machines.extend(onprem_machine(job, requirements=requirements, index=index, gpu=owned.gpu, gpu_count=n)
+                        for n in owned_gpu_counts(owned.count, max_gpus=scope.max_gpus))
     return machines
+
+
+def onprem_machine(job: JobSpec, *, requirements: Requirements, index: CatalogIndex, gpu: str,
+                   gpu_count: int) -> Machine:
+    """Return a team's machine of `gpu_count` cards (owned, or a purchase weighed), priced at its power."""
+    card = index.cards.get(gpu)
+    watts, source, as_of = ((card.power_watts, card.source, card.as_of) if card is not None
+                            else index.gpu_power.get(gpu, (0, "", "")))
+    price = owned_power_per_hour_usd(power_watts=watts, gpu_count=gpu_count,
+                                     electricity_usd_per_kwh=job.constraints.onprem.electricity_usd_per_kwh)
+    name = onprem_instance_type(gpu, gpu_count)
+    offer = Offer(provider=Provider.ONPREM, instance_type=name, region=ONPREM_REGION,
+                  pricing=Pricing.OWNED, price_per_hour_usd=price, source=source, as_of=as_of)
+    # The team's host is taken to have the memory and disk the job needs; its CPU is unknown.
+    return Machine(provider=Provider.ONPREM, instance_type=name, gpu=gpu, gpu_count=gpu_count,
+                   vcpus=0, storage_bytes=requirements.storage_max_bytes,
+                   host_memory_bytes=host_memory_need_bytes(job, requirements, gpu_count=gpu_count),
+                   cpu_score=0.0, card_memory_bytes=index.gpu_memory.get(gpu, 0),
+                   offers=(offer,), pricing=Pricing.OWNED)
 
 
 def judge_shapes(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tuple[str, int], PerGpu],

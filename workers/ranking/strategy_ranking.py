@@ -25,6 +25,7 @@ from workers.ranking.catalog_index import CatalogIndex, Machine, catalog_index
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
 from workers.ranking.front import Row, pareto_test
 from workers.ranking.host_need import host_memory_need_bytes
+from workers.ranking.purchase_search import searched_purchase
 from workers.ranking.ranking import ordered_rows, run_fields
 from workers.ranking.reasons import (
     commitment_warnings,
@@ -264,8 +265,10 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
     top = options[0] if options else None
     if top is not None and names_strategy(job):
         requirements = _named_requirements(requirements, choices[rows[0][-1]], top)
+    purchase = searched_purchase(job, requirements=requirements, index=index, scope=scope, best=search.best,
+                                 shapes=shapes) if Provider.ONPREM in scope.providers and hours_known else ()
     return Recommendation(requirements=requirements, options=options, rejected=rejected,
-                          catalog_version=catalog.version, prices_as_of=catalog.prices_as_of,
+                          catalog_version=catalog.version, prices_as_of=catalog.prices_as_of, purchase=purchase,
                           scaling=_scaling(shapes[rows[0][-1]] if top is not None and top.parallelism is not None
                                            else None, shapes, nodes_of, choices, spans_cost=_cheapest_costs(spans)))
 

@@ -272,6 +272,9 @@ class PurchaseSchema(Schema):
     meets_deadline = fields.Boolean()
     source = fields.String()
     as_of = fields.String()
+    strategy = fields.String(metadata={
+        "description": "How the job runs on these cards where it needs more than the job as given (a strategy "
+                       "the search found: micro-batches, checkpointing, sharding); empty where it runs as given."})
 
 
 class OptionSchema(Schema):

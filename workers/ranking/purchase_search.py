@@ -1,0 +1,55 @@
+"""The purchase question ("what would we buy") for a job the strategy search ranks.
+
+rank_offers prices cards that hold the job as given. A job that names an adapter or a strategy, or that no
+card holds as given (a 7B QLoRA at batch 4 x 2,048 on a 24 GB card), is ranked by the strategy search
+(strategy_ranking.py); its purchase question asks the same search of each card on sale, one machine of
+1 to max_gpus cards, so a card that holds the job with micro-batches, checkpointing or sharding is priced
+with that strategy's hours and named with it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from catalog.types import Pricing
+from workers.ranking.catalog_index import CatalogIndex, Machine
+from workers.ranking.costing import onprem_gpu_counts
+from workers.ranking.purchase import BestRental, PurchaseOption, purchase_options
+from workers.ranking.scope import Scope
+from workers.ranking.shapes import Shape, onprem_machine
+from workers.ranking.strategy_words import strategy_choice, strategy_text
+from workers.sizing.requirements import Requirements
+from workers.sizing.schedule import training_hours
+from workers.sizing.spec import JobSpec
+from workers.sizing.strategies.search import LayoutChoice
+
+
+def searched_purchase(job: JobSpec, *, requirements: Requirements, index: CatalogIndex, scope: Scope,
+                      best: Callable[[Machine, int], LayoutChoice | None],
+                      shapes: Sequence[Shape]) -> tuple[PurchaseOption, ...]:
+    """Return the purchase options of the cards in scope, each run with the fastest strategy that fits it.
+
+    `best` is the ranking's strategy search (one machine of the given cards); `shapes` the ranked rentals,
+    the cheapest of which a purchase is held against.
+    """
+    hours: dict[tuple[str, int], float] = {}
+    strategies: dict[tuple[str, int], str] = {}
+    for gpu in sorted(filter(scope.allows, index.cards)):
+        for n in onprem_gpu_counts(scope.max_gpus):
+            choice = best(onprem_machine(job, requirements=requirements, index=index, gpu=gpu, gpu_count=n), 1)
+            if choice is None:
+                continue
+            training = replace(job.training, batch_size=choice.batch_size, update_interval=choice.update_interval)
+            hours[(gpu, n)] = training_hours(job.dataset, training, iteration_ms=choice.time.iteration_ms,
+                                             forward_ms=choice.time.forward_ms,
+                                             gpu_count=choice.layout.data_parallel_degree)
+            strategies[(gpu, n)] = strategy_text(strategy_choice(choice), nodes=1)
+    rented = [s for s in shapes if s.best_cost < math.inf and s.m.pricing is not Pricing.OWNED]
+    cheapest = min(rented, key=lambda s: (s.best_cost, s.hours, s.m.provider_name, s.m.instance_type), default=None)
+    rental = None if cheapest is None else BestRental(
+        cheapest.best_cost, cheapest.hours,
+        f"{cheapest.m.provider_name} {cheapest.m.instance_type} {cheapest.m.pricing.value}")
+    return purchase_options(job, cards={gpu: index.cards[gpu] for gpu in index.cards if scope.allows(gpu)},
+                            hours=hours, best_rental=rental, max_gpus=scope.max_gpus, strategies=strategies)
