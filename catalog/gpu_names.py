@@ -57,21 +57,28 @@ def gpu_name_matches(name: str, slugs: Collection[str]) -> tuple[str, ...]:
     if "sxm" in key:  # the SXM part is the plain slug (v100-16gb, a100-80gb) where no -sxm slug exists
         candidates.append(key.replace("sxm", ""))
     size = _SIZE.search(name.strip().lower())
+    sizeless = compact(name.strip().lower()[:size.start()]) if size else ""
     if size:  # "H100 80GB": the memory size where the slugs do not carry it
-        candidates.append(compact(name.strip().lower()[:size.start()]))
+        candidates.append(sizeless)
+
+    def of_size(slug: str) -> bool:  # a size said must be the card's ("RTX 3080 12GB" is not the 10 GB rtx-3080)
+        return size is None or _memory_gib().get(slug) == int(size[1])
+
     for candidate in candidates:
-        if candidate in by_compact:
+        if candidate in by_compact and (candidate != sizeless or of_size(by_compact[candidate])):
             return (by_compact[candidate],)
     for candidate in candidates:
-        family = tuple(slug for slug in ordered if _member(slug, candidate))
-        if size and len(family) > 1:  # of a family, the members of that size ("H100 80GB": not the NVL's 94)
-            memory = {gpu.slug: round(gpu.memory_bytes / 2**30) for gpu in load_gpus()}
-            family = tuple(slug for slug in family if memory.get(slug) == int(size[1]))
+        family = tuple(slug for slug in ordered if _member(slug, candidate) and of_size(slug))
         if family:
             return family
     if key.endswith("s") and len(key) > 2:  # "t4s", "a100s" (l40s is a slug, found above)
         return gpu_name_matches(name.strip()[:-1], ordered)
     return ()
+
+
+@lru_cache(maxsize=1)
+def _memory_gib() -> dict[str, int]:
+    return {gpu.slug: round(gpu.memory_bytes / 2**30) for gpu in load_gpus()}
 
 
 def _member(slug: str, family: str) -> bool:

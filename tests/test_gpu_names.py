@@ -31,6 +31,7 @@ SLUGS = gpu_slugs()
     ("Titan X (Pascal)", ("titan-x-pascal",)),
     ("t4s", ("t4",)),
     ("l40s", ("l40s",)),  # a slug ending in s is itself, not the plural of l40
+    ("RTX 3060 12GB", ("rtx-3060",)),  # a size the slug does not carry, checked against the card's
 ])
 def test_a_gpu_written_as_people_write_it_is_its_slug(written: str, slugs: tuple[str, ...]) -> None:
     assert gpu_name_matches(written, SLUGS) == slugs
@@ -49,7 +50,8 @@ def test_a_family_name_is_each_member_that_differs_only_in_memory_form_or_genera
     assert gpu_name_matches(family, SLUGS) == members
 
 
-@pytest.mark.parametrize("word", ["gtx", "rtx", "a1000", "foo", "", "rtx 6000", "v100 61gb"])
+@pytest.mark.parametrize("word", ["gtx", "rtx", "a1000", "foo", "", "rtx 6000", "v100 61gb",
+                                  "RTX 3080 12GB"])  # a size said must be the card's: the catalog's 3080 has 10
 def test_a_word_that_is_no_gpu_or_only_a_series_matches_nothing(word: str) -> None:
     # "gtx" is not the GTX 1060 family: a member's slug must continue with variant words only
     assert gpu_name_matches(word, SLUGS) == ()
