@@ -9,16 +9,14 @@ with that strategy's hours and named with it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from catalog.types import Pricing
 from workers.ranking.catalog_index import CatalogIndex, Machine
 from workers.ranking.costing import onprem_gpu_counts
-from workers.ranking.purchase import BestRental, PurchaseOption, purchase_options
+from workers.ranking.purchase import PurchaseOption, purchase_options
 from workers.ranking.scope import Scope
-from workers.ranking.shapes import Shape, onprem_machine
+from workers.ranking.shapes import Shape, cards_on_sale, cheapest_rental, onprem_machine
 from workers.ranking.strategy_words import strategy_choice, strategy_text
 from workers.sizing.requirements import Requirements
 from workers.sizing.schedule import training_hours
@@ -46,10 +44,5 @@ def searched_purchase(job: JobSpec, *, requirements: Requirements, index: Catalo
                                              forward_ms=choice.time.forward_ms,
                                              gpu_count=choice.layout.data_parallel_degree)
             strategies[(gpu, n)] = strategy_text(strategy_choice(choice), nodes=1)
-    rented = [s for s in shapes if s.best_cost < math.inf and s.m.pricing is not Pricing.OWNED]
-    cheapest = min(rented, key=lambda s: (s.best_cost, s.hours, s.m.provider_name, s.m.instance_type), default=None)
-    rental = None if cheapest is None else BestRental(
-        cheapest.best_cost, cheapest.hours,
-        f"{cheapest.m.provider_name} {cheapest.m.instance_type} {cheapest.m.pricing.value}")
-    return purchase_options(job, cards={gpu: index.cards[gpu] for gpu in index.cards if scope.allows(gpu)},
-                            hours=hours, best_rental=rental, max_gpus=scope.max_gpus, strategies=strategies)
+    return purchase_options(job, cards=cards_on_sale(index, scope), hours=hours, best_rental=cheapest_rental(shapes),
+                            max_gpus=scope.max_gpus, strategies=strategies)

@@ -52,7 +52,7 @@ from workers.ranking.candidates import Span, collect_candidates
 from workers.ranking.carbon import annotate_energy, apply_carbon, offer_co2e_kg, offer_energy
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.front import Row, knee_first, pareto_test
-from workers.ranking.purchase import BestRental, PurchaseOption, purchase_options
+from workers.ranking.purchase import PurchaseOption, purchase_options
 from workers.ranking.ranked_arrays import (
     collect_in_arrays,
     judge_lazily,
@@ -80,6 +80,8 @@ from workers.ranking.shapes import (
     NO_STORAGE_PRICE,
     CpuAdjust,
     Shape,
+    cards_on_sale,
+    cheapest_rental,
     judge_scope,
 )
 from workers.sizing.machine import iteration_ms_with_cpu
@@ -185,15 +187,9 @@ def ranks_in_arrays(job: JobSpec, scope: Scope, *, hours_known: bool, carbon_ran
 def _purchase(job: JobSpec, *, shapes: Sequence[Shape], per_gpu: Mapping[tuple[str, int], PerGpu], catalog: Catalog,
               scope: Scope) -> tuple[PurchaseOption, ...]:
     """Return the "what would we buy" section, held against the cheapest rental that meets the constraints."""
-    rented = [s for s in shapes if s.best_cost < math.inf and s.m.pricing is not Pricing.OWNED]
-    best = min(rented, key=lambda s: (s.best_cost, s.hours, s.m.provider_name, s.m.instance_type), default=None)
-    rental = None
-    if best is not None:
-        rental = BestRental(best.best_cost, best.hours,
-                            f"{best.m.provider_name} {best.m.instance_type} {best.m.pricing.value}")
-    cards = {gpu: card for gpu, card in catalog_index(catalog).cards.items() if scope.allows(gpu)}
     hours = {pair: row.training_hours for pair, row in per_gpu.items() if row.fits}
-    return purchase_options(job, cards=cards, hours=hours, best_rental=rental, max_gpus=scope.max_gpus)
+    return purchase_options(job, cards=cards_on_sale(catalog_index(catalog), scope), hours=hours,
+                            best_rental=cheapest_rental(shapes), max_gpus=scope.max_gpus)
 
 
 def ordered_rows(job: JobSpec, spans: list[Span], *, owned: bool = True) -> list[Row]:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from catalog.commitments import TERM_HOURS
-from catalog.types import Offer, Pricing, Provider
+from catalog.types import Offer, OnPremCard, Pricing, Provider
 from workers.ranking.catalog_index import BlockTable, CatalogIndex, Machine
 from workers.ranking.costing import (
     BYTES_PER_BILLED_GB,
@@ -19,6 +19,7 @@ from workers.ranking.costing import (
 from workers.ranking.energy import GridFactor
 from workers.ranking.host_need import HostKey, host_key, host_memory_need_bytes, host_needs
 from workers.ranking.machine_table import Judged, MachineTable
+from workers.ranking.purchase import BestRental
 from workers.ranking.runplan import MachineParts, RunPlan, RunPlanner, plan_from_parts, run_figures
 from workers.ranking.scope import Scope
 from workers.ranking.transfer import BYTES_PER_GB, Transfer, transfer_into
@@ -324,3 +325,18 @@ def judge_scope(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
     _judge_all(shapes, per_gpu, job=job, requirements=requirements, host_need=host_need, cpu_adjust=cpu_adjust,
                hours_known=hours_known, block_table=block_table, planner=RunPlanner(job))
     return shapes, None
+
+
+def cheapest_rental(shapes: Sequence[Shape]) -> BestRental | None:
+    """Return the cheapest rented run among the shapes that meet the constraints: what a purchase is held against."""
+    rented = [s for s in shapes if s.best_cost < math.inf and s.m.pricing is not Pricing.OWNED]
+    best = min(rented, key=lambda s: (s.best_cost, s.hours, s.m.provider_name, s.m.instance_type), default=None)
+    if best is None:
+        return None
+    label = f"{best.m.provider_name} {best.m.instance_type} {best.m.pricing.value}"
+    return BestRental(best.best_cost, best.hours, label)
+
+
+def cards_on_sale(index: CatalogIndex, scope: Scope) -> dict[str, OnPremCard]:
+    """Return the cards the purchase question prices: those on sale whose GPU the scope allows."""
+    return {gpu: card for gpu, card in index.cards.items() if scope.allows(gpu)}
