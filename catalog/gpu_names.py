@@ -10,6 +10,7 @@ members differ only in memory size, form factor or generation ("a100", "v100", "
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Collection
 from functools import lru_cache
@@ -22,6 +23,8 @@ _SIZE = re.compile(r"[\s_\-/(]+(\d{1,3})\s*gb?\)?$")  # " 80GB", "-16gb", " (12 
 # What may follow a family's name in a member's slug: memory size, form factor, or generation.
 _VARIANT = re.compile(r"^(?:(?:pcie|sxm|nvl)?(?:\d{1,3}gb)?|maxwell|pascal)$")
 _SERIES = ("gtx", "rtx")  # a bare number ("1080ti", "4090") is one of these
+# Products whose name ends in s, not plurals: the V100S PCIe is its own card (not in the catalog)
+_PRODUCTS_ENDING_IN_S = frozenset({"v100s"})
 
 
 def compact(name: str) -> str:
@@ -71,9 +74,26 @@ def gpu_name_matches(name: str, slugs: Collection[str]) -> tuple[str, ...]:
         family = tuple(slug for slug in ordered if _member(slug, candidate) and of_size(slug))
         if family:
             return family
-    if key.endswith("s") and len(key) > 2:  # "t4s", "a100s" (l40s is a slug, found above)
+    if key.endswith("s") and len(key) > 2 and key not in _PRODUCTS_ENDING_IN_S:  # "t4s", "a100s"
         return gpu_name_matches(name.strip()[:-1], ordered)
     return ()
+
+
+def gpu_name_suggestions(name: str, slugs: Collection[str], *, n: int = 3) -> tuple[str, ...]:
+    """Return the slugs closest to a name that matches none: compared compact, so case and spacing do not count.
+
+    A name whose only fault is its size ("H100 PCIe 40GB") gets the cards of that name first, then a card the
+    name starts with, then the closest by difflib.
+    """
+    ordered = tuple(slugs)
+    by_compact = {compact(slug): slug for slug in ordered}
+    size = _SIZE.search(name.strip().lower())
+    first = gpu_name_matches(name.strip()[:size.start()], ordered) if size else ()
+    key = compact(name)
+    # a card the name starts with ("RTX 4090 Ti" is no card; the 4090 is), longest first
+    within = sorted((c for c in by_compact if len(c) >= 3 and key.startswith(c)), key=len, reverse=True)
+    close = difflib.get_close_matches(key, list(by_compact), n=n, cutoff=0.6)
+    return tuple(dict.fromkeys([*first, *(by_compact[c] for c in (*within, *close))]))[:n]
 
 
 @lru_cache(maxsize=1)

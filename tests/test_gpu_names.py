@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from marshmallow import ValidationError
 
-from catalog.gpu_names import AmbiguousGpuName, canonical_gpu, gpu_name_matches
+from catalog.gpu_names import AmbiguousGpuName, canonical_gpu, gpu_name_matches, gpu_name_suggestions
 from catalog.gpus import gpu_slugs, load_gpus
 from workers.schemas import JobSpecSchema
 from workers.sizing.errors import UnknownNameError
@@ -88,3 +88,19 @@ def test_the_spec_loads_owned_cards_as_slugs_and_refuses_a_family_naming_the_fie
         JobSpecSchema().load(spec)
     [message] = caught.value.messages["constraints"]["owned_gpus"][0]["gpu"]  # type: ignore[index]
     assert message.startswith("'a100' names 4 GPUs")
+
+
+@pytest.mark.parametrize(("written", "first"), [
+    ("RTX 4090 Ti", "rtx-4090"),  # no such card: the card the name starts with
+    ("H100 PCIe 40GB", "h100-pcie"),  # only the size is wrong: the card of that name
+    ("gtx-1080-tii", "gtx-1080-ti"),
+    ("RTX 6000", "rtx-a6000"),  # case does not count (the raw string found nothing)
+])
+def test_a_name_that_matches_nothing_gets_the_closest_slugs(written: str, first: str) -> None:
+    assert gpu_name_matches(written, SLUGS) == ()
+    assert gpu_name_suggestions(written, SLUGS)[0] == first
+
+
+def test_the_v100s_is_its_own_card_not_a_plural() -> None:
+    assert gpu_name_matches("v100s", SLUGS) == ()
+    assert gpu_name_matches("a100s", SLUGS) == gpu_name_matches("a100", SLUGS)

@@ -15,7 +15,7 @@ import difflib
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from catalog.gpu_names import gpu_name_matches
+from catalog.gpu_names import gpu_name_matches, gpu_name_suggestions
 from catalog.types import Catalog, Pricing, Provider
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.costing import ONPREM_REGION, onprem_gpu_counts, owned_gpu_counts
@@ -80,7 +80,8 @@ def allowed_gpus(constraints: Constraints, catalog: Catalog) -> frozenset[str]:
     for i, name in enumerate(constraints.gpus):
         matches = gpu_name_matches(name, slugs)
         if not matches:
-            raise _unknown(f"constraints.gpus[{i}]", "GPU", name, sorted(slugs))
+            raise UnknownNameError(f"constraints.gpus[{i}]", f"unknown GPU {name!r}; valid: {', '.join(sorted(slugs))}",
+                                   gpu_name_suggestions(name, slugs))
         allowed.update(matches)
     return frozenset(allowed)
 

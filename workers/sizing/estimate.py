@@ -7,11 +7,10 @@ in every region and the cheapest on each; `per_gpu` then stays empty.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from catalog.gpu_names import gpu_name_matches
+from catalog.gpu_names import gpu_name_matches, gpu_name_suggestions
 from catalog.types import GpuSpec
 from workers.sizing.advice import (
     LARGE_MODEL_PARAMETERS,
@@ -65,7 +64,7 @@ REFERENCE_GPU = "t4"
 
 def unknown_gpu_error(slug: str, known_gpus: Mapping[str, GpuSpec], *, field: str) -> UnknownNameError:
     """Build the error for a GPU slug not in the catalog, listing the valid ones."""
-    close = tuple(difflib.get_close_matches(slug, list(known_gpus), n=3, cutoff=0.5))
+    close = gpu_name_suggestions(slug, known_gpus)
     return UnknownNameError(field, f"unknown GPU {slug!r}; valid: {', '.join(sorted(known_gpus))}", close)
 
 
