@@ -104,3 +104,8 @@ def test_a_name_that_matches_nothing_gets_the_closest_slugs(written: str, first:
 def test_the_v100s_is_its_own_card_not_a_plural() -> None:
     assert gpu_name_matches("v100s", SLUGS) == ()
     assert gpu_name_matches("a100s", SLUGS) == gpu_name_matches("a100", SLUGS)
+
+
+def test_all_in_an_estimate_list_is_every_gpu_once() -> None:
+    known = {gpu.slug: gpu for gpu in load_gpus()}
+    assert sorted(gpu.slug for gpu in resolve_gpus(["t4", "ALL"], known)) == sorted(known)

@@ -73,11 +73,12 @@ def resolve_gpus(slugs: Sequence[str], known_gpus: Mapping[str, GpuSpec], *,
     """Return the GpuSpec of each name, or raise UnknownNameError naming `field[i]`.
 
     A name is a slug or a GPU as people write it ("RTX 4090", "1080ti"); a family ("a100", "v100")
-    stands for each of its members (catalog/gpu_names.py). A GPU named twice is sized once.
+    stands for each of its members (catalog/gpu_names.py); "all" is every GPU, as on the CLI. A GPU named
+    twice is sized once.
     """
     resolved: dict[str, GpuSpec] = {}
     for index, slug in enumerate(slugs):
-        matches = gpu_name_matches(slug, known_gpus)
+        matches = tuple(sorted(known_gpus)) if slug.strip().lower() == "all" else gpu_name_matches(slug, known_gpus)
         if not matches:
             raise unknown_gpu_error(slug, known_gpus, field=f"{field}[{index}]")
         resolved.update((match, known_gpus[match]) for match in matches)
