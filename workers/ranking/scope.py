@@ -15,11 +15,12 @@ import difflib
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from catalog.gpu_names import gpu_name_matches, gpu_name_suggestions
+from catalog.gpu_names import gpu_name_matches
 from catalog.types import Catalog, Pricing, Provider
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.costing import ONPREM_REGION, onprem_gpu_counts, owned_gpu_counts
 from workers.sizing.errors import SpecError, UnknownNameError
+from workers.sizing.estimate import unknown_gpu_error
 from workers.sizing.spec import Constraints, Dataset
 
 
@@ -75,13 +76,12 @@ def resolve_scope(constraints: Constraints, catalog: Catalog) -> Scope:
 
 def allowed_gpus(constraints: Constraints, catalog: Catalog) -> frozenset[str]:
     """Return the slugs constraints.gpus names (a family is each member); raise naming an unknown entry."""
-    slugs = [g.slug for g in catalog.gpus]
+    known = {g.slug: g for g in catalog.gpus}
     allowed: set[str] = set()
     for i, name in enumerate(constraints.gpus):
-        matches = gpu_name_matches(name, slugs)
+        matches = gpu_name_matches(name, known)
         if not matches:
-            raise UnknownNameError(f"constraints.gpus[{i}]", f"unknown GPU {name!r}; valid: {', '.join(sorted(slugs))}",
-                                   gpu_name_suggestions(name, slugs))
+            raise unknown_gpu_error(name, known, field=f"constraints.gpus[{i}]")
         allowed.update(matches)
     return frozenset(allowed)
 

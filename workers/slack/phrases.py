@@ -22,7 +22,7 @@ never guesses: a word it does not know is left for the grammar to refuse with it
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from catalog.gpu_names import gpu_name_matches
 from catalog.units import parse_duration_hours
@@ -166,22 +166,23 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
     return out, image, tuple(assumed)
 
 
-def _preset_words(said: list[str], at: int, presets: Collection[str]) -> int:
-    """Return how many words from said[at] (3, else 2) name a preset together ("llama 2 7b"); 0 where none do."""
+def _words_together(said: list[str], at: int, names: Callable[[list[str]], object]) -> int:
+    """Return how many words from said[at] (3, else 2) `names` accepts together; 0 where it accepts none."""
     for n in (3, 2):
         words = said[at:at + n]
-        if len(words) == n and not any("=" in w for w in words) and "-".join(words) in presets:
+        if len(words) == n and not any("=" in w for w in words) and names(words):
             return n
     return 0
+
+
+def _preset_words(said: list[str], at: int, presets: Collection[str]) -> int:
+    """Return how many words from said[at] name a preset together ("llama 2 7b"); 0 where none do."""
+    return _words_together(said, at, lambda words: "-".join(words) in presets)
 
 
 def _gpu_words(said: list[str], at: int, gpus: Collection[str]) -> int:
-    """Return how many words from said[at] (3, else 2) name a GPU together; 0 where they do not."""
-    for n in (3, 2):
-        words = said[at:at + n]
-        if len(words) == n and not any("=" in w for w in words) and gpu_name_matches(" ".join(words), gpus):
-            return n
-    return 0
+    """Return how many words from said[at] name a GPU together ("gtx 1080 ti"); 0 where they do not."""
+    return _words_together(said, at, lambda words: gpu_name_matches(" ".join(words), gpus))
 
 
 def _count(word: str) -> int:
