@@ -86,8 +86,12 @@ PRESET_INPUT_SHAPE = UnstatedRule("a `model.input_shape` beside a preset that re
                                   "`training.sequence_length` sets its input), or that the preset's layers cannot "
                                   "follow (a convolution reads [channels, height, width]; VGG-16's five poolings "
                                   "need 32x32 or more)", r"model\.input_shape(?:\[\])?")
+HF_CONFIG = UnstatedRule("a `model.hf_config` the builder cannot read: a `model_type` other than the decoders it "
+                         "runs (listed in the field's description), a field the block needs missing, of the wrong "
+                         "kind or out of range, K/V heads that do not divide the heads, or a layer list those fields "
+                         "give that does not chain", r"model\.hf_config(?:\..+)?")
 _SPEC = (LAYER_LIST, SEQUENCE_LENGTH, ONNX_CONTENT, STRATEGY_FIT, REGION, MEAN_SEQUENCE_LENGTH, FROM_SCRATCH_ADAPTERS,
-         MODEL_BOUNDS, PRESET_INPUT_SHAPE)
+         MODEL_BOUNDS, PRESET_INPUT_SHAPE, HF_CONFIG)
 _RANKED = (*_SPEC, CHECKPOINTS)  # what the ranking refuses besides
 # The rules of each operation whose body carries them: what a 422 to a request the document calls valid is for.
 UNSTATED_RULES: dict[tuple[str, str], tuple[UnstatedRule, ...]] = {

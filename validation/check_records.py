@@ -153,7 +153,10 @@ def _check_scalars(rid: str, rec: dict[str, Any]) -> list[str]:
     for key in ("source", "quote", "source_date"):
         if not (isinstance(rec[key], str) and rec[key].strip()):
             problems.append(f"{rid}.{key}: must be a non-empty string")
-    if rec["model"] not in MODEL_PRESETS:
+    if isinstance(rec.get("hf_config"), dict):  # sized from its config.json, as a user's model.hf_config is
+        if not isinstance(rec["hf_config"].get("model_type"), str):
+            problems.append(f"{rid}.hf_config: a config needs its model_type")
+    elif rec["model"] not in MODEL_PRESETS:
         stats = rec.get("stats")
         if not (isinstance(stats, dict) and _positive(stats.get("parameters"))):
             problems.append(f"{rid}.stats: a model outside the presets needs stats.parameters")

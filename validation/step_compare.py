@@ -76,6 +76,10 @@ def record_model(record: Mapping[str, Any], *, export: str = "train") -> ModelSt
 def _record_network(record: Mapping[str, Any], *, export: str) -> ModelStats:
     """Return the network's statistics without the loss."""
     seq, shape = record.get("sequence_length"), record.get("input_shape")
+    if "hf_config" in record:
+        from workers.modelimport.models import resolve_model
+
+        return resolve_model({"hf_config": record["hf_config"]}, sequence_length=seq)
     if "onnx" in record:
         data = (ROOT / record["onnx"][export]).read_bytes()
         return onnx_model_stats(data, name=record["model"], sequence_length=seq, batch_size=record["batch_size"])

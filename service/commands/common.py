@@ -66,14 +66,29 @@ def read_document(path: str, *, what: str = "spec") -> dict[str, Any]:
 
 
 def read_spec_file(path: str) -> dict[str, Any]:
-    """Read a JSON or YAML job spec, or an `.onnx` file as a spec of that model alone.
+    """Read a JSON or YAML job spec, or an `.onnx` file or a Hugging Face config.json as a spec of that model alone.
 
     Inside a spec, `model.onnx` may be a path to the file (relative to the spec) or its base64, as the API takes.
     """
     if Path(path).suffix.lower() == ".onnx":
         return {"model": {"onnx": _onnx_base64(Path(path), field="SPEC")}}
     raw = read_document(path, what="spec")
+    if is_hf_config(raw):  # a model's config.json from the Hugging Face Hub: a spec of that model alone
+        return {"model": {"hf_config": _named_config(raw, Path(path))}}
     return inline_onnx(raw, base=Path(path).parent, field="model.onnx")
+
+
+def _named_config(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Name a config's model as Transformers does on loading (`_name_or_path`): its folder, or the file's stem."""
+    if isinstance(raw.get("_name_or_path"), str) and raw["_name_or_path"].strip():
+        return raw
+    folder = path.resolve().parent.name
+    return {**raw, "_name_or_path": folder if path.name == "config.json" and folder else path.stem}
+
+
+def is_hf_config(raw: Mapping[str, Any]) -> bool:
+    """Return whether a document is a Hugging Face config.json rather than a job spec (no spec has model_type)."""
+    return "model_type" in raw and not {"model", "training", "dataset"} & raw.keys()
 
 
 def inline_onnx(spec: dict[str, Any], *, base: Path, field: str) -> dict[str, Any]:

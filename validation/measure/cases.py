@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from validation.measure import (
+    nets_hf_decoder,
     nets_seq,
     nets_small,
     nets_unseen,
@@ -40,6 +43,7 @@ class Net:
     # Added after the core was built, to check that it generalises (issue 11): split "holdout". 1: the
     # first set, whose misses led to fixes; 2: the second set, measured after those fixes, blind
     unseen: int = 0
+    hf_config: dict[str, Any] | None = None  # sized by the core as model.hf_config (nets_hf_decoder.py)
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,14 @@ def _tokens(vocab: int, seq: int, classes: int | None) -> Callable[[int], tuple[
         g = torch.Generator().manual_seed(batch)
         ids = torch.randint(0, vocab, (batch, seq), generator=g)
         return ids, (None if classes is None else torch.randint(0, classes, (batch,), generator=g))
+    return sample
+
+
+def _ids_as_labels(vocab: int, seq: int) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
+    """Token ids that are their own labels (step.lm_loss shifts them), as a causal LM's batch is."""
+    def sample(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+        ids = torch.randint(0, vocab, (batch, seq), generator=torch.Generator().manual_seed(batch))
+        return ids, ids
     return sample
 
 
@@ -224,6 +236,11 @@ NETS: dict[str, Net] = {n.name: n for n in (
         ("charcnn-s256", "charcnn", nets_unseen_blind.CharCNN, _tokens(70, 256, 4), (256,), 256,
          "character CNN: alphabet 70, embedding 64, 3 x Conv1d 256 with max-pool, 256 characters, 4 classes"),
       )),
+    # decoders as Hugging Face Transformers' eager modules compose them, sized from their config.json (unseen 3)
+    *(Net(name, "hf-decoder", partial(nets_hf_decoder.Decoder, config), _ids_as_labels(config["vocab_size"], 256),
+          lm_loss, sequence_length=256, description=f"{config['model_type']} decoder as Transformers runs it "
+          f"(eager modules, sdpa attention): {config}", unseen=3, hf_config=config)
+      for name, config in nets_hf_decoder.CONFIGS.items()),
 )}
 SPECIAL = {name: name for name in ("dcgan", "vae-mnist", "dqn-atari", "lstm-meta-learner")}
 FAMILY = {"dcgan": "gan", "vae-mnist": "vae", "dqn-atari": "dqn", "lstm-meta-learner": "meta-learner"}
@@ -317,6 +334,13 @@ CASES: tuple[Case, ...] = (
     Case("bert-base-s128", 2, "fp32", "adamw", variant="fused"),
     Case("gpt2-s128", 1, "fp32", "adamw", variant="fused"),
     Case("vit-b16-224", 1, "bf16-mixed", "adamw", variant="fused"),
+    # Hugging Face decoders from their config.json (model.hf_config), 2026-12-03
+    Case("hf-llama", 4, "fp32", "adamw"),
+    Case("hf-llama", 4, "bf16-mixed", "adamw"),
+    Case("hf-llama-tied", 4, "fp32", "sgd"),
+    Case("hf-qwen3", 4, "bf16-mixed", "adamw"),
+    Case("hf-gemma2", 4, "fp32", "adamw"),
+    Case("hf-gemma2", 4, "bf16-mixed", "adamw"),
 )
 
 

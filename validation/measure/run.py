@@ -69,7 +69,9 @@ def record(case: Case, m: StepMeasurement, parameters: tuple[int, int], today: s
         "id": case.id,
         "model": preset or case.net,
     }
-    if preset is None and net is not None:
+    if net is not None and net.hf_config is not None:
+        rec["hf_config"] = net.hf_config
+    elif preset is None and net is not None:
         rec["stats"] = {"parameters": parameters[1], "multiply_adds": None, "neurons": None,
                         "derivation": f"counted from the PyTorch module: {net.description}"}
         rec["onnx"] = {label: f"tests/fixtures/onnx/{case.net}.{label}.onnx" for label, _t, _d in VARIANTS}

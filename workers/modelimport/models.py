@@ -1,18 +1,22 @@
-"""The job spec's `model` (a preset, plain totals, a layer list or an ONNX file) resolved to ModelStats."""
+"""The job spec's `model` (a preset, plain totals, a layer list, an ONNX file or a Hugging Face config.json)
+resolved to ModelStats."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
+import json
 from collections.abc import Mapping, Sequence
 
 from workers.sizing.errors import OnnxError, SpecError, UnknownNameError
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest, whole_number
+from workers.sizing.presets.hf_config import config_name, config_text, default_sequence, hf_config_layers
 from workers.sizing.presets.registry import preset_stats
 from workers.sizing.stats import ModelStats
 
-FORMS = ("preset", "stats", "layers", "onnx")
+FORMS = ("preset", "stats", "layers", "onnx", "hf_config")
 KEYS = (*FORMS, "input_shape", "name")
 STATS_KEYS = ("neurons", "parameters", "multiply_adds")
 # The limit is onnx_import.MAX_ONNX_BYTES; that module (and the onnx package, ~0.2 s to import) loads
@@ -21,22 +25,22 @@ STATS_KEYS = ("neurons", "parameters", "multiply_adds")
 
 def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
                   batch_size: int | None = None) -> ModelStats:
-    """Turn the spec's `model` object, in whichever of its four forms, into per-sample statistics.
+    """Turn the spec's `model` object, in whichever of its five forms, into per-sample statistics.
 
     `batch_size` binds an ONNX file's symbolic batch axis before shape inference.
     """
     if not isinstance(model, Mapping):
-        raise SpecError("model", "must be an object with one of preset, stats, layers or onnx")
+        raise SpecError("model", "must be an object with one of preset, stats, layers, onnx or hf_config")
     for key in model:
         if key not in KEYS:
             raise UnknownNameError(f"model.{key}", f"unknown field {key!r}", closest(str(key), KEYS))
     given = [form for form in FORMS if model.get(form) is not None]
     if len(given) != 1:
         found = f"got {', '.join(given)}" if given else "got none"
-        raise SpecError("model", f"give exactly one of preset, stats, layers or onnx; {found}")
+        raise SpecError("model", f"give exactly one of preset, stats, layers, onnx or hf_config; {found}")
     form = given[0]
     input_shape = model.get("input_shape")
-    if input_shape is not None and form in ("stats", "onnx"):
+    if input_shape is not None and form in ("stats", "onnx", "hf_config"):
         raise SpecError("model.input_shape", f"goes with layers or a preset, not with {form}")
     name = model.get("name")
     label = name if isinstance(name, str) and name else None
@@ -54,10 +58,22 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
         return compute_model_stats(
             layers, input_shape=_shape(input_shape), sequence_length=sequence_length, name=label or "custom"
         )
+    if form == "hf_config":
+        return _hf_config_stats(config_text(model["hf_config"]), sequence_length, label)
     from workers.modelimport.onnx_import import onnx_model_stats
 
     return onnx_model_stats(_onnx_bytes(model["onnx"]), name=label or "onnx", sequence_length=sequence_length,
                             batch_size=batch_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _hf_config_stats(text: str, sequence_length: int | None, label: str | None) -> ModelStats:
+    """Build a Hugging Face config's model once per (config, sequence length, name); ModelStats is frozen."""
+    config = json.loads(text)
+    layers = hf_config_layers(config)
+    seq = sequence_length or default_sequence(config)
+    return compute_model_stats(layers, input_shape=None, sequence_length=seq, name=label or config_name(config),
+                               field_prefix="model.hf_config")
 
 
 def _shape(value: object) -> Sequence[int] | None:

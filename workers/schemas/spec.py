@@ -14,6 +14,7 @@ from workers.schemas.fields import GpuName, StrictFloat, bounded_int
 from workers.schemas.layer_list import MAX_LAYER_NUMBER, LayerList, unbounded_number_errors
 from workers.sizing.layers.build import ALIASES as LAYER_ALIASES
 from workers.sizing.layers.build import RULES as LAYER_RULES
+from workers.sizing.presets.hf_config import SUPPORTED_TYPES
 from workers.sizing.presets.registry import PRESETS
 from workers.sizing.spec import DEFAULT_PROVIDERS
 
@@ -66,7 +67,7 @@ class StatsSchema(_Strict):
 
 
 class ModelSchema(_Strict):
-    """Exactly one of preset, stats, layers (with input_shape) or onnx."""
+    """Exactly one of preset, stats, layers (with input_shape), onnx or hf_config."""
 
     preset = fields.String(validate=validate.Length(min=1, max=64), metadata={
         "enum": list(PRESET_NAMES),
@@ -81,6 +82,10 @@ class ModelSchema(_Strict):
     input_shape = fields.List(bounded_int(minimum=1, maximum=1_000_000), validate=validate.Length(min=1, max=4))
     onnx = fields.String(validate=validate.Length(min=1, max=MAX_ONNX_BASE64_CHARS),
                          metadata={"description": "An ONNX file, base64-encoded.", "pattern": BASE64_PATTERN})
+    hf_config = fields.Dict(keys=fields.String(), metadata={
+        "description": "A decoder language model's Hugging Face config.json, as the Hub serves it (model_type "
+                       f"one of {', '.join(SUPPORTED_TYPES)}; docs/contract-additions.md, Models from a "
+                       "config.json)."})
 
     @validates("layers")
     def _finite_layer_numbers(self, layers: list[dict[str, Any]], **_: Any) -> None:
@@ -93,7 +98,7 @@ class ModelSchema(_Strict):
         forms = [k for k in MODEL_FORMS if k in data]
         if len(forms) != 1:
             got = ", ".join(forms) if forms else "none"
-            raise ValidationError(f"give exactly one of preset, stats, layers, onnx (got {got})", "_schema")
+            raise ValidationError(f"give exactly one of preset, stats, layers, onnx, hf_config (got {got})", "_schema")
         if "input_shape" in data and "layers" not in data and "preset" not in data:
             # a preset's images at another size (ResNet-18 on 32x32 CIFAR); its layers decide what fits
             raise ValidationError(f"goes with layers or a preset, not with {forms[0]}", "input_shape")

@@ -1,4 +1,4 @@
-"""Feed-forward rows of a transformer block: dense, GELU or SwiGLU, and sparse mixtures of experts.
+"""Feed-forward rows of a transformer block: dense, GELU, SwiGLU or GeGLU, and sparse mixtures of experts.
 
 Split from seq.py (the block's rule there assembles attention, norms and these).
 """
@@ -17,6 +17,7 @@ GELU_NEW_EXTRA_KEPT = 3
 # 0.5 * x (2), x^3 (2), 0.044715 * (2), x + (3), c * (2), tanh (2), 1 + (2), the product (3): 18, against
 # a fused GELU's one read and one write (2).
 GELU_NEW_TRAFFIC_PER_VALUE = 18
+GATED = {"swiglu": "silu", "geglu": "gelu"}  # a gated feed-forward's activation row
 MAX_EXPERTS = 1024  # a guard: published mixture-of-experts layers have 8 (Mixtral) to 256 (DeepSeek-V3) experts
 
 
@@ -38,14 +39,19 @@ def dense_part(x: Shape, units: int, bias: bool, suffix: str, *, source: int = -
 
 
 def ffn_parts(x: Shape, ffn: int, activation: str, bias: bool) -> list[Part]:
-    """Return the feed-forward rows: two dense layers around an activation, or SwiGLU's three."""
+    """Return the feed-forward rows: two dense layers around an activation, or a gated unit's three.
+
+    `swiglu` (LLaMA, Mistral, Qwen, Phi-3): down(silu(gate(x)) * up(x)); `geglu` (Gemma, Gemma 2: Hugging
+    Face's GemmaMLP, gelu_pytorch_tanh): the same with the tanh GELU, one fused kernel that keeps its input
+    as silu does (Shazeer 2020, GLU Variants Improve Transformer, arXiv 2002.05202).
+    """
     inner = (x[0], ffn)
-    if activation == "swiglu":  # LLaMA: down(silu(gate(x)) * up(x)); up reads the same input as gate
+    if activation in GATED:  # up reads the same input as gate
         return [
             dense_part(x, ffn, bias, "gate"),
             dense_part(x, ffn, bias, "up", source=-2),
             Part(
-                "silu",
+                GATED[activation],
                 LayerKind.ELEMENTWISE,
                 inner,
                 keeps_input=True,

@@ -101,7 +101,7 @@ def meta_lstm(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
 
 def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bool, prefix: str = "",
                     kv_heads: int | None = None, qkv_bias: bool | None = None,
-                    head_dim: int | None = None, causal: bool = False) -> list[Part]:
+                    head_dim: int | None = None, causal: bool = False, qk_norm: bool = False) -> list[Part]:
     """Return the rows of multi-head self-attention: QKV projection, attention core, output projection.
 
     With `kv_heads` below `heads` (grouped-query attention, Ainslie et al. 2023, arXiv 2305.13245; LLaMA 2
@@ -112,7 +112,8 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
     output projection maps heads x head_dim back to the hidden size. `causal`: a decoder's mask; the math
     path multiplies the whole s x s matrices and masks them (the same count), a fused kernel (flash,
     memory-efficient) skips the tiles above the diagonal: s (s + 1) / 2 products of each (tile edges
-    left out), its `fused_multiply_adds`.
+    left out), its `fused_multiply_adds`. `qk_norm` (Qwen3, OLMo 2): an RMSNorm over each head of Q and K
+    (head_dim weights each), which keeps its input: Q's and K's values before the norm.
     """
     steps, hidden = x
     kv = heads if kv_heads is None else kv_heads
@@ -130,6 +131,9 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
     probs = heads * steps * steps
     dropped = probs if dropout > 0 else 0
     core = (steps, inner)
+    normed = steps * (inner + kv * head_dim)  # Q and K, each normed per head (qk_norm)
+    norms = [Part("rmsnorm", LayerKind.NORM, qkv, parameters=2 * head_dim, extra_saved_values=normed,
+                  traffic_values=2 * normed + 2 * head_dim, suffix=f"{prefix}qk_norm")] if qk_norm else []
     return [
         Part(
             "dense",
@@ -141,6 +145,7 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
             traffic_values=size(x) + size(qkv) + qkv[1] * (hidden + bq),
             suffix=f"{prefix}qkv",
         ),
+        *norms,
         # Keeps Q, K and V (its input), the softmax output and, with dropout, the dropped
         # probabilities (the AV matmul's input) and their 1-byte mask: Korthikanti et al. 2022.
         # A fused kernel (memory-efficient, flash) keeps Q, K, V, its output (which the output
@@ -227,9 +232,11 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     if f.has("ffn") and f.has("ffn_multiplier"):
         raise f.shape_error("give ffn or ffn_multiplier, not both")
     ffn = f.whole("ffn") if f.has("ffn") else round(x[1] * f.number("ffn_multiplier", 4.0, minimum=0.01))
-    pre = f.choice("norm", ("pre", "post"), "pre") == "pre"
+    # sandwich (Gemma 2): pre-norms as `pre`, and a norm on each sub-layer's output before its residual add
+    placement = f.choice("norm", ("pre", "post", "sandwich"), "pre")
+    pre = placement != "post"
     norm_type = f.choice("norm_type", ("layernorm", "layernorm_parts", "rmsnorm"), "layernorm")
-    activation = f.choice("activation", ("gelu", "gelu_new", "relu", "silu", "swiglu"), "gelu")
+    activation = f.choice("activation", ("gelu", "gelu_new", "relu", "silu", "swiglu", "geglu"), "gelu")
     p = f.fraction("dropout", 0.1)  # GPT-2 and BERT train with 0.1 (resid, attention, embedding)
     bias = f.flag("bias", True)
     causal = f.flag("causal", False)  # decoder or encoder: the same kept values; a fused causal core does less
@@ -237,8 +244,10 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     kv_heads = f.whole("kv_heads") if f.has("kv_heads") else heads
     attention = attention_parts(f, x, heads=heads, dropout=p, bias=bias, kv_heads=kv_heads,
                                 qkv_bias=f.flag("qkv_bias", bias),
-                                head_dim=f.whole("head_dim") if f.has("head_dim") else None, causal=causal)
-    attention_half = [*attention, *_dropout_part(x, p, "drop1"), _add_part(x, "add1")]
+                                head_dim=f.whole("head_dim") if f.has("head_dim") else None, causal=causal,
+                                qk_norm=f.flag("qk_norm", False))
+    post_attention = [_norm_part(x, norm_type, bias, "post_ln1")] if placement == "sandwich" else []
+    attention_half = [*attention, *_dropout_part(x, p, "drop1"), *post_attention, _add_part(x, "add1")]
     if f.has("experts"):
         experts = f.whole("experts", minimum=2)
         if experts > MAX_EXPERTS:
@@ -252,9 +261,11 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
         raise f.shape_error("experts_per_token and shared_experts need experts (a mixture-of-experts feed-forward)")
     else:
         feed_forward = ffn_parts(x, max(ffn, 1), activation, bias)
+    post_ffn = [_norm_part(x, norm_type, bias, "post_ln2")] if placement == "sandwich" else []
     ffn_half = [
         *feed_forward,
         *_dropout_part(x, p, "drop2"),
+        *post_ffn,
         _add_part(x, "add2"),
     ]
     if pre:
@@ -294,6 +305,7 @@ RULES: dict[str, Rule] = {
                 "causal",
                 "bias",
                 "qkv_bias",
+                "qk_norm",
                 "experts",
                 "experts_per_token",
                 "shared_experts",

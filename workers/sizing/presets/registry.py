@@ -18,6 +18,7 @@ from workers.sizing.errors import ShapeError, SpecError, UnknownNameError
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest
 from workers.sizing.presets.cnn import alexnet_layers, resnet_layers, vgg16_layers
+from workers.sizing.presets.hf_presets import config_presets
 from workers.sizing.presets.names import match_preset_name, name_forms
 from workers.sizing.presets.small import (
     DCGAN_LATENT,
@@ -239,7 +240,8 @@ _PRESETS: tuple[Preset, ...] = (
         Published(7_241_732_096, None, "Mistral-7B-v0.1 (Hugging Face) parameter count: 7,241,732,096; "
                   "Jiang et al. 2023, Mistral 7B, Table 1 for the shape"),
         sequence_length=8192,
-        aliases=("mistral", "mistral-7b-v0.1", "mistral7b", "mistral_7b"),
+        aliases=("mistral", "mistral-7b-v0.1", "mistral7b", "mistral_7b", "mistral-7b-v0.2", "mistral-7b-instruct-v0.1",
+                 "mistral-7b-instruct-v0.2"),
     ),
     Preset(
         "llama3.1-405b",
@@ -271,6 +273,7 @@ _PRESETS: tuple[Preset, ...] = (
         sequence_length=4096,
         aliases=("qwen3-30b", "qwen3-moe-30b", "qwen3-30b-a3b-base", "qwen3_30b_a3b"),
     ),
+    *config_presets(Preset, Published),  # Llama 3.2, Qwen2.5 0.5-3B, Qwen3, Phi-3, Mistral v0.3, Gemma 2
     Preset(
         "dcgan",
         "DCGAN 64x64 of pytorch/examples (nz 100, ngf = ndf = 64): generator + discriminator",
