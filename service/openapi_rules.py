@@ -145,7 +145,8 @@ def declare_rules(spec: APISpec) -> None:
             schemas[component].update(extras)
     gpus = sorted(g.slug for g in load_gpus())  # the GPU table (catalog/data), every catalog's GPUs
     for component, field, in_list in (("Profile", "gpu", False), ("RunReport", "gpu", False),
-                                      ("OwnedGpus", "gpu", False), ("EstimateRequest", "gpus", True)):
+                                      ("OwnedGpus", "gpu", False), ("EstimateRequest", "gpus", True),
+                                      ("Constraints", "gpus", True)):
         if component in schemas:
             target = schemas[component]["properties"][field]
             (target["items"] if in_list else target)["enum"] = gpus

@@ -39,6 +39,10 @@ def kept_values(model: Any, suffix: str) -> int:
     return sum(row.saved_values for row in model.layers if row.name.endswith(suffix))
 
 
+def kept_bytes(model: Any, suffix: str) -> int:
+    return sum(row.saved_mask_bytes for row in model.layers if row.name.endswith(f".{suffix}"))
+
+
 @pytest.mark.parametrize("name", [n for n, entry in CONFIG_PRESETS.items() if "safetensors.total" in entry[3]])
 def test_config_presets_have_the_hubs_parameter_count_to_the_weight(name: str) -> None:
     assert preset_stats(name).parameters == find_preset(name).published.parameters
@@ -83,8 +87,10 @@ def test_gemma2s_sandwich_norms_and_soft_capped_logits_keep_what_they_read() -> 
     two, one = stats(gemma2, 512), stats(gemma1, 512)
     hidden, layers, vocab = 2304, 26, 256000
     assert two.parameters - one.parameters == 2 * hidden * layers  # post-attention and post-feed-forward norms
-    assert kept_values(two, "post_ln1") == kept_values(two, "post_ln2") == layers * 512 * hidden
-    assert kept_values(one, "post_ln1") == 0
+    # Transformers' Gemma RMSNorm keeps its float32 input and product: 8 bytes a value in any precision
+    assert kept_bytes(two, "post_ln1") == kept_bytes(two, "post_ln2") == 8 * layers * 512 * hidden
+    assert kept_bytes(two, "ln1") == 8 * layers * 512 * hidden
+    assert kept_bytes(one, "post_ln1") == 0
     # tanh keeps its output: one more [sequence, vocabulary] tensor beside the loss's
     assert kept_values(two, "logit_softcap") == 512 * vocab
 
@@ -95,7 +101,19 @@ def test_qwen3s_norm_on_q_and_k_keeps_their_values_and_adds_head_dim_weights() -
     as_qwen2 = {**qwen3, "model_type": "llama"}  # the same block without the Q/K norm (no biases either)
     with_norm, without = stats(qwen3, 256), stats(as_qwen2, 256)
     assert with_norm.parameters - without.parameters == 36 * 2 * 128
-    assert kept_values(with_norm, "qk_norm") == 36 * 256 * (32 * 128 + 8 * 128)
+    normed = 36 * 256 * (32 * 128 + 8 * 128)
+    # Qwen3RMSNorm keeps a float32 copy of Q and K (4 bytes a value) and the normalised values cast back
+    assert kept_values(with_norm, "qk_norm") == normed and kept_bytes(with_norm, "qk_norm") == 4 * normed
+
+
+def test_grouped_kv_heads_are_kept_as_their_copies_to_every_head() -> None:
+    grouped = stats(LLAMA_32_1B, 256)  # 32 heads, 8 K/V heads of 64
+    attention = [row for row in grouped.layers if row.name.endswith(".attn")]
+    plain = stats({**LLAMA_32_1B, "num_key_value_heads": 32}, 256)
+    assert grouped.parameters < plain.parameters  # fewer K/V weights...
+    # ...but the copies are what a K/V head-count of 32 keeps in K and V: the same kept values as full heads
+    assert sum(r.saved_values for r in attention) == sum(
+        r.saved_values for r in plain.layers if r.name.endswith(".attn"))
 
 
 def test_a_qwen3_moe_config_keeps_dense_the_layers_it_names() -> None:

@@ -135,7 +135,8 @@ def test_a_mixtral_qlora_fine_tune_fits_one_48gb_card_not_a_24gb_one() -> None:
     top = rec.options[0]
     # 46.7B weights in 4 bits are 22 GiB before one activation: a 24 GB card cannot hold them with the step
     assert top.parallelism is not None and top.parallelism.adapter == "qlora"
-    assert 40 * 2**30 < top.parallelism.gpu_memory_per_gpu_bytes < 48 * 2**30
+    # (with checkpointing where none does not fit 48 GB: Transformers' float32 RMSNorm keeps 8 bytes a value)
+    assert 24 * 2**30 < top.parallelism.gpu_memory_per_gpu_bytes < 48 * 2**30
     assert not any(o.gpu in ("a10g", "l4", "t4") for o in rec.options)
     assert any(r.gpu == "a10g" for r in rec.rejected)
 

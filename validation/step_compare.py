@@ -48,7 +48,8 @@ class StepRow:
     predicted_phase: str = ""
     tracker_bytes: int = 0  # the storage tracker's peak: tensors only, no kernel's internal buffers
     split: str = "fit"  # "holdout": an architecture added after the core was built ("unseen")
-    unseen_set: int = 0  # 1: the first unseen set (its misses led to fixes), 2: measured after them
+    unseen_set: int = 0  # 1: the first unseen set (its misses led to fixes), 2: measured after them; 3, 4: likewise
+    # for Hugging Face decoders (3 led to the composed-RMSNorm and K/V-repeat rows, 4 measured after them)
 
     @property
     def error(self) -> float:

@@ -236,10 +236,13 @@ NETS: dict[str, Net] = {n.name: n for n in (
         ("charcnn-s256", "charcnn", nets_unseen_blind.CharCNN, _tokens(70, 256, 4), (256,), 256,
          "character CNN: alphabet 70, embedding 64, 3 x Conv1d 256 with max-pool, 256 characters, 4 classes"),
       )),
-    # decoders as Hugging Face Transformers' eager modules compose them, sized from their config.json (unseen 3)
-    *(Net(name, "hf-decoder", partial(nets_hf_decoder.Decoder, config), _ids_as_labels(config["vocab_size"], 256),
-          lm_loss, sequence_length=256, description=f"{config['model_type']} decoder as Transformers runs it "
-          f"(eager modules, sdpa attention): {config}", unseen=3, hf_config=config)
+    # decoders as Hugging Face Transformers' eager modules compose them, sized from their config.json (unseen 3, 4)
+    *(Net(name, "hf-decoder", partial(nets_hf_decoder.Decoder, config),
+          _ids_as_labels(config["vocab_size"], 512 if name.endswith("-s512") else 256), lm_loss,
+          sequence_length=512 if name.endswith("-s512") else 256,
+          description=f"{config['model_type']} decoder as Transformers runs it (eager modules, sdpa attention): "
+          f"{config}", unseen=4 if name in nets_hf_decoder.BLIND else 3,
+          hf_config=config)
       for name, config in nets_hf_decoder.CONFIGS.items()),
 )}
 SPECIAL = {name: name for name in ("dcgan", "vae-mnist", "dqn-atari", "lstm-meta-learner")}
@@ -341,6 +344,11 @@ CASES: tuple[Case, ...] = (
     Case("hf-qwen3", 4, "bf16-mixed", "adamw"),
     Case("hf-gemma2", 4, "fp32", "adamw"),
     Case("hf-gemma2", 4, "bf16-mixed", "adamw"),
+    # measured after the composed-RMSNorm and K/V-repeat rows, blind (unseen set 4)
+    Case("hf-qwen2", 4, "bf16-mixed", "adamw"),
+    Case("hf-gemma", 4, "fp32", "adam"),
+    Case("hf-mistral-s512", 2, "bf16-mixed", "adamw"),
+    Case("hf-mistral-s512", 2, "fp32", "sgd"),
 )
 
 

@@ -45,7 +45,8 @@ VARIANT_NOTES = {
 
 UNSEEN_NOTE = ("unseen: an architecture added after the step walk and the ONNX importer were built, to check "
                "that they generalise (issue 11); split holdout; unseen_set 1: its misses led to fixes, 2: "
-               "measured after them")
+               "measured after them; 3: Hugging Face decoders from their config.json, whose misses led to the "
+               "composed-RMSNorm and K/V-repeat rows; 4: measured after those")
 
 
 def _parameters(trainer: Any) -> tuple[int, int]:

@@ -16,6 +16,15 @@ from workers.sizing.stats import LayerKind
 # x). Measured here with autograd's saved-tensor hooks, torch 2.13.0 CPU: 3.00x the input's bytes
 # against nn.LayerNorm's 1.00x.
 LAYERNORM_PARTS_EXTRA_KEPT = 2
+# Bytes a value that Hugging Face Transformers' RMSNorm keeps (LlamaRMSNorm and its copies in Mistral, Qwen2/3,
+# Phi-3; Gemma's): it upcasts its input to float32 and multiplies out (x.float(); x * rsqrt(mean(x^2) + eps);
+# weight * that cast back, or (1 + weight) * that in float32), so autograd keeps the float32 input and the
+# float32 normalised product: 8 bytes a value in fp32 and under autocast alike (the residual stream it reads
+# is float32 there: a 16-bit projection's output added to the float32 stream is float32). Measured here,
+# torch 2.13.0 CPU (validation/measure/nets_hf_decoder.py): 2,052 KiB kept per norm of 1,024 x 256 values in
+# fp32 and in bf16 autocast, against 1,024 KiB / 512 KiB for a fused kernel's kept input.
+RMSNORM_PARTS_KEPT_BYTES = 8
+RMSNORM_PARTS_TRAFFIC_PER_VALUE = 10  # its ops each run over the tensor (as LAYERNORM_PARTS_TRAFFIC_PER_VALUE)
 # The same LayerNorm as primitive ops runs one kernel per op, each reading and writing the whole tensor
 # (eager PyTorch fuses none of them): x.mean (reads x: 1 value per element), x.var (1), x - mean (2),
 # / sqrt(var + eps) (2), scale * (2), + shift (2): 10 values moved per element, against nn.LayerNorm's
@@ -91,17 +100,23 @@ def layernorm(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
 def rmsnorm(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     """Scale the last axis by its root mean square (LLaMA); one scale per feature."""
     (x,) = inputs
-    # Keeps its input, like layernorm.
-    return [
-        Part(
-            "rmsnorm",
-            LayerKind.NORM,
-            x,
-            parameters=x[-1],
-            keeps_input=True,
-            traffic_values=2 * size(x) + x[-1],
-        )
-    ]
+    return [rmsnorm_part(x, parts=f.flag("parts", False))]
+
+
+def rmsnorm_part(x: Shape, *, parts: bool, suffix: str = "") -> Part:
+    """Return an RMSNorm row: a fused kernel keeps its input, like layernorm; Transformers' composed one
+    (`parts`) keeps RMSNORM_PARTS_KEPT_BYTES a value whatever the precision (see there)."""
+    n = size(x)
+    return Part(
+        "rmsnorm",
+        LayerKind.NORM,
+        x,
+        parameters=x[-1],
+        keeps_input=not parts,
+        saved_mask_bytes=RMSNORM_PARTS_KEPT_BYTES * n if parts else 0,
+        traffic_values=(RMSNORM_PARTS_TRAFFIC_PER_VALUE if parts else 2) * n + x[-1],
+        suffix=suffix,
+    )
 
 
 def _activation(type_name: str, *, keeps_output: bool, keys: frozenset[str] = frozenset()) -> Rule:
@@ -265,7 +280,7 @@ RULES: dict[str, Rule] = {
     "dense": Rule(dense, frozenset({"out_features", "units", "bias"})),
     "batchnorm": Rule(batchnorm, frozenset({"affine", "momentum", "eps"})),
     "layernorm": Rule(layernorm, frozenset({"affine", "eps", "parts"})),
-    "rmsnorm": Rule(rmsnorm, frozenset({"eps"})),
+    "rmsnorm": Rule(rmsnorm, frozenset({"eps", "parts"})),
     # ReLU, tanh, sigmoid and softmax keep their output (their derivative is a function of it).
     "relu": _activation("relu", keeps_output=True),
     "tanh": _activation("tanh", keeps_output=True),

@@ -10,7 +10,12 @@ saved_values * 2 + saved_mask_bytes == 34*s*h + 5*a*s^2 over its rows.
 from __future__ import annotations
 
 from workers.sizing.errors import SpecError
-from workers.sizing.layers.basic import LAYERNORM_PARTS_EXTRA_KEPT, LAYERNORM_PARTS_TRAFFIC_PER_VALUE
+from workers.sizing.layers.basic import (
+    LAYERNORM_PARTS_EXTRA_KEPT,
+    LAYERNORM_PARTS_TRAFFIC_PER_VALUE,
+    RMSNORM_PARTS_TRAFFIC_PER_VALUE,
+    rmsnorm_part,
+)
 from workers.sizing.layers.feedforward import MAX_EXPERTS, ffn_parts, moe_parts
 from workers.sizing.layers.fields import Fields, Part, Rule, Shape, show, size
 from workers.sizing.stats import LayerKind
@@ -101,7 +106,8 @@ def meta_lstm(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
 
 def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bool, prefix: str = "",
                     kv_heads: int | None = None, qkv_bias: bool | None = None,
-                    head_dim: int | None = None, causal: bool = False, qk_norm: bool = False) -> list[Part]:
+                    head_dim: int | None = None, causal: bool = False, qk_norm: bool = False,
+                    qk_norm_parts: bool = False, kv_repeat: bool = False) -> list[Part]:
     """Return the rows of multi-head self-attention: QKV projection, attention core, output projection.
 
     With `kv_heads` below `heads` (grouped-query attention, Ainslie et al. 2023, arXiv 2305.13245; LLaMA 2
@@ -113,7 +119,11 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
     path multiplies the whole s x s matrices and masks them (the same count), a fused kernel (flash,
     memory-efficient) skips the tiles above the diagonal: s (s + 1) / 2 products of each (tile edges
     left out), its `fused_multiply_adds`. `qk_norm` (Qwen3, OLMo 2): an RMSNorm over each head of Q and K
-    (head_dim weights each), which keeps its input: Q's and K's values before the norm.
+    (head_dim weights each), which keeps its input: Q's and K's values before the norm; `qk_norm_parts`:
+    Transformers' composed RMSNorm (Qwen3RMSNorm), which keeps a float32 copy of them and the normalised
+    values cast back (4 bytes a value plus one in the activation dtype). `kv_repeat`: grouped K and V are
+    copied to every head before the attention kernel (Transformers' `repeat_kv` in its eager and SDPA paths),
+    which keeps the copies: 2 (heads - kv_heads) head_dim more values a token than K and V themselves.
     """
     steps, hidden = x
     kv = heads if kv_heads is None else kv_heads
@@ -132,8 +142,11 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
     dropped = probs if dropout > 0 else 0
     core = (steps, inner)
     normed = steps * (inner + kv * head_dim)  # Q and K, each normed per head (qk_norm)
+    repeated = 2 * steps * (heads - kv) * head_dim if kv_repeat else 0  # K and V copied up to every head
     norms = [Part("rmsnorm", LayerKind.NORM, qkv, parameters=2 * head_dim, extra_saved_values=normed,
-                  traffic_values=2 * normed + 2 * head_dim, suffix=f"{prefix}qk_norm")] if qk_norm else []
+                  saved_mask_bytes=4 * normed if qk_norm_parts else 0,
+                  traffic_values=(RMSNORM_PARTS_TRAFFIC_PER_VALUE if qk_norm_parts else 2) * normed + 2 * head_dim,
+                  suffix=f"{prefix}qk_norm")] if qk_norm else []
     return [
         Part(
             "dense",
@@ -157,12 +170,12 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
             multiply_adds=2 * steps * steps * inner,
             fused_multiply_adds=steps * (steps + 1) * inner if causal else -1,
             keeps_input=True,
-            extra_saved_values=probs + dropped,
+            extra_saved_values=probs + dropped + repeated,
             saved_mask_bytes=dropped,
-            traffic_values=size(qkv) + size(core) + 4 * probs + 2 * dropped,
+            traffic_values=size(qkv) + size(core) + 4 * probs + 2 * dropped + 2 * repeated,
             neurons=size(core) + 2 * probs + dropped,
             suffix=f"{prefix}attn",
-            fused_extra_saved_values=0,
+            fused_extra_saved_values=repeated,
             fused_mask_bytes=LSE_BYTES * heads * steps,
         ),
         Part(
@@ -203,7 +216,10 @@ def _dropout_part(x: Shape, p: float, suffix: str) -> list[Part]:
 
 
 def _norm_part(x: Shape, norm_type: str, bias: bool, suffix: str) -> Part:
-    """Return a layernorm or rmsnorm row that keeps its input (`layernorm_parts`: and its pieces)."""
+    """Return a layernorm or rmsnorm row that keeps its input (`layernorm_parts`: and its pieces;
+    `rmsnorm_parts`: Transformers' composed RMSNorm, basic.rmsnorm_part)."""
+    if norm_type == "rmsnorm_parts":
+        return rmsnorm_part(x, parts=True, suffix=suffix)
     parts = norm_type == "layernorm_parts"
     params = x[1] * (2 if norm_type in ("layernorm", "layernorm_parts") and bias else 1)
     return Part(
@@ -235,7 +251,7 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     # sandwich (Gemma 2): pre-norms as `pre`, and a norm on each sub-layer's output before its residual add
     placement = f.choice("norm", ("pre", "post", "sandwich"), "pre")
     pre = placement != "post"
-    norm_type = f.choice("norm_type", ("layernorm", "layernorm_parts", "rmsnorm"), "layernorm")
+    norm_type = f.choice("norm_type", ("layernorm", "layernorm_parts", "rmsnorm", "rmsnorm_parts"), "layernorm")
     activation = f.choice("activation", ("gelu", "gelu_new", "relu", "silu", "swiglu", "geglu"), "gelu")
     p = f.fraction("dropout", 0.1)  # GPT-2 and BERT train with 0.1 (resid, attention, embedding)
     bias = f.flag("bias", True)
@@ -245,7 +261,8 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     attention = attention_parts(f, x, heads=heads, dropout=p, bias=bias, kv_heads=kv_heads,
                                 qkv_bias=f.flag("qkv_bias", bias),
                                 head_dim=f.whole("head_dim") if f.has("head_dim") else None, causal=causal,
-                                qk_norm=f.flag("qk_norm", False))
+                                qk_norm=f.flag("qk_norm", False), qk_norm_parts=norm_type == "rmsnorm_parts",
+                                kv_repeat=f.flag("kv_repeat", False))
     post_attention = [_norm_part(x, norm_type, bias, "post_ln1")] if placement == "sandwich" else []
     attention_half = [*attention, *_dropout_part(x, p, "drop1"), *post_attention, _add_part(x, "add1")]
     if f.has("experts"):
@@ -306,6 +323,7 @@ RULES: dict[str, Rule] = {
                 "bias",
                 "qkv_bias",
                 "qk_norm",
+                "kv_repeat",
                 "experts",
                 "experts_per_token",
                 "shared_experts",

@@ -17,7 +17,11 @@ model types read are the decoders whose block the layer vocabulary states exactl
   with `qk_norm` and no soft-capping.
 
 Each field's default is its model type's in Hugging Face Transformers (`tie_word_embeddings` False for
-the Llama-style types, True for Gemma). Rotary embeddings have no weights and are not rows; sliding-window
+the Llama-style types, True for Gemma). The blocks are sized as Transformers' eager modules run them: its
+RMSNorm composed in float32 (`rmsnorm_parts`: 8 bytes kept a value) and grouped K/V copied to every head
+before SDPA (`kv_repeat`); measured here against such modules (validation/measure/nets_hf_decoder.py).
+Rotary embeddings have no weights and keep nothing more (cos and sin need no gradient, so the products
+save only them) and are not rows; sliding-window
 attention and attention-logit soft-capping are not modelled (a fused kernel over the window does less
 work; HF's SDPA path cannot soft-cap, and Gemma 2 trained with `attn_implementation="eager"` keeps the
 s x s matrices: say `training.attention: math`). A multimodal config (`text_config`, a vision tower)
@@ -147,7 +151,7 @@ def hf_config_layers(config: object) -> list[Layer]:
     activation = _activation(config, family)
     block: Layer = {
         "type": "transformer_block", "heads": heads, "kv_heads": kv_heads, "norm": family.norm,
-        "norm_type": "rmsnorm", "activation": activation, "dropout": 0.0, "bias": False, "causal": True,
+        "norm_type": "rmsnorm_parts", "activation": activation, "dropout": 0.0, "bias": False, "causal": True,
     }
     if head_dim is not None:
         block["head_dim"] = _whole(config, "head_dim", maximum=MAX_WIDTH)
@@ -156,6 +160,8 @@ def hf_config_layers(config: object) -> list[Layer]:
         block["qkv_bias"] = True
     if family.qk_norm:
         block["qk_norm"] = True
+    if kv_heads < heads:  # Transformers' eager and SDPA attention copy grouped K/V to every head (repeat_kv)
+        block["kv_repeat"] = True
     blocks = [{**block, "name": f"layers.{i}", **_feed_forward(config, family, i)} for i in range(depth)]
     tied = _flag(config, "tie_word_embeddings", family.tie_default)
     head: Layer = {"type": "dense", "name": "lm_head", "out_features": vocab, "bias": False}
@@ -166,7 +172,7 @@ def hf_config_layers(config: object) -> list[Layer]:
     return [
         {"type": "embedding", "name": "embed_tokens", "vocab": vocab, "dim": hidden},
         *blocks,
-        {"type": "rmsnorm", "name": "norm"},
+        {"type": "rmsnorm", "name": "norm", "parts": True},
         head,
         *softcap,
         {"type": "log_softmax", "name": "loss"},

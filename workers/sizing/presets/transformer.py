@@ -163,7 +163,11 @@ def llama_7b_layers() -> list[Layer]:
 
 
 def llama_layers(size: str) -> list[Layer]:
-    """Return a LLaMA-family decoder: RMSNorm, SwiGLU, grouped K/V where it has them, untied output."""
+    """Return a LLaMA-family decoder: RMSNorm, SwiGLU, grouped K/V where it has them, untied output.
+
+    Sized as Hugging Face Transformers runs the checkpoint (as hf_config.py's blocks): its RMSNorm composed
+    in float32 (`rmsnorm_parts`) and grouped K/V copied to every head before attention (`kv_repeat`).
+    """
     depth, hidden, heads, kv_heads, ffn, vocab = LLAMA_SIZES[size]
     blocks: list[Layer] = [
         {
@@ -173,7 +177,7 @@ def llama_layers(size: str) -> list[Layer]:
             "kv_heads": kv_heads,
             "ffn": ffn,
             "norm": "pre",
-            "norm_type": "rmsnorm",
+            "norm_type": "rmsnorm_parts",
             "activation": "swiglu",
             "dropout": 0.0,
             "bias": False,
@@ -181,6 +185,7 @@ def llama_layers(size: str) -> list[Layer]:
             **({"experts": MIXTURES[size][0], "experts_per_token": MIXTURES[size][1]} if size in MIXTURES else {}),
             **({"qkv_bias": True} if size in QKV_BIAS else {}),
             **({"head_dim": HEAD_DIMS[size]} if size in HEAD_DIMS else {}),
+            **({"kv_repeat": True} if kv_heads < heads else {}),
         }
         for i in range(depth)
     ]
@@ -188,7 +193,7 @@ def llama_layers(size: str) -> list[Layer]:
     return [
         {"type": "embedding", "name": "tok_embeddings", "vocab": vocab, "dim": hidden},
         *blocks,
-        {"type": "rmsnorm", "name": "norm"},
+        {"type": "rmsnorm", "name": "norm", "parts": True},
         {"type": "dense", "name": "output", "out_features": vocab, "bias": False},
         {"type": "log_softmax", "name": "loss"},
     ]
