@@ -115,6 +115,10 @@ def test_billions_of_tokens_are_the_data_set_made_samples_by_the_sequence_length
      {"model": {"preset": "llama-2-7b"}, "samples": 100000}),
     ("cheapest way to train distilbert on 1M samples", {"model": {"preset": "distilbert"}, "objective": "cost"}),
     ("resnet50 batch 64 epochs 3", {"batch_size": 64, "epochs": 3.0}),
+    # "full" fine-tuning trains every weight: the default, no adapter
+    ("full fine-tune qwen 2.5 1.5b bf16 batch 8 seq 2048", {"model": {"preset": "qwen-2.5-1.5b"}, "batch_size": 8,
+                                                            "from_pretrained": True, "parallelism": None}),
+    ("fine-tune gemma 2 9b with qlora", {"model": {"preset": "gemma-2-9b"}}),
 ])
 def test_questions_as_people_ask_them_are_read(text: str, expected: dict[str, object]) -> None:
     spec = parse(text).spec

@@ -35,6 +35,7 @@ FILLER = frozenset({
     "instance", "machine", "machines", "can", "do", "does", "will", "be", "about", "around", "per", "tokens",
     "if", "whether", "card", "cards", "way", "best", "costs", "take", "takes", "long", "needed",
     "are", "there", "that", "this", "these", "some", "any", "get", "buy", "rent",
+    "full",  # "full fine-tune": every weight trains, the default (an adapter is said as lora / qlora)
 })
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
 NOUN_SETTINGS = frozenset({"gpu", "gpus", "data"})
