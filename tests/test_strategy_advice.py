@@ -29,6 +29,9 @@ def test_a_sharded_top_option_is_advised_about_its_own_cards_not_the_reference_t
     assert codes.count("does-not-fit") == 1 and rec.requirements.mitigations
     [tier] = [w for w in rec.requirements.warnings if w.code == "memory-tier"]
     assert f"{rec.requirements.gpu_memory_bytes / 2**30:.1f} GiB" in tier.message
+    # ... and says what the top option needs, so that the tier does not contradict the answer's first machine
+    needs = top.parallelism.gpu_memory_per_gpu_bytes / 2**30
+    assert f"The top option runs it in {needs:.1f} GiB per GPU" in tier.message
 
 
 def test_a_job_some_card_holds_keeps_no_memory_warning_its_strategy_resolved(shipped: Catalog) -> None:

@@ -102,13 +102,28 @@ def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mappin
         own = short_job_warnings(iteration_ms=top.iteration_ms, training_hours=top.compute_hours,
                                  name=f"{machines} ({DATA_PARALLEL_NAMES.get(dp, dp)})")
         as_given = () if fits_as_given else _as_given_warnings(job, rec, top, known_gpus)
-        warnings = (*(w for w in rec.requirements.warnings if w.code in kept), *as_given,
+        tier = tuple(_tier_with_top(w, top) for w in rec.requirements.warnings if w.code in kept)
+        warnings = (*tier, *as_given,
                     *(w for w in warnings if w.code not in _dropped_for(top) | AS_GIVEN | SHORT_JOB), *own)
     loaders = advice.loader_host_bytes_per_gpu - rec.requirements.loader_host_bytes_per_gpu
     return replace(rec.requirements, warnings=warnings, host_memory_bytes=rec.requirements.host_memory_bytes + loaders,
                    cpu_single_thread_score=advice.cpu_single_thread_score, loader_workers=advice.loader_workers,
                    loader_host_bytes_per_gpu=advice.loader_host_bytes_per_gpu,
                    loader_workers_in_memory=advice.loader_workers_in_memory)
+
+
+def _tier_with_top(warning: CodedWarning, top: RankedOption) -> CodedWarning:
+    """Return the memory tier of the job as given, with what the top option's strategy needs per GPU.
+
+    The tier is the job as given (the domain notes' rule); where a strategy changes how it runs, the
+    answer's first option may need a lower tier, and the warning says so rather than contradict it.
+    """
+    p = top.parallelism
+    if p is None:
+        return warning
+    return CodedWarning(warning.code, f"{warning.message} The top option runs it in "
+                                      f"{gib_text(p.gpu_memory_per_gpu_bytes)} per GPU: "
+                                      f"{strategy_text(p, nodes=top.nodes)}.")
 
 
 def _as_given_warnings(job: JobSpec, rec: Recommendation, top: RankedOption,
