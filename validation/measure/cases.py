@@ -85,14 +85,6 @@ def _tokens(vocab: int, seq: int, classes: int | None) -> Callable[[int], tuple[
     return sample
 
 
-def _ids_as_labels(vocab: int, seq: int) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
-    """Token ids that are their own labels (step.lm_loss shifts them), as a causal LM's batch is."""
-    def sample(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
-        ids = torch.randint(0, vocab, (batch, seq), generator=torch.Generator().manual_seed(batch))
-        return ids, ids
-    return sample
-
-
 def _segmentation(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(batch)
     return torch.randn(batch, 3, 64, 64, generator=g), torch.randint(0, 2, (batch, 64, 64), generator=g)
@@ -238,7 +230,7 @@ NETS: dict[str, Net] = {n.name: n for n in (
       )),
     # decoders as Hugging Face Transformers' eager modules compose them, sized from their config.json (unseen 3, 4)
     *(Net(name, "hf-decoder", partial(nets_hf_decoder.Decoder, config),
-          _ids_as_labels(config["vocab_size"], 512 if name.endswith("-s512") else 256), lm_loss,
+          nets_hf_decoder.ids_as_labels(config["vocab_size"], 512 if name.endswith("-s512") else 256), lm_loss,
           sequence_length=512 if name.endswith("-s512") else 256,
           description=f"{config['model_type']} decoder as Transformers runs it (eager modules, sdpa attention): "
           f"{config}", unseen=4 if name in nets_hf_decoder.BLIND else 3,

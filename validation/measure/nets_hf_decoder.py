@@ -13,6 +13,7 @@ float32, labels shifted: step.lm_loss). The `config` of each is the config.json 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -139,6 +140,14 @@ class Decoder(nn.Module):
         if self.softcap is not None:
             logits = torch.tanh(logits / self.softcap) * self.softcap
         return logits
+
+
+def ids_as_labels(vocab: int, seq: int) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
+    """Token ids that are their own labels (step.lm_loss shifts them), as a causal LM's batch is."""
+    def sample(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+        ids = torch.randint(0, vocab, (batch, seq), generator=torch.Generator().manual_seed(batch))
+        return ids, ids
+    return sample
 
 
 def _config(model_type: str, **extra: Any) -> dict[str, Any]:
