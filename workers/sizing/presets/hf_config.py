@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workers.sizing.errors import SpecError, UnknownNameError
+from workers.sizing.layers.feedforward import MAX_EXPERTS
 from workers.sizing.layers.fields import closest, whole_number
 
 Layer = dict[str, object]
@@ -180,23 +181,20 @@ def hf_config_layers(config: object) -> list[Layer]:
 
 
 def _feed_forward(config: Mapping[str, Any], family: Family, index: int) -> Layer:
-    """Return one block's feed-forward fields: dense, or a mixture of experts where the config makes it one."""
-    dense: Layer = {"ffn": _whole(config, "intermediate_size", maximum=MAX_WIDTH)} if not (
-        family.experts and config.get("intermediate_size") is None) else {}
-    if family.experts is None:
-        return dense
-    experts_key, per_token_key, width_key = family.experts
-    experts = _whole(config, experts_key, maximum=1024, minimum=0)
-    sparse_step = _whole(config, "decoder_sparse_step", maximum=MAX_DEPTH, default=1)
-    dense_only = config.get("mlp_only_layers") or []
-    if not isinstance(dense_only, list) or not all(isinstance(i, int) for i in dense_only):
-        raise SpecError(f"{FIELD}.mlp_only_layers", "must be a list of layer indices")
-    if experts < 2 or index in dense_only or (index + 1) % sparse_step:
-        if not dense:
+    """Return one block's feed-forward fields: a mixture of experts where the config makes it one, else dense."""
+    if family.experts is not None:
+        experts_key, per_token_key, width_key = family.experts
+        experts = _whole(config, experts_key, maximum=MAX_EXPERTS, minimum=0)
+        sparse_step = _whole(config, "decoder_sparse_step", maximum=MAX_DEPTH, default=1)
+        dense_only = config.get("mlp_only_layers") or []
+        if not isinstance(dense_only, list) or not all(isinstance(i, int) for i in dense_only):
+            raise SpecError(f"{FIELD}.mlp_only_layers", "must be a list of layer indices")
+        if experts >= 2 and index not in dense_only and (index + 1) % sparse_step == 0:
+            return {"ffn": _whole(config, width_key, maximum=MAX_WIDTH), "experts": experts,
+                    "experts_per_token": _whole(config, per_token_key, maximum=experts)}
+        if config.get("intermediate_size") is None:
             raise SpecError(f"{FIELD}.intermediate_size", f"required: layer {index} is a dense feed-forward")
-        return dense
-    per_token = _whole(config, per_token_key, maximum=experts)
-    return {"ffn": _whole(config, width_key, maximum=MAX_WIDTH), "experts": experts, "experts_per_token": per_token}
+    return {"ffn": _whole(config, "intermediate_size", maximum=MAX_WIDTH)}
 
 
 def config_name(config: Mapping[str, Any]) -> str:
