@@ -10,7 +10,11 @@ region the on-demand `hour` and `hour_spot` price, both true on the file's gener
   SkyPilot machine (A100 in europe-west4 at half the US price, H100 at $4.20/GPU in us-central1, ...), the
   file's on-demand price of that machine in that region, its own source and date; it is checked like the rest.
   Over the kept A2/A3/G2 rows SkyPilot's on-demand prices are 0.991-1.001x the file's, so the two agree where
-  both are sane.
+  both are sane;
+- dates (`dated_by_file`): SkyPilot's rows carry no date. Where the file prices the same bundled machine in the
+  same region, an on-demand row it agrees with (within AGREE) keeps SkyPilot's price and takes the file's date,
+  both sources named; any other row (a spot row: GCP moves spot prices, and the two files were read on
+  different days) takes the file's dated price in place of the undated one, which its source quotes.
 """
 
 from __future__ import annotations
@@ -85,6 +89,40 @@ def cyclenerd_rows(path: Path = EXTRACT) -> CyclenerdRows:
                     offers.append(Offer(Provider.GCP, name, region, pricing, float(cost[key]),
                                         f"{origin} ({key})", data["as_of"]))
     return CyclenerdRows(tuple(instances), tuple(offers), tuple(skipped), f"input {path.name}: {origin}")
+
+
+AGREE = 0.01  # an undated on-demand price within 1% of the file's is the same list price, true on its date
+_KEYS = {Pricing.ON_DEMAND: "hour", Pricing.SPOT: "hour_spot"}
+
+
+def dated_by_file(rows: CatalogRows, path: Path = EXTRACT) -> CatalogRows:
+    """Date SkyPilot's undated GCP rows of the bundled machines the file prices (A2, A3, G2) in their regions."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    origin = _origin(data)
+    machines = data["machines"]
+    offers: list[Offer] = []
+    for o in rows.offers:
+        key = _KEYS.get(o.pricing)
+        row = machines.get(o.instance_type) if o.provider is Provider.GCP and o.as_of is None else None
+        price = row["prices"].get(o.region, {}).get(key) if row is not None and key is not None else None
+        if not price:
+            offers.append(o)
+        elif o.pricing is Pricing.ON_DEMAND and abs(o.price_per_hour_usd / float(price) - 1.0) <= AGREE:
+            offers.append(dataclasses.replace(
+                o, source=f"{o.source}; the same list price (within 1%) in {origin} ({key})", as_of=data["as_of"]))
+        else:
+            was = "median over zones " if o.pricing is Pricing.SPOT else ""
+            offers.append(dataclasses.replace(
+                o, price_per_hour_usd=float(price), as_of=data["as_of"],
+                source=f"{origin} ({key}), in place of SkyPilot's undated {o.pricing.value} row "
+                       f"({was}${o.price_per_hour_usd:.4f}/h)"))
+    return dataclasses.replace(rows, offers=tuple(offers))
+
+
+def file_commit(path: Path = EXTRACT) -> str:
+    """Return the first 8 hex digits of the pricing.yml commit the extract was copied from (in catalog versions)."""
+    source = json.loads(path.read_text(encoding="utf-8"))["source"]
+    return str(source.split("/blob/", 1)[1][:8])
 
 
 def _origin(data: dict[str, Any]) -> str:

@@ -85,8 +85,9 @@ def freshness_warnings(
         warnings.append(
             (
                 "undated-prices",
-                f"the catalog's prices carry no date: their source names a catalog commit, not the day the "
-                f"prices were true ({named}); refresh or import the catalog for dated prices",
+                f"some of the catalog's prices carry no date: their source names a catalog commit, not the day "
+                f"the prices were true ({named}); each option's price_as_of says whether its own price is dated; "
+                f"refresh or import the catalog for dated prices",
             )
         )
     elif today is not None:

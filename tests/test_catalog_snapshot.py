@@ -44,14 +44,17 @@ GCP_FAMILIES = {
 
 
 def test_the_snapshot_names_its_input_commits_and_says_its_prices_are_undated(catalog: Catalog) -> None:
-    assert catalog.version == "skypilot-v8-e385a0d3-8427bbff"
+    assert catalog.version == "skypilot-v8-e385a0d3-8427bbff-cyclenerd-889627bc"
     assert catalog.prices_as_of == "unknown"  # the commits are named, their dates are not: never the build date
     assert dict(catalog.prices_as_of_by_provider) == {"aws": "unknown", "gcp": "unknown"}
     cloud = [o for o in catalog.offers if o.provider is not Provider.ONPREM and "pricing.yml" not in o.source]
     assert cloud and all(o.as_of is None and "skypilot-org/skypilot-catalog@" in o.source for o in cloud)
-    # the rows from Cyclenerd's pricing.yml (G4, and committed rates) carry that file's date or older
-    dated = [o for o in catalog.offers if "pricing.yml" in o.source and "skypilot-org" not in o.source]
-    assert dated and all(o.as_of == "2026-07-30" for o in dated)
+    # the rows from Cyclenerd's pricing.yml (G4, committed rates, SkyPilot's rows it dates) carry its date
+    dated = [o for o in catalog.offers if "pricing.yml" in o.source]
+    assert dated and all(o.as_of == "2026-07-30" for o in dated if o.pricing in (Pricing.ON_DEMAND, Pricing.SPOT))
+    on_demand = {(o.instance_type, o.region): o.as_of for o in catalog.offers if o.pricing is Pricing.ON_DEMAND}
+    committed = [o for o in dated if o.pricing not in (Pricing.ON_DEMAND, Pricing.SPOT)]
+    assert committed and all(o.as_of == on_demand[(o.instance_type, o.region)] for o in committed)
     assert any("e385a0d348eda9cefd9806423e7725944dc249e4" in s for s in catalog.sources)
     assert len(catalog.gpus) == len(load_gpus())
 
@@ -250,12 +253,64 @@ def test_the_cyclenerd_extract_copies_the_family_rows_and_the_files_date() -> No
         "g4-standard-48": {"cpu": 48, "ram": 180, "rtx6000": 1,
                            "cost": {"us-east1": {"hour": 4.5, "hour_spot": 1.8, "month": 3285.0}}},
         "g2-standard-4": {"cpu": 4, "ram": 16, "l4": 1, "cost": {"us-east1": {"hour": 0.7}}},
+        "n1-standard-4": {"cpu": 4, "ram": 15, "cost": {"us-east1": {"hour": 0.19}}},  # GPUs attach: no key
         "g4-other": {"cpu": 1, "ram": 1, "cost": {}},
     }}}
     data = extract(doc, commit="abc")
     assert data["as_of"] == "2026-07-30" and data["source"].endswith("/blob/abc/pricing.yml")
     assert data["machines"] == {"g4-standard-48": {"cpu": 48, "ram": 180, "gpu": "rtx6000", "gpus": 1,
-                                                   "prices": {"us-east1": {"hour": 4.5, "hour_spot": 1.8}}}}
+                                                   "prices": {"us-east1": {"hour": 4.5, "hour_spot": 1.8}}},
+                                "g2-standard-4": {"cpu": 4, "ram": 16, "gpu": "l4", "gpus": 1,
+                                                  "prices": {"us-east1": {"hour": 0.7}}}}
+
+
+def test_skypilots_undated_gcp_rows_take_the_dated_files_date_or_price(catalog: Catalog) -> None:
+    extract = json.loads((SNAPSHOT_DIR / "cyclenerd-gcp.json").read_text())["machines"]
+    # on demand, the two agree: SkyPilot's price stays, dated by the file, both sources named
+    g2 = _offer(catalog, "g2-standard-8", "us-central1")
+    file_g2 = extract["g2-standard-8"]["prices"]["us-central1"]
+    assert g2 is not None and g2.as_of == "2026-07-30"
+    assert "skypilot-org" in g2.source and "the same list price (within 1%)" in g2.source
+    assert g2.price_per_hour_usd == pytest.approx(file_g2["hour"], rel=0.01)
+    # spot: the dated price in place of the undated one, which the source quotes
+    spot = _offer(catalog, "g2-standard-8", "us-central1", Pricing.SPOT)
+    assert spot is not None and spot.as_of == "2026-07-30" and spot.price_per_hour_usd == file_g2["hour_spot"]
+    assert "in place of SkyPilot's undated spot row (median over zones $" in spot.source
+    # N1 with attached GPUs: the file has no attached-GPU prices, so they stay undated
+    n1 = [o for o in catalog.offers if o.instance_type.startswith("n1-") and "+" in o.instance_type]
+    assert n1 and all(o.as_of is None for o in n1)
+    dated = [o for o in catalog.offers if o.provider is Provider.GCP and o.as_of is not None
+             and o.pricing in (Pricing.ON_DEMAND, Pricing.SPOT)]
+    assert {o.instance_type.split("-")[0] for o in dated} == {"a2", "a3", "g2", "g4"}
+
+
+def test_dating_keeps_an_agreeing_price_and_replaces_one_that_differs(tmp_path: Path) -> None:
+    from catalog.cyclenerd import dated_by_file
+    from catalog.payload import CatalogRows
+
+    extract = {"source": "https://github.com/x/y/blob/0123456789ab/pricing.yml", "generated": "Thu Jul 30 2026",
+               "as_of": "2026-07-30", "machines": {"g2-standard-4": {
+                   "cpu": 4, "ram": 16, "gpu": "l4", "gpus": 1,
+                   "prices": {"us-east1": {"hour": 0.70, "hour_spot": 0.28}, "us-west1": {"hour": 0.80}}}}}
+    path = tmp_path / "extract.json"
+    path.write_text(json.dumps(extract))
+    sky = "SkyPilot catalog skypilot-org/skypilot-catalog@abc"
+    offers = (Offer(Provider.GCP, "g2-standard-4", "us-east1", Pricing.ON_DEMAND, 0.703, sky, None),
+              Offer(Provider.GCP, "g2-standard-4", "us-east1", Pricing.SPOT, 0.21, sky, None),
+              Offer(Provider.GCP, "g2-standard-4", "us-west1", Pricing.ON_DEMAND, 0.90, sky, None),
+              Offer(Provider.GCP, "g2-standard-4", "europe-west1", Pricing.ON_DEMAND, 0.75, sky, None),
+              Offer(Provider.AWS, "g6.xlarge", "us-east-1", Pricing.ON_DEMAND, 0.80, sky, None))
+    rows = CatalogRows(version="v", prices_as_of="unknown", sources=(), instances=(), offers=offers,
+                       block_storage=(), onprem_cards=(), excluded=())
+    got = {(o.provider.value, o.region, o.pricing.value): o for o in dated_by_file(rows, path).offers}
+    agreed = got[("gcp", "us-east1", "on_demand")]
+    assert (agreed.price_per_hour_usd, agreed.as_of) == (0.703, "2026-07-30") and sky in agreed.source
+    spot = got[("gcp", "us-east1", "spot")]
+    assert (spot.price_per_hour_usd, spot.as_of) == (0.28, "2026-07-30") and "$0.2100/h" in spot.source
+    differs = got[("gcp", "us-west1", "on_demand")]  # 12% apart: the dated price, the undated one quoted
+    assert (differs.price_per_hour_usd, differs.as_of) == (0.80, "2026-07-30") and "$0.9000/h" in differs.source
+    assert got[("gcp", "europe-west1", "on_demand")].as_of is None  # a region the file does not price
+    assert got[("aws", "us-east-1", "on_demand")].as_of is None
 
 
 def test_a_card_priced_from_a_read_source_agrees_with_the_gpu_table(catalog: Catalog) -> None:

@@ -108,3 +108,13 @@ def test_an_everyday_job_gets_no_model_storage_warning() -> None:
                                                          "from_pretrained": True},
             "dataset": {"samples": 100_000, "bytes": 50_000_000}}
     assert _storage_warning(resnet) is None and _storage_warning(bert) is None  # a 1.3 GB checkpoint fits any disk
+
+
+def test_without_a_data_size_the_storage_warning_sizes_the_model_files_in_readable_units() -> None:
+    qlora = copy.deepcopy(QLORA_70B)  # no dataset.bytes: the data's storage range is 0 to 0
+    qlora["training"]["from_pretrained"] = True
+    message = _storage_warning(qlora)
+    assert message is not None
+    assert message.startswith("No data set size is given (dataset.bytes)")
+    assert "0.0 GiB" not in message  # rank-16 adapters with AdamW state are tens of MiB, said so
+    assert " MiB" in message.split("pre-trained")[0]

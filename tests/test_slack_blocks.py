@@ -217,3 +217,14 @@ def test_an_option_on_several_machines_shows_all_its_gpus_and_its_whole_price() 
     # one machine reads as before
     [second] = [b for b in msg["blocks"] if b["type"] == "section" and "p3.2xlarge" in json.dumps(b)]
     assert second["fields"][1]["text"] == f"*Price per hour*\n{fmt_usd(1.84)}"
+
+
+def test_each_option_says_the_day_its_price_was_true_or_that_its_source_names_none() -> None:
+    dated = option(1, price_source="pricing.yml (generated Thu Jul 30 2026)", price_as_of="2026-07-30")
+    undated = option(2, price_source="SkyPilot catalog skypilot-org/skypilot-catalog@abc")
+    msg = render_recommendation(result((dated, undated)), title="bert")
+    assert_valid_message(msg)
+    prices = {b["text"]["text"].split("*")[1]: b["fields"][1]["text"] for b in msg["blocks"]
+              if b["type"] == "section" and b.get("fields")}
+    assert prices["1. aws p3.1xlarge"] == f"*Price per hour*\n{fmt_usd(0.92)}, as of 2026-07-30"
+    assert prices["2. aws p3.2xlarge"] == f"*Price per hour*\n{fmt_usd(1.84)}, undated"

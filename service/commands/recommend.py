@@ -196,6 +196,9 @@ def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False)
             console.print(escape(f"#1 {top.provider} {top.instance_type} ({top.region}, {top.pricing}): {top.why}"))
         for w in top.warnings:
             console.print(f"[yellow]#1 warning[/] {escape(f'[{w.code}]')} {escape(w.message)}")
+        if top.price_source:
+            when = f"as of {top.price_as_of}" if top.price_as_of else "undated (its source names no day)"
+            console.print(f"[dim]price: ${top.price_per_hour_usd:,.4g}/h {when}; {escape(top.price_source)}[/]")
         if top.interruption_source:
             console.print(f"[dim]spot figures: {escape(top.interruption_source)}[/]")
         if top.data_transfer:

@@ -75,6 +75,11 @@ class Machine:
         # Moving the job's data set into the offers' regions (transfer.py): set on a job's copy only.
         self.transfer: Transfer | None = None
 
+    def price_origin(self, region: str) -> dict[str, Any]:
+        """Return an option's price_source and price_as_of: the source and date of this machine's offer in `region`."""
+        offer = next((o for o in self.offers if o.region == region), None)
+        return {"price_source": offer.source, "price_as_of": offer.as_of} if offer is not None else {}
+
     def subset(self, keep: list[int], transfer: Transfer) -> Machine:
         """Return this machine with only the offers at `keep`, for one job, its data set moved by `transfer`."""
         m = Machine(provider=self.provider, instance_type=self.instance_type, gpu=self.gpu, gpu_count=self.gpu_count,

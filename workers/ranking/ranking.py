@@ -335,7 +335,7 @@ def _options(top: list[Row], shapes: Sequence[Shape], *, front: tuple[Callable[[
             threads_per_core=m.threads_per_core,
             owned=pricing is Pricing.OWNED,
             **run,
-            data_transfer_cost_usd=s.egress_usd if hours_known else 0.0,
+            **m.price_origin(region), data_transfer_cost_usd=s.egress_usd if hours_known else 0.0,
             data_transfer="" if brief else transfer_text(s, job=job),
         ))
     return tuple(options)

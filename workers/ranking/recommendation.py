@@ -91,6 +91,8 @@ class RankedOption:
     owned: bool = False  # one of the team's own machines (constraints.owned_gpus)
     data_transfer_cost_usd: float = 0.0  # moving the data set into the region (in training_cost_usd)
     data_transfer: str = ""  # from where, at what price per GB, its source; "" where dataset.location is absent
+    price_source: str = ""  # where price_per_hour_usd comes from (the catalog offer's source)
+    price_as_of: str | None = None  # the ISO date that source says the price was true; None where it says none
 
 
 @dataclass(frozen=True)

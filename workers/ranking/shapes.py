@@ -267,11 +267,14 @@ def onprem_machine(job: JobSpec, *, requirements: Requirements, index: CatalogIn
     card = index.cards.get(gpu)
     watts, source, as_of = ((card.power_watts, card.source, card.as_of) if card is not None
                             else index.gpu_power.get(gpu, (0, "", "")))
-    price = owned_power_per_hour_usd(power_watts=watts, gpu_count=gpu_count,
-                                     electricity_usd_per_kwh=job.constraints.onprem.electricity_usd_per_kwh)
+    rate = job.constraints.onprem.electricity_usd_per_kwh
+    price = owned_power_per_hour_usd(power_watts=watts, gpu_count=gpu_count, electricity_usd_per_kwh=rate)
     name = onprem_instance_type(gpu, gpu_count)
-    offer = Offer(provider=Provider.ONPREM, instance_type=name, region=ONPREM_REGION,
-                  pricing=Pricing.OWNED, price_per_hour_usd=price, source=source, as_of=as_of)
+    # The price is power alone: the cards' board power at the job's electricity price; the date is the figure's
+    offer = Offer(provider=Provider.ONPREM, instance_type=name, region=ONPREM_REGION, pricing=Pricing.OWNED,
+                  price_per_hour_usd=price, as_of=as_of or None,
+                  source=f"power only: {gpu_count} x {watts:g} W board power at ${rate:g}/kWh "
+                         f"(constraints.onprem.electricity_usd_per_kwh); board power: {source or 'unknown'}")
     # The team's host is taken to have the memory and disk the job needs; its CPU is unknown.
     return Machine(provider=Provider.ONPREM, instance_type=name, gpu=gpu, gpu_count=gpu_count,
                    vcpus=0, storage_bytes=requirements.storage_max_bytes,

@@ -319,6 +319,7 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
             threads_per_core=s.m.threads_per_core,
             owned=pricing is Pricing.OWNED,
             **run_fields(s, cost=cost, hours_known=hours_known),
+            **m.price_origin(region),
             data_transfer_cost_usd=s.egress_usd if hours_known else 0.0, data_transfer=transfer_text(s, job=job),
         ))
     return tuple(options)

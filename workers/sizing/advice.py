@@ -306,13 +306,16 @@ def model_storage_warning(job: JobSpec, needs: MachineNeeds) -> CodedWarning | N
         return None
     what = ("the adapters with their optimizer state" if saved < job.model.parameters
             else f"{job.model.parameters / 1e9:.3g}B weights with {job.training.optimizer.value} state")
-    read = (f", and the pre-trained weights it starts from ({_gb(base)} at {PRETRAINED_BYTES_PER_PARAMETER} "
+    read = (f", and the pre-trained weights it starts from ({_size_text(base)} at {PRETRAINED_BYTES_PER_PARAMETER} "
             f"bytes a parameter, as hubs publish them) are read first" if base else "")
+    data = (f"Storage is sized by the data ({_gb(needs.storage_min_bytes)} to {_gb(needs.storage_max_bytes)}); "
+            f"the model needs more" if needs.storage_max_bytes > 0
+            else "No data set size is given (dataset.bytes), so storage is sized by the model's own files")
     return CodedWarning("model-storage", (
-        f"Storage is sized by the data ({_gb(needs.storage_min_bytes)} to {_gb(needs.storage_max_bytes)}); "
-        f"the model needs more: one checkpoint of {what} is {_gb(checkpoint)}{read}. Plan "
-        f"{_gb(checkpoint + base)} beyond the data for one checkpoint kept, {_gb(2 * checkpoint + base)} for two "
-        f"(the last and the one being written); sharded state is written by every machine, the same total."))
+        f"{data}: one checkpoint of {what} is {_size_text(checkpoint)}{read}. Plan "
+        f"{_size_text(checkpoint + base)} beyond the data for one checkpoint kept, "
+        f"{_size_text(2 * checkpoint + base)} for two (the last and the one being written); sharded state is "
+        f"written by every machine, the same total."))
 
 
 # Where the step under the math path would need this much more memory than under the fused kernel `auto`

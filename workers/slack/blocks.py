@@ -156,13 +156,21 @@ def _option_block(option: Mapping[str, Any]) -> SectionBlock:
         f"*GPUs*\n{nodes * option['gpu_count']} × {option['gpu']} ({fmt_bytes(option.get('gpu_memory_bytes', 0))})"
         + (f"\non {nodes} machines" if nodes > 1 else ""),
         f"*Price per hour*\n{fmt_usd(nodes * option['price_per_hour_usd'])}"
-        + (f" ({nodes} × {fmt_usd(option['price_per_hour_usd'])})" if nodes > 1 else ""),
+        + (f" ({nodes} × {fmt_usd(option['price_per_hour_usd'])})" if nodes > 1 else "") + _price_date(option),
         f"*Hours*\n{_hours(option)}",
         f"*Total cost*\n{fmt_usd(option['training_cost_usd']) if option['training_hours'] > 0 else 'n/a'}",
     ]
     if option.get("co2e_kg") is not None:
         fields.append(f"*Energy, CO2e*\n{option.get('energy_kwh', 0.0):,.1f} kWh, {option['co2e_kg']:,.1f} kg")
     return _section(text, fields=fields)
+
+
+def _price_date(option: Mapping[str, Any]) -> str:
+    # The day the price was true, where its source says one (options[].price_as_of); a result from before the
+    # field (no price_source) says nothing rather than "undated".
+    if option.get("price_as_of"):
+        return f", as of {option['price_as_of']}"
+    return ", undated" if option.get("price_source") else ""
 
 
 def _hours(option: Mapping[str, Any]) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from catalog.cyclenerd import cyclenerd_rows, stand_in_on_demand
+from catalog.cyclenerd import cyclenerd_rows, dated_by_file, file_commit, stand_in_on_demand
 from catalog.freshness import oldest_price_date
 from catalog.payload import CatalogRows, rows_to_payload
 from catalog.skypilot import import_skypilot
@@ -156,7 +156,7 @@ def build(directory: Path = DEFAULT_INPUT) -> CatalogRows:
     read = import_skypilot(directory)
     extra = cyclenerd_rows()
     commits = [line.split("@", 1)[1][:8] for line in read.files if "@" in line]
-    version = "skypilot-v8-" + "-".join(commits) if commits else "skypilot-v8"
+    version = ("skypilot-v8-" + "-".join(commits) if commits else "skypilot-v8") + f"-cyclenerd-{file_commit()}"
     offers = tuple(sorted((*read.offers, *extra.offers),
                           key=lambda o: (o.provider.value, o.instance_type, o.region, o.pricing.value)))
     rows = CatalogRows(
@@ -169,7 +169,8 @@ def build(directory: Path = DEFAULT_INPUT) -> CatalogRows:
         onprem_cards=cards(),
         excluded=read.excluded,
     )
-    rows = screen_rows(stand_in_on_demand(screen_rows(rows)))  # the stand-ins are checked like the rest
+    # the dated and stand-in prices are checked like the rest
+    rows = screen_rows(stand_in_on_demand(dated_by_file(screen_rows(rows))))
     storage = block_storage(rows)
     sources = sorted(
         {i.source for i in rows.instances}

@@ -24,10 +24,10 @@ HERE = Path(__file__).resolve().parent
 OUTPUT = HERE / "cyclenerd-gcp.json"
 REPOSITORY = "Cyclenerd/google-cloud-pricing-cost-calculator"
 # machine-type prefix -> the pricing.yml key that counts its GPUs. G4 (RTX PRO 6000) is not in SkyPilot's v8
-# rows; the A2/A3 families are, and their on-demand prices here stand in where a plausibility check left
-# SkyPilot's out (catalog/cyclenerd.py)
+# rows; the A2/A3/G2 families are: their prices here date SkyPilot's undated ones, or stand in where a
+# plausibility check left SkyPilot's out (catalog/cyclenerd.py)
 FAMILIES = {"g4-standard-": "rtx6000", "a2-highgpu-": "a100", "a2-megagpu-": "a100", "a2-ultragpu-": "a100-80gb",
-            "a3-highgpu-": "h100-80gb", "a3-megagpu-": "h100-80gb-mega"}
+            "a3-highgpu-": "h100-80gb", "a3-megagpu-": "h100-80gb-mega", "g2-standard-": "l4"}
 
 
 def extract(doc: dict[str, Any], *, commit: str) -> dict[str, Any]:

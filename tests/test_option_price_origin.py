@@ -1,0 +1,85 @@
+"""Each ranked option names where its price comes from and the day that source says it was true."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from catalog.loader import load_catalog
+from catalog.types import Catalog, Pricing
+from service.cli import main
+from workers.ranking.recommend import recommend
+from workers.schemas.results import RecommendationSchema
+from workers.schemas.specs import load_job
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+BERT: dict[str, Any] = {
+    "model": {"preset": "bert-base"},
+    "training": {"batch_size": 32, "sequence_length": 128, "epochs": 3, "precision": "fp16-mixed",
+                 "optimizer": "adamw", "from_pretrained": True},
+    "dataset": {"samples": 100_000},
+    "limit": 40,
+}
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+def _options(spec: dict[str, Any], catalog: Catalog) -> list[dict[str, Any]]:
+    job = load_job(copy.deepcopy(spec))[1]
+    return list(RecommendationSchema().dump(recommend(job, catalog))["options"])
+
+
+def test_an_option_carries_its_offers_source_and_date(catalog: Catalog) -> None:
+    offers = {(o.provider.value, o.instance_type, o.region, o.pricing.value): o for o in catalog.offers}
+    for providers in (["aws"], ["gcp"]):
+        spec = copy.deepcopy(BERT)
+        spec["constraints"] = {"providers": providers, "pricing": ["on_demand", "spot"]}
+        options = _options(spec, catalog)
+        assert len(options) > 5
+        for o in options:
+            offer = offers[(o["provider"], o["instance_type"], o["region"], o["pricing"])]
+            assert (o["price_source"], o["price_as_of"]) == (offer.source, offer.as_of)
+            assert o["price_per_hour_usd"] == pytest.approx(offer.price_per_hour_usd)
+
+
+def test_a_gcp_l4_option_is_dated_by_the_pricing_file_and_an_aws_one_says_it_is_undated(catalog: Catalog) -> None:
+    spec = copy.deepcopy(BERT)
+    spec["constraints"] = {"gpus": ["l4"], "providers": ["aws", "gcp"], "pricing": ["spot"]}
+    options = _options(spec, catalog)
+    g2 = [o for o in options if o["instance_type"].startswith("g2-")]
+    aws = [o for o in options if o["provider"] == "aws"]
+    assert g2 and aws
+    assert all(o["price_as_of"] == "2026-07-30" and "pricing.yml" in o["price_source"] for o in g2)
+    assert all(o["price_as_of"] is None and "skypilot-org/skypilot-catalog@" in o["price_source"] for o in aws)
+    spot = {(o.instance_type, o.region): o.price_per_hour_usd for o in catalog.offers if o.pricing is Pricing.SPOT}
+    assert all(o["price_per_hour_usd"] == spot[(o["instance_type"], o["region"])] for o in g2)
+
+
+def test_the_teams_own_cards_are_priced_at_their_power_and_say_so(catalog: Catalog) -> None:
+    spec = copy.deepcopy(BERT)
+    spec["constraints"] = {"providers": ["onprem"], "owned_gpus": [{"gpu": "rtx-3090", "count": 2}],
+                           "onprem": {"electricity_usd_per_kwh": 0.25}}
+    options = _options(spec, catalog)
+    assert options and all(o["pricing"] == "owned" for o in options)
+    one = next(o for o in options if o["gpu_count"] == 1)
+    assert one["price_source"].startswith("power only: 1 x 350 W board power at $0.25/kWh")
+    assert one["price_per_hour_usd"] == pytest.approx(0.350 * 0.25)
+    assert one["price_as_of"] == "2020-09"  # the board power's figure: the card's launch
+
+
+def test_the_cli_prints_the_first_options_price_source_and_date(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["recommend", str(EXAMPLES / "bert-finetune.json"), "--provider", "gcp", "--gpu", "l4",
+                 "--pricing", "spot", "--limit", "3"])
+    out = capsys.readouterr().out
+    assert code == 0
+    line = " ".join(out[out.index("price: $"):].split("spot figures:")[0].split())
+    assert "/h as of 2026-07-30;" in line and "pricing.yml" in line
+    code = main(["recommend", str(EXAMPLES / "bert-finetune.json"), "--provider", "aws", "--limit", "3"])
+    out = capsys.readouterr().out
+    assert code == 0 and "/h undated (its source names no day); SkyPilot catalog" in " ".join(out.split())
