@@ -9,6 +9,7 @@ artefact in $GPUGAUGE_ARTIFACTS (default: artifacts/ at the repository root).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 from collections.abc import Callable, Iterator
@@ -66,6 +67,9 @@ def test_a_person_submits_a_preset_job_and_sees_options_chart_and_rejections(ser
             first = rows.nth(0).locator("td")
             assert first.nth(0).inner_text().startswith("1")
             assert "$" in first.nth(7).inner_text()  # the cost column
+            price = first.nth(8)  # the hourly price, with the day its source gives or "undated"
+            assert re.search(r"^\$[\d.]+/h, (as of \d{4}-\d{2}-\d{2}|undated)$", price.inner_text())
+            assert (price.get_attribute("title") or "").strip()  # its source on hover
             assert page.locator("#chart circle.option").count() == rows.count()
             assert page.locator("#rejected tbody tr").count() >= 1
             assert "curl -si" in page.inner_text("#curl")

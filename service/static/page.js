@@ -113,6 +113,10 @@
       cell(tr, o.gpu_count + "x " + o.gpu);
       cell(tr, o.training_hours > 0 ? hours(o.training_hours) : "n/a", true);
       cell(tr, o.training_hours > 0 ? usd(o.training_cost_usd) : "n/a", true);
+      // the hourly price with the day its source says it was true; the source itself on hover
+      cell(tr, "$" + (o.nodes > 1 ? o.nodes * o.price_per_hour_usd : o.price_per_hour_usd).toFixed(2) + "/h, "
+               + (o.price_as_of ? "as of " + o.price_as_of : "undated"), true);
+      tr.lastChild.title = o.price_source || "";
       cell(tr, fixed(o.energy_kwh, 1), true);
       cell(tr, fixed(o.co2e_kg, 1), true);
       cell(tr, o.why);
