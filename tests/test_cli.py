@@ -64,6 +64,16 @@ def test_estimate_on_three_gpus_prints_every_section_and_json_matches_the_contra
     assert [row["gpu"] for row in doc["per_gpu"]] == ["gtx-1080-ti", "v100-16gb", "a100-80gb"]
 
 
+def test_an_estimate_without_samples_says_so_rather_than_zero_iterations(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "estimate", "bert-base", "--gpu", "t4", "--batch", "32")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "no samples given (dataset.samples), so no run length" in flat and "0 iterations per epoch" not in flat
+    code, out, err = run_cli(capsys, "estimate", "bert-base", "--gpu", "t4", "--samples", "6400", "--batch", "32")
+    assert code == 0, err
+    assert "200 iterations per epoch" in " ".join(out.split())
+
+
 def test_a_gpu_whose_step_differs_from_the_headline_is_named_under_the_table(
         capsys: pytest.CaptureFixture[str]) -> None:
     # BERT-base at sequence 512: on a GTX 1080 Ti attention keeps its 512 x 512 scores (no fused kernel

@@ -145,9 +145,10 @@ def print_requirements(req: Requirements, *, title: str, wide: bool = False, pla
     console.print(mem)
     storage = (f"storage {fmt_bytes(req.storage_min_bytes)}-{fmt_bytes(req.storage_max_bytes)}"
                if req.storage_max_bytes > 0 else "storage: no data set size given (dataset.bytes)")
+    iterations = (f"{req.iterations_per_epoch:,} iterations per epoch, {req.iterations_total:,} in all"
+                  if req.iterations_per_epoch > 0 else "no samples given (dataset.samples), so no run length")
     console.print(f"host memory {fmt_bytes(req.host_memory_bytes)}; {storage}; "
-                  f"{fmt_quantity(req.flops_per_iteration, 'FLOP')} per iteration; "
-                  f"{req.iterations_per_epoch:,} iterations per epoch, {req.iterations_total:,} in all")
+                  f"{fmt_quantity(req.flops_per_iteration, 'FLOP')} per iteration; {iterations}")
     console.print(f"CPU: {_cpu_need(req)}")
     if req.per_gpu:
         gpus, left_out = fitted_table("Per GPU", PER_GPU_COLUMNS, per_gpu_rows(req), width=console.width, wide=wide)

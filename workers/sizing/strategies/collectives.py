@@ -36,10 +36,15 @@ from workers.sizing.strategies.types import PARAMETERS_SHARDED, DataParallel
 # what is left shows (PyTorch FSDP paper §3.3, prefetching). [rule of thumb: 80% of the compute can
 # hide communication, the same share the sizing core gives DDP's bucketed all-reduce, efficiency.py]
 COMMUNICATION_OVERLAP = 0.8
-# DeepSpeed's CPU-Adam updates parameters on the host: ZeRO-Offload (Ren et al. 2021, §5) reports
-# the optimizer step of a 1B-parameter model on the CPU in a fraction of a second with its
-# vectorised Adam. [rule of thumb: 1e9 parameters per second per machine]
-CPU_ADAM_PARAMETERS_PER_S = 1.0e9
+# DeepSpeed's CPU-Adam updates parameters on the host, every process of a machine at once on its cores.
+# [measured, public, per machine] deepspeedai/DeepSpeed#6834 (2024-12-11, tjruwase reading the user's
+# wall_clock_breakdown): Qwen-72B, ZeRO-3 with optimizer and parameter offload on 4 A100-80GB machines,
+# optimizer step ~10 s: 18.2B parameters a machine, 1.8e9/s; THUDM/slime#1139 (2025-12-17): GLM-4.5-Air
+# (106B, every expert's state updated) on 4 H100 machines, 9.6 s of CPU Adam in an 18 s profiled step:
+# 26.5B a machine, 2.8e9/s (more with the profiler off). We take 2.2e9, their geometric mean; it was a
+# recalled 1e9 until 2026-12-06. Our own fused torch AdamW on one core of this machine's EPYC runs
+# 1.7e9/s and two cores 2.1e9/s (memory-bound), so a host's memory, not its core count, sets the pace.
+CPU_ADAM_PARAMETERS_PER_S = 2.2e9
 BACKWARD_SHARE = BACKWARD_TO_FORWARD / (1.0 + BACKWARD_TO_FORWARD)
 COMM_BYTES = 2  # collectives run on 16-bit weights and gradients under mixed precision
 # Host-to-device copies from pinned memory reach most of the PCIe link (NVIDIA bandwidthTest on a
