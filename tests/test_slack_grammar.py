@@ -68,6 +68,15 @@ def test_without_batch_the_documented_default_is_used_and_reported() -> None:
     assert JobSpecSchema().load(command.spec)["training"]["epochs"] == 1.0
 
 
+def test_a_language_model_without_seq_is_told_it_is_sized_at_its_whole_context() -> None:
+    command = parse_command("llama3-8b lora samples=10k", presets=(*PRESETS, "llama3-8b"), gpus=GPUS)
+    assert "seq=8192 (the model's context)" in command.defaults_used  # Llama 3's 8,192: time follows the tokens
+    assert "sequence_length" not in command.spec["training"]  # the spec keeps the preset's own default
+    assert "seq=512 (the model's context)" in parse("bert-base batch=32").defaults_used
+    assert not any(d.startswith("seq=") for d in parse("bert-base seq=128 bf16 batch=4").defaults_used)
+    assert not any(d.startswith("seq=") for d in parse("resnet50 batch=64 bf16").defaults_used)  # images
+
+
 def test_switches_set_precision_recompute_objective_optimizer_and_framework() -> None:
     spec = parse("resnet50 bf16 recompute cost adamw jax").spec
     assert spec["training"] == {"precision": "bf16-mixed", "recompute": True, "optimizer": "adamw",

@@ -25,7 +25,9 @@ from catalog.gpu_names import gpu_name_matches
 from catalog.providers import PROVIDER_NAMES
 from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count
+from workers.sizing.errors import SpecError
 from workers.sizing.presets.names import match_preset_name
+from workers.sizing.presets.registry import find_preset
 from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
@@ -280,6 +282,16 @@ EXAMPLES = {"batch": "64", "epochs": "90", "data": "150GB", "samples": "1.28M", 
              "optimizer": "adamw", "region": "us-east-1", "top": "5", "rank": "16", "targets": "q,k,v,o"}
 
 
+def _preset_context(preset: object) -> int | None:
+    """Return a language-model preset's default sequence length (its context), None for the rest."""
+    if not isinstance(preset, str):
+        return None
+    try:
+        return find_preset(preset).sequence_length
+    except SpecError:
+        return None
+
+
 def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str]) -> Command:
     """Parse the text after `/gpugauge`; raise CommandError listing every bad word with suggestions."""
     if len(text) > MAX_TEXT_CHARS:
@@ -322,6 +334,9 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
         defaults.append(f"batch={DEFAULT_BATCH_SIZE}")
     if "precision" not in spec["training"]:  # the spec's default, said: an LLM in fp32 needs about twice bf16's
         defaults.append(f"precision={DEFAULT_PRECISION}")
+    context = _preset_context(preset) if "sequence_length" not in spec["training"] else None
+    if context is not None:  # a language model's default is its whole context: time and memory follow it
+        defaults.append(f"seq={context} (the model's context)")
     gpu_count = spec.pop("gpu_count", 1)
     return Command(kind="fit" if fit else "recommend", spec=spec,
                    gpus=tuple(dict.fromkeys(builder.named_gpus)) if fit else (),
