@@ -1,8 +1,9 @@
-"""Each ranked option names where its price comes from and the day that source says it was true."""
+"""What a ranked option says of itself: its price's source and the day it gives, and its strategy count."""
 
 from __future__ import annotations
 
 import copy
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,22 @@ def test_the_cli_prints_the_first_options_price_source_and_date(capsys: pytest.C
     out = capsys.readouterr().out
     assert code == 0
     line = " ".join(out[out.index("price: $"):].split("spot figures:")[0].split())
-    assert "/h as of 2026-07-30;" in line and "pricing.yml" in line
+    age = (date.today() - date(2026, 7, 30)).days
+    assert f"/h as of 2026-07-30 ({age:,} days ago);" in line and "pricing.yml" in line
     code = main(["recommend", str(EXAMPLES / "bert-finetune.json"), "--provider", "aws", "--limit", "3"])
     out = capsys.readouterr().out
     assert code == 0 and "/h undated (its source names no day); SkyPilot catalog" in " ".join(out.split())
+
+
+def test_an_options_line_counts_its_strategies_in_words(catalog: Catalog) -> None:
+    spec = {"model": {"preset": "mixtral-8x7b"},
+            "training": {"batch_size": 2, "sequence_length": 2048, "precision": "bf16-mixed", "optimizer": "adamw",
+                         "from_pretrained": True, "parallelism": {"adapter": {"kind": "qlora"}}},
+            "dataset": {"samples": 20_000}, "constraints": {"providers": ["gcp"]}, "limit": 20}
+    options = _options(spec, catalog)
+    counts = {o["parallelism"]["strategies_considered"] for o in options}
+    assert 1 in counts and any(n > 1 for n in counts)  # both wordings are reached on this job
+    for o in options:
+        n = o["parallelism"]["strategies_considered"]
+        said = "1 strategy fits this machine shape" if n == 1 else f"{n} strategies fit this machine shape; the fastest"
+        assert said in o["why"] and "1 strategies" not in o["why"]

@@ -166,6 +166,15 @@ def _build(rec: Recommendation, headers: list[str], rows: list[list[str]], *, wi
     return table
 
 
+def _age(as_of: str) -> str:
+    """Return " (N days ago)" for an ISO day before today, "" for a month or a day not yet past."""
+    try:
+        days = (date.today() - date.fromisoformat(as_of[:10])).days
+    except ValueError:
+        return ""
+    return f" ({days:,} days ago)" if days > 0 and len(as_of) >= 10 else ""
+
+
 def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False) -> None:
     """Print the requirements, the ranked options, the first one's reasons, buying, and the rejected."""
     note = " (the ranked options below fit as they are)" if rec.options else ""
@@ -197,7 +206,8 @@ def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False)
         for w in top.warnings:
             console.print(f"[yellow]#1 warning[/] {escape(f'[{w.code}]')} {escape(w.message)}")
         if top.price_source:
-            when = f"as of {top.price_as_of}" if top.price_as_of else "undated (its source names no day)"
+            when = (f"as of {top.price_as_of}{_age(top.price_as_of)}" if top.price_as_of
+                    else "undated (its source names no day)")
             console.print(f"[dim]price: ${top.price_per_hour_usd:,.4g}/h {when}; {escape(top.price_source)}[/]")
         if top.interruption_source:
             console.print(f"[dim]spot figures: {escape(top.interruption_source)}[/]")

@@ -109,7 +109,8 @@ def why_text(s: Shape, c: StrategyChoice, *, nodes: int, price: float, cost: flo
         total = price * nodes
         parts.append(f"{usd_text(cost)} total at {usd_text(total)}/h" + (f" for {nodes} machines" if nodes > 1 else "")
                      + percentile_cost_text(s.plan, cost_usd=cost, budget_scale=s.budget_scale))
-    parts.append(f"{c.strategies_considered} strategies fit this machine shape; the fastest kept")
+    parts.append("1 strategy fits this machine shape" if c.strategies_considered == 1 else
+                 f"{c.strategies_considered} strategies fit this machine shape; the fastest kept")
     if job.objective is Objective.COST:
         parts.append("ranked by cost")
     return "; ".join(parts)
