@@ -138,3 +138,13 @@ def test_an_unexpected_error_is_500_without_internals(make_app: Callable[..., Fl
     client = make_app(CATALOG_LOADER=broken_loader).test_client()
     body = _problem(client.get("/v1/catalog"), 500)
     assert "secret" not in json.dumps(body) and body["request_id"]
+
+
+def test_a_sequence_too_long_to_size_names_the_sequence_not_an_internal_total(embedded_client: FlaskClient) -> None:
+    spec = {"model": {"preset": "llama3-8b"},
+            "training": {"batch_size": 1, "sequence_length": 4_194_304, "precision": "bf16-mixed"}}
+    body = _problem(_post_raw(embedded_client, "/v1/estimate", json.dumps(spec)), 422)
+    assert "training.sequence_length" in body["errors"] and "model.stats" not in json.dumps(body)
+    assert "4,194,304 tokens" in body["errors"]["training.sequence_length"][0]
+    spec["training"]["sequence_length"] = 131_072  # long, but sized: an answer, not an error
+    assert _post_raw(embedded_client, "/v1/estimate", json.dumps(spec)).status_code == 200

@@ -60,6 +60,13 @@ def check_model(model: ModelStats) -> None:
 
 def _check_model(model: ModelStats) -> bool:
     """Check the model; return True (for the memo) or raise SpecError."""
+    per_token = ("neurons", "multiply_adds")  # what grows with the tokens of a sample
+    if model.sequence_length and model.layers and any(
+            isinstance(getattr(model, name), int) and getattr(model, name) > MAX_COUNT for name in per_token):
+        # A model built from layers at a sequence length the user chose: that length is the field to change
+        raise SpecError("training.sequence_length", (
+            f"{model.sequence_length:,} tokens make {model.multiply_adds:.3g} multiply-adds and {model.neurons:.3g} "
+            f"values per sample, beyond the {MAX_COUNT:.0e} the sizing takes; use a shorter sequence"))
     for name in ("neurons", "parameters", "multiply_adds", "frozen_parameters"):
         _int_in(getattr(model, name), f"model.stats.{name}", low=0, high=MAX_COUNT)
     if model.neurons == 0 and model.parameters == 0:
