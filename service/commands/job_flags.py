@@ -32,6 +32,7 @@ _FIELDS: dict[str, tuple[str | None, str]] = {
     "precision": ("training", "precision"),
     "optimizer": ("training", "optimizer"),
     "optimizer_impl": ("training", "optimizer_implementation"),
+    "loss": ("training", "loss"),
     "framework": ("training", "framework"),
     "checkpoint_every": ("training", "checkpoint_every_hours"),
     "samples": ("dataset", "samples"),
@@ -64,6 +65,10 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
                         "default; fused, torch's fused=True (the HF Trainer's default on torch 2.8 and later), apex "
                         "or DeepSpeed FusedAdam; per_tensor, a Python loop over tensors")
     g.add_argument("--framework", choices=("pytorch", "tensorflow", "jax", "cntk"))
+    g.add_argument("--loss", choices=("cross_entropy", "mse", "none", "fused_linear_cross_entropy"),
+                   help="the loss over the model's output (training.loss); fused_linear_cross_entropy: the output "
+                        "projection and the loss as one chunked kernel that never holds the logits (Liger Kernel, "
+                        "HF Trainer use_liger_kernel=True)")
     start = g.add_mutually_exclusive_group()
     start.add_argument("--from-scratch", dest="from_pretrained", action="store_const", const=False,
                        help="pre-training: the model starts from random weights, so adapters are no option "

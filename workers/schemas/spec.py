@@ -207,8 +207,12 @@ class TrainingSchema(_Strict):
     profile = fields.Nested(ProfileSchema)
     measured_memory = fields.Nested(MeasuredMemorySchema)
     parallelism = fields.Nested(ParallelismSchema)
-    loss = fields.String(load_default="cross_entropy", validate=validate.OneOf(("cross_entropy", "mse", "none")),
-                         metadata={"description": "The loss over the model's output; none: the model computes it."})
+    loss = fields.String(load_default="cross_entropy",
+                         validate=validate.OneOf(("cross_entropy", "mse", "none", "fused_linear_cross_entropy")),
+                         metadata={"description": "The loss over the model's output; none: the model computes it; "
+                                                  "fused_linear_cross_entropy: the output projection and the "
+                                                  "cross-entropy as one chunked kernel that never holds the logits "
+                                                  "(Liger Kernel; Hugging Face Trainer use_liger_kernel=True)."})
     attention = fields.String(load_default="auto", validate=validate.OneOf(("auto", "efficient", "flash", "math")),
                               metadata={"description": "The attention kernel; auto: efficient on Ampere and "
                                                        "later in fp32/bf16, math otherwise."})

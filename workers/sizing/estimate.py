@@ -28,6 +28,7 @@ from workers.sizing.checks import check_job
 from workers.sizing.errors import UnknownNameError
 from workers.sizing.image_input import image_preprocess_warning
 from workers.sizing.layers.attention import Attention
+from workers.sizing.loss_advice import fused_loss_warning
 from workers.sizing.machine import (
     loader_batch_bytes,
     loader_host_bytes,
@@ -256,6 +257,9 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
     in_fp32 = _fp32_large_model(job, memory_bytes=memory.total_bytes, gpu_count=gpu_count)
     if in_fp32 is not None:
         warnings.append(("", in_fp32))
+    fused_loss = fused_loss_warning(job, memory_bytes=memory.total_bytes, gpu_count=gpu_count)
+    if fused_loss is not None:
+        warnings.append(("", fused_loss))
     update = optimizer_step_warning(job, memory_bytes=memory.total_bytes, phase=phase, gpu_count=gpu_count)
     if update is not None:
         warnings.append(("", update))

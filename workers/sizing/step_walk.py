@@ -55,7 +55,7 @@ from workers.sizing.step_trace import Trace, optimizer_step_events, persistent_t
 CAST_KINDS = frozenset({LayerKind.CONV, LayerKind.DENSE, LayerKind.RECURRENT})
 # Rows that end a layer list with the loss (layers/loss.py appends cross_entropy or mse; the LM presets
 # end in their log_softmax "loss" row): the model's output in the loop is the row before them.
-LOSS_TYPES = frozenset({"log_softmax", "softmax", "cross_entropy", "mse"})
+LOSS_TYPES = frozenset({"log_softmax", "softmax", "cross_entropy", "mse", "fused_linear_cross_entropy"})
 LOSS_ROWS_KEEPING_THE_OUTPUT = frozenset({"cross_entropy", "mse"})
 LOSS_VALUE_BYTES = 4  # the loss rows' values: fp32 in every precision (autocast's fp32 list)
 

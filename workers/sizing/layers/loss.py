@@ -11,6 +11,16 @@ N the output's values:
   log-probabilities itself (LogSoftmax then NLLLoss) only the targets.
 - `mse`: the output and the float targets: 2 N values.
 - `none`: the model computes its own loss inside the graph; nothing is added.
+- `fused_linear_cross_entropy`: the output projection and the cross-entropy run as one chunked kernel
+  that never holds the logits (Liger Kernel's LigerFusedLinearCrossEntropyLoss, which the Hugging Face
+  Trainer's `use_liger_kernel=True` puts in place of a decoder's head; linkedin/Liger-Kernel
+  src/liger_kernel/ops/fused_linear_cross_entropy.py@00eba634, read 2026-12-06). Its forward walks the
+  tokens in chunks of next_power_of_2(ceil(BT / ceil(V / H))): each chunk's logits (about BT x H values,
+  up to twice that) become their own gradient in place, which is multiplied into the input's gradient
+  (`grad_input`, BT x H, kept until backward) and the weight's; backward only scales them. So the
+  projection and its loss become one row (`fused_row`): the projection's weights and multiply-adds (the
+  time is the same three matrix products), kept `grad_input` (one input-sized tensor) and the targets,
+  and as its transient output the chunk's logits (counted at twice BT x H: the power-of-two rounding).
 
 In backward the loss's gradients (of log-softmax's output, then of the logits) are each another N
 values: at the peak of a language model's step, about four output-sized tensors in all. The
@@ -27,6 +37,7 @@ import math
 from dataclasses import replace
 from enum import StrEnum
 
+from workers.sizing.errors import SpecError
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 
@@ -40,6 +51,11 @@ class Loss(StrEnum):
     CROSS_ENTROPY = "cross_entropy"
     MSE = "mse"
     NONE = "none"
+    FUSED_LINEAR_CROSS_ENTROPY = "fused_linear_cross_entropy"
+
+
+FUSED_TYPE = "fused_linear_cross_entropy"
+FUSED_CHUNK_INPUTS = 2  # a chunk's logits, in input-sized tensors: Liger's BT x H budget, up to 2x by rounding
 
 
 def _targets(shape: tuple[int, ...]) -> int:
@@ -96,5 +112,42 @@ def with_loss(model: ModelStats, loss: Loss) -> ModelStats:
 
 
 def _with_loss(model: ModelStats, loss: Loss) -> ModelStats:
+    if loss is Loss.FUSED_LINEAR_CROSS_ENTROPY:
+        return _fused(model)
     row = loss_row(model.layers[-1], loss)
     return model if row is None else replace(model, layers=(*model.layers, row))
+
+
+def _fused(model: ModelStats) -> ModelStats:
+    """Return the model with its output projection and loss as one fused row (module docstring)."""
+    layers = model.layers
+    end = len(layers)
+    if end > 1 and layers[-1].name == LOSS_ROW and layers[-1].type.lower() in ("log_softmax", "logsoftmax"):
+        end -= 1  # a language-model preset's own log-softmax row: the fused kernel computes it
+    head = layers[end - 1]
+    if head.kind is not LayerKind.DENSE or end < 2:
+        raise SpecError("training.loss", f"fused_linear_cross_entropy fuses the model's output projection into "
+                                         f"its loss; the model ends in {head.type!r} ({head.name}), not a dense layer")
+    hidden = _size(layers[end - 2])  # the projection's input: the final norm's output
+    tokens = math.prod(head.output_shape[:-1]) if len(head.output_shape) > 1 else 1
+    row = replace(
+        head, name=f"{LOSS_ROW}.{FUSED_TYPE}", type=FUSED_TYPE, output_shape=(FUSED_CHUNK_INPUTS * hidden,),
+        neurons=FUSED_CHUNK_INPUTS * hidden, saved_values=hidden,
+        saved_mask_bytes=TARGET_ID_BYTES * tokens, traffic_values=FUSED_CHUNK_INPUTS * hidden + hidden,
+    )
+    return replace(model, layers=(*layers[:end - 1], row))
+
+
+def _size(row: LayerStats) -> int:
+    return math.prod(row.output_shape) if row.output_shape else row.neurons
+
+
+def as_fused(model: ModelStats) -> ModelStats | None:
+    """Return the model with its appended cross-entropy row swapped for the fused row, None where it cannot be."""
+    layers = model.layers
+    if not layers or layers[-1].type != Loss.CROSS_ENTROPY.value or not layers[-1].name.startswith(LOSS_ROW):
+        return None
+    try:
+        return _fused(replace(model, layers=layers[:-1]))
+    except SpecError:
+        return None

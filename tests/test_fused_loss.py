@@ -1,0 +1,94 @@
+"""The fused linear cross-entropy (training.loss: fused_linear_cross_entropy): the walk against our measured steps,
+the rows it builds, and the `fused-loss` advice where a language model's logits set much of the peak."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from marshmallow import ValidationError
+
+from catalog.gpus import gpus_by_slug
+from workers.schemas.specs import load_job
+from workers.sizing.estimate import estimate_requirements
+from workers.sizing.layers.loss import FUSED_TYPE, Loss, with_loss
+from workers.sizing.presets.registry import preset_stats
+
+RECORDS = Path(__file__).resolve().parent.parent / "workers" / "accuracy" / "data" / "fused_loss_steps.json"
+
+
+def test_the_walk_matches_the_measured_steps_with_and_without_the_fused_loss() -> None:
+    from validation.measure.fused_loss import predicted
+
+    rows = json.loads(RECORDS.read_text())["rows"]
+    assert len(rows) == 8
+    errors = []
+    for r in rows:
+        size, phase = predicted(fused=r["loss"] == FUSED_TYPE, precision=r["precision"], optimizer=r["optimizer"])
+        error = (size - r["measured_peak_bytes"]) / r["measured_peak_bytes"]
+        errors.append(error)
+        print(f"{r['optimizer']} {r['precision']} {r['loss']}: {error:+.1%} "
+              f"({phase}; measured {r['measured_peak_phase']})")
+        assert abs(error) < 0.10
+        assert (phase == "optimizer_step") == (r["measured_peak_phase"] == "update")
+    saved = {(r["optimizer"], r["precision"]): 0 for r in rows}
+    for r in rows:  # the fused loss's saving, measured: what the advice promises must be real
+        saved[(r["optimizer"], r["precision"])] += r["measured_peak_bytes"] * (-1 if r["loss"] == FUSED_TYPE else 1)
+    assert all(v > 100 * 2**20 for v in saved.values())
+
+
+def test_the_head_and_its_loss_become_one_row_with_the_heads_weights_and_work() -> None:
+    plain = with_loss(preset_stats("llama3-8b", sequence_length=1024), Loss.CROSS_ENTROPY)
+    fused = with_loss(preset_stats("llama3-8b", sequence_length=1024), Loss.FUSED_LINEAR_CROSS_ENTROPY)
+    head = next(row for row in plain.layers if row.name == "output")
+    row = fused.layers[-1]
+    assert row.type == FUSED_TYPE and len(fused.layers) == len(plain.layers) - 2  # head, log-softmax, loss -> one
+    assert (row.parameters, row.multiply_adds) == (head.parameters, head.multiply_adds)
+    assert row.saved_values == 1024 * 4096 and row.saved_mask_bytes == 8 * 1024  # grad_input; int64 targets
+    assert sum(r.multiply_adds for r in fused.layers) == sum(r.multiply_adds for r in plain.layers)
+
+
+def test_a_model_that_does_not_end_in_a_projection_is_refused_naming_the_loss() -> None:
+    spec = {"model": {"input_shape": [16], "layers": [{"type": "dense", "out_features": 8}, {"type": "relu"}]},
+            "training": {"batch_size": 4, "loss": "fused_linear_cross_entropy"}}
+    with pytest.raises(ValidationError) as caught:
+        load_job(spec)
+    [reason] = caught.value.messages["training.loss"]  # type: ignore[call-overload,index]
+    assert "'relu'" in reason and "not a dense layer" in reason
+
+
+def _warning(spec: dict[str, Any], *, gpu_count: int = 1) -> str | None:
+    job = load_job(spec)[1]
+    gpus = gpus_by_slug()
+    req = estimate_requirements(job, gpus=[gpus["b200"]], gpu_count=gpu_count, known_gpus=gpus)
+    found = [w.message for w in req.warnings if w.code == "fused-loss"]
+    return found[0] if found else None
+
+
+def test_long_context_advice_names_the_fused_loss_with_both_figures_and_only_where_it_matters() -> None:
+    long = {"model": {"preset": "llama3-8b"},
+            "training": {"batch_size": 1, "sequence_length": 131_072, "precision": "bf16-mixed",
+                         "parallelism": {"data_parallel": "zero3", "checkpointing": "full"}}}
+    message = _warning(long, gpu_count=8)
+    assert message is not None and "training.loss: fused_linear_cross_entropy" in message
+    given, fused = (float(part.split(" GiB")[0].rsplit(" ", 1)[-1]) for part in message.split("per GPU")[:2])
+    assert fused < given / 2  # 128k tokens x 128,256 logits dominate: the fused loss needs under half
+    long["training"]["loss"] = "fused_linear_cross_entropy"
+    assert _warning(long, gpu_count=8) is None  # already fused: nothing to say
+    resnet = {"model": {"preset": "resnet50"}, "training": {"batch_size": 64}}
+    assert _warning(resnet) is None  # 1,000 logits a sample: the loss is not where the memory is
+
+
+def test_the_cli_takes_the_loss_as_a_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    from service.cli import main
+
+    figures = {}
+    for loss in ("cross_entropy", "fused_linear_cross_entropy"):
+        code = main(["estimate", "llama3-8b", "--batch", "1", "--seq", "8192", "--precision", "bf16-mixed",
+                     "--optimizer", "sgd", "--loss", loss, "--gpu", "h100-sxm", "--json"])
+        assert code == 0
+        figures[loss] = json.loads(capsys.readouterr().out)["gpu_memory_bytes"]
+    # 8,192 tokens x 128,256 logits: the plain loss's fp32 values and gradients are gigabytes the fused one never holds
+    assert figures["cross_entropy"] - figures["fused_linear_cross_entropy"] > 8 * 2**30

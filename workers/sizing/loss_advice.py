@@ -1,0 +1,47 @@
+"""Advice on the loss: where a language model's logits set much of the peak, what a fused loss would need.
+
+A decoder's cross-entropy over a large vocabulary holds the logits, their fp32 log-softmax and, in
+backward, two more logit-sized gradients (layers/loss.py): for Llama 3 (128,256 tokens in its vocabulary)
+at 8,192 tokens that is about 15 GB a sample, at 131,072 tokens over 200 GB. A fused linear cross-entropy
+(Liger Kernel; the Hugging Face Trainer's `use_liger_kernel=True`) never holds them. Where the job as given
+uses the plain loss and the fused one would need FUSED_LOSS_SAVING less at the peak, the answer says so,
+with both figures: the spec field is the user's to set, since it is their code that decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from workers.sizing.advice import _gb
+from workers.sizing.layers.loss import Loss, as_fused
+from workers.sizing.memory import step_peak
+from workers.sizing.requirements import CodedWarning
+from workers.sizing.spec import JobSpec
+from workers.sizing.strategies.named import estimate_named, named_layout
+
+# The share of the peak the fused loss must save before the answer names it. [ours: a tenth, the share
+# that changes which cards hold a job]
+FUSED_LOSS_SAVING = 0.10
+
+
+def fused_loss_warning(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> CodedWarning | None:
+    """Return `fused-loss` where the fused linear cross-entropy would need FUSED_LOSS_SAVING less memory."""
+    if job.training.loss is not Loss.CROSS_ENTROPY or memory_bytes <= 0:
+        return None
+    fused_model = as_fused(job.model)
+    if fused_model is None:
+        return None
+    fused = replace(job, model=fused_model, training=replace(job.training, loss=Loss.FUSED_LINEAR_CROSS_ENTROPY))
+    layout = named_layout(fused, gpu_count=gpu_count)
+    fused_bytes = (estimate_named(fused, layout, gpu=None).memory.total_bytes if layout is not None
+                   else step_peak(fused_model, fused.training, gpu=None, gpu_count=gpu_count).breakdown.total_bytes)
+    if fused_bytes > memory_bytes * (1.0 - FUSED_LOSS_SAVING):
+        return None
+    classes = job.model.layers[-1].neurons
+    return CodedWarning("fused-loss", (
+        f"The loss holds the model's logits ({classes:,} values a sample) in fp32 with their gradients: "
+        f"{_gb(memory_bytes)} per GPU as given. A fused linear cross-entropy, which computes the output "
+        f"projection and the loss chunk by chunk and never holds the logits (Liger Kernel's "
+        f"LigerFusedLinearCrossEntropyLoss; Hugging Face Trainer use_liger_kernel=True), needs "
+        f"{_gb(fused_bytes)} per GPU at the same speed. If the run uses it, say training.loss: "
+        f"fused_linear_cross_entropy."))
