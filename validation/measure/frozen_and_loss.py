@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from validation.measure.measure import measure
-from validation.measure.step import Mark, autocast, make_optimizer
+from validation.measure.step import Mark, autocast, backward_and_update, make_optimizer
 
 H, S, B, L, V, R = 256, 128, 4, 2, 1000, 8
 
@@ -88,11 +88,7 @@ class Trainer:
             self.out = self.net(self.ids)
             logits = self.out.flatten(0, 1)
             loss = F.cross_entropy(logits.float() if self.upcast else logits, self.ids.flatten())
-        with mark("backward"):
-            loss.backward()
-        with mark("update"):
-            for optimizer in self.optimizers:
-                optimizer.step()
+        backward_and_update(loss, mark, self.optimizers)
 
     def held(self) -> list[torch.Tensor]:
         return [self.ids]

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from validation.measure.measure import measure
-from validation.measure.step import Mark, autocast, make_optimizer
+from validation.measure.step import Mark, autocast, backward_and_update, make_optimizer
 
 H, HEADS, S, B, L, V = 256, 4, 256, 2, 2, 32_000
 
@@ -122,11 +122,7 @@ class Trainer:
             else:  # Hugging Face's ForCausalLMLoss: logits.float(), then cross-entropy
                 self.out = self.net.head(h)
                 loss = F.cross_entropy(self.out.float(), self.ids.flatten())
-        with mark("backward"):
-            loss.backward()
-        with mark("update"):
-            for optimizer in self.optimizers:
-                optimizer.step()
+        backward_and_update(loss, mark, self.optimizers)
 
     def held(self) -> list[torch.Tensor]:
         return [self.ids]

@@ -46,6 +46,15 @@ def autocast(precision: str) -> contextlib.AbstractContextManager[Any]:
     return contextlib.nullcontext()
 
 
+def backward_and_update(loss: torch.Tensor, mark: Mark, optimizers: list[torch.optim.Optimizer]) -> None:
+    """Run a step's backward and its optimizers' update, each marked as its phase."""
+    with mark("backward"):
+        loss.backward()
+    with mark("update"):
+        for optimizer in optimizers:
+            optimizer.step()
+
+
 class Trainer(Protocol):
     """A network with its batch, loss and optimizers, that runs one step."""
 
