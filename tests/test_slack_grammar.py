@@ -254,3 +254,10 @@ def test_a_gpu_named_in_a_recommendation_keeps_the_ranking_to_it() -> None:
     assert command.kind == "recommend" and command.gpus == ()
     assert command.spec["constraints"]["gpus"] == ["v100-16gb", "v100-32gb", "t4"]
     assert "gpus" not in parse("resnet50 batch 64").spec.get("constraints", {})
+
+
+def test_liger_asks_for_the_fused_linear_cross_entropy() -> None:
+    command = parse_command("llama3-8b liger seq=131072 bf16 batch=1", presets=(*PRESETS, "llama3-8b"), gpus=GPUS)
+    assert command.spec["training"]["loss"] == "fused_linear_cross_entropy"
+    assert "loss" not in parse("bert-base batch=32").spec["training"]
+    assert JobSpecSchema().load(command.spec)["training"]["loss"] == "fused_linear_cross_entropy"

@@ -128,13 +128,16 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "lora": ("adapter", "lora"), "qlora": ("adapter", "qlora"),
     "cost": ("objective", "cost"), "time": ("objective", "time"), "balanced": ("objective", "balanced"),
     "carbon": ("objective", "carbon"),
+    # the output projection and its loss as one chunked kernel (training.loss: fused_linear_cross_entropy)
+    "liger": ("loss", "fused_linear_cross_entropy"),
     **{name: ("optimizer", name) for name in _OPTIMIZERS},
     **{name: ("framework", name) for name in _FRAMEWORKS},
 }
 _COLLECTING = {"providers", "pricing"}
 _FLAG_FIELDS = {"precision": ("training", "precision"), "recompute": ("training", "recompute"),
                 "optimizer": ("training", "optimizer"), "framework": ("training", "framework"),
-                "objective": ("", "objective"), "pretrain/finetune": ("training", "from_pretrained")}
+                "objective": ("", "objective"), "pretrain/finetune": ("training", "from_pretrained"),
+                "loss": ("training", "loss")}
 _GROUP_KEYS = {"precision": "precision", "optimizer": "optimizer", "framework": "framework"}
 
 
@@ -155,6 +158,7 @@ FIELD_WORDS: dict[str, str] = {
     "constraints.providers": "aws/gcp/onprem", "constraints.pricing": "spot/ondemand",
     "objective": "cost/time/balanced/carbon", "training.parallelism.adapter": "lora/qlora",
     "training.parallelism.adapter.kind": "lora/qlora",
+    "training.loss": "liger",
 }
 
 
