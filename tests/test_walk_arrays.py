@@ -39,7 +39,10 @@ def _models() -> list[ModelStats]:
                       else {"type": kind, "p": 0.1} if kind == "dropout" else {"type": kind})
     custom = compute_model_stats(layers, input_shape=[128], sequence_length=None)
     models += [with_loss(custom, Loss.CROSS_ENTROPY), with_loss(custom, Loss.MSE),
-               with_loss(preset_stats("resnet50"), Loss.CROSS_ENTROPY)]
+               with_loss(preset_stats("resnet50"), Loss.CROSS_ENTROPY),
+               # the fused linear cross-entropy's one row: a tied head (GPT-2) and an untied one (Llama 3)
+               with_loss(preset_stats("gpt2"), Loss.FUSED_LINEAR_CROSS_ENTROPY),
+               with_loss(preset_stats("llama3-8b", sequence_length=512), Loss.FUSED_LINEAR_CROSS_ENTROPY)]
     return models
 
 
