@@ -329,8 +329,8 @@ class OptionSchema(Schema):
                        "empty where dataset.location is absent."})
     price_source = fields.String(metadata={
         "description": "Where price_per_hour_usd comes from: the catalog offer's source (a catalog file at a "
-                       "commit, a provider's price API, or, for the team's own cards, the power and purchase "
-                       "assumptions)."})
+                       "commit, a provider's price API), or for the team's own cards \"power only: ...\" with "
+                       "the board power's source."})
     price_as_of = fields.String(allow_none=True, metadata={
         "description": "The ISO date the price source says the price was true; null where the source carries "
                        "no date (SkyPilot's catalog rows name a commit, not a day)."})

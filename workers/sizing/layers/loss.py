@@ -18,7 +18,7 @@ N the output's values:
   tokens in chunks of next_power_of_2(ceil(BT / ceil(V / H))): each chunk's logits (about BT x H values,
   up to twice that) become their own gradient in place, which is multiplied into the input's gradient
   (`grad_input`, BT x H, kept until backward) and the weight's; backward only scales them. So the
-  projection and its loss become one row (`fused_row`): the projection's weights and multiply-adds (the
+  projection and its loss become one row (`_fused`): the projection's weights and multiply-adds (the
   time is the same three matrix products), kept `grad_input` (one input-sized tensor) and the targets,
   and as its transient output the chunk's logits (counted at twice BT x H: the power-of-two rounding).
 
