@@ -130,10 +130,12 @@ def _fused(model: ModelStats) -> ModelStats:
                                          f"its loss; the model ends in {head.type!r} ({head.name}), not a dense layer")
     hidden = _size(layers[end - 2])  # the projection's input: the final norm's output
     tokens = math.prod(head.output_shape[:-1]) if len(head.output_shape) > 1 else 1
+    # The logits still pass through memory chunk by chunk: the projection writes them, the loss kernel reads them
+    # and writes their gradient in place (two passes beyond the projection's own traffic)
     row = replace(
         head, name=f"{LOSS_ROW}.{FUSED_TYPE}", type=FUSED_TYPE, output_shape=(FUSED_CHUNK_INPUTS * hidden,),
         neurons=FUSED_CHUNK_INPUTS * hidden, saved_values=hidden,
-        saved_mask_bytes=TARGET_ID_BYTES * tokens, traffic_values=FUSED_CHUNK_INPUTS * hidden + hidden,
+        saved_mask_bytes=TARGET_ID_BYTES * tokens, traffic_values=head.traffic_values + 2 * _size(head),
     )
     return replace(model, layers=(*layers[:end - 1], row))
 
