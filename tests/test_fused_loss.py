@@ -92,3 +92,22 @@ def test_the_cli_takes_the_loss_as_a_flag(capsys: pytest.CaptureFixture[str]) ->
         figures[loss] = json.loads(capsys.readouterr().out)["gpu_memory_bytes"]
     # 8,192 tokens x 128,256 logits: the plain loss's fp32 values and gradients are gigabytes the fused one never holds
     assert figures["cross_entropy"] - figures["fused_linear_cross_entropy"] > 8 * 2**30
+
+
+def test_when_nothing_fits_the_answer_says_which_option_the_fused_loss_opens() -> None:
+    from catalog.loader import load_catalog
+    from workers.ranking.recommend import recommend
+
+    spec = {"model": {"preset": "llama3-8b"},
+            "training": {"batch_size": 1, "sequence_length": 131_072, "precision": "bf16-mixed",
+                         "from_pretrained": True},
+            "dataset": {"samples": 1000}, "limit": 3}
+    catalog = load_catalog()
+    plain = recommend(load_job(spec)[1], catalog)
+    assert not plain.options
+    [opens] = [w.message for w in plain.requirements.warnings if w.code == "fused-loss-opens"]
+    spec["training"]["loss"] = "fused_linear_cross_entropy"
+    fused = recommend(load_job(spec)[1], catalog)
+    assert fused.options and not any(w.code == "fused-loss-opens" for w in fused.requirements.warnings)
+    top = fused.options[0]
+    assert f"the first is {top.instance_type} ({top.provider} {top.region}" in opens  # the same first option

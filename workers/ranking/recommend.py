@@ -20,7 +20,7 @@ from catalog.types import Catalog, GpuSpec
 from workers.ranking.plan_options import plan_with_options
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption, Recommendation
-from workers.ranking.relax import constraints_warning, gpus_warning
+from workers.ranking.relax import constraints_warning, fused_loss_opens_warning, gpus_warning
 from workers.ranking.run_words import gib_text
 from workers.ranking.scope import check_data_location, gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
@@ -214,7 +214,8 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
                                    profile_gpu=profile_gpu(wider, {g.slug: g for g in catalog.gpus}), only=only)
 
         limited = (max_gpus_warning(job, rec, rank) or constraints_warning(job, rec, lambda j: rank(j, None))
-                   or gpus_warning(job, rec, lambda j: rank(j, None)))
+                   or gpus_warning(job, rec, lambda j: rank(j, None))
+                   or fused_loss_opens_warning(job, rec, lambda j: rank(j, None)))
         premium = time_premium_warning(job, rec) or speed_for_little_warning(job, rec)
         extra = (*(w for w in (limited, premium) if w is not None), *extra)
         rec = arm_alternative(rec)

@@ -17,6 +17,7 @@ from dataclasses import replace
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.run_words import deadline_text, hours_text, usd_text
 from workers.ranking.wider import MAX_GPUS_LIMIT, WIDER_FACTOR
+from workers.sizing.layers.loss import Loss, as_fused
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import Constraints, JobSpec, Objective
 
@@ -132,3 +133,39 @@ def gpus_warning(job: JobSpec, rec: Recommendation,
         f"No machine with {', '.join(c.gpus)} meets the job within its other constraints; without "
         f"constraints.gpus the top option is {_option_text(top)}: add {top.gpu} to constraints.gpus, or leave "
         "it out to consider every GPU."))
+
+
+def fused_loss_job(job: JobSpec) -> JobSpec | None:
+    """Return the job with its plain cross-entropy as a fused linear cross-entropy, None where it cannot be."""
+    if job.training.loss is not Loss.CROSS_ENTROPY:
+        return None
+    model = as_fused(job.model)
+    timed = as_fused(job.timed_model) if job.timed_model is not None else None
+    if model is None or (job.timed_model is not None and timed is None):
+        return None
+    return replace(job, model=model, timed_model=timed,
+                   training=replace(job.training, loss=Loss.FUSED_LINEAR_CROSS_ENTROPY))
+
+
+def fused_loss_opens_warning(job: JobSpec, rec: Recommendation,
+                             rank: Callable[[JobSpec], Recommendation]) -> CodedWarning | None:
+    """Return `fused-loss-opens` when nothing fits with the plain loss and the fused one opens options.
+
+    A language model's logits can be what no machine holds (Llama 3 8B at 131,072 tokens: 17 billion
+    values a sample, in fp32 with their gradients); the fused linear cross-entropy never holds them
+    (layers/loss.py). `rank` ranks a job as the recommendation did, without this check.
+    """
+    if rec.options:
+        return None
+    fused = fused_loss_job(job)
+    if fused is None:
+        return None
+    found = rank(replace(fused, limit=1))
+    if not found.options:
+        return None
+    return CodedWarning("fused-loss-opens", (
+        f"Nothing fits with the plain cross-entropy, which holds the model's logits in fp32 with their gradients. "
+        f"A fused linear cross-entropy, which never holds them (Liger Kernel's LigerFusedLinearCrossEntropyLoss; "
+        f"Hugging Face Trainer use_liger_kernel=True), opens options; the first is {_option_text(found.options[0])}. "
+        f"If the run uses it, say training.loss: fused_linear_cross_entropy (CLI --loss "
+        f"fused_linear_cross_entropy, Slack liger)."))
