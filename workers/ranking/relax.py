@@ -17,7 +17,7 @@ from dataclasses import replace
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.run_words import deadline_text, hours_text, usd_text
 from workers.ranking.wider import MAX_GPUS_LIMIT, WIDER_FACTOR
-from workers.sizing.layers.loss import Loss, as_fused
+from workers.sizing.loss_advice import fused_loss_job
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import Constraints, JobSpec, Objective
 
@@ -133,18 +133,6 @@ def gpus_warning(job: JobSpec, rec: Recommendation,
         f"No machine with {', '.join(c.gpus)} meets the job within its other constraints; without "
         f"constraints.gpus the top option is {_option_text(top)}: add {top.gpu} to constraints.gpus, or leave "
         "it out to consider every GPU."))
-
-
-def fused_loss_job(job: JobSpec) -> JobSpec | None:
-    """Return the job with its plain cross-entropy as a fused linear cross-entropy, None where it cannot be."""
-    if job.training.loss is not Loss.CROSS_ENTROPY:
-        return None
-    model = as_fused(job.model)
-    timed = as_fused(job.timed_model) if job.timed_model is not None else None
-    if model is None or (job.timed_model is not None and timed is None):
-        return None
-    return replace(job, model=model, timed_model=timed,
-                   training=replace(job.training, loss=Loss.FUSED_LINEAR_CROSS_ENTROPY))
 
 
 def fused_loss_opens_warning(job: JobSpec, rec: Recommendation,

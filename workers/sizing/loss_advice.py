@@ -24,17 +24,26 @@ from workers.sizing.strategies.named import estimate_named, named_layout
 FUSED_LOSS_SAVING = 0.10
 
 
+def fused_loss_job(job: JobSpec) -> JobSpec | None:
+    """Return the job with its plain cross-entropy as a fused linear cross-entropy, None where it cannot be."""
+    if job.training.loss is not Loss.CROSS_ENTROPY:
+        return None
+    model = as_fused(job.model)
+    timed = as_fused(job.timed_model) if job.timed_model is not None else None
+    if model is None or (job.timed_model is not None and timed is None):
+        return None
+    return replace(job, model=model, timed_model=timed,
+                   training=replace(job.training, loss=Loss.FUSED_LINEAR_CROSS_ENTROPY))
+
+
 def fused_loss_warning(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> CodedWarning | None:
     """Return `fused-loss` where the fused linear cross-entropy would need FUSED_LOSS_SAVING less memory."""
-    if job.training.loss is not Loss.CROSS_ENTROPY or memory_bytes <= 0:
+    fused = fused_loss_job(job) if memory_bytes > 0 else None
+    if fused is None:
         return None
-    fused_model = as_fused(job.model)
-    if fused_model is None:
-        return None
-    fused = replace(job, model=fused_model, training=replace(job.training, loss=Loss.FUSED_LINEAR_CROSS_ENTROPY))
     layout = named_layout(fused, gpu_count=gpu_count)
     fused_bytes = (estimate_named(fused, layout, gpu=None).memory.total_bytes if layout is not None
-                   else step_peak(fused_model, fused.training, gpu=None, gpu_count=gpu_count).breakdown.total_bytes)
+                   else step_peak(fused.model, fused.training, gpu=None, gpu_count=gpu_count).breakdown.total_bytes)
     if fused_bytes > memory_bytes * (1.0 - FUSED_LOSS_SAVING):
         return None
     classes = job.model.layers[-1].neurons
