@@ -25,6 +25,8 @@ from workers.accuracy.accuracy import (
     summarise,
 )
 from workers.accuracy.jobs import record_job, record_model
+from workers.accuracy.sharded import sharded_run, sharded_samples_per_s
+from workers.accuracy.strategies import compare_strategies, sharded_memory_records
 from workers.sizing.overheads import CUDA_CONTEXT_BYTES
 from workers.sizing.step_walk import Shards, walk_step
 from workers.sizing.throughput import effective_precision
@@ -124,6 +126,30 @@ def test_fully_sharded_runs_split_the_model_state_over_the_gpus() -> None:
         assert eight.activations == one.activations
         assert eight.parameters == pytest.approx(one.parameters / 8, abs=len(job.model.layers) + 1)
         assert eight.optimizer_state == pytest.approx(one.optimizer_state / 8, abs=2)
+
+
+def test_sharded_runs_are_compared_on_the_strategy_path_with_the_checkpointing_they_ran() -> None:
+    """torchtitan's op-level selective checkpointing keeps far more than full checkpointing; the plain
+    table's memory row is the strategy table's, and its throughput is the strategy core's."""
+    record = _record("titan-llama8b-h100-fsdp8")
+    case = record_job(record)
+    assert case.checkpointing == "selective_ops"
+    gpu = GPUS["h100-sxm"]
+    selective = predicted_memory(case, gpu).activations_bytes
+    full = predicted_memory(replace(case, checkpointing="full"), gpu).activations_bytes
+    assert selective > 1.5 * full  # the logits (about 12 GiB) are kept either way
+    plain_row = next(r for r in compare_record(record, GPUS) if r.metric == "memory")
+    strategy_row = next(r for r in compare_strategies(sharded_memory_records([record]), GPUS) if r.metric == "memory")
+    assert plain_row.predicted == strategy_row.predicted
+    run = sharded_run(case)
+    assert run is not None
+    throughput = next(r for r in compare_record(record, GPUS) if r.metric == "throughput")
+    assert throughput.predicted == sharded_samples_per_s(run, gpu)
+    assert "ZeRO-3 over 8 GPUs" in throughput.note
+    # a record that says nothing: recompute means full checkpointing, none without it
+    assert record_job({**record, "checkpointing": None}).checkpointing == "full"
+    assert record_job({**record, "checkpointing": None, "recompute": False}).checkpointing == "none"
+    assert sharded_run(replace(case, gpu_count=1)) is None
 
 
 def test_models_rebuilt_from_record_stats_match_the_records() -> None:

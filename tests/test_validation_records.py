@@ -108,6 +108,15 @@ def test_missing_source_is_reported(records: list[dict[str, Any]]) -> None:
     assert any("missing fields" in p and "source" in p for p in checker.check_record(bad))
 
 
+@pytest.mark.parametrize(("recompute", "value"), [(True, "attention_only"), (True, "none"), (False, "selective_ops")])
+def test_a_checkpointing_that_is_unknown_or_contradicts_recompute_is_reported(
+        records: list[dict[str, Any]], recompute: bool, value: str) -> None:
+    good = copy.deepcopy(next(r for r in records if r.get("checkpointing") == "selective_ops"))
+    assert checker.check_record(good) == []
+    bad = {**good, "recompute": recompute, "checkpointing": value}
+    assert any(".checkpointing:" in p for p in checker.check_record(bad))
+
+
 def test_duplicate_ids_are_reported(records: list[dict[str, Any]]) -> None:
     assert any("duplicate id" in p for p in checker.check_records([records[0], copy.deepcopy(records[0])]))
 

@@ -14,7 +14,7 @@ RECORDS_PATH = Path(__file__).resolve().parent.parent / "workers" / "accuracy" /
 # format plus a `strategy` object, and `measured.fits` for "ran" / "out of memory" rows.
 STRATEGIES_PATH = RECORDS_PATH.with_name("strategies.json")
 DATA_PARALLEL = frozenset({"plain", "zero1", "zero2", "zero3", "hybrid_shard", "parameter_server"})
-CHECKPOINTING = frozenset({"none", "selective", "full"})
+CHECKPOINTING = frozenset({"none", "selective", "selective_ops", "full"})  # strategies/types.py Checkpointing
 ADAPTERS = frozenset({"lora", "qlora"})
 LORA_TARGETS = frozenset({"q", "k", "v", "o", "mlp"})
 
@@ -147,6 +147,11 @@ def _check_scalars(rid: str, rec: dict[str, Any]) -> list[str]:
     attention = rec.get("attention", "auto")
     if attention not in ATTENTIONS:
         problems.append(f"{rid}.attention: {attention!r} not in {sorted(ATTENTIONS)}")
+    checkpointing = rec.get("checkpointing")  # what was recomputed, where `recompute` alone would mislead
+    agrees = rec["recompute"] == (checkpointing != "none")
+    if checkpointing is not None and (checkpointing not in CHECKPOINTING or not agrees):
+        problems.append(f"{rid}.checkpointing: {checkpointing!r} must be one of {sorted(CHECKPOINTING)} and agree "
+                        "with recompute (none without it)")
     clipping = rec.get("gradient_clipping", "none")
     if clipping not in GRADIENT_CLIPPINGS:
         problems.append(f"{rid}.gradient_clipping: {clipping!r} not in {sorted(GRADIENT_CLIPPINGS)}")

@@ -10,7 +10,8 @@ the sizing core, and yields one row per figure it measured:
   - `max_memory_reserved`: the caching allocator's pool, so the prediction minus the CUDA context
     (workspaces and slack live in the pool);
   - `max_memory_allocated`: live tensors only, so the prediction minus the whole framework reserve.
-  FSDP runs (FULLY_SHARDED_PREFIXES) split parameters, gradients and optimizer state n ways.
+  FSDP runs (FULLY_SHARDED_PREFIXES) are predicted as the product sizes a ZeRO-3 / FSDP layout,
+  with the checkpointing the run used (sharded.py); their throughput too.
 - `max_batch`: "the largest batch that fit", scored as fit/no-fit agreement on the physical card:
   the prediction must fit at the measured batch and not at the next one (batch 1 must not fit when
   the record says 0). The row also carries the largest batch the prediction fits, and its error.
@@ -34,7 +35,8 @@ from typing import Any
 
 from catalog.types import GpuSpec
 from workers.accuracy.jobs import MeasuredJob, record_job
-from workers.sizing.memory import estimate_memory, sharded_memory
+from workers.accuracy.sharded import sharded_memory_breakdown, sharded_run, sharded_samples_per_s
+from workers.sizing.memory import estimate_memory
 from workers.sizing.overheads import CUDA_CONTEXT_BYTES
 from workers.sizing.requirements import MemoryBreakdown
 from workers.sizing.timing import estimate_iteration_ms
@@ -106,9 +108,10 @@ def predicted_memory(case: MeasuredJob, gpu: GpuSpec, *, batch_size: int | None 
     """Return the per-GPU memory the core predicts for the run (FSDP runs split the model state)."""
     job = case.job
     training = job.training if batch_size is None else replace(job.training, batch_size=batch_size)
-    if not case.fully_sharded or case.gpu_count == 1:
+    run = sharded_run(case)
+    if run is None:
         return estimate_memory(job.model, training, gpu=gpu, gpu_count=case.gpu_count)
-    return sharded_memory(job.model, training, gpu=gpu, gpu_count=case.gpu_count, shard_parameters=True)
+    return sharded_memory_breakdown(run, gpu, batch_size=training.batch_size)
 
 
 def compared_memory_bytes(memory: MemoryBreakdown, *, kind: str, gpu: GpuSpec) -> int:
@@ -170,10 +173,16 @@ def compare_record(record: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> li
                          note=f"predicted largest batch {best}, measured {wanted}"))
     samples_per_s = measured_samples_per_s(record)
     if samples_per_s is not None:
-        time = estimate_iteration_ms(case.job.model, training, gpu, gpu_count=case.gpu_count)
-        predicted_rate = training.batch_size * case.gpu_count * 1000.0 / time.total_ms
+        run = sharded_run(case)
+        if run is None:
+            time = estimate_iteration_ms(case.job.model, training, gpu, gpu_count=case.gpu_count)
+            predicted_rate = training.batch_size * case.gpu_count * 1000.0 / time.total_ms
+            how = f"{time.total_ms:.1f} ms/iteration, bound by {time.bottleneck}"
+        else:
+            predicted_rate = sharded_samples_per_s(run, gpu)
+            how = f"ZeRO-3 over {case.gpu_count} GPUs, checkpointing {case.checkpointing}"
         rows.append(_row(record, "throughput", "samples/s", predicted_rate, samples_per_s,
-                         note=f"{time.total_ms:.1f} ms/iteration, bound by {time.bottleneck}; {case.model_note}"))
+                         note=f"{how}; {case.model_note}"))
         runs = fits_card(case, gpu, training.batch_size)
         rows.append(_row(record, "runs", "fits", float(runs), 1.0, agrees=runs,
                          note="the run's batch fits the card as predicted" if runs

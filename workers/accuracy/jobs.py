@@ -87,6 +87,9 @@ class MeasuredJob:
     gpu_count: int
     fully_sharded: bool  # FSDP FULL_SHARD: parameters, gradients and optimizer state split n ways
     model_note: str  # how the model was built from the record
+    # what the run recomputed, as the strategies name it: the record's `checkpointing` where it says
+    # (torchtitan's op-level "selective" is `selective_ops`), else `full` for recompute, `none` without
+    checkpointing: str = "none"
 
 
 def _decoder_layers(record: Mapping[str, Any], style: Mapping[str, Any]) -> list[Layer]:
@@ -252,4 +255,13 @@ def record_job(record: Mapping[str, Any]) -> MeasuredJob:
         job=JobSpec(model=model, training=training), gpu=str(record["gpu"]),
         gpu_count=int(record.get("gpu_count") or 1),
         fully_sharded=str(record["id"]).startswith(FULLY_SHARDED_PREFIXES), model_note=note,
+        checkpointing=record_checkpointing(record),
     )
+
+
+def record_checkpointing(record: Mapping[str, Any]) -> str:
+    """Return what the record's run recomputed, as a strategies Checkpointing value."""
+    stated = record.get("checkpointing")
+    if stated:
+        return str(stated)
+    return "full" if record.get("recompute") else "none"

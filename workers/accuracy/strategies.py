@@ -26,7 +26,8 @@ from typing import Any
 
 from catalog.types import GpuSpec
 from workers.accuracy.accuracy import compared_memory_bytes, percentile, relative_error
-from workers.accuracy.jobs import FLASH_ATTENTION_PREFIXES, record_job, without_attention_matrix
+from workers.accuracy.jobs import FLASH_ATTENTION_PREFIXES, record_checkpointing, record_job, without_attention_matrix
+from workers.accuracy.sharded import SHARDED_GPUS_PER_NODE, network_gbit_per_s
 from workers.sizing.efficiency import NVLINK_EFFICIENCY
 from workers.sizing.layers.attention import Attention
 from workers.sizing.memory import fits
@@ -41,9 +42,6 @@ STRATEGIES_PATH = Path(__file__).resolve().parent / "data" / "strategies.json"
 # Runs whose attention keeps no s x s matrix: LitGPT (torch SDPA), llm-foundry (flash/triton),
 # torchtitan (SDPA). The QLoRA paper's 2023 Hugging Face run used eager attention.
 EAGER_ATTENTION_PREFIXES = ("qlora-paper-",)
-# A network the record does not state: the instance rows of its machines (p4d 400 Gbit/s for A100,
-# p5 3200 Gbit/s for H100; catalog/data/instances) as the closest public figure.
-DEFAULT_NETWORK_GBIT_PER_S = {"a100-40gb": 400.0, "a100-80gb": 400.0, "h100-sxm": 3200.0}
 
 
 @dataclass(frozen=True)
@@ -93,8 +91,8 @@ def sharded_memory_records(measurements: Sequence[Mapping[str, Any]]) -> list[di
     found: list[dict[str, Any]] = []
     for rec in measurements:
         if str(rec["id"]).startswith("titan-") and "peak_memory_bytes" in rec["measured"]:
-            found.append({**rec, "strategy": {"data_parallel": "zero3", "gpus_per_node": 8,
-                                              "checkpointing": "selective_ops" if rec["recompute"] else "none",
+            found.append({**rec, "strategy": {"data_parallel": "zero3", "gpus_per_node": SHARDED_GPUS_PER_NODE,
+                                              "checkpointing": record_checkpointing(rec),
                                               "network_gbit_per_s": 3200.0}})
     return found
 
@@ -178,7 +176,7 @@ def compare_strategy_record(record: Mapping[str, Any], gpus: Mapping[str, GpuSpe
                                 bool(measured["fits"]) else 1.0, agrees=predicted_fit == bool(measured["fits"]),
                                 split=split))
     if "throughput_samples_per_s" in measured:
-        network = record["strategy"].get("network_gbit_per_s") or DEFAULT_NETWORK_GBIT_PER_S.get(gpu.slug, 100.0)
+        network = network_gbit_per_s(gpu, record["strategy"].get("network_gbit_per_s"))
         links = node_links(nvlink_gb_per_s=gpu.nvlink_gb_per_s, pcie_gen=gpu.pcie_gen, network_gbit_per_s=network,
                            nvlink_efficiency=NVLINK_EFFICIENCY)
         time = layout_time(job, layout, gpu, links=links, batch_size=batch,
