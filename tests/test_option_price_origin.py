@@ -71,7 +71,8 @@ def test_the_teams_own_cards_are_priced_at_their_power_and_say_so(catalog: Catal
     one = next(o for o in options if o["gpu_count"] == 1)
     assert one["price_source"].startswith("power only: 1 x 350 W board power at $0.25/kWh")
     assert one["price_per_hour_usd"] == pytest.approx(0.350 * 0.25)
-    assert one["price_as_of"] == "2020-09"  # the board power's figure: the card's launch
+    # the electricity rate is the user's: the price has no market date; the card's launch stays in the source
+    assert one["price_as_of"] is None and "(card launched 2020-09)" in one["price_source"]
 
 
 def test_the_cli_prints_the_first_options_price_source_and_date(capsys: pytest.CaptureFixture[str]) -> None:
@@ -85,6 +86,9 @@ def test_the_cli_prints_the_first_options_price_source_and_date(capsys: pytest.C
     code = main(["recommend", str(EXAMPLES / "bert-finetune.json"), "--provider", "aws", "--limit", "3"])
     out = capsys.readouterr().out
     assert code == 0 and "/h undated (its source names no day); SkyPilot catalog" in " ".join(out.split())
+    code = main(["recommend", str(EXAMPLES / "bert-finetune.json"), "--provider", "onprem", "--owned", "1xrtx-3090"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0 and "/h at your electricity rate (no market date); power only: 1 x 350 W" in out
 
 
 def test_an_options_line_counts_its_strategies_in_words(catalog: Catalog) -> None:

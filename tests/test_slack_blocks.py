@@ -222,9 +222,13 @@ def test_an_option_on_several_machines_shows_all_its_gpus_and_its_whole_price() 
 def test_each_option_says_the_day_its_price_was_true_or_that_its_source_names_none() -> None:
     dated = option(1, price_source="pricing.yml (generated Thu Jul 30 2026)", price_as_of="2026-07-30")
     undated = option(2, price_source="SkyPilot catalog skypilot-org/skypilot-catalog@abc")
-    msg = render_recommendation(result((dated, undated)), title="bert")
+    owned = option(3, provider="onprem", instance_type="onprem-1x-rtx-3090", pricing="owned",
+                   price_source="power only: 1 x 350 W board power at $0.15/kWh (...)")
+    msg = render_recommendation(result((dated, undated, owned)), title="bert")
     assert_valid_message(msg)
     prices = {b["text"]["text"].split("*")[1]: b["fields"][1]["text"] for b in msg["blocks"]
               if b["type"] == "section" and b.get("fields")}
     assert prices["1. aws p3.1xlarge"] == f"*Price per hour*\n{fmt_usd(0.92)}, as of 2026-07-30"
     assert prices["2. aws p3.2xlarge"] == f"*Price per hour*\n{fmt_usd(1.84)}, undated"
+    # the team's own cards: power at its electricity rate, which has no market date (nor "undated" to fix)
+    assert prices["3. onprem onprem-1x-rtx-3090"].endswith(", power at your electricity rate")

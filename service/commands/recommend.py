@@ -207,6 +207,7 @@ def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False)
             console.print(f"[yellow]#1 warning[/] {escape(f'[{w.code}]')} {escape(w.message)}")
         if top.price_source:
             when = (f"as of {top.price_as_of}{_age(top.price_as_of)}" if top.price_as_of
+                    else "at your electricity rate (no market date)" if top.pricing == "owned"
                     else "undated (its source names no day)")
             console.print(f"[dim]price: ${top.price_per_hour_usd:,.4g}/h {when}; {escape(top.price_source)}[/]")
         if top.interruption_source:

@@ -115,7 +115,8 @@
       cell(tr, o.training_hours > 0 ? usd(o.training_cost_usd) : "n/a", true);
       // the hourly price with the day its source says it was true; the source itself on hover
       cell(tr, "$" + (o.nodes > 1 ? o.nodes * o.price_per_hour_usd : o.price_per_hour_usd).toFixed(2) + "/h, "
-               + (o.price_as_of ? "as of " + o.price_as_of : "undated"), true);
+               + (o.price_as_of ? "as of " + o.price_as_of
+                  : o.pricing === "owned" ? "power at your rate" : "undated"), true);
       tr.lastChild.title = o.price_source || "";
       cell(tr, fixed(o.energy_kwh, 1), true);
       cell(tr, fixed(o.co2e_kg, 1), true);

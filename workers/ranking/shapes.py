@@ -270,11 +270,14 @@ def onprem_machine(job: JobSpec, *, requirements: Requirements, index: CatalogIn
     rate = job.constraints.onprem.electricity_usd_per_kwh
     price = owned_power_per_hour_usd(power_watts=watts, gpu_count=gpu_count, electricity_usd_per_kwh=rate)
     name = onprem_instance_type(gpu, gpu_count)
-    # The price is power alone: the cards' board power at the job's electricity price; the date is the figure's
+    # The price is power alone: the cards' board power at the job's electricity rate, which is the user's (or
+    # the default's) and carries no market date, so the price has none (as_of None); the card's figure keeps its
+    # own date in the source (launched YYYY-MM), never as the date of this price
+    launched = f" (card launched {as_of})" if as_of else ""
     offer = Offer(provider=Provider.ONPREM, instance_type=name, region=ONPREM_REGION, pricing=Pricing.OWNED,
-                  price_per_hour_usd=price, as_of=as_of or None,
+                  price_per_hour_usd=price, as_of=None,
                   source=f"power only: {gpu_count} x {watts:g} W board power at ${rate:g}/kWh "
-                         f"(constraints.onprem.electricity_usd_per_kwh); board power: {source or 'unknown'}")
+                         f"(constraints.onprem.electricity_usd_per_kwh); board power: {source or 'unknown'}{launched}")
     # The team's host is taken to have the memory and disk the job needs; its CPU is unknown.
     return Machine(provider=Provider.ONPREM, instance_type=name, gpu=gpu, gpu_count=gpu_count,
                    vcpus=0, storage_bytes=requirements.storage_max_bytes,

@@ -333,7 +333,8 @@ class OptionSchema(Schema):
                        "the board power's source."})
     price_as_of = fields.String(allow_none=True, metadata={
         "description": "The ISO date the price source says the price was true; null where the source carries "
-                       "no date (SkyPilot's catalog rows name a commit, not a day)."})
+                       "no date (SkyPilot's catalog rows name a commit, not a day) and for the team's own cards "
+                       "(power at the user's electricity rate, which has no market date)."})
 
 
 class RejectedSchema(Schema):

@@ -170,6 +170,8 @@ def _price_date(option: Mapping[str, Any]) -> str:
     # field (no price_source) says nothing rather than "undated".
     if option.get("price_as_of"):
         return f", as of {option['price_as_of']}"
+    if option.get("pricing") == "owned":  # power at the team's electricity rate: no market, no date
+        return ", power at your electricity rate"
     return ", undated" if option.get("price_source") else ""
 
 
