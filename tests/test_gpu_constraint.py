@@ -10,6 +10,7 @@ from flask.testing import FlaskClient
 from catalog.types import Catalog
 from tests.recommending import changed_example, recommend_spec
 from tests.service_helpers import example_spec
+from workers.ranking.run_words import hours_text, usd_text
 from workers.schemas.specs import load_job
 from workers.sizing.errors import UnknownNameError
 
@@ -48,6 +49,30 @@ def test_gpus_that_leave_no_option_name_the_gpu_that_would_do(shipped: Catalog) 
     [warning] = [w for w in rec.requirements.warnings if w.code == "gpus-exclude-all"]
     unrestricted = recommend_spec({**spec, "constraints": {"max_gpus": 1}, "limit": 1}, shipped).options[0]
     assert f"add {unrestricted.gpu} to constraints.gpus" in warning.message
+
+
+def test_a_card_no_cloud_rents_is_offered_as_one_the_team_owns(shipped: Catalog) -> None:
+    """A user who names a GTX 1080 Ti most likely has one: the warning says how to rank it as owned and what it
+    gives, the figure being the one the owned ranking then returns."""
+    spec = changed_example("bert-finetune", constraints={"gpus": ["gtx 1080 ti"]})
+    rec = recommend_spec(spec, shipped)
+    assert rec.options == ()
+    [warning] = [w for w in rec.requirements.warnings if w.code == "gpus-exclude-all"]
+    # the example's $50 budget and 12 h deadline are not why (other cards meet them): no constraints-conflict
+    assert not any(w.code == "constraints-conflict" for w in rec.requirements.warnings)
+    assert "no cloud in the catalog rents gtx-1080-ti" in warning.message
+    assert "constraints.owned_gpus (CLI --owned 1xgtx-1080-ti)" in warning.message
+    owned = recommend_spec(changed_example("bert-finetune", constraints={
+        "gpus": ["gtx 1080 ti"], "owned_gpus": [{"gpu": "gtx-1080-ti", "count": 1}]}), shipped)
+    first = owned.options[0]
+    assert first.pricing.value == "owned" and first.gpu == "gtx-1080-ti"
+    assert f"1 x gtx-1080-ti, {hours_text(first.training_hours)} for {usd_text(first.training_cost_usd)} of power" \
+        in warning.message
+    # a rented card named alone gets no such words
+    rented = recommend_spec({"model": {"preset": "llama-7b"}, "training": {"batch_size": 1, "precision": "bf16-mixed"},
+                             "dataset": {"samples": 1000}, "constraints": {"gpus": ["t4"], "max_gpus": 1}}, shipped)
+    [plain] = [w for w in rented.requirements.warnings if w.code == "gpus-exclude-all"]
+    assert "owned_gpus" not in plain.message
 
 
 def test_the_purchase_question_prices_only_the_named_cards(shipped: Catalog) -> None:

@@ -22,7 +22,7 @@ from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.relax import constraints_warning, fused_loss_opens_warning, gpus_warning
 from workers.ranking.run_words import gib_text
-from workers.ranking.scope import check_data_location, gpu_counts_in_scope
+from workers.ranking.scope import allowed_gpus, check_data_location, gpu_counts_in_scope
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.ranking.strategy_words import DATA_PARALLEL_NAMES, strategy_text
 from workers.ranking.wider import arm_alternative, max_gpus_warning, speed_for_little_warning, time_premium_warning
@@ -214,7 +214,7 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
                                    profile_gpu=profile_gpu(wider, {g.slug: g for g in catalog.gpus}), only=only)
 
         limited = (max_gpus_warning(job, rec, rank) or constraints_warning(job, rec, lambda j: rank(j, None))
-                   or gpus_warning(job, rec, lambda j: rank(j, None))
+                   or gpus_warning(job, rec, lambda j: rank(j, None), unrented=lambda: unrented_gpus(job, catalog))
                    or fused_loss_opens_warning(job, rec, lambda j: rank(j, None)))
         premium = time_premium_warning(job, rec) or speed_for_little_warning(job, rec)
         extra = (*(w for w in (limited, premium) if w is not None), *extra)
@@ -225,6 +225,13 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
     used = {(o.gpu, o.gpu_count) for o in rec.options}
     rows = tuple(row for row in rec.requirements.per_gpu if (row.gpu, row.gpu_count) in used)
     return replace(rec, requirements=replace(rec.requirements, per_gpu=rows))
+
+
+def unrented_gpus(job: JobSpec, catalog: Catalog) -> tuple[str, ...]:
+    """Return the GPUs constraints.gpus names that no cloud in the catalog rents and the team does not own."""
+    rented = {instance.gpu for instance in catalog.instances}
+    owned = {o.gpu for o in job.constraints.owned_gpus}
+    return tuple(sorted(allowed_gpus(job.constraints, catalog) - rented - owned))
 
 
 def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brief: bool = False) -> Recommendation:

@@ -19,7 +19,7 @@ from workers.ranking.run_words import deadline_text, hours_text, usd_text
 from workers.ranking.wider import MAX_GPUS_LIMIT, WIDER_FACTOR
 from workers.sizing.loss_advice import fused_loss_job
 from workers.sizing.requirements import CodedWarning
-from workers.sizing.spec import Constraints, JobSpec, Objective
+from workers.sizing.spec import Constraints, JobSpec, Objective, OwnedGpus
 
 
 def _judged_hours(o: RankedOption) -> float:
@@ -70,6 +70,11 @@ def constraints_warning(job: JobSpec, rec: Recommendation,
         found = rank(replace(job, constraints=constraints, objective=objective, limit=1))
         return found.options[0] if found.options else None
 
+    anything = first(replace(c, budget_usd=None, deadline_hours=None, max_co2e_kg=None), Objective.TIME)
+    if anything is None:
+        # nothing runs the job even without limits, so they are not why: the rejections (memory, host) or the
+        # GPUs named (gpus-exclude-all) say it
+        return None
     ways: list[str] = []
     if c.budget_usd is not None:
         cheapest = first(replace(c, budget_usd=None), Objective.COST)
@@ -108,19 +113,18 @@ def constraints_warning(job: JobSpec, rec: Recommendation,
                         f"{cleanest.energy.co2e_kg:.3g} kg CO2e: raise constraints.max_co2e_kg to "
                         f"{_round_up(cleanest.energy.co2e_kg):g}")
     if not ways:
-        anything = first(replace(c, budget_usd=None, deadline_hours=None, max_co2e_kg=None), Objective.TIME)
-        if anything is None:
-            return None  # nothing runs the job even without limits: the rejections (memory, host) say why
         ways.append(f"only dropping every limit opens an option; the fastest is {_option_text(anything)}")
     return CodedWarning("constraints-conflict",
                         f"No option meets {_limits_text(c)} together; " + "; ".join(ways) + ".")
 
 
-def gpus_warning(job: JobSpec, rec: Recommendation,
-                 rank: Callable[[JobSpec], Recommendation]) -> CodedWarning | None:
+def gpus_warning(job: JobSpec, rec: Recommendation, rank: Callable[[JobSpec], Recommendation], *,
+                 unrented: Callable[[], tuple[str, ...]] = tuple) -> CodedWarning | None:
     """Return `gpus-exclude-all` when constraints.gpus leaves no option and another GPU would do.
 
-    `rank` ranks a job as the recommendation did, without this check.
+    `rank` ranks a job as the recommendation did, without this check. `unrented` gives the named GPUs no
+    cloud in the catalog rents (a GTX 1080 Ti, a Titan): a user naming one most likely has it, so the
+    warning says how to rank it as owned, and what one such card gives at its power cost.
     """
     c = job.constraints
     if rec.options or not c.gpus:
@@ -130,9 +134,26 @@ def gpus_warning(job: JobSpec, rec: Recommendation,
         return None
     top = found.options[0]
     return CodedWarning("gpus-exclude-all", (
-        f"No machine with {', '.join(c.gpus)} meets the job within its other constraints; without "
-        f"constraints.gpus the top option is {_option_text(top)}: add {top.gpu} to constraints.gpus, or leave "
-        "it out to consider every GPU."))
+        f"No machine with {', '.join(c.gpus)} meets the job within its other constraints; "
+        f"{_owned_text(job, rank, unrented())}without constraints.gpus the top option is {_option_text(top)}: "
+        f"add {top.gpu} to constraints.gpus, or leave it out to consider every GPU."))
+
+
+def _owned_text(job: JobSpec, rank: Callable[[JobSpec], Recommendation], unrented: tuple[str, ...]) -> str:
+    """Return what owning the first GPU no cloud rents would give (one card, at its power cost), or ''."""
+    if not unrented:
+        return ""
+    slug = unrented[0]
+    c = job.constraints
+    owned = rank(replace(job, constraints=replace(c, owned_gpus=(*c.owned_gpus, OwnedGpus(slug, 1))), limit=1))
+    names = ", ".join(unrented)
+    text = (f"no cloud in the catalog rents {names}. If the team has one, say so in constraints.owned_gpus "
+            f"(CLI --owned 1x{slug}) and it is ranked at its power cost")
+    first = next((o for o in owned.options if o.pricing.value == "owned"), None)
+    if first is None:
+        return f"{text}, though one card does not hold or run the job within the constraints; "
+    return f"{text}: {first.gpu_count} x {slug}, {hours_text(_judged_hours(first))} for " \
+           f"{usd_text(_judged_cost(first))} of power. Otherwise, "
 
 
 def fused_loss_opens_warning(job: JobSpec, rec: Recommendation,
