@@ -6,6 +6,7 @@ import dataclasses
 import json
 from typing import Any
 
+import pytest
 from slack_sdk.models.blocks import Block
 
 from catalog.types import Catalog
@@ -116,9 +117,10 @@ def test_when_nothing_fits_the_out_of_memory_plan_and_the_reasons_are_shown() ->
     assert "g4dn.xlarge: needs 12.0 GiB" in blocks
 
 
-def test_when_the_limits_rule_every_option_out_what_to_relax_comes_with_nothing_fits() -> None:
-    relax = CodedWarning("constraints-conflict", "No option meets the $5.00 budget and the 2 h deadline together; "
-                                                 "raise constraints.budget_usd to 13.38.")
+@pytest.mark.parametrize("code", ["constraints-conflict", "gpus-exclude-all", "fused-loss-opens"])
+def test_when_the_limits_rule_every_option_out_what_to_relax_comes_with_nothing_fits(code: str) -> None:
+    relax = CodedWarning(code, "No option meets the $5.00 budget and the 2 h deadline together; "
+                               "raise constraints.budget_usd to 13.38.")
     msg = render_recommendation(result((), warnings=(relax, CodedWarning("short-run", "the run is short"))),
                                 title="resnet50")
     assert_valid_message(msg)

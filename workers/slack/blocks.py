@@ -36,8 +36,9 @@ MAX_FIELD_CHARS = 2000
 MAX_HEADER_CHARS = 150
 TOP_OPTIONS = 5
 MAX_REJECTED_LINES = 8
+# Recommendation warnings that say what to change when no option is left (ranking/relax.py).
+NOTHING_FITS_ANSWERS = ("constraints-conflict", "gpus-exclude-all", "fused-loss-opens")
 Message = dict[str, Any]
-
 
 def escape_text(text: str) -> str:
     """Escape &, < and > as Slack asks (docs.slack.dev/messaging/formatting-message-text, "Escaping text").
@@ -205,8 +206,9 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
             blocks.append(_context(f"…and {len(options) - top} more options"))
     else:
         fallback = f"{title}: nothing fits within the constraints"
-        # Where the limits the user set rule every option out, what to relax is the answer: said first.
-        relax = [w for w in requirements.get("warnings") or () if w.get("code") == "constraints-conflict"]
+        # Where the limits, the GPUs named or the loss the user set rule every option out, what to change is the
+        # answer: said first.
+        relax = [w for w in requirements.get("warnings") or () if w.get("code") in NOTHING_FITS_ANSWERS]
         blocks.append(_section(":no_entry: *Nothing fits* within the constraints."
                                + "".join(f"\n{escape_text(str(w.get('message', '')))}" for w in relax)))
         plan = result.get("plan") or requirements.get("mitigations") or []
@@ -217,7 +219,7 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
         if rejected:
             blocks.append(_bullets(rejected, title="Why not", most=MAX_REJECTED_LINES))
     shown = [w for w in requirements.get("warnings") or ()
-             if options or w.get("code") != "constraints-conflict"]
+             if options or w.get("code") not in NOTHING_FITS_ANSWERS]
     if shown:
         blocks.append(_bullets(_warning_lines(shown), title="Warnings"))
     catalog = result.get("catalog") or {}
