@@ -197,6 +197,19 @@ def test_a_signed_command_is_acked_in_time_and_the_ranked_answer_arrives_at_resp
     assert "best is" in answer["text"]
 
 
+def test_a_card_said_as_ours_is_ranked_as_owned_at_its_power_cost(app: Flask, slack: ResponseUrl) -> None:
+    """"on my 1080 ti": no cloud rents one, so it is the team's own card: ranked first at its power cost."""
+    url = slack.new_url()
+    response = signed_post(app.test_client(), command_form("bert on my 1080 ti, 100k samples, seq 128", url))
+    assert response.status_code == 200
+    assert "Your own cards: 1 x gtx-1080-ti, ranked at their power cost" in response.json["text"]
+    answer = slack.answer(url)
+    assert_valid_message(answer)
+    first = next(b for b in answer["blocks"] if b["type"] == "section" and b.get("fields"))
+    assert first["text"]["text"].startswith("*1. onprem onprem-1x-gtx-1080-ti")
+    assert first["fields"][1]["text"].endswith(", power at your electricity rate")
+
+
 def test_fit_posts_whether_the_job_fits_and_the_time_per_iteration(app: Flask, slack: ResponseUrl) -> None:
     url = slack.new_url()
     response = signed_post(app.test_client(), command_form("fit resnet50 v100-16gb batch=64", url))

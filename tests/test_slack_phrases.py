@@ -103,9 +103,36 @@ def test_billions_of_tokens_are_the_data_set_made_samples_by_the_sequence_length
     assert "samples=9,765,625 (10,000,000,000 tokens / seq 1,024)" in command.defaults_used
     assert parse("gpt2 seq 2048 tokens").spec["training"]["sequence_length"] == 2048  # no count: a setting
     assert parse("gpt2 2048 tokens").spec["training"]["sequence_length"] == 2048  # a sequence length
+    # without a sequence length, a language model's tokens are made samples by its context (the length it is
+    # sized at), said back; a model without one is asked for seq=
+    told = parse("gpt2 on 10B tokens")
+    assert told.spec["dataset"]["samples"] == 9_765_625 and "sequence_length" not in told.spec["training"]
+    assert "samples=9,765,625 (10,000,000,000 tokens / seq 1,024, the model's context)" in told.defaults_used
     with pytest.raises(CommandError) as caught:
-        parse("gpt2 on 10B tokens")
+        parse("resnet50 on 10B tokens")
     assert any("add seq=" in p for p in caught.value.problems)
+
+
+@pytest.mark.parametrize(("text", "owned"), [
+    ("bert on my t4", [{"gpu": "t4", "count": 1}]),
+    ("bert on our 4 t4s", [{"gpu": "t4", "count": 4}]),
+    ("bert on our 2x v100", [{"gpu": "v100-16gb", "count": 2}]),
+    ("bert on our 8xh100", [{"gpu": "h100-sxm", "count": 8}]),
+])
+def test_a_gpu_said_as_mine_or_ours_is_owned(text: str, owned: list[dict[str, Any]]) -> None:
+    command = parse(text)
+    assert command.spec["constraints"] == {"owned_gpus": owned}
+    JobSpecSchema().load(command.spec)  # the spec's own field, as the CLI's --owned writes it
+
+
+def test_a_family_said_as_ours_stays_a_gpu_to_rank_on_and_single_is_one_gpu() -> None:
+    family = parse_command("bert on our a100", presets=PRESET_WORDS, gpus=("a100-40gb", "a100-80gb", "t4"))
+    assert family.spec["constraints"] == {"gpus": ["a100-40gb", "a100-80gb"]}
+    assert parse("bert on a single t4").spec["constraints"] == {"max_gpus": 1, "gpus": ["t4"]}
+    assert parse("bert on a single gpu").spec["constraints"] == {"max_gpus": 1}
+    with pytest.raises(CommandError) as caught:
+        parse("bert owned=4")
+    assert any("owned=4xrtx-3090" in p for p in caught.value.problems)
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -123,6 +123,9 @@ def _ack_text(command: Command, title: str) -> str:
         lines.append(f"Assumed {', '.join(command.defaults_used)} (say otherwise to change it).")
     if only := command.spec.get("constraints", {}).get("gpus"):
         lines.append(f"Only machines with {', '.join(only)}.")
+    if owned := command.spec.get("constraints", {}).get("owned_gpus"):
+        cards = ", ".join(f"{o['count']} x {o['gpu']}" for o in owned)
+        lines.append(f"Your own cards: {cards}, ranked at their power cost beside the clouds' machines.")
     if not command.spec.get("dataset", {}).get("samples"):
         lines.append("Tip: add `samples=` (e.g. samples=1.28M) to get training hours and cost.")
     return "\n".join(lines)

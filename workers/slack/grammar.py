@@ -82,6 +82,13 @@ def _comma_list(text: str) -> list[str]:
     return [r for r in text.split(",") if r]
 
 
+def _owned(text: str) -> list[dict[str, Any]]:
+    count, _, slug = text.partition("x")  # "4xrtx-3090", as phrases write "our 4 3090s"
+    if not (count.isdigit() and int(count) > 0 and slug):
+        raise ValueError("say the cards as NxGPU, e.g. owned=4xrtx-3090")
+    return [{"gpu": slug, "count": int(count)}]
+
+
 _PRECISIONS = {"fp32": "fp32", "fp16": "fp16-mixed", "bf16": "bf16-mixed", "fp8": "fp8-mixed",
                "fp16-mixed": "fp16-mixed", "bf16-mixed": "bf16-mixed", "fp8-mixed": "fp8-mixed"}
 _OPTIMIZERS = {name: name for name in ("sgd", "momentum", "adam", "adamw")}
@@ -104,6 +111,7 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "deadline": ("constraints", "deadline_hours", parse_duration_hours),
     "gpus": ("constraints", "max_gpus", _count),
     "region": ("constraints", "regions", _comma_list),
+    "owned": ("constraints", "owned_gpus", _owned),  # cards the team has: "on my 1080 ti", owned=4xrtx-3090
     "top": ("", "limit", _count),
     "rank": ("adapter", "rank", _count),  # with lora or qlora (training.parallelism.adapter)
     "targets": ("adapter", "targets", _comma_list),  # projections among q, k, v, o, mlp, e.g. targets=q,k,v,o
@@ -159,6 +167,7 @@ FIELD_WORDS: dict[str, str] = {
     "objective": "cost/time/balanced/carbon", "training.parallelism.adapter": "lora/qlora",
     "training.parallelism.adapter.kind": "lora/qlora",
     "training.loss": "liger",
+    "constraints.owned_gpus": "owned= (my/our GPU)",
 }
 
 
@@ -188,6 +197,7 @@ class _Builder:
         self.named_gpus: list[str] = []
         self.problems: list[str] = []
         self.adapter: dict[str, Any] = {}  # training.parallelism.adapter, from lora/qlora, rank=, targets=
+        self.tokens = 0  # the run's tokens said without a sequence length: made samples by the model's context
 
     def once(self, name: str, word: str) -> bool:
         if name in self.seen:
@@ -226,9 +236,8 @@ class _Builder:
             self.problems.append(f"{word}: {exc}")
 
     def bare(self, word: str) -> None:
-        if word == TOKENS_NEED_SEQ:
-            self.problems.append("a count of training tokens (e.g. 10B tokens) is made samples by the tokens per "
-                                 "sample: add seq= (e.g. seq=2048), or say samples=")
+        if word.startswith(f"{TOKENS_NEED_SEQ}:"):
+            self.tokens = int(word.partition(":")[2])
             return
         if word in FLAGS:
             group, value = FLAGS[word]
@@ -283,7 +292,8 @@ class _Builder:
 
 EXAMPLES = {"batch": "64", "epochs": "90", "data": "150GB", "samples": "1.28M", "budget": "$500", "co2": "50",
              "deadline": "2d", "seq": "512", "lr": "0.1", "gpus": "4", "precision": "bf16",
-             "optimizer": "adamw", "region": "us-east-1", "top": "5", "rank": "16", "targets": "q,k,v,o"}
+             "optimizer": "adamw", "region": "us-east-1", "top": "5", "rank": "16", "targets": "q,k,v,o",
+             "owned": "4xrtx-3090"}
 
 
 def _preset_context(preset: object) -> int | None:
@@ -294,6 +304,18 @@ def _preset_context(preset: object) -> int | None:
         return find_preset(preset).sequence_length
     except SpecError:
         return None
+
+
+def _tokens_by_context(builder: _Builder, spec: dict[str, Any], preset: object) -> tuple[str, ...]:
+    """Set the samples the run's tokens make at the preset's context; a problem where it has none."""
+    context = _preset_context(preset)
+    if context is None:
+        builder.problems.append("a count of training tokens (e.g. 10B tokens) is made samples by the tokens per "
+                                "sample: add seq= (e.g. seq=2048), or say samples=")
+        return ()
+    samples = -(-builder.tokens // context)
+    spec.setdefault("dataset", {})["samples"] = samples
+    return (f"samples={samples:,} ({builder.tokens:,} tokens / seq {context:,}, the model's context)",)
 
 
 def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str]) -> Command:
@@ -323,6 +345,8 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
     if shape is not None:
         spec["model"]["input_shape"] = shape  # "resnet18 cifar10": 32 x 32 images, not the preset's 224
         assumed = (*assumed, f"input {'x'.join(map(str, shape))}")
+    if builder.tokens:  # "gpt2 on 10B tokens": made samples by the model's context, the sequence it is sized at
+        assumed = (*assumed, *_tokens_by_context(builder, spec, preset))
     if fit and not builder.named_gpus and not builder.problems:
         builder.problems.append(f"name a GPU to fit on, e.g. `/gpugauge fit resnet50 v100-16gb` "
                                 f"(GPUs: {', '.join(sorted(gpus))})")

@@ -14,6 +14,11 @@ never guesses: a word it does not know is left for the grammar to refuse with it
 - a preset written in two words ("llama 7b", "gpt2 medium", "bert base") is the preset; in the fit command,
   a GPU in two or three words ("gtx 1080 ti", "a100 80gb") is one word, and a count before it ("4 t4s",
   "4x a100") the GPU count;
+- "my" or "our" before a GPU ("on my 1080 ti", "our 4 3090s", "our 2x a6000") names cards the team owns
+  (constraints.owned_gpus), ranked at their power cost beside the clouds' machines; a family that is
+  several cards ("my a100") stays a GPU to rank on, for the grammar to say as any GPU named;
+- "single" ("on a single a100", "a single gpu") is one GPU at most (gpus=1);
+- "10B tokens" without a sequence length is made samples by the model's context (the grammar knows it);
 - a few public data sets by name: "imagenet" is ILSVRC-2012's 1,281,167 training images (Russakovsky et
   al. 2015), "cifar10" / "cifar100" 50,000 images of 32 x 32 (Krizhevsky 2009; an image preset is sized
   at that input), "mnist" 60,000 images (LeCun et al. 1998). A count the user gives wins.
@@ -57,7 +62,8 @@ COUNT_WORDS = {
 # "2048 tokens" is a sequence length; "10B tokens" is the data set: at or above this it is read as the run's
 # tokens, made samples by the sequence length said beside it.
 TOTAL_TOKENS_FROM = 1_000_000
-TOKENS_NEED_SEQ = "tokens-need-seq"  # the grammar says what is missing
+TOKENS_NEED_SEQ = "tokens-need-seq"  # tokens-need-seq:N: the grammar makes N tokens samples by the context
+OWNER_WORDS = frozenset({"my", "our"})
 _TIME_LEADS = {"within", "in", "by", "under"}
 _BUDGET_LEADS = {"under", "below", "max", "within", "budget"}
 SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": "fine-tune",
@@ -107,6 +113,10 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         word, nxt = said[i], said[i + 1] if i + 1 < len(said) else ""
         if "=" in word:
             out.append(word)
+        elif word in OWNER_WORDS and gpus and (owned := _owned_gpus(said, i + 1, gpus)) is not None:
+            count, slug, taken = owned
+            out.append(f"owned={count}x{slug}")  # "on my 1080 ti", "our 4 3090s"
+            i += taken
         elif nxt and (taken := _preset_words(said, i, presets)):
             out.append("-".join(said[i:i + taken]))  # "llama 7b", "gpt2 medium", "llama 2 7b"
             i += taken - 1
@@ -150,6 +160,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         elif _is_number(word) and nxt in COUNT_WORDS:
             out.append(f"{COUNT_WORDS[nxt]}={word.replace(',', '')}")
             i += 1
+        elif word == "single":  # "on a single 4090", "a single gpu": one GPU at most
+            out.append("gpus=1")
         elif word in FILLER:
             pass
         else:
@@ -186,6 +198,29 @@ def _gpu_words(said: list[str], at: int, gpus: Collection[str]) -> int:
     return _words_together(said, at, lambda words: gpu_name_matches(" ".join(words), gpus))
 
 
+def _owned_gpus(said: list[str], at: int, gpus: Collection[str]) -> tuple[int, str, int] | None:
+    """Read "[N | Nx] GPU" at said[at] ("1080 ti", "4 3090s", "2x a6000", "4xa100-80gb"): the count, the one slug
+    it names and the words taken; None where no single GPU is named ("1080 ti" is a GPU, not 1080 cards)."""
+    named = _one_gpu(said, at, gpus)
+    if named is not None:
+        return 1, named[0], named[1]
+    many = _GPU_COUNT.fullmatch(said[at]) if at < len(said) else None
+    if many is None or int(many[1]) < 1:
+        return None
+    if many[2]:
+        slugs = gpu_name_matches(many[2], gpus)
+        return (int(many[1]), slugs[0], 1) if len(slugs) == 1 else None
+    named = _one_gpu(said, at + 1, gpus)
+    return (int(many[1]), named[0], named[1] + 1) if named is not None else None
+
+
+def _one_gpu(said: list[str], at: int, gpus: Collection[str]) -> tuple[str, int] | None:
+    """Return the one slug the words at said[at] name (three, two or one of them) and the words taken."""
+    taken = _gpu_words(said, at, gpus) or (1 if at < len(said) and gpu_name_matches(said[at], gpus) else 0)
+    slugs = gpu_name_matches(" ".join(said[at:at + taken]), gpus) if taken else ()
+    return (slugs[0], taken) if len(slugs) == 1 else None
+
+
 def _count(word: str) -> int:
     try:
         return parse_count(word.lstrip("$").replace(",", ""))
@@ -199,7 +234,7 @@ def _tokens_as_samples(out: list[str], tokens: int) -> tuple[list[str], list[str
     if any(w.startswith("samples=") for w in out):
         return out, []
     if seq <= 0:
-        return [*out, TOKENS_NEED_SEQ], []
+        return [*out, f"{TOKENS_NEED_SEQ}:{tokens}"], []
     samples = -(-tokens // seq)
     return [*out, f"samples={samples}"], [f"samples={samples:,} ({tokens:,} tokens / seq {seq:,})"]
 
