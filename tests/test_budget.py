@@ -31,7 +31,14 @@ from workers.review.budget import (
     planned,
 )
 from workers.review.ownership import NEVER, NO_CLOUD_GPU, ReviewUse, add_use, buy_vs_rent
-from workers.review.sweeps import COST_TIE, GRID_MAX_PARAMETERS, NO_SMALL_GPUS, advise_sweep, compare_sweep
+from workers.review.sweeps import (
+    COST_TIE,
+    GRID_MAX_PARAMETERS,
+    NO_SMALL_GPUS,
+    TIME_TIE,
+    advise_sweep,
+    compare_sweep,
+)
 from workers.review.totals import OK, JobReview, budget_standing, overall_total, team_totals
 from workers.sizing.spec import OnPremAssumptions
 
@@ -161,6 +168,19 @@ def test_a_sweep_starts_its_machine_once_and_each_trial_keeps_its_runs_checkpoin
     assert sweep.parallel.wall_hours == pytest.approx(0.1 + 3 * 3.375)
     assert sweep.parallel.cost_usd == pytest.approx(4.0 * (0.1 + 3 * 3.375))
     assert sweep.speedup == pytest.approx(12.1 / 10.225)
+
+
+def test_of_single_gpu_machines_about_as_fast_the_cheaper_runs_the_trials_in_turn() -> None:
+    """The same H100 on spot (its restarts make each run a little longer) and on demand at 9x the price."""
+    on_demand = option("a3-highgpu-1g", hours=9.7, price=11.0, gpu="h100-sxm")
+    spot = option("a3-highgpu-1g", hours=9.8, price=1.27, gpu="h100-sxm", pricing="spot")
+    sweep = compare_sweep([on_demand, spot], [per_gpu("h100-sxm", hours=9.7)], trials=3)
+    assert sweep.sequential is not None and sweep.sequential.pricing == "spot"
+    assert sweep.sequential.cost_usd == pytest.approx(1.27 * 3 * 9.8)
+    # a machine clearly faster still wins, whatever it costs
+    faster = option("p6-b200", hours=9.8 / (1 + TIME_TIE) - 0.1, price=14.0, gpu="b200")
+    sweep = compare_sweep([on_demand, spot, faster], [per_gpu("h100-sxm", hours=9.7)], trials=3)
+    assert sweep.sequential is not None and sweep.sequential.instance_type == "p6-b200"
 
 
 def test_of_small_gpu_machines_costing_about_the_same_the_faster_is_shown() -> None:
