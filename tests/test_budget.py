@@ -98,6 +98,17 @@ def test_fastest_within_budget_skips_faster_dearer_options() -> None:
     assert pick.plan is not None and pick.plan.instance_type == "mid"  # 2 x $16; fast.dear is 2 x $30
 
 
+def test_fastest_within_budget_takes_the_cheapest_of_those_about_as_fast() -> None:
+    on_demand = option("a4-highgpu-8g", hours=0.877, price=88.0, pricing="on_demand")
+    spot = option("a4-highgpu-8g", hours=0.878, price=32.0, pricing="spot")  # its restarts: a minute longer
+    clearly_faster = option("faster", hours=0.877 / (1 + TIME_TIE) - 0.01, price=200.0)
+    pick = fastest_within_budget([plan_runs(o, runs=3, parallel=3) for o in (on_demand, spot)], budget_usd=None)
+    assert pick.plan is not None and pick.plan.pricing == "spot"
+    pick = fastest_within_budget([plan_runs(o, runs=3, parallel=3) for o in (on_demand, spot, clearly_faster)],
+                                 budget_usd=None)
+    assert pick.plan is not None and pick.plan.instance_type == "faster"
+
+
 def test_no_option_within_budget_names_the_cheapest() -> None:
     pick = fastest_within_budget(_plans(runs=2), budget_usd=5.0)
     assert pick.plan is None and pick.reason == BUDGET

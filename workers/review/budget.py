@@ -118,6 +118,11 @@ class Pick:
     closest: Plan | None = None  # with reason DEADLINE: the fastest option; BUDGET: the cheapest
 
 
+# Plans (or single-GPU machines) within this share of the fastest wall-clock are as fast: the cheapest of them
+# is taken (an H100 on spot, 9.8 h a run with its restarts, rather than the same H100 on demand at 9.7 h for
+# 9x the price) [rule of thumb: within the estimate's own error, as sweeps.COST_TIE is for cost].
+TIME_TIE = 0.05
+
 def plan_runs(option: RankedOption, *, runs: int, parallel: int) -> Plan:
     """Return the option with `runs` runs on it, `parallel` at a time."""
     at_once = max(1, min(parallel, runs))
@@ -181,14 +186,16 @@ def cheapest_within_deadline(plans: Sequence[Plan], *, deadline_hours: float | N
 
 
 def fastest_within_budget(plans: Sequence[Plan], *, budget_usd: float | None, source: str = NO_LIMIT) -> Pick:
-    """Pick the fastest plan whose runs all fit in the budget (ties: the cheaper)."""
+    """Pick the fastest plan whose runs all fit in the budget: of those within TIME_TIE of it, the cheapest."""
     if not plans:
         return Pick(None, NO_OPTION, budget_usd, source)
     ok = [p for p in plans if budget_usd is None or p.cost_usd <= budget_usd]
     if not ok:
         cheapest = min(plans, key=lambda p: (p.cost_usd, p.wall_hours, _key(p)))
         return Pick(None, BUDGET, budget_usd, source, closest=cheapest)
-    return Pick(min(ok, key=lambda p: (p.wall_hours, p.cost_usd, _key(p))), "", budget_usd, source)
+    fastest = min(p.wall_hours for p in ok)
+    about = [p for p in ok if p.wall_hours <= fastest * (1.0 + TIME_TIE)]
+    return Pick(min(about, key=lambda p: (p.cost_usd, p.wall_hours, _key(p))), "", budget_usd, source)
 
 
 def job_deadline(item: ReviewItem) -> tuple[float | None, str]:

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from workers.ranking.recommendation import RankedOption
-from workers.review.budget import Sweep, SweepKind
+from workers.review.budget import TIME_TIE, Sweep, SweepKind
 from workers.sizing.requirements import PerGpu
 
 # domain.md §7: "a grid over at most about 3 parameters (values on a log scale), random search beyond".
@@ -35,10 +35,6 @@ SEQUENTIAL, PARALLEL = "sequential", "parallel"
 # them is shown (two T4s for $2.23 in 9.3 h would otherwise beat four for $2.25 in 4.6 h). The ranking's
 # own ties are exact; a review's reader weighs a 1% saving against half the wall-clock.
 COST_TIE = 0.05
-# Single-GPU machines whose trial takes within this share of the fastest are as fast: the cheapest of them is
-# shown (an H100 on spot, 9.8 h a run with its restarts, rather than the same H100 on demand at 9.7 h for 9x
-# the price). The same rule of thumb as COST_TIE: within the estimate's own error.
-TIME_TIE = 0.05
 # Why a schedule is missing.
 NO_SINGLE_GPU = "no-single-gpu"  # no single-GPU machine in scope runs a trial
 NO_SMALL_GPUS = "no-small-gpus"  # no machine of several GPUs, each cheaper than the large one, runs a trial
