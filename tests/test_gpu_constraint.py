@@ -10,6 +10,7 @@ from flask.testing import FlaskClient
 from catalog.types import Catalog
 from tests.recommending import changed_example, recommend_spec
 from tests.service_helpers import example_spec
+from workers.ranking.recommend import unrented_gpus
 from workers.ranking.run_words import hours_text, usd_text
 from workers.schemas.specs import load_job
 from workers.sizing.errors import UnknownNameError
@@ -73,6 +74,13 @@ def test_a_card_no_cloud_rents_is_offered_as_one_the_team_owns(shipped: Catalog)
                              "dataset": {"samples": 1000}, "constraints": {"gpus": ["t4"], "max_gpus": 1}}, shipped)
     [plain] = [w for w in rented.requirements.warnings if w.code == "gpus-exclude-all"]
     assert "owned_gpus" not in plain.message
+    # nor does a family some cloud rents, though some of its members are rented nowhere (h100-nvl); nor a card
+    # the team already says it owns
+    def unrented(constraints: dict[str, Any]) -> tuple[str, ...]:
+        return unrented_gpus(load_job(changed_example("bert-finetune", constraints=constraints))[1], shipped)
+    assert unrented({"gpus": ["gtx 1080 ti"]}) == ("gtx-1080-ti",)
+    assert unrented({"gpus": ["h100"]}) == () and unrented({"gpus": ["t4"]}) == ()
+    assert unrented({"gpus": ["gtx 1080 ti"], "owned_gpus": [{"gpu": "gtx-1080-ti", "count": 2}]}) == ()
 
 
 def test_the_purchase_question_prices_only_the_named_cards(shipped: Catalog) -> None:

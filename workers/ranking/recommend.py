@@ -230,10 +230,13 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
 
 
 def unrented_gpus(job: JobSpec, catalog: Catalog) -> tuple[str, ...]:
-    """Return the GPUs constraints.gpus names that no cloud in the catalog rents and the team does not own."""
+    """Return the GPUs constraints.gpus names that the team does not own, where no cloud in the catalog rents any
+    of them (a family some cloud rents, "h100", is no card to own: its rented members were ranked)."""
     rented = {instance.gpu for instance in catalog.instances}
-    owned = {o.gpu for o in job.constraints.owned_gpus}
-    return tuple(sorted(allowed_gpus(job.constraints, catalog) - rented - owned))
+    named = allowed_gpus(job.constraints, catalog)
+    if named & rented:
+        return ()
+    return tuple(sorted(named - {o.gpu for o in job.constraints.owned_gpus}))
 
 
 def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brief: bool = False) -> Recommendation:
