@@ -111,3 +111,29 @@ def test_when_nothing_fits_the_answer_says_which_option_the_fused_loss_opens() -
     assert fused.options and not any(w.code == "fused-loss-opens" for w in fused.requirements.warnings)
     top = fused.options[0]
     assert f"the first is {top.instance_type} ({top.provider} {top.region}" in opens  # the same first option
+
+
+def test_the_out_of_memory_plan_offers_the_fused_loss_first_with_the_fused_jobs_own_peak() -> None:
+    """QLoRA Llama 3 8B at 2,048 tokens on a 24 GB card: its logits tip it over; the fused loss fits, same work."""
+    from workers.sizing.memory import fits
+    from workers.sizing.oom_plan import out_of_memory_plan
+    from workers.sizing.requirements import MitigationKind
+
+    gpus = gpus_by_slug()
+    card = gpus["rtx-4090"]
+    spec: dict[str, Any] = {"model": {"preset": "llama3-8b"},
+                            "training": {"batch_size": 1, "sequence_length": 2048, "precision": "bf16-mixed",
+                                         "parallelism": {"adapter": {"kind": "qlora"}}}}
+    job = load_job(spec)[1]
+    plan = out_of_memory_plan(job, card)
+    kinds = [m.kind for m in plan.mitigations]
+    assert MitigationKind.FUSED_LOSS in kinds and kinds.index(MitigationKind.FUSED_LOSS) < kinds.index(
+        MitigationKind.SMALLER_BATCH)
+    step = plan.mitigations[kinds.index(MitigationKind.FUSED_LOSS)]
+    fused = load_job({**spec, "training": {**spec["training"], "loss": "fused_linear_cross_entropy"}})[1]
+    peak = estimate_requirements(fused, gpus=[card], known_gpus=gpus).per_gpu[0].gpu_memory_bytes
+    assert step.gpu_memory_bytes == peak and fits(peak, card)
+    assert 0.9 < step.time_factor < 1.1  # the same loss and work
+    # a classifier's 1,000 logits are not where its memory is: no such step
+    resnet = load_job({"model": {"preset": "resnet50"}, "training": {"batch_size": 512}})[1]
+    assert MitigationKind.FUSED_LOSS not in [m.kind for m in out_of_memory_plan(resnet, gpus["t4"]).mitigations]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
 from catalog.units import GIB
+from workers.sizing.loss_advice import FUSED_LOSS_SAVING, fused_loss_job
 from workers.sizing.memory import (
     activation_bytes_by_layer,
     estimate_memory,
@@ -186,6 +187,30 @@ def _smaller_batch(p: _Planner) -> tuple[Mitigation | None, CodedWarning | None]
     return mitigation, warning
 
 
+def _fused_loss(p: _Planner, as_given: int) -> Mitigation | None:
+    """Compute a language model's output projection and its cross-entropy chunk by chunk (layers/loss.py).
+
+    The same loss and the same work (the row keeps the head's multiply-adds and the logits' traffic), so it comes
+    with the fused update, before the steps that change the run; offered where it fits the card or takes
+    FUSED_LOSS_SAVING off the peak, as the `fused-loss` warning is.
+    """
+    fused = fused_loss_job(p.job)
+    if fused is None:
+        return None
+    planner = _Planner(fused, p.gpu, gpu_count=p.gpu_count, profile_gpu=p.profile_gpu,
+                       inter_node_gbit_per_s=p.inter_node)
+    peak = planner.memory(fused.training, p.gpu_count)
+    if peak >= as_given or (peak > p.usable and peak > as_given * (1 - FUSED_LOSS_SAVING)):
+        return None
+    return Mitigation(
+        kind=MitigationKind.FUSED_LOSS, description=(
+            f"Compute the output projection and its cross-entropy chunk by chunk, never holding the logits (Liger "
+            f"Kernel's LigerFusedLinearCrossEntropyLoss; the Hugging Face Trainer's use_liger_kernel=True; "
+            f"training.loss: fused_linear_cross_entropy){p.as_given()}: the same loss and work, "
+            f"{(as_given - peak) / GIB:.1f} GiB less at the peak: {p.fits_line(peak)}."),
+        gpu_memory_bytes=peak, time_factor=planner.base_ms_per_sample / p.base_ms_per_sample, gpu=p.gpu.slug)
+
+
 def _change_network(p: _Planner) -> Mitigation | None:
     """Name the layers that keep most activation memory, or hold most parameters."""
     model, training = p.job.model, p.job.training
@@ -325,7 +350,8 @@ def out_of_memory_plan(job: JobSpec, gpu: GpuSpec, *, gpu_count: int = 1, profil
     checkpointed = any(step.kind is MitigationKind.CHECKPOINTING for step in strategies)
     lowering = [step for step in (None if checkpointed else _recompute(planner), _mixed_precision(planner))
                 if step is not None and step.gpu_memory_bytes < as_given]
-    steps = [_fused_optimizer(planner, as_given), smaller, _change_network(planner), *lowering,
+    steps = [_fused_optimizer(planner, as_given), _fused_loss(planner, as_given), smaller, _change_network(planner),
+             *lowering,
              *_more_gpus(planner), *strategies]
     return OutOfMemoryPlan(tuple(step for step in steps if step is not None),
                            () if warning is None else (warning,))

@@ -56,6 +56,7 @@ class MitigationKind(StrEnum):
     """The steps of the out-of-memory plan (domain.md §5), in order of simplicity."""
 
     FUSED_OPTIMIZER = "fused-optimizer"  # the update as one in-place kernel: no foreach temporaries
+    FUSED_LOSS = "fused-loss"  # the output projection and its cross-entropy chunk by chunk: no logits held
     SMALLER_BATCH = "smaller-batch"
     CHANGE_NETWORK = "change-network"
     RECOMPUTE = "recompute"
