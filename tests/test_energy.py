@@ -162,3 +162,27 @@ def test_slack_takes_carbon_words_and_shows_energy_per_option() -> None:
     fields = [f["text"] for b in blocks if b.get("fields") for f in b["fields"]]
     energy = [f for f in fields if f.startswith("*Energy, CO2e*")]
     assert energy and energy[0].endswith("kg") and "kWh" in energy[0]
+
+
+def test_a_strategy_option_draws_what_the_same_run_draws_as_a_plain_option() -> None:
+    """The strategy ranking's rows carry the iteration's compute and memory split too: a named plain layout on the
+    same machine is the same run and draws the same power (it was counted idle, at 15% of board power)."""
+    from tests.recommending import changed_example, recommend_spec
+
+    shipped = load_catalog()
+    limits = {"gpus": ["l4"], "max_gpus": 1}
+    plain = recommend_spec(changed_example("bert-finetune", constraints=limits), shipped).options[0]
+    named = recommend_spec(changed_example("bert-finetune", constraints=limits,
+                                           training={"parallelism": {"data_parallel": "plain"}}), shipped).options[0]
+    assert named.parallelism is not None and plain.parallelism is None
+    assert (named.instance_type, named.region, named.pricing) == (plain.instance_type, plain.region, plain.pricing)
+    assert plain.energy is not None and named.energy is not None
+    assert named.energy.gpu_watts == pytest.approx(plain.energy.gpu_watts, rel=0.02)
+    assert named.energy.energy_kwh == pytest.approx(plain.energy.energy_kwh, rel=0.02)
+    # a sharded LLM run: its GPUs draw well above idle, at most the compute-bound share of board power
+    llm = recommend_spec({"model": {"preset": "llama3-8b"}, "training": {"batch_size": 4, "sequence_length": 2048,
+                                                                         "precision": "bf16-mixed"},
+                          "dataset": {"samples": 20000}}, shipped).options[0]
+    tdp = next(g.tdp_watts for g in shipped.gpus if g.slug == llm.gpu)
+    assert llm.parallelism is not None and llm.energy is not None
+    assert 2 * POWER_SHARE_IDLE * tdp < llm.energy.gpu_watts <= POWER_SHARE_COMPUTE * tdp

@@ -137,7 +137,8 @@ def _shape(m: Machine, idx: int, nodes: int, c: LayoutChoice, *, job: JobSpec, r
     s.per_gpu = PerGpu(gpu=m.gpu, gpu_count=c.layout.gpu_count, fits=True,
                        gpu_memory_bytes=c.memory.breakdown.total_bytes, iteration_ms=c.time.iteration_ms,
                        throughput_samples_per_s=c.time.samples_per_iteration * 1000.0 / c.time.iteration_ms,
-                       training_hours=hours, calibrated=c.time.calibrated, bottleneck=c.time.bottleneck)
+                       training_hours=hours, calibrated=c.time.calibrated, bottleneck=c.time.bottleneck,
+                       compute_ms=c.time.compute_ms - c.time.memory_ms, memory_ms=c.time.memory_ms)
     stretch = _cpu_stretch(s, c, job=job)
     hours *= stretch
     s.host_memory_needed_bytes = host_memory_need_bytes(job, requirements, gpu_count=m.gpu_count, vcpus=m.vcpus)

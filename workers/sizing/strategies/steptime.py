@@ -64,6 +64,7 @@ class LayoutTime:
     samples_per_iteration: int  # micro-batch x data-parallel degree
     calibrated: bool
     bottleneck: Bottleneck
+    memory_ms: float = 0.0  # the part of compute_ms in layers bound by memory traffic (the energy estimate's split)
 
 
 class LayoutCompute(NamedTuple):
@@ -73,6 +74,7 @@ class LayoutCompute(NamedTuple):
     compute_ms: float  # this GPU's forward, backward, recompute and optimizer step
     split: int  # tensor parallel x pipeline stages
     shape: TransformerShape | None
+    memory_ms: float = 0.0  # the part of compute_ms in layers bound by memory traffic (QLoRA's dequantising too)
 
     def floor_ms(self, layout: Layout) -> float:
         """Return layout_time's iteration with no communication exposed: never above it.
@@ -115,20 +117,23 @@ def layout_compute(job: JobSpec, layout: Layout, gpu: GpuSpec, *, batch_size: in
     backward = 1.0 if layout.adapter is not None else BACKWARD_TO_FORWARD
     layers_ms = single.compute_ms + single.memory_ms
     compute_ms = layers_ms * (1.0 + backward + recomputed) / passes
+    memory_ms = single.memory_ms * (1.0 + backward + recomputed) / passes
     shape = transformer_shape(model)
     if layout.adapter is not None and layout.adapter.kind is AdapterKind.QLORA and shape is not None:
         traffic = quantized_parameters(shape) * (NF4_BYTES_PER_PARAMETER + DEQUANTISED_WEIGHT_BYTES)
         per_pass_ms = traffic / (gpu.memory_bandwidth_gb_per_s * 1e6 * efficiency.BANDWIDTH_EFFICIENCY)
         compute_ms += per_pass_ms * (1.0 + backward + recomputed)
+        memory_ms += per_pass_ms * (1.0 + backward + recomputed)
     split = layout.tensor_parallel * layout.pipeline_stages
-    return LayoutCompute(single=single, compute_ms=compute_ms / split, split=split, shape=shape)
+    return LayoutCompute(single=single, compute_ms=compute_ms / split, split=split, shape=shape,
+                         memory_ms=memory_ms / split)
 
 
 def layout_time_from(compute: LayoutCompute, job: JobSpec, layout: Layout, *, links: Links, batch_size: int,
                      update_interval: int, trainable_parameters: int) -> LayoutTime:
     """Return layout_time from the layout's compute: the communication that shows added (its second half)."""
     model = job.model
-    single, compute_ms, split, shape = compute
+    single, compute_ms, split, shape = compute.single, compute.compute_ms, compute.split, compute.shape
     blocks = shape.blocks if shape is not None else 0
     hidden = shape.hidden if shape is not None else 0
     steps = shape.sequence_length if shape is not None else 0
@@ -145,4 +150,5 @@ def layout_time_from(compute: LayoutCompute, job: JobSpec, layout: Layout, *, li
         iteration_ms=total, compute_ms=compute_ms, forward_ms=single.forward_ms / split, communication=comm,
         samples_per_iteration=batch_size * layout.data_parallel_degree, calibrated=single.calibrated,
         bottleneck=Bottleneck(comm.bound) if comm.bound != "compute" else single.bottleneck,
+        memory_ms=compute.memory_ms,
     )
