@@ -174,3 +174,23 @@ def test_only_an_nvswitch_board_pays_the_fabric_managers_boot() -> None:
     assert boot(Provider.GCP, "a2-highgpu", 8) == boot(Provider.GCP, "a2-ultragpu", 8) > boot(Provider.AWS, "g5", 8)
     # a 1-GPU shape of an HGX family has no switch to start: it boots as any single-GPU machine
     assert boot(Provider.GCP, "a2-ultragpu", 1) == boot(Provider.AWS, "p5", 1) == boot(Provider.AWS, "g5", 1)
+
+
+@pytest.mark.parametrize("location", [None, {"provider": "gcp", "region": "us-central1"}])
+def test_options_of_the_strategy_search_say_what_moving_the_data_costs_as_plain_options_do(
+        location: dict[str, str] | None) -> None:
+    """A named layout ranks through the strategy search; its options carry the same transfer warnings."""
+    plain = _resnet(location)
+    named = replace(plain, training=replace(plain.training, parallelism=load_job(
+        {"model": {"preset": "resnet50"}, "training": {"batch_size": 1, "parallelism": {"data_parallel": "plain"}}}
+    )[1].training.parallelism))
+    codes = {"data-transfer", "data-location-unknown"}
+
+    def warned(job: JobSpec) -> dict[tuple[str, str, str], set[str]]:
+        return {(o.instance_type, o.region, o.pricing): {w.code for w in o.warnings} & codes
+                for o in recommend(job, _catalog()).options}
+
+    searched, given = warned(named), warned(plain)
+    shared = set(searched) & set(given)
+    assert shared and any(searched[k] for k in shared)
+    assert all(searched[k] == given[k] for k in shared)

@@ -15,6 +15,7 @@ line, its warnings) is strategy_words.py's.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 
 from catalog.energy import load_energy
@@ -32,6 +33,7 @@ from workers.ranking.reasons import (
     host_memory_reason,
     is_cpu_bound,
     transfer_text,
+    transfer_warnings,
 )
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected, ScalingPoint
 from workers.ranking.runplan import RunPlanner
@@ -245,7 +247,8 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
     if max_co2e is not None or job.objective is Objective.CARBON:
         spans = apply_carbon(spans, max_co2e_kg=max_co2e, by_carbon=job.objective is Objective.CARBON)
     rows = ordered_rows(job, spans)
-    options = _options(rows, shapes, nodes_of, choices, job=job, hours_known=hours_known)
+    options = _options(rows, shapes, nodes_of, choices, job=job, hours_known=hours_known,
+                       regions=index.regions_by_provider)
     no_fit = (f"no strategy fits {{gpu}} within {scope.max_gpus} GPUs: even fully sharded with full "
               "checkpointing, offload and micro-batch 1 the job exceeds its memory")
 
@@ -292,7 +295,8 @@ def _cheapest_costs(spans: list[Span]) -> dict[int, float]:
 
 
 def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices: list[LayoutChoice], *,
-             job: JobSpec, hours_known: bool) -> tuple[RankedOption, ...]:
+             job: JobSpec, hours_known: bool,
+             regions: Mapping[Provider, tuple[str, ...]]) -> tuple[RankedOption, ...]:
     """Build the ranked options, each with its strategy in fields and words."""
     feasible = [s for s in shapes if s.best_cost < math.inf]
     on_front = pareto_test([(s.time_metric, s.best_cost) for s in feasible])
@@ -313,7 +317,8 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
             why=why_text(s, strategy, nodes=nodes, price=price, cost=cost, hours_known=hours_known, job=job),
             warnings=commitment_warnings(pricing, price_per_hour_usd=price, machines=nodes)
             + strategy_warnings(s, strategy, nodes=nodes, pricing=pricing.value, shapes=shapes, nodes_of=nodes_of)
-            + tuple(option_host_warnings(s, c, job=job)),
+            + tuple(option_host_warnings(s, c, job=job))
+            + transfer_warnings(s, region=region, job=job, regions=regions.get(m.provider, ()), cost_usd=cost),
             pareto=on_front(s.time_metric, cost), storage_cost_usd=storage_cost, iteration_ms=s.iteration_ms,
             nodes=nodes, parallelism=strategy, energy=offer_energy(s, region) if hours_known else None,
             loader_workers=s.workers if job.dataset.preprocess_ms_per_sample > 0 else 0,
