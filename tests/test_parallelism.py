@@ -194,16 +194,23 @@ def _links(network_gbit: float):
 def test_full_sharding_sends_one_and_a_half_times_the_all_reduce() -> None:
     links = _links(400.0)
     kwargs = {"compute_ms": 0.0, "trainable": 7_000_000_000, "parameters": 7_000_000_000,
-              "activation_values_per_block": 0, "blocks": 32, "micro_batches": 1}
+              "activation_values_per_block": 0, "blocks": 32, "micro_batches": 1, "precision": Precision.FP32}
     plain = iteration_communication(Layout(DataParallel.PLAIN, gpu_count=8, gpus_per_node=8), links, **kwargs)
     full = iteration_communication(Layout(DataParallel.ZERO3, gpu_count=8, gpus_per_node=8), links, **kwargs)
-    assert full.data_parallel_ms == pytest.approx(1.5 * plain.data_parallel_ms)
+    assert full.data_parallel_ms == pytest.approx(1.5 * plain.data_parallel_ms)  # the same dtype: ZeRO's 1.5x
+    # under mixed precision plain DDP reduces the fp32 master weights' gradients, FSDP 16-bit ones
+    mixed = {**kwargs, "precision": Precision.BF16_MIXED}
+    plain16 = iteration_communication(Layout(DataParallel.PLAIN, gpu_count=8, gpus_per_node=8), links, **mixed)
+    full16 = iteration_communication(Layout(DataParallel.ZERO3, gpu_count=8, gpus_per_node=8), links, **mixed)
+    assert plain16.data_parallel_ms == pytest.approx(plain.data_parallel_ms)
+    assert full16.data_parallel_ms == pytest.approx(full.data_parallel_ms / 2)
 
 
 def test_across_a_slow_network_hybrid_shard_sends_less_than_full_shard() -> None:
     links = _links(400.0)
     kwargs = {"compute_ms": 1000.0, "trainable": 8_000_000_000, "parameters": 8_000_000_000,
-              "activation_values_per_block": 0, "blocks": 32, "micro_batches": 1}
+              "activation_values_per_block": 0, "blocks": 32, "micro_batches": 1,
+              "precision": Precision.BF16_MIXED}
     full = iteration_communication(Layout(DataParallel.ZERO3, gpu_count=64, gpus_per_node=8), links, **kwargs)
     hybrid = iteration_communication(Layout(DataParallel.HYBRID_SHARD, gpu_count=64, gpus_per_node=8), links,
                                      **kwargs)
@@ -218,10 +225,12 @@ def test_tensor_parallel_all_reduces_grow_with_the_activations() -> None:
     links = _links(400.0)
     small = iteration_communication(Layout(DataParallel.PLAIN, gpu_count=8, gpus_per_node=8, tensor_parallel=8),
                                     links, compute_ms=100.0, trainable=10, parameters=10,
-                                    activation_values_per_block=2048 * 4096, blocks=32, micro_batches=1)
+                                    activation_values_per_block=2048 * 4096, blocks=32, micro_batches=1,
+                                    precision=Precision.BF16_MIXED)
     large = iteration_communication(Layout(DataParallel.PLAIN, gpu_count=8, gpus_per_node=8, tensor_parallel=8),
                                     links, compute_ms=100.0, trainable=10, parameters=10,
-                                    activation_values_per_block=4 * 2048 * 4096, blocks=32, micro_batches=1)
+                                    activation_values_per_block=4 * 2048 * 4096, blocks=32, micro_batches=1,
+                                    precision=Precision.BF16_MIXED)
     assert large.tensor_parallel_ms == pytest.approx(4 * small.tensor_parallel_ms)
     assert small.data_parallel_ms == 0.0  # one replica: nothing to exchange
 
@@ -230,7 +239,37 @@ def test_pipeline_bubble_shrinks_with_more_micro_batches() -> None:
     links = _links(400.0)
     layout = Layout(DataParallel.PLAIN, gpu_count=4, gpus_per_node=8, pipeline_stages=4)
     few, many = (iteration_communication(layout, links, compute_ms=100.0, trainable=0, parameters=1,
-                                         activation_values_per_block=0, blocks=32, micro_batches=m)
+                                         activation_values_per_block=0, blocks=32, micro_batches=m,
+                                         precision=Precision.BF16_MIXED)
                  for m in (4, 32))
     assert few.pipeline_bubble_ms == pytest.approx(75.0)
     assert many.pipeline_bubble_ms < few.pipeline_bubble_ms
+
+
+@pytest.mark.parametrize(("preset", "gpu", "count", "batch", "precision", "accumulation"), [
+    ("bert-base", "t4", 2, 32, Precision.FP16_MIXED, 1),  # PCIe: the fp32 gradients' exchange shows
+    ("bert-base", "t4", 2, 32, Precision.FP16_MIXED, 4),  # once per update, after the last backward
+    ("resnet50", "t4", 4, 64, Precision.FP16_MIXED, 1),  # the last 25 MB bucket shows
+    ("resnet50", "a100-80gb", 8, 256, Precision.FP32, 1),
+    ("gpt2", "a100-40gb", 8, 8, Precision.BF16_MIXED, 5),
+])
+def test_plain_data_parallel_is_timed_alike_by_the_estimate_and_the_strategy_path(
+        preset: str, gpu: str, count: int, batch: int, precision: Precision, accumulation: int) -> None:
+    """A plain layout in the strategy search is the same run as the plain estimate: the same gradient dtype
+    (fp32 under AMP), the same last-bucket floor, one exchange per update under accumulation."""
+    from catalog.gpus import gpus_by_slug
+    from workers.sizing.efficiency import NVLINK_EFFICIENCY
+    from workers.sizing.strategies.steptime import layout_time
+    from workers.sizing.timing import estimate_iteration_ms
+
+    card = gpus_by_slug()[gpu]
+    model = preset_stats(preset) if preset != "gpt2" else preset_stats(preset, sequence_length=1024)
+    training = Training(batch_size=batch, precision=precision, optimizer=Optimizer.ADAMW, update_interval=accumulation)
+    job = JobSpec(model=model, training=training)
+    plain = estimate_iteration_ms(job.time_model, training, card, gpu_count=count)
+    links = node_links(nvlink_gb_per_s=card.nvlink_gb_per_s, pcie_gen=card.pcie_gen, network_gbit_per_s=100.0,
+                       nvlink_efficiency=NVLINK_EFFICIENCY)
+    searched = layout_time(job, Layout(DataParallel.PLAIN, gpu_count=count, gpus_per_node=count), card, links=links,
+                           batch_size=batch, update_interval=accumulation, trainable_parameters=model.parameters)
+    print(preset, gpu, count, accumulation, round(plain.total_ms, 1), round(searched.iteration_ms, 1))
+    assert searched.iteration_ms == pytest.approx(plain.total_ms, rel=0.02)

@@ -25,10 +25,19 @@ share of the network.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from workers.sizing.efficiency import BACKWARD_TO_FORWARD, NETWORK_EFFICIENCY, PCIE_EFFICIENCY, PCIE_GB_PER_S
+from workers.sizing.efficiency import (
+    ALLREDUCE_BUCKET_BYTES,
+    BACKWARD_TO_FORWARD,
+    NETWORK_EFFICIENCY,
+    PCIE_EFFICIENCY,
+    PCIE_GB_PER_S,
+)
 from workers.sizing.multigpu import allreduce_latency_ms
+from workers.sizing.overheads import GRADIENT_BYTES
+from workers.sizing.spec import Precision
 from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.types import PARAMETERS_SHARDED, DataParallel
 
@@ -47,6 +56,27 @@ COMMUNICATION_OVERLAP = 0.8
 CPU_ADAM_PARAMETERS_PER_S = 2.2e9
 BACKWARD_SHARE = BACKWARD_TO_FORWARD / (1.0 + BACKWARD_TO_FORWARD)
 COMM_BYTES = 2  # collectives run on 16-bit weights and gradients under mixed precision
+
+
+# Kinds whose gradients are exchanged once per update under gradient accumulation; ZeRO and FSDP reduce (or
+# reduce-scatter) every micro-batch's gradients, so that no rank holds a whole unsharded set.
+ONCE_PER_UPDATE = frozenset({DataParallel.PLAIN, DataParallel.PARAMETER_SERVER, DataParallel.AUTO})
+
+
+def wire_bytes(kind: DataParallel, precision: Precision) -> tuple[int, int]:
+    """Return the bytes a gradient and a weight take in the data-parallel collectives.
+
+    Plain data parallel (DDP, Horovod, a parameter server) reduces the gradients as autograd leaves them,
+    in the dtype of the weights they belong to: under mixed precision those are the fp32 master weights
+    (PyTorch AMP), so 4 bytes (multigpu.py says the same for the plain estimate). ZeRO and FSDP under mixed
+    precision gather 16-bit weights and reduce 16-bit gradients (DeepSpeed's bf16/fp16 modes, FSDP's
+    MixedPrecision): COMM_BYTES. An fp32 job sends 4 bytes whatever the kind.
+    """
+    if precision is Precision.FP32:
+        return GRADIENT_BYTES, GRADIENT_BYTES
+    if kind in (DataParallel.PLAIN, DataParallel.PARAMETER_SERVER, DataParallel.AUTO):
+        return GRADIENT_BYTES, COMM_BYTES
+    return COMM_BYTES, COMM_BYTES
 # Host-to-device copies from pinned memory reach most of the PCIe link (NVIDIA bandwidthTest on a
 # PCIe 4 x16 host: about 25 of 31.5 GB/s) [rule of thumb: 80%], unlike a ring through host memory.
 HOST_COPY_EFFICIENCY = 0.8
@@ -92,14 +122,16 @@ def _ring_ms(payload_bytes: float, ranks: int, gb_per_s: float) -> float:
     return (ranks - 1) / ranks * payload_bytes / (gb_per_s * 1e6)
 
 
-def _data_parallel_ms(layout: Layout, links: Links, *, trainable: int, parameters: int) -> tuple[float, str]:
+def _data_parallel_ms(layout: Layout, links: Links, *, trainable: int, parameters: int,
+                      precision: Precision) -> tuple[float, str]:
     """Return the data-parallel exchange of one iteration and the link that bounds it."""
     n, kind = layout.data_parallel_degree, layout.data_parallel
     if n <= 1 or trainable <= 0:
         return 0.0, "compute"
     split = layout.tensor_parallel * layout.pipeline_stages
-    grads = trainable / split * COMM_BYTES
-    weights = parameters / split * COMM_BYTES
+    gradient_bytes, weight_bytes = wire_bytes(kind, precision)
+    grads = trainable / split * gradient_bytes
+    weights = parameters / split * weight_bytes
     spans = layout.nodes > 1
     link_gb = min(links.intra_gb_per_s, links.inter_gb_per_s) if spans else links.intra_gb_per_s
     link = ("network" if links.inter_gb_per_s < links.intra_gb_per_s else links.intra_link) if spans \
@@ -126,15 +158,17 @@ def _latency_ms(layout: Layout, *, blocks: int, spans: bool) -> float:
 
 
 def iteration_communication(layout: Layout, links: Links, *, compute_ms: float, trainable: int, parameters: int,
-                            activation_values_per_block: int, blocks: int, micro_batches: int) -> Communication:
+                            activation_values_per_block: int, blocks: int, micro_batches: int,
+                            precision: Precision) -> Communication:
     """Return one iteration's communication on one GPU and what of it adds to `compute_ms`.
 
     `compute_ms` is the GPU's own forward and backward for one micro-batch (already divided by the
     tensor-parallel and pipeline split); `activation_values_per_block` is s x b x h of one block.
     """
-    dp_ms, link = _data_parallel_ms(layout, links, trainable=trainable, parameters=parameters)
+    dp_ms, link = _data_parallel_ms(layout, links, trainable=trainable, parameters=parameters, precision=precision)
     t = layout.tensor_parallel
-    tp_ms = 4 * blocks / layout.pipeline_stages * _ring_ms(2 * activation_values_per_block * COMM_BYTES, t,
+    activation_bytes = GRADIENT_BYTES if precision is Precision.FP32 else COMM_BYTES
+    tp_ms = 4 * blocks / layout.pipeline_stages * _ring_ms(2 * activation_values_per_block * activation_bytes, t,
                                                              links.intra_gb_per_s) if t > 1 else 0.0
     p = layout.pipeline_stages
     bubble_ms = compute_ms * (p - 1) / max(1, micro_batches) if p > 1 else 0.0
@@ -148,9 +182,19 @@ def iteration_communication(layout: Layout, links: Links, *, compute_ms: float, 
         offload_ms += 2 * parameters / (t * p) * COMM_BYTES / (links.pcie_gb_per_s * 1e6) / layout.shard_degree
     # Sharded parameters are gathered ahead of forward and backward alike; gradients (plain, ZeRO-1/2)
     # can only be exchanged while backward runs, 2 of the 3 passes.
-    overlap_share = 1.0 if layout.data_parallel in PARAMETERS_SHARDED else BACKWARD_SHARE
+    sharded = layout.data_parallel in PARAMETERS_SHARDED
+    overlap_share = 1.0 if sharded else BACKWARD_SHARE
     hidden = COMMUNICATION_OVERLAP * compute_ms * overlap_share
-    exposed_dp = max(0.0, dp_ms - hidden) + _latency_ms(layout, blocks=blocks, spans=layout.nodes > 1)
+    # DDP's last gradient bucket starts only when backward ends: at least its share shows (multigpu.py's rule)
+    buckets = 1 if sharded else max(1, math.ceil(trainable / (t * p) * wire_bytes(layout.data_parallel, precision)[0]
+                                                 / ALLREDUCE_BUCKET_BYTES))
+    latency_ms = _latency_ms(layout, blocks=blocks, spans=layout.nodes > 1)
+    if layout.data_parallel in ONCE_PER_UPDATE and micro_batches > 1:
+        # DDP under gradient accumulation (no_sync on the earlier micro-batches, as the Hugging Face Trainer and
+        # accelerate run it): one exchange per update, after the last backward, overlapping nothing (multigpu.py)
+        exposed_dp = (dp_ms + latency_ms) / micro_batches
+    else:
+        exposed_dp = max(0.0, dp_ms - hidden, dp_ms / buckets if not sharded else 0.0) + latency_ms
     exposed = exposed_dp + tp_ms + bubble_ms + offload_ms
     parts = {link: exposed_dp, "nvlink": tp_ms, "pcie": offload_ms}
     top = max(parts, key=lambda k: parts[k])

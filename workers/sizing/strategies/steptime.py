@@ -140,7 +140,8 @@ def layout_time_from(compute: LayoutCompute, job: JobSpec, layout: Layout, *, li
     comm = iteration_communication(layout, links, compute_ms=compute_ms, trainable=trainable_parameters,
                                    parameters=model.parameters + model.frozen_parameters,
                                    activation_values_per_block=batch_size * steps * hidden,
-                                   blocks=blocks, micro_batches=update_interval)
+                                   blocks=blocks, micro_batches=update_interval,
+                                   precision=job.training.precision)
     total = compute_ms + single.overhead_ms + comm.exposed_ms + _sync_ms(layout)
     n = layout.data_parallel_degree
     if layout.data_parallel is DataParallel.PARAMETER_SERVER and n > 1:
