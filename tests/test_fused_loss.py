@@ -137,3 +137,26 @@ def test_the_out_of_memory_plan_offers_the_fused_loss_first_with_the_fused_jobs_
     # a classifier's 1,000 logits are not where its memory is: no such step
     resnet = load_job({"model": {"preset": "resnet50"}, "training": {"batch_size": 512}})[1]
     assert MitigationKind.FUSED_LOSS not in [m.kind for m in out_of_memory_plan(resnet, gpus["t4"]).mitigations]
+
+
+@pytest.mark.parametrize(("preset", "batch", "seq", "precision"), [
+    ("gpt2", 8, 1024, "bf16-mixed"), ("gpt2", 4, 1024, "fp32"), ("llama3-8b", 1, 8192, "bf16-mixed"),
+    ("qwen2.5-0.5b", 4, 4096, "bf16-mixed"), ("llama3.2-1b", 2, 2048, "fp32"),
+])
+def test_what_the_fused_loss_saves_never_exceeds_the_bound_that_skips_its_walk(
+        preset: str, batch: int, seq: int, precision: str) -> None:
+    """The advice skips walking the fused job where the logits' tensors (fused_loss_saving_bound) are under a tenth
+    of the peak (a classifier's: ResNet-50's 1,000 logits); that is only sound if no saving can exceed the bound."""
+    from workers.sizing.loss_advice import FUSED_LOSS_SAVING, fused_loss_job, fused_loss_saving_bound
+    from workers.sizing.memory import step_peak
+
+    job = load_job({"model": {"preset": preset}, "training": {"batch_size": batch, "sequence_length": seq,
+                                                               "precision": precision}})[1]
+    fused = fused_loss_job(job)
+    assert fused is not None
+    plain = step_peak(job.model, job.training, gpu=None).breakdown.total_bytes
+    saved = plain - step_peak(fused.model, fused.training, gpu=None).breakdown.total_bytes
+    assert 0 < saved <= fused_loss_saving_bound(job)
+    resnet = load_job({"model": {"preset": "resnet50"}, "training": {"batch_size": 256}})[1]
+    peak = step_peak(resnet.model, resnet.training, gpu=None).breakdown.total_bytes
+    assert fused_loss_saving_bound(resnet) < FUSED_LOSS_SAVING * peak  # so its advice walks nothing

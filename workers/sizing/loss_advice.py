@@ -22,6 +22,16 @@ from workers.sizing.strategies.named import estimate_named, named_layout
 # The share of the peak the fused loss must save before the answer names it. [ours: a tenth, the share
 # that changes which cards hold a job]
 FUSED_LOSS_SAVING = 0.10
+# What the plain loss's logit-sized tensors can hold at the peak, per value, at most: the logits themselves, an
+# fp32 copy, the log-softmax and two gradients of 4 bytes each, and a spare (the walk's LOSS_VALUE_BYTES rows).
+# Where even that is under the saving asked for, the fused job is not walked (a classifier's 1,000 logits).
+LOGIT_BYTES_BOUND = 6 * 4
+
+
+def fused_loss_saving_bound(job: JobSpec) -> int:
+    """Return an upper bound of what the fused loss can take off one GPU's peak: the logits' tensors at most."""
+    values = max((row.neurons for row in job.model.layers[-3:]), default=0)
+    return values * job.training.batch_size * LOGIT_BYTES_BOUND
 
 
 def fused_loss_job(job: JobSpec) -> JobSpec | None:
@@ -38,7 +48,9 @@ def fused_loss_job(job: JobSpec) -> JobSpec | None:
 
 def fused_loss_warning(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> CodedWarning | None:
     """Return `fused-loss` where the fused linear cross-entropy would need FUSED_LOSS_SAVING less memory."""
-    fused = fused_loss_job(job) if memory_bytes > 0 else None
+    if memory_bytes <= 0 or fused_loss_saving_bound(job) < memory_bytes * FUSED_LOSS_SAVING:
+        return None  # the logits are too few to matter: no walk of the fused job
+    fused = fused_loss_job(job)
     if fused is None:
         return None
     layout = named_layout(fused, gpu_count=gpu_count)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from catalog.types import GpuSpec
 from catalog.units import GIB
-from workers.sizing.loss_advice import FUSED_LOSS_SAVING, fused_loss_job
+from workers.sizing.loss_advice import FUSED_LOSS_SAVING, fused_loss_job, fused_loss_saving_bound
 from workers.sizing.memory import (
     activation_bytes_by_layer,
     estimate_memory,
@@ -194,6 +194,9 @@ def _fused_loss(p: _Planner, as_given: int) -> Mitigation | None:
     with the fused update, before the steps that change the run; offered where it fits the card or takes
     FUSED_LOSS_SAVING off the peak, as the `fused-loss` warning is.
     """
+    bound = fused_loss_saving_bound(p.job)
+    if as_given - bound > p.usable and bound < as_given * FUSED_LOSS_SAVING:
+        return None  # even all the logits' tensors would neither make it fit nor take a tenth off: not worth a walk
     fused = fused_loss_job(p.job)
     if fused is None:
         return None
