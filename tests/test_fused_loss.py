@@ -160,3 +160,19 @@ def test_what_the_fused_loss_saves_never_exceeds_the_bound_that_skips_its_walk(
     resnet = load_job({"model": {"preset": "resnet50"}, "training": {"batch_size": 256}})[1]
     peak = step_peak(resnet.model, resnet.training, gpu=None).breakdown.total_bytes
     assert fused_loss_saving_bound(resnet) < FUSED_LOSS_SAVING * peak  # so its advice walks nothing
+
+
+def test_a_models_fused_form_is_built_once_so_its_walks_are_remembered() -> None:
+    """Jobs of one model (a queue's specs differ in epochs) share its fused form: the same object, whose step
+    peak memory.step_peak remembers, instead of a new model walked and replayed every task."""
+    from dataclasses import replace
+
+    from workers.sizing.loss_advice import fused_loss_job
+
+    job = load_job({"model": {"preset": "gpt2"}, "training": {"batch_size": 8, "precision": "bf16-mixed"}})[1]
+    again = replace(job, training=replace(job.training, epochs=7))
+    first, second = fused_loss_job(job), fused_loss_job(again)
+    assert first is not None and second is not None and first.model is second.model
+    other = load_job({"model": {"preset": "gpt2-medium"}, "training": {"batch_size": 8}})[1]
+    fused_other = fused_loss_job(other)
+    assert fused_other is not None and fused_other.model is not first.model

@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from workers.sizing.advice import _gb
-from workers.sizing.layers.loss import Loss, as_fused
+from workers.sizing.layers.loss import FUSED_TYPE, Loss, as_fused
+from workers.sizing.memo import IdentityMemo
 from workers.sizing.memory import step_peak
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import JobSpec
+from workers.sizing.stats import ModelStats
 from workers.sizing.strategies.named import estimate_named, named_layout
 
 # The share of the peak the fused loss must save before the answer names it. [ours: a tenth, the share
@@ -26,6 +28,11 @@ FUSED_LOSS_SAVING = 0.10
 # fp32 copy, the log-softmax and two gradients of 4 bytes each, and a spare (the walk's LOSS_VALUE_BYTES rows).
 # Where even that is under the saving asked for, the fused job is not walked (a classifier's 1,000 logits).
 LOGIT_BYTES_BOUND = 6 * 4
+
+
+# A model's fused form, built once per model object: the same object each task, so the walks and allocator replays
+# remembered per model (memory.step_peak, the strategies' footprints) are not redone for every job of one model.
+_FUSED: IdentityMemo[ModelStats | None] = IdentityMemo(size=256)
 
 
 def fused_loss_saving_bound(job: JobSpec) -> int:
@@ -38,8 +45,9 @@ def fused_loss_job(job: JobSpec) -> JobSpec | None:
     """Return the job with its plain cross-entropy as a fused linear cross-entropy, None where it cannot be."""
     if job.training.loss is not Loss.CROSS_ENTROPY:
         return None
-    model = as_fused(job.model)
-    timed = as_fused(job.timed_model) if job.timed_model is not None else None
+    model = _FUSED.get(job.model, FUSED_TYPE, lambda: as_fused(job.model))
+    given = job.timed_model
+    timed = _FUSED.get(given, FUSED_TYPE, lambda: as_fused(given)) if given is not None else None
     if model is None or (job.timed_model is not None and timed is None):
         return None
     return replace(job, model=model, timed_model=timed,
