@@ -19,6 +19,14 @@ from workers.sizing.stats import ModelStats
 FORMS = ("preset", "stats", "layers", "onnx", "hf_config")
 KEYS = (*FORMS, "input_shape", "name")
 STATS_KEYS = ("neurons", "parameters", "multiply_adds")
+# A layer list of at most this many rows is built once per (list, input, sequence, name), so that every job of
+# one custom model (a queue's specs that differ in epochs, a review's runs) shares one ModelStats object and the
+# core's per-model memos (strategy searches, walks, allocator replays) hit: a U-Net that no card holds as given
+# searched its strategies again for every job, 0.36 s each. The cache holds its models, so it is kept small: the
+# last LAYER_LISTS_KEPT lists of at most MAX_CACHED_LAYERS rows each (a few MB); longer generated lists are built
+# every time and die with their job (workers/sizing/memo.py says why that matters).
+MAX_CACHED_LAYERS = 500
+LAYER_LISTS_KEPT = 16
 # The limit is onnx_import.MAX_ONNX_BYTES; that module (and the onnx package, ~0.2 s to import) loads
 # only when a model comes as ONNX.
 
@@ -55,6 +63,9 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
         layers = model["layers"]
         if isinstance(layers, str | bytes) or not isinstance(layers, Sequence):
             raise SpecError("model.layers", "must be a list of layer objects")
+        text = _layers_text(layers, input_shape) if len(layers) <= MAX_CACHED_LAYERS else None
+        if text is not None:
+            return _layer_list_stats(text, sequence_length, label or "custom")
         return compute_model_stats(
             layers, input_shape=_shape(input_shape), sequence_length=sequence_length, name=label or "custom"
         )
@@ -64,6 +75,23 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
 
     return onnx_model_stats(_onnx_bytes(model["onnx"]), name=label or "onnx", sequence_length=sequence_length,
                             batch_size=batch_size)
+
+
+def _layers_text(layers: Sequence[object], input_shape: object) -> str | None:
+    """Return the layer list and input shape as canonical JSON (the cache's key), None where they are not JSON."""
+    try:
+        return json.dumps({"layers": layers, "input_shape": input_shape}, sort_keys=True, separators=(",", ":"),
+                          allow_nan=False)
+    except (TypeError, ValueError):
+        return None  # the builder names what is wrong
+
+
+@functools.lru_cache(maxsize=LAYER_LISTS_KEPT)
+def _layer_list_stats(text: str, sequence_length: int | None, name: str) -> ModelStats:
+    """Build a layer list's model once per (list and input shape, sequence length, name); ModelStats is frozen."""
+    given = json.loads(text)
+    return compute_model_stats(given["layers"], input_shape=_shape(given["input_shape"]),
+                               sequence_length=sequence_length, name=name)
 
 
 @functools.lru_cache(maxsize=64)
