@@ -354,7 +354,6 @@ def out_of_memory_plan(job: JobSpec, gpu: GpuSpec, *, gpu_count: int = 1, profil
     lowering = [step for step in (None if checkpointed else _recompute(planner), _mixed_precision(planner))
                 if step is not None and step.gpu_memory_bytes < as_given]
     steps = [_fused_optimizer(planner, as_given), _fused_loss(planner, as_given), smaller, _change_network(planner),
-             *lowering,
-             *_more_gpus(planner), *strategies]
+             *lowering, *_more_gpus(planner), *strategies]
     return OutOfMemoryPlan(tuple(step for step in steps if step is not None),
                            () if warning is None else (warning,))

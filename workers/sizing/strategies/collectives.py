@@ -57,6 +57,10 @@ CPU_ADAM_PARAMETERS_PER_S = 2.2e9
 BACKWARD_SHARE = BACKWARD_TO_FORWARD / (1.0 + BACKWARD_TO_FORWARD)
 COMM_BYTES = 2  # collectives run on 16-bit weights and gradients under mixed precision
 
+# Host-to-device copies from pinned memory reach most of the PCIe link (NVIDIA bandwidthTest on a
+# PCIe 4 x16 host: about 25 of 31.5 GB/s) [rule of thumb: 80%], unlike a ring through host memory.
+HOST_COPY_EFFICIENCY = 0.8
+
 
 # Kinds whose gradients are exchanged once per update under gradient accumulation; ZeRO and FSDP reduce (or
 # reduce-scatter) every micro-batch's gradients, so that no rank holds a whole unsharded set.
@@ -74,12 +78,9 @@ def wire_bytes(kind: DataParallel, precision: Precision) -> tuple[int, int]:
     """
     if precision is Precision.FP32:
         return GRADIENT_BYTES, GRADIENT_BYTES
-    if kind in (DataParallel.PLAIN, DataParallel.PARAMETER_SERVER, DataParallel.AUTO):
+    if kind in ONCE_PER_UPDATE:  # the plain kinds: gradients as autograd leaves them
         return GRADIENT_BYTES, COMM_BYTES
     return COMM_BYTES, COMM_BYTES
-# Host-to-device copies from pinned memory reach most of the PCIe link (NVIDIA bandwidthTest on a
-# PCIe 4 x16 host: about 25 of 31.5 GB/s) [rule of thumb: 80%], unlike a ring through host memory.
-HOST_COPY_EFFICIENCY = 0.8
 
 
 @dataclass(frozen=True)
