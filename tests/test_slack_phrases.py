@@ -111,6 +111,9 @@ def test_billions_of_tokens_are_the_data_set_made_samples_by_the_sequence_length
     with pytest.raises(CommandError) as caught:
         parse("resnet50 on 10B tokens")
     assert any("add seq=" in p for p in caught.value.problems)
+    with pytest.raises(CommandError) as caught:  # the phrases' marker typed by hand is an unknown word, no crash
+        parse("gpt2 tokens-need-seq:lots")
+    assert any("unknown word" in p for p in caught.value.problems)
 
 
 @pytest.mark.parametrize(("text", "owned"), [

@@ -236,7 +236,7 @@ class _Builder:
             self.problems.append(f"{word}: {exc}")
 
     def bare(self, word: str) -> None:
-        if word.startswith(f"{TOKENS_NEED_SEQ}:"):
+        if word.startswith(f"{TOKENS_NEED_SEQ}:") and word.partition(":")[2].isdigit():  # phrases' marker
             self.tokens = int(word.partition(":")[2])
             return
         if word in FLAGS:
