@@ -81,7 +81,15 @@ def test_balanced_objective_puts_the_knee_of_the_front_first_then_orders_by_cost
     assert rec.options[0].pareto
     products = [o.training_cost_usd * o.training_hours for o in rec.options[1:]]
     assert products == sorted(products)
-    assert all(o.why.startswith("cost x time ") for o in rec.options)
+    # Each says where it stands against the cheapest and the fastest option, in the figures shown.
+    cheapest = min(o.training_cost_usd for o in rec.options)
+    fastest = min(o.training_hours for o in rec.options)
+    for o in rec.options:
+        cost = ("the cheapest" if o.training_cost_usd <= cheapest * 1.0005
+                else f"{o.training_cost_usd / cheapest:.2f}x the cheapest's cost")
+        time = ("the fastest" if o.training_hours <= fastest * 1.0005
+                else f"{o.training_hours / fastest:.2f}x the fastest's time")
+        assert o.why.startswith(f"{cost}, {time}; "), o.why
 
 
 def test_the_knee_is_the_front_point_farthest_below_the_line_between_its_ends() -> None:

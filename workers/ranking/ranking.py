@@ -302,14 +302,14 @@ def _options(top: list[Row], shapes: Sequence[Shape], *, front: tuple[Callable[[
         s = shapes[idx]
         m = s.m
         storage_cost = cost - price * s.cost_mult - s.egress_usd if hours_known else 0.0
-        score = math.sqrt(cost / best_cost * s.time_metric / best_time) if best_cost * best_time > 0 else 1.0
+        balanced = (cost / best_cost, s.time_metric / best_time) if best_cost * best_time > 0 else (1.0, 1.0)
         energy = offer_energy(s, region) if hours_known else None
         why = ""
         warnings: tuple[CodedWarning, ...] = ()
         run: dict[str, Any] = {}
         if not brief:
             why = why_line(s, pricing=pricing.value, price_per_hour_usd=price, cost_usd=cost,
-                           storage_cost_usd=storage_cost, hours_known=hours_known, job=job, balanced_score=score)
+                           storage_cost_usd=storage_cost, hours_known=hours_known, job=job, balanced=balanced)
             if energy is not None and (job.objective is Objective.CARBON or job.constraints.max_co2e_kg is not None):
                 why = f"{energy.co2e_kg:,.1f} kg CO2e ({energy.energy_kwh:,.0f} kWh); {why}"
             warnings = (commitment_warnings(pricing, price_per_hour_usd=price)

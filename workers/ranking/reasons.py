@@ -175,13 +175,24 @@ def _cpu_fix(shape: Shape, *, iteration_ms: float, job: JobSpec) -> str:
             "(NVIDIA DALI decodes and augments images there)")
 
 
+def balanced_text(cost_ratio: float, time_ratio: float) -> str:
+    """Say where an option stands against the cheapest and the fastest option (the balanced objective)."""
+    cost = "the cheapest" if cost_ratio < 1.0005 else f"{cost_ratio:.2f}x the cheapest's cost"
+    time = "the fastest" if time_ratio < 1.0005 else f"{time_ratio:.2f}x the fastest's time"
+    return f"{cost}, {time}"
+
+
 def why_line(shape: Shape, *, pricing: str, price_per_hour_usd: float, cost_usd: float,
-             storage_cost_usd: float, hours_known: bool, job: JobSpec, balanced_score: float) -> str:
-    """Return one line on what binds this option: memory headroom, time, what dominates the cost."""
+             storage_cost_usd: float, hours_known: bool, job: JobSpec, balanced: tuple[float, float]) -> str:
+    """Return one line on what binds this option: memory headroom, time, what dominates the cost.
+
+    `balanced`: the option's cost over the cheapest option's and its time over the fastest's, said under the
+    balanced objective (which puts the least cost x time first).
+    """
     pg = shape.per_gpu
     parts: list[str] = []
     if job.objective is Objective.BALANCED:
-        parts.append(f"cost x time {balanced_score:.2f} of the best")
+        parts.append(balanced_text(*balanced))
     if pg is not None and shape.m.card_memory_bytes > 0:
         headroom = 1.0 - pg.gpu_memory_bytes / shape.m.card_memory_bytes
         parts.append(f"{gib_text(pg.gpu_memory_bytes)} of {gib_text(shape.m.card_memory_bytes)} per GPU "
