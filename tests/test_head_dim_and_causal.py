@@ -68,7 +68,7 @@ def test_a_causal_core_under_a_fused_kernel_does_half_the_products() -> None:
     precision = _job().training.precision
 
     def attention_flops(fused: bool) -> float:
-        return sum(flops * n for kind, flops, _, _, _, n, _ in layer_work(model, 4, precision, fused)
+        return sum(flops * n for kind, flops, _, _, _, n, _, _, _ in layer_work(model, 4, precision, fused)
                    if kind is LayerKind.ATTENTION)
 
     assert attention_flops(True) == 2.0 * core.fused_multiply_adds * 4

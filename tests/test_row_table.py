@@ -50,13 +50,19 @@ def test_each_row_is_counted_once_under_its_own_figures(model: ModelStats) -> No
 def test_the_readers_of_the_table_see_what_reading_each_row_gives(model: ModelStats) -> None:
     work = operator.attrgetter("kind", "multiply_adds", "traffic_values", "parameters", "neurons", "passes",
                                "kernel_positions", "saved_values", "fused_saved_values", "saved_mask_bytes",
-                               "fused_multiply_adds")
+                               "fused_multiply_adds", "shared_parameters", "frozen", "frozen_parameters")
     by_row: dict[tuple[object, ...], int] = {}
-    for kind, macs, traffic, parameters, neurons, passes, positions, saved, fused, mask, fused_macs in \
-            map(work, model.layers):
-        key = (kind, macs, max(traffic - parameters, 0) if traffic else 2 * neurons, parameters, passes,
+    dense = [i for i, r in enumerate(model.layers) if r.kind is LayerKind.DENSE]
+    head = model.layers[dense[-1]] if dense else None
+    head_figures = operator.attrgetter(*FIGURES)(head) if head is not None else None
+    alone = head is not None and sum(operator.attrgetter(*FIGURES)(r) == head_figures for r in model.layers) == 1
+    for row, (kind, macs, traffic, parameters, neurons, passes, positions, saved, fused, mask, fused_macs, shared, \
+            frozen, frozen_weights) in zip(model.layers, map(work, model.layers), strict=True):
+        weights = parameters + shared + frozen_weights
+        key = (kind, macs, max(traffic - weights, 0) if traffic else 2 * neurons, weights, passes,
                positions in timing.WINOGRAD_KERNEL_POSITIONS,
-               matrix_traffic_values(kind is LayerKind.ATTENTION, saved, fused, mask), fused_macs)
+               matrix_traffic_values(kind is LayerKind.ATTENTION, saved, fused, mask), fused_macs, frozen,
+               alone and operator.attrgetter(*FIGURES)(row) == head_figures)
         by_row[key] = by_row.get(key, 0) + 1
     assert list(timing._distinct_layers(model).items()) == list(by_row.items())
     assert memory._has_conv(model) == (not model.layers or any(r.kind is LayerKind.CONV for r in model.layers))

@@ -302,10 +302,10 @@ def test_a_fused_attention_kernel_moves_no_sequence_by_sequence_matrix_through_m
     # Only attention cores change: q, k, v in (3 x hidden values per token) and the output out (hidden),
     # not heads x s x s probabilities.
     by_kind: dict[LayerKind, float] = {}
-    for kind, _, traffic, _, _, count, _ in layer_work(model, 8, Precision.BF16_MIXED, True):
+    for kind, _, traffic, _, _, count, _, _, _ in layer_work(model, 8, Precision.BF16_MIXED, True):
         by_kind[kind] = by_kind.get(kind, 0.0) + traffic * count
     math_kind: dict[LayerKind, float] = {}
-    for kind, _, traffic, _, _, count, _ in layer_work(model, 8, Precision.BF16_MIXED, False):
+    for kind, _, traffic, _, _, count, _, _, _ in layer_work(model, 8, Precision.BF16_MIXED, False):
         math_kind[kind] = math_kind.get(kind, 0.0) + traffic * count
     assert {k: v for k, v in by_kind.items() if k is not LayerKind.ATTENTION} == \
         {k: v for k, v in math_kind.items() if k is not LayerKind.ATTENTION}
@@ -314,3 +314,35 @@ def test_a_fused_attention_kernel_moves_no_sequence_by_sequence_matrix_through_m
     assert per_block == pytest.approx(4 * hidden * seq, rel=0.01)  # qkv (3h) + output (h) per token
     assert math_kind[LayerKind.ATTENTION] / blocks / 8 / 2 - per_block == pytest.approx(
         4 * heads * seq * seq + 2 * heads * seq * seq, rel=0.01)  # scores/probs 4 passes, dropped copy 2
+
+
+def test_a_frozen_network_runs_its_forward_only_and_reads_its_weights_once_per_pass() -> None:
+    # A DQN's target network (frozen: evaluated under no_grad) costs about one forward of the online network,
+    # not a training step; its 1.6M-weight dense layer read its weights once per sample (206 MB a batch of 32)
+    # until 2026-12-06, which made the Nature DQN's update 6.2 ms on a T4.
+    from workers.sizing.efficiency import ITERATION_OVERHEAD_MS
+    from workers.sizing.layers.build import compute_model_stats
+    from workers.sizing.presets.small import _dqn_network
+    from workers.sizing.timing import layer_work
+
+    online = compute_model_stats(_dqn_network("online", frozen=False, actions=18), input_shape=[4, 84, 84],
+                                 sequence_length=None)
+    both = compute_model_stats(_dqn_network("online", frozen=False, actions=18)
+                               + _dqn_network("target", frozen=True, actions=18), input_shape=[4, 84, 84],
+                               sequence_length=None)
+    job = training(batch_size=32, precision=Precision.FP32)
+    for slug in ("t4", "gtx-1080-ti", "a100-80gb"):
+        alone = estimate_iteration_ms(online, job, gpu(slug))
+        with_target = estimate_iteration_ms(both, job, gpu(slug))
+        forward_ms = alone.forward_ms - ITERATION_OVERHEAD_MS  # the layers' forward, launches included
+        assert with_target.total_ms - alone.total_ms == pytest.approx(forward_ms, rel=0.2), slug
+    assert training_flops(both, job) == pytest.approx(training_flops(online, job) * 4 / 3)
+    # what a frozen row moves grows with the batch by its activations only (its weights are read once)
+    frozen_fc = next(r for r in both.layers if r.name == "target.fc")
+    assert frozen_fc.frozen and frozen_fc.parameters == 0 and frozen_fc.frozen_parameters == 3136 * 512 + 512
+
+    def fc_bytes(batch: int) -> float:
+        return next(w[2] for w in layer_work(both, batch, Precision.FP32, False)
+                    if w[0] is LayerKind.DENSE and w[7] and w[1] == 2.0 * frozen_fc.multiply_adds * batch)
+
+    assert fc_bytes(64) - fc_bytes(32) == pytest.approx((3136 + 512) * 32 * 4)

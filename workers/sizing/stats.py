@@ -62,6 +62,10 @@ class LayerStats:
     # s x s products: its multiply-adds then; -1 when the same as `multiply_adds` (not causal, or no core).
     fused_multiply_adds: int = -1
     shared_parameters: int = 0  # weights it uses that another row counts (a tied LM head's embedding)
+    # A frozen row (a DQN's target network, a frozen backbone) runs forward only, under no_grad: no backward
+    # pass, no gradient; its weights, read but not trained, are `frozen_parameters` (its `parameters` is 0).
+    frozen: bool = False
+    frozen_parameters: int = 0
 
 
 @dataclass(frozen=True)

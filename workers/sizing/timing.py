@@ -8,7 +8,6 @@ time to dispatch its kernels leaves the GPU idle for the difference. Multi-GPU l
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from typing import Any
@@ -30,7 +29,7 @@ from workers.sizing.multigpu import multi_gpu_time
 from workers.sizing.optimizer_time import optimizer_step_ms
 from workers.sizing.overheads import ACTIVATION_BYTES, COMPUTE_WEIGHT_BYTES, GRADIENT_BYTES
 from workers.sizing.requirements import Bottleneck
-from workers.sizing.row_table import figures, row_table
+from workers.sizing.row_table import RowTable, figures, row_table
 from workers.sizing.rules import TINY_LAYER_MS
 from workers.sizing.spec import Precision, Training, step_training
 from workers.sizing.stats import LayerKind, ModelStats
@@ -69,11 +68,14 @@ class IterationTime:
 
 
 # A distinct layer's forward work for one iteration's batch: (kind, FLOPs, traffic bytes, passes per step,
-# whether Winograd applies, how many layers do exactly this, bytes its FP8 casts move). Plain tuples keep the
+# whether Winograd applies, how many layers do exactly this, bytes its FP8 casts move, whether it runs forward
+# only: a frozen row, no backward; whether it is the model's output projection, which FP8 recipes keep in 16 bits:
+# torchtitan's float8 filters out `output`, MosaicML's TE runs swap only the blocks' linears for te.Linear and
+# unembed with the tied embedding in bf16). Plain tuples keep the
 # per-layer loop fast enough for the ranking loop (one model, ~33 GPUs x 4 counts); layers that repeat
 # (transformer blocks, residual stages) are costed once per distinct layer, so a 10,000-layer model of a few
 # kinds of block costs what its distinct layers do.
-_LayerWork = tuple[LayerKind, float, float, int, bool, int, float]
+_LayerWork = tuple[LayerKind, float, float, int, bool, int, float, bool, bool]
 # fp8-mixed: each of a linear layer's three products (forward, input gradient, weight gradient) takes two operands
 # in FP8, each cast from 16 bits (read 2 bytes, write 1; a transposed copy where the product needs one) by a kernel
 # of its own: over a step, about 2 x (its inputs and outputs + its weights) x 3 bytes / 3 passes = 2 bytes per
@@ -96,9 +98,10 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
     weight_bytes = COMPUTE_WEIGHT_BYTES[precision]
     if not model.layers:
         traffic = 2 * model.neurons * batch_size * value_bytes + model.parameters * weight_bytes
-        return ((LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic), 1, False, 1, 0.0),)
-    counts: dict[tuple[LayerKind, float, float, int, bool, float], int] = {}
-    for (kind, multiply_adds, per_sample, parameters, passes, winograd, matrix, fused_macs), count in \
+        return ((LayerKind.GENERIC, 2.0 * model.multiply_adds * batch_size, float(traffic), 1, False, 1, 0.0, False,
+                 False),)
+    counts: dict[tuple[LayerKind, float, float, int, bool, float, bool, bool], int] = {}
+    for (kind, multiply_adds, per_sample, parameters, passes, winograd, matrix, fused_macs, frozen, head), count in \
             _distinct_layers(model).items():
         if fused_attention:
             per_sample = max(per_sample - matrix, 0)
@@ -107,45 +110,60 @@ def _compute_layer_work(model: ModelStats, batch_size: int, precision: Precision
         traffic = per_sample * batch_size * value_bytes + parameters * weight_bytes
         # fp8-mixed: the layer's casts, memory-bound kernels of their own, not overlapped with its product
         cast = FP8_CAST_BYTES_PER_VALUE * (per_sample * batch_size + parameters) \
-            if fp8_products(kind, precision) and multiply_adds else 0
-        key = (kind, 2.0 * multiply_adds * batch_size, float(traffic), passes, winograd, float(cast))
+            if fp8_products(kind, precision) and multiply_adds and not head else 0
+        key = (kind, 2.0 * multiply_adds * batch_size, float(traffic), passes, winograd, float(cast), frozen, head)
         counts[key] = counts.get(key, 0) + count
-    return tuple((*key[:5], count, key[5]) for key, count in counts.items())
+    return tuple((*key[:5], count, *key[5:]) for key, count in counts.items())
 
 
 _WORK_FIGURES = figures("kind", "multiply_adds", "traffic_values", "parameters", "neurons", "passes",
                         "kernel_positions", "saved_values", "fused_saved_values", "saved_mask_bytes",
-                        "fused_multiply_adds")
+                        "fused_multiply_adds", "shared_parameters", "frozen", "frozen_parameters")
 
 
-_MULTIPLY_ADDS, _PASSES = operator.attrgetter("multiply_adds"), operator.attrgetter("passes")
-_FLOP_FIGURES = figures("multiply_adds", "passes")
-_DistinctKey = tuple[LayerKind, int, int, int, int, bool, int, int]
+_FLOP_FIGURES = figures("multiply_adds", "passes", "frozen")
+_DistinctKey = tuple[LayerKind, int, int, int, int, bool, int, int, bool, bool]
 _DISTINCT: IdentityMemo[dict[_DistinctKey, int]] = IdentityMemo()
 
 
 def _distinct_layers(model: ModelStats) -> dict[_DistinctKey, int]:
-    """Return how many layers share each (kind, multiply-adds, values moved per sample, parameters, passes,
-    Winograd, s x s matrix values of those moved), in the order each first appears: what a layer's work
-    depends on besides the batch and the attention kernel."""
+    """Return how many layers share each (kind, multiply-adds, values moved per sample, weights read, passes,
+    Winograd, s x s matrix values of those moved, causal fused multiply-adds, forward only, output projection), in
+    the order each first appears: what a layer's work depends on besides the batch and the attention kernel.
+    The output projection is the last dense row, where no other row has its figures.
+
+    A row's traffic figure counts the weights it reads; they are read once per pass, not once per sample,
+    whoever holds them: its own (`parameters`), a tied row's (`shared_parameters`) or frozen ones."""
 
     def count() -> dict[_DistinctKey, int]:
         counts: dict[_DistinctKey, int] = {}
         # The rows' figures gathered and counted in C (row_table.py), then each distinct one keyed, in the order
         # each first appears.
         grouped = row_table(model)
-        for (kind, multiply_adds, traffic_values, parameters, neurons, passes, kernel_positions, saved,
-             fused_saved, mask, fused_macs), n in zip(map(_WORK_FIGURES, grouped.distinct), grouped.counts,
-                                                      strict=True):
+        head = _output_projection(model, grouped)
+        for i, ((kind, multiply_adds, traffic_values, parameters, neurons, passes, kernel_positions, saved,
+             fused_saved, mask, fused_macs, shared, frozen, frozen_parameters), n) in \
+                enumerate(zip(map(_WORK_FIGURES, grouped.distinct), grouped.counts, strict=True)):
+            weights = parameters + shared + frozen_parameters
             # Without a traffic figure: read the input, write the output, about twice the output.
-            per_sample = max(traffic_values - parameters, 0) if traffic_values else 2 * neurons
+            per_sample = max(traffic_values - weights, 0) if traffic_values else 2 * neurons
             matrix = matrix_traffic_values(kind is LayerKind.ATTENTION, saved, fused_saved, mask)
-            key = (kind, multiply_adds, per_sample, parameters, passes,
-                   kernel_positions in WINOGRAD_KERNEL_POSITIONS, matrix, fused_macs)
+            key = (kind, multiply_adds, per_sample, weights, passes,
+                   kernel_positions in WINOGRAD_KERNEL_POSITIONS, matrix, fused_macs, frozen, i == head)
             counts[key] = counts.get(key, 0) + n
         return counts
 
     return _DISTINCT.get(model, (), count)
+
+
+def _output_projection(model: ModelStats, grouped: RowTable) -> int:
+    """Return the position among the distinct rows of the model's last dense row when no other row shares its
+    figures (an LM head, a classifier), else -1."""
+    last = next((i for i in range(len(model.layers) - 1, -1, -1) if model.layers[i].kind is LayerKind.DENSE), -1)
+    if last < 0:
+        return -1
+    at = grouped.index()[last]
+    return at if grouped.counts[at] == 1 else -1
 
 
 _TIMES_VERSION = 0  # raised each time the remembered times are dropped: what was derived from them is stale
@@ -185,20 +203,26 @@ def training_flops(model: ModelStats, training: Training) -> float:
     passes = _passes(training)
     if training.parallelism.adapter is not None:
         passes -= BACKWARD_TO_FORWARD - 1.0
-    return 2.0 * _step_multiply_adds(model) * training.batch_size * passes
+    trained, forward_only = _step_multiply_adds(model)
+    return 2.0 * training.batch_size * (trained * passes + forward_only)
 
 
-def _step_multiply_adds(model: ModelStats) -> int | float:
-    """Return the multiply-adds of every row's passes: over the distinct rows x their counts when all are whole."""
+def _step_multiply_adds(model: ModelStats) -> tuple[int | float, int | float]:
+    """Return the multiply-adds of every row's passes, of the trained rows and of the frozen (forward-only)
+    ones: over the distinct rows x their counts when all are whole."""
     if not model.layers:
-        return model.multiply_adds
+        return model.multiply_adds, 0
     grouped = row_table(model)
-    pairs = list(map(_FLOP_FIGURES, grouped.distinct))
-    if all(type(m) is int and type(p) is int for m, p in pairs):  # exact in any order
-        whole: int = sum(m * p * n for (m, p), n in zip(pairs, grouped.counts, strict=True))
-        return whole
-    total: int | float = sum(map(operator.mul, map(_MULTIPLY_ADDS, model.layers), map(_PASSES, model.layers)))
-    return total
+    rows = list(map(_FLOP_FIGURES, grouped.distinct))
+    if all(type(m) is int and type(p) is int for m, p, _ in rows):  # exact in any order
+        sums = [0, 0]
+        for (m, p, frozen), n in zip(rows, grouped.counts, strict=True):
+            sums[frozen] += m * p * n
+        return sums[0], sums[1]
+    total: list[int | float] = [0, 0]
+    for layer in model.layers:
+        total[layer.frozen] += layer.multiply_adds * layer.passes
+    return total[0], total[1]
 
 
 def _bottleneck(parts: dict[Bottleneck, float]) -> Bottleneck:
@@ -224,27 +248,32 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
     forward_dispatch_ms = dispatch_ms / (1.0 + BACKWARD_TO_FORWARD)
     ms_per_flop = {kind: 1.0 / achieved_flops_per_ms(kind, precision, gpu, tf32_matmul=tf32_matmul(training))
                    for kind in {item[0] for item in work}}
+    # the output projection in 16 bits under fp8-mixed (its product at the bf16 rate)
+    head_ms_per_flop = 1.0 / achieved_flops_per_ms(LayerKind.DENSE, Precision.BF16_MIXED, gpu) \
+        if precision is Precision.FP8_MIXED else ms_per_flop.get(LayerKind.DENSE, 0.0)
     winograd = WINOGRAD_MAC_SHARE if math_unit(LayerKind.CONV, precision, gpu) is MathUnit.SIMT else 1.0
-    compute_ms = memory_ms = overhead_ms = forward_ms = 0.0
+    # [compute, memory] ms of one forward of every row: trained rows (x passes: forward and backward) and
+    # frozen rows (forward only, under no_grad)
+    trained, forward_only = [0.0, 0.0], [0.0, 0.0]
+    overhead_ms = forward_ms = 0.0
     tiny = 0
-    for kind, flops, traffic_bytes, layer_passes, fast_conv, count, cast_bytes in work:
-        arithmetic_ms = flops * ms_per_flop[kind] * (winograd if fast_conv else 1.0)
+    for kind, flops, traffic_bytes, layer_passes, fast_conv, count, cast_bytes, frozen, head in work:
+        arithmetic_ms = flops * (head_ms_per_flop if head else ms_per_flop[kind]) * (winograd if fast_conv else 1.0)
         traffic_ms = traffic_bytes * ms_per_byte
         forward = max(arithmetic_ms, traffic_ms)
-        if arithmetic_ms >= traffic_ms:
-            compute_ms += forward * layer_passes * count
-        else:
-            memory_ms += forward * layer_passes * count
+        into = forward_only if frozen else trained
+        into[arithmetic_ms < traffic_ms] += forward * layer_passes * count
         if cast_bytes:
-            memory_ms += cast_bytes * ms_per_byte * layer_passes * count
+            into[1] += cast_bytes * ms_per_byte * layer_passes * count
             forward += cast_bytes * ms_per_byte
         if forward < TINY_LAYER_MS:
             tiny += count
         forward_ms += (forward if forward > forward_dispatch_ms else forward_dispatch_ms) * count
-        if forward * passes < dispatch_ms:
-            overhead_ms += (dispatch_ms - forward * passes) * layer_passes * count
-    compute_ms *= passes
-    memory_ms *= passes
+        row_passes, row_dispatch_ms = (1.0, forward_dispatch_ms) if frozen else (passes, dispatch_ms)
+        if forward * row_passes < row_dispatch_ms:
+            overhead_ms += (row_dispatch_ms - forward * row_passes) * layer_passes * count
+    compute_ms = trained[0] * passes + forward_only[0]
+    memory_ms = trained[1] * passes + forward_only[1]
     step_traffic_ms, step_idle_ms = optimizer_step_ms(model, training, precision=precision, ms_per_byte=ms_per_byte)
     memory_ms += step_traffic_ms
     overhead_ms += step_idle_ms + ITERATION_OVERHEAD_MS

@@ -67,4 +67,6 @@ def part_row(part: Part, layer_name: str, *, params: int, saved: int, repeat: in
         fused_saved_mask_bytes=-1 if fused_mask < 0 else fused_mask * repeat,
         fused_multiply_adds=-1 if part.fused_multiply_adds < 0 else part.fused_multiply_adds * repeat,
         shared_parameters=shared,
+        frozen=frozen,
+        frozen_parameters=part.parameters if frozen else 0,
     )
