@@ -14,6 +14,7 @@ from torch import nn
 
 from validation.measure import (
     nets_hf_decoder,
+    nets_hf_parallel,
     nets_seq,
     nets_small,
     nets_unseen,
@@ -236,6 +237,12 @@ NETS: dict[str, Net] = {n.name: n for n in (
           f"{config}", unseen=4 if name in nets_hf_decoder.BLIND else 3,
           hf_config=config)
       for name, config in nets_hf_decoder.CONFIGS.items()),
+    # parallel-residual decoders (GPT-NeoX, Phi), measured before the core had their blocks (unseen 5)
+    *(Net(name, "hf-decoder", partial(nets_hf_parallel.Decoder, config),
+          nets_hf_decoder.ids_as_labels(config["vocab_size"], 256), lm_loss, sequence_length=256,
+          description=f"{config['model_type']} decoder as Transformers runs it (eager modules, sdpa attention): "
+          f"{config}", unseen=5, hf_config=config)
+      for name, config in nets_hf_parallel.CONFIGS.items()),
 )}
 SPECIAL = {name: name for name in ("dcgan", "vae-mnist", "dqn-atari", "lstm-meta-learner")}
 FAMILY = {"dcgan": "gan", "vae-mnist": "vae", "dqn-atari": "dqn", "lstm-meta-learner": "meta-learner"}
@@ -341,6 +348,10 @@ CASES: tuple[Case, ...] = (
     Case("hf-gemma", 4, "fp32", "adam"),
     Case("hf-mistral-s512", 2, "bf16-mixed", "adamw"),
     Case("hf-mistral-s512", 2, "fp32", "sgd"),
+    Case("hf-neox", 4, "bf16-mixed", "adamw"),
+    Case("hf-neox", 4, "fp32", "sgd"),
+    Case("hf-phi", 4, "bf16-mixed", "adamw"),
+    Case("hf-phi", 4, "fp32", "adam"),
 )
 
 

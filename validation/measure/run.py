@@ -46,7 +46,8 @@ VARIANT_NOTES = {
 UNSEEN_NOTE = ("unseen: an architecture added after the step walk and the ONNX importer were built, to check "
                "that they generalise (issue 11); split holdout; unseen_set 1: its misses led to fixes, 2: "
                "measured after them; 3: Hugging Face decoders from their config.json, whose misses led to the "
-               "composed-RMSNorm and K/V-repeat rows; 4: measured after those")
+               "composed-RMSNorm and K/V-repeat rows; 4: measured after those; 5: parallel-residual decoders "
+               "(GPT-NeoX, Phi) from their config.json, measured before the core had their blocks")
 
 
 def _parameters(trainer: Any) -> tuple[int, int]:
