@@ -78,10 +78,8 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
         h = self.ln1(x)
         attn = self.attn(h, cos, sin)
-        if self.ln2 is not None:  # GPTNeoXLayer, use_parallel_residual
-            mlp = self.fc2(F.gelu(self.fc1(self.ln2(x))))
-        else:  # PhiDecoderLayer: the same normalised input to both branches
-            mlp = self.fc2(new_gelu(self.fc1(h)))
+        # GPTNeoXLayer (use_parallel_residual): its own norm; PhiDecoderLayer: the same normalised input
+        mlp = self.fc2(F.gelu(self.fc1(self.ln2(x)))) if self.ln2 is not None else self.fc2(new_gelu(self.fc1(h)))
         return mlp + attn + x
 
 
