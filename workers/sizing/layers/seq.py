@@ -9,6 +9,8 @@ saved_values * 2 + saved_mask_bytes == 34*s*h + 5*a*s^2 over its rows.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from workers.sizing.errors import SpecError
 from workers.sizing.layers.basic import (
     LAYERNORM_PARTS_EXTRA_KEPT,
@@ -107,7 +109,7 @@ def meta_lstm(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
 def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bool, prefix: str = "",
                     kv_heads: int | None = None, qkv_bias: bool | None = None,
                     head_dim: int | None = None, causal: bool = False, qk_norm: bool = False,
-                    qk_norm_parts: bool = False, kv_repeat: bool = False) -> list[Part]:
+                    qk_norm_parts: bool = False, kv_repeat: bool = False, fused_qkv: bool = False) -> list[Part]:
     """Return the rows of multi-head self-attention: QKV projection, attention core, output projection.
 
     With `kv_heads` below `heads` (grouped-query attention, Ainslie et al. 2023, arXiv 2305.13245; LLaMA 2
@@ -124,6 +126,9 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
     values cast back (4 bytes a value plus one in the activation dtype). `kv_repeat`: grouped K and V are
     copied to every head before the attention kernel (Transformers' `repeat_kv` in its eager and SDPA paths),
     which keeps the copies: 2 (heads - kv_heads) head_dim more values a token than K and V themselves.
+    `fused_qkv`: one projection's output viewed per head and chunked into Q, K and V (GPT-NeoX's
+    `query_key_value`): V is a view of it, so what the kernel keeps of V keeps the whole [q | k | v] output,
+    beside the rotated copies of Q and K: the width of Q and K more values a token.
     """
     steps, hidden = x
     kv = heads if kv_heads is None else kv_heads
@@ -143,6 +148,7 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
     core = (steps, inner)
     normed = steps * (inner + kv * head_dim)  # Q and K, each normed per head (qk_norm)
     repeated = 2 * steps * (heads - kv) * head_dim if kv_repeat else 0  # K and V copied up to every head
+    viewed = steps * (inner + kv * head_dim) if fused_qkv else 0  # Q and K's share of the output V views
     norms = [Part("rmsnorm", LayerKind.NORM, qkv, parameters=2 * head_dim, extra_saved_values=normed,
                   saved_mask_bytes=4 * normed if qk_norm_parts else 0,
                   traffic_values=(RMSNORM_PARTS_TRAFFIC_PER_VALUE if qk_norm_parts else 2) * normed + 2 * head_dim,
@@ -170,12 +176,12 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
             multiply_adds=2 * steps * steps * inner,
             fused_multiply_adds=steps * (steps + 1) * inner if causal else -1,
             keeps_input=True,
-            extra_saved_values=probs + dropped + repeated,
+            extra_saved_values=probs + dropped + repeated + viewed,
             saved_mask_bytes=dropped,
             traffic_values=size(qkv) + size(core) + 4 * probs + 2 * dropped + 2 * repeated,
             neurons=size(core) + 2 * probs + dropped,
             suffix=f"{prefix}attn",
-            fused_extra_saved_values=repeated,
+            fused_extra_saved_values=repeated + viewed,
             fused_mask_bytes=LSE_BYTES * heads * steps,
         ),
         Part(
@@ -248,8 +254,9 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     if f.has("ffn") and f.has("ffn_multiplier"):
         raise f.shape_error("give ffn or ffn_multiplier, not both")
     ffn = f.whole("ffn") if f.has("ffn") else round(x[1] * f.number("ffn_multiplier", 4.0, minimum=0.01))
-    # sandwich (Gemma 2): pre-norms as `pre`, and a norm on each sub-layer's output before its residual add
-    placement = f.choice("norm", ("pre", "post", "sandwich"), "pre")
+    # sandwich (Gemma 2): pre-norms as `pre`, and a norm on each sub-layer's output before its residual add;
+    # parallel (GPT-NeoX): x + attention(ln1(x)) + ffn(ln2(x)); parallel_shared (Phi, GPT-J): one norm feeds both
+    placement = f.choice("norm", ("pre", "post", "sandwich", "parallel", "parallel_shared"), "pre")
     pre = placement != "post"
     norm_type = f.choice("norm_type", ("layernorm", "layernorm_parts", "rmsnorm", "rmsnorm_parts"), "layernorm")
     activation = f.choice("activation", ("gelu", "gelu_new", "relu", "silu", "swiglu", "geglu"), "gelu")
@@ -262,7 +269,7 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
                                 qkv_bias=f.flag("qkv_bias", bias),
                                 head_dim=f.whole("head_dim") if f.has("head_dim") else None, causal=causal,
                                 qk_norm=f.flag("qk_norm", False), qk_norm_parts=norm_type == "rmsnorm_parts",
-                                kv_repeat=f.flag("kv_repeat", False))
+                                kv_repeat=f.flag("kv_repeat", False), fused_qkv=f.flag("fused_qkv", False))
     post_attention = [_norm_part(x, norm_type, bias, "post_ln1")] if placement == "sandwich" else []
     attention_half = [*attention, *_dropout_part(x, p, "drop1"), *post_attention, _add_part(x, "add1")]
     if f.has("experts"):
@@ -278,6 +285,8 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
         raise f.shape_error("experts_per_token and shared_experts need experts (a mixture-of-experts feed-forward)")
     else:
         feed_forward = ffn_parts(x, max(ffn, 1), activation, bias)
+    if placement.startswith("parallel"):
+        return _parallel_block(x, norm_type, bias, p, attention, feed_forward, shared=placement == "parallel_shared")
     post_ffn = [_norm_part(x, norm_type, bias, "post_ln2")] if placement == "sandwich" else []
     ffn_half = [
         *feed_forward,
@@ -298,6 +307,22 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
         *ffn_half,
         _norm_part(x, norm_type, bias, "ln2"),
     ]
+
+
+def _parallel_block(x: Shape, norm_type: str, bias: bool, p: float, attention: list[Part], feed_forward: list[Part],
+                    *, shared: bool) -> list[Part]:
+    """Return a parallel-residual block's rows: x + attention(ln1(x)) + ffn(ln2(x)) (GPT-NeoX's
+    use_parallel_residual), or with `shared` one norm's output feeding both branches (Phi, GPT-J). The
+    feed-forward reads the block's input through its own norm (which keeps the input ln1 already keeps: one
+    tensor) or ln1's output (kept once, by both branches' first projections); one add of three."""
+    head = [_norm_part(x, norm_type, bias, "ln1"), *attention, *_dropout_part(x, p, "drop1")]
+    branch = feed_forward if shared else [_norm_part(x, norm_type, bias, "ln2"), *feed_forward]
+    target = 0 if shared else -1  # ln1's row, or the block's input
+    start = len(head)
+    branch = [replace(part, source=(target - (start + i)) if target >= 0 else -(start + i) - 1)
+              if i + part.source < 0 else part for i, part in enumerate(branch)]
+    return [*head, *branch, *_dropout_part(x, p, "drop2"),
+            Part("add", LayerKind.ELEMENTWISE, x, traffic_values=4 * size(x), suffix="add")]
 
 
 RULES: dict[str, Rule] = {
@@ -324,6 +349,7 @@ RULES: dict[str, Rule] = {
                 "qkv_bias",
                 "qk_norm",
                 "kv_repeat",
+                "fused_qkv",
                 "experts",
                 "experts_per_token",
                 "shared_experts",

@@ -14,7 +14,17 @@ model types read are the decoders whose block the layer vocabulary states exactl
 - `gemma`: GeGLU (`gelu_pytorch_tanh`), `head_dim` apart from hidden / heads, embeddings tied;
 - `gemma2`: Gemma's block with a norm before and after each sub-layer (`norm: sandwich`) and the final
   logits soft-capped (tanh: one more [sequence, vocabulary] tensor kept); `gemma3_text`: Gemma 2's block
-  with `qk_norm` and no soft-capping.
+  with `qk_norm` and no soft-capping;
+- `gpt_neox` (Pythia, GPT-NeoX-20B): the parallel residual `x + attention(ln1(x)) + mlp(ln2(x))` where
+  `use_parallel_residual` (the default; else pre-norm), nn.LayerNorm and every linear with a bias, one
+  fused `query_key_value` projection whose output V is a view of (`fused_qkv`), a plain MLP with
+  `hidden_act` (exact GELU by default), `embed_out` untied;
+- `phi` (Phi-1.5, Phi-2): one nn.LayerNorm feeding both branches (`norm: parallel_shared`), separate Q, K
+  and V with biases, a plain MLP with `gelu_new` (Transformers' tanh form in primitive ops), `lm_head` with
+  a bias; `qk_layernorm` is refused. Partial rotary embeddings (`rotary_pct`, `partial_rotary_factor`) keep
+  nothing more, as full ones; the dropout is `hidden_dropout` / `resid_pdrop` (0 in Pythia and Phi-2's
+  fine-tuning recipes unless set). Measured against such modules (validation/measure/nets_hf_parallel.py)
+  before these types were read.
 
 Each field's default is its model type's in Hugging Face Transformers (`tie_word_embeddings` False for
 the Llama-style types, True for Gemma). The blocks are sized as Transformers' eager modules run them: its
@@ -61,6 +71,12 @@ class Family:
     gated: str = "swiglu"  # the feed-forward's gate when hidden_act is silu; gemma's act gives geglu
     experts: tuple[str, str, str] | None = None  # (experts, experts per token, an expert's width) keys
     final_softcap: bool = False
+    # the older decoders (gpt_neox, phi): LayerNorm, biases, a plain (ungated) MLP, a parallel residual
+    norm_type: str = "rmsnorm_parts"
+    bias: bool = False
+    fused_qkv: bool = False
+    head_bias: bool = False
+    dropout_key: str = ""  # the config's residual dropout, where the type has one
 
 
 FAMILIES: Mapping[str, Family] = {
@@ -74,7 +90,15 @@ FAMILIES: Mapping[str, Family] = {
     "gemma": Family(tie_default=True, gated="geglu"),
     "gemma2": Family(tie_default=True, gated="geglu", norm="sandwich", final_softcap=True),
     "gemma3_text": Family(tie_default=True, gated="geglu", norm="sandwich", qk_norm=True),
+    "gpt_neox": Family(norm="parallel", gated="none", norm_type="layernorm", bias=True, fused_qkv=True,
+                       dropout_key="hidden_dropout"),
+    "phi": Family(norm="parallel_shared", gated="none", norm_type="layernorm", bias=True, head_bias=True,
+                  dropout_key="resid_pdrop"),
 }
+# A plain MLP's activation as Transformers' ACT2FN runs it: F.gelu (exact or tanh: one fused kernel), or the
+# tanh form written as primitive ops (NewGELUActivation, FastGELUActivation), or ReLU.
+_PLAIN = {"gelu": "gelu", "gelu_pytorch_tanh": "gelu", "gelu_python": "gelu", "gelu_new": "gelu_new",
+          "gelu_fast": "gelu_new", "relu": "relu"}
 SUPPORTED_TYPES = tuple(FAMILIES)
 _SILU = frozenset({"silu", "swish"})
 _GELU = frozenset({"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "gelu_python"})
@@ -83,7 +107,9 @@ _GELU = frozenset({"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "gelu_p
 def _whole(config: Mapping[str, Any], key: str, *, maximum: int, default: int | None = None,
            minimum: int = 1) -> int:
     """Read a whole-number field of the config, naming it when missing or out of range."""
-    value = config.get(key, default)
+    value = config.get(key)
+    if value is None:  # absent, or null as Phi-2's num_key_value_heads: the type's default
+        value = default
     if value is None:
         raise SpecError(f"{FIELD}.{key}", "required: the model's config.json has it")
     number = whole_number(value, f"{FIELD}.{key}", minimum=minimum)
@@ -119,6 +145,12 @@ def model_type(config: object) -> str:
 
 def _activation(config: Mapping[str, Any], family: Family) -> str:
     key = "hidden_activation" if config.get("hidden_activation") is not None else "hidden_act"
+    if family.gated == "none":
+        act = config.get(key, "gelu" if family.norm == "parallel" else "gelu_new")
+        if act not in _PLAIN:
+            raise SpecError(f"{FIELD}.{key}", f"{act!r} is not an activation this model type runs "
+                                              f"({', '.join(_PLAIN)})")
+        return _PLAIN[act]
     act = config.get(key, "gelu_pytorch_tanh" if family.gated == "geglu" else "silu")
     if act in _SILU:
         return "swiglu"
@@ -151,9 +183,14 @@ def hf_config_layers(config: object) -> list[Layer]:
     vocab = _whole(config, "vocab_size", maximum=MAX_VOCABULARY)
     activation = _activation(config, family)
     block: Layer = {
-        "type": "transformer_block", "heads": heads, "kv_heads": kv_heads, "norm": family.norm,
-        "norm_type": "rmsnorm_parts", "activation": activation, "dropout": 0.0, "bias": False, "causal": True,
+        "type": "transformer_block", "heads": heads, "kv_heads": kv_heads, "norm": _placement(config, family),
+        "norm_type": family.norm_type, "activation": activation, "dropout": _dropout(config, family),
+        "bias": family.bias, "causal": True,
     }
+    if family.fused_qkv:
+        block["fused_qkv"] = True
+    if kind == "phi" and _flag(config, "qk_layernorm", False):
+        raise SpecError(f"{FIELD}.qk_layernorm", "a LayerNorm over each head of Q and K is not modelled for phi")
     if head_dim is not None:
         block["head_dim"] = _whole(config, "head_dim", maximum=MAX_WIDTH)
     qkv_bias = family.qkv_bias if family.qkv_bias is not None else _flag(config, "attention_bias", False)
@@ -165,7 +202,7 @@ def hf_config_layers(config: object) -> list[Layer]:
         block["kv_repeat"] = True
     blocks = [{**block, "name": f"layers.{i}", **_feed_forward(config, family, i)} for i in range(depth)]
     tied = _flag(config, "tie_word_embeddings", family.tie_default)
-    head: Layer = {"type": "dense", "name": "lm_head", "out_features": vocab, "bias": False}
+    head: Layer = {"type": "dense", "name": "lm_head", "out_features": vocab, "bias": family.head_bias}
     if tied:
         head["shared_weights"] = True
     softcap: list[Layer] = [{"type": "tanh", "name": "logit_softcap"}] if (
@@ -173,11 +210,29 @@ def hf_config_layers(config: object) -> list[Layer]:
     return [
         {"type": "embedding", "name": "embed_tokens", "vocab": vocab, "dim": hidden},
         *blocks,
-        {"type": "rmsnorm", "name": "norm", "parts": True},
+        {"type": "rmsnorm", "name": "norm", "parts": True} if family.norm_type == "rmsnorm_parts"
+        else {"type": "layernorm", "name": "norm"},
         head,
         *softcap,
         {"type": "log_softmax", "name": "loss"},
     ]
+
+
+def _placement(config: Mapping[str, Any], family: Family) -> str:
+    """Return the block's norm placement: GPT-NeoX's parallel residual unless its config turns it off."""
+    if family.norm == "parallel" and not _flag(config, "use_parallel_residual", True):
+        return "pre"
+    return family.norm
+
+
+def _dropout(config: Mapping[str, Any], family: Family) -> float:
+    """Return the block's dropout: the type's residual dropout where it has one, else none."""
+    if not family.dropout_key or config.get(family.dropout_key) is None:
+        return 0.0
+    value = config[family.dropout_key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+        raise SpecError(f"{FIELD}.{family.dropout_key}", f"must be a number from 0 up to 1, got {value!r}")
+    return float(value)
 
 
 def _feed_forward(config: Mapping[str, Any], family: Family, index: int) -> Layer:
