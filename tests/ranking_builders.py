@@ -14,6 +14,8 @@ from catalog.types import (
     Pricing,
     Provider,
 )
+from workers.ranking.ranking import rank_offers
+from workers.ranking.recommendation import Recommendation
 from workers.sizing.requirements import MemoryBreakdown, Mitigation, PerGpu, Requirements
 from workers.sizing.spec import Constraints, Dataset, JobSpec, Objective, Training
 from workers.sizing.stats import ModelStats
@@ -101,3 +103,9 @@ def job(*, objective: Objective = Objective.COST, limit: int = 10, preprocess_ms
                    dataset=Dataset(samples=320_000, size_bytes=150 * GB, preprocess_ms_per_sample=preprocess_ms),
                    constraints=Constraints(**constraints),  # type: ignore[arg-type]
                    objective=objective, limit=limit)
+
+
+def rank(j: JobSpec, cat: Catalog, table: dict[tuple[str, int], PerGpu],
+         req: Requirements | None = None) -> Recommendation:
+    """Rank the catalog's offers for the job, with its requirements (20 GiB a GPU unless given) and per-GPU rows."""
+    return rank_offers(j, requirements=req or requirements(need_gib=20.0), per_gpu=table, catalog=cat)

@@ -229,20 +229,15 @@ NETS: dict[str, Net] = {n.name: n for n in (
         ("charcnn-s256", "charcnn", nets_unseen_blind.CharCNN, _tokens(70, 256, 4), (256,), 256,
          "character CNN: alphabet 70, embedding 64, 3 x Conv1d 256 with max-pool, 256 characters, 4 classes"),
       )),
-    # decoders as Hugging Face Transformers' eager modules compose them, sized from their config.json (unseen 3, 4)
-    *(Net(name, "hf-decoder", partial(nets_hf_decoder.Decoder, config),
+    # decoders as Hugging Face Transformers' eager modules compose them, sized from their config.json (unseen 3, 4);
+    # parallel-residual ones (GPT-NeoX, Phi), measured before the core had their blocks (unseen 5)
+    *(Net(name, "hf-decoder", partial(nets.Decoder, config),
           nets_hf_decoder.ids_as_labels(config["vocab_size"], 512 if name.endswith("-s512") else 256), lm_loss,
           sequence_length=512 if name.endswith("-s512") else 256,
           description=f"{config['model_type']} decoder as Transformers runs it (eager modules, sdpa attention): "
-          f"{config}", unseen=4 if name in nets_hf_decoder.BLIND else 3,
+          f"{config}", unseen=5 if nets is nets_hf_parallel else 4 if name in nets_hf_decoder.BLIND else 3,
           hf_config=config)
-      for name, config in nets_hf_decoder.CONFIGS.items()),
-    # parallel-residual decoders (GPT-NeoX, Phi), measured before the core had their blocks (unseen 5)
-    *(Net(name, "hf-decoder", partial(nets_hf_parallel.Decoder, config),
-          nets_hf_decoder.ids_as_labels(config["vocab_size"], 256), lm_loss, sequence_length=256,
-          description=f"{config['model_type']} decoder as Transformers runs it (eager modules, sdpa attention): "
-          f"{config}", unseen=5, hf_config=config)
-      for name, config in nets_hf_parallel.CONFIGS.items()),
+      for nets in (nets_hf_decoder, nets_hf_parallel) for name, config in nets.CONFIGS.items()),
 )}
 SPECIAL = {name: name for name in ("dcgan", "vae-mnist", "dqn-atari", "lstm-meta-learner")}
 FAMILY = {"dcgan": "gan", "vae-mnist": "vae", "dqn-atari": "dqn", "lstm-meta-learner": "meta-learner"}

@@ -71,8 +71,8 @@ class IterationTime:
 # whether Winograd applies, how many layers do exactly this, bytes its FP8 casts move, whether it runs forward
 # only: a frozen row, no backward; whether it is the model's output projection, which FP8 recipes keep in 16 bits:
 # torchtitan's float8 filters out `output`, MosaicML's TE runs swap only the blocks' linears for te.Linear and
-# unembed with the tied embedding in bf16). Plain tuples keep the
-# per-layer loop fast enough for the ranking loop (one model, ~33 GPUs x 4 counts); layers that repeat
+# unembed with the tied embedding in bf16). Plain tuples keep the per-layer loop fast enough for the ranking
+# loop (one model, ~33 GPUs x 4 counts); layers that repeat
 # (transformer blocks, residual stages) are costed once per distinct layer, so a 10,000-layer model of a few
 # kinds of block costs what its distinct layers do.
 _LayerWork = tuple[LayerKind, float, float, int, bool, int, float, bool, bool]
