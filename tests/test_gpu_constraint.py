@@ -99,3 +99,23 @@ def test_the_spec_keeps_the_names_as_given_and_the_api_refuses_an_unknown_one(em
     answer = embedded_client.post("/v1/recommendations", json=spec)
     assert answer.status_code == 422
     assert "constraints.gpus[1]" in answer.get_json()["errors"]
+
+
+def test_with_no_option_the_advice_is_about_the_named_card_and_each_opened_option_says_how_it_runs(
+        shipped: Catalog) -> None:
+    """Llama 3 8B fully fine-tuned on one A100 40GB: nothing fits. The advice (does-not-fit, the mitigations)
+    was about the sizing core's reference T4 beside a plan worked out on the A100; now both are the A100's.
+    The QLoRA step says its batch-4 peak still exceeds the card, and the machine it opens says it runs a
+    smaller micro-batch with accumulation."""
+    spec = {"model": {"preset": "llama3-8b"}, "training": {"batch_size": 4, "sequence_length": 4096,
+                                                           "precision": "bf16-mixed", "optimizer": "adamw"},
+            "dataset": {"samples": 20000}, "constraints": {"gpus": ["a100-40gb"], "max_gpus": 1}}
+    rec = recommend_spec(spec, shipped)
+    assert rec.options == ()
+    said = {w.code: w.message for w in rec.requirements.warnings}
+    assert "a100-40gb" in said["does-not-fit"] and "t4" not in said["does-not-fit"]
+    assert "bf16-unsupported" not in said  # a T4's warning, about a card not in scope
+    assert rec.requirements.mitigations and {m.gpu for m in rec.requirements.mitigations} == {"a100-40gb"}
+    [adapters] = [m for m in rec.plan if m.kind == "adapters"]
+    assert "still exceeds" in adapters.description and adapters.opens
+    assert all("accumulation steps" in line and "QLoRA" in line for line in adapters.opens)

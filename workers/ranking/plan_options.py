@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 from catalog.types import Catalog, GpuSpec
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption
-from workers.ranking.run_words import hours_text, usd_text
+from workers.ranking.run_words import gib_text, hours_text, usd_text
 from workers.ranking.strategy_ranking import rank_strategies
+from workers.ranking.strategy_words import strategy_text
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_pairs, profile_gpu
 from workers.sizing.memory import fits, sharded_memory, usable_memory_bytes
@@ -102,9 +103,18 @@ def _estimates(changed: JobSpec, step: _Step, *, pairs: Sequence[tuple[str, int]
 
 
 def describe_option(o: RankedOption) -> str:
-    """Return one option as one line: where, on what, how long, how much."""
-    return (f"{o.provider} {o.instance_type} ({o.gpu_count}x {o.gpu}), {o.region}, {o.pricing}: "
+    """Return one option as one line: where, on what, how long, how much; for a strategy's option, how it runs.
+
+    A strategy step's description gives the changed job at the batch as given ("peak 42.3 GiB still
+    exceeds the 36.0 GiB usable"); the strategy search may open a machine with a smaller micro-batch and
+    accumulation, and the line says so rather than contradict it.
+    """
+    line = (f"{o.provider} {o.instance_type} ({o.gpu_count}x {o.gpu}), {o.region}, {o.pricing}: "
             f"{hours_text(o.training_hours)}, {usd_text(o.training_cost_usd)}")
+    p = o.parallelism
+    if p is None:
+        return line
+    return f"{line} ({strategy_text(p, nodes=o.nodes)}, {gib_text(p.gpu_memory_per_gpu_bytes)} per GPU)"
 
 
 def _opens(step: _Step, *, catalog: Catalog, requirements: Requirements, pairs: Sequence[tuple[str, int]],
@@ -136,7 +146,7 @@ def _opens(step: _Step, *, catalog: Catalog, requirements: Requirements, pairs: 
     return tuple(describe_option(o) for o in list(shown.values())[:OPENS_SHOWN])
 
 
-def _plan_count(job: JobSpec, slug: str, pairs: Sequence[tuple[str, int]]) -> int:
+def plan_count(job: JobSpec, slug: str, pairs: Sequence[tuple[str, int]]) -> int:
     """Return the GPUs a model's plan starts from: one, or for a named strategy the most one machine in scope
     carries that its tensor-parallel and pipeline split divide (the strategy needs several GPUs to mean anything)."""
     if not names_strategy(job):
@@ -153,7 +163,7 @@ def plan_with_options(job: JobSpec, *, catalog: Catalog, requirements: Requireme
     reference = profile_gpu(job, known_gpus)
     models = sorted({slug for slug, _ in pairs if slug in known_gpus},
                     key=lambda slug: (-known_gpus[slug].memory_bytes, slug))  # closest to fitting first
-    counts = {slug: _plan_count(job, slug, pairs) for slug in models}
+    counts = {slug: plan_count(job, slug, pairs) for slug in models}
     if any(n > 1 for n in counts.values()):  # a named sharded strategy on one GPU is plain data parallel
         models = [slug for slug in models if counts[slug] > 1 or not names_strategy(job)]
     steps: dict[tuple[object, ...], _Step] = {}

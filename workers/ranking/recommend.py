@@ -18,7 +18,7 @@ from datetime import date
 from catalog.freshness import STALE_AFTER_DAYS, freshness_warnings
 from catalog.types import Catalog, GpuSpec
 from workers.ranking.loader_rerank import jpeg_loader_warning
-from workers.ranking.plan_options import plan_with_options
+from workers.ranking.plan_options import plan_count, plan_with_options
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.relax import constraints_warning, fused_loss_opens_warning, gpus_warning
@@ -263,4 +263,24 @@ def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brie
                                                             pairs=pairs))
     if not nothing_fits:
         return replace(rec, plan=(), requirements=_advice_for_top_option(job, rec, known_gpus))
-    return replace(rec, plan=plan_with_options(job, catalog=catalog, requirements=requirements, pairs=pairs))
+    return replace(rec, plan=plan_with_options(job, catalog=catalog, requirements=requirements, pairs=pairs),
+                   requirements=_advice_on_roomiest(job, rec.requirements, pairs, known_gpus))
+
+
+def _advice_on_roomiest(job: JobSpec, requirements: Requirements, pairs: Sequence[tuple[str, int]],
+                        known_gpus: Mapping[str, GpuSpec]) -> Requirements:
+    """Return the requirements with warnings and mitigations worked out on the roomiest card in scope.
+
+    Where no option fits, the sizing core's advice is about its reference card (a T4) unless told
+    otherwise: a user who named the A100 40GB, or whose job no card holds, read "exceeds what t4 offers"
+    beside a plan worked out on the card closest to fitting. The advice is now about that card, the
+    first the plan (plan_with_options) works on.
+    """
+    slugs = {slug for slug, _ in pairs if slug in known_gpus}
+    if not slugs:
+        return requirements
+    roomiest = known_gpus[min(slugs, key=lambda slug: (-known_gpus[slug].memory_bytes, slug))]
+    advice = estimate_requirements(job, gpus=(roomiest,), gpu_count=plan_count(job, roomiest.slug, pairs),
+                                   known_gpus=known_gpus)
+    return replace(requirements, warnings=advice.warnings, mitigations=advice.mitigations,
+                   cpu_single_thread_score=advice.cpu_single_thread_score)
