@@ -156,7 +156,7 @@ def test_the_api_sizes_a_config_as_its_preset_and_refuses_a_bad_one(embedded_cli
     assert by_config.get_json()["gpu_memory_bytes"] == by_preset.get_json()["gpu_memory_bytes"]
     assert by_config.get_json()["per_gpu"][0]["iteration_ms"] == by_preset.get_json()["per_gpu"][0]["iteration_ms"]
     bad = embedded_client.post("/v1/estimate", json={**body, "model": {"hf_config": {**LLAMA_32_1B,
-                                                                                       "model_type": "bert"}}})
+                                                                                       "model_type": "t5"}}})
     assert bad.status_code == 422 and bad.mimetype == "application/problem+json"
     assert "model.hf_config.model_type" in bad.get_json()["errors"]
     both = embedded_client.post("/v1/estimate", json={**body, "model": {"hf_config": LLAMA_32_1B, "preset": "gpt2"}})

@@ -83,7 +83,8 @@ class ModelSchema(_Strict):
     onnx = fields.String(validate=validate.Length(min=1, max=MAX_ONNX_BASE64_CHARS),
                          metadata={"description": "An ONNX file, base64-encoded.", "pattern": BASE64_PATTERN})
     hf_config = fields.Dict(keys=fields.String(), metadata={
-        "description": "A decoder language model's Hugging Face config.json, as the Hub serves it (model_type "
+        "description": "A language model's Hugging Face config.json, as the Hub serves it: a decoder, a "
+                       "BERT-style encoder (sized with a sentence classifier) or GPT-2 (model_type "
                        f"one of {', '.join(SUPPORTED_TYPES)}; docs/contract-additions.md, Models from a "
                        "config.json)."})
 

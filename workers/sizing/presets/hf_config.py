@@ -1,5 +1,7 @@
 """A decoder language model from its Hugging Face `config.json`: the spec's `model.hf_config`.
 
+(BERT-style encoders and GPT-2 are read by hf_encoders.py; this module dispatches to it.)
+
 A user fine-tuning a model from the Hugging Face Hub has its `config.json`; the fields that set the
 memory and the work (depth, widths, heads, grouped K/V, head width, vocabulary, tied embeddings,
 experts) become the same layer list the presets are built from (transformer.llama_layers' shape). The
@@ -48,6 +50,7 @@ from typing import Any
 from workers.sizing.errors import SpecError, UnknownNameError
 from workers.sizing.layers.feedforward import MAX_EXPERTS
 from workers.sizing.layers.fields import closest, whole_number
+from workers.sizing.presets.hf_encoders import ENCODER_TYPES, encoder_context, encoder_layers
 
 Layer = dict[str, object]
 FIELD = "model.hf_config"
@@ -99,7 +102,7 @@ FAMILIES: Mapping[str, Family] = {
 # tanh form written as primitive ops (NewGELUActivation, FastGELUActivation), or ReLU.
 _PLAIN = {"gelu": "gelu", "gelu_pytorch_tanh": "gelu", "gelu_python": "gelu", "gelu_new": "gelu_new",
           "gelu_fast": "gelu_new", "relu": "relu"}
-SUPPORTED_TYPES = tuple(FAMILIES)
+SUPPORTED_TYPES = (*FAMILIES, *ENCODER_TYPES)  # decoders here; BERT-style encoders and GPT-2 in hf_encoders.py
 _SILU = frozenset({"silu", "swish"})
 _GELU = frozenset({"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "gelu_python"})
 
@@ -134,7 +137,7 @@ def model_type(config: object) -> str:
     kind = config.get("model_type")
     if not isinstance(kind, str) or not kind:
         raise SpecError(f"{FIELD}.model_type", "required: the model's config.json names it (\"llama\", \"qwen2\", ...)")
-    if kind not in FAMILIES:
+    if kind not in SUPPORTED_TYPES:
         nested = config.get("text_config")
         why = (" (a multimodal model: its vision or audio encoder is not a decoder block; give its language "
                "model's layers, or a preset)" if isinstance(nested, Mapping) else "")
@@ -162,6 +165,9 @@ def _activation(config: Mapping[str, Any], family: Family) -> str:
 
 def default_sequence(config: Mapping[str, Any]) -> int:
     """Return the sequence a config's model is sized at when training.sequence_length is not given."""
+    kind = model_type(config)
+    if kind in ENCODER_TYPES:
+        return min(encoder_context(kind, config), MAX_DEFAULT_SEQUENCE)
     context = _whole(config, "max_position_embeddings", maximum=100_000_000, default=MAX_DEFAULT_SEQUENCE)
     return min(context, MAX_DEFAULT_SEQUENCE)
 
@@ -170,6 +176,8 @@ def hf_config_layers(config: object) -> list[Layer]:
     """Return the layer list of the decoder a Hugging Face config.json describes (see the module doc)."""
     kind = model_type(config)
     assert isinstance(config, Mapping)
+    if kind in ENCODER_TYPES:
+        return encoder_layers(kind, config)
     family = FAMILIES[kind]
     depth = _whole(config, "num_hidden_layers", maximum=MAX_DEPTH)
     hidden = _whole(config, "hidden_size", maximum=MAX_WIDTH)

@@ -28,29 +28,36 @@ BERT_VOCAB, BERT_CONTEXT = 30522, 512  # the uncased WordPiece vocabulary of goo
 def gpt2_layers(size: str) -> list[Layer]:
     """Return GPT-2 (pre-norm, GELU, learned positions, LM head tied to the token embedding)."""
     depth, hidden, heads = GPT2_SIZES[size]
+    return gpt2_shaped(depth, hidden, heads)
+
+
+def gpt2_shaped(depth: int, hidden: int, heads: int, *, ffn: int | None = None, activation: str = "gelu_new",
+                dropout: float = 0.1, vocab: int = GPT2_VOCAB, positions: int = GPT2_CONTEXT) -> list[Layer]:
+    """Return a GPT-2-shaped decoder of any size (a `gpt2` config.json's fields; hf_encoders.py)."""
     blocks: list[Layer] = [
         {
             "type": "transformer_block",
             "name": f"h{i}",
             "heads": heads,
+            **({"ffn": ffn} if ffn is not None and ffn != 4 * hidden else {}),
             "norm": "pre",
             # Hugging Face's GPT-2 (activation_function "gelu_new"): the tanh GELU as primitive ops
-            "activation": "gelu_new",
-            "dropout": 0.1,
+            "activation": activation,
+            "dropout": dropout,
             "causal": True,
         }
         for i in range(depth)
     ]
     return [
-        {"type": "embedding", "name": "wte", "vocab": GPT2_VOCAB, "dim": hidden},
-        {"type": "position_embedding", "name": "wpe", "max_positions": GPT2_CONTEXT},
-        {"type": "dropout", "name": "drop", "p": 0.1},
+        {"type": "embedding", "name": "wte", "vocab": vocab, "dim": hidden},
+        {"type": "position_embedding", "name": "wpe", "max_positions": positions},
+        {"type": "dropout", "name": "drop", "p": dropout},
         *blocks,
         {"type": "layernorm", "name": "ln_f"},
         {
             "type": "dense",
             "name": "lm_head",
-            "out_features": GPT2_VOCAB,
+            "out_features": vocab,
             "bias": False,
             "shared_weights": True,
         },
@@ -80,14 +87,24 @@ def bert_layers(size: str, *, classes: int = 2, vocab: int = BERT_VOCAB, token_t
                 positions: int = BERT_CONTEXT, head_activation: str = "tanh") -> list[Layer]:
     """Return BERT for fine-tuning: embeddings, post-norm encoder, pooler, a sentence classifier."""
     depth, hidden, heads = BERT_SIZES[size]
+    return encoder_shaped(depth, hidden, heads, classes=classes, vocab=vocab, token_types=token_types,
+                          positions=positions, head_activation=head_activation)
+
+
+def encoder_shaped(depth: int, hidden: int, heads: int, *, ffn: int | None = None, activation: str = "gelu",
+                   dropout: float = 0.1, classes: int = 2, vocab: int = BERT_VOCAB, token_types: int = 2,
+                   positions: int = BERT_CONTEXT, head_activation: str = "tanh") -> list[Layer]:
+    """Return a BERT-shaped encoder of any size with a sentence classifier (a BERT, RoBERTa, XLM-RoBERTa or
+    DistilBERT config.json's fields; hf_encoders.py)."""
     blocks: list[Layer] = [
         {
             "type": "transformer_block",
             "name": f"layer{i}",
             "heads": heads,
+            **({"ffn": ffn} if ffn is not None and ffn != 4 * hidden else {}),
             "norm": "post",
-            "activation": "gelu",
-            "dropout": 0.1,
+            "activation": activation,
+            "dropout": dropout,
         }
         for i in range(depth)
     ]
@@ -95,7 +112,7 @@ def bert_layers(size: str, *, classes: int = 2, vocab: int = BERT_VOCAB, token_t
         {"type": "embedding", "name": "embeddings", "vocab": vocab, "dim": hidden, "token_types": token_types},
         {"type": "position_embedding", "name": "positions", "max_positions": positions},
         {"type": "layernorm", "name": "embeddings.ln"},
-        {"type": "dropout", "name": "embeddings.drop", "p": 0.1},
+        {"type": "dropout", "name": "embeddings.drop", "p": dropout},
         *blocks,
         {"type": "select", "name": "cls", "index": 0},
         {"type": "dense", "name": "pooler", "out_features": hidden},

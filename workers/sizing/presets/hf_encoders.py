@@ -1,0 +1,159 @@
+"""BERT-style encoders and GPT-2 from a Hugging Face `config.json` (the spec's `model.hf_config`).
+
+The everyday fine-tune is a BERT-shaped encoder: bert-base-multilingual-cased (a 119,547-token
+vocabulary), xlm-roberta-base and -large (250,002 tokens: the embedding is most of the weights),
+RoBERTa, CamemBERT, DistilBERT, a domain BERT with its own vocabulary. Their config.json gives the
+shape; the layers are the presets' own (transformer.encoder_shaped, the bert-base / roberta-base /
+distilbert-base builder, measured in validation/measure/nets_seq.py), so a config with a preset's shape
+gives the preset's layers exactly (tests/test_hf_encoders.py):
+
+- `bert`, `roberta`, `xlm-roberta`, `camembert`: `num_hidden_layers`, `hidden_size`,
+  `num_attention_heads`, `intermediate_size`, `hidden_act`, `hidden_dropout_prob`, `vocab_size`,
+  `type_vocab_size`, `max_position_embeddings`; absolute positions only (`position_embedding_type`).
+  RoBERTa's types offset positions by `pad_token_id` + 1, so 514 positions carry 512 tokens.
+- `distilbert`: `n_layers`, `dim`, `n_heads`, `hidden_dim`, `activation`, `dropout`, no token types, a
+  ReLU pre-classifier; learned positions only (`sinusoidal_pos_embds` false, the published checkpoints').
+- `gpt2` (GPT-2, DistilGPT-2, a GPT-2-shaped model): `n_layer`, `n_embd`, `n_head`, `n_inner` (4 x
+  `n_embd` when null), `activation_function`, `resid_pdrop`, `vocab_size`, `n_positions`; its LM head
+  tied to the token embedding, as GPT2LMHeadModel always has it.
+
+An encoder is sized as fine-tuning for sentence classification, the head its ...ForSequenceClassification
+puts on the first token (the presets' choice, whatever `architectures` says: a base checkpoint's config
+names its pre-training head, ...ForMaskedLM, and is fine-tuned with a new one), with `num_labels` (or
+the labels `id2label` names; 2 when neither is given, Transformers' default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from workers.sizing.errors import SpecError
+from workers.sizing.presets.transformer import encoder_shaped, gpt2_shaped
+
+Layer = dict[str, object]
+FIELD = "model.hf_config"
+MAX_WIDTH, MAX_DEPTH, MAX_VOCABULARY, MAX_LABELS = 1_000_000, 1_000, 10_000_000, 1_000_000
+# hidden_act / activation_function as the blocks run them (Transformers' ACT2FN): exact GELU, its tanh form
+# as primitive ops (gelu_new), ReLU.
+_ACTIVATIONS = {"gelu": "gelu", "gelu_pytorch_tanh": "gelu", "gelu_python": "gelu", "gelu_new": "gelu_new",
+                "gelu_fast": "gelu_new", "relu": "relu"}
+ROBERTA_TYPES = frozenset({"roberta", "xlm-roberta", "camembert"})
+ENCODER_TYPES = ("bert", "roberta", "xlm-roberta", "camembert", "distilbert", "gpt2")
+
+
+def _whole(config: Mapping[str, Any], key: str, *, default: int | None = None, maximum: int = MAX_WIDTH,
+           minimum: int = 1) -> int:
+    value = config.get(key)
+    if value is None:
+        value = default
+    if value is None:
+        raise SpecError(f"{FIELD}.{key}", "required: the model's config.json has it")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SpecError(f"{FIELD}.{key}", f"must be a whole number, got {value!r}")
+    if not minimum <= value <= maximum:
+        raise SpecError(f"{FIELD}.{key}", f"must be from {minimum:,} to {maximum:,}, got {value:,}")
+    return value
+
+
+def _fraction(config: Mapping[str, Any], key: str, default: float) -> float:
+    value = config.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+        raise SpecError(f"{FIELD}.{key}", f"must be a number from 0 up to 1, got {value!r}")
+    return float(value)
+
+
+def _activation(config: Mapping[str, Any], key: str, default: str) -> str:
+    act = config.get(key, default)
+    if act not in _ACTIVATIONS:
+        raise SpecError(f"{FIELD}.{key}", f"{act!r} is not an activation this model type runs "
+                                          f"({', '.join(_ACTIVATIONS)})")
+    return _ACTIVATIONS[act]
+
+
+def _heads(config: Mapping[str, Any], key: str, hidden: int, hidden_key: str) -> int:
+    heads = _whole(config, key)
+    if hidden % heads:
+        raise SpecError(f"{FIELD}.{key}", f"{heads} heads do not divide {hidden_key} {hidden}")
+    return heads
+
+
+def _labels(config: Mapping[str, Any]) -> int:
+    """Return the classifier's outputs: num_labels, else the labels id2label names, else Transformers' 2."""
+    if config.get("num_labels") is not None:
+        return _whole(config, "num_labels", maximum=MAX_LABELS)
+    names = config.get("id2label")
+    if names is None:
+        return 2
+    if not isinstance(names, Mapping) or not names:
+        raise SpecError(f"{FIELD}.id2label", "must map label ids to names, as a fine-tuned model's config has it")
+    if len(names) > MAX_LABELS:
+        raise SpecError(f"{FIELD}.id2label", f"at most {MAX_LABELS:,} labels")
+    return len(names)
+
+
+def _bert(config: Mapping[str, Any]) -> list[Layer]:
+    """Return BERT, RoBERTa, XLM-RoBERTa or CamemBERT: one shape, RoBERTa's types with one token type."""
+    if config.get("position_embedding_type", "absolute") != "absolute":
+        raise SpecError(f"{FIELD}.position_embedding_type",
+                        f"{config['position_embedding_type']!r}: only absolute position embeddings are modelled")
+    hidden = _whole(config, "hidden_size")
+    return encoder_shaped(
+        _whole(config, "num_hidden_layers", maximum=MAX_DEPTH), hidden,
+        _heads(config, "num_attention_heads", hidden, "hidden_size"),
+        ffn=_whole(config, "intermediate_size", default=4 * hidden),
+        activation=_activation(config, "hidden_act", "gelu"),
+        dropout=_fraction(config, "hidden_dropout_prob", 0.1), classes=_labels(config),
+        vocab=_whole(config, "vocab_size", maximum=MAX_VOCABULARY),
+        token_types=_whole(config, "type_vocab_size", default=2, minimum=0),
+        positions=_whole(config, "max_position_embeddings", default=512, maximum=100_000_000))
+
+
+def _distilbert(config: Mapping[str, Any]) -> list[Layer]:
+    if config.get("sinusoidal_pos_embds"):
+        raise SpecError(f"{FIELD}.sinusoidal_pos_embds", "fixed sinusoidal positions are not modelled; the "
+                                                         "published DistilBERT checkpoints learn theirs (false)")
+    hidden = _whole(config, "dim")
+    return encoder_shaped(
+        _whole(config, "n_layers", maximum=MAX_DEPTH), hidden, _heads(config, "n_heads", hidden, "dim"),
+        ffn=_whole(config, "hidden_dim", default=4 * hidden), activation=_activation(config, "activation", "gelu"),
+        dropout=_fraction(config, "dropout", 0.1), classes=_labels(config),
+        vocab=_whole(config, "vocab_size", maximum=MAX_VOCABULARY), token_types=0,
+        positions=_whole(config, "max_position_embeddings", default=512, maximum=100_000_000),
+        head_activation="relu")
+
+
+def _gpt2(config: Mapping[str, Any]) -> list[Layer]:
+    if config.get("add_cross_attention"):
+        raise SpecError(f"{FIELD}.add_cross_attention", "a GPT-2 with cross-attention (an encoder-decoder's "
+                                                        "decoder) is not modelled")
+    hidden = _whole(config, "n_embd")
+    return gpt2_shaped(
+        _whole(config, "n_layer", maximum=MAX_DEPTH), hidden, _heads(config, "n_head", hidden, "n_embd"),
+        ffn=_whole(config, "n_inner", default=4 * hidden), activation=_activation(config, "activation_function",
+                                                                                  "gelu_new"),
+        dropout=_fraction(config, "resid_pdrop", 0.1), vocab=_whole(config, "vocab_size", maximum=MAX_VOCABULARY),
+        positions=_whole(config, "n_positions", default=1024, maximum=100_000_000))
+
+
+BUILDERS: Mapping[str, Callable[[Mapping[str, Any]], list[Layer]]] = {"distilbert": _distilbert, "gpt2": _gpt2}
+
+
+def encoder_layers(kind: str, config: Mapping[str, Any]) -> list[Layer]:
+    """Return the layer list of the encoder (or GPT-2) a config.json of a type in ENCODER_TYPES describes."""
+    if kind in BUILDERS:
+        return BUILDERS[kind](config)
+    return _bert(config)
+
+
+def encoder_context(kind: str, config: Mapping[str, Any]) -> int:
+    """Return the tokens a sample carries at most: the learned positions, less RoBERTa's padding offset."""
+    if kind == "gpt2":
+        return _whole(config, "n_positions", default=1024, maximum=100_000_000)
+    positions = _whole(config, "max_position_embeddings", default=512, maximum=100_000_000)
+    if kind in ROBERTA_TYPES:  # positions start at pad_token_id + 1 (create_position_ids_from_input_ids)
+        pad = _whole(config, "pad_token_id", default=1, minimum=0, maximum=positions)
+        return max(1, positions - pad - 1)
+    return positions
