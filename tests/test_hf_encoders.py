@@ -11,7 +11,9 @@ from flask.testing import FlaskClient
 
 from service.cli import main
 from workers.modelimport.models import resolve_model
+from workers.schemas.specs import load_job
 from workers.sizing.errors import SpecError
+from workers.sizing.memory import step_peak
 from workers.sizing.presets.hf_config import default_sequence, hf_config_layers
 from workers.sizing.presets.transformer import bert_layers, distilbert_layers, gpt2_layers, roberta_layers
 
@@ -123,3 +125,29 @@ def test_the_cli_recommends_for_a_config_json_named_by_its_folder(tmp_path: Path
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "xlm-roberta-large, batch 8" in out
+
+
+def test_the_core_against_transformers_own_modules_measured_here() -> None:
+    """validation/hf_encoder_steps.json (validation/measure/hf_transformers_check.py): XLM-RoBERTa, multilingual
+    BERT, DistilBERT and DistilGPT-2 as Transformers builds them from these configs, one step each on torch
+    2.13.0's CPU build, fp32 and bf16 autocast. Before the autocast rows (layers/autocast.py) multilingual BERT
+    at batch 32 in bf16 read -10.1%: its LayerNorms keep the float32 stream, its query, key and value
+    projections a cast each."""
+    measured = json.loads((Path(__file__).resolve().parents[1] / "validation" / "hf_encoder_steps.json").read_text())
+    errors = []
+    for r in measured["records"]:
+        stats = resolve_model({"hf_config": r["hf_config"]}, sequence_length=r["sequence_length"])
+        assert stats.parameters + stats.frozen_parameters == r["parameters"], r["id"]
+        _, job = load_job({"model": {"hf_config": r["hf_config"]},
+                           "training": {"batch_size": r["batch_size"], "sequence_length": r["sequence_length"],
+                                        "precision": r["precision"], "optimizer": r["optimizer"],
+                                        "attention": r["attention"]}})
+        peak = step_peak(job.model, job.training)
+        error = (peak.breakdown.total_bytes - peak.breakdown.framework_reserve_bytes) \
+            / r["measured"]["peak_memory_bytes"] - 1
+        print(f"{r['id']}: {error:+.1%} ({peak.phase.value} / measured {r['measured']['peak_phase']})")
+        errors.append(abs(error))
+        assert abs(error) <= 0.05, r["id"]
+        if r["optimizer"] == "adamw":  # the optimizer step's peak is the weights' and their state's
+            assert peak.phase.value == r["measured"]["peak_phase"] == "optimizer_step"
+    assert len(errors) >= 10 and sorted(errors)[len(errors) // 2] <= 0.02

@@ -20,7 +20,7 @@ from workers.sizing.stats import ModelStats
 # pattern (which no reader of the table reads).
 FIGURES = ("output_shape", "neurons", "saved_values", "saved_mask_bytes", "fused_saved_values",
            "fused_saved_mask_bytes", "parameters", "shared_parameters", "kind", "multiply_adds", "traffic_values",
-           "passes", "kernel_positions", "fused_multiply_adds", "frozen", "frozen_parameters")
+           "passes", "kernel_positions", "fused_multiply_adds", "frozen", "frozen_parameters", "autocast_extra_bytes")
 _FIGURES = operator.attrgetter(*FIGURES)
 
 

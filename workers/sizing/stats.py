@@ -66,6 +66,10 @@ class LayerStats:
     # pass, no gradient; its weights, read but not trained, are `frozen_parameters` (its `parameters` is 0).
     frozen: bool = False
     frozen_parameters: int = 0
+    # Bytes a sample the row keeps under mixed precision beyond 2 a value of `saved_values`: float32 tensors
+    # it keeps (a LayerNorm of the float32 residual stream) and its own casts of a float32 input (separate Q,
+    # K and V projections each keep one): layers/autocast.py. 0 in fp32, where every value is 4 bytes.
+    autocast_extra_bytes: int = 0
 
 
 @dataclass(frozen=True)

@@ -158,14 +158,15 @@ class Retention:
 
 def kept_per_row(model: ModelStats, training: Training, *, precision: Precision, kept_share: float = 1.0,
                  attention: Attention = Attention.MATH) -> list[int]:
-    """Return the bytes each row keeps for backward at the training batch (what walk_step accumulates)."""
+    """Return the bytes each row keeps for backward at the training batch (what walk_step accumulates for a
+    strategy: its 16-bit weights run the model in 16 bits, no float32 kept under autocast)."""
     batch = training.batch_size
     value_bytes = ACTIVATION_BYTES[precision]
     factor = FRAMEWORK_ACTIVATION_FACTOR[training.framework] * kept_share
     layers = model.layers
     if not layers:
         return []
-    return _kept(layers, batch, value_bytes, factor, attention)
+    return _kept(layers, batch, value_bytes, factor, attention, autocast=False)
 
 
 def _value_sizes(layers: tuple[LayerStats, ...]) -> list[int]:
@@ -173,14 +174,17 @@ def _value_sizes(layers: tuple[LayerStats, ...]) -> list[int]:
 
 
 def _kept(layers: tuple[LayerStats, ...], batch: int, value_bytes: int, factor: float,
-          attention: Attention) -> list[int]:
-    """Return each row's kept bytes: the loss rows after the model's output keep fp32 values."""
+          attention: Attention, *, autocast: bool) -> list[int]:
+    """Return each row's kept bytes: the loss rows after the model's output keep fp32 values; under
+    mixed precision (`autocast`) the float32 tensors and per-module casts the rows keep (layers/autocast.py)."""
     held_index = _model_output_index(layers)
     held_values = _value_sizes(layers)[held_index]
     kept = []
     for i, row in enumerate(layers):
         values, mask_bytes = kept_for_backward(row, attention)
         width = LOSS_VALUE_BYTES if i > held_index else value_bytes
+        if autocast and i <= held_index:
+            mask_bytes += row.autocast_extra_bytes
         row_bytes = (values * width + mask_bytes) * batch * factor
         if i > held_index and row.type in LOSS_ROWS_KEEPING_THE_OUTPUT:
             # the logits it read are the loop's (held, 16-bit); the fp32 values it kept beside them
@@ -221,7 +225,10 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
     held_index = _model_output_index(layers)
     outputs = [values * (LOSS_VALUE_BYTES if i > held_index else value_bytes) * batch
                for i, values in enumerate(_value_sizes(layers))]
-    kept = _kept(layers, batch, value_bytes, factor, attention)
+    # Float32 kept under torch.autocast (layers/autocast.py): PyTorch with fp32 weights, as given; a strategy's
+    # `states` are 16-bit weights (FSDP's param_dtype, DeepSpeed, a 16-bit adapter base) that run the model in 16 bits.
+    autocast = precision is not Precision.FP32 and states is None and training.framework is Framework.PYTORCH
+    kept = _kept(layers, batch, value_bytes, factor, attention, autocast=autocast)
     recomputed: tuple[int, ...] = (0,) * len(layers)
     comes_back: dict[int, int] = {}
     if retention is not None:

@@ -26,7 +26,7 @@ from workers.sizing.overheads import (
     WEIGHT_COPY_BYTES,
 )
 from workers.sizing.row_table import figures, row_table
-from workers.sizing.spec import Precision, Training
+from workers.sizing.spec import Framework, Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
 from workers.sizing.step_walk import (
     CAST_KINDS,
@@ -72,6 +72,7 @@ class _Rows:
     sizes: Ints  # values of a row's output per sample
     saved: Ints  # values kept for backward, and mask bytes: by the math kernel, then by a fused one
     masks: Ints
+    autocast: Ints  # bytes kept under mixed precision beyond 2 a value (LayerStats.autocast_extra_bytes)
     fused_saved: Ints
     fused_masks: Ints
     parameters: Ints
@@ -106,15 +107,15 @@ def _rows(model: ModelStats) -> _Rows:
 
     # Each distinct row's figures worked out once (a big model repeats a few kinds of row), gathered in C.
     table = np.array([_row_columns(_ROW_FIGURES(f)) for f in grouped.distinct],
-                     dtype=np.int64).reshape(len(grouped.distinct), 8).T.copy()
-    # one contiguous row per column (8 x rows), as the walk's arithmetic reads them
+                     dtype=np.int64).reshape(len(grouped.distinct), 9).T.copy()
+    # one contiguous row per column (9 x rows), as the walk's arithmetic reads them
     columns = table[:, np.fromiter(grouped.index(), dtype=np.intp, count=len(layers))]
-    sizes, saved, masks, fused_saved, fused_masks, parameters, shared, cast = columns
+    sizes, saved, masks, fused_saved, fused_masks, parameters, shared, cast, autocast = columns
     loss_keeps_output = np.zeros(len(layers), dtype=bool)  # only rows after the held output can be loss rows
     for i in range(held + 1, len(layers)):
         loss_keeps_output[i] = layers[i].type in LOSS_ROWS_KEEPING_THE_OUTPUT
     return _Rows(
-        sizes=sizes, saved=saved, masks=masks, fused_saved=fused_saved, fused_masks=fused_masks,
+        sizes=sizes, saved=saved, masks=masks, autocast=autocast, fused_saved=fused_saved, fused_masks=fused_masks,
         parameters=parameters, shared=shared, overlap=np.array(overlap, dtype=np.int64),
         waiting=np.array(waiting, dtype=np.int64), cast=cast.astype(bool),
         loss_keeps_output=loss_keeps_output,
@@ -124,15 +125,16 @@ def _rows(model: ModelStats) -> _Rows:
 
 _SHARED_FIGURE = figures("shared_parameters")
 _ROW_FIGURES = figures("output_shape", "neurons", "saved_values", "saved_mask_bytes", "fused_saved_values",
-                       "fused_saved_mask_bytes", "parameters", "shared_parameters", "kind")
+                       "fused_saved_mask_bytes", "parameters", "shared_parameters", "kind", "autocast_extra_bytes")
 
 
 def _row_columns(f: tuple[Any, ...]) -> tuple[int, ...]:
-    """Return one row's array columns: size, math kept values and mask bytes, fused ones, weights, shared, cast."""
-    output_shape, neurons, saved, masks, fused_saved, fused_masks, parameters, shared, kind = f
+    """Return one row's array columns: size, math kept values and mask bytes, fused ones, weights, shared, cast,
+    and the bytes kept under autocast beyond 2 a value."""
+    output_shape, neurons, saved, masks, fused_saved, fused_masks, parameters, shared, kind, autocast = f
     fused = (saved, masks) if fused_saved < 0 else (fused_saved, masks if fused_masks < 0 else fused_masks)
     return (_size(output_shape) if output_shape else neurons, saved, masks, *fused, parameters, shared,
-            int(kind in CAST_KINDS))
+            int(kind in CAST_KINDS), autocast)
 
 
 def step_peak_moment(model: ModelStats, training: Training, *, precision: Precision, gpu_count: int = 1,
@@ -156,6 +158,8 @@ def step_peak_moment(model: ModelStats, training: Training, *, precision: Precis
     outputs = rows.sizes * widths * batch
     output = int(outputs[rows.held_index])  # the model's output, held by the loop to the end of the step
     inputs = batch_input_bytes(model, precision) * batch  # the batch the loop holds, all step
+    if mixed and training.framework is Framework.PYTORCH:  # float32 kept under autocast (step_walk.walk_step)
+        masks = masks + np.where(np.arange(len(rows.sizes)) > rows.held_index, 0, rows.autocast)
     row_bytes = ((saved * widths + masks) * batch) * factor
     held_at_width = rows.sizes[rows.held_index] * widths * batch
     row_bytes = np.where(rows.loss_keeps_output, row_bytes - held_at_width, row_bytes)

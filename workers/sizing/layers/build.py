@@ -44,6 +44,7 @@ from workers.sizing.gcpause import collection_paused
 from workers.sizing.layers import basic as layer_basic
 from workers.sizing.layers import conv as layer_conv
 from workers.sizing.layers import seq as layer_seq
+from workers.sizing.layers.autocast import extra_bytes, output_is_fp32
 from workers.sizing.layers.fields import COMMON_KEYS, Fields, Part, Rule, Shape, closest, size, whole_number
 from workers.sizing.layers.repeats import LayerRows, layer_key, plain_key
 from workers.sizing.layers.rows import count_kept_values, part_ids, part_row, view_refs_of
@@ -194,6 +195,7 @@ def _model_stats(
     taken = {"input"}  # layer and row names in use
     kept: set[str] = set()  # tensors already counted as kept for backward
     storage: dict[str, str] = {}  # a view's name -> the tensor whose storage it shares
+    fp32 = {"input": types[0] != "embedding"}  # whether a tensor is float32 under autocast (autocast.py)
     rows: list[LayerStats] = []
     trainable = frozen_total = 0
     previous = "input"
@@ -220,12 +222,12 @@ def _model_stats(
             if entry is not None and entry[0] is not None:
                 source_id = storage.get(previous, previous)
                 source_kept = source_id in kept
-                again = entry[2 if source_kept else 1]
+                again = entry[slot := 1 + source_kept + 2 * fp32[previous]]  # rows differ by both (autocast.py)
                 if again is None:
-                    again = entry[2 if source_kept else 1] = made.get((entry[0], source_kept))
+                    again = entry[slot] = made.get((entry[0], source_kept, (fp32[previous],)))
                 default_name = f"{type_name}_{i}"
                 if again is not None and default_name not in taken and again.place(default_name, source_id, rows,
-                                                                                   kept, storage, taken):
+                                                                                   kept, storage, taken, fp32):
                     trainable += again.trainable
                     frozen_total += again.frozen
                     known[default_name] = again.output_shape
@@ -264,18 +266,20 @@ def _model_stats(
             if entry is None:
                 key = layer_key(spec, type_name, shapes)
                 if raw is not None:
-                    entry = plain[raw] = [key, None, None]
+                    entry = plain[raw] = [key, None, None, None, None]
             else:
                 key = entry[0]
         source_id = storage.get(sources[0], sources[0])
+        sources32 = tuple(fp32[n] for n in sources)
         if key is not None:
             source_kept = source_id in kept
-            again = entry[2 if source_kept else 1] if entry is not None else None
+            slot = 1 + source_kept + 2 * sources32[0]
+            again = entry[slot] if entry is not None and not wired else None
             if again is None:
-                again = made.get((key, source_kept))
-                if again is not None and entry is not None:
-                    entry[2 if source_kept else 1] = again
-            if again is not None and again.place(layer_name, source_id, rows, kept, storage, taken):
+                again = made.get((key, source_kept, sources32))
+                if again is not None and entry is not None and not wired:
+                    entry[slot] = again
+            if again is not None and again.place(layer_name, source_id, rows, kept, storage, taken, fp32):
                 trainable += again.trainable
                 frozen_total += again.frozen
                 known[layer_name] = again.output_shape
@@ -299,9 +303,12 @@ def _model_stats(
         view_refs: list[tuple[int, int]] = []  # (view part, the part or source whose storage it shares)
         first_row = len(rows)
         before = (trainable, frozen_total)
+        layer32 = any(sources32)
         for k, part in enumerate(parts):
             part_id = ids[k]
             j = k + part.source
+            in32 = fp32[ids[j]] if j >= 0 else layer32
+            fp32[part_id] = output_is_fp32(part, input_fp32=in32, layer_input_fp32=layer32)
             ref = view_refs_of(view_refs, j) if j >= 0 else -1
             input_id = storage.get(ids[j], ids[j]) if j >= 0 else source_id
             input_shape_k = parts[j].output_shape if j >= 0 else known[sources[0]]
@@ -311,6 +318,9 @@ def _model_stats(
             refs.append(ref)
             input_was_kept, output_was_kept = input_id in kept, part_id in kept
             saved = count_kept_values(part, input_id, input_shape_k, part_id, kept) if not frozen else 0
+            wide = 0 if frozen else extra_bytes(part, input_fp32=in32, output_fp32=fp32[part_id], input_values=size(
+                input_shape_k), input_counted=part.keeps_input and not input_was_kept and input_id in kept,
+                output_counted=size(part.output_shape) if part.keeps_output and not output_was_kept else 0)
             if not input_was_kept and input_id in kept:
                 kept_refs.append(ref)
             if not output_was_kept and part_id in kept:
@@ -330,6 +340,7 @@ def _model_stats(
                     frozen=frozen,
                     passes=passes,
                     shared=part.parameters if shared and not frozen else 0,
+                    autocast_extra=wide,
                 )
             )
         for r in rows[first_row:]:
@@ -338,8 +349,8 @@ def _model_stats(
         known[layer_name] = parts[-1].output_shape
         previous = layer_name
         if key is not None and fresh:
-            made[(key, source_kept)] = LayerRows(parts, rows[first_row:], kept_refs, view_refs,
-                                             trainable - before[0], frozen_total - before[1])
+            made[(key, source_kept, sources32)] = LayerRows(parts, rows[first_row:], kept_refs, view_refs, trainable
+                                                        - before[0], frozen_total - before[1], [fp32[p] for p in ids])
     tokens = types[0] == "embedding"  # token ids (int64), else a float tensor of the input shape
     return ModelStats(
         name=name,

@@ -75,6 +75,7 @@ class Part:
     fused_extra_saved_values: int = -1
     fused_mask_bytes: int = -1
     fused_multiply_adds: int = -1  # a causal core under a fused kernel (LayerStats.fused_multiply_adds)
+    casts: int = 1  # separate modules this projection row stands for, each casting its input (autocast.py)
 
 
 class Fields:

@@ -1,9 +1,10 @@
 """What the layer builder remembers of a layer to place its repeats again: keys and the rows worked out once.
 
-A layer's rows depend on its own fields and input shapes (its key) and on whether its input was already
-kept, nothing else; a repeat of it (a transformer block after a block) takes the same rows under its own
-names (`LayerRows.place`). `plain_key` is the cheaper key of a plain layer (no name, no wiring) as the
-builder first reads it; `layer_key` the key of any layer whose rows depend on nothing more.
+A layer's rows depend on its own fields and input shapes (its key), on whether its input was already kept and
+on whether it is float32 under autocast (autocast.py), nothing else; a repeat of it (a transformer block after
+a block) takes the same rows under its own names (`LayerRows.place`). `plain_key` is the cheaper key of a
+plain layer (no name, no wiring) as the builder first reads it; `layer_key` the key of any layer whose rows
+depend on nothing more.
 """
 
 from __future__ import annotations
@@ -35,16 +36,16 @@ def plain_key(raw: tuple[Any, ...]) -> tuple[Any, ...] | None:
 class LayerRows:
     """A layer's rows as worked out once, and what they did to the walk's bookkeeping, to place again.
 
-    The rows depend on the layer (its key) and on whether its input was already kept, nothing else, so
-    a repeat of the layer whose input is kept alike gets equal rows under its own names: the same
-    tensors kept (the source or its parts), the same views, the same parameters counted.
+    The rows depend on the layer (its key), on whether its input was already kept and on its dtype under
+    autocast, nothing else, so a repeat of the layer whose input is kept alike gets equal rows under its own
+    names: the same tensors kept (the source or its parts), the same views, the same parameters counted.
     """
 
-    __slots__ = ("frozen", "ids", "kept_refs", "output_shape", "rows", "single", "suffixes", "trainable",
+    __slots__ = ("fp32", "frozen", "ids", "kept_refs", "output_shape", "rows", "single", "suffixes", "trainable",
                  "view_refs")
 
     def __init__(self, parts: Sequence[Part], rows: Sequence[LayerStats], kept_refs: list[int],
-                 view_refs: list[tuple[int, int]], trainable: int, frozen: int) -> None:
+                 view_refs: list[tuple[int, int]], trainable: int, frozen: int, fp32: list[bool]) -> None:
         self.rows = [(dict(r.__dict__), p.suffix) for r, p in zip(rows, parts, strict=True)]
         last = len(parts) - 1
         self.ids = [None if k == last else f".{p.suffix or k}" for k, p in enumerate(parts)]
@@ -53,9 +54,10 @@ class LayerRows:
         self.trainable, self.frozen = trainable, frozen
         self.output_shape = parts[-1].output_shape
         self.suffixes = None
+        self.fp32 = fp32  # per part, whether its output is float32 under autocast (autocast.py)
 
     def place(self, layer_name: str, source_id: str, rows: list[LayerStats], kept: set[str],
-              storage: dict[str, str], taken: set[str]) -> bool:
+              storage: dict[str, str], taken: set[str], fp32: dict[str, bool]) -> bool:
         """Append the rows named for `layer_name`; False (nothing done) when a part's name is already in use."""
         if self.single:  # most layers (a linear, an activation): one row, its name the layer's or layer.suffix
             if layer_name in kept or layer_name in storage:
@@ -73,6 +75,7 @@ class LayerRows:
                 kept.add(source_id if ref < 0 else layer_name)
             for _, ref in self.view_refs:
                 storage[layer_name] = source_id if ref < 0 else layer_name
+            fp32[layer_name] = self.fp32[0]
             return True
         ids = [layer_name if tail is None else layer_name + tail for tail in self.ids]
         for pid in ids:
@@ -91,6 +94,7 @@ class LayerRows:
             kept.add(source_id if ref < 0 else ids[ref])
         for k, ref in self.view_refs:
             storage[ids[k]] = source_id if ref < 0 else ids[ref]
+        fp32.update(zip(ids, self.fp32, strict=True))
         return True
 
 

@@ -43,7 +43,7 @@ def count_kept_values(
 
 
 def part_row(part: Part, layer_name: str, *, params: int, saved: int, repeat: int, frozen: bool,
-         passes: int = 1, shared: int = 0) -> LayerStats:
+             passes: int = 1, shared: int = 0, autocast_extra: int = 0) -> LayerStats:
     """Build one statistics row, scaled by the layer's repeat count."""
     neurons = size(part.output_shape) if part.neurons < 0 else part.neurons
     fused = -1
@@ -69,4 +69,5 @@ def part_row(part: Part, layer_name: str, *, params: int, saved: int, repeat: in
         shared_parameters=shared,
         frozen=frozen,
         frozen_parameters=part.parameters if frozen else 0,
+        autocast_extra_bytes=0 if frozen else autocast_extra * repeat,
     )

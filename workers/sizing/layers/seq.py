@@ -109,7 +109,8 @@ def meta_lstm(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
 def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bool, prefix: str = "",
                     kv_heads: int | None = None, qkv_bias: bool | None = None,
                     head_dim: int | None = None, causal: bool = False, qk_norm: bool = False,
-                    qk_norm_parts: bool = False, kv_repeat: bool = False, fused_qkv: bool = False) -> list[Part]:
+                    qk_norm_parts: bool = False, kv_repeat: bool = False, fused_qkv: bool = False,
+                    qkv_projections: int = 1) -> list[Part]:
     """Return the rows of multi-head self-attention: QKV projection, attention core, output projection.
 
     With `kv_heads` below `heads` (grouped-query attention, Ainslie et al. 2023, arXiv 2305.13245; LLaMA 2
@@ -129,6 +130,9 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
     `fused_qkv`: one projection's output viewed per head and chunked into Q, K and V (GPT-NeoX's
     `query_key_value`): V is a view of it, so what the kernel keeps of V keeps the whole [q | k | v] output,
     beside the rotated copies of Q and K: the width of Q and K more values a token.
+    `qkv_projections`: the modules the QKV row stands for, 3 where Q, K and V are separate linear layers
+    (BERT, Llama in Transformers), 1 where one packed projection makes them (GPT-2's c_attn, torch's
+    MultiheadAttention): under autocast each keeps its own 16-bit cast of a float32 input (autocast.py).
     """
     steps, hidden = x
     kv = heads if kv_heads is None else kv_heads
@@ -163,6 +167,7 @@ def attention_parts(f: Fields, x: Shape, *, heads: int, dropout: float, bias: bo
             keeps_input=True,
             traffic_values=size(x) + size(qkv) + qkv[1] * (hidden + bq),
             suffix=f"{prefix}qkv",
+            casts=qkv_projections,
         ),
         *norms,
         # Keeps Q, K and V (its input), the softmax output and, with dropout, the dropped
@@ -263,13 +268,19 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     p = f.fraction("dropout", 0.1)  # GPT-2 and BERT train with 0.1 (resid, attention, embedding)
     bias = f.flag("bias", True)
     causal = f.flag("causal", False)  # decoder or encoder: the same kept values; a fused causal core does less
+    fused = f.flag("fused_qkv", False)
+    projections = f.whole("qkv_projections", 1 if fused else 3)
+    if projections not in (1, 3):
+        raise SpecError(f.path("qkv_projections"), f"must be 1 (one packed Q/K/V projection) or 3 (separate ones), "
+                                                   f"got {projections}")
     heads = f.whole("heads")
     kv_heads = f.whole("kv_heads") if f.has("kv_heads") else heads
     attention = attention_parts(f, x, heads=heads, dropout=p, bias=bias, kv_heads=kv_heads,
                                 qkv_bias=f.flag("qkv_bias", bias),
                                 head_dim=f.whole("head_dim") if f.has("head_dim") else None, causal=causal,
                                 qk_norm=f.flag("qk_norm", False), qk_norm_parts=norm_type == "rmsnorm_parts",
-                                kv_repeat=f.flag("kv_repeat", False), fused_qkv=f.flag("fused_qkv", False))
+                                kv_repeat=f.flag("kv_repeat", False), fused_qkv=fused,
+                                qkv_projections=projections)
     post_attention = [_norm_part(x, norm_type, bias, "post_ln1")] if placement == "sandwich" else []
     attention_half = [*attention, *_dropout_part(x, p, "drop1"), *post_attention, _add_part(x, "add1")]
     if f.has("experts"):
@@ -350,6 +361,7 @@ RULES: dict[str, Rule] = {
                 "qk_norm",
                 "kv_repeat",
                 "fused_qkv",
+                "qkv_projections",
                 "experts",
                 "experts_per_token",
                 "shared_experts",

@@ -80,12 +80,13 @@ class Family:
     fused_qkv: bool = False
     head_bias: bool = False
     dropout_key: str = ""  # the config's residual dropout, where the type has one
+    packed_qkv: bool = False  # one qkv_proj makes Q, K and V (Phi-3): one autocast cast of its input
 
 
 FAMILIES: Mapping[str, Family] = {
     "llama": Family(),
     "mistral": Family(),
-    "phi3": Family(),
+    "phi3": Family(packed_qkv=True),
     "qwen2": Family(qkv_bias=True),
     "qwen3": Family(qk_norm=True),
     "qwen3_moe": Family(qk_norm=True, experts=("num_experts", "num_experts_per_tok", "moe_intermediate_size")),
@@ -197,6 +198,8 @@ def hf_config_layers(config: object) -> list[Layer]:
     }
     if family.fused_qkv:
         block["fused_qkv"] = True
+    if family.packed_qkv:
+        block["qkv_projections"] = 1
     if kind == "phi" and _flag(config, "qk_layernorm", False):
         raise SpecError(f"{FIELD}.qk_layernorm", "a LayerNorm over each head of Q and K is not modelled for phi")
     if head_dim is not None:

@@ -40,6 +40,7 @@ def gpt2_shaped(depth: int, hidden: int, heads: int, *, ffn: int | None = None, 
             "name": f"h{i}",
             "heads": heads,
             **({"ffn": ffn} if ffn is not None and ffn != 4 * hidden else {}),
+            "qkv_projections": 1,  # one packed c_attn makes Q, K and V
             "norm": "pre",
             # Hugging Face's GPT-2 (activation_function "gelu_new"): the tanh GELU as primitive ops
             "activation": activation,
@@ -223,6 +224,7 @@ def vit_b16_layers(*, classes: int = 1000) -> list[Layer]:
             "type": "transformer_block",
             "name": f"encoder{i}",
             "heads": 12,
+            "qkv_projections": 1,  # torch's MultiheadAttention: one packed in-projection
             "norm": "pre",
             "activation": "gelu",
             "dropout": 0.0,

@@ -1,0 +1,124 @@
+"""Measure Hugging Face's own encoder and GPT-2 modules: `python -m validation.measure.hf_transformers_check`.
+
+The other harness cases are modules written here as Transformers composes them; these are Transformers'
+own (BertForSequenceClassification, XLMRobertaForSequenceClassification, DistilBertForSequenceClassification,
+GPT2LMHeadModel), built from the config.json fields `model.hf_config` reads (tests/test_hf_encoders.py) with
+`from_config` (random weights, no download). It needs the `transformers` package beside torch 2.13.0, which
+no extra of this project pins (a local wheel here: transformers 5.25.0); the committed results are
+validation/hf_encoder_steps.json, which tests/test_hf_encoders.py compares with the core.
+
+Each step is measured as run.py measures its cases (two warm-up steps, the profiler's memory timeline and
+the storage tracker), with the dropout modules swapped for the harness's (a bool mask, as CUDA keeps) and
+attention dropout off, so that SDPA's fused CPU kernel runs (the core sized with `attention: flash`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from validation.measure.common import Dropout
+from validation.measure.measure import measure
+from validation.measure.step import Supervised
+
+OUT = Path(__file__).resolve().parents[2] / "validation" / "hf_encoder_steps.json"
+_BASE = {"attention_probs_dropout_prob": 0.1, "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 768,
+         "intermediate_size": 3072, "max_position_embeddings": 512, "num_attention_heads": 12,
+         "num_hidden_layers": 12, "type_vocab_size": 2, "vocab_size": 30522, "pad_token_id": 0}
+_XLMR = {**_BASE, "model_type": "xlm-roberta", "vocab_size": 250002, "max_position_embeddings": 514,
+         "type_vocab_size": 1, "pad_token_id": 1}
+_GPT2 = {"model_type": "gpt2", "activation_function": "gelu_new", "n_embd": 768, "n_head": 12, "n_layer": 6,
+         "n_positions": 1024, "resid_pdrop": 0.1, "embd_pdrop": 0.1, "vocab_size": 50257}
+# The Hub's config.json fields of each model (stored public copies, read 2026-12-06).
+CONFIGS: dict[str, dict[str, Any]] = {
+    "bert-base-multilingual-cased": {**_BASE, "model_type": "bert", "vocab_size": 119547},
+    "xlm-roberta-base": _XLMR,
+    "xlm-roberta-large": {**_XLMR, "hidden_size": 1024, "intermediate_size": 4096, "num_attention_heads": 16,
+                          "num_hidden_layers": 24},
+    "distilbert-base-uncased": {"model_type": "distilbert", "activation": "gelu", "dim": 768, "dropout": 0.1,
+                                "hidden_dim": 3072, "max_position_embeddings": 512, "n_heads": 12, "n_layers": 6,
+                                "pad_token_id": 0, "sinusoidal_pos_embds": False, "vocab_size": 30522},
+    "distilgpt2": _GPT2,
+}
+# (model, batch, sequence, precision, optimizer): activations ahead of the weights in most, both precisions.
+CASES = [
+    ("xlm-roberta-base", 4, 128, "fp32", "adamw"), ("xlm-roberta-base", 4, 128, "bf16-mixed", "adamw"),
+    ("xlm-roberta-base", 16, 256, "fp32", "sgd"), ("xlm-roberta-base", 16, 128, "bf16-mixed", "sgd"),
+    ("xlm-roberta-large", 8, 128, "bf16-mixed", "sgd"),
+    ("bert-base-multilingual-cased", 8, 128, "fp32", "adamw"),
+    ("bert-base-multilingual-cased", 32, 128, "bf16-mixed", "momentum"),
+    ("distilbert-base-uncased", 8, 128, "fp32", "sgd"), ("distilbert-base-uncased", 32, 128, "bf16-mixed", "momentum"),
+    ("distilgpt2", 2, 256, "fp32", "adamw"), ("distilgpt2", 8, 512, "fp32", "sgd"),
+    ("distilgpt2", 8, 256, "bf16-mixed", "sgd"),
+]
+
+
+def _swap_dropout(module: nn.Module) -> None:
+    for name, child in module.named_children():
+        if isinstance(child, nn.Dropout):
+            setattr(module, name, Dropout(child.p))
+        else:
+            _swap_dropout(child)
+
+
+def _lm_loss(ids: torch.Tensor) -> Any:
+    labels = F.pad(ids, (0, 1), value=-100)[:, 1:]
+    return lambda out, _: F.cross_entropy(out.logits.float().view(-1, out.logits.shape[-1]), labels.reshape(-1),
+                                          ignore_index=-100)
+
+
+def measure_case(name: str, batch: int, sequence: int, precision: str, optimizer: str) -> dict[str, Any]:
+    """Build Transformers' module from the config, measure one step, and return the record."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification
+
+    fields = dict(CONFIGS[name])
+    kind = fields.pop("model_type")
+    off = {"attention_probs_dropout_prob": 0.0} if kind != "gpt2" else {"attn_pdrop": 0.0}
+    if kind == "distilbert":
+        off = {"attention_dropout": 0.0}
+    config = AutoConfig.for_model(kind, **{**fields, **off})
+    config._attn_implementation = "sdpa"
+    torch.manual_seed(0)
+    if kind == "gpt2":
+        model = AutoModelForCausalLM.from_config(config)
+        ids, targets = torch.randint(0, fields["vocab_size"], (batch, sequence)), None
+        loss = _lm_loss(ids)
+    else:
+        model = AutoModelForSequenceClassification.from_config(config)
+        ids = torch.randint(3, fields["vocab_size"], (batch, sequence))
+        targets = torch.randint(0, 2, (batch,))
+        loss = lambda out, t: F.cross_entropy(out.logits.float(), t)  # noqa: E731
+    _swap_dropout(model)
+    step = measure(Supervised(model, ids, targets, loss, optimizer=optimizer, precision=precision))
+    return {"id": f"hf-{name}-b{batch}-s{sequence}-{precision}-{optimizer}", "model": name, "hf_config": CONFIGS[name],
+            "batch_size": batch, "sequence_length": sequence, "precision": precision, "optimizer": optimizer,
+            "attention": "flash", "parameters": sum(p.numel() for p in model.parameters()),
+            "measured": {"peak_memory_bytes": step.peak_bytes, "peak_phase": step.peak_phase,
+                         "tracker_peak_bytes": step.tracker_peak_bytes}}
+
+
+def main() -> int:
+    import transformers
+
+    records = []
+    for case in CASES:
+        records.append(measure_case(*case))
+        print(records[-1]["id"], records[-1]["measured"], flush=True)
+    OUT.write_text(json.dumps({
+        "method": "intrinsic peak of live tensor bytes over one training step after two warm-up steps "
+                  "(validation/measure/measure.py: profiler memory timeline, storage tracker), Transformers' "
+                  "own modules from_config, dropout keeping a bool mask, attention dropout off (SDPA's fused kernel)",
+        "torch": torch.__version__, "transformers": transformers.__version__,
+        "measured_on": dt.date.today().isoformat(), "records": records}, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
