@@ -4,11 +4,13 @@ residual stream, and each separate projection's own 16-bit cast of a float32 inp
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from workers.modelimport.models import resolve_model
+from workers.modelimport.onnx_import import onnx_model_stats
 from workers.sizing.errors import SpecError
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.memory import step_peak
@@ -75,3 +77,22 @@ def test_qkv_projections_is_one_or_three() -> None:
     with pytest.raises(SpecError) as caught:
         _encoder(qkv_projections=2)
     assert caught.value.field.endswith("qkv_projections") and "1" in caught.value.reason
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "onnx"
+
+
+def _onnx_extra(net: str, sequence_length: int | None = None) -> dict[str, int]:
+    data = (FIXTURES / f"{net}.train.onnx").read_bytes()
+    return _extra(onnx_model_stats(data, name=net, sequence_length=sequence_length))
+
+
+def test_an_imported_graph_follows_the_same_dtypes() -> None:
+    """ONNX imports (workers/modelimport/onnx_autocast.py): a ViT's stream is float32 from its class token and
+    position add, so its LayerNorms keep 4 bytes a value; a convolutional net keeps nothing more; a Mixer whose
+    stream starts at a convolution stays 16-bit, and a linear layer's bias (an add of a float32 parameter the
+    exporter writes apart) does not make its output float32."""
+    vit = _onnx_extra("vit-t8-64")
+    assert vit and any("LayerNorm" in name for name in vit)
+    assert _onnx_extra("resnext50-64") == {} and _onnx_extra("mobilenetv2-64") == {}
+    assert _onnx_extra("mixer-64") == {}

@@ -28,6 +28,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import NodeProto, TensorProto
 
+from workers.modelimport.onnx_autocast import DtypeFlow
 from workers.modelimport.onnx_eval import eval_warnings, read_signs, unfold_batchnorm
 from workers.modelimport.onnx_ops import PLUMBING, Dims, NodeContext, OpRule, rule_for
 from workers.modelimport.onnx_patterns import STATS_PER_ROW, Graph, Match, find_attention, find_patterns
@@ -232,10 +233,15 @@ def onnx_model_stats(
     weights = _Weights(types, roots)
     kept: set[str] = set()
     kept_fused: set[str] = set()  # the same walk with attention run by a fused kernel
+    flow = DtypeFlow({n for n in inputs if types.get(n, (0, None))[0] in FLOAT_TYPES},
+                     {init.name: tuple(init.dims) for init in model.graph.initializer})
     rows: list[LayerStats] = []
     unknown: set[str] = set()
     for i, node in enumerate(nodes):
-        if i in fused.values() or not any(n in active for n in node.input if n):
+        if i in fused.values():
+            continue
+        if not any(n in active for n in node.input if n):
+            flow.parameter_derived(node, types)  # a weight sliced or reshaped: float32, it promotes
             continue
         if not any(o and types.get(o, (0, None))[0] in FLOAT_TYPES for o in node.output):
             continue  # shape arithmetic on integer tensors
@@ -277,6 +283,9 @@ def onnx_model_stats(
         if part.keeps_input and rule.keeps == "inputs" and match is None:
             held = context.active_inputs()
         tensors = [*held, *([out] if part.keeps_output else [])]
+        bases = list(dict.fromkeys(graph.storage(t) for t in tensors))
+        newly_kept = [b for b in bases if b not in kept]
+        flow.follow(node, part.kind, active, [*node.output, out], match.pattern if match else None)
         saved = part.extra_saved_values + _keep(graph, context, tensors, kept)
         fused_saved, fused_mask = _fused_attention(graph, context, attention.get(i), i, part, tensors, kept_fused)
         rows.append(
@@ -295,6 +304,7 @@ def onnx_model_stats(
                 fused_saved_values=fused_saved if attention else -1,
                 fused_saved_mask_bytes=fused_mask if attention else -1,
                 shared_parameters=shared,
+                autocast_extra_bytes=0 if i in attention else flow.extra_bytes(context, part.kind, bases, newly_kept),
             )
         )
     if not rows:
