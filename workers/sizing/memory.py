@@ -105,8 +105,9 @@ def activation_bytes_by_layer(model: ModelStats, precision: Precision) -> list[t
     """Return each layer's saved bytes per sample, largest first (where the memory goes)."""
     value_bytes = ACTIVATION_BYTES[precision]
     saved = any(layer.saved_values or layer.saved_mask_bytes for layer in model.layers)
+    extra = precision is not Precision.FP32  # float32 kept under autocast (layers/autocast.py)
     rows = [(layer.name, (layer.saved_values if saved else layer.neurons) * value_bytes
-             + layer.saved_mask_bytes) for layer in model.layers]
+             + layer.saved_mask_bytes + (layer.autocast_extra_bytes if extra else 0)) for layer in model.layers]
     return sorted(rows, key=lambda row: row[1], reverse=True)
 
 
