@@ -66,7 +66,8 @@ def _fraction(config: Mapping[str, Any], key: str, default: float) -> float:
 
 
 def _activation(config: Mapping[str, Any], key: str, default: str) -> str:
-    act = config.get(key, default)
+    act = config.get(key)
+    act = default if act is None else act  # null, as absent: the type's default
     if act not in _ACTIVATIONS:
         raise SpecError(f"{FIELD}.{key}", f"{act!r} is not an activation this model type runs "
                                           f"({', '.join(_ACTIVATIONS)})")
