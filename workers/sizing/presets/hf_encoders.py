@@ -26,6 +26,7 @@ the labels `id2label` names; 2 when neither is given, Transformers' default).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from workers.sizing.errors import SpecError
@@ -95,48 +96,65 @@ def _labels(config: Mapping[str, Any]) -> int:
     return len(names)
 
 
+@dataclass(frozen=True)
+class _Keys:
+    """The config.json keys of one model type's shape (Transformers' names differ by type)."""
+
+    depth: str
+    hidden: str
+    heads: str
+    ffn: str
+    activation: str
+    activation_default: str
+    dropout: str
+    positions: str
+    positions_default: int
+
+
+_BERT_KEYS = _Keys("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "hidden_act", "gelu",
+                   "hidden_dropout_prob", "max_position_embeddings", 512)
+KEYS: Mapping[str, _Keys] = {
+    **dict.fromkeys(("bert", *ROBERTA_TYPES), _BERT_KEYS),
+    "distilbert": _Keys("n_layers", "dim", "n_heads", "hidden_dim", "activation", "gelu", "dropout",
+                        "max_position_embeddings", 512),
+    "gpt2": _Keys("n_layer", "n_embd", "n_head", "n_inner", "activation_function", "gelu_new", "resid_pdrop",
+                  "n_positions", 1024),
+}
+
+
+def _shape(kind: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the builder's shape arguments read from the type's keys."""
+    k = KEYS[kind]
+    hidden = _whole(config, k.hidden)
+    return {"depth": _whole(config, k.depth, maximum=MAX_DEPTH), "hidden": hidden,
+            "heads": _heads(config, k.heads, hidden, k.hidden), "ffn": _whole(config, k.ffn, default=4 * hidden),
+            "activation": _activation(config, k.activation, k.activation_default),
+            "dropout": _fraction(config, k.dropout, 0.1), "vocab": _whole(config, "vocab_size", maximum=MAX_VOCABULARY),
+            "positions": _whole(config, k.positions, default=k.positions_default, maximum=100_000_000)}
+
+
 def _bert(config: Mapping[str, Any]) -> list[Layer]:
     """Return BERT, RoBERTa, XLM-RoBERTa or CamemBERT: one shape, RoBERTa's types with one token type."""
     if config.get("position_embedding_type", "absolute") != "absolute":
         raise SpecError(f"{FIELD}.position_embedding_type",
                         f"{config['position_embedding_type']!r}: only absolute position embeddings are modelled")
-    hidden = _whole(config, "hidden_size")
-    return encoder_shaped(
-        _whole(config, "num_hidden_layers", maximum=MAX_DEPTH), hidden,
-        _heads(config, "num_attention_heads", hidden, "hidden_size"),
-        ffn=_whole(config, "intermediate_size", default=4 * hidden),
-        activation=_activation(config, "hidden_act", "gelu"),
-        dropout=_fraction(config, "hidden_dropout_prob", 0.1), classes=_labels(config),
-        vocab=_whole(config, "vocab_size", maximum=MAX_VOCABULARY),
-        token_types=_whole(config, "type_vocab_size", default=2, minimum=0),
-        positions=_whole(config, "max_position_embeddings", default=512, maximum=100_000_000))
+    return encoder_shaped(**_shape("bert", config), classes=_labels(config),
+                          token_types=_whole(config, "type_vocab_size", default=2, minimum=0))
 
 
 def _distilbert(config: Mapping[str, Any]) -> list[Layer]:
     if config.get("sinusoidal_pos_embds"):
         raise SpecError(f"{FIELD}.sinusoidal_pos_embds", "fixed sinusoidal positions are not modelled; the "
                                                          "published DistilBERT checkpoints learn theirs (false)")
-    hidden = _whole(config, "dim")
-    return encoder_shaped(
-        _whole(config, "n_layers", maximum=MAX_DEPTH), hidden, _heads(config, "n_heads", hidden, "dim"),
-        ffn=_whole(config, "hidden_dim", default=4 * hidden), activation=_activation(config, "activation", "gelu"),
-        dropout=_fraction(config, "dropout", 0.1), classes=_labels(config),
-        vocab=_whole(config, "vocab_size", maximum=MAX_VOCABULARY), token_types=0,
-        positions=_whole(config, "max_position_embeddings", default=512, maximum=100_000_000),
-        head_activation="relu")
+    return encoder_shaped(**_shape("distilbert", config), classes=_labels(config), token_types=0,
+                          head_activation="relu")
 
 
 def _gpt2(config: Mapping[str, Any]) -> list[Layer]:
     if config.get("add_cross_attention"):
         raise SpecError(f"{FIELD}.add_cross_attention", "a GPT-2 with cross-attention (an encoder-decoder's "
                                                         "decoder) is not modelled")
-    hidden = _whole(config, "n_embd")
-    return gpt2_shaped(
-        _whole(config, "n_layer", maximum=MAX_DEPTH), hidden, _heads(config, "n_head", hidden, "n_embd"),
-        ffn=_whole(config, "n_inner", default=4 * hidden), activation=_activation(config, "activation_function",
-                                                                                  "gelu_new"),
-        dropout=_fraction(config, "resid_pdrop", 0.1), vocab=_whole(config, "vocab_size", maximum=MAX_VOCABULARY),
-        positions=_whole(config, "n_positions", default=1024, maximum=100_000_000))
+    return gpt2_shaped(**_shape("gpt2", config))
 
 
 BUILDERS: Mapping[str, Callable[[Mapping[str, Any]], list[Layer]]] = {"distilbert": _distilbert, "gpt2": _gpt2}
@@ -151,9 +169,8 @@ def encoder_layers(kind: str, config: Mapping[str, Any]) -> list[Layer]:
 
 def encoder_context(kind: str, config: Mapping[str, Any]) -> int:
     """Return the tokens a sample carries at most: the learned positions, less RoBERTa's padding offset."""
-    if kind == "gpt2":
-        return _whole(config, "n_positions", default=1024, maximum=100_000_000)
-    positions = _whole(config, "max_position_embeddings", default=512, maximum=100_000_000)
+    keys = KEYS[kind]
+    positions = _whole(config, keys.positions, default=keys.positions_default, maximum=100_000_000)
     if kind in ROBERTA_TYPES:  # positions start at pad_token_id + 1 (create_position_ids_from_input_ids)
         pad = _whole(config, "pad_token_id", default=1, minimum=0, maximum=positions)
         return max(1, positions - pad - 1)
