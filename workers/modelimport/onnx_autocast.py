@@ -15,13 +15,13 @@ import math
 from onnx import NodeProto, TensorProto
 
 from workers.modelimport.onnx_ops import NodeContext
+from workers.sizing.layers.autocast import CAST_KINDS
 from workers.sizing.stats import LayerKind
 
-CAST_KINDS = frozenset({LayerKind.DENSE, LayerKind.CONV, LayerKind.RECURRENT})
 SIXTEEN_BIT_OPS = frozenset({"MatMul", "Gemm", "Conv", "ConvTranspose", "LSTM", "GRU", "RNN", "Einsum"})
 FP32_OPS = frozenset({"LayerNormalization", "GroupNormalization", "InstanceNormalization", "Softmax", "LogSoftmax"})
 PROMOTING_OPS = frozenset({"Add", "Sub", "Mul", "Div", "Concat", "Where", "Max", "Min", "Sum", "Mean"})
-NORM_PATTERNS = frozenset({"layernorm", "groupnorm"})
+NORM_PATTERNS = frozenset({"layernorm", "groupnorm"})  # composites of a norm op (onnx_patterns); float32 out
 WIDER = 2  # bytes a float32 value takes beyond the 16-bit 2
 
 

@@ -28,7 +28,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import NodeProto, TensorProto
 
-from workers.modelimport.onnx_autocast import DtypeFlow
+from workers.modelimport.onnx_autocast import NORM_PATTERNS, DtypeFlow
 from workers.modelimport.onnx_eval import eval_warnings, read_signs, unfold_batchnorm
 from workers.modelimport.onnx_ops import PLUMBING, Dims, NodeContext, OpRule, rule_for
 from workers.modelimport.onnx_patterns import STATS_PER_ROW, Graph, Match, find_attention, find_patterns
@@ -178,7 +178,6 @@ def _fused_attention(graph: Graph, context: NodeContext, match: Match | None, i:
 
 
 LSE_BYTES = 4  # fused attention's log-sum-exp is float32 in every precision
-NORM_PATTERNS = frozenset({"layernorm", "groupnorm"})
 
 
 def _in_pattern(part: Part, match: Match, i: int, context: NodeContext, first: str) -> tuple[Part, str]:

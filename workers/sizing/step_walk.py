@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from workers.sizing.layers.attention import Attention, kept_for_backward
+from workers.sizing.layers.autocast import CAST_KINDS
 from workers.sizing.overheads import (
     ACTIVATION_BYTES,
     DDP_BUCKET_COPIES_PYTORCH,
@@ -51,8 +52,7 @@ from workers.sizing.spec import Framework, Precision, Training
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 from workers.sizing.step_trace import Trace, optimizer_step_events, persistent_tensors
 
-# Layers whose weights autocast casts to 16 bits and keeps for backward (matmul and convolution).
-CAST_KINDS = frozenset({LayerKind.CONV, LayerKind.DENSE, LayerKind.RECURRENT})
+# Layers whose weights autocast casts to 16 bits and keeps for backward (matmul and convolution): layers/autocast.py
 # Rows that end a layer list with the loss (layers/loss.py appends cross_entropy or mse; the LM presets
 # end in their log_softmax "loss" row): the model's output in the loop is the row before them.
 LOSS_TYPES = frozenset({"log_softmax", "softmax", "cross_entropy", "mse", "fused_linear_cross_entropy"})

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workers.sizing.layers.attention import Attention
+from workers.sizing.layers.autocast import CAST_KINDS
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.overheads import (
     ACTIVATION_BYTES,
@@ -29,7 +30,6 @@ from workers.sizing.row_table import figures, row_table
 from workers.sizing.spec import Framework, Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
 from workers.sizing.step_walk import (
-    CAST_KINDS,
     FULL_COPY,
     LOSS_ROWS_KEEPING_THE_OUTPUT,
     LOSS_VALUE_BYTES,
