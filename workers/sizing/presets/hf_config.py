@@ -49,8 +49,9 @@ from typing import Any
 
 from workers.sizing.errors import SpecError, UnknownNameError
 from workers.sizing.layers.feedforward import MAX_EXPERTS
-from workers.sizing.layers.fields import closest, whole_number
-from workers.sizing.presets.hf_encoders import ENCODER_TYPES, encoder_context, encoder_layers
+from workers.sizing.layers.fields import closest
+from workers.sizing.presets.hf_encoders import ENCODER_TYPES, config_fraction, encoder_context, encoder_layers
+from workers.sizing.presets.hf_encoders import config_whole as _whole
 
 Layer = dict[str, object]
 FIELD = "model.hf_config"
@@ -106,20 +107,6 @@ _PLAIN = {"gelu": "gelu", "gelu_pytorch_tanh": "gelu", "gelu_python": "gelu", "g
 SUPPORTED_TYPES = (*FAMILIES, *ENCODER_TYPES)  # decoders here; BERT-style encoders and GPT-2 in hf_encoders.py
 _SILU = frozenset({"silu", "swish"})
 _GELU = frozenset({"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "gelu_python"})
-
-
-def _whole(config: Mapping[str, Any], key: str, *, maximum: int, default: int | None = None,
-           minimum: int = 1) -> int:
-    """Read a whole-number field of the config, naming it when missing or out of range."""
-    value = config.get(key)
-    if value is None:  # absent, or null as Phi-2's num_key_value_heads: the type's default
-        value = default
-    if value is None:
-        raise SpecError(f"{FIELD}.{key}", "required: the model's config.json has it")
-    number = whole_number(value, f"{FIELD}.{key}", minimum=minimum)
-    if number > maximum:
-        raise SpecError(f"{FIELD}.{key}", f"must be at most {maximum:,}, got {number:,}")
-    return number
 
 
 def _flag(config: Mapping[str, Any], key: str, default: bool) -> bool:
@@ -238,12 +225,7 @@ def _placement(config: Mapping[str, Any], family: Family) -> str:
 
 def _dropout(config: Mapping[str, Any], family: Family) -> float:
     """Return the block's dropout: the type's residual dropout where it has one, else none."""
-    if not family.dropout_key or config.get(family.dropout_key) is None:
-        return 0.0
-    value = config[family.dropout_key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
-        raise SpecError(f"{FIELD}.{family.dropout_key}", f"must be a number from 0 up to 1, got {value!r}")
-    return float(value)
+    return config_fraction(config, family.dropout_key, 0.0) if family.dropout_key else 0.0
 
 
 def _feed_forward(config: Mapping[str, Any], family: Family, index: int) -> Layer:

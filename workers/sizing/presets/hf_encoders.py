@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workers.sizing.errors import SpecError
+from workers.sizing.layers.fields import whole_number
 from workers.sizing.presets.transformer import encoder_shaped, gpt2_shaped
 
 Layer = dict[str, object]
@@ -43,21 +44,25 @@ ROBERTA_TYPES = frozenset({"roberta", "xlm-roberta", "camembert"})
 ENCODER_TYPES = ("bert", "roberta", "xlm-roberta", "camembert", "distilbert", "gpt2")
 
 
-def _whole(config: Mapping[str, Any], key: str, *, default: int | None = None, maximum: int = MAX_WIDTH,
-           minimum: int = 1) -> int:
+def config_whole(config: Mapping[str, Any], key: str, *, maximum: int = MAX_WIDTH, default: int | None = None,
+                 minimum: int = 1) -> int:
+    """Read a whole-number field of a config.json, naming it when missing or out of range (hf_config.py too)."""
     value = config.get(key)
-    if value is None:
+    if value is None:  # absent, or null as Phi-2's num_key_value_heads: the type's default
         value = default
     if value is None:
         raise SpecError(f"{FIELD}.{key}", "required: the model's config.json has it")
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SpecError(f"{FIELD}.{key}", f"must be a whole number, got {value!r}")
-    if not minimum <= value <= maximum:
-        raise SpecError(f"{FIELD}.{key}", f"must be from {minimum:,} to {maximum:,}, got {value:,}")
-    return value
+    number = whole_number(value, f"{FIELD}.{key}", minimum=minimum)
+    if number > maximum:
+        raise SpecError(f"{FIELD}.{key}", f"must be at most {maximum:,}, got {number:,}")
+    return number
 
 
-def _fraction(config: Mapping[str, Any], key: str, default: float) -> float:
+_whole = config_whole  # the short name this module reads it by
+
+
+def config_fraction(config: Mapping[str, Any], key: str, default: float) -> float:
+    """Read a probability field of a config.json (a dropout), null or absent its default (hf_config.py too)."""
     value = config.get(key)
     if value is None:
         return default
@@ -129,7 +134,8 @@ def _shape(kind: str, config: Mapping[str, Any]) -> dict[str, Any]:
     return {"depth": _whole(config, k.depth, maximum=MAX_DEPTH), "hidden": hidden,
             "heads": _heads(config, k.heads, hidden, k.hidden), "ffn": _whole(config, k.ffn, default=4 * hidden),
             "activation": _activation(config, k.activation, k.activation_default),
-            "dropout": _fraction(config, k.dropout, 0.1), "vocab": _whole(config, "vocab_size", maximum=MAX_VOCABULARY),
+            "dropout": config_fraction(config, k.dropout, 0.1),
+            "vocab": _whole(config, "vocab_size", maximum=MAX_VOCABULARY),
             "positions": _whole(config, k.positions, default=k.positions_default, maximum=100_000_000)}
 
 
