@@ -58,8 +58,6 @@ def config_whole(config: Mapping[str, Any], key: str, *, maximum: int = MAX_WIDT
     return number
 
 
-_whole = config_whole  # the short name this module reads it by
-
 
 def config_fraction(config: Mapping[str, Any], key: str, default: float) -> float:
     """Read a probability field of a config.json (a dropout), null or absent its default (hf_config.py too)."""
@@ -81,7 +79,7 @@ def _activation(config: Mapping[str, Any], key: str, default: str) -> str:
 
 
 def _heads(config: Mapping[str, Any], key: str, hidden: int, hidden_key: str) -> int:
-    heads = _whole(config, key)
+    heads = config_whole(config, key)
     if hidden % heads:
         raise SpecError(f"{FIELD}.{key}", f"{heads} heads do not divide {hidden_key} {hidden}")
     return heads
@@ -90,7 +88,7 @@ def _heads(config: Mapping[str, Any], key: str, hidden: int, hidden_key: str) ->
 def _labels(config: Mapping[str, Any]) -> int:
     """Return the classifier's outputs: num_labels, else the labels id2label names, else Transformers' 2."""
     if config.get("num_labels") is not None:
-        return _whole(config, "num_labels", maximum=MAX_LABELS)
+        return config_whole(config, "num_labels", maximum=MAX_LABELS)
     names = config.get("id2label")
     if names is None:
         return 2
@@ -130,13 +128,13 @@ KEYS: Mapping[str, _Keys] = {
 def _shape(kind: str, config: Mapping[str, Any]) -> dict[str, Any]:
     """Return the builder's shape arguments read from the type's keys."""
     k = KEYS[kind]
-    hidden = _whole(config, k.hidden)
-    return {"depth": _whole(config, k.depth, maximum=MAX_DEPTH), "hidden": hidden,
-            "heads": _heads(config, k.heads, hidden, k.hidden), "ffn": _whole(config, k.ffn, default=4 * hidden),
+    hidden = config_whole(config, k.hidden)
+    return {"depth": config_whole(config, k.depth, maximum=MAX_DEPTH), "hidden": hidden,
+            "heads": _heads(config, k.heads, hidden, k.hidden), "ffn": config_whole(config, k.ffn, default=4 * hidden),
             "activation": _activation(config, k.activation, k.activation_default),
             "dropout": config_fraction(config, k.dropout, 0.1),
-            "vocab": _whole(config, "vocab_size", maximum=MAX_VOCABULARY),
-            "positions": _whole(config, k.positions, default=k.positions_default, maximum=100_000_000)}
+            "vocab": config_whole(config, "vocab_size", maximum=MAX_VOCABULARY),
+            "positions": config_whole(config, k.positions, default=k.positions_default, maximum=100_000_000)}
 
 
 def _bert(config: Mapping[str, Any]) -> list[Layer]:
@@ -145,7 +143,7 @@ def _bert(config: Mapping[str, Any]) -> list[Layer]:
         raise SpecError(f"{FIELD}.position_embedding_type",
                         f"{config['position_embedding_type']!r}: only absolute position embeddings are modelled")
     return encoder_shaped(**_shape("bert", config), classes=_labels(config),
-                          token_types=_whole(config, "type_vocab_size", default=2, minimum=0))
+                          token_types=config_whole(config, "type_vocab_size", default=2, minimum=0))
 
 
 def _distilbert(config: Mapping[str, Any]) -> list[Layer]:
@@ -176,8 +174,8 @@ def encoder_layers(kind: str, config: Mapping[str, Any]) -> list[Layer]:
 def encoder_context(kind: str, config: Mapping[str, Any]) -> int:
     """Return the tokens a sample carries at most: the learned positions, less RoBERTa's padding offset."""
     keys = KEYS[kind]
-    positions = _whole(config, keys.positions, default=keys.positions_default, maximum=100_000_000)
+    positions = config_whole(config, keys.positions, default=keys.positions_default, maximum=100_000_000)
     if kind in ROBERTA_TYPES:  # positions start at pad_token_id + 1 (create_position_ids_from_input_ids)
-        pad = _whole(config, "pad_token_id", default=1, minimum=0, maximum=positions)
+        pad = config_whole(config, "pad_token_id", default=1, minimum=0, maximum=positions)
         return max(1, positions - pad - 1)
     return positions
