@@ -23,15 +23,19 @@ from apispec import APISpec
 from catalog.gpus import load_gpus
 from workers.schemas.layer_list import MAX_LAYER_NUMBER
 from workers.schemas.review import OPENAPI_REVIEW_JOB_EXTRAS
-from workers.schemas.spec import (
-    DATA_PARALLEL_KINDS,
-    OPENAPI_DATA_LOCATION_EXTRAS,
-    OPENAPI_MODEL_EXTRAS,
-)
+from workers.schemas.spec import DATA_PARALLEL_KINDS, OPENAPI_MODEL_EXTRAS
 from workers.sizing.layers.build import ALIASES as LAYER_ALIASES
 from workers.sizing.layers.build import RULES as LAYER_RULES
 from workers.sizing.layers.fields import COMMON_KEYS
 from workers.sizing.strategies.types import PARAMETERS_SHARDED, DataParallel
+
+# dataset.location (the spec's DataLocationSchema): a region with aws or gcp, none with internet or anywhere.
+OPENAPI_DATA_LOCATION_EXTRAS: dict[str, Any] = {
+    "oneOf": [
+        {"properties": {"provider": {"enum": ["aws", "gcp"]}}, "required": ["provider", "region"]},
+        {"properties": {"provider": {"enum": ["internet", "anywhere"]}}, "not": {"required": ["region"]}},
+    ],
+}
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,7 @@ MEAN_SEQUENCE_LENGTH = UnstatedRule("a `training.mean_sequence_length` above `tr
                                     r"exceeds sequence_length|needs sequence_length")
 MODEL_BOUNDS = UnstatedRule("a model whose statistics at the spec's `training.sequence_length` leave the core's "
                             "bounds (a preset at millions of tokens: more than 10^18 multiply-adds a sample)",
-                            r"model\.stats\.\w+", r"is out of range")
+                            r"model\.stats\.\w+|training\.sequence_length", r"is out of range|the sizing takes")
 FROM_SCRATCH_ADAPTERS = UnstatedRule("`training.from_pretrained: false` with `training.parallelism.adapter` or "
                                      "`allow_adapters: true` (adapters need a pretrained base)",
                                      r"training\.from_pretrained", r"from_pretrained is false")
@@ -90,8 +94,11 @@ HF_CONFIG = UnstatedRule("a `model.hf_config` the builder cannot read: a `model_
                          "runs (listed in the field's description), a field the block needs missing, of the wrong "
                          "kind or out of range, K/V heads that do not divide the heads, or a layer list those fields "
                          "give that does not chain", r"model\.hf_config(?:\..+)?")
+MODEL_HEAD = UnstatedRule("a `model.head` beside a model that is not a BERT-style encoder: a preset other than the "
+                          "BERT, RoBERTa and DistilBERT ones, an hf_config of another model_type, stats, layers or "
+                          "onnx", r"model\.head")
 _SPEC = (LAYER_LIST, SEQUENCE_LENGTH, ONNX_CONTENT, STRATEGY_FIT, REGION, MEAN_SEQUENCE_LENGTH, FROM_SCRATCH_ADAPTERS,
-         MODEL_BOUNDS, PRESET_INPUT_SHAPE, HF_CONFIG)
+         MODEL_BOUNDS, PRESET_INPUT_SHAPE, HF_CONFIG, MODEL_HEAD)
 _RANKED = (*_SPEC, CHECKPOINTS)  # what the ranking refuses besides
 # The rules of each operation whose body carries them: what a 422 to a request the document calls valid is for.
 UNSTATED_RULES: dict[tuple[str, str], tuple[UnstatedRule, ...]] = {

@@ -57,6 +57,10 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seq", type=int, metavar="N", help="tokens per sample (training.sequence_length)")
     g.add_argument("--input-shape", metavar="CxHxW", help="an image preset's input, e.g. 3x32x32 for CIFAR "
                    "(model.input_shape)")
+    g.add_argument("--head", choices=("classifier", "masked_lm"),
+                   help="a BERT-style encoder's head (model.head): classifier, a sentence classifier (fine-tuning); "
+                        "masked_lm, logits over the vocabulary at every position (pre-training; the default with "
+                        "--from-scratch)")
     g.add_argument("--epochs", type=float, metavar="N")
     g.add_argument("--precision", choices=("fp32", "fp16-mixed", "bf16-mixed", "fp8-mixed"))
     g.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw"))
@@ -159,6 +163,8 @@ def merged_spec(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
             sections.setdefault(section, {})[field] = value
     if getattr(args, "input_shape", None):
         sections["model"] = {**sections.get("model", {}), "input_shape": _shape(args.input_shape)}
+    if getattr(args, "head", None):
+        sections["model"] = {**sections.get("model", {}), "head": args.head}
     if getattr(args, "from_pretrained", None) is not None:
         sections.setdefault("training", {})["from_pretrained"] = args.from_pretrained
     _merge_adapter(args, sections)

@@ -68,9 +68,11 @@ def model_stats_from_arg(spec: str, *, sequence_length: int | None) -> ModelStat
     if loss is not None and loss not in [kind.value for kind in Loss]:
         raise CliError(f"training.loss: must be one of {', '.join(kind.value for kind in Loss)}")
     try:
+        pretrained = training.get("from_pretrained")
         stats = resolve_model(model, sequence_length=seq,
                               batch_size=batch if isinstance(batch, int) and not isinstance(batch, bool)
-                              and batch >= 1 else None)
+                              and batch >= 1 else None,
+                              from_pretrained=pretrained if isinstance(pretrained, bool) else None)
     except SizingError as exc:
         raise CliError(f"{exc.field}: {exc.reason}") from None
     return stats if loss is None else with_loss(stats, Loss(loss))

@@ -46,6 +46,9 @@ CONFIGS: dict[str, dict[str, Any]] = {
                                 "hidden_dim": 3072, "max_position_embeddings": 512, "n_heads": 12, "n_layers": 6,
                                 "pad_token_id": 0, "sinusoidal_pos_embds": False, "vocab_size": 30522},
     "distilgpt2": _GPT2,
+    "bert-base-uncased": {**_BASE, "model_type": "bert"},
+    "roberta-base": {**_BASE, "model_type": "roberta", "vocab_size": 50265, "max_position_embeddings": 514,
+                     "type_vocab_size": 1, "pad_token_id": 1},
 }
 # (model, batch, sequence, precision, optimizer): activations ahead of the weights in most, both precisions.
 CASES = [
@@ -57,6 +60,12 @@ CASES = [
     ("distilbert-base-uncased", 8, 128, "fp32", "sgd"), ("distilbert-base-uncased", 32, 128, "bf16-mixed", "momentum"),
     ("distilgpt2", 2, 256, "fp32", "adamw"), ("distilgpt2", 8, 512, "fp32", "sgd"),
     ("distilgpt2", 8, 256, "bf16-mixed", "sgd"),
+]
+# Masked-LM pre-training steps (...ForMaskedLM, model.head masked_lm), the loss over 15% of the positions as
+# run_mlm.py's collator labels them (-100 elsewhere): the logits at every position are the step's largest tensors.
+MLM_CASES = [
+    ("bert-base-uncased", 8, 128, "fp32", "adamw"), ("bert-base-uncased", 16, 128, "bf16-mixed", "sgd"),
+    ("roberta-base", 8, 128, "fp32", "sgd"), ("distilbert-base-uncased", 16, 128, "bf16-mixed", "momentum"),
 ]
 
 
@@ -74,9 +83,17 @@ def _lm_loss(ids: torch.Tensor) -> Any:
                                           ignore_index=-100)
 
 
-def measure_case(name: str, batch: int, sequence: int, precision: str, optimizer: str) -> dict[str, Any]:
+def _masked_lm_loss(ids: torch.Tensor) -> Any:
+    generator = torch.Generator().manual_seed(1)
+    labels = torch.where(torch.rand(ids.shape, generator=generator) < 0.15, ids, torch.full_like(ids, -100))
+    return lambda out, _: F.cross_entropy(out.logits.float().view(-1, out.logits.shape[-1]), labels.reshape(-1),
+                                          ignore_index=-100)
+
+
+def measure_case(name: str, batch: int, sequence: int, precision: str, optimizer: str,
+                 head: str = "classifier") -> dict[str, Any]:
     """Build Transformers' module from the config, measure one step, and return the record."""
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSequenceClassification
 
     fields = dict(CONFIGS[name])
     kind = fields.pop("model_type")
@@ -90,6 +107,10 @@ def measure_case(name: str, batch: int, sequence: int, precision: str, optimizer
         model = AutoModelForCausalLM.from_config(config)
         ids, targets = torch.randint(0, fields["vocab_size"], (batch, sequence)), None
         loss = _lm_loss(ids)
+    elif head == "masked_lm":
+        model = AutoModelForMaskedLM.from_config(config)
+        ids, targets = torch.randint(3, fields["vocab_size"], (batch, sequence)), None
+        loss = _masked_lm_loss(ids)
     else:
         model = AutoModelForSequenceClassification.from_config(config)
         ids = torch.randint(3, fields["vocab_size"], (batch, sequence))
@@ -97,7 +118,9 @@ def measure_case(name: str, batch: int, sequence: int, precision: str, optimizer
         loss = lambda out, t: F.cross_entropy(out.logits.float(), t)  # noqa: E731
     _swap_dropout(model)
     step = measure(Supervised(model, ids, targets, loss, optimizer=optimizer, precision=precision))
-    return {"id": f"hf-{name}-b{batch}-s{sequence}-{precision}-{optimizer}", "model": name, "hf_config": CONFIGS[name],
+    mlm = "-mlm" if head == "masked_lm" else ""
+    return {"id": f"hf-{name}{mlm}-b{batch}-s{sequence}-{precision}-{optimizer}", "model": name,
+            "hf_config": CONFIGS[name], **({"head": head} if head != "classifier" else {}),
             "batch_size": batch, "sequence_length": sequence, "precision": precision, "optimizer": optimizer,
             "attention": "flash", "parameters": sum(p.numel() for p in model.parameters()),
             "measured": {"peak_memory_bytes": step.peak_bytes, "peak_phase": step.peak_phase,
@@ -107,9 +130,16 @@ def measure_case(name: str, batch: int, sequence: int, precision: str, optimizer
 def main() -> int:
     import transformers
 
+    only = sys.argv[1:]  # ids' prefixes to measure again (the others kept from the committed file)
+    kept = {r["id"]: r for r in json.loads(OUT.read_text())["records"]} if only and OUT.exists() else {}
     records = []
-    for case in CASES:
-        records.append(measure_case(*case))
+    for case, head in [*((c, "classifier") for c in CASES), *((c, "masked_lm") for c in MLM_CASES)]:
+        mlm = "-mlm" if head == "masked_lm" else ""
+        key = f"hf-{case[0]}{mlm}-b{case[1]}-s{case[2]}-{case[3]}-{case[4]}"
+        if key in kept and not any(key.startswith(prefix) for prefix in only):
+            records.append(kept[key])
+            continue
+        records.append(measure_case(*case, head=head))
         print(records[-1]["id"], records[-1]["measured"], flush=True)
     OUT.write_text(json.dumps({
         "method": "intrinsic peak of live tensor bytes over one training step after two warm-up steps "

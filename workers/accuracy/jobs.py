@@ -15,7 +15,7 @@ from typing import Any
 from workers.sizing.layers.attention import Attention
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.presets.registry import PRESETS, preset_stats
-from workers.sizing.presets.transformer import BERT_VOCAB, bert_layers, gpt2_layers
+from workers.sizing.presets.transformer import MASKED_LM, gpt2_layers
 from workers.sizing.spec import (
     Framework,
     GradientClipping,
@@ -150,20 +150,6 @@ def _dcgan_mnist_layers(width: int) -> list[Layer]:
             {"type": "sigmoid", "name": "D.probability", "passes": d_passes}]
 
 
-def _masked_lm_layers(size: str) -> list[Layer]:
-    """Return BERT with its masked-LM head in place of the sentence classifier."""
-    encoder = bert_layers(size)
-    encoder = encoder[: next(i for i, layer in enumerate(encoder) if layer["type"] == "select")]
-    return [
-        *encoder,
-        {"type": "dense", "name": "mlm.transform", "out_features": 1024 if size == "bert-large" else 768},
-        {"type": "gelu", "name": "mlm.act"},
-        {"type": "layernorm", "name": "mlm.ln"},
-        {"type": "dense", "name": "mlm.decoder", "out_features": BERT_VOCAB, "shared_weights": True},
-        {"type": "log_softmax", "name": "mlm.loss"},
-    ]
-
-
 def without_attention_matrix(model: ModelStats, *, heads: int, causal: bool) -> ModelStats:
     """Return the model with FlashAttention: attention rows keep and move no s x s probabilities.
 
@@ -208,9 +194,7 @@ def _record_model(record: Mapping[str, Any]) -> tuple[ModelStats, str]:
     raw_seq = record.get("sequence_length")
     seq = int(raw_seq) if raw_seq is not None else None
     if str(record["id"]).startswith(MASKED_LM_PREFIXES):
-        stats = compute_model_stats(_masked_lm_layers(name), input_shape=None, sequence_length=seq,
-                                    name=f"{name}-mlm")
-        return stats, f"preset {name} with a masked-LM head"
+        return preset_stats(name, sequence_length=seq, head=MASKED_LM), f"preset {name} with its masked-LM head"
     if name.startswith("gpt2-") and str(record["id"]).startswith(MEGATRON_GPT2_PREFIXES):
         layers = [{**layer, "activation": "gelu"} if layer["type"] == "transformer_block" else layer
                   for layer in gpt2_layers(name)]

@@ -12,12 +12,14 @@ from collections.abc import Mapping, Sequence
 from workers.sizing.errors import OnnxError, SpecError, UnknownNameError
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest, whole_number
-from workers.sizing.presets.hf_config import config_name, config_text, default_sequence, hf_config_layers
-from workers.sizing.presets.registry import preset_stats
+from workers.sizing.presets.hf_config import config_name, config_text, default_sequence, hf_config_layers, model_type
+from workers.sizing.presets.hf_encoders import HEADED_TYPES
+from workers.sizing.presets.registry import find_preset, preset_stats
+from workers.sizing.presets.transformer import CLASSIFIER, ENCODER_HEADS, MASKED_LM
 from workers.sizing.stats import ModelStats
 
 FORMS = ("preset", "stats", "layers", "onnx", "hf_config")
-KEYS = (*FORMS, "input_shape", "name")
+KEYS = (*FORMS, "input_shape", "name", "head")
 STATS_KEYS = ("neurons", "parameters", "multiply_adds")
 # A layer list of at most this many rows is built once per (list, input, sequence, name), so that every job of
 # one custom model (a queue's specs that differ in epochs, a review's runs) shares one ModelStats object and the
@@ -32,10 +34,13 @@ LAYER_LISTS_KEPT = 16
 
 
 def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
-                  batch_size: int | None = None) -> ModelStats:
+                  batch_size: int | None = None, from_pretrained: bool | None = None) -> ModelStats:
     """Turn the spec's `model` object, in whichever of its five forms, into per-sample statistics.
 
-    `batch_size` binds an ONNX file's symbolic batch axis before shape inference.
+    `batch_size` binds an ONNX file's symbolic batch axis before shape inference. A BERT-style encoder (a
+    preset with heads, or an hf_config of hf_encoders.HEADED_TYPES) gets `model.head`; without one, the
+    masked-LM head when `from_pretrained` is False (pre-training an encoder is masked-language modelling),
+    else its sentence classifier.
     """
     if not isinstance(model, Mapping):
         raise SpecError("model", "must be an object with one of preset, stats, layers, onnx or hf_config")
@@ -52,11 +57,20 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
         raise SpecError("model.input_shape", f"goes with layers or a preset, not with {form}")
     name = model.get("name")
     label = name if isinstance(name, str) and name else None
+    head = model.get("head")
+    if head is not None and (head not in ENCODER_HEADS or form not in ("preset", "hf_config")):
+        raise SpecError("model.head", f"{head!r}: one of {', '.join(ENCODER_HEADS)}, for a BERT-style encoder "
+                                      f"given as a preset or hf_config" if head not in ENCODER_HEADS else
+                                      f"goes with a preset or hf_config of a BERT-style encoder, not with {form}")
+    pretraining = MASKED_LM if from_pretrained is False else None
     if form == "preset":
         preset = model["preset"]
         if not isinstance(preset, str):
             raise SpecError("model.preset", f"must be a preset name, got {preset!r}")
-        return preset_stats(preset, sequence_length=sequence_length, input_shape=_shape(input_shape))
+        if head is None and pretraining and find_preset(preset).heads:
+            head = pretraining
+        return preset_stats(preset, sequence_length=sequence_length, input_shape=_shape(input_shape),
+                            head=None if head is None else str(head))
     if form == "stats":
         return _plain_stats(model["stats"], label or "custom", sequence_length)
     if form == "layers":
@@ -70,7 +84,14 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
             layers, input_shape=_shape(input_shape), sequence_length=sequence_length, name=label or "custom"
         )
     if form == "hf_config":
-        return _hf_config_stats(config_text(model["hf_config"]), sequence_length, label)
+        text = config_text(model["hf_config"])
+        kind = model_type(model["hf_config"])
+        if head is not None and kind not in HEADED_TYPES:
+            raise SpecError("model.head", f"{head!r}: a {kind!r} model has one head, its own (a head is chosen "
+                                          f"for {', '.join(sorted(HEADED_TYPES))})")
+        if head is None and kind in HEADED_TYPES:
+            head = pretraining or CLASSIFIER
+        return _hf_config_stats(text, sequence_length, label, str(head or CLASSIFIER))
     from workers.modelimport.onnx_import import onnx_model_stats
 
     return onnx_model_stats(_onnx_bytes(model["onnx"]), name=label or "onnx", sequence_length=sequence_length,
@@ -95,12 +116,13 @@ def _layer_list_stats(text: str, sequence_length: int | None, name: str) -> Mode
 
 
 @functools.lru_cache(maxsize=64)
-def _hf_config_stats(text: str, sequence_length: int | None, label: str | None) -> ModelStats:
-    """Build a Hugging Face config's model once per (config, sequence length, name); ModelStats is frozen."""
+def _hf_config_stats(text: str, sequence_length: int | None, label: str | None, head: str) -> ModelStats:
+    """Build a Hugging Face config's model once per (config, sequence length, name, head); ModelStats is frozen."""
     config = json.loads(text)
-    layers = hf_config_layers(config)
+    layers = hf_config_layers(config, head)
     seq = sequence_length or default_sequence(config)
-    return compute_model_stats(layers, input_shape=None, sequence_length=seq, name=label or config_name(config),
+    named = config_name(config) + (f" ({head} head)" if head == MASKED_LM else "")
+    return compute_model_stats(layers, input_shape=None, sequence_length=seq, name=label or named,
                                field_prefix="model.hf_config")
 
 

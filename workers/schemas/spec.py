@@ -16,6 +16,7 @@ from workers.sizing.layers.build import ALIASES as LAYER_ALIASES
 from workers.sizing.layers.build import RULES as LAYER_RULES
 from workers.sizing.presets.hf_config import SUPPORTED_TYPES
 from workers.sizing.presets.registry import PRESETS
+from workers.sizing.presets.transformer import ENCODER_HEADS, HEAD_DESCRIPTION
 from workers.sizing.spec import DEFAULT_PROVIDERS
 
 # Bounds: far beyond any real job, tight enough that no figure overflows or loses meaning.
@@ -27,14 +28,8 @@ MODEL_FORMS = FORMS  # the model forms, as the core resolves them (workers/model
 OPENAPI_MODEL_EXTRAS: dict[str, Any] = {
     "oneOf": [{"required": [form]} for form in MODEL_FORMS],
     # input_shape goes with layers or a preset (an image preset at another size), never with stats or onnx
-    "dependentSchemas": {"input_shape": {"anyOf": [{"required": ["layers"]}, {"required": ["preset"]}]}},
-}
-# dataset.location (DataLocationSchema): a region with aws or gcp, none with internet or anywhere.
-OPENAPI_DATA_LOCATION_EXTRAS: dict[str, Any] = {
-    "oneOf": [
-        {"properties": {"provider": {"enum": ["aws", "gcp"]}}, "required": ["provider", "region"]},
-        {"properties": {"provider": {"enum": ["internet", "anywhere"]}}, "not": {"required": ["region"]}},
-    ],
+    "dependentSchemas": {"input_shape": {"anyOf": [{"required": ["layers"]}, {"required": ["preset"]}]},
+                         "head": {"anyOf": [{"required": ["preset"]}, {"required": ["hf_config"]}]}},
 }
 _BOUNDED_NUMBER = {"type": "number", "minimum": -MAX_LAYER_NUMBER, "maximum": MAX_LAYER_NUMBER}
 # The values of a free-form layer, as ModelSchema checks them: numbers bounded at the top and in lists.
@@ -84,9 +79,10 @@ class ModelSchema(_Strict):
                          metadata={"description": "An ONNX file, base64-encoded.", "pattern": BASE64_PATTERN})
     hf_config = fields.Dict(keys=fields.String(), metadata={
         "description": "A language model's Hugging Face config.json, as the Hub serves it: a decoder, a "
-                       "BERT-style encoder (sized with a sentence classifier) or GPT-2 (model_type "
+                       "BERT-style encoder (its head: model.head) or GPT-2 (model_type "
                        f"one of {', '.join(SUPPORTED_TYPES)}; docs/contract-additions.md, Models from a "
                        "config.json)."})
+    head = fields.String(validate=validate.OneOf(ENCODER_HEADS), metadata={"description": HEAD_DESCRIPTION})
 
     @validates("layers")
     def _finite_layer_numbers(self, layers: list[dict[str, Any]], **_: Any) -> None:
@@ -226,13 +222,13 @@ class TrainingSchema(_Strict):
         allow_none=True, load_default=None,
         metadata={"description": "true: the job fine-tunes a pretrained model (LoRA/QLoRA adapters are an "
                                  "option); false: it trains from scratch (pre-training), so adapters are never "
-                                 "offered, since a frozen random base learns nothing; null (default): not said, "
+                                 "offered, since a frozen random base learns nothing, and a BERT-style encoder "
+                                 "gets its masked-LM head (model.head); null (default): not said, "
                                  "adapters are offered with the caveat that they change the method."})
     checkpoint_every_hours = StrictFloat(
         minimum=0.001, maximum=1e6,
         metadata={"description": "Hours between checkpoints. Default: every hour on demand, the Young/Daly "
                                  "interval sqrt(2 x checkpoint time x mean time between interruptions) on spot."})
-
 
     @validates_schema
     def _adapters_need_a_pretrained_base(self, data: dict[str, Any], **_: Any) -> None:

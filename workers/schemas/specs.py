@@ -112,9 +112,11 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         tf32_matmul=t.get("tf32_matmul"), mean_sequence_length=t.get("mean_sequence_length"),
         from_pretrained=t.get("from_pretrained"),
     )
-    resolved = resolve_model(model, sequence_length=training.sequence_length, batch_size=training.batch_size)
+    resolved = resolve_model(model, sequence_length=training.sequence_length, batch_size=training.batch_size,
+                             from_pretrained=training.from_pretrained)
     mean = training.mean_sequence_length
-    timed = (resolve_model(model, sequence_length=mean, batch_size=training.batch_size)
+    timed = (resolve_model(model, sequence_length=mean, batch_size=training.batch_size,
+                           from_pretrained=training.from_pretrained)
              if mean is not None and mean != training.sequence_length else None)
     return JobSpec(
         model=with_loss(resolved, training.loss),

@@ -52,6 +52,7 @@ from workers.sizing.layers.feedforward import MAX_EXPERTS
 from workers.sizing.layers.fields import closest
 from workers.sizing.presets.hf_encoders import ENCODER_TYPES, config_fraction, encoder_context, encoder_layers
 from workers.sizing.presets.hf_encoders import config_whole as _whole
+from workers.sizing.presets.transformer import CLASSIFIER
 
 Layer = dict[str, object]
 FIELD = "model.hf_config"
@@ -160,12 +161,13 @@ def default_sequence(config: Mapping[str, Any]) -> int:
     return min(context, MAX_DEFAULT_SEQUENCE)
 
 
-def hf_config_layers(config: object) -> list[Layer]:
-    """Return the layer list of the decoder a Hugging Face config.json describes (see the module doc)."""
+def hf_config_layers(config: object, head: str = CLASSIFIER) -> list[Layer]:
+    """Return the layer list of the model a Hugging Face config.json describes (see the module doc); an
+    encoder's (hf_encoders.HEADED_TYPES) with `head`."""
     kind = model_type(config)
     assert isinstance(config, Mapping)
     if kind in ENCODER_TYPES:
-        return encoder_layers(kind, config)
+        return encoder_layers(kind, config, head)
     family = FAMILIES[kind]
     depth = _whole(config, "num_hidden_layers", maximum=MAX_DEPTH)
     hidden = _whole(config, "hidden_size", maximum=MAX_WIDTH)
@@ -200,9 +202,9 @@ def hf_config_layers(config: object) -> list[Layer]:
         block["kv_repeat"] = True
     blocks = [{**block, "name": f"layers.{i}", **_feed_forward(config, family, i)} for i in range(depth)]
     tied = _flag(config, "tie_word_embeddings", family.tie_default)
-    head: Layer = {"type": "dense", "name": "lm_head", "out_features": vocab, "bias": family.head_bias}
+    lm_head: Layer = {"type": "dense", "name": "lm_head", "out_features": vocab, "bias": family.head_bias}
     if tied:
-        head["shared_weights"] = True
+        lm_head["shared_weights"] = True
     softcap: list[Layer] = [{"type": "tanh", "name": "logit_softcap"}] if (
         family.final_softcap and config.get("final_logit_softcapping") is not None) else []
     return [
@@ -210,7 +212,7 @@ def hf_config_layers(config: object) -> list[Layer]:
         *blocks,
         {"type": "rmsnorm", "name": "norm", "parts": True} if family.norm_type == "rmsnorm_parts"
         else {"type": "layernorm", "name": "norm"},
-        head,
+        lm_head,
         *softcap,
         {"type": "log_softmax", "name": "loss"},
     ]

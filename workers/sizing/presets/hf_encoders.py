@@ -17,10 +17,11 @@ gives the preset's layers exactly (tests/test_hf_encoders.py):
   `n_embd` when null), `activation_function`, `resid_pdrop`, `vocab_size`, `n_positions`; its LM head
   tied to the token embedding, as GPT2LMHeadModel always has it.
 
-An encoder is sized as fine-tuning for sentence classification, the head its ...ForSequenceClassification
-puts on the first token (the presets' choice, whatever `architectures` says: a base checkpoint's config
-names its pre-training head, ...ForMaskedLM, and is fine-tuned with a new one), with `num_labels` (or
-the labels `id2label` names; 2 when neither is given, Transformers' default).
+An encoder's head is the spec's `model.head` (transformer.ENCODER_HEADS), not `architectures` (a base
+checkpoint's config names its pre-training head, ...ForMaskedLM, and is fine-tuned with a new one): the
+sentence classifier its ...ForSequenceClassification puts on the first token, with `num_labels` (or the
+labels `id2label` names; 2 when neither is given, Transformers' default), or the masked-LM head of
+...ForMaskedLM (the default when training.from_pretrained is false; modelimport/models.py).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 
 from workers.sizing.errors import SpecError
 from workers.sizing.layers.fields import whole_number
-from workers.sizing.presets.transformer import encoder_shaped, gpt2_shaped
+from workers.sizing.presets.transformer import CLASSIFIER, encoder_shaped, gpt2_shaped
 
 Layer = dict[str, object]
 FIELD = "model.hf_config"
@@ -42,6 +43,7 @@ _ACTIVATIONS = {"gelu": "gelu", "gelu_pytorch_tanh": "gelu", "gelu_python": "gel
                 "gelu_fast": "gelu_new", "relu": "relu"}
 ROBERTA_TYPES = frozenset({"roberta", "xlm-roberta", "camembert"})
 ENCODER_TYPES = ("bert", "roberta", "xlm-roberta", "camembert", "distilbert", "gpt2")
+HEADED_TYPES = frozenset(ENCODER_TYPES) - {"gpt2"}  # the types whose head the spec chooses (model.head)
 
 
 def config_whole(config: Mapping[str, Any], key: str, *, maximum: int = MAX_WIDTH, default: int | None = None,
@@ -137,38 +139,44 @@ def _shape(kind: str, config: Mapping[str, Any]) -> dict[str, Any]:
             "positions": config_whole(config, k.positions, default=k.positions_default, maximum=100_000_000)}
 
 
-def _bert(config: Mapping[str, Any]) -> list[Layer]:
+def _bert(config: Mapping[str, Any], head: str) -> list[Layer]:
     """Return BERT, RoBERTa, XLM-RoBERTa or CamemBERT: one shape, RoBERTa's types with one token type."""
     if config.get("position_embedding_type", "absolute") != "absolute":
         raise SpecError(f"{FIELD}.position_embedding_type",
                         f"{config['position_embedding_type']!r}: only absolute position embeddings are modelled")
-    return encoder_shaped(**_shape("bert", config), classes=_labels(config),
+    shape = _shape("bert", config)
+    # BertLMPredictionHead's transform runs hidden_act; RobertaLMHead's always the exact GELU
+    transform = "gelu" if config.get("model_type") in ROBERTA_TYPES else shape["activation"]
+    return encoder_shaped(**shape, classes=_labels(config) if head == CLASSIFIER else 2, head=head,
+                          head_transform=transform,
                           token_types=config_whole(config, "type_vocab_size", default=2, minimum=0))
 
 
-def _distilbert(config: Mapping[str, Any]) -> list[Layer]:
+def _distilbert(config: Mapping[str, Any], head: str) -> list[Layer]:
     if config.get("sinusoidal_pos_embds"):
         raise SpecError(f"{FIELD}.sinusoidal_pos_embds", "fixed sinusoidal positions are not modelled; the "
                                                          "published DistilBERT checkpoints learn theirs (false)")
-    return encoder_shaped(**_shape("distilbert", config), classes=_labels(config), token_types=0,
-                          head_activation="relu")
+    shape = _shape("distilbert", config)  # DistilBertForMaskedLM's vocab_transform runs config.activation
+    return encoder_shaped(**shape, classes=_labels(config) if head == CLASSIFIER else 2, token_types=0,
+                          head_activation="relu", head=head, head_transform=shape["activation"])
 
 
-def _gpt2(config: Mapping[str, Any]) -> list[Layer]:
+def _gpt2(config: Mapping[str, Any], head: str) -> list[Layer]:
     if config.get("add_cross_attention"):
         raise SpecError(f"{FIELD}.add_cross_attention", "a GPT-2 with cross-attention (an encoder-decoder's "
                                                         "decoder) is not modelled")
     return gpt2_shaped(**_shape("gpt2", config))
 
 
-BUILDERS: Mapping[str, Callable[[Mapping[str, Any]], list[Layer]]] = {"distilbert": _distilbert, "gpt2": _gpt2}
+BUILDERS: Mapping[str, Callable[[Mapping[str, Any], str], list[Layer]]] = {"distilbert": _distilbert, "gpt2": _gpt2}
 
 
-def encoder_layers(kind: str, config: Mapping[str, Any]) -> list[Layer]:
-    """Return the layer list of the encoder (or GPT-2) a config.json of a type in ENCODER_TYPES describes."""
+def encoder_layers(kind: str, config: Mapping[str, Any], head: str = CLASSIFIER) -> list[Layer]:
+    """Return the layer list of the encoder (or GPT-2) a config.json of a type in ENCODER_TYPES describes,
+    an encoder's with `head` (transformer.ENCODER_HEADS; GPT-2 has its LM head)."""
     if kind in BUILDERS:
-        return BUILDERS[kind](config)
-    return _bert(config)
+        return BUILDERS[kind](config, head)
+    return _bert(config, head)
 
 
 def encoder_context(kind: str, config: Mapping[str, Any]) -> int:

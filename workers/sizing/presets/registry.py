@@ -28,6 +28,7 @@ from workers.sizing.presets.small import (
     vae_mnist_layers,
 )
 from workers.sizing.presets.transformer import (
+    ENCODER_HEADS,
     LLAMA_SIZES,
     bert_layers,
     distilbert_layers,
@@ -66,6 +67,8 @@ class Preset:
     # Bytes per sample the loop holds on the device besides the layers' input: a DQN update's next
     # states s' (its target network reads them; the layer list feeds it `input`), a GAN's real images.
     extra_batch_bytes: int = 0
+    # The heads `build` takes as `head=` (an encoder's ENCODER_HEADS; the first is its default), () for none.
+    heads: tuple[str, ...] = ()
 
 
 def _resnet(depth: int, params: int, gflops: float) -> Preset:
@@ -94,6 +97,13 @@ def _qwen25(size: str, published: float) -> Preset:
         sequence_length=8192,
         aliases=(f"{name}-instruct", f"qwen-2.5-{size}", f"qwen2_5_{size}"),
     )
+
+
+def _encoder(name: str, shape: str, build: Callable[..., list[Layer]], published: Published,
+             aliases: tuple[str, ...]) -> Preset:
+    """Describe one BERT-style encoder preset (512 positions; a classifier, or its masked-LM head: model.head)."""
+    return Preset(name, f"{shape} with a 2-class fine-tuning head (model.head masked_lm: pre-training)", build,
+                  published, sequence_length=512, aliases=aliases, heads=ENCODER_HEADS)
 
 
 def _gpt2(size: str, params: int, paper: str, keras: str, aliases: tuple[str, ...]) -> Preset:
@@ -137,42 +147,22 @@ _PRESETS: tuple[Preset, ...] = (
         input_shape=(3, 224, 224),
         aliases=("vit-b-16", "vit_b_16", "vit-base-16", "vit", "vit-base-patch16-224"),
     ),
-    Preset(
-        "bert-base",
-        "BERT-base uncased (12 layers, hidden 768, 12 heads) with a 2-class fine-tuning head",
-        partial(bert_layers, "bert-base"),
-        Published(109_482_240, None, KERAS_HUB.format("bert_base_en_uncased", "110M")),
-        sequence_length=512,
-        aliases=("bert", "bert-base-uncased", "bert_base"),
-    ),
-    Preset(
-        "bert-large",
-        "BERT-large uncased (24 layers, hidden 1024, 16 heads) with a 2-class fine-tuning head",
-        partial(bert_layers, "bert-large"),
-        Published(335_141_888, None, KERAS_HUB.format("bert_large_en_uncased", "340M")),
-        sequence_length=512,
-        aliases=("bert-large-uncased", "bert_large"),
-    ),
-    Preset(
-        "distilbert-base",
-        "DistilBERT-base uncased (6 layers, hidden 768, 12 heads; BERT-base's vocabulary) with a 2-class "
-        "fine-tuning head",
-        distilbert_layers,
-        Published(66_362_880, None, "distilbert-base-uncased (Hugging Face DistilBertModel) parameter count: "
-                  "66,362,880; Sanh et al. 2019, DistilBERT: 66M"),
-        sequence_length=512,
-        aliases=("distilbert", "distilbert-base-uncased", "distilbert_base"),
-    ),
-    *(Preset(
-        f"roberta-{size}",
-        f"RoBERTa-{size} ({layers} layers, hidden {hidden}, {heads} heads; BERT-{size}'s encoder with a byte-level "
-        f"BPE vocabulary of 50,265) with a 2-class fine-tuning head",
-        partial(roberta_layers, f"bert-{size}"),
-        Published(published, None, f"roberta-{size} (Hugging Face RobertaModel) parameter count: {published:,}; "
-                  f"Liu et al. 2019, RoBERTa"),
-        sequence_length=512,
-        aliases=(f"roberta_{size}", *(("roberta",) if size == "base" else ())),
-    ) for size, layers, hidden, heads, published in (("base", 12, 768, 12, 124_645_632),
+    _encoder("bert-base", "BERT-base uncased (12 layers, hidden 768, 12 heads)", partial(bert_layers, "bert-base"),
+             Published(109_482_240, None, KERAS_HUB.format("bert_base_en_uncased", "110M")),
+             ("bert", "bert-base-uncased", "bert_base")),
+    _encoder("bert-large", "BERT-large uncased (24 layers, hidden 1024, 16 heads)", partial(bert_layers, "bert-large"),
+             Published(335_141_888, None, KERAS_HUB.format("bert_large_en_uncased", "340M")),
+             ("bert-large-uncased", "bert_large")),
+    _encoder("distilbert-base", "DistilBERT-base uncased (6 layers, hidden 768, 12 heads; BERT-base's vocabulary)",
+             distilbert_layers, Published(66_362_880, None, "distilbert-base-uncased (Hugging Face DistilBertModel) "
+                                          "parameter count: 66,362,880; Sanh et al. 2019, DistilBERT: 66M"),
+             ("distilbert", "distilbert-base-uncased", "distilbert_base")),
+    *(_encoder(f"roberta-{size}", f"RoBERTa-{size} ({layers} layers, hidden {hidden}, {heads} heads; BERT-{size}'s "
+               "encoder with a byte-level BPE vocabulary of 50,265)", partial(roberta_layers, f"bert-{size}"),
+               Published(published, None, f"roberta-{size} (Hugging Face RobertaModel) parameter count: "
+                         f"{published:,}; Liu et al. 2019, RoBERTa"),
+               (f"roberta_{size}", *(("roberta",) if size == "base" else ())))
+      for size, layers, hidden, heads, published in (("base", 12, 768, 12, 124_645_632),
                                                      ("large", 24, 1024, 16, 355_359_744))),
     _gpt2("gpt2", 124_439_808, "124M (117M in the paper)", "gpt2_base_en", ("gpt2-small", "gpt-2", "gpt2-124m")),
     _gpt2("gpt2-medium", 354_823_168, "355M (345M in the paper)", "gpt2_medium_en", ("gpt2-355m",)),
@@ -358,16 +348,24 @@ def preset_layers(name: str) -> list[Layer]:
 
 
 def preset_stats(
-    name: str, *, sequence_length: int | None = None, input_shape: Sequence[int] | None = None
+    name: str, *, sequence_length: int | None = None, input_shape: Sequence[int] | None = None,
+    head: str | None = None,
 ) -> ModelStats:
-    """Compute a preset's statistics from its layers, optionally at another input shape or sequence length."""
+    """Compute a preset's statistics from its layers, optionally at another input shape or sequence length,
+    or with another of its heads (`Preset.heads`; None: its default)."""
     preset = find_preset(name)
-    return _preset_stats(preset.name, sequence_length, None if input_shape is None else tuple(input_shape))
+    if head is not None and head not in preset.heads:
+        kinds = f"takes {' or '.join(preset.heads)}" if preset.heads else "has one head, its own"
+        raise SpecError("model.head", f"{head!r}: {preset.name} {kinds} (a head is chosen for BERT-style encoders)")
+    default = preset.heads[0] if preset.heads else None
+    return _preset_stats(preset.name, sequence_length, None if input_shape is None else tuple(input_shape),
+                         None if head == default else head)
 
 
 @functools.lru_cache(maxsize=256)
-def _preset_stats(name: str, sequence_length: int | None, input_shape: tuple[int, ...] | None) -> ModelStats:
-    """Build a preset's statistics once per (name, sequence length, input shape); ModelStats is frozen."""
+def _preset_stats(name: str, sequence_length: int | None, input_shape: tuple[int, ...] | None,
+                  head: str | None = None) -> ModelStats:
+    """Build a preset's statistics once per (name, sequence length, input shape, head); ModelStats is frozen."""
     preset = find_preset(name)
     if preset.input_shape is None:
         if input_shape is not None:
@@ -377,10 +375,10 @@ def _preset_stats(name: str, sequence_length: int | None, input_shape: tuple[int
         shape, seq = (input_shape or preset.input_shape), None
     try:
         stats = compute_model_stats(
-            preset.build(),
+            preset.build() if head is None else preset.build(head=head),  # type: ignore[call-arg]
             input_shape=shape,
             sequence_length=seq,
-            name=preset.name,
+            name=preset.name if head is None else f"{preset.name} ({head} head)",
             field_prefix=f"model.preset({preset.name}).layers",
         )
     except ShapeError as error:

@@ -23,6 +23,13 @@ BERT_SIZES: dict[str, tuple[int, int, int]] = {  # Devlin et al. 2019: L, H, A
     "distilbert-base": (6, 768, 12),  # Sanh et al. 2019: BERT-base halved in depth
 }
 BERT_VOCAB, BERT_CONTEXT = 30522, 512  # the uncased WordPiece vocabulary of google-research/bert
+# An encoder's head: a sentence classifier on the first token (...ForSequenceClassification: fine-tuning), or
+# the masked-LM head over every position (...ForMaskedLM: pre-training, or further pre-training on a domain's text).
+CLASSIFIER, MASKED_LM = "classifier", "masked_lm"
+ENCODER_HEADS = (CLASSIFIER, MASKED_LM)
+HEAD_DESCRIPTION = ("A BERT-style encoder's head (a preset or hf_config): classifier, a sentence classifier "
+                    "(fine-tuning), or masked_lm, logits over the vocabulary at every position (pre-training). "
+                    "Default: masked_lm when training.from_pretrained is false, else classifier.")
 
 
 def gpt2_layers(size: str) -> list[Layer]:
@@ -73,30 +80,34 @@ def gpt2_shaped(depth: int, hidden: int, heads: int, *, ffn: int | None = None, 
 ROBERTA_VOCAB, ROBERTA_POSITIONS = 50265, 514
 
 
-def roberta_layers(size: str, *, classes: int = 2) -> list[Layer]:
-    """Return RoBERTa for fine-tuning: BERT's layers (bert-base / bert-large shape) with RoBERTa's embeddings."""
-    return bert_layers(size, classes=classes, vocab=ROBERTA_VOCAB, token_types=1, positions=ROBERTA_POSITIONS)
+def roberta_layers(size: str, *, classes: int = 2, head: str = CLASSIFIER) -> list[Layer]:
+    """Return RoBERTa: BERT's layers (bert-base / bert-large shape) with RoBERTa's embeddings."""
+    return bert_layers(size, classes=classes, vocab=ROBERTA_VOCAB, token_types=1, positions=ROBERTA_POSITIONS,
+                       head=head)
 
 
-def distilbert_layers(*, classes: int = 2) -> list[Layer]:
-    """Return DistilBERT for fine-tuning: 6 BERT-base blocks, no token types, and
-    DistilBertForSequenceClassification's head (pre_classifier dense + ReLU on the first token, classifier)."""
-    return bert_layers("distilbert-base", classes=classes, token_types=0, head_activation="relu")
+def distilbert_layers(*, classes: int = 2, head: str = CLASSIFIER) -> list[Layer]:
+    """Return DistilBERT: 6 BERT-base blocks, no token types, and DistilBertForSequenceClassification's
+    head (pre_classifier dense + ReLU on the first token, classifier), or the masked-LM head."""
+    return bert_layers("distilbert-base", classes=classes, token_types=0, head_activation="relu", head=head)
 
 
 def bert_layers(size: str, *, classes: int = 2, vocab: int = BERT_VOCAB, token_types: int = 2,
-                positions: int = BERT_CONTEXT, head_activation: str = "tanh") -> list[Layer]:
-    """Return BERT for fine-tuning: embeddings, post-norm encoder, pooler, a sentence classifier."""
+                positions: int = BERT_CONTEXT, head_activation: str = "tanh", head: str = CLASSIFIER) -> list[Layer]:
+    """Return BERT: embeddings, post-norm encoder, and a sentence classifier (pooler, classifier) or the
+    masked-LM head (ENCODER_HEADS)."""
     depth, hidden, heads = BERT_SIZES[size]
     return encoder_shaped(depth, hidden, heads, classes=classes, vocab=vocab, token_types=token_types,
-                          positions=positions, head_activation=head_activation)
+                          positions=positions, head_activation=head_activation, head=head)
 
 
 def encoder_shaped(depth: int, hidden: int, heads: int, *, ffn: int | None = None, activation: str = "gelu",
                    dropout: float = 0.1, classes: int = 2, vocab: int = BERT_VOCAB, token_types: int = 2,
-                   positions: int = BERT_CONTEXT, head_activation: str = "tanh") -> list[Layer]:
-    """Return a BERT-shaped encoder of any size with a sentence classifier (a BERT, RoBERTa, XLM-RoBERTa or
-    DistilBERT config.json's fields; hf_encoders.py)."""
+                   positions: int = BERT_CONTEXT, head_activation: str = "tanh", head: str = CLASSIFIER,
+                   head_transform: str = "gelu") -> list[Layer]:
+    """Return a BERT-shaped encoder of any size (a BERT, RoBERTa, XLM-RoBERTa or DistilBERT config.json's
+    fields; hf_encoders.py) with a sentence classifier or the masked-LM head (`head`, ENCODER_HEADS;
+    `head_transform` the masked-LM transform's activation)."""
     blocks: list[Layer] = [
         {
             "type": "transformer_block",
@@ -115,11 +126,28 @@ def encoder_shaped(depth: int, hidden: int, heads: int, *, ffn: int | None = Non
         {"type": "layernorm", "name": "embeddings.ln"},
         {"type": "dropout", "name": "embeddings.drop", "p": dropout},
         *blocks,
-        {"type": "select", "name": "cls", "index": 0},
-        {"type": "dense", "name": "pooler", "out_features": hidden},
-        {"type": head_activation, "name": f"pooler.{head_activation}"},
-        {"type": "dropout", "name": "classifier.drop", "p": 0.1},
-        {"type": "dense", "name": "classifier", "out_features": classes},
+        *(masked_lm_head(hidden, vocab, head_transform) if head == MASKED_LM else [
+            {"type": "select", "name": "cls", "index": 0},
+            {"type": "dense", "name": "pooler", "out_features": hidden},
+            {"type": head_activation, "name": f"pooler.{head_activation}"},
+            {"type": "dropout", "name": "classifier.drop", "p": 0.1},
+            {"type": "dense", "name": "classifier", "out_features": classes},
+        ]),
+    ]
+
+
+def masked_lm_head(hidden: int, vocab: int, activation: str = "gelu") -> list[Layer]:
+    """Return the masked-LM head of Transformers' ...ForMaskedLM (BertLMPredictionHead, RobertaLMHead,
+    DistilBERT's vocab_transform / vocab_projector) at every position, as `run_mlm.py` trains it: a dense
+    transform, its activation and LayerNorm, the decoder tied to the word embedding, then the loss's
+    log-softmax over [sequence, vocabulary] (labels of -100 skip the unmasked tokens in the loss, not in the
+    logits). The decoder's own bias (`vocab` values) is not counted: a tied dense row carries no weights."""
+    return [
+        {"type": "dense", "name": "mlm.transform", "out_features": hidden},
+        {"type": activation, "name": f"mlm.{activation}"},
+        {"type": "layernorm", "name": "mlm.ln"},
+        {"type": "dense", "name": "mlm.decoder", "out_features": vocab, "shared_weights": True},
+        {"type": "log_softmax", "name": "loss"},
     ]
 
 
