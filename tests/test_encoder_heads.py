@@ -89,3 +89,20 @@ def test_the_cli_takes_head_and_from_scratch(tmp_path: Path, capsys: pytest.Capt
     assert "bert-large (masked_lm head), batch 8" in capsys.readouterr().out
     assert main(["estimate", "gpt2", "--head", "masked_lm", "--batch", "8"]) == 2
     assert "model.head" in capsys.readouterr().err
+
+
+def test_the_fused_loss_advice_for_a_masked_lm_says_what_an_encoder_can_use(
+        embedded_client: FlaskClient) -> None:
+    """The Trainer's use_liger_kernel patches decoder models only: for BERT's masked-LM head the advice says so
+    and names the encoder's own way out, the head at the masked positions only."""
+    def fused(model: dict[str, Any], **training: Any) -> str:
+        body = {"model": model, "training": {"batch_size": 64, "sequence_length": 128, "precision": "bf16-mixed",
+                                             **training}}
+        answer = embedded_client.post("/v1/estimate", json=body)
+        assert answer.status_code == 200, answer.get_json()
+        return next(w["message"] for w in answer.get_json()["warnings"] if w["code"] == "fused-loss")
+
+    encoder = fused({"preset": "bert-base"}, from_pretrained=False)
+    assert "patches decoder models only" in encoder and "masked positions only" in encoder
+    decoder = fused({"preset": "gpt2"}, sequence_length=1024, batch_size=8)
+    assert "use_liger_kernel=True" in decoder and "masked positions" not in decoder

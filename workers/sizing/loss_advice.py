@@ -16,6 +16,7 @@ from workers.sizing.advice import _gb
 from workers.sizing.layers.loss import FUSED_TYPE, Loss, as_fused
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.memory import step_peak
+from workers.sizing.presets.transformer import MASKED_LM_DECODER
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import JobSpec
 from workers.sizing.stats import ModelStats
@@ -67,10 +68,17 @@ def fused_loss_warning(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> Co
     if fused_bytes > memory_bytes * (1.0 - FUSED_LOSS_SAVING):
         return None
     classes = job.model.layers[-1].neurons
+    if any(row.name == MASKED_LM_DECODER for row in job.model.layers[-4:]):
+        # an encoder's masked-LM head: the Trainer's Liger switch patches decoder models only
+        where = (" in the masked-LM head's place; the Hugging Face Trainer's use_liger_kernel patches decoder "
+                 "models only), needs")
+        other = (" Computing the head at the masked positions only (about 15% of them; NVIDIA's and MosaicML's "
+                 "BERT pre-training, ModernBERT's sparse_prediction) holds about a seventh of the logits.")
+    else:
+        where, other = "; Hugging Face Trainer use_liger_kernel=True), needs", ""
     return CodedWarning("fused-loss", (
         f"The loss holds the model's logits ({classes:,} values a sample) in fp32 with their gradients: "
         f"{_gb(memory_bytes)} per GPU as given. A fused linear cross-entropy, which computes the output "
         f"projection and the loss chunk by chunk and never holds the logits (Liger Kernel's "
-        f"LigerFusedLinearCrossEntropyLoss; Hugging Face Trainer use_liger_kernel=True), needs "
-        f"{_gb(fused_bytes)} per GPU at the same speed. If the run uses it, say training.loss: "
-        f"fused_linear_cross_entropy."))
+        f"LigerFusedLinearCrossEntropyLoss{where} {_gb(fused_bytes)} per GPU at the same speed. If the run uses "
+        f"it, say training.loss: fused_linear_cross_entropy.{other}"))

@@ -27,6 +27,7 @@ BERT_VOCAB, BERT_CONTEXT = 30522, 512  # the uncased WordPiece vocabulary of goo
 # the masked-LM head over every position (...ForMaskedLM: pre-training, or further pre-training on a domain's text).
 CLASSIFIER, MASKED_LM = "classifier", "masked_lm"
 ENCODER_HEADS = (CLASSIFIER, MASKED_LM)
+MASKED_LM_DECODER = "mlm.decoder"  # the masked-LM head's output projection, as its rows name it
 HEAD_DESCRIPTION = ("A BERT-style encoder's head (a preset or hf_config): classifier, a sentence classifier "
                     "(fine-tuning), or masked_lm, logits over the vocabulary at every position (pre-training). "
                     "Default: masked_lm when training.from_pretrained is false, else classifier.")
@@ -146,7 +147,7 @@ def masked_lm_head(hidden: int, vocab: int, activation: str = "gelu") -> list[La
         {"type": "dense", "name": "mlm.transform", "out_features": hidden},
         {"type": activation, "name": f"mlm.{activation}"},
         {"type": "layernorm", "name": "mlm.ln"},
-        {"type": "dense", "name": "mlm.decoder", "out_features": vocab, "shared_weights": True},
+        {"type": "dense", "name": MASKED_LM_DECODER, "out_features": vocab, "shared_weights": True},
         {"type": "log_softmax", "name": "loss"},
     ]
 
