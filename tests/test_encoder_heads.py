@@ -7,6 +7,7 @@ on Transformers' own ...ForMaskedLM modules (validation/hf_encoder_steps.json) r
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +107,12 @@ def test_the_fused_loss_advice_for_a_masked_lm_says_what_an_encoder_can_use(
     assert "patches decoder models only" in encoder and "masked positions only" in encoder
     decoder = fused({"preset": "gpt2"}, sequence_length=1024, batch_size=8)
     assert "use_liger_kernel=True" in decoder and "masked positions" not in decoder
+
+
+def test_the_model_command_shows_the_masked_lm_head(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model", "bert-base", "--head", "masked_lm", "--sequence-length", "128", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["parameters"] == BERT_MLM
+    assert [row["name"] for row in shown["layers"]][-2:] == ["mlm.decoder", "loss"]
+    assert main(["model", "resnet50", "--head", "masked_lm"]) == 2
+    assert "model.head" in capsys.readouterr().err

@@ -27,6 +27,8 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("model", help="per-layer statistics of a model (a spec file or a preset name)")
     p.add_argument("spec", help="a job spec (JSON/YAML), a file holding just the model, or a preset name")
     p.add_argument("--sequence-length", type=int, help="tokens per sample, for sequence models")
+    p.add_argument("--head", choices=("classifier", "masked_lm"),
+                   help="a BERT-style encoder's head (model.head): classifier or masked_lm")
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
     p.add_argument("--wide", action="store_true", help="every column, whatever the terminal's width")
     p.set_defaults(func=run)
@@ -36,7 +38,7 @@ def _is_preset(name: str) -> bool:
     return preset_word(name) is not None
 
 
-def model_stats_from_arg(spec: str, *, sequence_length: int | None) -> ModelStats:
+def model_stats_from_arg(spec: str, *, sequence_length: int | None, head: str | None = None) -> ModelStats:
     """Resolve a spec file or preset name to statistics; raise CliError on bad input."""
     from pathlib import Path
 
@@ -50,6 +52,8 @@ def model_stats_from_arg(spec: str, *, sequence_length: int | None) -> ModelStat
     else:
         raw = read_spec_file(spec)
     model_raw = raw.get("model", raw)
+    if head is not None and isinstance(model_raw, dict):
+        model_raw = {**model_raw, "head": head}
     training_raw = raw.get("training")
     training: dict[str, Any] = training_raw if isinstance(training_raw, dict) else {}
     seq = sequence_length or training.get("sequence_length")
@@ -81,7 +85,7 @@ def model_stats_from_arg(spec: str, *, sequence_length: int | None) -> ModelStat
 def run(args: argparse.Namespace) -> int:
     """Print the model's statistics table (or JSON)."""
     try:
-        stats = model_stats_from_arg(args.spec, sequence_length=args.sequence_length)
+        stats = model_stats_from_arg(args.spec, sequence_length=args.sequence_length, head=args.head)
     except CliError as exc:
         return fail(str(exc))
     if args.json:
