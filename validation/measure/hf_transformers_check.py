@@ -46,6 +46,10 @@ CONFIGS: dict[str, dict[str, Any]] = {
                                 "hidden_dim": 3072, "max_position_embeddings": 512, "n_heads": 12, "n_layers": 6,
                                 "pad_token_id": 0, "sinusoidal_pos_embds": False, "vocab_size": 30522},
     "distilgpt2": _GPT2,
+    "phi3-tiny": {"model_type": "phi3", "hidden_size": 256, "intermediate_size": 704, "num_hidden_layers": 4,
+                  "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 4096, "hidden_act": "silu",
+                  "max_position_embeddings": 4096, "tie_word_embeddings": False, "resid_pdrop": 0.0,
+                  "embd_pdrop": 0.0, "attention_dropout": 0.0, "pad_token_id": 0},
     "bert-base-uncased": {**_BASE, "model_type": "bert"},
     "roberta-base": {**_BASE, "model_type": "roberta", "vocab_size": 50265, "max_position_embeddings": 514,
                      "type_vocab_size": 1, "pad_token_id": 1},
@@ -60,6 +64,8 @@ CASES = [
     ("distilbert-base-uncased", 8, 128, "fp32", "sgd"), ("distilbert-base-uncased", 32, 128, "bf16-mixed", "momentum"),
     ("distilgpt2", 2, 256, "fp32", "adamw"), ("distilgpt2", 8, 512, "fp32", "sgd"),
     ("distilgpt2", 8, 256, "bf16-mixed", "sgd"),
+    # Phi-3's packed qkv_proj and gate_up_proj: one autocast cast of each one's input (a Phi-3-mini shape, narrowed)
+    ("phi3-tiny", 8, 256, "bf16-mixed", "sgd"), ("phi3-tiny", 8, 256, "fp32", "sgd"),
 ]
 # Masked-LM pre-training steps (...ForMaskedLM, model.head masked_lm), the loss over 15% of the positions as
 # run_mlm.py's collator labels them (-100 elsewhere): the logits at every position are the step's largest tensors.
@@ -98,12 +104,12 @@ def measure_case(name: str, batch: int, sequence: int, precision: str, optimizer
     fields = dict(CONFIGS[name])
     kind = fields.pop("model_type")
     off = {"attention_probs_dropout_prob": 0.0} if kind != "gpt2" else {"attn_pdrop": 0.0}
-    if kind == "distilbert":
+    if kind in ("distilbert", "phi3"):
         off = {"attention_dropout": 0.0}
     config = AutoConfig.for_model(kind, **{**fields, **off})
     config._attn_implementation = "sdpa"
     torch.manual_seed(0)
-    if kind == "gpt2":
+    if kind in ("gpt2", "phi3"):
         model = AutoModelForCausalLM.from_config(config)
         ids, targets = torch.randint(0, fields["vocab_size"], (batch, sequence)), None
         loss = _lm_loss(ids)
