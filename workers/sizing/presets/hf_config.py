@@ -8,7 +8,8 @@ experts) become the same layer list the presets are built from (transformer.llam
 model types read are the decoders whose block the layer vocabulary states exactly:
 
 - `llama`, `mistral`, `phi3`: RMSNorm, SwiGLU; Q, K and V biases only where `attention_bias` says
-  (Phi-3's fused qkv and gate_up projections hold the same weights as separate ones);
+  (Phi-3's fused qkv and gate_up projections hold the same weights as separate ones; its `qkv_proj` output
+  is sliced into Q, K and V, so V keeps the whole output alive as GPT-NeoX's does: `fused_qkv`);
 - `qwen2`: the same with biases on Q, K and V (Qwen2Attention has them whatever the config says);
 - `qwen3`, `qwen3_moe`: an RMSNorm over each head of Q and K (`qk_norm`); Qwen3-MoE's sparse layers
   (`num_experts`, `num_experts_per_tok`, `moe_intermediate_size`, `decoder_sparse_step`, `mlp_only_layers`);
@@ -82,13 +83,13 @@ class Family:
     fused_qkv: bool = False
     head_bias: bool = False
     dropout_key: str = ""  # the config's residual dropout, where the type has one
-    packed_qkv: bool = False  # one qkv_proj makes Q, K and V (Phi-3): one autocast cast of its input
 
 
 FAMILIES: Mapping[str, Family] = {
     "llama": Family(),
     "mistral": Family(),
-    "phi3": Family(packed_qkv=True),
+    # one qkv_proj whose output is sliced into Q, K and V: V a view of it, as GPT-NeoX's (one autocast cast)
+    "phi3": Family(fused_qkv=True),
     "qwen2": Family(qkv_bias=True),
     "qwen3": Family(qk_norm=True),
     "qwen3_moe": Family(qk_norm=True, experts=("num_experts", "num_experts_per_tok", "moe_intermediate_size")),
@@ -187,8 +188,6 @@ def hf_config_layers(config: object, head: str = CLASSIFIER) -> list[Layer]:
     }
     if family.fused_qkv:
         block["fused_qkv"] = True
-    if family.packed_qkv:
-        block["qkv_projections"] = 1
     if kind == "phi" and _flag(config, "qk_layernorm", False):
         raise SpecError(f"{FIELD}.qk_layernorm", "a LayerNorm over each head of Q and K is not modelled for phi")
     if head_dim is not None:
