@@ -149,6 +149,8 @@ def test_the_core_against_transformers_own_modules_measured_here() -> None:
         error = (peak.breakdown.total_bytes - peak.breakdown.framework_reserve_bytes) \
             / r["measured"]["peak_memory_bytes"] - 1
         print(f"{r['id']}: {error:+.1%} ({peak.phase.value} / measured {r['measured']['peak_phase']})")
+        if "not_modelled" in r:  # a measured step the core does not size as it ran (the record says why)
+            continue
         errors.append(abs(error))
         assert abs(error) <= 0.05, r["id"]
         if "head" in r:  # masked-LM: the logits' gradients at every position set the peak, in backward
