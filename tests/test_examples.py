@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from catalog.gpus import load_gpus
 from catalog.loader import load_catalog
 from catalog.types import Catalog
 from workers.ranking.costing import PURCHASE_MAX_GPUS
@@ -175,3 +176,16 @@ def test_balanced_puts_the_knee_first_and_cost_is_the_default() -> None:
     assert _job("mlp-mnist").objective is Objective.COST
     rec = recommend(_job("bert-finetune", objective=Objective.BALANCED), _catalog())
     assert rec.options[0].pareto
+
+
+def test_bert_pretraining_sizes_its_masked_lm_head_at_a_plausible_pace() -> None:
+    """Pre-training is masked-language modelling (model.head's default with from_pretrained false); the top
+    answer meets the spec's budget and deadline at a share of the card's bf16 peak that real runs reach."""
+    job = _job("bert-pretrain")
+    assert any(layer.name == "mlm.decoder" for layer in job.model.layers)
+    top = _rec("bert-pretrain").options[0]
+    assert top.training_cost_usd <= 500 and top.training_hours <= 72
+    gpu = next(g for g in load_gpus() if g.slug == top.gpu)
+    work = 3 * 2 * job.model.multiply_adds * job.dataset.samples * job.training.epochs  # forward and backward
+    pace = work / (top.compute_hours * 3600 * top.gpu_count * top.nodes) / (gpu.bf16_tflops * 1e12)
+    assert 0.1 < pace < 0.6, pace
