@@ -57,6 +57,9 @@ def test_an_hf_config_encoder_takes_the_head_as_a_preset_does() -> None:
     assert _job({"hf_config": BERT_BASE}, from_pretrained=False).model.parameters == BERT_MLM
     assert _job({"hf_config": DISTILBERT, "head": "masked_lm"}).model.parameters == DISTILBERT_MLM
     assert "masked_lm" in _job({"hf_config": BERT_BASE, "head": "masked_lm"}).model.name
+    for act in ("gelu_new", "relu"):  # the transform runs the config's hidden_act
+        built = _job({"hf_config": {**BERT_BASE, "hidden_act": act}}, from_pretrained=False).model
+        assert built.parameters == BERT_MLM
     # GPT-2 has its LM head whatever from_pretrained says
     assert _job({"hf_config": GPT2}, from_pretrained=False).model.parameters == \
         _job({"hf_config": GPT2}).model.parameters

@@ -142,7 +142,10 @@ def masked_lm_head(hidden: int, vocab: int, activation: str = "gelu") -> list[La
     DistilBERT's vocab_transform / vocab_projector) at every position, as `run_mlm.py` trains it: a dense
     transform, its activation and LayerNorm, the decoder tied to the word embedding, then the loss's
     log-softmax over [sequence, vocabulary] (labels of -100 skip the unmasked tokens in the loss, not in the
-    logits). The decoder's own bias (`vocab` values) is not counted: a tied dense row carries no weights."""
+    logits). The decoder's own bias (`vocab` values) is not counted: a tied dense row carries no weights. A
+    `gelu_new` transform (a block's tanh GELU of primitive ops) is sized as the one-kernel GELU: one [sequence,
+    hidden] tensor, against the logits' [sequence, vocabulary]."""
+    activation = "gelu" if activation == "gelu_new" else activation
     return [
         {"type": "dense", "name": "mlm.transform", "out_features": hidden},
         {"type": activation, "name": f"mlm.{activation}"},
