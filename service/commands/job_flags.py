@@ -22,6 +22,7 @@ from service.commands.common import FLAG_NAMES, CliError, first_error, read_spec
 from workers.schemas.humanize import apply_human_units
 from workers.schemas.specs import load_job
 from workers.sizing.presets.registry import PRESETS, preset_names, preset_word
+from workers.sizing.presets.transformer import ENCODER_HEADS
 from workers.sizing.spec import JobSpec
 
 # flag -> (section, field); None as section: the spec's top level
@@ -57,7 +58,7 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seq", type=int, metavar="N", help="tokens per sample (training.sequence_length)")
     g.add_argument("--input-shape", metavar="CxHxW", help="an image preset's input, e.g. 3x32x32 for CIFAR "
                    "(model.input_shape)")
-    g.add_argument("--head", choices=("classifier", "masked_lm"),
+    g.add_argument("--head", choices=ENCODER_HEADS,
                    help="a BERT-style encoder's head (model.head): classifier, a sentence classifier (fine-tuning); "
                         "masked_lm, logits over the vocabulary at every position (pre-training; the default with "
                         "--from-scratch)")

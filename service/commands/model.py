@@ -19,6 +19,7 @@ from workers.schemas.specs import flatten_errors
 from workers.sizing.errors import SizingError
 from workers.sizing.layers.loss import Loss, with_loss
 from workers.sizing.presets.registry import PRESETS, preset_names, preset_word
+from workers.sizing.presets.transformer import ENCODER_HEADS
 from workers.sizing.stats import ModelStats
 
 
@@ -27,7 +28,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("model", help="per-layer statistics of a model (a spec file or a preset name)")
     p.add_argument("spec", help="a job spec (JSON/YAML), a file holding just the model, or a preset name")
     p.add_argument("--sequence-length", type=int, help="tokens per sample, for sequence models")
-    p.add_argument("--head", choices=("classifier", "masked_lm"),
+    p.add_argument("--head", choices=ENCODER_HEADS,
                    help="a BERT-style encoder's head (model.head): classifier or masked_lm")
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
     p.add_argument("--wide", action="store_true", help="every column, whatever the terminal's width")
