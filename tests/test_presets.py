@@ -163,6 +163,16 @@ def test_vae_matches_the_derived_figures() -> None:
     assert m.layers[-1].output_shape == (784,)
 
 
+def test_mnist_mlp_is_keras_examples_784_512_512_10_with_dropout_masks() -> None:
+    # keras-team/keras examples/mnist_mlp.py: Dense(512) x 2 with Dropout(0.2), Dense(10): 669,706 weights.
+    m = preset_stats("mlp")
+    assert m.name == "mlp-mnist"
+    assert m.parameters == 784 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10 == 669_706
+    assert [r.output_shape for r in m.layers if r.type == "dense"] == [(512,), (512,), (10,)]
+    dropouts = [r for r in m.layers if r.type == "dropout"]
+    assert len(dropouts) == 2 and all(r.saved_mask_bytes == 512 for r in dropouts)  # one byte a unit
+
+
 def test_dqn_counts_the_target_network_as_frozen() -> None:
     # estimation-methods.md §5 [derived] from Mnih et al. 2015: 1,693,362 params, ~9.35 M MACs per network.
     m = preset_stats("dqn-atari")

@@ -84,6 +84,27 @@ def test_cifar_sizes_only_an_image_preset_at_32_by_32() -> None:
     assert "input_shape" not in parse("vae-mnist mnist").spec["model"]  # one channel at 28 x 28 already
 
 
+@pytest.mark.parametrize(("text", "preset", "samples", "shape"), [
+    ("mlp mnist 10 epochs", "mlp-mnist", 60_000, None),  # the preset's two words also name its data set
+    ("vae mnist", "vae-mnist", 60_000, None),
+    ("mlp fashion-mnist", "mlp", 60_000, None),
+    ("dcgan celeba 25 epochs", "dcgan", 202_599, None),  # the DCGAN reads its 64 x 64 resize: no image input
+    ("resnet18 svhn", "resnet18", 73_257, [3, 32, 32]),
+    ("fine-tune bert base on squad 2 epochs", "bert-base", 87_599, None),
+    ("distilbert sst2", "distilbert", 67_349, None),
+    ("roberta-base mnli", "roberta-base", 392_702, None),
+    ("bert imdb", "bert", 25_000, None),
+])
+def test_more_public_data_sets_give_their_training_split(text: str, preset: str, samples: int,
+                                                         shape: list[int] | None) -> None:
+    command = parse(text)
+    assert command.spec["model"]["preset"] == preset
+    assert command.spec["dataset"]["samples"] == samples
+    assert command.spec["model"].get("input_shape") == shape
+    assert "sequence_length" not in command.spec["training"]  # a text set leaves the length to seq= or the preset
+    assert any(d.startswith(f"samples={samples:,} (") for d in command.defaults_used)
+
+
 @pytest.mark.parametrize(("text", "problem"), [
     ("resnet50 sometime soonish", "unknown word 'sometime'"),  # a word it does not know is refused, not guessed
     ("resnet50 batch", "unknown word 'batch'; did you mean batch=?"),  # a setting with no value

@@ -281,8 +281,9 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
                  "`/gpugauge llama3-8b qlora rank=16 bf16 batch=4 seq=2048 samples=20k epochs=2`\n"
                  "*Or say it plainly:* `/gpugauge fine-tune llama 7b with lora on 1 gpu, 3 epochs, 50k samples, "
                  "bf16, batch 4, seq 2048, budget $50` or `/gpugauge does llama 7b fit on a t4? batch 1` "
-                 "(`imagenet`, `cifar10`, `cifar100` and `mnist` give their sample counts; CIFAR sizes an image "
-                 "model at 32 x 32)\n*Cards you have:* `/gpugauge bert on my 1080 ti, 100k samples` or `... on our 4 "
+                 "(`imagenet`, `cifar10`, `cifar100`, `svhn`, `mnist`, `fashion-mnist`, `celeba`, `squad`, `imdb`, "
+                 "`sst2` and `mnli` give their sample counts; CIFAR and SVHN size an image model at 32 x 32)\n"
+                 "*Cards you have:* `/gpugauge bert on my 1080 ti, 100k samples` or `... on our 4 "
                  "3090s` ranks them at their power cost beside the clouds' machines (`owned=4xrtx-3090`)"),
         _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
         _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default), epochs=1, precision="

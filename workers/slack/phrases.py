@@ -19,9 +19,13 @@ never guesses: a word it does not know is left for the grammar to refuse with it
   several cards ("my a100") stays a GPU to rank on, for the grammar to say as any GPU named;
 - "single" ("on a single a100", "a single gpu") is one GPU at most (gpus=1);
 - "10B tokens" without a sequence length is made samples by the model's context (the grammar knows it);
-- a few public data sets by name: "imagenet" is ILSVRC-2012's 1,281,167 training images (Russakovsky et
-  al. 2015), "cifar10" / "cifar100" 50,000 images of 32 x 32 (Krizhevsky 2009; an image preset is sized
-  at that input), "mnist" 60,000 images (LeCun et al. 1998). A count the user gives wins.
+- a few public data sets by name, their training split: "imagenet" is ILSVRC-2012's 1,281,167 images
+  (Russakovsky et al. 2015), "cifar10" / "cifar100" 50,000 images of 32 x 32 (Krizhevsky 2009; an image
+  preset is sized at that input), "svhn" 73,257 of 32 x 32 (Netzer et al. 2011; likewise), "mnist" and
+  "fashion-mnist" 60,000 (LeCun et al. 1998; Xiao et al. 2017), "celeba" 202,599 faces (Liu et al. 2015; a
+  DCGAN reads them resized to its 64 x 64), "squad" 87,599 questions (SQuAD v1.1, Rajpurkar et al. 2016),
+  "imdb" 25,000 reviews (Maas et al. 2011), "sst2" 67,349 and "mnli" 392,702 sentence pairs (GLUE, Wang et
+  al. 2018). A count the user gives wins; a text set sets no sequence length.
 """
 
 from __future__ import annotations
@@ -75,7 +79,11 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     "imagenet": (1_281_167, None), "imagenet-1k": (1_281_167, None), "ilsvrc": (1_281_167, None),
     "cifar10": (50_000, (3, 32, 32)), "cifar-10": (50_000, (3, 32, 32)),
     "cifar100": (50_000, (3, 32, 32)), "cifar-100": (50_000, (3, 32, 32)),
-    "mnist": (60_000, None),
+    "svhn": (73_257, (3, 32, 32)),
+    "mnist": (60_000, None), "fashion-mnist": (60_000, None), "fashionmnist": (60_000, None),
+    "celeba": (202_599, None),
+    "squad": (87_599, None), "imdb": (25_000, None), "sst2": (67_349, None), "sst-2": (67_349, None),
+    "mnli": (392_702, None), "multinli": (392_702, None),
 }
 
 _NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?[kmb]?$")
@@ -119,6 +127,9 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             i += taken
         elif nxt and (taken := _preset_words(said, i, presets)):
             out.append("-".join(said[i:i + taken]))  # "llama 7b", "gpt2 medium", "llama 2 7b"
+            named_set = next((w for w in said[i + 1:i + taken] if w in DATASETS), None)
+            if named_set is not None:  # "mlp mnist": the MNIST MLP, trained on MNIST
+                dataset, named = DATASETS[named_set], named_set
             i += taken - 1
         elif gpus and (joined := _gpu_words(said, i, gpus)):
             out.append("-".join(said[i:i + joined]))

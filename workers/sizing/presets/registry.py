@@ -20,13 +20,7 @@ from workers.sizing.layers.fields import closest
 from workers.sizing.presets.cnn import alexnet_layers, resnet_layers, vgg16_layers
 from workers.sizing.presets.hf_presets import config_presets
 from workers.sizing.presets.names import match_preset_name, name_forms
-from workers.sizing.presets.small import (
-    DCGAN_LATENT,
-    dcgan_layers,
-    dqn_atari_layers,
-    lstm_meta_learner_layers,
-    vae_mnist_layers,
-)
+from workers.sizing.presets.small import small_presets
 from workers.sizing.presets.transformer import (
     ENCODER_HEADS,
     LLAMA_SIZES,
@@ -264,54 +258,7 @@ _PRESETS: tuple[Preset, ...] = (
         aliases=("qwen3-30b", "qwen3-moe-30b", "qwen3-30b-a3b-base", "qwen3_30b_a3b"),
     ),
     *config_presets(Preset, Published),  # Llama 3.2, Qwen2.5 0.5-3B, Qwen3, Phi-3, Mistral v0.3, Gemma 2
-    Preset(
-        "dcgan",
-        "DCGAN 64x64 of pytorch/examples (nz 100, ngf = ndf = 64): generator + discriminator",
-        dcgan_layers,
-        Published(
-            3_576_704 + 2_765_568,
-            104_600_000 + 103_800_000,
-            "estimation-methods.md §5 [derived]: G 3,576,704 params / 104.6M MACs, D 2,765,568 / 103.8M",
-        ),
-        input_shape=(DCGAN_LATENT, 1, 1),
-        aliases=("dcgan-64", "dcgan64"),
-        extra_batch_bytes=3 * 64 * 64 * 4,  # the real images the discriminator reads, float32
-    ),
-    Preset(
-        "vae-mnist",
-        "VAE of pytorch/examples for 28x28 MNIST (784-400-20-400-784)",
-        vae_mnist_layers,
-        Published(652_824, 650_000, "estimation-methods.md §5 [derived] from pytorch/examples vae/main.py"),
-        input_shape=(1, 28, 28),
-        aliases=("vae", "vae-28"),
-    ),
-    Preset(
-        "dqn-atari",
-        "Nature DQN (Mnih et al. 2015), 4x84x84 frames, 18 actions, online + frozen target",
-        dqn_atari_layers,
-        Published(
-            1_693_362,
-            2 * 9_350_000,
-            "estimation-methods.md §5 [derived]: 1,693,362 params and 9.35M MACs per network; "
-            "the target network's forward pass on the next state doubles the MACs",
-        ),
-        input_shape=(4, 84, 84),
-        aliases=("dqn", "dqn-nature"),
-        extra_batch_bytes=4 * 84 * 84 * 4,  # s': float32 frames of the next states
-    ),
-    Preset(
-        "lstm-meta-learner",
-        "LSTM meta-learner (Ravi & Larochelle 2017), miniImageNet 5-way 5-shot; one sample is one episode",
-        lstm_meta_learner_layers,
-        Published(
-            32_901 + 2_126,
-            None,
-            "[derived] learner of markdtw/meta-learning-lstm-pytorch learner.py "
-            "(32,901) + its metalearner.py LSTM and gates (2,126)",
-        ),
-        input_shape=(3, 84, 84),
-        aliases=("meta-learner", "lstm-meta", "meta-lstm"),
-    ),
+    *small_presets(Preset, Published),  # DCGAN, the MNIST VAE and MLP, the Atari DQN, the LSTM meta-learner
 )
 PRESETS: Mapping[str, Preset] = {p.name: p for p in _PRESETS}
 _ALIASES: dict[str, str] = {alias: p.name for p in _PRESETS for alias in p.aliases}

@@ -1,6 +1,8 @@
-"""Small-model presets written as layer lists: DCGAN, an MNIST VAE, the Atari DQN, the LSTM meta-learner."""
+"""Small-model presets written as layer lists: DCGAN, an MNIST VAE and MLP, the Atari DQN, the LSTM meta-learner."""
 
 from __future__ import annotations
+
+from typing import Any
 
 Layer = dict[str, object]
 
@@ -87,6 +89,24 @@ def vae_mnist_layers() -> list[Layer]:
         {"type": "dense", "name": "fc4", "out_features": 784},
         {"type": "sigmoid", "name": "reconstruction"},
     ]
+
+
+# Keras's MNIST example (examples/mnist_mlp.py; read in the stored copy OnlyBelter/keras@394bc78a094d:
+# "Dense(512, activation='relu', input_shape=(784,))", Dropout(0.2), Dense(512), Dropout(0.2), Dense(10,
+# softmax), batch 128, 20 epochs, RMSprop). The softmax is the loss's (training.loss cross_entropy).
+MLP_MNIST_WIDTH, MLP_MNIST_DROPOUT = 512, 0.2
+
+
+def mlp_mnist_layers() -> list[Layer]:
+    """Return the MNIST MLP of Keras's examples: 784-512-512-10 with ReLU and dropout 0.2."""
+    layers: list[Layer] = [{"type": "flatten", "name": "pixels"}]
+    for i in (1, 2):
+        layers += [
+            {"type": "dense", "name": f"dense{i}", "out_features": MLP_MNIST_WIDTH},
+            {"type": "relu", "name": f"relu{i}"},
+            {"type": "dropout", "name": f"dropout{i}", "p": MLP_MNIST_DROPOUT},
+        ]
+    return [*layers, {"type": "dense", "name": "logits", "out_features": 10}]
 
 
 def _dqn_network(prefix: str, *, frozen: bool, actions: int) -> list[Layer]:
@@ -179,3 +199,70 @@ def lstm_meta_learner_layers(*, classes: int = 5) -> list[Layer]:
         "repeat": META_STEPS,
     }
     return [*support, meta, *query]
+
+
+def small_presets(preset: type, published: type) -> list[Any]:
+    """Return the small presets as registry.Preset values (the registry passes its classes: no import cycle)."""
+    return [
+        preset(
+            "dcgan",
+            "DCGAN 64x64 of pytorch/examples (nz 100, ngf = ndf = 64): generator + discriminator",
+            dcgan_layers,
+            published(
+                3_576_704 + 2_765_568,
+                104_600_000 + 103_800_000,
+                "estimation-methods.md §5 [derived]: G 3,576,704 params / 104.6M MACs, D 2,765,568 / 103.8M",
+            ),
+            input_shape=(DCGAN_LATENT, 1, 1),
+            aliases=("dcgan-64", "dcgan64"),
+            extra_batch_bytes=3 * 64 * 64 * 4,  # the real images the discriminator reads, float32
+        ),
+        preset(
+            "vae-mnist",
+            "VAE of pytorch/examples for 28x28 MNIST (784-400-20-400-784)",
+            vae_mnist_layers,
+            published(652_824, 650_000, "estimation-methods.md §5 [derived] from pytorch/examples vae/main.py"),
+            input_shape=(1, 28, 28),
+            aliases=("vae", "vae-28"),
+        ),
+        preset(
+            "dqn-atari",
+            "Nature DQN (Mnih et al. 2015), 4x84x84 frames, 18 actions, online + frozen target",
+            dqn_atari_layers,
+            published(
+                1_693_362,
+                2 * 9_350_000,
+                "estimation-methods.md §5 [derived]: 1,693,362 params and 9.35M MACs per network; "
+                "the target network's forward pass on the next state doubles the MACs",
+            ),
+            input_shape=(4, 84, 84),
+            aliases=("dqn", "dqn-nature"),
+            extra_batch_bytes=4 * 84 * 84 * 4,  # s': float32 frames of the next states
+        ),
+        preset(
+            "lstm-meta-learner",
+            "LSTM meta-learner (Ravi & Larochelle 2017), miniImageNet 5-way 5-shot; one sample is one episode",
+            lstm_meta_learner_layers,
+            published(
+                32_901 + 2_126,
+                None,
+                "[derived] learner of markdtw/meta-learning-lstm-pytorch learner.py "
+                "(32,901) + its metalearner.py LSTM and gates (2,126)",
+            ),
+            input_shape=(3, 84, 84),
+            aliases=("meta-learner", "lstm-meta", "meta-lstm"),
+        ),
+        preset(
+            "mlp-mnist",
+            "MLP of Keras's MNIST example (784-512-512-10, ReLU, dropout 0.2), 28x28 digits",
+            mlp_mnist_layers,
+            published(
+                784 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10,
+                784 * 512 + 512 * 512 + 512 * 10,
+                "[derived] from keras-team/keras examples/mnist_mlp.py (stored copy OnlyBelter/keras@394bc78a094d): "
+                "784 x 512, 512 x 512 and 512 x 10 weights with their biases",
+            ),
+            input_shape=(1, 28, 28),
+            aliases=("mlp", "mnist-mlp", "mlp-784"),
+        ),
+    ]
