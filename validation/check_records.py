@@ -32,7 +32,7 @@ MODEL_PRESETS = frozenset({
     "vae-mnist", "dqn-atari", "lstm-meta-learner",
 })
 PRECISIONS = frozenset({"fp32", "fp16-mixed", "bf16-mixed", "fp8-mixed"})  # workers/sizing/spec.py Precision
-OPTIMIZERS = frozenset({"sgd", "momentum", "adam", "adamw"})  # workers/sizing/spec.py Optimizer
+OPTIMIZERS = frozenset({"sgd", "momentum", "adam", "adamw", "rmsprop"})  # workers/sizing/spec.py Optimizer
 OPTIMIZER_IMPLEMENTATIONS = frozenset({"foreach", "per_tensor", "fused"})  # spec.py OptimizerImplementation
 GRADIENT_CLIPPINGS = frozenset({"none", "global", "per_tensor"})  # spec.py GradientClipping
 ATTENTIONS = frozenset({"auto", "math", "efficient", "flash"})  # layers/attention.py Attention

@@ -64,7 +64,7 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
                         "--from-scratch)")
     g.add_argument("--epochs", type=float, metavar="N")
     g.add_argument("--precision", choices=("fp32", "fp16-mixed", "bf16-mixed", "fp8-mixed"))
-    g.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw"))
+    g.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw", "rmsprop"))
     g.add_argument("--optimizer-impl", choices=("foreach", "per_tensor", "fused"),
                    help="how the update runs (training.optimizer_implementation): foreach, torch.optim's CUDA "
                         "default; fused, torch's fused=True (the HF Trainer's default on torch 2.8 and later), apex "

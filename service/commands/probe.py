@@ -44,7 +44,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--steps", type=int, default=3, help="measured steps after two warm-up steps")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
-    p.add_argument("--optimizer", default="adam", choices=("sgd", "momentum", "adam", "adamw"))
+    p.add_argument("--optimizer", default="adam", choices=("sgd", "momentum", "adam", "adamw", "rmsprop"))
     p.add_argument("--optimizer-impl", default="foreach", choices=("foreach", "per_tensor", "fused"),
                    help="how your code runs the update: foreach (torch.optim's CUDA default), fused (fused=True; the "
                         "HF Trainer's default on torch 2.8 and later) or per_tensor (foreach=False); written to the "

@@ -86,6 +86,8 @@ def _optimizer(name: str, params: list[nn.Parameter], implementation: str = "for
     if implementation == "fused" and name in ("adam", "adamw"):
         kind = torch.optim.AdamW if name == "adamw" else torch.optim.Adam
         return kind(params, lr=1e-3, fused=True)
+    if name == "rmsprop":  # no fused kernel in torch: foreach or a per-tensor loop
+        return torch.optim.RMSprop(params, lr=1e-3, foreach=implementation != "per_tensor")
     if implementation == "per_tensor":
         if name in ("sgd", "momentum"):
             return torch.optim.SGD(params, lr=1e-3, momentum=0.9 if name == "momentum" else 0.0, foreach=False)

@@ -332,12 +332,10 @@ CASES: tuple[Case, ...] = (
     Case("gpt2-s128", 1, "fp32", "adamw", variant="fused"),
     Case("vit-b16-224", 1, "bf16-mixed", "adamw", variant="fused"),
     # Hugging Face decoders from their config.json (model.hf_config), 2026-12-03
-    Case("hf-llama", 4, "fp32", "adamw"),
-    Case("hf-llama", 4, "bf16-mixed", "adamw"),
+    Case("hf-llama", 4, "fp32", "adamw"), Case("hf-llama", 4, "bf16-mixed", "adamw"),
     Case("hf-llama-tied", 4, "fp32", "sgd"),
     Case("hf-qwen3", 4, "bf16-mixed", "adamw"),
-    Case("hf-gemma2", 4, "fp32", "adamw"),
-    Case("hf-gemma2", 4, "bf16-mixed", "adamw"),
+    Case("hf-gemma2", 4, "fp32", "adamw"), Case("hf-gemma2", 4, "bf16-mixed", "adamw"),
     # measured after the composed-RMSNorm and K/V-repeat rows, blind (unseen set 4)
     Case("hf-qwen2", 4, "bf16-mixed", "adamw"),
     Case("hf-gemma", 4, "fp32", "adam"),
@@ -347,6 +345,9 @@ CASES: tuple[Case, ...] = (
     Case("hf-neox", 4, "fp32", "sgd"),
     Case("hf-phi", 4, "bf16-mixed", "adamw"),
     Case("hf-phi", 4, "fp32", "adam"),
+    # torch.optim.RMSprop (foreach, defaults: one state, one sqrt copy in the step), 2026-12-06; Nature's DQN used it
+    Case("mlp-784", 64, "fp32", "rmsprop"), Case("vgg16-64", 4, "fp32", "rmsprop"),
+    Case("dqn-atari", 32, "fp32", "rmsprop"),
 )
 
 

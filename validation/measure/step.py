@@ -22,7 +22,8 @@ Mark = Callable[[str], contextlib.AbstractContextManager[Any]]
 
 def make_optimizer(name: str, params: Any, *, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                    fused: bool = False) -> torch.optim.Optimizer:
-    """Return the named optimizer with foreach on (SGD, momentum 0.9, Adam, AdamW with decay 0.01); with
+    """Return the named optimizer with foreach on (SGD, momentum 0.9, Adam, AdamW with decay 0.01,
+    RMSprop); with
     `fused`, Adam and AdamW as their fused kernels (fused=True: one in-place update, on the CPU since torch 2.4)."""
     if fused and name in ("adam", "adamw"):
         decay = 0.01 if name == "adamw" else 0.0
@@ -36,6 +37,8 @@ def make_optimizer(name: str, params: Any, *, lr: float = 1e-3, betas: tuple[flo
         return torch.optim.Adam(params, lr=lr, betas=betas, foreach=True)
     if name == "adamw":
         return torch.optim.AdamW(params, lr=lr, betas=betas, weight_decay=0.01, foreach=True)
+    if name == "rmsprop":
+        return torch.optim.RMSprop(params, lr=lr, foreach=True)
     raise ValueError(name)
 
 

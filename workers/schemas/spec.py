@@ -17,7 +17,7 @@ from workers.sizing.layers.build import RULES as LAYER_RULES
 from workers.sizing.presets.hf_config import SUPPORTED_TYPES
 from workers.sizing.presets.registry import PRESETS
 from workers.sizing.presets.transformer import ENCODER_HEADS, HEAD_DESCRIPTION
-from workers.sizing.spec import DEFAULT_PROVIDERS
+from workers.sizing.spec import DEFAULT_PROVIDERS, Optimizer
 
 # Bounds: far beyond any real job, tight enough that no figure overflows or loses meaning.
 MAX_LAYERS = 20_000  # costed per distinct layer (sizing/timing.py); the body limit binds too
@@ -181,7 +181,8 @@ class TrainingSchema(_Strict):
         metadata={"description": "fp8-mixed: the linear layers' matrix products in FP8 (Transformer Engine, "
                                  "torchao float8), the rest as bf16-mixed; on cards without FP8 (before Ada) "
                                  "estimated as bf16-mixed. Memory is sized as bf16-mixed."})
-    optimizer = fields.String(load_default="adam", validate=validate.OneOf(("sgd", "momentum", "adam", "adamw")))
+    optimizer = fields.String(load_default="adam", validate=validate.OneOf([o.value for o in Optimizer]), metadata={
+        "description": "rmsprop: torch.optim.RMSprop's and Keras' defaults (momentum 0, not centered: one state)"})
     optimizer_implementation = fields.String(
         load_default="foreach", validate=validate.OneOf(("foreach", "per_tensor", "fused")),
         metadata={"description": "How the update runs, which sets the optimizer step's temporaries: foreach "

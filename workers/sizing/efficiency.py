@@ -134,6 +134,7 @@ OPTIMIZER_TRAFFIC_BYTES: dict[Optimizer, int] = {
     Optimizer.MOMENTUM: 20,
     Optimizer.ADAM: 28,
     Optimizer.ADAMW: 28,
+    Optimizer.RMSPROP: 20,  # momentum's: one state read and written
 }
 # A per-tensor loop (optimizer_time.py) runs each op of the update as its own kernel over one tensor, so each
 # op reads and writes the tensor again. Counted from torch.optim's single-tensor paths (foreach=False;
@@ -146,17 +147,22 @@ OPTIMIZER_TRAFFIC_BYTES: dict[Optimizer, int] = {
 #   denom, value=-step_size)` 16: 7 kernels, 76 B. transformers 4.15's AdamW without weight decay (the HF
 #   Trainer's default) runs the same count: mul_, add_, mul_, addcmul_, sqrt, add_, addcdiv_.
 # - AdamW: Adam plus the decoupled decay `param.mul_(1 - lr * weight_decay)`: 8 kernels, 84 B.
+# - RMSprop (torch/optim/rmsprop.py _single_tensor_rmsprop, defaults): `square_avg.mul_(alpha)` 8,
+#   `.addcmul_(grad, grad, ...)` 16, `avg = square_avg.sqrt()` 8, `avg.add_(eps)` 8, `param.addcdiv_(grad, avg,
+#   value=-lr)` 16: 5 kernels, 56 B.
 PER_TENSOR_OPTIMIZER_KERNELS: dict[Optimizer, int] = {
     Optimizer.SGD: 1,
     Optimizer.MOMENTUM: 3,
     Optimizer.ADAM: 7,
     Optimizer.ADAMW: 8,
+    Optimizer.RMSPROP: 5,
 }
 PER_TENSOR_OPTIMIZER_TRAFFIC_BYTES: dict[Optimizer, int] = {
     Optimizer.SGD: 12,
     Optimizer.MOMENTUM: 32,
     Optimizer.ADAM: 76,
     Optimizer.ADAMW: 84,
+    Optimizer.RMSPROP: 56,
 }
 MIXED_PRECISION_COPY_BYTES: dict[Precision, int] = {
     Precision.FP32: 0,

@@ -40,22 +40,26 @@ WEIGHT_COPY_BYTES: dict[Precision, int] = {
 # Gradients: 4 B, "always kept in fp32" in HF's accounting (estimation-methods.md §2).
 GRADIENT_BYTES = 4
 # Optimizer state per trainable parameter: SGD none, momentum one fp32 copy, Adam/AdamW two
-# (domain.md §2; HF anatomy: AdamW 8 B, SGD with momentum 4 B).
+# (domain.md §2; HF anatomy: AdamW 8 B, SGD with momentum 4 B). RMSprop as torch.optim.RMSprop's defaults
+# (momentum 0, not centered; Keras' defaults too) keeps one, `square_avg` (torch/optim/rmsprop.py).
 OPTIMIZER_STATE_BYTES: dict[Optimizer, int] = {
     Optimizer.SGD: 0,
     Optimizer.MOMENTUM: 4,
     Optimizer.ADAM: 8,
     Optimizer.ADAMW: 8,
+    Optimizer.RMSPROP: 4,
 }
 # Temporaries of the optimizer step per trainable parameter, with foreach on (the CUDA default):
 # foreach Adam/AdamW allocate sqrt(exp_avg_sq) for every parameter at once (torch/optim/adam.py
 # _multi_tensor_adam), one fp32 copy; foreach SGD, with or without momentum, updates in place.
 # Measured here: Adam steps peak at weights + gradients + 2 states + 1.00 copy (step_measurements.json).
+# Foreach RMSprop makes the same copy, `avg = torch._foreach_sqrt(grouped_square_avgs)` (_multi_tensor_rmsprop).
 OPTIMIZER_TEMPORARY_BYTES: dict[Optimizer, int] = {
     Optimizer.SGD: 0,
     Optimizer.MOMENTUM: 0,
     Optimizer.ADAM: 4,
     Optimizer.ADAMW: 4,
+    Optimizer.RMSPROP: 4,
 }
 # Temporaries with the other implementations, in fp32 copies of the largest trainable tensor:
 # - per_tensor: the loop frees each tensor's temporaries before the next. Adam/AdamW: torch's
@@ -64,13 +68,16 @@ OPTIMIZER_TEMPORARY_BYTES: dict[Optimizer, int] = {
 #   transformers' AdamW (`denom = exp_avg_sq.sqrt().add_(group["eps"])`, optimization.py of 4.15.0)
 #   holds 1, so the count is an upper bound by one tensor. SGD and momentum update in place
 #   (`buf.mul_(momentum).add_(grad, ...)`, _single_tensor_sgd): 0.
+#   RMSprop: `avg = square_avg.sqrt()`, then `avg.add_(eps)` in place (_single_tensor_rmsprop): 1.
 # - fused: one kernel updates parameters and state in place (torch's _fused_adam, apex FusedAdam's
-#   multi_tensor_adam, DeepSpeed's FusedAdam): no parameter-sized temporary.
+#   multi_tensor_adam, DeepSpeed's FusedAdam; for RMSprop, which torch has no fused kernel for, a compiled
+#   update): no parameter-sized temporary.
 PER_TENSOR_TEMPORARY_COPIES: dict[Optimizer, int] = {
     Optimizer.SGD: 0,
     Optimizer.MOMENTUM: 0,
     Optimizer.ADAM: 2,
     Optimizer.ADAMW: 2,
+    Optimizer.RMSPROP: 1,
 }
 
 

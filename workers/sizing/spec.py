@@ -31,6 +31,7 @@ class Optimizer(StrEnum):
     MOMENTUM = "momentum"
     ADAM = "adam"
     ADAMW = "adamw"
+    RMSPROP = "rmsprop"
 
 
 class OptimizerImplementation(StrEnum):
