@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from catalog.commitments import HOURS_PER_YEAR, TERM_HOURS
 from catalog.types import Catalog, Pricing, Provider
+from workers.ranking.left_out import left_out_reason
 from workers.ranking.run_words import (
     deadline_text,
     gib_text,
@@ -29,7 +30,7 @@ from workers.ranking.shapes import (
     Shape,
 )
 from workers.ranking.transfer import BYTES_PER_GB, inbound_range
-from workers.sizing.advice import framework_gpu_unsupported, vcpus_text
+from workers.sizing.advice import vcpus_text
 from workers.sizing.checkpoint import pretrained_bytes
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, host_memory_bytes, workers_needed
 from workers.sizing.requirements import CodedWarning, Requirements
@@ -264,9 +265,10 @@ def rejection_reason(kind: str, members: Sequence[Shape], *, requirements: Requi
 
 
 def unsupported_reason(job: JobSpec, catalog: Catalog, slug: str) -> str:
-    """Return why the job's framework cannot train on this catalog GPU ("" where it can, or it is unknown)."""
+    """Return why the ranking leaves this catalog GPU out of the job's answer ("" where it ranks it, or it is unknown):
+    the job's framework cannot train on it, or it is a 3 GB card nobody asked for (left_out.py)."""
     gpu = next((g for g in catalog.gpus if g.slug == slug), None)
-    return framework_gpu_unsupported(job, gpu) if gpu is not None else ""
+    return left_out_reason(job, gpu) if gpu is not None else ""
 
 
 def no_estimate_reason(name: str, *, gpu_counts: set[int]) -> str:

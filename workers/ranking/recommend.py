@@ -17,6 +17,7 @@ from datetime import date
 
 from catalog.freshness import STALE_AFTER_DAYS, freshness_warnings
 from catalog.types import Catalog, GpuSpec
+from workers.ranking.left_out import left_out_reason
 from workers.ranking.loader_rerank import jpeg_loader_warning
 from workers.ranking.plan_options import plan_count, plan_with_options
 from workers.ranking.ranking import rank_offers
@@ -27,7 +28,7 @@ from workers.ranking.scope import allowed_gpus, check_data_location, gpu_counts_
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.ranking.strategy_words import DATA_PARALLEL_NAMES, strategy_text
 from workers.ranking.wider import arm_alternative, max_gpus_warning, speed_for_little_warning, time_premium_warning
-from workers.sizing.advice import framework_gpu_unsupported, short_job_warnings
+from workers.sizing.advice import short_job_warnings
 from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_on_gpu, estimate_on_pairs, estimate_requirements, profile_gpu
 from workers.sizing.machine import machine_needs
@@ -40,9 +41,9 @@ from workers.sizing.strategies.checks import check_offload_host_memory
 
 def runnable_pairs(job: JobSpec, pairs: Sequence[tuple[str, int]],
                    known_gpus: Mapping[str, GpuSpec]) -> tuple[tuple[str, int], ...]:
-    """Return the (GPU model, count) pairs whose GPU the job's framework can train on (CNTK: before
-    Ampere); the others' machines are rejected with that reason (advice.framework_gpu_unsupported)."""
-    return tuple(p for p in pairs if p[0] not in known_gpus or not framework_gpu_unsupported(job, known_gpus[p[0]]))
+    """Return the (GPU model, count) pairs the ranking ranks: not those whose GPU the job's framework cannot train
+    on (CNTK: before Ampere) nor unasked 3 GB cards; their machines are rejected with that reason (left_out.py)."""
+    return tuple(p for p in pairs if p[0] not in known_gpus or not left_out_reason(job, known_gpus[p[0]]))
 
 
 def estimate_per_gpu(job: JobSpec, pairs: Sequence[tuple[str, int]],

@@ -26,6 +26,7 @@ from workers.ranking.catalog_index import CatalogIndex, Machine, catalog_index
 from workers.ranking.costing import BYTES_PER_BILLED_GB, HOURS_PER_MONTH
 from workers.ranking.front import Row, pareto_test
 from workers.ranking.host_need import host_memory_need_bytes
+from workers.ranking.left_out import left_out_reason
 from workers.ranking.purchase_search import searched_purchase
 from workers.ranking.ranking import ordered_rows, run_fields
 from workers.ranking.reasons import (
@@ -47,7 +48,6 @@ from workers.ranking.strategy_words import (
     strategy_warnings,
     why_text,
 )
-from workers.sizing.advice import framework_gpu_unsupported
 from workers.sizing.checkpoint import checkpoint_parameters
 from workers.sizing.machine import iteration_ms_with_cpu, loader_share
 from workers.sizing.multigpu import MAX_GPUS_PER_NODE
@@ -216,9 +216,9 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
     unfit: dict[tuple[str, str, str], list[Machine]] = {}
     short_host: dict[tuple[str, str, str], list[Machine]] = {}  # the host cannot hold even the plain job's needs
     gpus = {g.slug: g for g in catalog.gpus}
-    unsupported: dict[tuple[str, str, str], list[Machine]] = {}  # cards the job's framework cannot train on
+    unsupported: dict[tuple[str, str, str], list[Machine]] = {}  # cards left out (left_out.py)
     for m in _machines(job, requirements, index, scope, only):
-        if m.gpu in gpus and framework_gpu_unsupported(job, gpus[m.gpu]):
+        if m.gpu in gpus and left_out_reason(job, gpus[m.gpu]):
             unsupported.setdefault(m.rejected_group, []).append(m)
             continue
         fitted = False
@@ -259,7 +259,7 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
     def reason(kind: str, gpu: str, ms: list[Machine]) -> str:
         if kind == "host":
             return host_reason(ms)
-        return framework_gpu_unsupported(job, gpus[gpu]) if kind == "framework" else no_fit.format(gpu=gpu)
+        return left_out_reason(job, gpus[gpu]) if kind == "framework" else no_fit.format(gpu=gpu)
 
     rejected = tuple(Rejected(instance_type=_type_names(ms), provider=provider, gpu=gpu,
                               gpu_count=counts.pop() if len(counts := {x.gpu_count for x in ms}) == 1 else 0,
