@@ -84,6 +84,14 @@ def test_cifar_sizes_only_an_image_preset_at_32_by_32() -> None:
     assert "input_shape" not in parse("vae-mnist mnist").spec["model"]  # one channel at 28 x 28 already
 
 
+def test_a_vit_keeps_its_224_input_and_says_the_images_are_resized() -> None:
+    # ViT-B/16's patch grid and position embeddings are 224 x 224's: at 32 x 32 it would see 2 x 2 patches
+    command = parse("fine-tune vit-b16 on cifar10 10 epochs")
+    assert "input_shape" not in command.spec["model"]
+    assert "input 3x224x224 (vit-b16's own: the 32 x 32 images resized to it)" in command.defaults_used
+    assert parse("vit-b16 imagenet").defaults_used[0] == "samples=1,281,167 (imagenet)"  # no image size named
+
+
 @pytest.mark.parametrize(("text", "preset", "samples", "shape"), [
     ("mlp mnist 10 epochs", "mlp-mnist", 60_000, None),  # the preset's two words also name its data set
     ("vae mnist", "vae-mnist", 60_000, None),

@@ -28,7 +28,7 @@ from workers.schemas.humanize import parse_count
 from workers.sizing.errors import SpecError
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import find_preset
-from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize
+from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize, resized_input
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
@@ -345,6 +345,8 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
     if shape is not None:
         spec["model"]["input_shape"] = shape  # "resnet18 cifar10": 32 x 32 images, not the preset's 224
         assumed = (*assumed, f"input {'x'.join(map(str, shape))}")
+    elif image is not None and preset and (resized := resized_input(preset, image)):
+        assumed = (*assumed, resized)  # "vit-b16 cifar10": the ViT's 224 x 224, the images resized
     if builder.tokens:  # "gpt2 on 10B tokens": made samples by the model's context, the sequence it is sized at
         assumed = (*assumed, *_tokens_by_context(builder, spec, preset))
     if fit and not builder.named_gpus and not builder.problems:

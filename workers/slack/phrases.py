@@ -21,7 +21,8 @@ never guesses: a word it does not know is left for the grammar to refuse with it
 - "10B tokens" without a sequence length is made samples by the model's context (the grammar knows it);
 - a few public data sets by name, their training split: "imagenet" is ILSVRC-2012's 1,281,167 images
   (Russakovsky et al. 2015), "cifar10" / "cifar100" 50,000 images of 32 x 32 (Krizhevsky 2009; an image
-  preset is sized at that input), "svhn" 73,257 of 32 x 32 (Netzer et al. 2011; likewise), "mnist" and
+  preset is sized at that input, except ViT-B/16, which reads them resized to its 224), "svhn" 73,257
+  of 32 x 32 (Netzer et al. 2011; likewise), "mnist" and
   "fashion-mnist" 60,000 (LeCun et al. 1998; Xiao et al. 2017), "celeba" 202,599 faces (Liu et al. 2015; a
   DCGAN reads them resized to its 64 x 64), "squad" 87,599 questions (SQuAD v1.1, Rajpurkar et al. 2016),
   "imdb" 25,000 reviews (Maas et al. 2011), "sst2" 67,349 and "mnli" 392,702 sentence pairs (GLUE, Wang et
@@ -274,10 +275,27 @@ def _known(word: str, presets: Collection[str]) -> bool:
     return not _is_number(word) and (word in presets or word in SETTING_WORDS or word in FILLER)
 
 
+# Presets whose input is fixed by their weights: ViT-B/16's 14 x 14 patch grid and its position embeddings are
+# 224 x 224's (at CIFAR's 32 x 32 it would see 2 x 2 patches); fine-tuning one on small images resizes them to 224
+# (Dosovitskiy et al. 2021 fine-tune CIFAR at 224 and up), so a data set's image size does not apply.
+RESIZED_INPUT_PRESETS = frozenset({"vit-b16"})
+
+
 def image_input(preset: str, image: tuple[int, int, int]) -> list[int] | None:
-    """Return a named data set's image input for a preset that reads 3-channel images, else None."""
+    """Return a named data set's image input for a preset that reads 3-channel images at any size, else None."""
     from workers.sizing.presets.registry import PRESETS  # the grammar stays importable without the core
 
     found = next((p for p in PRESETS.values() if preset == p.name or preset in p.aliases), None)
-    shape = found.input_shape if found is not None else None
+    shape = found.input_shape if found is not None and found.name not in RESIZED_INPUT_PRESETS else None
     return list(image) if shape is not None and len(shape) == 3 and shape[0] == image[0] else None
+
+
+def resized_input(preset: str, image: tuple[int, int, int]) -> str:
+    """Return the acknowledgement's words where a data set's images are resized to the preset's input, else ""."""
+    from workers.sizing.presets.registry import PRESETS
+
+    found = next((p for p in PRESETS.values() if preset == p.name or preset in p.aliases), None)
+    if found is None or found.name not in RESIZED_INPUT_PRESETS or found.input_shape is None:
+        return ""
+    size = "x".join(map(str, found.input_shape))
+    return f"input {size} ({found.name}'s own: the {image[1]} x {image[2]} images resized to it)"
