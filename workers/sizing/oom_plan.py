@@ -31,6 +31,7 @@ from workers.sizing.memory import (
     sharded_memory,
     usable_memory_bytes,
 )
+from workers.sizing.oom_combined import combined_job
 from workers.sizing.optimizer_advice import torch_name
 from workers.sizing.requirements import CodedWarning, MemoryBreakdown, Mitigation, MitigationKind
 from workers.sizing.spec import Framework, JobSpec, Optimizer, OptimizerImplementation, Precision, Training
@@ -336,6 +337,27 @@ def _more_gpus(p: _Planner) -> list[Mitigation]:
     return found
 
 
+def _combined(p: _Planner, steps: list[Mitigation]) -> Mitigation | None:
+    """All the same-card changes together (oom_combined.py), where no row on this card's count makes the job fit."""
+    here = [s for s in steps if s.gpu_count in (None, p.gpu_count)]
+    if any(s.gpu_memory_bytes <= p.usable for s in here):
+        return None
+    job, changes = combined_job(p.job, p.gpu)
+    if len(changes) < 2:  # one change is its own row
+        return None
+    planner = _Planner(job, p.gpu, gpu_count=p.gpu_count, profile_gpu=p.profile_gpu,
+                       inter_node_gbit_per_s=p.inter_node)
+    peak = planner.memory(job.training, p.gpu_count)
+    if here and peak >= min(s.gpu_memory_bytes for s in here):
+        return None
+    t = job.training
+    return Mitigation(
+        kind=MitigationKind.COMBINED, description=f"All together on {p.gpu_count} x {p.gpu.slug}: "
+        f"{'; '.join(changes)}: {p.fits_line(peak)}.", gpu_memory_bytes=peak,
+        time_factor=planner.base_ms_per_sample / p.base_ms_per_sample, batch_size=t.batch_size,
+        update_interval=t.update_interval, gpu_count=p.gpu_count, gpu=p.gpu.slug)
+
+
 def out_of_memory_plan(job: JobSpec, gpu: GpuSpec, *, gpu_count: int = 1, profile_gpu: GpuSpec | None = None,
                        inter_node_gbit_per_s: float | None = None) -> OutOfMemoryPlan:
     """Return the mitigations that make the job fit this card, in domain.md §5's order."""
@@ -353,7 +375,9 @@ def out_of_memory_plan(job: JobSpec, gpu: GpuSpec, *, gpu_count: int = 1, profil
     checkpointed = any(step.kind is MitigationKind.CHECKPOINTING for step in strategies)
     lowering = [step for step in (None if checkpointed else _recompute(planner), _mixed_precision(planner))
                 if step is not None and step.gpu_memory_bytes < as_given]
-    steps = [_fused_optimizer(planner, as_given), _fused_loss(planner, as_given), smaller, _change_network(planner),
-             *lowering, *_more_gpus(planner), *strategies]
-    return OutOfMemoryPlan(tuple(step for step in steps if step is not None),
+    steps = [step for step in (_fused_optimizer(planner, as_given), _fused_loss(planner, as_given), smaller,
+                               _change_network(planner), *lowering, *_more_gpus(planner), *strategies)
+             if step is not None]
+    combined = _combined(planner, steps)
+    return OutOfMemoryPlan(tuple(steps) if combined is None else (*steps, combined),
                            () if warning is None else (warning,))

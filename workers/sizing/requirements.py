@@ -66,6 +66,7 @@ class MitigationKind(StrEnum):
     CHECKPOINTING = "checkpointing"  # selective or full (strategies/checkpointing.py)
     ADAPTERS = "adapters"  # LoRA / QLoRA: changes the method
     OFFLOAD = "offload"
+    COMBINED = "combined"  # the same-card changes that keep the method, together (oom_combined.py)
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,9 @@ def _warning_lines(warnings: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def _plan_lines(plan: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = []
-    for step in plan:
+    # the plan's "combined" row (every same-card change together) is there only where no single row fits the card:
+    # said first, since a long language-model plan is cut to the section's limit
+    for step in sorted(plan, key=lambda s: s.get("kind") != "combined"):
         settings = [f"{label} {step[key]:g}" for key, label in
                     (("batch_size", "batch"), ("learning_rate", "lr"), ("update_interval", "accum"),
                      ("gpu_count", "GPUs")) if step.get(key) is not None]
