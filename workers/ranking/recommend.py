@@ -19,6 +19,7 @@ from catalog.freshness import STALE_AFTER_DAYS, freshness_warnings
 from catalog.types import Catalog, GpuSpec
 from workers.ranking.left_out import left_out_reason
 from workers.ranking.loader_rerank import jpeg_loader_warning
+from workers.ranking.owned_fit import owned_cards_warning
 from workers.ranking.plan_options import plan_count, plan_with_options
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption, Recommendation
@@ -220,7 +221,8 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
                    or fused_loss_opens_warning(job, rec, lambda j: rank(j, None)))
         premium = time_premium_warning(job, rec) or speed_for_little_warning(job, rec)
         loader = jpeg_loader_warning(job, rec, lambda j: rank(j, None))
-        extra = (*(w for w in (limited, premium, loader) if w is not None), *extra)
+        owned = owned_cards_warning(job, rec, catalog)
+        extra = (*(w for w in (owned, limited, premium, loader) if w is not None), *extra)
         rec = arm_alternative(rec)
     rec = replace(rec, requirements=replace(rec.requirements, warnings=rec.requirements.warnings + extra))
     if per_gpu_rows != PER_GPU_OPTIONS:

@@ -1,0 +1,52 @@
+"""What the team's own cards would need, where the job as given fits none of them and the answer is rented.
+
+"Can I fine-tune Llama 3 8B on my 3090 with QLoRA?" names an owned card (constraints.owned_gpus). Where the job as
+given does not fit it, the ranking rejects it and ranks rentals; the user asked about their card. The warning
+`owned-cards-need-changes` says, for each owned card model, the simplest row of the out-of-memory plan on the cards
+owned that fits (the plan's order: the fused update, the fused loss, a smaller batch, ..., every same-card change
+together last, oom_combined.py), or that none does.
+"""
+
+from __future__ import annotations
+
+from catalog.types import Catalog, Pricing
+from catalog.units import GIB
+from workers.ranking.left_out import left_out_reason
+from workers.ranking.recommendation import Recommendation
+from workers.sizing.estimate import estimate_on_gpus
+from workers.sizing.memory import usable_memory_bytes
+from workers.sizing.requirements import CodedWarning, MitigationKind
+from workers.sizing.spec import JobSpec
+
+# Rows that do not make the job fit the cards owned as they are: another method, or a network to redesign.
+_NOT_ON_THE_CARDS = frozenset({MitigationKind.ADAPTERS, MitigationKind.CHANGE_NETWORK})
+
+
+def owned_cards_warning(job: JobSpec, rec: Recommendation, catalog: Catalog) -> CodedWarning | None:
+    """Return `owned-cards-need-changes` where the team owns cards, none is among the options and the job as given
+    does not fit them; None otherwise (an owned card left out for time, money or host memory is in `rejected`)."""
+    if not job.constraints.owned_gpus or any(o.pricing is Pricing.OWNED for o in rec.options):
+        return None
+    gpus = {g.slug: g for g in catalog.gpus}
+    said = []
+    for card in job.constraints.owned_gpus:
+        gpu = gpus.get(card.gpu)
+        if gpu is None or left_out_reason(job, gpu):
+            continue
+        need = estimate_on_gpus(job, catalog.gpus, slugs=[card.gpu], gpu_count=card.count)
+        usable = usable_memory_bytes(gpu)
+        if need.gpu_memory_bytes <= usable:
+            continue
+        cards, them = f"{card.count} x {card.gpu}", "them" if card.count > 1 else "it"
+        row = next((m for m in need.mitigations if m.kind not in _NOT_ON_THE_CARDS
+                    and m.gpu_count in (None, card.count) and m.gpu_memory_bytes <= usable), None)
+        given = f"Your {cards} cannot hold the job as given ({need.gpu_memory_bytes / GIB:.1f} GiB per GPU"
+        if row is None:
+            said.append(f"{given}, {usable / GIB:.1f} GiB usable), nor with every change that keeps the method on "
+                        f"{them}.")
+        else:
+            said.append(f"{given}); on {them}, {row.kind.value} ({row.time_factor:.2f}x the time): {row.description}")
+    if not said:
+        return None
+    return CodedWarning("owned-cards-need-changes", " ".join(said) + " The options are rented; say the change in "
+                        "the spec to rank your cards beside them.")
