@@ -350,6 +350,15 @@ def _combined(p: _Planner, steps: list[Mitigation]) -> Mitigation | None:
     peak = planner.memory(job.training, p.gpu_count)
     if here and peak >= min(s.gpu_memory_bytes for s in here):
         return None
+    micro, batch = 1, p.job.training.batch_size
+    while peak <= p.usable and batch % (2 * micro) == 0 and 2 * micro < batch:  # the largest micro-batch that fits
+        bigger, more = combined_job(p.job, p.gpu, micro_batch=2 * micro)
+        bigger_planner = _Planner(bigger, p.gpu, gpu_count=p.gpu_count, profile_gpu=p.profile_gpu,
+                                  inter_node_gbit_per_s=p.inter_node)
+        bigger_peak = bigger_planner.memory(bigger.training, p.gpu_count)
+        if bigger_peak > p.usable:
+            break
+        micro, job, changes, planner, peak = 2 * micro, bigger, more, bigger_planner, bigger_peak
     t = job.training
     return Mitigation(
         kind=MitigationKind.COMBINED, description=f"All together on {p.gpu_count} x {p.gpu.slug}: "
