@@ -167,3 +167,22 @@ def test_a_transformers_spread_out_memory_is_said_to_be_spread_over_its_blocks()
                                                              "optimizer": "adam"}}, "gtx-1060-3gb")
     [named] = [m.description for m in gpt2 if m.kind == "change-network"]
     assert "Layers wte," in named and "hold 35% of the parameters (" in named and "spread" not in named
+
+
+def test_a_qlora_job_is_not_told_to_shard_or_offload_its_few_megabytes_of_adapter_state() -> None:
+    # QLoRA Llama 3 70B on one A100 80GB: ZeRO-1 over 2 GPUs or optimizer offload "fit" only through the full
+    # checkpointing they also bring (48.5 GiB, as full checkpointing alone); the rows left are the ones whose own
+    # change lowers the peak: ZeRO-3 shards the 4-bit base.
+    spec = {"model": {"preset": "llama3-70b"}, "dataset": {"samples": 10000},
+            "training": {"batch_size": 1, "sequence_length": 2048, "precision": "bf16-mixed",
+                         "parallelism": {"adapter": {"kind": "qlora"}}}}
+    plan = _plan(spec, "a100-80gb")
+    kinds = [m.kind for m in plan]
+    assert "offload" not in kinds
+    [sharding] = [m for m in plan if m.kind == "sharding"]
+    assert sharding.parallelism is not None and sharding.parallelism.data_parallel.value == "zero3"
+    full = {**spec, "training": {**spec["training"],
+                                 "parallelism": {"adapter": {"kind": "qlora"}, "checkpointing": "full"}}}
+    _, job = load_job(full)
+    alone = estimate_on_gpus(job, load_catalog().gpus, slugs=["a100-80gb"]).gpu_memory_bytes
+    assert sharding.gpu_memory_bytes < 0.98 * alone  # its own saving, beyond the checkpointing it brings

@@ -174,9 +174,29 @@ def _sharding_layouts(start: Layout) -> Iterator[Layout]:
                 yield replace(_on(start, count), data_parallel=kind, checkpointing=mode)
 
 
+# A sharding or offload layout is tried only where its own change takes at least this share off the peak of the
+# start with the same checkpointing: a LoRA or QLoRA job's optimizer state is a few megabytes, and sharding or
+# offloading it "fit" only through the full checkpointing the layout also brings (the checkpointing row's saving).
+OWN_CHANGE_MIN_SAVING = 0.02
+
+
+def _own_change_saves(s: _Steps, layouts: Iterable[Layout]) -> Iterator[Layout]:
+    """Yield the layouts whose sharding or offload lowers the peak below the start's with their checkpointing."""
+    twins: dict[Checkpointing, int] = {}
+    batch = s.job.training.batch_size
+    for layout in layouts:
+        mode = layout.checkpointing
+        if mode not in twins:
+            twins[mode] = layout_memory(s.job, replace(s.start, checkpointing=mode), gpu=s.gpu,
+                                        batch_size=batch).total_bytes
+        if layout_memory(s.job, layout, gpu=s.gpu, batch_size=batch).total_bytes < \
+                twins[mode] * (1 - OWN_CHANGE_MIN_SAVING):
+            yield layout
+
+
 def _sharding_step(s: _Steps) -> Mitigation | None:
     """Shard more of the model states: the least stronger kind that fits, on the fewest GPUs."""
-    found = s.first_fit(_sharding_layouts(s.start))
+    found = s.first_fit(_own_change_saves(s, _sharding_layouts(s.start)))
     if found is None:
         return None
     layout = found[0]
@@ -205,7 +225,7 @@ def _offload_step(s: _Steps) -> Mitigation | None:
     """Move the optimizer state (fp32 master, gradients, Adam moments) to host memory."""
     if s.start.offload.optimizer:
         return None
-    found = s.first_fit(_offload_layouts(s.start))
+    found = s.first_fit(_own_change_saves(s, _offload_layouts(s.start)))
     if found is None:
         return None
     return s.mitigation(MitigationKind.OFFLOAD, found, "offload the optimizer state to host memory (ZeRO-Offload, "
