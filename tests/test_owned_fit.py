@@ -32,3 +32,25 @@ def test_no_such_warning_where_an_owned_card_is_ranked(shipped: Catalog) -> None
     rec = recommend_spec(changed_example("team-owns-4x3090"), shipped)
     assert any(o.pricing.value == "owned" for o in rec.options)
     assert _owned_warning(rec) == ""
+
+
+def test_owned_cards_too_few_for_the_named_layout_are_skipped_not_an_error(shipped: Catalog) -> None:
+    # tensor parallel 2 cannot run on the one card owned: the recommendation still answers (rented options)
+    spec = {"model": {"preset": "llama2-7b"}, "dataset": {"samples": 1000},
+            "training": {"batch_size": 2, "sequence_length": 2048, "precision": "bf16-mixed",
+                         "parallelism": {"tensor_parallel": 2}},
+            "constraints": {"owned_gpus": [{"gpu": "rtx-3090", "count": 1}]}}
+    rec = recommend_spec(spec, shipped)
+    assert rec.options and _owned_warning(rec) == ""
+
+
+def test_a_spec_naming_tensor_parallel_2_is_recommended_not_refused_for_one_gpu(shipped: Catalog) -> None:
+    # the GPU-independent requirements were sized on one GPU, where tensor parallel 2 cannot run: a 422 on gpu_count,
+    # a field a recommendation does not have
+    spec = {"model": {"preset": "llama2-7b"}, "dataset": {"samples": 1000},
+            "training": {"batch_size": 2, "sequence_length": 2048, "precision": "bf16-mixed",
+                         "parallelism": {"tensor_parallel": 2}}}
+    rec = recommend_spec(spec, shipped)
+    assert rec.options
+    assert all(o.parallelism is not None and o.parallelism.tensor_parallel == 2 for o in rec.options)
+    assert all((o.gpu_count * o.nodes) % 2 == 0 for o in rec.options)

@@ -13,6 +13,7 @@ from catalog.types import Catalog, Pricing
 from catalog.units import GIB
 from workers.ranking.left_out import left_out_reason
 from workers.ranking.recommendation import Recommendation
+from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.memory import usable_memory_bytes
 from workers.sizing.requirements import CodedWarning, MitigationKind
@@ -33,7 +34,10 @@ def owned_cards_warning(job: JobSpec, rec: Recommendation, catalog: Catalog) -> 
         gpu = gpus.get(card.gpu)
         if gpu is None or left_out_reason(job, gpu):
             continue
-        need = estimate_on_gpus(job, catalog.gpus, slugs=[card.gpu], gpu_count=card.count)
+        try:
+            need = estimate_on_gpus(job, catalog.gpus, slugs=[card.gpu], gpu_count=card.count)
+        except SpecError:  # the cards owned cannot run the layout the spec names (tensor parallel 2 on one card)
+            continue
         usable = usable_memory_bytes(gpu)
         if need.gpu_memory_bytes <= usable:
             continue

@@ -38,13 +38,17 @@ from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_row, 
 from workers.sizing.requirements import CodedWarning, PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.checks import check_offload_host_memory
+from workers.sizing.strategies.named import replica_gpus
 
 
 def runnable_pairs(job: JobSpec, pairs: Sequence[tuple[str, int]],
                    known_gpus: Mapping[str, GpuSpec]) -> tuple[tuple[str, int], ...]:
     """Return the (GPU model, count) pairs the ranking ranks: not those whose GPU the job's framework cannot train
-    on (CNTK: before Ampere) nor unasked 3 GB cards; their machines are rejected with that reason (left_out.py)."""
-    return tuple(p for p in pairs if p[0] not in known_gpus or not left_out_reason(job, known_gpus[p[0]]))
+    on (CNTK: before Ampere) nor unasked 3 GB cards; their machines are rejected with that reason (left_out.py). A
+    named tensor-parallel or pipeline split runs on multiples of its GPUs: other counts are the strategy search's."""
+    split = replica_gpus(job)
+    return tuple(p for p in pairs if (p[0] not in known_gpus or not left_out_reason(job, known_gpus[p[0]]))
+                 and p[1] % split == 0)
 
 
 def estimate_per_gpu(job: JobSpec, pairs: Sequence[tuple[str, int]],
@@ -246,7 +250,8 @@ def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brie
     known_gpus = {g.slug: g for g in catalog.gpus}
     check_recommendable(job, catalog)  # raises SpecError for unknown names, offload without host memory
     pairs = runnable_pairs(job, gpu_counts_in_scope(job.constraints, catalog), known_gpus)
-    requirements = estimate_requirements(job, known_gpus=known_gpus)
+    # the GPU-independent requirements on the fewest GPUs the named strategy runs on (tensor parallel 2: two)
+    requirements = estimate_requirements(job, known_gpus=known_gpus, gpu_count=replica_gpus(job))
     per_gpu = {pair: calibrate_row(row, job, known_gpus[row.gpu], calibration)
                for pair, row in estimate_per_gpu(job, pairs, known_gpus).items()}
     runs, gpus = used_by(per_gpu.values())

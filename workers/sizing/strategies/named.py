@@ -30,6 +30,12 @@ def names_strategy(job: JobSpec) -> bool:
     return job.training.parallelism not in _NOTHING_NAMED
 
 
+def replica_gpus(job: JobSpec) -> int:
+    """Return the fewest GPUs the spec's strategy runs on: its tensor-parallel degree x pipeline stages (1 if none)."""
+    p = job.training.parallelism
+    return (p.tensor_parallel or 1) * (p.pipeline_stages or 1)
+
+
 def named_layout(job: JobSpec, *, gpu_count: int) -> Layout | None:
     """Return the spec's strategy on `gpu_count` GPUs of one machine, or None when it names none.
 
