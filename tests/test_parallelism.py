@@ -206,6 +206,24 @@ def test_full_sharding_sends_one_and_a_half_times_the_all_reduce() -> None:
     assert full16.data_parallel_ms == pytest.approx(full.data_parallel_ms / 2)
 
 
+def test_a_tensor_parallel_group_wider_than_the_machine_all_reduces_across_the_network() -> None:
+    # tensor parallel 8 on two 4-GPU machines was timed at NVLink speed, as on one 8-GPU machine: a named degree
+    # ranked 8 single-GPU machines beside an 8-GPU one at the same iteration time
+    links = _links(200.0)
+    kwargs = {"compute_ms": 100.0, "trainable": 7_000_000_000, "parameters": 7_000_000_000,
+              "activation_values_per_block": 2 * 2048 * 4096, "blocks": 32, "micro_batches": 1,
+              "precision": Precision.BF16_MIXED}
+    inside = iteration_communication(Layout(DataParallel.PLAIN, gpu_count=8, gpus_per_node=8, tensor_parallel=8),
+                                     links, **kwargs)
+    across = iteration_communication(Layout(DataParallel.PLAIN, gpu_count=8, gpus_per_node=4, tensor_parallel=8),
+                                     links, **kwargs)
+    print(f"\ntensor parallel 8: one machine {inside.tensor_parallel_ms:.1f} ms, two machines "
+          f"{across.tensor_parallel_ms:.1f} ms")
+    assert inside.bound != "network" and across.bound == "network"
+    # the machine's 200 Gbit/s shared by its 4 GPUs against NVLink: over ten times the time
+    assert across.tensor_parallel_ms > 10 * inside.tensor_parallel_ms
+
+
 def test_across_a_slow_network_hybrid_shard_sends_less_than_full_shard() -> None:
     links = _links(400.0)
     kwargs = {"compute_ms": 1000.0, "trainable": 8_000_000_000, "parameters": 8_000_000_000,

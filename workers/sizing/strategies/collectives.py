@@ -169,8 +169,14 @@ def iteration_communication(layout: Layout, links: Links, *, compute_ms: float, 
     dp_ms, link = _data_parallel_ms(layout, links, trainable=trainable, parameters=parameters, precision=precision)
     t = layout.tensor_parallel
     activation_bytes = GRADIENT_BYTES if precision is Precision.FP32 else COMM_BYTES
-    tp_ms = 4 * blocks / layout.pipeline_stages * _ring_ms(2 * activation_values_per_block * activation_bytes, t,
-                                                             links.intra_gb_per_s) if t > 1 else 0.0
+    tp_calls = 4 * blocks / layout.pipeline_stages
+    # A group wider than the machine (a named degree on smaller machines) all-reduces across the network, whose
+    # bandwidth the machine's GPUs share, at the network's per-call latency; Megatron-LM keeps it inside a machine.
+    across = t > layout.gpus_per_node and links.inter_gb_per_s > 0
+    tp_gb = min(links.intra_gb_per_s, links.inter_gb_per_s / layout.gpus_per_node) if across else links.intra_gb_per_s
+    tp_ms = tp_calls * _ring_ms(2 * activation_values_per_block * activation_bytes, t, tp_gb) if t > 1 else 0.0
+    if across:
+        tp_ms += allreduce_latency_ms(gpu_count=t, buckets=math.ceil(tp_calls), link="network")
     p = layout.pipeline_stages
     bubble_ms = compute_ms * (p - 1) / max(1, micro_batches) if p > 1 else 0.0
     offload_ms = 0.0
@@ -197,7 +203,9 @@ def iteration_communication(layout: Layout, links: Links, *, compute_ms: float, 
     else:
         exposed_dp = max(0.0, dp_ms - hidden, dp_ms / buckets if not sharded else 0.0) + latency_ms
     exposed = exposed_dp + tp_ms + bubble_ms + offload_ms
-    parts = {link: exposed_dp, "nvlink": tp_ms, "pcie": offload_ms}
+    parts = {link: exposed_dp, "pcie": offload_ms}
+    tp_link = "network" if across else "nvlink"
+    parts[tp_link] = parts.get(tp_link, 0.0) + tp_ms
     top = max(parts, key=lambda k: parts[k])
     bound = top if parts[top] > 0.25 * compute_ms else "compute"
     return Communication(data_parallel_ms=dp_ms, tensor_parallel_ms=tp_ms, pipeline_bubble_ms=bubble_ms,
