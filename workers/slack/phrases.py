@@ -26,7 +26,8 @@ never guesses: a word it does not know is left for the grammar to refuse with it
   "fashion-mnist" 60,000 (LeCun et al. 1998; Xiao et al. 2017), "celeba" 202,599 faces (Liu et al. 2015; a
   DCGAN reads them resized to its 64 x 64), "squad" 87,599 questions (SQuAD v1.1, Rajpurkar et al. 2016),
   "imdb" 25,000 reviews (Maas et al. 2011), "sst2" 67,349 and "mnli" 392,702 sentence pairs (GLUE, Wang et
-  al. 2018). A count the user gives wins; a text set sets no sequence length.
+  al. 2018); MNLI, SST-2 and CelebA were read in public copies on 2026-12-06, the other counts are recalled. A
+  count the user gives wins; a text set sets no sequence length.
 """
 
 from __future__ import annotations
