@@ -19,13 +19,12 @@ never guesses: a word it does not know is left for the grammar to refuse with it
   several cards ("my a100") stays a GPU to rank on, for the grammar to say as any GPU named;
 - "single" ("on a single a100", "a single gpu") is one GPU at most (gpus=1);
 - "10B tokens" without a sequence length is made samples by the model's context (the grammar knows it);
-- a few public data sets by name, their training split: "imagenet" is ILSVRC-2012's 1,281,167 images
-  (Russakovsky et al. 2015), "cifar10" / "cifar100" 50,000 images of 32 x 32 (Krizhevsky 2009; an image
-  preset is sized at that input, except ViT-B/16, which reads them resized to its 224), "svhn" 73,257
-  of 32 x 32 (Netzer et al. 2011; likewise), "mnist" and
-  "fashion-mnist" 60,000 (LeCun et al. 1998; Xiao et al. 2017), "celeba" 202,599 faces (Liu et al. 2015; a
-  DCGAN reads them resized to its 64 x 64), "squad" 87,599 questions (SQuAD v1.1, Rajpurkar et al. 2016),
-  "imdb" 25,000 reviews (Maas et al. 2011), "sst2" 67,349 and "mnli" 392,702 sentence pairs (GLUE, Wang et
+- a few public data sets by name, their training split: "imagenet" is ILSVRC-2012's 1,281,167 images (Russakovsky
+  et al. 2015), "cifar10" / "cifar100" 50,000 images of 32 x 32 (Krizhevsky 2009; an image preset is sized at that
+  input, except ViT-B/16, which reads them resized to its 224), "svhn" 73,257 of 32 x 32 (Netzer et al. 2011;
+  likewise), "mnist" and "fashion-mnist" 60,000 (LeCun et al. 1998; Xiao et al. 2017), "celeba" 202,599 faces (Liu
+  et al. 2015; a DCGAN reads them resized to its 64 x 64), "squad" 87,599 questions (SQuAD v1.1, Rajpurkar et al.
+  2016), "imdb" 25,000 reviews (Maas et al. 2011), "sst2" 67,349 and "mnli" 392,702 sentence pairs (GLUE, Wang et
   al. 2018); MNLI, SST-2 and CelebA were read in public copies on 2026-12-06, the other counts are recalled. A
   count the user gives wins; a text set sets no sequence length.
 """
@@ -34,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
+from typing import Any
 
 from catalog.gpu_names import gpu_name_matches
 from catalog.units import parse_duration_hours
@@ -282,20 +282,23 @@ def _known(word: str, presets: Collection[str]) -> bool:
 RESIZED_INPUT_PRESETS = frozenset({"vit-b16"})
 
 
-def image_input(preset: str, image: tuple[int, int, int]) -> list[int] | None:
-    """Return a named data set's image input for a preset that reads 3-channel images at any size, else None."""
+def _named_preset(preset: str) -> Any:
+    """Return the registry's preset of this name or alias (None for another word)."""
     from workers.sizing.presets.registry import PRESETS  # the grammar stays importable without the core
 
-    found = next((p for p in PRESETS.values() if preset == p.name or preset in p.aliases), None)
+    return next((p for p in PRESETS.values() if preset == p.name or preset in p.aliases), None)
+
+
+def image_input(preset: str, image: tuple[int, int, int]) -> list[int] | None:
+    """Return a named data set's image input for a preset that reads 3-channel images at any size, else None."""
+    found = _named_preset(preset)
     shape = found.input_shape if found is not None and found.name not in RESIZED_INPUT_PRESETS else None
     return list(image) if shape is not None and len(shape) == 3 and shape[0] == image[0] else None
 
 
 def resized_input(preset: str, image: tuple[int, int, int]) -> str:
     """Return the acknowledgement's words where a data set's images are resized to the preset's input, else ""."""
-    from workers.sizing.presets.registry import PRESETS
-
-    found = next((p for p in PRESETS.values() if preset == p.name or preset in p.aliases), None)
+    found = _named_preset(preset)
     if found is None or found.name not in RESIZED_INPUT_PRESETS or found.input_shape is None:
         return ""
     size = "x".join(map(str, found.input_shape))
