@@ -23,6 +23,7 @@ def test_can_i_fine_tune_llama_3_8b_on_my_3090_with_qlora_names_the_changes_that
     assert rec.options and not any(o.pricing.value == "owned" for o in rec.options)  # as given, rented
     said = _owned_warning(rec)
     print(f"\n{said}")
+    assert rec.requirements.warnings[0].code == "owned-cards-need-changes"  # the question asked, said first
     assert said.startswith("Your 1 x rtx-3090 cannot hold the job as given")
     assert "combined" in said and "fits the 21.6 GiB usable on rtx-3090" in said
     assert "bf16-mixed" in said and "full checkpointing" in said and "fused linear cross-entropy" in said

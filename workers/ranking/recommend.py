@@ -213,6 +213,7 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
     found = freshness_warnings(prices_as_of=catalog.prices_as_of, undated=catalog.undated_sources, today=today,
                                stale_after_days=stale_after_days)
     extra = tuple(CodedWarning(code, message) for code, message in found)
+    first: tuple[CodedWarning, ...] = ()  # what the team's own cards need: the question the user asked, said first
     if not brief:
         def rank(wider: JobSpec, only: tuple[str, str] | None) -> Recommendation:
             if only is None:
@@ -226,9 +227,10 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
         premium = time_premium_warning(job, rec) or speed_for_little_warning(job, rec)
         loader = jpeg_loader_warning(job, rec, lambda j: rank(j, None))
         owned = owned_cards_warning(job, rec, catalog)
-        extra = (*(w for w in (owned, limited, premium, loader) if w is not None), *extra)
+        first = () if owned is None else (owned,)
+        extra = (*(w for w in (limited, premium, loader) if w is not None), *extra)
         rec = arm_alternative(rec)
-    rec = replace(rec, requirements=replace(rec.requirements, warnings=rec.requirements.warnings + extra))
+    rec = replace(rec, requirements=replace(rec.requirements, warnings=(*first, *rec.requirements.warnings, *extra)))
     if per_gpu_rows != PER_GPU_OPTIONS:
         return rec
     used = {(o.gpu, o.gpu_count) for o in rec.options}
