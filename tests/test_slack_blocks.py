@@ -22,6 +22,7 @@ from workers.slack.blocks import (
     render_help,
     render_recommendation,
 )
+from workers.slack.grammar import parse_command
 
 GIB = 2**30
 
@@ -171,6 +172,9 @@ def test_the_help_lists_the_words_defaults_presets_and_gpus() -> None:
                      "`targets=q,k,v,o`", "llama3-8b qlora rank=16 bf16", "precision=fp32 (say `bf16`",
                      "`owned=4xrtx-3090`", "on my 1080 ti"):
         assert expected in blocks
+    # the default objective said is the one a command without one gets: the spec's cost (it said balanced)
+    assert "objective cost" in blocks and "objective balanced" not in blocks
+    assert parse_command("resnet50 batch=64", presets={"resnet50"}, gpus=("t4",)).spec.get("objective") is None
 
 
 def test_a_long_list_of_rejected_offers_is_cut_to_the_first_few() -> None:

@@ -137,6 +137,9 @@ def test_billions_of_tokens_are_the_data_set_made_samples_by_the_sequence_length
     told = parse("gpt2 on 10B tokens")
     assert told.spec["dataset"]["samples"] == 9_765_625 and "sequence_length" not in told.spec["training"]
     assert "samples=9,765,625 (10,000,000,000 tokens / seq 1,024, the model's context)" in told.defaults_used
+    # a pre-training run's trillions ("15T tokens", Llama 3's) were an unknown word
+    trillion = parse("pretrain llama 3 70b on 1T tokens seq 8192")
+    assert trillion.spec["dataset"]["samples"] == -(-10**12 // 8192)
     with pytest.raises(CommandError) as caught:
         parse("resnet50 on 10B tokens")
     assert any("add seq=" in p for p in caught.value.problems)

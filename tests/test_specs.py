@@ -83,7 +83,7 @@ def test_human_units_become_plain_numbers() -> None:
 
 
 @pytest.mark.parametrize(("text", "count"), [("1281167", 1281167), ("50k", 50_000), ("1.28M", 1_280_000),
-                                             ("2B", 2 * 10**9)])
+                                             ("2B", 2 * 10**9), ("1T", 10**12), ("15t", 15 * 10**12)])
 def test_parse_count_reads_suffixes(text: str, count: int) -> None:
     assert parse_count(text) == count
 

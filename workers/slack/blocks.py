@@ -290,10 +290,10 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
         _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
         _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default), epochs=1, precision="
                  f"{grammar.DEFAULT_PRECISION} (say `bf16` or `fp16` for mixed precision, as most LLM fine-tunes "
-                 "run; `fp8` for FP8 products on Ada, Hopper and Blackwell), objective balanced, every provider "
-                 "and pricing kind; `spot`/`ondemand` choose the cloud "
-                 "pricing and keep owned cards unless you name providers. Sizes take units: 150GB, 1.28M, "
-                 "$500, 2d."),
+                 "run; `fp8` for FP8 products on Ada, Hopper and Blackwell), objective cost (`balanced` for the "
+                 "knee of the cost/time front, `fastest` for time), every provider and pricing kind; "
+                 "`spot`/`ondemand` choose the cloud pricing and keep owned cards unless you name providers. "
+                 "Sizes take units: 150GB, 1.28M, 1T, $500, 2d."),
         _section(f"*Presets:* {', '.join(sorted(presets))} (or a model's Hugging Face name, "
                  "`meta-llama/Llama-2-7b-hf`)"),
         _section(f"*GPUs:* {', '.join(sorted(gpus))} (or as you say them: `a100 80gb`, `1080 ti`, `4x h100`; "

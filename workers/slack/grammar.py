@@ -8,7 +8,7 @@
 Defaults (told to the user in the help text): batch 32 when no `batch=` is given (Keras'
 `Model.fit` default batch size, keras.io/api/models/model_training_apis; told back in the ack, as is
 the spec's fp32 precision when no precision is said), epochs 1, objective
-balanced, every provider and pricing kind; the rest are the job spec's own defaults (CONTRACT.md).
+cost (the spec's default), every provider and pricing kind; the rest are the job spec's own defaults (CONTRACT.md).
 `spot`/`ondemand` choose the cloud pricing; owned on-prem cards stay in unless providers are named.
 """
 

@@ -88,7 +88,7 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     "mnli": (392_702, None), "multinli": (392_702, None),
 }
 
-_NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?[kmb]?$")
+_NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?[kmbt]?$")
 _MONEY = re.compile(r"^\$\d[\d,]*(\.\d+)?[kmb]?$")
 _REGION = re.compile(r"^(us|eu|europe|asia|ap|me|sa|ca|af|il|mx|northamerica|southamerica|australia|africa)"
                      r"-[a-z]+-?\d+$")  # us-east-1, europe-west4, me-west1
