@@ -76,6 +76,7 @@ def test_probe_spec_calibrates_the_estimate_to_the_measured_memory(tmp_path: Pat
     ([f"{MODELS}:missing"], "is not a callable"),
     ([f"{MODELS}:not_a_model"], "must return a torch.nn.Module"),
     ([f"{MODELS}:small_cnn", "--input-shape", "5,16,16"], "the training step failed"),
+    ([f"{MODELS}:small_cnn", "--optimizer", "rmsprop", "--optimizer-impl", "fused"], "no fused RMSprop"),
 ])
 def test_probe_reports_bad_input_in_one_line_with_exit_2(args: list[str], message: str,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
@@ -112,3 +113,13 @@ def test_a_failing_sample_function_is_one_line_naming_the_index(capsys: pytest.C
     assert "failed on index 3: OSError: image file is truncated" in err
     assert main(["probe", f"{MODELS}:small_cnn", "--input-shape", "3,16,16", "--sample", f"{MODELS}:one_sample",
                  "--sample-count", "0"]) == 2
+
+
+def test_probe_runs_rmsprop_and_writes_it_into_the_spec(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec_path = tmp_path / "rmsprop.json"
+    code = main(["probe", f"{MODELS}:small_cnn", "--input-shape", "3,16,16", "--batch-size", "4",
+                 "--optimizer", "rmsprop", "--spec", str(spec_path)])
+    capsys.readouterr()
+    assert code == 0
+    _, job = load_job(json.loads(spec_path.read_text()))
+    assert job.training.optimizer.value == "rmsprop"

@@ -91,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         return fail("--vocab must be at least 1")
     if args.sample_count < 1:
         return fail("--sample-count must be at least 1")
+    if args.optimizer == "rmsprop" and args.optimizer_impl == "fused":  # the probe would measure foreach
+        return fail("--optimizer-impl fused: torch has no fused RMSprop kernel to measure; use foreach or per_tensor")
     try:
         from service.probe.run import ProbeError, load_callable, probe
     except ModuleNotFoundError as exc:

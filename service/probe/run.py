@@ -86,7 +86,7 @@ def _optimizer(name: str, params: list[nn.Parameter], implementation: str = "for
     if implementation == "fused" and name in ("adam", "adamw"):
         kind = torch.optim.AdamW if name == "adamw" else torch.optim.Adam
         return kind(params, lr=1e-3, fused=True)
-    if name == "rmsprop":  # no fused kernel in torch: foreach or a per-tensor loop
+    if name == "rmsprop":  # no fused kernel in torch (the CLI refuses fused): foreach or a per-tensor loop
         return torch.optim.RMSprop(params, lr=1e-3, foreach=implementation != "per_tensor")
     if implementation == "per_tensor":
         if name in ("sgd", "momentum"):
