@@ -84,6 +84,20 @@ def test_tensor_parallel_that_does_not_divide_the_gpus_is_422_naming_gpu_count(e
     assert "gpu_count" in answer.get_json()["errors"]
 
 
+def test_without_gpu_count_a_named_split_runs_on_its_fewest_gpus(embedded_client: FlaskClient, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # it was a 422 naming gpu_count, whose default (1) no tensor-parallel split runs on
+    spec = {**llama7b({"tensor_parallel": 4}), "gpus": ["h100-sxm"]}
+    answer = embedded_client.post("/v1/estimate", json=spec)
+    assert answer.status_code == 200
+    assert [row["gpu_count"] for row in answer.get_json()["per_gpu"]] == [4]
+    assert answer.get_json() == embedded_client.post("/v1/estimate", json={**spec, "gpu_count": 4}).get_json()
+    path = tmp_path / "tp4.json"
+    path.write_text(json.dumps(llama7b({"tensor_parallel": 4})), encoding="utf-8")
+    assert main(["estimate", str(path), "--gpu", "h100-sxm", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["per_gpu"][0]["gpu_count"] == 4
+
+
 def test_the_cli_estimate_prints_what_the_api_sizes(embedded_client: FlaskClient, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     spec = llama7b({"data_parallel": "fsdp", "checkpointing": "selective"})

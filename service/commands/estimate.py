@@ -34,7 +34,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--gpu", action="append", default=[], metavar="SLUG",
                    help="also fit and time the job on this GPU (repeatable, or several separated by commas), or "
                         "`all` for every GPU of the catalog; see `gpugauge catalog gpus`")
-    p.add_argument("--gpu-count", type=int, default=1, metavar="N", help="GPUs per machine (data parallel)")
+    p.add_argument("--gpu-count", type=int, default=None, metavar="N",
+                   help="GPUs per machine (default: the fewest the spec's named split runs on, 1 without one)")
     p.add_argument("--json", action="store_true", help="print exactly what POST /v1/estimate returns")
     p.add_argument("--wide", action="store_true", help="every column, whatever the terminal's width")
     p.set_defaults(func=run)
@@ -47,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         asked = [slug.strip() for given in args.gpu for slug in given.split(",") if slug.strip()]  # a,b or repeated
         slugs = sorted(g.slug for g in catalog.gpus) if "all" in asked else asked
         data, job = load_job_from_args(args, schema=EstimateRequestSchema(),
-                                       extra={"gpus": slugs, "gpu_count": args.gpu_count})
+                                       extra={"gpus": slugs, **({} if args.gpu_count is None
+                                                                else {"gpu_count": args.gpu_count})})
         with working("estimating"):
             requirements = estimate_on_gpus(job, catalog.gpus, slugs=data["gpus"], gpu_count=data["gpu_count"],
                                             field="--gpu", calibration=calibration_for(open_runs_store(), catalog))

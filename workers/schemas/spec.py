@@ -394,4 +394,6 @@ class EstimateRequestSchema(JobSpecSchema):
     # Up to 256 GPUs: `gpugauge estimate --gpu all` sends every card of the catalog (76 on 2026-12-01).
     gpus = fields.List(fields.String(validate=validate.Length(min=1, max=64)),
                        validate=validate.Length(max=MAX_ESTIMATE_GPUS), load_default=list)
-    gpu_count = bounded_int(minimum=1, maximum=1024, load_default=1)
+    gpu_count = bounded_int(minimum=1, maximum=1024, load_default=None, metadata={
+        "description": "GPUs of each model to fit and time the job on; default: the fewest its named split runs on "
+                       "(tensor parallel x pipeline stages), 1 without one"})

@@ -56,6 +56,7 @@ from workers.sizing.strategies.named import (
     estimate_named,
     named_layout,
     names_strategy,
+    replica_gpus,
     single_gpu_time,
 )
 from workers.sizing.timing import IterationTime, estimate_iteration_ms, training_flops
@@ -86,7 +87,7 @@ def resolve_gpus(slugs: Sequence[str], known_gpus: Mapping[str, GpuSpec], *,
     return tuple(resolved.values())
 
 
-def estimate_on_gpus(job: JobSpec, gpus: Sequence[GpuSpec], *, slugs: Sequence[str], gpu_count: int = 1,
+def estimate_on_gpus(job: JobSpec, gpus: Sequence[GpuSpec], *, slugs: Sequence[str], gpu_count: int | None = None,
                      field: str = "gpus", calibration: Calibration = NO_CALIBRATION) -> Requirements:
     """Size a job and fit it on `gpu_count` of each named GPU: the one "known GPUs, resolve, estimate" use case.
 
@@ -95,6 +96,8 @@ def estimate_on_gpus(job: JobSpec, gpus: Sequence[GpuSpec], *, slugs: Sequence[s
     corrections fitted from reported runs (reported.py); the per-GPU rows it applies to say so.
     """
     known = {gpu.slug: gpu for gpu in gpus}
+    if gpu_count is None:  # not said: the fewest GPUs the spec's named split runs on (one without one)
+        gpu_count = replica_gpus(job)
     req = estimate_requirements(job, gpus=resolve_gpus(slugs, known, field=field), gpu_count=gpu_count,
                                 known_gpus=known)
     return calibrate_requirements(req, job, known, calibration)
