@@ -173,6 +173,15 @@ def test_mnist_mlp_is_keras_examples_784_512_512_10_with_dropout_masks() -> None
     assert len(dropouts) == 2 and all(r.saved_mask_bytes == 512 for r in dropouts)  # one byte a unit
 
 
+def test_cased_bert_differs_from_uncased_by_its_vocabulary_alone() -> None:
+    # the cased WordPiece vocabulary has 28,996 tokens against 30,522: the word embedding's rows are the difference
+    for size, hidden in (("base", 768), ("large", 1024)):
+        cased, uncased = preset_stats(f"bert-{size}-cased"), preset_stats(f"bert-{size}")
+        assert uncased.parameters - cased.parameters == (30_522 - 28_996) * hidden
+        assert cased.multiply_adds == uncased.multiply_adds  # an embedding lookup multiplies nothing
+    assert find_preset("google-bert/bert-base-cased").name == "bert-base-cased"
+
+
 def test_dqn_counts_the_target_network_as_frozen() -> None:
     # estimation-methods.md §5 [derived] from Mnih et al. 2015: 1,693,362 params, ~9.35 M MACs per network.
     m = preset_stats("dqn-atari")

@@ -22,6 +22,7 @@ from workers.sizing.presets.hf_presets import config_presets
 from workers.sizing.presets.names import match_preset_name, name_forms
 from workers.sizing.presets.small import small_presets
 from workers.sizing.presets.transformer import (
+    BERT_VOCAB,
     ENCODER_HEADS,
     LLAMA_SIZES,
     bert_layers,
@@ -36,6 +37,7 @@ from workers.sizing.stats import ModelStats
 
 Layer = dict[str, object]
 TORCHVISION = "torchvision model docs (pytorch.org/vision/stable/models), {} IMAGENET1K_V1: num_params, GFLOPS"
+CASED_VOCAB = 28_996  # bert-base-cased and bert-large-cased: the cased WordPiece vocabulary
 KERAS_HUB = "KerasHub presets (keras-team/keras-hub, {} backbone 'params'); the paper rounds to {}"
 
 
@@ -147,6 +149,14 @@ _PRESETS: tuple[Preset, ...] = (
     _encoder("bert-large", "BERT-large uncased (24 layers, hidden 1024, 16 heads)", partial(bert_layers, "bert-large"),
              Published(335_141_888, None, KERAS_HUB.format("bert_large_en_uncased", "340M")),
              ("bert-large-uncased", "bert_large")),
+    *(_encoder(f"bert-{size}-cased", f"BERT-{size} cased ({shape}; the cased WordPiece vocabulary of {CASED_VOCAB:,})",
+               partial(bert_layers, f"bert-{size}", vocab=CASED_VOCAB),
+               Published(uncased - (BERT_VOCAB - CASED_VOCAB) * hidden, None, "[derived] the uncased count less "
+                         f"{BERT_VOCAB - CASED_VOCAB:,} vocabulary rows of {hidden} (bert-{size}-cased config.json: "
+                         f"vocab_size {CASED_VOCAB:,}, recalled)"),
+               (f"bert_{size}_cased",))
+      for size, shape, hidden, uncased in (("base", "12 layers, hidden 768, 12 heads", 768, 109_482_240),
+                                           ("large", "24 layers, hidden 1024, 16 heads", 1024, 335_141_888))),
     _encoder("distilbert-base", "DistilBERT-base uncased (6 layers, hidden 768, 12 heads; BERT-base's vocabulary)",
              distilbert_layers, Published(66_362_880, None, "distilbert-base-uncased (Hugging Face DistilBertModel) "
                                           "parameter count: 66,362,880; Sanh et al. 2019, DistilBERT: 66M"),
