@@ -15,10 +15,10 @@ import pytest
 
 from catalog.loader import load_catalog
 from service.cli import main
+from tests.recommending import estimate_spec, usable_bytes
 from workers.ranking.plan_options import KIND_ORDER, _step
 from workers.schemas.specs import load_job
 from workers.sizing.estimate import estimate_on_gpus
-from workers.sizing.memory import usable_memory_bytes
 from workers.sizing.requirements import Mitigation, MitigationKind
 from workers.sizing.spec import OptimizerImplementation
 
@@ -29,26 +29,18 @@ def _spec(**training: Any) -> dict[str, Any]:
     return {"model": {"preset": "llama-7b"}, "dataset": {"samples": 10000}, "training": base}
 
 
-def _estimate(spec: dict[str, Any], gpu: str) -> Any:
-    _, job = load_job(spec)
-    return estimate_on_gpus(job, load_catalog().gpus, slugs=[gpu])
-
-
-def _usable(gpu: str) -> int:
-    return usable_memory_bytes(next(g for g in load_catalog().gpus if g.slug == gpu))
-
 
 def test_a_7b_full_fine_tune_that_overflows_an_h200_in_its_foreach_step_is_told_to_run_fused_first() -> None:
-    as_given = _estimate(_spec(), "h200")
-    fused = _estimate(_spec(optimizer_implementation="fused"), "h200")
+    as_given = estimate_spec(_spec(), "h200")
+    fused = estimate_spec(_spec(optimizer_implementation="fused"), "h200")
     print(f"\n7B AdamW on h200: foreach {as_given.gpu_memory_bytes / 2**30:.1f} GiB ({as_given.peak_phase}), "
           f"fused {fused.gpu_memory_bytes / 2**30:.1f} GiB ({fused.peak_phase}), "
-          f"usable {_usable('h200') / 2**30:.1f} GiB")
-    assert as_given.peak_phase == "optimizer_step" and as_given.gpu_memory_bytes > _usable("h200")
+          f"usable {usable_bytes('h200') / 2**30:.1f} GiB")
+    assert as_given.peak_phase == "optimizer_step" and as_given.gpu_memory_bytes > usable_bytes("h200")
     first = as_given.mitigations[0]
     assert first.kind == MitigationKind.FUSED_OPTIMIZER
     # the row's peak is the estimate of the job with the fused update, and it fits this card
-    assert first.gpu_memory_bytes == fused.gpu_memory_bytes <= _usable("h200")
+    assert first.gpu_memory_bytes == fused.gpu_memory_bytes <= usable_bytes("h200")
     assert first.time_factor == pytest.approx(1.0, abs=0.02)
     assert "fused=True" in first.description and "fits the" in first.description
     # what it takes off is at most the fp32 copy (4 bytes per trainable parameter), less where the peak
@@ -65,14 +57,14 @@ def test_a_7b_full_fine_tune_that_overflows_an_h200_in_its_foreach_step_is_told_
     {"optimizer_implementation": "fused"},
 ])
 def test_no_fused_row_where_it_does_not_apply(change: dict[str, Any]) -> None:
-    plan = _estimate(_spec(**change), "a100-40gb").mitigations
+    plan = estimate_spec(_spec(**change), "a100-40gb").mitigations
     assert plan and not any(m.kind == MitigationKind.FUSED_OPTIMIZER for m in plan)
 
 
 def test_no_fused_row_where_backward_sets_the_peak_and_the_update_saves_nothing() -> None:
     spec = _spec(batch_size=64, sequence_length=2048)  # activations dwarf the step's copy
-    result = _estimate(spec, "h200")
-    assert result.peak_phase == "backward" and result.gpu_memory_bytes > _usable("h200")
+    result = estimate_spec(spec, "h200")
+    assert result.peak_phase == "backward" and result.gpu_memory_bytes > usable_bytes("h200")
     assert not any(m.kind == MitigationKind.FUSED_OPTIMIZER for m in result.mitigations)
 
 
@@ -103,8 +95,8 @@ def _warning(result: Any, code: str) -> Any:
 
 
 def test_a_job_that_peaks_in_its_foreach_update_is_told_both_peaks_even_where_it_fits() -> None:
-    as_given = _estimate(_spec(), "b200")  # fits the B200 as given: the warning is about the figure, not the fit
-    fused = _estimate(_spec(optimizer_implementation="fused"), "b200")
+    as_given = estimate_spec(_spec(), "b200")  # fits the B200 as given: the warning is about the figure, not the fit
+    fused = estimate_spec(_spec(optimizer_implementation="fused"), "b200")
     assert as_given.per_gpu[0].fits and as_given.peak_phase == "optimizer_step"
     said = _warning(as_given, "optimizer-step-peak")
     assert said is not None
@@ -122,7 +114,7 @@ def test_a_job_that_peaks_in_its_foreach_update_is_told_both_peaks_even_where_it
 ])
 def test_no_optimizer_step_warning_where_the_update_does_not_set_the_peak_or_is_not_torch(
         change: dict[str, Any]) -> None:
-    assert _warning(_estimate(_spec(**change), "b200"), "optimizer-step-peak") is None
+    assert _warning(estimate_spec(_spec(**change), "b200"), "optimizer-step-peak") is None
 
 
 def test_a_named_sharded_strategy_gets_the_fused_figure_of_its_own_layout() -> None:

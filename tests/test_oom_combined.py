@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog.loader import load_catalog
+from tests.recommending import estimate_spec, usable_bytes
 from workers.schemas import RequirementsSchema
-from workers.schemas.specs import load_job
-from workers.sizing.estimate import estimate_on_gpus
-from workers.sizing.memory import usable_memory_bytes
 from workers.sizing.requirements import MitigationKind
 from workers.slack.blocks import render_fit
 
@@ -21,18 +18,10 @@ QLORA_8B: dict[str, Any] = {"model": {"preset": "llama3-8b"}, "dataset": {"sampl
                             "training": {"batch_size": 32, "parallelism": {"adapter": {"kind": "qlora"}}}}
 
 
-def _estimate(spec: dict[str, Any], gpu: str) -> Any:
-    _, job = load_job(spec)
-    return estimate_on_gpus(job, load_catalog().gpus, slugs=[gpu])
-
-
-def _usable(gpu: str) -> int:
-    return usable_memory_bytes(next(g for g in load_catalog().gpus if g.slug == gpu))
-
 
 def test_a_qlora_8b_that_no_single_row_fits_on_a_3090_fits_with_them_together() -> None:
-    result = _estimate(QLORA_8B, "rtx-3090")
-    usable = _usable("rtx-3090")
+    result = estimate_spec(QLORA_8B, "rtx-3090")
+    usable = usable_bytes("rtx-3090")
     one_card = [m for m in result.mitigations if m.kind is not MitigationKind.COMBINED and m.gpu_count in (None, 1)]
     assert one_card and all(m.gpu_memory_bytes > usable for m in one_card)
     [combined] = [m for m in result.mitigations if m.kind is MitigationKind.COMBINED]
@@ -50,27 +39,27 @@ def test_a_qlora_8b_that_no_single_row_fits_on_a_3090_fits_with_them_together() 
                                          "loss": "fused_linear_cross_entropy",
                                          "parallelism": {"adapter": {"kind": "qlora"}, "checkpointing": "full"}}}
 
-    assert _estimate(written(micro), "rtx-3090").gpu_memory_bytes == combined.gpu_memory_bytes
-    assert _estimate(written(2 * micro), "rtx-3090").gpu_memory_bytes > usable  # the largest micro-batch that fits
+    assert estimate_spec(written(micro), "rtx-3090").gpu_memory_bytes == combined.gpu_memory_bytes
+    assert estimate_spec(written(2 * micro), "rtx-3090").gpu_memory_bytes > usable  # the largest micro-batch that fits
 
 
 def test_no_combined_row_where_one_change_already_fits_the_card() -> None:
     spec = {"model": {"preset": "resnet50"}, "dataset": {"samples": 10000}, "training": {"batch_size": 512}}
-    result = _estimate(spec, "t4")
-    assert result.gpu_memory_bytes > _usable("t4")
-    assert any(m.kind is MitigationKind.SMALLER_BATCH and m.gpu_memory_bytes <= _usable("t4")
+    result = estimate_spec(spec, "t4")
+    assert result.gpu_memory_bytes > usable_bytes("t4")
+    assert any(m.kind is MitigationKind.SMALLER_BATCH and m.gpu_memory_bytes <= usable_bytes("t4")
                for m in result.mitigations)
     assert not any(m.kind is MitigationKind.COMBINED for m in result.mitigations)
 
 
 def test_a_bf16_job_on_a_card_without_bf16_is_never_made_fp16_in_the_combined_row() -> None:
     spec = {**QLORA_8B, "training": {**QLORA_8B["training"], "precision": "bf16-mixed"}}
-    [combined] = [m for m in _estimate(spec, "t4").mitigations if m.kind is MitigationKind.COMBINED]
+    [combined] = [m for m in estimate_spec(spec, "t4").mitigations if m.kind is MitigationKind.COMBINED]
     assert "fp16" not in combined.description and "bf16-mixed;" not in combined.description
 
 
 def test_slack_says_the_combined_row_first() -> None:
-    requirements = RequirementsSchema().dump(_estimate(QLORA_8B, "rtx-3090"))
+    requirements = RequirementsSchema().dump(estimate_spec(QLORA_8B, "rtx-3090"))
     blocks = render_fit(requirements, title="fit")["blocks"]
     plan = next(b["text"]["text"] for b in blocks if "Out-of-memory plan" in (b.get("text") or {}).get("text", ""))
     assert plan.split("\n")[1].startswith("• *combined*")
