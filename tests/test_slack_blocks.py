@@ -169,8 +169,9 @@ def test_the_help_lists_the_words_defaults_presets_and_gpus() -> None:
     assert_valid_message(msg)
     blocks = text_of(msg)
     for expected in ("`batch=64`", "`spot`", "resnet50, vgg16", "t4, v100-16gb", "batch=32", "`qlora`", "`rank=16`",
-                     "`targets=q,k,v,o`", "llama3-8b qlora rank=16 bf16", "precision=fp32 (say `bf16`",
-                     "`owned=4xrtx-3090`", "on my 1080 ti"):
+                     "`targets=q,k,v,o`", "llama3-8b qlora rank=16 bf16",
+                     "precision=fp32, bf16 for a model of 1B parameters or more", "`owned=4xrtx-3090`",
+                     "on my 1080 ti"):
         assert expected in blocks
     # the default objective said is the one a command without one gets: the spec's cost (it said balanced)
     assert "objective cost" in blocks and "objective balanced" not in blocks

@@ -68,6 +68,24 @@ def test_without_batch_the_documented_default_is_used_and_reported() -> None:
     assert JobSpecSchema().load(command.spec)["training"]["epochs"] == 1.0
 
 
+def test_a_model_of_a_billion_parameters_or_more_is_assumed_in_bf16_and_told_so() -> None:
+    presets = (*PRESETS, "llama3-8b", "gpt2-xl")
+    command = parse_command("fine-tune llama3-8b lora samples=52k", presets=presets, gpus=GPUS)
+    assert command.spec["training"]["precision"] == "bf16-mixed"  # what an 8B fine-tune runs in, not fp32
+    assert any(d.startswith("precision=bf16 (a model of 8.0B parameters") for d in command.defaults_used)
+    assert "precision=fp32" not in command.defaults_used
+    # said wins, and a model under 1B (GPT-2 XL is 1.56B, GPT-2 small 124M) keeps the spec's fp32
+    said = parse_command("llama3-8b fp32 qlora", presets=presets, gpus=GPUS)
+    assert said.spec["training"]["precision"] == "fp32" and not any("precision" in d for d in said.defaults_used)
+    assert parse_command("gpt2-xl", presets=presets, gpus=GPUS).spec["training"]["precision"] == "bf16-mixed"
+    small = parse("gpt2-124m")
+    assert "precision" not in small.spec["training"] and "precision=fp32" in small.defaults_used
+    # a model given by its statistics alone, params= at 1B or more, likewise
+    stats = parse("params=7B neurons=1M madds=7B batch=4")
+    assert stats.spec["training"]["precision"] == "bf16-mixed"
+    assert JobSpecSchema().load(stats.spec)["training"]["precision"] == "bf16-mixed"
+
+
 def test_a_language_model_without_seq_is_told_it_is_sized_at_its_whole_context() -> None:
     command = parse_command("llama3-8b lora samples=10k", presets=(*PRESETS, "llama3-8b"), gpus=GPUS)
     assert "seq=8192 (the model's context)" in command.defaults_used  # Llama 3's 8,192: time follows the tokens

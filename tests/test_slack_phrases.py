@@ -102,6 +102,7 @@ def test_a_vit_keeps_its_224_input_and_says_the_images_are_resized() -> None:
     ("distilbert sst2", "distilbert", 67_349, None),
     ("roberta-base mnli", "roberta-base", 392_702, None),
     ("bert imdb", "bert", 25_000, None),
+    ("mistral 7b qlora dolly 3 epochs", "mistral-7b", 15_011, None),  # an instruction set
 ])
 def test_more_public_data_sets_give_their_training_split(text: str, preset: str, samples: int,
                                                          shape: list[int] | None) -> None:
@@ -111,6 +112,15 @@ def test_more_public_data_sets_give_their_training_split(text: str, preset: str,
     assert command.spec["model"].get("input_shape") == shape
     assert "sequence_length" not in command.spec["training"]  # a text set leaves the length to seq= or the preset
     assert any(d.startswith(f"samples={samples:,} (") for d in command.defaults_used)
+
+
+def test_alpaca_is_sized_at_the_length_its_own_script_truncates_to() -> None:
+    command = parse("fine-tune llama 3 8b with lora on alpaca 3 epochs")
+    assert command.spec["dataset"]["samples"] == 52_002
+    assert command.spec["training"]["sequence_length"] == 512  # not Llama 3's 8,192-token context: 16x the tokens
+    assert "seq=512 (Stanford Alpaca's train.py truncates at model_max_length 512)" in command.defaults_used
+    assert not any("the model's context" in d for d in command.defaults_used)
+    assert parse("llama 3 8b lora alpaca seq 2048").spec["training"]["sequence_length"] == 2048  # said wins
 
 
 @pytest.mark.parametrize(("text", "problem"), [

@@ -7,7 +7,7 @@
 
 Defaults (told to the user in the help text): batch 32 when no `batch=` is given (Keras'
 `Model.fit` default batch size, keras.io/api/models/model_training_apis; told back in the ack, as is
-the spec's fp32 precision when no precision is said), epochs 1, objective
+the spec's fp32 precision when none is said, bf16-mixed for a model of 1B parameters or more), epochs 1, objective
 cost (the spec's default), every provider and pricing kind; the rest are the job spec's own defaults (CONTRACT.md).
 `spot`/`ondemand` choose the cloud pricing; owned on-prem cards stay in unless providers are named.
 """
@@ -25,6 +25,7 @@ from catalog.gpu_names import gpu_name_matches
 from catalog.providers import PROVIDER_NAMES
 from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count
+from workers.sizing.advice import LARGE_MODEL_PARAMETERS
 from workers.sizing.errors import SpecError
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import find_preset
@@ -32,6 +33,7 @@ from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize, resiz
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
+LARGE_MODEL_PRECISION = "bf16-mixed"  # of advice.LARGE_MODEL_PARAMETERS or more: its warning's sources; said back
 MAX_TEXT_CHARS = 1000  # a command longer than this is not typed by a person
 MAX_FIT_GPUS = 8  # "v100 and h100" is seven
 
@@ -306,6 +308,21 @@ def _preset_context(preset: object) -> int | None:
         return None
 
 
+def _default_precision(spec: dict[str, Any], preset: object) -> str:
+    """Set bf16-mixed for a model of LARGE_MODEL_PARAMETERS or more (else keep fp32); return the ack's words."""
+    parameters = spec["model"].get("stats", {}).get("parameters")
+    if isinstance(preset, str):
+        try:
+            parameters = find_preset(preset).published.parameters
+        except SpecError:
+            parameters = None
+    if not isinstance(parameters, (int, float)) or parameters < LARGE_MODEL_PARAMETERS:
+        return f"precision={DEFAULT_PRECISION}"
+    spec["training"]["precision"] = LARGE_MODEL_PRECISION
+    return (f"precision=bf16 (a model of {parameters / 1e9:.1f}B parameters is trained in bf16-mixed almost always; "
+            "say `fp32` to size it in full precision)")
+
+
 def _tokens_by_context(builder: _Builder, spec: dict[str, Any], preset: object) -> tuple[str, ...]:
     """Set the samples the run's tokens make at the preset's context; a problem where it has none."""
     context = _preset_context(preset)
@@ -362,8 +379,8 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
     if "batch_size" not in spec["training"]:
         spec["training"]["batch_size"] = DEFAULT_BATCH_SIZE
         defaults.append(f"batch={DEFAULT_BATCH_SIZE}")
-    if "precision" not in spec["training"]:  # the spec's default, said: an LLM in fp32 needs about twice bf16's
-        defaults.append(f"precision={DEFAULT_PRECISION}")
+    if "precision" not in spec["training"]:  # said: an LLM in fp32 needs about twice bf16's memory
+        defaults.append(_default_precision(spec, preset))
     context = _preset_context(preset) if "sequence_length" not in spec["training"] else None
     if context is not None:  # a language model's default is its whole context: time and memory follow it
         defaults.append(f"seq={context} (the model's context)")

@@ -25,8 +25,10 @@ never guesses: a word it does not know is left for the grammar to refuse with it
   likewise), "mnist" and "fashion-mnist" 60,000 (LeCun et al. 1998; Xiao et al. 2017), "celeba" 202,599 faces (Liu
   et al. 2015; a DCGAN reads them resized to its 64 x 64), "squad" 87,599 questions (SQuAD v1.1, Rajpurkar et al.
   2016), "imdb" 25,000 reviews (Maas et al. 2011), "sst2" 67,349 and "mnli" 392,702 sentence pairs (GLUE, Wang et
-  al. 2018); MNLI, SST-2 and CelebA were read in public copies on 2026-12-06, the other counts are recalled. A
-  count the user gives wins; a text set sets no sequence length.
+  al. 2018), "alpaca" 52,002 instructions (tatsu-lab/alpaca's alpaca_data.json; its card says 52K) and "dolly"
+  15,011 (databricks-dolly-15k as it stands after its cleaning commits; 15,014 in TFDS's older copy); MNLI, SST-2,
+  CelebA, Alpaca and Dolly were read in public copies on 2026-12-06, the other counts are recalled. A count the
+  user gives wins; a text set sets no sequence length, except where its own script truncates (DATASET_SEQ).
 """
 
 from __future__ import annotations
@@ -86,7 +88,13 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     "celeba": (202_599, None),
     "squad": (87_599, None), "imdb": (25_000, None), "sst2": (67_349, None), "sst-2": (67_349, None),
     "mnli": (392_702, None), "multinli": (392_702, None),
+    "alpaca": (52_002, None), "dolly": (15_011, None), "dolly-15k": (15_011, None),
+    "databricks-dolly-15k": (15_011, None),
 }
+# A set whose own training script truncates its samples: the tokens each is sized at where seq= is not said.
+# Stanford Alpaca's train.py (tatsu-lab/stanford_alpaca, read 2026-12-06): model_max_length 512, padded to the
+# longest in a batch, so 512 is the most a sample costs.
+DATASET_SEQ = {"alpaca": (512, "Stanford Alpaca's train.py truncates at model_max_length 512")}
 
 _NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?[kmbt]?$")
 _MONEY = re.compile(r"^\$\d[\d,]*(\.\d+)?[kmb]?$")
@@ -189,6 +197,10 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         if not any(w.startswith("samples=") for w in out):
             out.append(f"samples={samples}")
             assumed.append(f"samples={samples:,} ({named})")
+        if named in DATASET_SEQ and not any(w.startswith("seq=") for w in out):
+            seq, why = DATASET_SEQ[named]
+            out.append(f"seq={seq}")
+            assumed.append(f"seq={seq} ({why})")
     return out, image, tuple(assumed)
 
 
