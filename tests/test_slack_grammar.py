@@ -80,6 +80,12 @@ def test_a_model_of_a_billion_parameters_or_more_is_assumed_in_bf16_and_told_so(
     assert parse_command("gpt2-xl", presets=presets, gpus=GPUS).spec["training"]["precision"] == "bf16-mixed"
     small = parse("gpt2-124m")
     assert "precision" not in small.spec["training"] and "precision=fp32" in small.defaults_used
+    # asked about cards without bf16 alone (a T4, a V100: estimated as fp32 there), fp16-mixed
+    on_t4 = parse_command("does llama3-8b fit on a t4", presets=presets, gpus=GPUS, no_bf16=("t4", "v100-16gb"))
+    assert on_t4.spec["training"]["precision"] == "fp16-mixed"
+    assert any(d.startswith("precision=fp16 (") and "t4 has no bf16" in d for d in on_t4.defaults_used)
+    mixed = parse_command("llama3-8b lora t4 a100-80gb", presets=presets, gpus=GPUS, no_bf16=("t4",))
+    assert mixed.spec["training"]["precision"] == "bf16-mixed"  # the A100 has it
     # a model given by its statistics alone, params= at 1B or more, likewise
     stats = parse("params=7B neurons=1M madds=7B batch=4")
     assert stats.spec["training"]["precision"] == "bf16-mixed"

@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 from catalog.store import CatalogStoreError
 from workers.schemas.specs import flatten_errors, load_job
 from workers.sizing.presets.registry import PRESETS
+from workers.sizing.throughput import has_bf16
 from workers.slack.blocks import Message, render_error, render_help
 from workers.slack.grammar import Command, CommandError, describe_errors, parse_command
 from workers.slack.settings import SlackSettings
@@ -83,10 +84,12 @@ def acknowledge(form: Mapping[str, str], settings: SlackSettings) -> dict[str, A
 
 
 def _acknowledge(form: Mapping[str, str], settings: SlackSettings) -> dict[str, Any]:
-    gpus = [gpu.slug for gpu in runtime().catalog.get().gpus]
+    cards = runtime().catalog.get().gpus
+    gpus = [gpu.slug for gpu in cards]
     text = form.get("text", "")
     try:
-        command = parse_command(text, presets=preset_words(), gpus=gpus)
+        command = parse_command(text, presets=preset_words(), gpus=gpus,
+                                no_bf16=[gpu.slug for gpu in cards if not has_bf16(gpu)])
     except CommandError as error:
         return ephemeral(render_error("gpugauge did not understand that", problems=error.problems))
     if command.kind == "help":

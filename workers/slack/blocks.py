@@ -27,6 +27,7 @@ from workers.ranking.recommendation import StrategyChoice
 from workers.ranking.strategy_words import strategy_text
 from workers.render import fmt_bytes, fmt_hours, fmt_rate, fmt_usd
 from workers.slack import grammar
+from workers.slack.defaults import DEFAULT_PRECISION
 
 # Slack's documented limits (docs.slack.dev/reference/block-kit/blocks): 50 blocks a message,
 # 3000 characters of section text, 2000 per section field, 150 for a header.
@@ -290,7 +291,8 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
                  "3090s` ranks them at their power cost beside the clouds' machines (`owned=4xrtx-3090`)"),
         _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
         _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default), epochs=1, precision="
-                 f"{grammar.DEFAULT_PRECISION}, bf16 for a model of 1B parameters or more (say `bf16` or `fp16` for "
+                 f"{DEFAULT_PRECISION}, bf16 for a model of 1B parameters or more (fp16 on cards without bf16; "
+                 "say `bf16` or `fp16` for "
                  "mixed precision, `fp32` for full; `fp8` for FP8 products on Ada, Hopper and Blackwell), "
                  "objective cost (`balanced` for the "
                  "knee of the cost/time front, `fastest` for time), every provider and pricing kind; "

@@ -25,15 +25,11 @@ from catalog.gpu_names import gpu_name_matches
 from catalog.providers import PROVIDER_NAMES
 from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count
-from workers.sizing.advice import LARGE_MODEL_PARAMETERS
-from workers.sizing.errors import SpecError
 from workers.sizing.presets.names import match_preset_name
-from workers.sizing.presets.registry import find_preset
+from workers.slack.defaults import default_precision, preset_context
 from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize, resized_input
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
-DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
-LARGE_MODEL_PRECISION = "bf16-mixed"  # of advice.LARGE_MODEL_PARAMETERS or more: its warning's sources; said back
 MAX_TEXT_CHARS = 1000  # a command longer than this is not typed by a person
 MAX_FIT_GPUS = 8  # "v100 and h100" is seven
 
@@ -298,34 +294,9 @@ EXAMPLES = {"batch": "64", "epochs": "90", "data": "150GB", "samples": "1.28M", 
              "owned": "4xrtx-3090"}
 
 
-def _preset_context(preset: object) -> int | None:
-    """Return a language-model preset's default sequence length (its context), None for the rest."""
-    if not isinstance(preset, str):
-        return None
-    try:
-        return find_preset(preset).sequence_length
-    except SpecError:
-        return None
-
-
-def _default_precision(spec: dict[str, Any], preset: object) -> str:
-    """Set bf16-mixed for a model of LARGE_MODEL_PARAMETERS or more (else keep fp32); return the ack's words."""
-    parameters = spec["model"].get("stats", {}).get("parameters")
-    if isinstance(preset, str):
-        try:
-            parameters = find_preset(preset).published.parameters
-        except SpecError:
-            parameters = None
-    if not isinstance(parameters, (int, float)) or parameters < LARGE_MODEL_PARAMETERS:
-        return f"precision={DEFAULT_PRECISION}"
-    spec["training"]["precision"] = LARGE_MODEL_PRECISION
-    return (f"precision=bf16 (a model of {parameters / 1e9:.1f}B parameters is trained in bf16-mixed almost always; "
-            "say `fp32` to size it in full precision)")
-
-
 def _tokens_by_context(builder: _Builder, spec: dict[str, Any], preset: object) -> tuple[str, ...]:
     """Set the samples the run's tokens make at the preset's context; a problem where it has none."""
-    context = _preset_context(preset)
+    context = preset_context(preset)
     if context is None:
         builder.problems.append("a count of training tokens (e.g. 10B tokens) is made samples by the tokens per "
                                 "sample: add seq= (e.g. seq=2048), or say samples=")
@@ -335,8 +306,12 @@ def _tokens_by_context(builder: _Builder, spec: dict[str, Any], preset: object) 
     return (f"samples={samples:,} ({builder.tokens:,} tokens / seq {context:,}, the model's context)",)
 
 
-def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str]) -> Command:
-    """Parse the text after `/gpugauge`; raise CommandError listing every bad word with suggestions."""
+def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
+                  no_bf16: Collection[str] = ()) -> Command:
+    """Parse the text after `/gpugauge`; raise CommandError listing every bad word with suggestions.
+
+    `no_bf16`: the GPU slugs without bf16 arithmetic; a model defaulted to 16 bits on such cards alone is fp16.
+    """
     if len(text) > MAX_TEXT_CHARS:
         raise CommandError([f"the command is over {MAX_TEXT_CHARS} characters; say less"])
     words = _tokens(text)
@@ -380,8 +355,8 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str])
         spec["training"]["batch_size"] = DEFAULT_BATCH_SIZE
         defaults.append(f"batch={DEFAULT_BATCH_SIZE}")
     if "precision" not in spec["training"]:  # said: an LLM in fp32 needs about twice bf16's memory
-        defaults.append(_default_precision(spec, preset))
-    context = _preset_context(preset) if "sequence_length" not in spec["training"] else None
+        defaults.append(default_precision(spec, preset, builder.named_gpus, no_bf16))
+    context = preset_context(preset) if "sequence_length" not in spec["training"] else None
     if context is not None:  # a language model's default is its whole context: time and memory follow it
         defaults.append(f"seq={context} (the model's context)")
     gpu_count = spec.pop("gpu_count", 1)

@@ -1,0 +1,49 @@
+"""What a slash command assumes where the user said nothing: the precision and the context of a preset.
+
+The job spec's own default precision is fp32 (CONTRACT.md). A model of advice.LARGE_MODEL_PARAMETERS (1B) or more
+is trained in 16 bits almost always (the sources of advice.fp32_large_model_warning): a command that names one
+without a precision is sized in bf16-mixed, or fp16-mixed where every GPU it names lacks bf16 (before Ampere,
+where a bf16 job is estimated as fp32), and told so in the acknowledgement; `fp32` sizes it in full precision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from workers.sizing.advice import LARGE_MODEL_PARAMETERS
+from workers.sizing.errors import SpecError
+from workers.sizing.presets.registry import find_preset
+
+DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
+
+
+def preset_context(preset: object) -> int | None:
+    """Return a language-model preset's default sequence length (its context), None for the rest."""
+    if not isinstance(preset, str):
+        return None
+    try:
+        return find_preset(preset).sequence_length
+    except SpecError:
+        return None
+
+
+def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collection[str],
+                      no_bf16: Collection[str]) -> str:
+    """Set 16-bit mixed precision for a model of LARGE_MODEL_PARAMETERS or more (else keep fp32); return the words
+    the acknowledgement says."""
+    parameters = spec["model"].get("stats", {}).get("parameters")
+    if isinstance(preset, str):
+        try:
+            parameters = find_preset(preset).published.parameters
+        except SpecError:
+            parameters = None
+    if not isinstance(parameters, (int, float)) or parameters < LARGE_MODEL_PARAMETERS:
+        return f"precision={DEFAULT_PRECISION}"
+    size = f"a model of {parameters / 1e9:.1f}B parameters"
+    if named_gpus and all(slug in no_bf16 for slug in named_gpus):
+        spec["training"]["precision"] = "fp16-mixed"
+        return (f"precision=fp16 ({size} is trained in 16 bits almost always; {', '.join(dict.fromkeys(named_gpus))} "
+                "has no bf16; say `fp32` to size it in full precision)")
+    spec["training"]["precision"] = "bf16-mixed"
+    return f"precision=bf16 ({size} is trained in bf16-mixed almost always; say `fp32` to size it in full precision)"
