@@ -13,6 +13,7 @@ from catalog.providers import instance_family
 from catalog.types import Catalog, InstanceType, Offer, OnPremCard, Pricing, Provider
 from workers.ranking.costing import block_storage_price_table, cheapest_cards
 from workers.ranking.machine_table import MachineTable
+from workers.ranking.on_sale import current_generation_cards
 from workers.ranking.runcost import boot_seconds
 from workers.ranking.spot import InterruptionRate, interruption_rate
 from workers.ranking.transfer import Transfer
@@ -125,6 +126,7 @@ class CatalogIndex:
         self.gpu_power = {g.slug: (g.tdp_watts, g.source, g.source_date) for g in catalog.gpus}
         self.block_table: BlockTable = block_storage_price_table(catalog.block_storage)
         self.cards: Mapping[str, OnPremCard] = cheapest_cards(catalog.onprem_cards)
+        self.current_cards = current_generation_cards(self.cards, {g.slug: g.architecture for g in catalog.gpus})
         by_name: dict[str, list[Offer]] = {}
         for o in catalog.offers:
             group = by_name.get(o.instance_type)
@@ -159,6 +161,10 @@ class CatalogIndex:
             m.block_rates = tuple(r or 0.0 for r in rates)
             m.block_rates_complete = None not in rates
         self._scoped: dict[tuple[frozenset[Provider], int, tuple[Pricing, ...], frozenset[str]], MachineTable] = {}
+
+    def cards_for_purchase(self, named: frozenset[str]) -> dict[str, OnPremCard]:
+        """Return the cards the purchase question prices: the newest generations' (on_sale.py) and those named."""
+        return {gpu: card for gpu, card in self.cards.items() if gpu in self.current_cards or gpu in named}
 
     def scoped(self, *, providers: frozenset[Provider], max_gpus: int, pricing: tuple[Pricing, ...],
                gpus: frozenset[str] = frozenset()) -> MachineTable:

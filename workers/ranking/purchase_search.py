@@ -34,7 +34,7 @@ def searched_purchase(job: JobSpec, *, requirements: Requirements, index: Catalo
     """
     hours: dict[tuple[str, int], float] = {}
     strategies: dict[tuple[str, int], str] = {}
-    for gpu in sorted(filter(scope.allows, index.cards)):
+    for gpu in sorted(cards_on_sale(index, scope)):
         for n in onprem_gpu_counts(scope.max_gpus):
             choice = best(onprem_machine(job, requirements=requirements, index=index, gpu=gpu, gpu_count=n), 1)
             if choice is None:

@@ -16,16 +16,19 @@ from dataclasses import replace
 from datetime import date
 
 from catalog.freshness import STALE_AFTER_DAYS, freshness_warnings
-from catalog.types import Catalog, GpuSpec
+from catalog.types import Catalog, GpuSpec, Provider
+from workers.ranking.catalog_index import catalog_index
 from workers.ranking.left_out import left_out_reason
 from workers.ranking.loader_rerank import jpeg_loader_warning
+from workers.ranking.on_sale import older_cards_warning
 from workers.ranking.owned_fit import owned_cards_warning
 from workers.ranking.plan_options import plan_count, plan_with_options
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.relax import constraints_warning, fused_loss_opens_warning, gpus_warning
 from workers.ranking.run_words import gib_text
-from workers.ranking.scope import allowed_gpus, check_data_location, gpu_counts_in_scope
+from workers.ranking.scope import allowed_gpus, check_data_location, gpu_counts_in_scope, resolve_scope
+from workers.ranking.shapes import cards_on_sale
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.ranking.strategy_words import DATA_PARALLEL_NAMES, strategy_text
 from workers.ranking.wider import arm_alternative, max_gpus_warning, speed_for_little_warning, time_premium_warning
@@ -197,6 +200,15 @@ def check_checkpoint_interval(job: JobSpec, known_gpus: Mapping[str, GpuSpec],
 PER_GPU_ALL, PER_GPU_OPTIONS = "all", "options"
 
 
+def purchase_older_cards(job: JobSpec, catalog: Catalog) -> CodedWarning | None:
+    """Return `purchase-older-cards` where the purchase question is asked and left older generations out."""
+    if Provider.ONPREM.value not in job.constraints.providers:
+        return None
+    index, scope = catalog_index(catalog), resolve_scope(job.constraints, catalog)
+    cards = {gpu: card for gpu, card in index.cards.items() if scope.allows(gpu)}
+    return older_cards_warning(cards, index.current_cards, cards_on_sale(index, scope))
+
+
 def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_CALIBRATION,
               per_gpu_rows: str = PER_GPU_ALL, today: date | None = None,
               stale_after_days: int = STALE_AFTER_DAYS, brief: bool = False) -> Recommendation:
@@ -228,7 +240,8 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
         loader = jpeg_loader_warning(job, rec, lambda j: rank(j, None))
         owned = owned_cards_warning(job, rec, catalog)
         first = () if owned is None else (owned,)
-        extra = (*(w for w in (limited, premium, loader) if w is not None), *extra)
+        older = purchase_older_cards(job, catalog)
+        extra = (*(w for w in (limited, premium, loader, older) if w is not None), *extra)
         rec = arm_alternative(rec)
     rec = replace(rec, requirements=replace(rec.requirements, warnings=(*first, *rec.requirements.warnings, *extra)))
     if per_gpu_rows != PER_GPU_OPTIONS:

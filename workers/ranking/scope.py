@@ -116,7 +116,7 @@ def _gpu_counts_in_scope(constraints: Constraints, catalog: Catalog) -> tuple[tu
                         for o in m.offers)):
             pairs.add((m.gpu, m.gpu_count))
     if Provider.ONPREM in scope.providers:  # the purchase question: every card on sale
-        for gpu in filter(scope.allows, index.cards):
+        for gpu in filter(scope.allows, index.cards_for_purchase(scope.gpus)):
             pairs.update((gpu, n) for n in onprem_gpu_counts(scope.max_gpus))
     if Pricing.OWNED in scope.pricing:
         for owned in constraints.owned_gpus:

@@ -344,5 +344,5 @@ def cheapest_rental(shapes: Sequence[Shape]) -> BestRental | None:
 
 
 def cards_on_sale(index: CatalogIndex, scope: Scope) -> dict[str, OnPremCard]:
-    """Return the cards the purchase question prices: those on sale whose GPU the scope allows."""
-    return {gpu: card for gpu, card in index.cards.items() if scope.allows(gpu)}
+    """Return the cards the purchase question prices: those on sale (on_sale.py) whose GPU the scope allows."""
+    return {gpu: card for gpu, card in index.cards_for_purchase(scope.gpus).items() if scope.allows(gpu)}
