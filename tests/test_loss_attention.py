@@ -57,10 +57,13 @@ def test_per_position_targets_for_sequences_and_pixels() -> None:
 
 @pytest.mark.parametrize(("architecture", "precision", "kernel"), [
     ("ampere", "fp32", Attention.EFFICIENT), ("hopper", "bf16-mixed", Attention.EFFICIENT),
-    ("ampere", "fp16-mixed", Attention.MATH), ("volta", "fp32", Attention.MATH),
-    ("turing", "bf16-mixed", Attention.MATH),
+    # PyTorch 2's memory-efficient kernel runs fp32 and fp16 from sm50 on (pytorch/pytorch#97514: V100, fp32)
+    ("ampere", "fp16-mixed", Attention.EFFICIENT), ("volta", "fp32", Attention.EFFICIENT),
+    ("turing", "fp16-mixed", Attention.EFFICIENT), ("pascal", "fp32", Attention.EFFICIENT),
+    ("maxwell", "fp32", Attention.EFFICIENT),
+    ("kepler", "fp32", Attention.MATH),  # no fused kernel before sm50
 ])
-def test_auto_attention_is_efficient_on_ampere_and_later_in_fp32_and_bf16(
+def test_auto_attention_is_a_fused_kernel_on_every_card_sdpa_has_one_for(
         architecture: str, precision: str, kernel: Attention) -> None:
     assert resolve_attention(Attention.AUTO, architecture=architecture, precision=precision) is kernel
     assert resolve_attention(Attention.FLASH, architecture=architecture, precision=precision) is Attention.FLASH
@@ -129,9 +132,10 @@ def test_the_fused_kernel_auto_assumes_is_said_where_it_changes_the_peak() -> No
                                       known_gpus=known).gpu_memory_bytes
     assert math_path > 1.5 * fused  # the s x s matrices of 48 blocks at 1024 tokens
     assert f"{math_path / 2**30:.1f} GiB" in message and f"{fused / 2**30:.1f} GiB" in message
-    # Named kernels, fp16 (math under auto), other frameworks and models without attention say nothing.
-    for training in ({"attention": "math"}, {"attention": "flash"}, {"precision": "fp16-mixed"},
-                     {"framework": "tensorflow"}):
+    # fp16 is fused under auto too (flash on Ampere and later, memory-efficient before): said the same way
+    assert warned({**gpt2, "training": {**gpt2["training"], "precision": "fp16-mixed"}})
+    # Named kernels, other frameworks and models without attention say nothing.
+    for training in ({"attention": "math"}, {"attention": "flash"}, {"framework": "tensorflow"}):
         assert not warned({**gpt2, "training": {**gpt2["training"], **training}})
     assert not warned({"model": {"preset": "resnet50"}, "training": {"batch_size": 64, "precision": "bf16-mixed"},
                        "dataset": {"samples": 1000}})

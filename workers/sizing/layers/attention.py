@@ -5,9 +5,16 @@ flash) keep q, k, v, the output and a float32 log-sum-exp per query row; no sequ
 matrix and no dropout mask (they regenerate it from the RNG state). The math path keeps the
 softmax output, the dropped probabilities and their 1-byte mask (Korthikanti et al. 2022).
 
-`auto` (the default) is `efficient` on Ampere and later in fp32 and bf16, `math` otherwise: the
-choice the issue's measurements describe (PyTorch's flash kernel needs fp16/bf16 on sm80+, and the
-memory-efficient one is what fp32 runs on those cards).
+`auto` (the default) is a fused kernel (`efficient`) on every card PyTorch 2's SDPA has one for, in any
+precision: flash needs fp16/bf16 on sm80+, and the memory-efficient kernel (xformers' CUTLASS kernel) runs
+fp32 and fp16 from sm50 (Maxwell) on: on a V100 in fp32 with PyTorch 2.0 it ran and "the memory footprint is
+drastically reduced compared to the normal math mode" (pytorch/pytorch#97514, 2023-03-24; xformers#362 added
+V100 and P100). Before 2026-12-06 `auto` was `math` before Ampere and in fp16-mixed on any card, which sized a
+BERT or GPT-2 job in fp16 on a T4, V100 or A100, or in fp32 on a GTX 1080 Ti, as eager attention code runs it
+(Hugging Face BERT before transformers 4.41, timm before 0.9): 27.1 GiB against 17.7 GiB for GPT-2 at batch 8
+on a GTX 1060. Current stacks call SDPA (transformers' default `attn_implementation="sdpa"`, timm's fused_attn,
+torch.nn.MultiheadAttention with need_weights=False); eager code says `math`, as the validation records of
+that era do. Kepler (sm35/37) has no fused kernel: `math`.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from enum import StrEnum
 
 from workers.sizing.stats import LayerStats
 
-FUSED_ARCHITECTURES = frozenset({"ampere", "ada", "hopper", "blackwell"})
+FUSED_ARCHITECTURES = frozenset({"maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"})
 
 
 class Attention(StrEnum):
@@ -41,8 +48,7 @@ def resolve_attention(requested: Attention, *, architecture: str | None, precisi
         return requested
     if framework != "pytorch":
         return Attention.MATH
-    recent = architecture is None or architecture in FUSED_ARCHITECTURES
-    return Attention.EFFICIENT if recent and precision in ("fp32", "bf16-mixed", "fp8-mixed") else Attention.MATH
+    return Attention.EFFICIENT if architecture is None or architecture in FUSED_ARCHITECTURES else Attention.MATH
 
 
 def kept_for_backward(layer: LayerStats, attention: Attention) -> tuple[int, int]:
