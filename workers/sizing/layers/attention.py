@@ -37,9 +37,10 @@ class Attention(StrEnum):
 
 def resolve_attention(requested: Attention, *, architecture: str | None, precision: str,
                       framework: str = "pytorch") -> Attention:
-    """Return the kernel a step runs: the requested one, or `auto`'s choice for this GPU and precision.
+    """Return the kernel a step runs: the requested one, or `auto`'s choice for this GPU.
 
-    Without a GPU (`architecture` None) `auto` assumes a current card. The fused kernels are PyTorch's
+    `precision` no longer changes `auto` (a fused kernel runs every precision from sm50 on); it stays for the
+    callers, which pass it. Without a GPU (`architecture` None) `auto` assumes a current card. The fused kernels are PyTorch's
     (`scaled_dot_product_attention`); TensorFlow's and JAX's stock attention layers compute the softmax of
     the full score matrix in memory (tf.keras `MultiHeadAttention`, flax.linen's `dot_product_attention`),
     so `auto` is `math` for them.
