@@ -40,10 +40,10 @@ def resolve_attention(requested: Attention, *, architecture: str | None, precisi
     """Return the kernel a step runs: the requested one, or `auto`'s choice for this GPU.
 
     `precision` no longer changes `auto` (a fused kernel runs every precision from sm50 on); it stays for the
-    callers, which pass it. Without a GPU (`architecture` None) `auto` assumes a current card. The fused kernels are PyTorch's
-    (`scaled_dot_product_attention`); TensorFlow's and JAX's stock attention layers compute the softmax of
-    the full score matrix in memory (tf.keras `MultiHeadAttention`, flax.linen's `dot_product_attention`),
-    so `auto` is `math` for them.
+    callers, which pass it. Without a GPU (`architecture` None) `auto` assumes a current card. The fused
+    kernels are PyTorch's (`scaled_dot_product_attention`); TensorFlow's and JAX's stock attention layers
+    compute the softmax of the full score matrix in memory (tf.keras `MultiHeadAttention`, flax.linen's
+    `dot_product_attention`), so `auto` is `math` for them.
     """
     if requested is not Attention.AUTO:
         return requested
