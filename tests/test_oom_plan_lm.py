@@ -186,3 +186,17 @@ def test_a_qlora_job_is_not_told_to_shard_or_offload_its_few_megabytes_of_adapte
     _, job = load_job(full)
     alone = estimate_on_gpus(job, load_catalog().gpus, slugs=["a100-80gb"]).gpu_memory_bytes
     assert sharding.gpu_memory_bytes < 0.98 * alone  # its own saving, beyond the checkpointing it brings
+
+
+def test_a_70b_full_fine_tune_on_8_x_80gb_is_offered_zero3_with_the_optimizer_offloaded() -> None:
+    # ZeRO-3 alone leaves 16 bytes a parameter / 8 (about 200 GiB) per A100; ZeRO-2 with the optimizer offloaded
+    # keeps a whole 16-bit copy of the weights (140 GB) on each. DeepSpeed's ZeRO-3 + optimizer offload fits: the
+    # offload row was ZeRO-2's until 2026-12-06 (150.6 GiB, "still exceeds").
+    spec = {"model": {"preset": "llama2-70b"}, "dataset": {"samples": 10000},
+            "training": {"batch_size": 1, "sequence_length": 4096, "precision": "bf16-mixed"}}
+    by_kind = {m.kind: m for m in _plan_on(spec, "a100-80gb", 8)}
+    offload, sharding = by_kind["offload"], by_kind["sharding"]
+    assert offload.parallelism is not None and offload.parallelism.data_parallel.value == "zero3"
+    assert offload.parallelism.offload.optimizer and offload.gpu_count == 8
+    assert offload.gpu_memory_bytes < 72 * 2**30 < sharding.gpu_memory_bytes  # fits the 72 GiB usable; ZeRO-3 not
+    assert "fits the 72.0 GiB usable" in offload.description and offload.time_factor > 1.5  # the host's Adam is slow

@@ -11,7 +11,7 @@ on the same GPUs), worked out with the strategy core (footprint.py, steptime.py)
   with its checkpointing, then with full checkpointing, then over 2x, 4x ... the GPUs (up to a machine
   of 8, or the job's count when larger): the first that fits;
 - offload: the optimizer state to host memory (ZeRO-Offload runs on ZeRO-2 and -3; plain data parallel
-  on one GPU), on the job's GPUs first, then more;
+  on one GPU), on the job's GPUs first, then more, on ZeRO-2 then ZeRO-3, where the offload itself saves;
 - adapters: LoRA, else QLoRA, in the start's layout; this changes the method (only adapter weights train).
 A step the start already takes (full checkpointing, ZeRO-3, offload, adapters) is not offered again.
 """
@@ -213,19 +213,35 @@ def _offload_kind(kind: DataParallel, count: int) -> DataParallel:
 
 
 def _offload_layouts(start: Layout) -> Iterator[Layout]:
-    """Yield optimizer offload on the job's GPUs (its checkpointing, then full), then on more GPUs."""
+    """Yield optimizer offload on the job's GPUs (its checkpointing, then full), then on more GPUs; on each, the
+    start's kind (or ZeRO-2), then ZeRO-3, whose parameters are sharded too: DeepSpeed's ZeRO-3 with the optimizer
+    offloaded is how a 70B model is fully fine-tuned on one machine of 8 x 80 GB, where ZeRO-2 keeps a whole 16-bit
+    copy of the weights on every GPU (140 GB)."""
     modes = tuple(dict.fromkeys((start.checkpointing, Checkpointing.FULL)))
     for count in _counts(start):
         for mode in modes:
-            yield replace(_on(start, count), data_parallel=_offload_kind(start.data_parallel, count),
-                          offload=replace(start.offload, optimizer=True), checkpointing=mode)
+            kinds = dict.fromkeys((_offload_kind(start.data_parallel, count),
+                                   *((DataParallel.ZERO3,) if count > 1 else ())))
+            for kind in kinds:
+                yield replace(_on(start, count), data_parallel=kind, offload=replace(start.offload, optimizer=True),
+                              checkpointing=mode)
+
+
+def _offload_saves(s: _Steps, layouts: Iterable[Layout]) -> Iterator[Layout]:
+    """Yield the offload layouts whose offload itself saves: below the same layout with the start's offload (a QLoRA
+    job's ZeRO-3 with its few MB of state offloaded saves what ZeRO-3 alone does, the sharding row's)."""
+    batch = s.job.training.batch_size
+    for layout in layouts:
+        kept = layout_memory(s.job, replace(layout, offload=s.start.offload), gpu=s.gpu, batch_size=batch).total_bytes
+        if layout_memory(s.job, layout, gpu=s.gpu, batch_size=batch).total_bytes < kept * (1 - OWN_CHANGE_MIN_SAVING):
+            yield layout
 
 
 def _offload_step(s: _Steps) -> Mitigation | None:
     """Move the optimizer state (fp32 master, gradients, Adam moments) to host memory."""
     if s.start.offload.optimizer:
         return None
-    found = s.first_fit(_own_change_saves(s, _offload_layouts(s.start)))
+    found = s.first_fit(_offload_saves(s, _own_change_saves(s, _offload_layouts(s.start))))
     if found is None:
         return None
     return s.mitigation(MitigationKind.OFFLOAD, found, "offload the optimizer state to host memory (ZeRO-Offload, "
