@@ -114,6 +114,24 @@ def test_more_public_data_sets_give_their_training_split(text: str, preset: str,
     assert any(d.startswith(f"samples={samples:,} (") for d in command.defaults_used)
 
 
+@pytest.mark.parametrize(("text", "preset", "samples"), [
+    ("fine tune llama 3.1 8b instruct with qlora on 10k examples", "llama3.1-8b", 10_000),  # "fine tune": one word
+    ("llama 3 8b lora on 10k rows", "llama-3-8b", 10_000),
+    ("mistral 7b instruct qlora on dolly", "mistral-7b", 15_011),  # an instruction-tuned name: its base's layers
+    ("llama 2 7b chat lora, 2k records", "llama-2-7b", 2_000),
+])
+def test_model_names_as_people_write_them_and_their_rows(text: str, preset: str, samples: int) -> None:
+    command = parse(text)
+    assert command.spec["model"]["preset"] == preset
+    assert command.spec["dataset"]["samples"] == samples
+    assert command.spec["training"]["parallelism"]["adapter"]["kind"] in ("lora", "qlora")
+
+
+def test_pre_training_in_two_words_is_pre_training() -> None:
+    assert parse("pre training gpt2 on 10B tokens").spec["training"]["from_pretrained"] is False
+    assert parse("fine tuning bert base on sst2").spec["training"]["from_pretrained"] is True
+
+
 def test_alpaca_is_sized_at_the_length_its_own_script_truncates_to() -> None:
     command = parse("fine-tune llama 3 8b with lora on alpaca 3 epochs")
     assert command.spec["dataset"]["samples"] == 52_002

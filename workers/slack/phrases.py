@@ -40,6 +40,7 @@ from typing import Any
 from catalog.gpu_names import gpu_name_matches
 from catalog.units import parse_duration_hours
 from workers.schemas.humanize import parse_count
+from workers.sizing.presets.names import match_preset_name
 
 FILLER = frozenset({
     "a", "an", "the", "with", "on", "for", "and", "or", "using", "use", "of", "to", "at", "from", "in", "into",
@@ -65,6 +66,7 @@ _SKIPPED_AFTER_SETTING = {"size", "length", "len", "of", "is", "=", ":"}  # "bat
 COUNT_WORDS = {
     "epoch": "epochs", "epochs": "epochs", "gpu": "gpus", "gpus": "gpus", "sample": "samples",
     "samples": "samples", "examples": "samples", "images": "samples", "sequences": "samples",
+    "rows": "samples", "records": "samples",
     "tokens": "seq",
 }
 # "2048 tokens" is a sequence length; "10B tokens" is the data set: at or above this it is read as the run's
@@ -121,7 +123,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
 
     `gpus` (the fit command's) joins a GPU written in two or three words ("gtx 1080 ti", "a100 80gb") and
     reads a count before one as the GPU count ("4 t4", "4x a100", "8xh100")."""
-    said = [SYNONYMS.get(c, c) for c in map(_clean, words) if c]
+    said = _joined([SYNONYMS.get(c, c) for c in map(_clean, words) if c])
     out: list[str] = []
     dataset: tuple[int, tuple[int, int, int] | None] | None = None
     named = ""
@@ -204,9 +206,26 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
     return out, image, tuple(assumed)
 
 
-def _words_together(said: list[str], at: int, names: Callable[[list[str]], object]) -> int:
-    """Return how many words from said[at] (3, else 2) `names` accepts together; 0 where it accepts none."""
-    for n in (3, 2):
+# Two words that are one ("fine tune", "pre training"): joined before anything else reads them.
+TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("fine", "tuned"): "fine-tune",
+             ("pre", "train"): "pretrain", ("pre", "training"): "pretrain"}
+
+
+def _joined(said: list[str]) -> list[str]:
+    """Return the words with TWO_WORDS joined."""
+    out: list[str] = []
+    for word in said:
+        if out and (out[-1], word) in TWO_WORDS:
+            out[-1] = TWO_WORDS[(out[-1], word)]
+        else:
+            out.append(word)
+    return out
+
+
+def _words_together(said: list[str], at: int, names: Callable[[list[str]], object],
+                    sizes: tuple[int, ...] = (3, 2)) -> int:
+    """Return how many words from said[at] (3, else 2; or `sizes`) `names` accepts together; 0 where none."""
+    for n in sizes:
         words = said[at:at + n]
         if len(words) == n and not any("=" in w for w in words) and names(words):
             return n
@@ -214,8 +233,10 @@ def _words_together(said: list[str], at: int, names: Callable[[list[str]], objec
 
 
 def _preset_words(said: list[str], at: int, presets: Collection[str]) -> int:
-    """Return how many words from said[at] name a preset together ("llama 2 7b"); 0 where none do."""
-    return _words_together(said, at, lambda words: "-".join(words) in presets)
+    """Return how many words from said[at] name a preset together ("llama 2 7b", "llama 3.1 8b instruct": the
+    forms presets.names tries); 0 where none do."""
+    return _words_together(said, at, lambda words: match_preset_name("-".join(words), presets) is not None,
+                           sizes=(4, 3, 2))
 
 
 def _gpu_words(said: list[str], at: int, gpus: Collection[str]) -> int:
