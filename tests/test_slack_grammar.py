@@ -68,6 +68,18 @@ def test_without_batch_the_documented_default_is_used_and_reported() -> None:
     assert JobSpecSchema().load(command.spec)["training"]["epochs"] == 1.0
 
 
+def test_a_preset_with_its_own_recipe_is_sized_at_the_recipes_batch_and_told_so() -> None:
+    presets = (*PRESETS, "dcgan", "mlp-mnist", "vae-mnist", "dqn-atari")
+    dcgan = parse_command("dcgan 25 epochs", presets=presets, gpus=GPUS)
+    assert dcgan.spec["training"]["batch_size"] == 128  # DCGAN's 128 (domain notes §7), not Keras' 32
+    assert dcgan.defaults_used[0].startswith("batch=128 (DCGAN's: Radford et al. 2016")
+    assert parse_command("mlp-mnist", presets=presets, gpus=GPUS).spec["training"]["batch_size"] == 128
+    assert parse_command("dqn-atari", presets=presets, gpus=GPUS).spec["training"]["batch_size"] == 32
+    said = parse_command("dcgan batch=64", presets=presets, gpus=GPUS)
+    assert said.spec["training"]["batch_size"] == 64 and not any(d.startswith("batch=") for d in said.defaults_used)
+    assert parse("resnet50").spec["training"]["batch_size"] == DEFAULT_BATCH_SIZE  # no one recipe: Keras' 32
+
+
 def test_a_model_of_a_billion_parameters_or_more_is_assumed_in_bf16_and_told_so() -> None:
     presets = (*PRESETS, "llama3-8b", "gpt2-xl")
     command = parse_command("fine-tune llama3-8b lora samples=52k", presets=presets, gpus=GPUS)

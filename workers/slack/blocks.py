@@ -290,7 +290,8 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
                  "*Cards you have:* `/gpugauge bert on my 1080 ti, 100k samples` or `... on our 4 "
                  "3090s` ranks them at their power cost beside the clouds' machines (`owned=4xrtx-3090`)"),
         _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
-        _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default), epochs=1, precision="
+        _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default; a preset's own recipe's where "
+                 "it has one: dcgan, mlp-mnist, vae-mnist 128), epochs=1, precision="
                  f"{DEFAULT_PRECISION}, bf16 for a model of 1B parameters or more (fp16 on cards without bf16; "
                  "say `bf16` or `fp16` for "
                  "mixed precision, `fp32` for full; `fp8` for FP8 products on Ada, Hopper and Blackwell), "

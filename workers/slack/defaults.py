@@ -28,6 +28,19 @@ def preset_context(preset: object) -> int | None:
         return None
 
 
+def default_batch(preset: object, keras_default: int) -> tuple[int, str]:
+    """Return the batch to size where none is said, and the words the acknowledgement says of it: the preset's own
+    recipe's (Preset.recipe_batch: DCGAN 128, the MNIST MLP and VAE 128, DQN 32), else Keras' default."""
+    if isinstance(preset, str):
+        try:
+            recipe = find_preset(preset).recipe_batch
+        except SpecError:
+            recipe = None
+        if recipe is not None:
+            return recipe[0], f"batch={recipe[0]} ({recipe[1]})"
+    return keras_default, f"batch={keras_default}"
+
+
 def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collection[str],
                       no_bf16: Collection[str]) -> str:
     """Set 16-bit mixed precision for a model of LARGE_MODEL_PARAMETERS or more (else keep fp32); return the words

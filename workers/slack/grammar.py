@@ -6,7 +6,8 @@
     /gpugauge help
 
 Defaults (told to the user in the help text): batch 32 when no `batch=` is given (Keras'
-`Model.fit` default batch size, keras.io/api/models/model_training_apis; told back in the ack, as is
+`Model.fit` default batch size, keras.io/api/models/model_training_apis), or a preset's own recipe's
+(Preset.recipe_batch: DCGAN, the MNIST MLP and VAE 128; told back in the ack, as is
 the spec's fp32 precision when none is said, bf16-mixed for a model of 1B parameters or more), epochs 1, objective
 cost (the spec's default), every provider and pricing kind; the rest are the job spec's own defaults (CONTRACT.md).
 `spot`/`ondemand` choose the cloud pricing; owned on-prem cards stay in unless providers are named.
@@ -26,7 +27,7 @@ from catalog.providers import PROVIDER_NAMES
 from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
-from workers.slack.defaults import default_precision, preset_context
+from workers.slack.defaults import default_batch, default_precision, preset_context
 from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize, resized_input
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
@@ -351,9 +352,9 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
     if builder.problems:
         raise CommandError(builder.problems)
     defaults: list[str] = list(assumed)
-    if "batch_size" not in spec["training"]:
-        spec["training"]["batch_size"] = DEFAULT_BATCH_SIZE
-        defaults.append(f"batch={DEFAULT_BATCH_SIZE}")
+    if "batch_size" not in spec["training"]:  # the preset's own recipe's, else Keras' default
+        spec["training"]["batch_size"], said_batch = default_batch(preset, DEFAULT_BATCH_SIZE)
+        defaults.append(said_batch)
     if "precision" not in spec["training"]:  # said: an LLM in fp32 needs about twice bf16's memory
         defaults.append(default_precision(spec, preset, builder.named_gpus, no_bf16))
     context = preset_context(preset) if "sequence_length" not in spec["training"] else None

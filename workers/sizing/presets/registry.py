@@ -65,6 +65,9 @@ class Preset:
     extra_batch_bytes: int = 0
     # The heads `build` takes as `head=` (an encoder's ENCODER_HEADS; the first is its default), () for none.
     heads: tuple[str, ...] = ()
+    # The batch its own training recipe uses and where that is written: what Slack sizes when no batch is said
+    # (its default otherwise is Keras' 32). None where the model has no one recipe (ResNets, the LLMs).
+    recipe_batch: tuple[int, str] | None = None
 
 
 def _resnet(depth: int, params: int, gflops: float) -> Preset:

@@ -216,6 +216,8 @@ def small_presets(preset: type, published: type) -> list[Any]:
             input_shape=(DCGAN_LATENT, 1, 1),
             aliases=("dcgan-64", "dcgan64"),
             extra_batch_bytes=3 * 64 * 64 * 4,  # the real images the discriminator reads, float32
+            # pytorch/examples' own default is 64 (dcgan/main.py --batchSize, read 2026-12-06)
+            recipe_batch=(128, "DCGAN's: Radford et al. 2016, the domain notes' §7"),
         ),
         preset(
             "vae-mnist",
@@ -224,6 +226,7 @@ def small_presets(preset: type, published: type) -> list[Any]:
             published(652_824, 650_000, "estimation-methods.md §5 [derived] from pytorch/examples vae/main.py"),
             input_shape=(1, 28, 28),
             aliases=("vae", "vae-28"),
+            recipe_batch=(128, "pytorch/examples vae/main.py's --batch-size default"),
         ),
         preset(
             "dqn-atari",
@@ -238,6 +241,7 @@ def small_presets(preset: type, published: type) -> list[Any]:
             input_shape=(4, 84, 84),
             aliases=("dqn", "dqn-nature"),
             extra_batch_bytes=4 * 84 * 84 * 4,  # s': float32 frames of the next states
+            recipe_batch=(32, "Nature DQN's minibatch: Mnih et al. 2015"),
         ),
         preset(
             "lstm-meta-learner",
@@ -264,5 +268,6 @@ def small_presets(preset: type, published: type) -> list[Any]:
             ),
             input_shape=(1, 28, 28),
             aliases=("mlp", "mnist-mlp", "mlp-784"),
+            recipe_batch=(128, "Keras' examples/mnist_mlp.py batch_size"),
         ),
     ]
