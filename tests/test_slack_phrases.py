@@ -127,6 +127,17 @@ def test_model_names_as_people_write_them_and_their_rows(text: str, preset: str,
     assert command.spec["training"]["parallelism"]["adapter"]["kind"] in ("lora", "qlora")
 
 
+def test_gpus_as_people_count_and_name_them() -> None:
+    gpus = ("rtx-3090", "v100-16gb", "v100-32gb", "rtx-4060-ti", "rtx-4060-ti-16gb", "t4")
+    two = parse_command("fit llama 2 13b on two 3090s with qlora", presets=PRESET_WORDS, gpus=gpus)
+    assert two.kind == "fit" and two.gpus == ("rtx-3090",) and two.gpu_count == 2  # "two": a count
+    four = parse_command("fit gpt2 xl on 4 v100s", presets=PRESET_WORDS, gpus=gpus)  # "v100s" after a count: plural
+    assert four.gpus == ("v100-16gb", "v100-32gb") and four.gpu_count == 4
+    ti = parse_command("does llama 3 8b fit on a rtx 4060 ti 16gb with qlora", presets=PRESET_WORDS, gpus=gpus)
+    assert ti.gpus == ("rtx-4060-ti-16gb",)  # a GPU in four words
+    assert parse("resnet50 imagenet for two epochs").spec["training"]["epochs"] == 2.0
+
+
 def test_pre_training_in_two_words_is_pre_training() -> None:
     assert parse("pre training gpt2 on 10B tokens").spec["training"]["from_pretrained"] is False
     assert parse("fine tuning bert base on sst2").spec["training"]["from_pretrained"] is True

@@ -79,7 +79,7 @@ _BUDGET_LEADS = {"under", "below", "max", "within", "budget"}
 SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": "fine-tune",
             "pretraining": "pretrain", "pre-train": "pretrain", "pre-training": "pretrain",
             "on-prem": "onprem", "cheapest": "cost", "cheap": "cost", "fastest": "time", "fast": "time",
-            "quickest": "time"}
+            "quickest": "time", "two": "2", "three": "3", "four": "4", "six": "6", "eight": "8", "sixteen": "16"}
 # name -> (training samples, image input or None)
 DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     "imagenet": (1_281_167, None), "imagenet-1k": (1_281_167, None), "ilsvrc": (1_281_167, None),
@@ -147,11 +147,13 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             out.append("-".join(said[i:i + joined]))
             i += joined - 1
         elif gpus and (many := _GPU_COUNT.fullmatch(word)) and (
-                (many[2] and gpu_name_matches(many[2], gpus))
-                or (not many[2] and nxt and (gpu_name_matches(nxt, gpus) or _gpu_words(said, i + 1, gpus)))):
-            out.append(f"gpus={many[1]}")  # "4 t4", "4x a100", "8xh100"
+                (many[2] and _counted_gpu(many[2], gpus))
+                or (not many[2] and nxt and (_counted_gpu(nxt, gpus) or _gpu_words(said, i + 1, gpus)))):
+            out.append(f"gpus={many[1]}")  # "4 t4", "4x a100", "8xh100", "4 v100s"
             if many[2]:
-                out.append(many[2])
+                out.append(_counted_gpu(many[2], gpus))
+            elif not _gpu_words(said, i + 1, gpus):
+                said[i + 1] = _counted_gpu(nxt, gpus)
         elif word in _TIME_LEADS and (when := _time(said, i + 1)) is not None:
             out.append(f"deadline={when[0]}")
             i += when[1]
@@ -239,9 +241,17 @@ def _preset_words(said: list[str], at: int, presets: Collection[str]) -> int:
                            sizes=(4, 3, 2))
 
 
+def _counted_gpu(word: str, gpus: Collection[str]) -> str:
+    """Return the GPU a word after a count names, "" where none: the word, or its singular ("4 v100s": the V100S
+    card's name reads as a plural after a count), or "" where neither names one."""
+    if gpu_name_matches(word, gpus):
+        return word
+    return word[:-1] if word.endswith("s") and len(word) > 2 and gpu_name_matches(word[:-1], gpus) else ""
+
+
 def _gpu_words(said: list[str], at: int, gpus: Collection[str]) -> int:
     """Return how many words from said[at] name a GPU together ("gtx 1080 ti"); 0 where they do not."""
-    return _words_together(said, at, lambda words: gpu_name_matches(" ".join(words), gpus))
+    return _words_together(said, at, lambda words: gpu_name_matches(" ".join(words), gpus), sizes=(4, 3, 2))
 
 
 def _owned_gpus(said: list[str], at: int, gpus: Collection[str]) -> tuple[int, str, int] | None:
