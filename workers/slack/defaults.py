@@ -56,7 +56,8 @@ def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collecti
     size = f"a model of {parameters / 1e9:.1f}B parameters"
     if named_gpus and all(slug in no_bf16 for slug in named_gpus):
         spec["training"]["precision"] = "fp16-mixed"
-        return (f"precision=fp16 ({size} is trained in 16 bits almost always; {', '.join(dict.fromkeys(named_gpus))} "
-                "has no bf16; say `fp32` to size it in full precision)")
+        named = list(dict.fromkeys(named_gpus))
+        return (f"precision=fp16 ({size} is trained in 16 bits almost always; {', '.join(named)} "
+                f"{'has' if len(named) == 1 else 'have'} no bf16; say `fp32` to size it in full precision)")
     spec["training"]["precision"] = "bf16-mixed"
     return f"precision=bf16 ({size} is trained in bf16-mixed almost always; say `fp32` to size it in full precision)"
