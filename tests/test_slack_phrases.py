@@ -138,6 +138,13 @@ def test_gpus_as_people_count_and_name_them() -> None:
     assert parse("resnet50 imagenet for two epochs").spec["training"]["epochs"] == 2.0
 
 
+@pytest.mark.parametrize("said", ["gradient checkpointing", "activation checkpointing", "checkpointing",
+                                  "gradient_checkpointing", "recompute"])
+def test_activation_checkpointing_in_the_words_people_use(said: str) -> None:
+    command = parse(f"llama3-8b qlora with {said} batch 4 seq 2048")
+    assert command.spec["training"]["recompute"] is True  # full checkpointing where the spec leaves it to auto
+
+
 def test_pre_training_in_two_words_is_pre_training() -> None:
     assert parse("pre training gpt2 on 10B tokens").spec["training"]["from_pretrained"] is False
     assert parse("fine tuning bert base on sst2").spec["training"]["from_pretrained"] is True

@@ -126,7 +126,8 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "on-demand": ("pricing", "on_demand"),
     "fp32": ("precision", "fp32"), "fp16": ("precision", "fp16-mixed"), "bf16": ("precision", "bf16-mixed"),
     "fp8": ("precision", "fp8-mixed"),
-    "recompute": ("recompute", True),
+    "recompute": ("recompute", True), "checkpointing": ("recompute", True),  # activation checkpointing: full
+    "gradient_checkpointing": ("recompute", True),
     # whether the job starts from a pretrained model (training.from_pretrained): pre-training from
     # scratch is offered no adapters
     "pretrain": ("pretrain/finetune", False), "scratch": ("pretrain/finetune", False),

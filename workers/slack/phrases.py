@@ -210,7 +210,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
 
 # Two words that are one ("fine tune", "pre training"): joined before anything else reads them.
 TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("fine", "tuned"): "fine-tune",
-             ("pre", "train"): "pretrain", ("pre", "training"): "pretrain"}
+             ("pre", "train"): "pretrain", ("pre", "training"): "pretrain",
+             ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing"}
 
 
 def _joined(said: list[str]) -> list[str]:
