@@ -297,3 +297,20 @@ def test_liger_asks_for_the_fused_linear_cross_entropy() -> None:
     assert command.spec["training"]["loss"] == "fused_linear_cross_entropy"
     assert "loss" not in parse("bert-base batch=32").spec["training"]
     assert JobSpecSchema().load(command.spec)["training"]["loss"] == "fused_linear_cross_entropy"
+
+
+def test_a_suggestion_names_each_preset_once_and_a_size_suggests_that_size() -> None:
+    from service.slack.intake import preset_words
+
+    words = preset_words()
+    (typo,) = _problems(words, "resnt50")
+    assert typo.startswith("unknown preset 'resnt50'; did you mean resnet50 or")
+    assert "resnet_50" not in typo and "resnet-50" not in typo  # its aliases are not suggested beside it
+    (size,) = _problems(words, "pretrain a 1b llama")
+    assert size == "unknown preset '1b'; did you mean llama3.2-1b?"  # not "13b", the closest spelling
+
+
+def _problems(words: tuple[str, ...], text: str) -> list[str]:
+    with pytest.raises(CommandError) as caught:
+        parse_command(text, presets=words, gpus=GPUS)
+    return caught.value.problems
