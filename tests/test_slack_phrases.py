@@ -145,6 +145,18 @@ def test_activation_checkpointing_in_the_words_people_use(said: str) -> None:
     assert command.spec["training"]["recompute"] is True  # full checkpointing where the spec leaves it to auto
 
 
+@pytest.mark.parametrize(("text", "constraints"), [
+    ("bert base on sst2 on aws only", {"providers": ["aws"]}),
+    ("resnet50 imagenet on google cloud", {"providers": ["gcp"]}),
+    ("resnet50 imagenet on amazon", {"providers": ["aws"]}),
+    ("llama 3 8b lora on 10k samples, max 4 gpus", {"max_gpus": 4}),
+    ("llama 3 8b lora on 10k samples with at most 4 gpus", {"max_gpus": 4}),
+    ("llama 3 8b lora on 10k samples on up to 8 gpus", {"max_gpus": 8}),
+])
+def test_limits_and_clouds_as_people_say_them(text: str, constraints: dict[str, object]) -> None:
+    assert parse(text).spec["constraints"].items() >= constraints.items()
+
+
 def test_pre_training_in_two_words_is_pre_training() -> None:
     assert parse("pre training gpt2 on 10B tokens").spec["training"]["from_pretrained"] is False
     assert parse("fine tuning bert base on sst2").spec["training"]["from_pretrained"] is True

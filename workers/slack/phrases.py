@@ -50,6 +50,8 @@ FILLER = frozenset({
     "if", "whether", "card", "cards", "way", "best", "costs", "take", "takes", "long", "needed",
     "are", "there", "that", "this", "these", "some", "any", "get", "buy", "rent",
     "full",  # "full fine-tune": every weight trains, the default (an adapter is said as lora / qlora)
+    # "on aws only", "at most 4 gpus", "max 4 gpus", "up to 8 gpus", "on google cloud": the words around a setting
+    "only", "most", "max", "maximum", "up", "cloud",
 })
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
 NOUN_SETTINGS = frozenset({"gpu", "gpus", "data"})
@@ -79,7 +81,8 @@ _BUDGET_LEADS = {"under", "below", "max", "within", "budget"}
 SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": "fine-tune",
             "pretraining": "pretrain", "pre-train": "pretrain", "pre-training": "pretrain",
             "on-prem": "onprem", "cheapest": "cost", "cheap": "cost", "fastest": "time", "fast": "time",
-            "quickest": "time", "two": "2", "three": "3", "four": "4", "six": "6", "eight": "8", "sixteen": "16"}
+            "quickest": "time", "google": "gcp", "amazon": "aws",
+            "two": "2", "three": "3", "four": "4", "six": "6", "eight": "8", "sixteen": "16"}
 # name -> (training samples, image input or None)
 DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     "imagenet": (1_281_167, None), "imagenet-1k": (1_281_167, None), "ilsvrc": (1_281_167, None),
