@@ -152,6 +152,8 @@ def test_activation_checkpointing_in_the_words_people_use(said: str) -> None:
     ("llama 3 8b lora on 10k samples, max 4 gpus", {"max_gpus": 4}),
     ("llama 3 8b lora on 10k samples with at most 4 gpus", {"max_gpus": 4}),
     ("llama 3 8b lora on 10k samples on up to 8 gpus", {"max_gpus": 8}),
+    ("resnet50 imagenet 90 epochs up to 2 days", {"deadline_hours": 48.0}),
+    ("resnet50 imagenet 90 epochs max $100", {"budget_usd": 100.0}),
 ])
 def test_limits_and_clouds_as_people_say_them(text: str, constraints: dict[str, object]) -> None:
     assert parse(text).spec["constraints"].items() >= constraints.items()

@@ -76,7 +76,7 @@ COUNT_WORDS = {
 TOTAL_TOKENS_FROM = 1_000_000
 TOKENS_NEED_SEQ = "tokens-need-seq"  # tokens-need-seq:N: the grammar makes N tokens samples by the context
 OWNER_WORDS = frozenset({"my", "our"})
-_TIME_LEADS = {"within", "in", "by", "under"}
+_TIME_LEADS = {"within", "in", "by", "under", "to", "max"}  # "to": "up to 2 days"
 _BUDGET_LEADS = {"under", "below", "max", "within", "budget"}
 SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": "fine-tune",
             "pretraining": "pretrain", "pre-train": "pretrain", "pre-training": "pretrain",
