@@ -160,7 +160,7 @@ def print_requirements(req: Requirements, *, title: str, wide: bool = False, pla
         differs = [row for row in req.per_gpu
                    if abs(row.gpu_memory_bytes - req.gpu_memory_bytes) > MEMORY_NOTE_SHARE * req.gpu_memory_bytes]
         if differs:
-            console.print(f"(memory: each row is that GPU's own step, with its attention kernel (fused from Ampere "
+            console.print(f"(memory: each row is that GPU's own step, with its attention kernel (fused from Maxwell "
                           f"on), its precision support and its reserve; the {fmt_bytes(req.gpu_memory_bytes)} above "
                           f"is {headline_from or 'the step on a current card'}: "
                           f"{', '.join(_memory_text(r) for r in differs[:3])})")
