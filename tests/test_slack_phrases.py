@@ -159,6 +159,18 @@ def test_limits_and_clouds_as_people_say_them(text: str, constraints: dict[str, 
     assert parse(text).spec["constraints"].items() >= constraints.items()
 
 
+def test_an_image_size_sizes_an_image_presets_input_with_its_channels() -> None:
+    said = parse("train a unet on 5k images 1024x1024 batch 8")
+    assert said.spec["model"] == {"preset": "unet", "input_shape": [3, 1024, 1024]}
+    assert parse("unet input=1x512x512 batch 8").spec["model"]["input_shape"] == [1, 512, 512]
+    # said wins over a data set's size; a language model has no image input
+    assert parse("resnet50 cifar10 224x224").spec["model"]["input_shape"] == [3, 224, 224]
+    with pytest.raises(CommandError) as caught:
+        parse("gpt2 512x512")
+    assert caught.value.problems == ["input= sizes an image model's input: name an image preset (e.g. unet, resnet50)"]
+    assert JobSpecSchema().load(said.spec)["model"]["input_shape"] == [3, 1024, 1024]
+
+
 def test_pre_training_in_two_words_is_pre_training() -> None:
     assert parse("pre training gpt2 on 10B tokens").spec["training"]["from_pretrained"] is False
     assert parse("fine tuning bert base on sst2").spec["training"]["from_pretrained"] is True

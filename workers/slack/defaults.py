@@ -28,6 +28,30 @@ def preset_context(preset: object) -> int | None:
         return None
 
 
+def image_size(text: str) -> list[int]:
+    """Parse `input=` ("1024x1024", or "3x1024x1024" with its channels): [channels or 0, height, width]."""
+    parts = text.lower().split("x")
+    if len(parts) not in (2, 3) or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError("say the image size as HxW or CxHxW, e.g. input=1024x1024")
+    sizes = [int(p) for p in parts]
+    return sizes if len(sizes) == 3 else [0, *sizes]
+
+
+def fill_channels(spec: dict[str, Any], preset: object) -> str:
+    """Give a said image size (input=HxW) the preset's channels; return a problem, "" where none."""
+    shape = spec["model"].get("input_shape")
+    if not shape or shape[0]:
+        return ""
+    try:
+        own = find_preset(preset).input_shape if isinstance(preset, str) else None
+    except SpecError:
+        own = None
+    if own is None or len(own) != 3:
+        return "input= sizes an image model's input: name an image preset (e.g. unet, resnet50)"
+    spec["model"]["input_shape"] = [own[0], *shape[1:]]
+    return ""
+
+
 def default_batch(preset: object, keras_default: int) -> tuple[int, str]:
     """Return the batch to size where none is said, and the words the acknowledgement says of it: the preset's own
     recipe's (Preset.recipe_batch: DCGAN 128, the MNIST MLP and VAE 128, DQN 32), else Keras' default."""

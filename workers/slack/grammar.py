@@ -28,7 +28,7 @@ from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import PRESETS, find_preset
-from workers.slack.defaults import default_batch, default_precision, preset_context
+from workers.slack.defaults import default_batch, default_precision, fill_channels, image_size, preset_context
 from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize, resized_input
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
@@ -118,6 +118,7 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "neurons": ("stats", "neurons", _count),
     "params": ("stats", "parameters", _count),
     "madds": ("stats", "multiply_adds", _count),
+    "input": ("model", "input_shape", image_size),  # an image model's input, HxW (its channels) or CxHxW
 }
 
 # bare word -> (group, value); a group may be named once (providers and pricing collect)
@@ -305,7 +306,7 @@ class _Builder:
 EXAMPLES = {"batch": "64", "epochs": "90", "data": "150GB", "samples": "1.28M", "budget": "$500", "co2": "50",
              "deadline": "2d", "seq": "512", "lr": "0.1", "gpus": "4", "precision": "bf16",
              "optimizer": "adamw", "region": "us-east-1", "top": "5", "rank": "16", "targets": "q,k,v,o",
-             "owned": "4xrtx-3090"}
+             "owned": "4xrtx-3090", "input": "1024x1024"}
 
 
 def _tokens_by_context(builder: _Builder, spec: dict[str, Any], preset: object) -> tuple[str, ...]:
@@ -347,7 +348,10 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
             builder.bare(word)
     spec = builder.finish()
     preset = spec["model"].get("preset")
-    shape = image_input(preset, image) if image is not None and preset else None
+    if problem := fill_channels(spec, preset):
+        builder.problems.append(problem)
+    said_input = "input_shape" in spec["model"]  # "unet 1024x1024" wins over a data set's size
+    shape = image_input(preset, image) if image is not None and preset and not said_input else None
     if shape is not None:
         spec["model"]["input_shape"] = shape  # "resnet18 cifar10": 32 x 32 images, not the preset's 224
         assumed = (*assumed, f"input {'x'.join(map(str, shape))}")

@@ -102,6 +102,7 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
 DATASET_SEQ = {"alpaca": (512, "Stanford Alpaca's train.py truncates at model_max_length 512")}
 
 _NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?[kmbt]?$")
+_IMAGE_SIZE = re.compile(r"^(\d{1,2}x)?\d{2,5}x\d{2,5}$")
 _MONEY = re.compile(r"^\$\d[\d,]*(\.\d+)?[kmb]?$")
 _REGION = re.compile(r"^(us|eu|europe|asia|ap|me|sa|ca|af|il|mx|northamerica|southamerica|australia|africa)"
                      r"-[a-z]+-?\d+$")  # us-east-1, europe-west4, me-west1
@@ -165,6 +166,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             i += 1
         elif _MONEY.match(word):
             out.append(f"budget={word}")
+        elif _IMAGE_SIZE.match(word):  # "1024x1024", "3x512x512": the image input
+            out.append(f"input={word}")
         elif _REGION.match(word):
             out.append(f"region={word}")
         elif word in DATASETS and word not in presets:

@@ -109,6 +109,30 @@ def mlp_mnist_layers() -> list[Layer]:
     return [*layers, {"type": "dense", "name": "logits", "out_features": 10}]
 
 
+UNET_BASE, UNET_DEPTH, UNET_CLASSES = 64, 4, 2  # Ronneberger et al. 2015: 64 ... 1024 channels, four levels
+
+
+def _double_conv(width: int, name: str) -> list[Layer]:
+    """Return a U-Net level's two padded 3x3 convolutions, each with batchnorm and ReLU; the last ReLU named."""
+    conv: Layer = {"type": "conv2d", "out_channels": width, "kernel": 3, "padding": 1, "bias": False}
+    return [dict(conv), {"type": "batchnorm"}, {"type": "relu"},
+            dict(conv), {"type": "batchnorm"}, {"type": "relu", "name": name}]
+
+
+def unet_layers() -> list[Layer]:
+    """Return a U-Net for per-pixel classes: padded 3x3 convolutions with batchnorm, max-pool down, transposed
+    convolution up, each level's features concatenated on the way up (as examples/unet-highres.json)."""
+    layers: list[Layer] = []
+    for level in range(UNET_DEPTH):
+        layers += [*_double_conv(UNET_BASE * 2**level, f"down{level}"), {"type": "maxpool2d", "kernel": 2}]
+    layers += _double_conv(UNET_BASE * 2**UNET_DEPTH, "bottom")
+    for level in reversed(range(UNET_DEPTH)):
+        width = UNET_BASE * 2**level
+        layers += [{"type": "conv_transpose2d", "out_channels": width, "kernel": 2, "stride": 2},
+                   {"type": "concat", "from": f"down{level}"}, *_double_conv(width, f"up{level}")]
+    return [*layers, {"type": "conv2d", "out_channels": UNET_CLASSES, "kernel": 1}]
+
+
 def _dqn_network(prefix: str, *, frozen: bool, actions: int) -> list[Layer]:
     """Return one Nature-DQN network (Mnih et al. 2015) reading the stacked 4x84x84 frames."""
     extra: Layer = {"frozen": True} if frozen else {}
@@ -255,6 +279,20 @@ def small_presets(preset: type, published: type) -> list[Any]:
             ),
             input_shape=(3, 84, 84),
             aliases=("meta-learner", "lstm-meta", "meta-lstm"),
+        ),
+        preset(
+            "unet",
+            "U-Net (Ronneberger et al. 2015) for segmentation: 64-1024 channels over four levels, padded 3x3 "
+            "convolutions with batchnorm, transposed-convolution up-sampling, 2 classes per pixel; 512x512",
+            unet_layers,
+            published(
+                31_037_698,
+                None,
+                "[derived] torch's count of validation/measure/nets_vision.py UNet(base=64, depth=4, classes=2) "
+                "(2026-12-06): milesial/Pytorch-UNet's layout with bilinear=False and bias-free convolutions",
+            ),
+            input_shape=(3, 512, 512),
+            aliases=("u-net", "unet-64"),
         ),
         preset(
             "mlp-mnist",
