@@ -1,4 +1,5 @@
-"""What a slash command assumes where the user said nothing: the precision and the context of a preset.
+"""What a slash command takes from the preset it names: the precision, batch and context it assumes where the
+user said nothing (each told back in the acknowledgement), and the channels of an image size said without them.
 
 The job spec's own default precision is fp32 (CONTRACT.md). A model of advice.LARGE_MODEL_PARAMETERS (1B) or more
 is trained in 16 bits almost always (the sources of advice.fp32_large_model_warning): a command that names one
