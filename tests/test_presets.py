@@ -301,3 +301,14 @@ def test_llama_405b_has_its_papers_size_and_the_kv_heads_of_its_family() -> None
     assert within(stats.parameters, 405e9, 0.005)  # 405,853,388,800 as its layers count them
     assert {layer.get("kv_heads") for layer in preset_layers("405b") if layer["type"] == "transformer_block"} == {8}
     assert find_preset("llama-3.1-405b").name == "llama3.1-405b"
+
+
+def test_a_vit_at_another_resolution_has_its_position_table_resampled_to_it() -> None:
+    # ViT-B/16 fine-tuned at 384 x 384 (the ViT paper's fine-tuning size): 24 x 24 patches + the class token, 577
+    # learned positions (timm and torchvision resample the 224 table), not a refusal at 197
+    at_384 = preset_stats("vit-b16", input_shape=(3, 384, 384))
+    assert at_384.parameters == 86_567_656 + (577 - 197) * 768
+    assert preset_stats("vit-b16").parameters == 86_567_656  # torchvision's count at 224
+    # a language model's table is its context: a longer sequence is still refused, naming the field
+    with pytest.raises(ShapeError, match="exceeds the model's 512 learned positions"):
+        preset_stats("bert-base", sequence_length=1024)

@@ -237,10 +237,14 @@ def embedding(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
 
 
 def position_embedding(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
-    """Add a learned vector per position (GPT-2, BERT, ViT); the table has max_positions rows."""
+    """Add a learned vector per position (GPT-2, BERT, ViT); the table has max_positions rows.
+
+    Without max_positions the table has a row per position of the input: an image model's table, resampled to a
+    new resolution as timm and torchvision do when a ViT is fine-tuned at 384 x 384 (577 rows, not 224's 197).
+    """
     (x,) = inputs
     f.rank(x, (2,), "[sequence, features]")
-    limit = f.whole("max_positions")
+    limit = f.whole("max_positions") if f.has("max_positions") else x[0]
     if x[0] > limit:
         raise ShapeError(
             "training.sequence_length",

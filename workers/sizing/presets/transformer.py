@@ -250,7 +250,7 @@ def llama_layers(size: str) -> list[Layer]:
 
 
 def vit_b16_layers(*, classes: int = 1000) -> list[Layer]:
-    """Return ViT-B/16 at 224x224 as torchvision builds it (196 patches + a class token, no dropout)."""
+    """Return ViT-B/16 as torchvision builds it (196 patches + a class token at 224x224, no dropout)."""
     blocks: list[Layer] = [
         {
             "type": "transformer_block",
@@ -267,7 +267,8 @@ def vit_b16_layers(*, classes: int = 1000) -> list[Layer]:
         {"type": "conv2d", "name": "patch_embed", "out_channels": 768, "kernel": 16, "stride": 16},
         {"type": "to_sequence", "name": "patches"},
         {"type": "class_token", "name": "class_token"},
-        {"type": "position_embedding", "name": "positions", "max_positions": 197},
+        # a row per patch and the class token at the input's size: 197 at 224 x 224, resampled for another size
+        {"type": "position_embedding", "name": "positions"},
         *blocks,
         {"type": "layernorm", "name": "ln"},
         {"type": "select", "name": "cls", "index": 0},
