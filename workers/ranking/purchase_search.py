@@ -15,8 +15,8 @@ from dataclasses import replace
 from workers.ranking.catalog_index import CatalogIndex, Machine
 from workers.ranking.costing import onprem_gpu_counts
 from workers.ranking.purchase import PurchaseOption, purchase_options
-from workers.ranking.scope import Scope
-from workers.ranking.shapes import Shape, cards_on_sale, cheapest_rental, onprem_machine
+from workers.ranking.scope import Scope, cards_on_sale
+from workers.ranking.shapes import Shape, cheapest_rental, onprem_machine
 from workers.ranking.strategy_words import strategy_choice, strategy_text
 from workers.sizing.requirements import Requirements
 from workers.sizing.schedule import training_hours

@@ -71,7 +71,7 @@ from workers.ranking.reasons import (
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected
 from workers.ranking.rejected_arrays import rejected_in_arrays
 from workers.ranking.runcost import SECONDS_PER_HOUR
-from workers.ranking.scope import Scope, check_data_location, resolve_scope
+from workers.ranking.scope import Scope, cards_on_sale, check_data_location, resolve_scope
 from workers.ranking.shapes import (
     BUDGET,
     CARBON,
@@ -80,7 +80,6 @@ from workers.ranking.shapes import (
     NO_STORAGE_PRICE,
     CpuAdjust,
     Shape,
-    cards_on_sale,
     cheapest_rental,
     judge_scope,
 )

@@ -27,8 +27,13 @@ from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.relax import constraints_warning, fused_loss_opens_warning, gpus_warning
 from workers.ranking.run_words import gib_text
-from workers.ranking.scope import allowed_gpus, check_data_location, gpu_counts_in_scope, resolve_scope
-from workers.ranking.shapes import cards_on_sale
+from workers.ranking.scope import (
+    allowed_gpus,
+    cards_on_sale,
+    check_data_location,
+    gpu_counts_in_scope,
+    resolve_scope,
+)
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.ranking.strategy_words import DATA_PARALLEL_NAMES, strategy_text
 from workers.ranking.wider import arm_alternative, max_gpus_warning, speed_for_little_warning, time_premium_warning

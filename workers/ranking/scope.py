@@ -16,8 +16,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from catalog.gpu_names import gpu_name_matches
-from catalog.types import Catalog, Pricing, Provider
-from workers.ranking.catalog_index import catalog_index
+from catalog.types import Catalog, OnPremCard, Pricing, Provider
+from workers.ranking.catalog_index import CatalogIndex, catalog_index
 from workers.ranking.costing import ONPREM_REGION, onprem_gpu_counts, owned_gpu_counts
 from workers.sizing.errors import SpecError, UnknownNameError
 from workers.sizing.estimate import unknown_gpu_error
@@ -106,6 +106,11 @@ def gpu_counts_in_scope(constraints: Constraints, catalog: Catalog) -> tuple[tup
     return pairs
 
 
+def cards_on_sale(index: CatalogIndex, scope: Scope) -> dict[str, OnPremCard]:
+    """Return the cards the purchase question prices: those on sale (on_sale.py) whose GPU the scope allows."""
+    return {gpu: card for gpu, card in index.cards_for_purchase(scope.gpus).items() if scope.allows(gpu)}
+
+
 def _gpu_counts_in_scope(constraints: Constraints, catalog: Catalog) -> tuple[tuple[str, int], ...]:
     scope = resolve_scope(constraints, catalog)
     index = catalog_index(catalog)
@@ -116,7 +121,7 @@ def _gpu_counts_in_scope(constraints: Constraints, catalog: Catalog) -> tuple[tu
                         for o in m.offers)):
             pairs.add((m.gpu, m.gpu_count))
     if Provider.ONPREM in scope.providers:  # the purchase question: every card on sale
-        for gpu in filter(scope.allows, index.cards_for_purchase(scope.gpus)):
+        for gpu in cards_on_sale(index, scope):
             pairs.update((gpu, n) for n in onprem_gpu_counts(scope.max_gpus))
     if Pricing.OWNED in scope.pricing:
         for owned in constraints.owned_gpus:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 from catalog.commitments import TERM_HOURS
-from catalog.types import Offer, OnPremCard, Pricing, Provider
+from catalog.types import Offer, Pricing, Provider
 from workers.ranking.catalog_index import BlockTable, CatalogIndex, Machine
 from workers.ranking.costing import (
     BYTES_PER_BILLED_GB,
@@ -342,7 +342,3 @@ def cheapest_rental(shapes: Sequence[Shape]) -> BestRental | None:
     label = f"{best.m.provider_name} {best.m.instance_type} {best.m.pricing.value}"
     return BestRental(best.best_cost, best.hours, label)
 
-
-def cards_on_sale(index: CatalogIndex, scope: Scope) -> dict[str, OnPremCard]:
-    """Return the cards the purchase question prices: those on sale (on_sale.py) whose GPU the scope allows."""
-    return {gpu: card for gpu, card in index.cards_for_purchase(scope.gpus).items() if scope.allows(gpu)}

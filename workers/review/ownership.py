@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from catalog.types import Catalog, GpuSpec, OnPremCard, Pricing, Provider
-from workers.ranking.costing import HOURS_PER_YEAR, cheapest_cards, onprem_price_per_hour_usd
-from workers.ranking.on_sale import current_generation_cards
+from workers.ranking.catalog_index import catalog_index
+from workers.ranking.costing import HOURS_PER_YEAR, onprem_price_per_hour_usd
 from workers.sizing.spec import OnPremAssumptions
 
 NO_CLOUD_GPU = "no-cloud-gpu"  # no cloud GPU in the catalog matches the card's memory and bandwidth
@@ -182,9 +182,8 @@ def buy_vs_rent(catalog: Catalog, *, providers: Sequence[str], assumptions: OnPr
                                                                       if p is not Provider.ONPREM]
     rates = cloud_gpu_rates(catalog, providers=clouds)
     known = {g.slug for g in catalog.gpus}
-    cards = cheapest_cards(catalog.onprem_cards)
-    on_sale = current_generation_cards(cards, {g.slug: g.architecture for g in catalog.gpus})  # on_sale.py
+    on_sale = catalog_index(catalog).cards_for_purchase(frozenset())  # the newest generations (on_sale.py)
     rows = [buy_vs_rent_card(card, catalog=catalog, rates=rates, assumptions=assumptions, use=use[gpu])
-            for gpu, card in sorted(cards.items())
-            if gpu in known and gpu in on_sale and gpu in use and use[gpu].jobs > 0]
+            for gpu, card in sorted(on_sale.items())
+            if gpu in known and gpu in use and use[gpu].jobs > 0]
     return tuple(sorted(rows, key=lambda r: (r.break_even_hours is None, r.break_even_hours or 0.0, r.gpu)))

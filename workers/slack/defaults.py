@@ -14,19 +14,25 @@ from typing import Any
 
 from workers.sizing.advice import LARGE_MODEL_PARAMETERS
 from workers.sizing.errors import SpecError
-from workers.sizing.presets.registry import find_preset
+from workers.sizing.presets.registry import Preset, find_preset
 
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
 
 
-def preset_context(preset: object) -> int | None:
-    """Return a language-model preset's default sequence length (its context), None for the rest."""
+def _found(preset: object) -> Preset | None:
+    """Return the preset the command names, None where it names none (a model given by its statistics)."""
     if not isinstance(preset, str):
         return None
     try:
-        return find_preset(preset).sequence_length
+        return find_preset(preset)
     except SpecError:
         return None
+
+
+def preset_context(preset: object) -> int | None:
+    """Return a language-model preset's default sequence length (its context), None for the rest."""
+    found = _found(preset)
+    return None if found is None else found.sequence_length
 
 
 def image_size(text: str) -> list[int]:
@@ -43,10 +49,8 @@ def fill_channels(spec: dict[str, Any], preset: object) -> str:
     shape = spec["model"].get("input_shape")
     if not shape or shape[0]:
         return ""
-    try:
-        own = find_preset(preset).input_shape if isinstance(preset, str) else None
-    except SpecError:
-        own = None
+    found = _found(preset)
+    own = None if found is None else found.input_shape
     if own is None or len(own) != 3:
         return "input= sizes an image model's input: name an image preset (e.g. unet, resnet50)"
     spec["model"]["input_shape"] = [own[0], *shape[1:]]
@@ -56,13 +60,10 @@ def fill_channels(spec: dict[str, Any], preset: object) -> str:
 def default_batch(preset: object, keras_default: int) -> tuple[int, str]:
     """Return the batch to size where none is said, and the words the acknowledgement says of it: the preset's own
     recipe's (Preset.recipe_batch: DCGAN 128, the MNIST MLP and VAE 128, DQN 32), else Keras' default."""
-    if isinstance(preset, str):
-        try:
-            recipe = find_preset(preset).recipe_batch
-        except SpecError:
-            recipe = None
-        if recipe is not None:
-            return recipe[0], f"batch={recipe[0]} ({recipe[1]})"
+    found = _found(preset)
+    recipe = None if found is None else found.recipe_batch
+    if recipe is not None:
+        return recipe[0], f"batch={recipe[0]} ({recipe[1]})"
     return keras_default, f"batch={keras_default}"
 
 
@@ -70,12 +71,8 @@ def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collecti
                       no_bf16: Collection[str]) -> str:
     """Set 16-bit mixed precision for a model of LARGE_MODEL_PARAMETERS or more (else keep fp32); return the words
     the acknowledgement says."""
-    parameters = spec["model"].get("stats", {}).get("parameters")
-    if isinstance(preset, str):
-        try:
-            parameters = find_preset(preset).published.parameters
-        except SpecError:
-            parameters = None
+    found = _found(preset)
+    parameters = spec["model"].get("stats", {}).get("parameters") if found is None else found.published.parameters
     if not isinstance(parameters, (int, float)) or parameters < LARGE_MODEL_PARAMETERS:
         return f"precision={DEFAULT_PRECISION}"
     size = f"a model of {parameters / 1e9:.1f}B parameters"

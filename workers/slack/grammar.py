@@ -27,7 +27,7 @@ from catalog.providers import PROVIDER_NAMES
 from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
-from workers.sizing.presets.registry import PRESETS, find_preset
+from workers.sizing.presets.registry import PRESET_WORDS, find_preset
 from workers.slack.defaults import default_batch, default_precision, fill_channels, image_size, preset_context
 from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize, resized_input
 
@@ -179,19 +179,16 @@ def _tokens(text: str) -> list[str]:
     return text.split()
 
 
-_PRESET_WORDS = frozenset(word for p in PRESETS.values() for word in (p.name, *p.aliases))
-
-
 def _suggest(word: str, candidates: Collection[str]) -> list[str]:
     # A model size ("1b", "7b") suggests the names of that size ("a 1b llama": llama3.2-1b, not 13b's spelling).
     if re.fullmatch(r"\d+(\.\d+)?b", word):
-        sized = sorted({find_preset(c).name for c in candidates if c.endswith(f"-{word}") and c in _PRESET_WORDS})
+        sized = sorted({find_preset(c).name for c in candidates if c.endswith(f"-{word}") and c in PRESET_WORDS})
         if sized:
             return sized[:3]
     # 0.7 keeps "batchsize" -> batch= and "resnt50" -> resnet50 but drops far-fetched guesses; a preset's aliases
     # are said once, by its name ("resnet50", not "resnet50 or resnet_50 or resnet-50").
     close = difflib.get_close_matches(word, list(candidates), n=6, cutoff=0.7)
-    named = [find_preset(c).name if c in _PRESET_WORDS else c for c in close]
+    named = [find_preset(c).name if c in PRESET_WORDS else c for c in close]
     return list(dict.fromkeys(named))[:3]
 
 

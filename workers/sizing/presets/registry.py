@@ -275,7 +275,7 @@ _PRESETS: tuple[Preset, ...] = (
 )
 PRESETS: Mapping[str, Preset] = {p.name: p for p in _PRESETS}
 _ALIASES: dict[str, str] = {alias: p.name for p in _PRESETS for alias in p.aliases}
-_WORDS = frozenset({*PRESETS, *_ALIASES})
+PRESET_WORDS = frozenset({*PRESETS, *_ALIASES})  # every name and alias
 
 
 def _suggestion_key(name: str) -> str:
@@ -290,12 +290,12 @@ def preset_names() -> tuple[str, ...]:
 
 def preset_word(name: str) -> str | None:
     """Return the preset name or alias `name` means as people write it ("meta-llama/Llama-2-7b-hf"), else None."""
-    return match_preset_name(name, _WORDS)
+    return match_preset_name(name, PRESET_WORDS)
 
 
 def find_preset(name: str) -> Preset:
     """Return the preset a name or alias refers to, or fail naming the closest presets."""
-    matched = match_preset_name(name, _WORDS) if isinstance(name, str) else None
+    matched = match_preset_name(name, PRESET_WORDS) if isinstance(name, str) else None
     if matched is None:
         key = _suggestion_key(name) if isinstance(name, str) else ""
         raise UnknownNameError("model.preset", f"unknown preset {name!r}", closest(key, [*PRESETS, *_ALIASES]))
