@@ -119,3 +119,22 @@ def test_with_no_option_the_advice_is_about_the_named_card_and_each_opened_optio
     [adapters] = [m for m in rec.plan if m.kind == "adapters"]
     assert "still exceeds" in adapters.description and adapters.opens
     assert all("accumulation steps" in line and "QLoRA" in line for line in adapters.opens)
+
+
+def test_a_named_card_no_cloud_rents_gets_its_own_plan_not_the_reference_cards(shipped: Catalog) -> None:
+    """Mistral 7B under QLoRA at 8 x 1,024 tokens, asked on a 4090 (no cloud rents one): 59 GiB as given. The plan
+    and the mitigations were worked out on the sizing core's reference T4 ("fits the 14.4 GiB usable on t4");
+    they are now the 4090's, whose steps fit its 21.6 GiB usable."""
+    spec = {"model": {"preset": "mistral-7b"},
+            "training": {"from_pretrained": True, "parallelism": {"adapter": {"kind": "qlora"}},
+                         "sequence_length": 1024, "batch_size": 8, "precision": "bf16-mixed"},
+            "dataset": {"samples": 10000}, "constraints": {"gpus": ["rtx-4090"]}}
+    rec = recommend_spec(spec, shipped)
+    assert rec.options == () and unrented_gpus(load_job(spec)[1], shipped) == ("rtx-4090",)
+    assert rec.plan and all(m.gpu == "rtx-4090" for m in rec.plan)
+    assert {m.gpu for m in rec.requirements.mitigations} == {"rtx-4090"}
+    assert all("t4" not in m.description for m in rec.plan)
+    said = {w.code: w.message for w in rec.requirements.warnings}
+    assert "rtx-4090" in said["does-not-fit"]
+    fitting = [m for m in rec.plan if m.gpu_memory_bytes is not None and m.gpu_memory_bytes < 21 * 2**30]
+    assert {"smaller-batch", "checkpointing"} <= {m.kind for m in fitting}

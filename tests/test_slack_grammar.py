@@ -105,9 +105,10 @@ def test_a_model_of_a_billion_parameters_or_more_is_assumed_in_bf16_and_told_so(
 
 
 def test_a_language_model_without_seq_is_told_it_is_sized_at_its_whole_context() -> None:
-    command = parse_command("llama3-8b lora samples=10k", presets=(*PRESETS, "llama3-8b"), gpus=GPUS)
+    command = parse_command("pretrain llama3-8b samples=10k", presets=(*PRESETS, "llama3-8b"), gpus=GPUS)
     assert "seq=8192 (the model's context)" in command.defaults_used  # Llama 3's 8,192: time follows the tokens
     assert "sequence_length" not in command.spec["training"]  # the spec keeps the preset's own default
+    assert command.spec["training"]["batch_size"] == DEFAULT_BATCH_SIZE
     assert "seq=512 (the model's context)" in parse("bert-base batch=32").defaults_used
     assert not any(d.startswith("seq=") for d in parse("bert-base seq=128 bf16 batch=4").defaults_used)
     assert not any(d.startswith("seq=") for d in parse("resnet50 batch=64 bf16").defaults_used)  # images
@@ -314,3 +315,4 @@ def _problems(words: tuple[str, ...], text: str) -> list[str]:
     with pytest.raises(CommandError) as caught:
         parse_command(text, presets=words, gpus=GPUS)
     return caught.value.problems
+

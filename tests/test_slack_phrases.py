@@ -23,7 +23,7 @@ def parse(text: str) -> Command:
     ("fine-tune llama 7b with lora on 1 gpu for 3 epochs, 50k samples, bf16, budget $50",
      {"model": {"preset": "llama-7b"},
       "training": {"from_pretrained": True, "epochs": 3.0, "precision": "bf16-mixed",
-                   "parallelism": {"adapter": {"kind": "lora"}}, "batch_size": 32},
+                   "parallelism": {"adapter": {"kind": "lora"}}, "batch_size": 8, "sequence_length": 1024},
       "dataset": {"samples": 50000}, "constraints": {"max_gpus": 1, "budget_usd": 50.0}}),
     ("resnet50 imagenet 90 epochs budget $500 spot",
      {"model": {"preset": "resnet50"}, "training": {"epochs": 90.0, "batch_size": 32},
@@ -110,7 +110,9 @@ def test_more_public_data_sets_give_their_training_split(text: str, preset: str,
     assert command.spec["model"]["preset"] == preset
     assert command.spec["dataset"]["samples"] == samples
     assert command.spec["model"].get("input_shape") == shape
-    assert "sequence_length" not in command.spec["training"]  # a text set leaves the length to seq= or the preset
+    # a text set leaves the length to seq=, its own script (SQuAD's 384) or a fine-tune's recipe (TRL's 1,024)
+    assert command.spec["training"].get("sequence_length") == {"bert-base": 384, "mistral-7b": 1024}.get(
+        preset if "fine-tune" in text or "qlora" in text else "")
     assert any(d.startswith(f"samples={samples:,} (") for d in command.defaults_used)
 
 
@@ -258,3 +260,31 @@ def test_questions_as_people_ask_them_are_read(text: str, expected: dict[str, ob
     spec = parse(text).spec
     flat = {**spec, **spec.get("training", {}), **spec.get("dataset", {})}
     assert {k: flat.get(k) for k in expected} == expected
+
+
+@pytest.mark.parametrize(("text", "seq", "batch"), [
+    ("llama-3-8b lora samples=10k", 1024, 8),  # an adapter is a fine-tune: TRL's max_length, the Trainer's batch
+    ("fine-tune mistral-7b qlora samples=10k", 1024, 8),
+    ("fine-tune gpt2 samples=50k", 1024, 8),  # at most the context (GPT-2's is 1,024)
+    ("fine-tune bert-base samples=400k", 128, 32),  # an encoder: BERT's GLUE recipe, Keras' and its batch 32
+    ("fine-tune bert base on squad", 384, 32),  # SQuAD's own script: run_squad.py's 384
+    ("fine-tune llama-3-8b seq=4096 batch=2", 4096, 2),  # said wins
+])
+def test_a_fine_tune_is_sized_at_its_recipe_not_the_whole_context(text: str, seq: int, batch: int) -> None:
+    command = parse(text)
+    assert command.spec["training"]["sequence_length"] == seq
+    assert command.spec["training"]["batch_size"] == batch
+    said = [d for d in command.defaults_used if d.startswith("seq=")]
+    recipe = "(google-research/bert run_squad.py" if "squad" in text else "(a fine-tune, as"
+    assert said == ([] if "seq=" in text else [f"seq={seq} {recipe}" + d.partition(recipe)[2] for d in said])
+    assert "seq=" in text or len(said) == 1
+    assert JobSpecSchema().load(command.spec)["training"]["sequence_length"] == seq
+
+
+def test_a_fine_tune_made_of_tokens_counts_samples_at_its_own_sequence() -> None:
+    command = parse("fine-tune llama-3-8b lora on 100M tokens")
+    assert command.spec["training"]["sequence_length"] == 1024
+    assert command.spec["dataset"]["samples"] == -(-100_000_000 // 1024)
+    assert any(d.endswith("tokens / seq 1,024, the fine-tune's)") for d in command.defaults_used)
+    # a pre-training run keeps the context, and a masked-LM encoder (pre-training's head) no GLUE length
+    assert "sequence_length" not in parse("pretrain gpt2 on 10B tokens").spec["training"]

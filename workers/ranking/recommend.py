@@ -279,6 +279,10 @@ def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brie
                            calibrated_by_runs=runs, calibrated_by_gpus=gpus)
     rec = rank_offers(job, requirements=requirements, per_gpu=per_gpu, catalog=catalog, brief=brief)
     nothing_fits = bool(per_gpu) and not any(row.fits for row in per_gpu.values())
+    if not per_gpu and (named := tuple((slug, 1) for slug in unrented_gpus(job, catalog) if slug in known_gpus)):
+        # "mistral 7b qlora on a 4090": no cloud rents the card named; the plan and advice are about it, not a T4
+        return replace(rec, plan=plan_with_options(job, catalog=catalog, requirements=requirements, pairs=named),
+                       requirements=_advice_on_roomiest(job, rec.requirements, named, known_gpus))
     if strategies_apply(job, nothing_fits=nothing_fits or only_roomiest_fit(per_gpu, known_gpus)):
         searched = rank_strategies(job, requirements=requirements, catalog=catalog,
                                    profile_gpu=profile_gpu(job, known_gpus))

@@ -17,6 +17,14 @@ from workers.sizing.errors import SpecError
 from workers.sizing.presets.registry import Preset, find_preset
 
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
+# A fine-tune said without a sequence length or batch is sized as its usual recipe runs it, not at the model's whole
+# context (a pre-training run's). A decoder (GPT-2, the LLMs) as TRL's SFTTrainer runs one: SFTConfig.max_length
+# 1024, at most the context (huggingface/trl trl/trainer/sft_config.py, read 2026-12-06), at transformers'
+# TrainingArguments.per_device_train_batch_size, 8. An encoder's classifier as BERT's GLUE recipe does:
+# google-research/bert run_classifier.py, max_seq_length 128 (its train_batch_size, 32, is the batch assumed anyway).
+SFT_MAX_LENGTH = 1024
+SFT_BATCH = 8
+GLUE_MAX_SEQ = 128
 
 
 def _found(preset: object) -> Preset | None:
@@ -57,13 +65,38 @@ def fill_channels(spec: dict[str, Any], preset: object) -> str:
     return ""
 
 
-def default_batch(preset: object, keras_default: int) -> tuple[int, str]:
+def fine_tunes(training: dict[str, Any]) -> bool:
+    """Whether a command's training starts from a pretrained model: said so, or training an adapter."""
+    return training.get("from_pretrained") is True or bool(training.get("parallelism", {}).get("adapter"))
+
+
+def fine_tune_sequence(spec: dict[str, Any], preset: object) -> str:
+    """Set the sequence length of a language model's fine-tune said without one (SFT_MAX_LENGTH for a decoder,
+    GLUE_MAX_SEQ for an encoder's classifier, at most the context); return the words told back, "" where none."""
+    found = _found(preset)
+    training = spec["training"]
+    if found is None or found.sequence_length is None or "sequence_length" in training or not fine_tunes(training):
+        return ""
+    if found.heads:  # an encoder: its classifier head (the default) is what GLUE fine-tunes
+        if spec["model"].get("head", found.heads[0]) != found.heads[0]:
+            return ""
+        seq, why = min(GLUE_MAX_SEQ, found.sequence_length), "BERT's GLUE recipe, run_classifier.py's max_seq_length"
+    else:
+        seq, why = min(SFT_MAX_LENGTH, found.sequence_length), "TRL's SFTTrainer, its max_length"
+    training["sequence_length"] = seq
+    return f"seq={seq} (a fine-tune, as {why}; the model reads up to {found.sequence_length:,})"
+
+
+def default_batch(preset: object, keras_default: int, training: dict[str, Any] | None = None) -> tuple[int, str]:
     """Return the batch to size where none is said, and the words the acknowledgement says of it: the preset's own
-    recipe's (Preset.recipe_batch: DCGAN 128, the MNIST MLP and VAE 128, DQN 32), else Keras' default."""
+    recipe's (Preset.recipe_batch: DCGAN 128, the MNIST MLP and VAE 128, DQN 32), a decoder's fine-tune
+    transformers' Trainer's (SFT_BATCH), else Keras' default."""
     found = _found(preset)
     recipe = None if found is None else found.recipe_batch
     if recipe is not None:
         return recipe[0], f"batch={recipe[0]} ({recipe[1]})"
+    if found is not None and found.sequence_length and not found.heads and fine_tunes(training or {}):
+        return SFT_BATCH, f"batch={SFT_BATCH} (a fine-tune, as transformers' Trainer: per_device_train_batch_size)"
     return keras_default, f"batch={keras_default}"
 
 
@@ -83,3 +116,16 @@ def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collecti
                 f"{'has' if len(named) == 1 else 'have'} no bf16; say `fp32` to size it in full precision)")
     spec["training"]["precision"] = "bf16-mixed"
     return f"precision=bf16 ({size} is trained in bf16-mixed almost always; say `fp32` to size it in full precision)"
+
+
+def samples_from_tokens(tokens: int, spec: dict[str, Any], preset: object) -> str | None:
+    """Set the samples a run's tokens make at the sequence it is sized at (a fine-tune's default, else the preset's
+    context); return the words told back, None where it has neither (the command must say seq= or samples=)."""
+    sized = spec["training"].get("sequence_length")
+    context = preset_context(preset) if sized is None else sized
+    if context is None:
+        return None
+    samples = -(-tokens // context)
+    spec.setdefault("dataset", {})["samples"] = samples
+    whose = "the model's context" if sized is None else "the fine-tune's"
+    return f"samples={samples:,} ({tokens:,} tokens / seq {context:,}, {whose})"

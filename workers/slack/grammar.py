@@ -28,7 +28,15 @@ from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import PRESET_WORDS, find_preset
-from workers.slack.defaults import default_batch, default_precision, fill_channels, image_size, preset_context
+from workers.slack.defaults import (
+    default_batch,
+    default_precision,
+    fill_channels,
+    fine_tune_sequence,
+    image_size,
+    preset_context,
+    samples_from_tokens,
+)
 from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize, resized_input
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
@@ -306,17 +314,6 @@ EXAMPLES = {"batch": "64", "epochs": "90", "data": "150GB", "samples": "1.28M", 
              "owned": "4xrtx-3090", "input": "1024x1024"}
 
 
-def _tokens_by_context(builder: _Builder, spec: dict[str, Any], preset: object) -> tuple[str, ...]:
-    """Set the samples the run's tokens make at the preset's context; a problem where it has none."""
-    context = preset_context(preset)
-    if context is None:
-        builder.problems.append("a count of training tokens (e.g. 10B tokens) is made samples by the tokens per "
-                                "sample: add seq= (e.g. seq=2048), or say samples=")
-        return ()
-    samples = -(-builder.tokens // context)
-    spec.setdefault("dataset", {})["samples"] = samples
-    return (f"samples={samples:,} ({builder.tokens:,} tokens / seq {context:,}, the model's context)",)
-
 
 def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
                   no_bf16: Collection[str] = ()) -> Command:
@@ -354,8 +351,14 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
         assumed = (*assumed, f"input {'x'.join(map(str, shape))}")
     elif image is not None and preset and (resized := resized_input(preset, image)):
         assumed = (*assumed, resized)  # "vit-b16 cifar10": the ViT's 224 x 224, the images resized
-    if builder.tokens:  # "gpt2 on 10B tokens": made samples by the model's context, the sequence it is sized at
-        assumed = (*assumed, *_tokens_by_context(builder, spec, preset))
+    if said_seq := fine_tune_sequence(spec, preset):  # "fine-tune llama 3 8b": TRL's 1,024 tokens, not 8,192
+        assumed = (*assumed, said_seq)
+    if builder.tokens:  # "gpt2 on 10B tokens": made samples by the sequence it is sized at
+        if (told := samples_from_tokens(builder.tokens, spec, preset)) is None:
+            builder.problems.append("a count of training tokens (e.g. 10B tokens) is made samples by the tokens "
+                                    "per sample: add seq= (e.g. seq=2048), or say samples=")
+        else:
+            assumed = (*assumed, told)
     if fit and not builder.named_gpus and not builder.problems:
         builder.problems.append(f"name a GPU to fit on, e.g. `/gpugauge fit resnet50 v100-16gb` "
                                 f"(GPUs: {', '.join(sorted(gpus))})")
@@ -367,7 +370,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
         raise CommandError(builder.problems)
     defaults: list[str] = list(assumed)
     if "batch_size" not in spec["training"]:  # the preset's own recipe's, else Keras' default
-        spec["training"]["batch_size"], said_batch = default_batch(preset, DEFAULT_BATCH_SIZE)
+        spec["training"]["batch_size"], said_batch = default_batch(preset, DEFAULT_BATCH_SIZE, spec["training"])
         defaults.append(said_batch)
     if "precision" not in spec["training"]:  # said: an LLM in fp32 needs about twice bf16's memory
         defaults.append(default_precision(spec, preset, builder.named_gpus, no_bf16))

@@ -28,7 +28,8 @@ never guesses: a word it does not know is left for the grammar to refuse with it
   al. 2018), "alpaca" 52,002 instructions (tatsu-lab/alpaca's alpaca_data.json; its card says 52K) and "dolly"
   15,011 (databricks-dolly-15k as it stands after its cleaning commits; 15,014 in TFDS's older copy); MNLI, SST-2,
   CelebA, Alpaca and Dolly were read in public copies on 2026-12-06, the other counts are recalled. A count the
-  user gives wins; a text set sets no sequence length, except where its own script truncates (DATASET_SEQ).
+  user gives wins; a text set sets no sequence length, except where its own script truncates (DATASET_SEQ: Alpaca's
+  512, SQuAD's 384, read in public copies of the scripts on 2026-12-06).
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
 # A set whose own training script truncates its samples: the tokens each is sized at where seq= is not said.
 # Stanford Alpaca's train.py (tatsu-lab/stanford_alpaca, read 2026-12-06): model_max_length 512, padded to the
 # longest in a batch, so 512 is the most a sample costs.
-DATASET_SEQ = {"alpaca": (512, "Stanford Alpaca's train.py truncates at model_max_length 512")}
+DATASET_SEQ = {"alpaca": (512, "Stanford Alpaca's train.py truncates at model_max_length 512"),
+               "squad": (384, "google-research/bert run_squad.py's max_seq_length 384")}
 
 _NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?[kmbt]?$")
 _IMAGE_SIZE = re.compile(r"^(\d{1,2}x)?\d{2,5}x\d{2,5}$")
