@@ -288,3 +288,23 @@ def test_a_fine_tune_made_of_tokens_counts_samples_at_its_own_sequence() -> None
     assert any(d.endswith("tokens / seq 1,024, the fine-tune's)") for d in command.defaults_used)
     # a pre-training run keeps the context, and a masked-LM encoder (pre-training's head) no GLUE length
     assert "sequence_length" not in parse("pretrain gpt2 on 10B tokens").spec["training"]
+
+
+def test_a_named_corpus_is_its_tokens_made_samples_by_the_sequence() -> None:
+    command = parse("pretrain gpt2 on openwebtext")
+    assert command.spec["dataset"]["samples"] == -(-9_035_582_198 // 1024)  # nanoGPT's train.bin, GPT-2's context
+    assert command.defaults_used[0].startswith("9,035,582,198 tokens (openwebtext: ")
+    said = parse("pretrain gpt2 on openwebtext seq 512")
+    assert said.spec["dataset"]["samples"] == -(-9_035_582_198 // 512)
+    assert parse("gpt2 openwebtext samples=1M").spec["dataset"]["samples"] == 1_000_000  # a count said wins
+
+
+@pytest.mark.parametrize(("text", "hours"), [
+    ("fine-tune qwen2.5 7b with lora on 200k samples by tomorrow", 24.0),
+    ("resnet50 cifar10 overnight", 12.0),
+    ("resnet50 cifar10 within 2 days", 48.0),
+])
+def test_a_deadline_said_as_a_time_of_day_is_hours_from_now(text: str, hours: float) -> None:
+    command = parse(text)
+    assert command.spec["constraints"]["deadline_hours"] == hours
+    assert any(d.startswith("deadline=") for d in command.defaults_used) is (hours != 48.0)

@@ -212,8 +212,9 @@ class TrainingSchema(_Strict):
                                                   "cross-entropy as one chunked kernel that never holds the logits "
                                                   "(Liger Kernel; Hugging Face Trainer use_liger_kernel=True)."})
     attention = fields.String(load_default="auto", validate=validate.OneOf(("auto", "efficient", "flash", "math")),
-                              metadata={"description": "The attention kernel; auto: efficient on Ampere and "
-                                                       "later in fp32/bf16, math otherwise."})
+                              metadata={"description": "The attention kernel; auto: PyTorch's memory-efficient "
+                                                       "kernel (SDPA) from Maxwell on in any precision; the "
+                                                       "math path on Kepler and for TensorFlow, JAX and CNTK."})
     tf32_matmul = fields.Boolean(
         allow_none=True, load_default=None,
         metadata={"description": "fp32 jobs on Ampere and later: true runs matrix products on TF32 tensor "

@@ -9,7 +9,8 @@ never guesses: a word it does not know is left for the grammar to refuse with it
   "rank 16", "budget $500", "deadline 2d", and the other way round for counts, "90 epochs",
   "50k samples", "8 gpus", "2048 tokens" (a sequence length; "10B tokens", a million or more, is the run's
   data, made samples by the seq= said with it);
-- "$500" alone is the budget, "within 2 days" / "in 36 hours" the deadline, "us-east-1" alone a region;
+- "$500" alone is the budget, "within 2 days" / "in 36 hours" the deadline ("by tomorrow" 24 h, "overnight" 12 h,
+  told back), "us-east-1" alone a region;
   "cheapest" and "fastest" the objective;
 - a preset written in two words ("llama 7b", "gpt2 medium", "bert base") is the preset; in the fit command,
   a GPU in two or three words ("gtx 1080 ti", "a100 80gb") is one word, and a count before it ("4 t4s",
@@ -18,7 +19,8 @@ never guesses: a word it does not know is left for the grammar to refuse with it
   (constraints.owned_gpus), ranked at their power cost beside the clouds' machines; a family that is
   several cards ("my a100") stays a GPU to rank on, for the grammar to say as any GPU named;
 - "single" ("on a single a100", "a single gpu") is one GPU at most (gpus=1);
-- "10B tokens" without a sequence length is made samples by the model's context (the grammar knows it);
+- "10B tokens" without a sequence length is made samples by the model's context (the grammar knows it), and so is
+  a pre-training corpus named by its tokens (TOKEN_SETS: "openwebtext");
 - a few public data sets by name, their training split: "imagenet" is ILSVRC-2012's 1,281,167 images (Russakovsky
   et al. 2015), "cifar10" / "cifar100" 50,000 images of 32 x 32 (Krizhevsky 2009; an image preset is sized at that
   input, except ViT-B/16, which reads them resized to its 224), "svhn" 73,257 of 32 x 32 (Netzer et al. 2011;
@@ -97,6 +99,12 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     "alpaca": (52_002, None), "dolly": (15_011, None), "dolly-15k": (15_011, None),
     "databricks-dolly-15k": (15_011, None),
 }
+# A text corpus named for pre-training: its training tokens, made samples by the sequence as "9B tokens" would be.
+# OpenWebText: train.bin's 9,035,582,198 GPT-2 tokens (karpathy/nanoGPT data/openwebtext/prepare.py, read 2026-12-06).
+TOKEN_SETS = {"openwebtext": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py"),
+              "owt": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py")}
+# A deadline said as a time of day: "by tomorrow" is a day from now, "overnight" twelve hours.
+RELATIVE_DEADLINES = {"tomorrow": "24h", "overnight": "12h"}
 # A set whose own training script truncates its samples: the tokens each is sized at where seq= is not said.
 # Stanford Alpaca's train.py (tatsu-lab/stanford_alpaca, read 2026-12-06): model_max_length 512, padded to the
 # longest in a batch, so 512 is the most a sample costs.
@@ -134,6 +142,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
     dataset: tuple[int, tuple[int, int, int] | None] | None = None
     named = ""
     tokens = 0
+    told: list[str] = []  # what a word was read as, told back: a corpus's tokens, a relative deadline
     i = 0
     while i < len(said):
         word, nxt = said[i], said[i + 1] if i + 1 < len(said) else ""
@@ -174,6 +183,12 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             out.append(f"region={word}")
         elif word in DATASETS and word not in presets:
             dataset, named = DATASETS[word], word
+        elif word in TOKEN_SETS and not tokens:  # "gpt2 on openwebtext": the corpus's tokens
+            tokens, why = TOKEN_SETS[word]
+            told.append(f"{tokens:,} tokens ({word}: {why})")
+        elif word in RELATIVE_DEADLINES:  # "by tomorrow", "overnight"
+            out.append(f"deadline={RELATIVE_DEADLINES[word]}")
+            told.append(f"deadline={RELATIVE_DEADLINES[word]} ({word})")
         elif word in SETTING_WORDS and word not in presets:
             j = i + 1
             while j < len(said) and said[j] in _SKIPPED_AFTER_SETTING:
@@ -200,7 +215,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         else:
             out.append(word)
         i += 1
-    image, assumed = None, []
+    image, assumed = None, told
     if tokens:
         out, note = _tokens_as_samples(out, tokens)
         assumed.extend(note)
@@ -218,7 +233,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
 
 # Two words that are one ("fine tune", "pre training"): joined before anything else reads them.
 TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("fine", "tuned"): "fine-tune",
-             ("pre", "train"): "pretrain", ("pre", "training"): "pretrain",
+             ("pre", "train"): "pretrain", ("pre", "training"): "pretrain", ("by", "tomorrow"): "tomorrow",
              ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing"}
 
 
