@@ -138,3 +138,19 @@ def test_a_named_card_no_cloud_rents_gets_its_own_plan_not_the_reference_cards(s
     assert "rtx-4090" in said["does-not-fit"]
     fitting = [m for m in rec.plan if m.gpu_memory_bytes is not None and m.gpu_memory_bytes < 21 * 2**30]
     assert {"smaller-batch", "checkpointing"} <= {m.kind for m in fitting}
+
+
+def test_a_language_model_sized_at_its_context_for_want_of_a_sequence_length_is_told_so(shipped: Catalog) -> None:
+    """An API spec naming a Llama 3 8B LoRA fine-tune without training.sequence_length is sized at all 8,192
+    tokens of its context; the answer says so and what a fine-tune's recipes use. Said, or pre-training, or a model
+    given by its layers: no warning."""
+    spec: dict[str, Any] = {"model": {"preset": "llama3-8b"},
+                            "training": {"from_pretrained": True, "parallelism": {"adapter": {"kind": "lora"}},
+                                         "batch_size": 8, "precision": "bf16-mixed"},
+                            "dataset": {"samples": 50000}, "limit": 1}
+    said = {w.code: w.message for w in recommend_spec(spec, shipped).requirements.warnings}
+    assert "8,192 tokens" in said["sequence-length-assumed"] and "1,024" in said["sequence-length-assumed"]
+    given = {**spec, "training": {**spec["training"], "sequence_length": 1024}}
+    assert "sequence-length-assumed" not in {w.code for w in recommend_spec(given, shipped).requirements.warnings}
+    pretraining = {**spec, "training": {"from_pretrained": False, "batch_size": 8, "precision": "bf16-mixed"}}
+    assert "sequence-length-assumed" not in {w.code for w in recommend_spec(pretraining, shipped).requirements.warnings}

@@ -15,6 +15,7 @@ from workers.schemas import JobSpecSchema
 from workers.sizing.errors import SizingError
 from workers.sizing.layers.attention import Attention
 from workers.sizing.layers.loss import Loss, with_loss
+from workers.sizing.sequence_advice import with_context_warning
 from workers.sizing.spec import (
     Constraints,
     Dataset,
@@ -118,6 +119,7 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
     timed = (resolve_model(model, sequence_length=mean, batch_size=training.batch_size,
                            from_pretrained=training.from_pretrained)
              if mean is not None and mean != training.sequence_length else None)
+    resolved = with_context_warning(resolved, model, t)
     return JobSpec(
         model=with_loss(resolved, training.loss),
         training=training,

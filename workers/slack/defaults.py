@@ -5,6 +5,9 @@ The job spec's own default precision is fp32 (CONTRACT.md). A model of advice.LA
 is trained in 16 bits almost always (the sources of advice.fp32_large_model_warning): a command that names one
 without a precision is sized in bf16-mixed, or fp16-mixed where every GPU it names lacks bf16 (before Ampere,
 where a bf16 job is estimated as fp32), and told so in the acknowledgement; `fp32` sizes it in full precision.
+A fine-tune of a language model said without seq= or a batch is sized as its usual recipe runs it
+(workers/sizing/sequence_advice.py: TRL's 1,024 tokens at the Trainer's batch 8 for a decoder, BERT's GLUE 128 for an
+encoder's classifier), not at the model's whole context, which a pre-training run packs its samples to.
 """
 
 from __future__ import annotations
@@ -15,16 +18,9 @@ from typing import Any
 from workers.sizing.advice import LARGE_MODEL_PARAMETERS
 from workers.sizing.errors import SpecError
 from workers.sizing.presets.registry import Preset, find_preset
+from workers.sizing.sequence_advice import GLUE_MAX_SEQ, SFT_BATCH, SFT_MAX_LENGTH
 
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
-# A fine-tune said without a sequence length or batch is sized as its usual recipe runs it, not at the model's whole
-# context (a pre-training run's). A decoder (GPT-2, the LLMs) as TRL's SFTTrainer runs one: SFTConfig.max_length
-# 1024, at most the context (huggingface/trl trl/trainer/sft_config.py, read 2026-12-06), at transformers'
-# TrainingArguments.per_device_train_batch_size, 8. An encoder's classifier as BERT's GLUE recipe does:
-# google-research/bert run_classifier.py, max_seq_length 128 (its train_batch_size, 32, is the batch assumed anyway).
-SFT_MAX_LENGTH = 1024
-SFT_BATCH = 8
-GLUE_MAX_SEQ = 128
 
 
 def _found(preset: object) -> Preset | None:

@@ -1,0 +1,39 @@
+"""The sequence a language model is sized at where the spec gives none, and the warning that says so.
+
+A preset or Hugging Face config without training.sequence_length is sized at the model's whole context (CONTRACT:
+the preset's default): what pre-training packs every sample to. A fine-tune mostly truncates its samples much
+shorter, and memory and time follow the tokens, so a spec that leaves the length out is told what it was sized at
+and what the usual recipes use. Those recipes are also what Slack sizes a fine-tune at when no seq= is said:
+- a decoder (GPT-2, the LLMs) as TRL's SFTTrainer runs one: SFTConfig.max_length 1,024 (huggingface/trl
+  trl/trainer/sft_config.py, read 2026-12-06), at transformers' TrainingArguments.per_device_train_batch_size, 8;
+- an encoder's classifier as BERT's GLUE recipe: google-research/bert run_classifier.py, max_seq_length 128.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from workers.sizing.stats import ModelStats
+
+SFT_MAX_LENGTH = 1024
+SFT_BATCH = 8
+GLUE_MAX_SEQ = 128
+WARNING_CODE = "sequence-length-assumed"
+
+
+def with_context_warning(stats: ModelStats, model: Mapping[str, Any], training: Mapping[str, Any]) -> ModelStats:
+    """Return the model with a `sequence-length-assumed` warning where a preset or config model was sized at its
+    context for want of training.sequence_length, longer than GLUE_MAX_SEQ, and the job is not said to pre-train."""
+    sized = stats.sequence_length
+    if ("preset" not in model and "hf_config" not in model) or training.get("sequence_length") is not None \
+            or sized is None or sized <= GLUE_MAX_SEQ or training.get("from_pretrained") is False:
+        return stats
+    message = (f"training.sequence_length is not given, so every sample is sized at the model's whole context, "
+               f"{sized:,} tokens: memory and time follow the tokens. Pre-training packs samples to the context; a "
+               f"fine-tune mostly truncates them shorter: TRL's SFTTrainer at {SFT_MAX_LENGTH:,} tokens "
+               f"(SFTConfig.max_length), BERT's GLUE recipe at {GLUE_MAX_SEQ} (run_classifier.py). Give "
+               f"training.sequence_length (and training.mean_sequence_length where batches are padded to their "
+               f"longest sample), or training.from_pretrained: false for pre-training.")
+    return replace(stats, import_warnings=(*stats.import_warnings, (WARNING_CODE, message)))
