@@ -109,7 +109,9 @@ def test_a_language_model_without_seq_is_told_it_is_sized_at_its_whole_context()
     assert "seq=8192 (the model's context)" in command.defaults_used  # Llama 3's 8,192: time follows the tokens
     assert "sequence_length" not in command.spec["training"]  # the spec keeps the preset's own default
     assert command.spec["training"]["batch_size"] == DEFAULT_BATCH_SIZE
-    assert "seq=512 (the model's context)" in parse("bert-base batch=32").defaults_used
+    assert "seq=512 (the model's context)" in parse("pretrain bert-base batch=32").defaults_used
+    # neither pre-training nor fine-tuning said: a published encoder is mostly fine-tuned, at GLUE's 128, told so
+    assert parse("bert-base batch=32").defaults_used[0].startswith("seq=128 (sized as a fine-tune, as BERT's GLUE")
     assert not any(d.startswith("seq=") for d in parse("bert-base seq=128 bf16 batch=4").defaults_used)
     assert not any(d.startswith("seq=") for d in parse("resnet50 batch=64 bf16").defaults_used)  # images
 

@@ -110,9 +110,11 @@ def test_more_public_data_sets_give_their_training_split(text: str, preset: str,
     assert command.spec["model"]["preset"] == preset
     assert command.spec["dataset"]["samples"] == samples
     assert command.spec["model"].get("input_shape") == shape
-    # a text set leaves the length to seq=, its own script (SQuAD's 384) or a fine-tune's recipe (TRL's 1,024)
-    assert command.spec["training"].get("sequence_length") == {"bert-base": 384, "mistral-7b": 1024}.get(
-        preset if "fine-tune" in text or "qlora" in text else "")
+    # a text set leaves the length to seq=, its own script (SQuAD's 384) or a fine-tune's recipe (TRL's 1,024 for a
+    # decoder, GLUE's 128 for an encoder's classifier); an image set, to the image
+    recipe = {"squad": 384, "mistral": 1024, "sst2": 128, "mnli": 128, "imdb": 128}
+    assert command.spec["training"].get("sequence_length") == next(
+        (seq for word, seq in recipe.items() if word in text), None)
     assert any(d.startswith(f"samples={samples:,} (") for d in command.defaults_used)
 
 
@@ -269,13 +271,16 @@ def test_questions_as_people_ask_them_are_read(text: str, expected: dict[str, ob
     ("fine-tune bert-base samples=400k", 128, 32),  # an encoder: BERT's GLUE recipe, Keras' and its batch 32
     ("fine-tune bert base on squad", 384, 32),  # SQuAD's own script: run_squad.py's 384
     ("fine-tune llama-3-8b seq=4096 batch=2", 4096, 2),  # said wins
+    ("llama 3 8b on 100k samples", 1024, 8),  # neither said: a published model is mostly fine-tuned
+    ("does bert base fit on a100-80gb", 128, 32),
 ])
 def test_a_fine_tune_is_sized_at_its_recipe_not_the_whole_context(text: str, seq: int, batch: int) -> None:
     command = parse(text)
     assert command.spec["training"]["sequence_length"] == seq
     assert command.spec["training"]["batch_size"] == batch
     said = [d for d in command.defaults_used if d.startswith("seq=")]
-    recipe = "(google-research/bert run_squad.py" if "squad" in text else "(a fine-tune, as"
+    recipe = ("(google-research/bert run_squad.py" if "squad" in text else
+              "(a fine-tune, as" if "fine-tune" in text or "lora" in text else "(sized as a fine-tune, as")
     assert said == ([] if "seq=" in text else [f"seq={seq} {recipe}" + d.partition(recipe)[2] for d in said])
     assert "seq=" in text or len(said) == 1
     assert JobSpecSchema().load(command.spec)["training"]["sequence_length"] == seq

@@ -285,13 +285,15 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
                  "*Or say it plainly:* `/gpugauge fine-tune llama 7b with lora on 1 gpu, 3 epochs, 50k samples, "
                  "bf16, batch 4, seq 2048, budget $50` or `/gpugauge does llama 7b fit on a t4? batch 1` "
                  "(`imagenet`, `cifar10`, `cifar100`, `svhn`, `mnist`, `fashion-mnist`, `celeba`, `squad`, `imdb`, "
-                 "`sst2`, `mnli`, `alpaca` and `dolly` give their sample counts; CIFAR and SVHN size an image "
-                 "model at 32 x 32)\n"
+                 "`sst2`, `mnli`, `alpaca` and `dolly` give their sample counts, `openwebtext` its tokens; CIFAR "
+                 "and SVHN size an image model at 32 x 32)\n"
                  "*Cards you have:* `/gpugauge bert on my 1080 ti, 100k samples` or `... on our 4 "
                  "3090s` ranks them at their power cost beside the clouds' machines (`owned=4xrtx-3090`)"),
         _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
         _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default; a preset's own recipe's where "
-                 "it has one: dcgan, mlp-mnist, vae-mnist 128), epochs=1, precision="
+                 "it has one: dcgan, mlp-mnist, vae-mnist 128; a language model's fine-tune: seq=1024 batch=8 as "
+                 "TRL's SFTTrainer, an encoder's seq=128 as BERT's GLUE recipe, unless you say `pretrain`), "
+                 "epochs=1, precision="
                  f"{DEFAULT_PRECISION}, bf16 for a model of 1B parameters or more (fp16 on cards without bf16; "
                  "say `bf16` or `fp16` for "
                  "mixed precision, `fp32` for full; `fp8` for FP8 products on Ada, Hopper and Blackwell), "

@@ -61,17 +61,22 @@ def fill_channels(spec: dict[str, Any], preset: object) -> str:
     return ""
 
 
-def fine_tunes(training: dict[str, Any]) -> bool:
-    """Whether a command's training starts from a pretrained model: said so, or training an adapter."""
-    return training.get("from_pretrained") is True or bool(training.get("parallelism", {}).get("adapter"))
+def fine_tune_kind(training: dict[str, Any], *, tokens: bool) -> str:
+    """Return "said" where a command fine-tunes (said so, or an adapter), "assumed" where it says neither that nor
+    `pretrain` and counts no tokens (a published model is mostly fine-tuned; a token count is a pre-training corpus),
+    "" where it pre-trains."""
+    if training.get("from_pretrained") is True or training.get("parallelism", {}).get("adapter"):
+        return "said"
+    return "assumed" if training.get("from_pretrained") is None and not tokens else ""
 
 
-def fine_tune_sequence(spec: dict[str, Any], preset: object) -> str:
+def fine_tune_sequence(spec: dict[str, Any], preset: object, kind: str) -> str:
     """Set the sequence length of a language model's fine-tune said without one (SFT_MAX_LENGTH for a decoder,
-    GLUE_MAX_SEQ for an encoder's classifier, at most the context); return the words told back, "" where none."""
+    GLUE_MAX_SEQ for an encoder's classifier, at most the context); return the words told back, "" where none.
+    `kind`: fine_tune_kind's."""
     found = _found(preset)
     training = spec["training"]
-    if found is None or found.sequence_length is None or "sequence_length" in training or not fine_tunes(training):
+    if found is None or found.sequence_length is None or "sequence_length" in training or not kind:
         return ""
     if found.heads:  # an encoder: its classifier head (the default) is what GLUE fine-tunes
         if spec["model"].get("head", found.heads[0]) != found.heads[0]:
@@ -80,18 +85,20 @@ def fine_tune_sequence(spec: dict[str, Any], preset: object) -> str:
     else:
         seq, why = min(SFT_MAX_LENGTH, found.sequence_length), "TRL's SFTTrainer, its max_length"
     training["sequence_length"] = seq
-    return f"seq={seq} (a fine-tune, as {why}; the model reads up to {found.sequence_length:,})"
+    if kind == "said":
+        return f"seq={seq} (a fine-tune, as {why}; the model reads up to {found.sequence_length:,})"
+    return f"seq={seq} (sized as a fine-tune, as {why}; say `pretrain` to size its whole {found.sequence_length:,})"
 
 
-def default_batch(preset: object, keras_default: int, training: dict[str, Any] | None = None) -> tuple[int, str]:
+def default_batch(preset: object, keras_default: int, kind: str = "") -> tuple[int, str]:
     """Return the batch to size where none is said, and the words the acknowledgement says of it: the preset's own
     recipe's (Preset.recipe_batch: DCGAN 128, the MNIST MLP and VAE 128, DQN 32), a decoder's fine-tune
-    transformers' Trainer's (SFT_BATCH), else Keras' default."""
+    transformers' Trainer's (SFT_BATCH; `kind`: fine_tune_kind's), else Keras' default."""
     found = _found(preset)
     recipe = None if found is None else found.recipe_batch
     if recipe is not None:
         return recipe[0], f"batch={recipe[0]} ({recipe[1]})"
-    if found is not None and found.sequence_length and not found.heads and fine_tunes(training or {}):
+    if found is not None and found.sequence_length and not found.heads and kind:
         return SFT_BATCH, f"batch={SFT_BATCH} (a fine-tune, as transformers' Trainer: per_device_train_batch_size)"
     return keras_default, f"batch={keras_default}"
 

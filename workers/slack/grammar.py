@@ -32,6 +32,7 @@ from workers.slack.defaults import (
     default_batch,
     default_precision,
     fill_channels,
+    fine_tune_kind,
     fine_tune_sequence,
     image_size,
     preset_context,
@@ -351,7 +352,8 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
         assumed = (*assumed, f"input {'x'.join(map(str, shape))}")
     elif image is not None and preset and (resized := resized_input(preset, image)):
         assumed = (*assumed, resized)  # "vit-b16 cifar10": the ViT's 224 x 224, the images resized
-    if said_seq := fine_tune_sequence(spec, preset):  # "fine-tune llama 3 8b": TRL's 1,024 tokens, not 8,192
+    tuned = fine_tune_kind(spec["training"], tokens=bool(builder.tokens))
+    if said_seq := fine_tune_sequence(spec, preset, tuned):  # "fine-tune llama 3 8b": TRL's 1,024 tokens, not 8,192
         assumed = (*assumed, said_seq)
     if builder.tokens:  # "gpt2 on 10B tokens": made samples by the sequence it is sized at
         if (told := samples_from_tokens(builder.tokens, spec, preset)) is None:
@@ -370,7 +372,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
         raise CommandError(builder.problems)
     defaults: list[str] = list(assumed)
     if "batch_size" not in spec["training"]:  # the preset's own recipe's, else Keras' default
-        spec["training"]["batch_size"], said_batch = default_batch(preset, DEFAULT_BATCH_SIZE, spec["training"])
+        spec["training"]["batch_size"], said_batch = default_batch(preset, DEFAULT_BATCH_SIZE, tuned)
         defaults.append(said_batch)
     if "precision" not in spec["training"]:  # said: an LLM in fp32 needs about twice bf16's memory
         defaults.append(default_precision(spec, preset, builder.named_gpus, no_bf16))
