@@ -47,6 +47,24 @@ def test_a_70b_fine_tune_held_to_8_gpus_is_told_what_16_or_more_would_cost(shipp
     assert usd_text(wider.training_cost_usd) in warning.message
 
 
+def test_a_job_no_8_gpus_hold_is_told_the_limit_that_ranks_one(shipped: Catalog) -> None:
+    """Llama 3.1 405B fully fine-tuned: 8 GPUs hold it in no way (offloaded and sharded, 169.5 GiB a B200). The
+    answer had no option and no word of the GPU limit; it now names the count that ranks one, the option there,
+    and, that option being offloaded, what the next widening gives."""
+    spec: dict[str, Any] = {"model": {"preset": "llama3.1-405b"},
+                            "training": {"batch_size": 8, "sequence_length": 1024, "from_pretrained": True,
+                                         "precision": "bf16-mixed"},
+                            "dataset": {"samples": 100_000}}
+    rec = recommend_spec(spec, shipped)
+    assert rec.options == ()
+    [warning] = [w for w in rec.requirements.warnings if w.code == "max-gpus-limits"]
+    assert warning.message.startswith("No option holds this job on at most 8 GPUs")
+    asked = int(warning.message.split("--max-gpus ")[1].split(")")[0])
+    wider = recommend_spec({**spec, "constraints": {"max_gpus": asked}, "limit": 1}, shipped).options[0]
+    assert wider.gpu_count * wider.nodes == asked and usd_text(wider.training_cost_usd) in warning.message
+    assert "Then: constraints.max_gpus (32) holds this job back" in warning.message
+
+
 def test_a_job_that_one_gpu_holds_gets_no_gpu_limit_warning(shipped: Catalog) -> None:
     spec = {"model": {"preset": "bert-base"},
             "training": {"batch_size": 32, "sequence_length": 128, "precision": "fp16-mixed", "epochs": 3},

@@ -36,7 +36,13 @@ from workers.ranking.scope import (
 )
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.ranking.strategy_words import DATA_PARALLEL_NAMES, strategy_text
-from workers.ranking.wider import arm_alternative, max_gpus_warning, speed_for_little_warning, time_premium_warning
+from workers.ranking.wider import (
+    arm_alternative,
+    max_gpus_warning,
+    more_gpus_needed_warning,
+    speed_for_little_warning,
+    time_premium_warning,
+)
 from workers.sizing.advice import short_job_warnings
 from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_on_gpu, estimate_on_pairs, estimate_requirements, profile_gpu
@@ -240,7 +246,8 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
 
         limited = (max_gpus_warning(job, rec, rank) or constraints_warning(job, rec, lambda j: rank(j, None))
                    or gpus_warning(job, rec, lambda j: rank(j, None), unrented=lambda: unrented_gpus(job, catalog))
-                   or fused_loss_opens_warning(job, rec, lambda j: rank(j, None)))
+                   or fused_loss_opens_warning(job, rec, lambda j: rank(j, None))
+                   or more_gpus_needed_warning(job, rec, rank))
         premium = time_premium_warning(job, rec) or speed_for_little_warning(job, rec)
         loader = jpeg_loader_warning(job, rec, lambda j: rank(j, None))
         owned = owned_cards_warning(job, rec, catalog)

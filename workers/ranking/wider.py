@@ -112,6 +112,35 @@ def max_gpus_warning(job: JobSpec, rec: Recommendation, rank: Ranker) -> CodedWa
         f"(CLI --max-gpus {_total_gpus(alt)}) to rank such options."))
 
 
+# How many times the GPU limit is widened, WIDER_FACTOR each, looking for the fewest GPUs that hold a job nothing in
+# scope holds: 8 -> 32 -> 128 (a Llama 3.1 405B full fine-tune needs 32 with the optimizer offloaded).
+NEEDED_WIDENINGS = 2
+
+
+def more_gpus_needed_warning(job: JobSpec, rec: Recommendation, rank: Ranker) -> CodedWarning | None:
+    """Return `max-gpus-limits` where no option holds the job within constraints.max_gpus and more GPUs would:
+    the answer says the limit that ranks one, and the best option there."""
+    limit = job.constraints.max_gpus
+    if rec.options or limit >= MAX_GPUS_LIMIT:
+        return None
+    wider = limit
+    for _ in range(NEEDED_WIDENINGS):
+        wider = min(MAX_GPUS_LIMIT, wider * WIDER_FACTOR)
+        widened = replace(job, constraints=replace(job.constraints, max_gpus=wider))
+        alt = rank(replace(widened, limit=1), None)
+        if alt.options:
+            best = alt.options[0]
+            further = max_gpus_warning(widened, alt, rank)  # an offloaded run there: more GPUs may drop the offload
+            then = "" if further is None else f" Then: {further.message}"
+            return CodedWarning("max-gpus-limits", (
+                f"No option holds this job on at most {limit} GPUs (constraints.max_gpus); with up to {wider} the "
+                f"best is {_option_text(best)}. Raise constraints.max_gpus to {_total_gpus(best)} (CLI --max-gpus "
+                f"{_total_gpus(best)}) to rank such options.{then}"))
+        if wider >= MAX_GPUS_LIMIT:
+            break
+    return None
+
+
 # An option this close to the fastest is as fast within the estimate's own error (TIME_SHARE above
 # calls a fifth faster "clearly"); at this share of the fastest's cost or less, a user who asked for
 # time is told what the last few percent cost. [rule of thumb]
