@@ -73,9 +73,20 @@ def test_a_count_the_user_gives_wins_over_the_data_sets() -> None:
 
 
 def test_what_a_data_set_name_set_is_told_back_as_assumed() -> None:
-    assert parse("resnet18 cifar10 batch 128").defaults_used == ("samples=50,000 (cifar10)", "input 3x32x32",
-                                                                  "precision=fp32")
-    assert parse("resnet50 imagenet bf16 batch 256").defaults_used == ("samples=1,281,167 (imagenet)",)
+    assert parse("resnet18 cifar10 batch 128").defaults_used == (
+        "samples=50,000 (cifar10)", "input 3x32x32", "epochs=1 (one pass over the data; say e.g. `90 epochs`)",
+        "precision=fp32")
+    # ImageNet is the data set of torchvision's own recipe for its ResNets: 90 epochs, not one pass
+    imagenet = parse("resnet50 imagenet bf16 batch 256")
+    assert imagenet.defaults_used == ("samples=1,281,167 (imagenet)",
+                                      "epochs=90 (torchvision's ImageNet recipe: references/classification/train.py "
+                                      "--epochs)")
+    assert imagenet.spec["training"]["epochs"] == 90
+    assert parse("resnet50 imagenet 30 epochs").spec["training"]["epochs"] == 30  # said wins, nothing told
+    assert "epochs" not in parse("fine-tune resnet50 imagenet").spec["training"]  # not the recipe's run
+    assert "epochs" not in parse("resnet50 cifar10").spec["training"]  # not the recipe's data set: one pass, told
+    assert parse("llama 3 8b lora on 10k samples").spec["training"]["epochs"] == 3  # the Trainer's
+    assert "epochs" not in parse("pretrain gpt2 on 10B tokens").spec["training"]
 
 
 def test_cifar_sizes_only_an_image_preset_at_32_by_32() -> None:

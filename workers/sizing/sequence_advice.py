@@ -5,7 +5,8 @@ the preset's default): what pre-training packs every sample to. A fine-tune most
 shorter, and memory and time follow the tokens, so a spec that leaves the length out is told what it was sized at
 and what the usual recipes use. Those recipes are also what Slack sizes a fine-tune at when no seq= is said:
 - a decoder (GPT-2, the LLMs) as TRL's SFTTrainer runs one: SFTConfig.max_length 1,024 (huggingface/trl
-  trl/trainer/sft_config.py, read 2026-12-06), at transformers' TrainingArguments.per_device_train_batch_size, 8;
+  trl/trainer/sft_config.py, read 2026-12-06), at transformers' TrainingArguments.per_device_train_batch_size, 8,
+  for its num_train_epochs, 3;
 - an encoder's classifier as BERT's GLUE recipe: google-research/bert run_classifier.py, max_seq_length 128.
 """
 
@@ -19,6 +20,7 @@ from workers.sizing.stats import ModelStats
 
 SFT_MAX_LENGTH = 1024
 SFT_BATCH = 8
+HF_TRAINER_EPOCHS = 3  # TrainingArguments.num_train_epochs (TRL's SFTConfig keeps it), read 2026-12-06
 GLUE_MAX_SEQ = 128
 WARNING_CODE = "sequence-length-assumed"
 

@@ -18,7 +18,7 @@ from typing import Any
 from workers.sizing.advice import LARGE_MODEL_PARAMETERS
 from workers.sizing.errors import SpecError
 from workers.sizing.presets.registry import Preset, find_preset
-from workers.sizing.sequence_advice import GLUE_MAX_SEQ, SFT_BATCH, SFT_MAX_LENGTH
+from workers.sizing.sequence_advice import GLUE_MAX_SEQ, HF_TRAINER_EPOCHS, SFT_BATCH, SFT_MAX_LENGTH
 
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
 
@@ -101,6 +101,20 @@ def default_batch(preset: object, keras_default: int, kind: str = "") -> tuple[i
     if found is not None and found.sequence_length and not found.heads and kind:
         return SFT_BATCH, f"batch={SFT_BATCH} (a fine-tune, as transformers' Trainer: per_device_train_batch_size)"
     return keras_default, f"batch={keras_default}"
+
+
+def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
+    """Set the epochs of a run said without them whose samples are known: a language model's fine-tune at
+    transformers' Trainer's num_train_epochs, 3 (`kind`: fine_tune_kind's); else the spec's one pass. Return the
+    words told back ("" where epochs are said or there are no samples to count them over). A preset's own recipe on
+    its own data set ("resnet50 imagenet": torchvision's 90) is set by the phrases before this."""
+    if "epochs" in spec["training"] or not spec.get("dataset", {}).get("samples"):
+        return ""
+    found = _found(preset)
+    if found is not None and found.sequence_length and kind:
+        spec["training"]["epochs"] = HF_TRAINER_EPOCHS
+        return f"epochs={HF_TRAINER_EPOCHS} (a fine-tune, as transformers' Trainer: num_train_epochs)"
+    return "epochs=1 (one pass over the data; say e.g. `90 epochs`)"
 
 
 def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collection[str],

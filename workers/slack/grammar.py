@@ -8,7 +8,8 @@
 Defaults (told to the user in the help text): batch 32 when no `batch=` is given (Keras'
 `Model.fit` default batch size, keras.io/api/models/model_training_apis), or a preset's own recipe's
 (Preset.recipe_batch: DCGAN, the MNIST MLP and VAE 128; told back in the ack, as is
-the spec's fp32 precision when none is said, bf16-mixed for a model of 1B parameters or more), epochs 1, objective
+the spec's fp32 precision when none is said, bf16-mixed for a model of 1B parameters or more), epochs 1 (told;
+a preset's recipe's on its data set, a fine-tune's 3: defaults.py), a fine-tune's seq and batch (defaults.py), objective
 cost (the spec's default), every provider and pricing kind; the rest are the job spec's own defaults (CONTRACT.md).
 `spot`/`ondemand` choose the cloud pricing; owned on-prem cards stay in unless providers are named.
 """
@@ -30,6 +31,7 @@ from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import PRESET_WORDS, find_preset
 from workers.slack.defaults import (
     default_batch,
+    default_epochs,
     default_precision,
     fill_channels,
     fine_tune_kind,
@@ -374,6 +376,8 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
     if "batch_size" not in spec["training"]:  # the preset's own recipe's, else Keras' default
         spec["training"]["batch_size"], said_batch = default_batch(preset, DEFAULT_BATCH_SIZE, tuned)
         defaults.append(said_batch)
+    if said_epochs := default_epochs(spec, preset, tuned):  # said: one pass of ImageNet is not a training run
+        defaults.append(said_epochs)
     if "precision" not in spec["training"]:  # said: an LLM in fp32 needs about twice bf16's memory
         defaults.append(default_precision(spec, preset, builder.named_gpus, no_bf16))
     context = preset_context(preset) if "sequence_length" not in spec["training"] else None

@@ -43,7 +43,9 @@ from typing import Any
 from catalog.gpu_names import gpu_name_matches
 from catalog.units import parse_duration_hours
 from workers.schemas.humanize import parse_count
+from workers.sizing.errors import SpecError
 from workers.sizing.presets.names import match_preset_name
+from workers.sizing.presets.registry import find_preset
 
 FILLER = frozenset({
     "a", "an", "the", "with", "on", "for", "and", "or", "using", "use", "of", "to", "at", "from", "in", "into",
@@ -99,6 +101,7 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     "alpaca": (52_002, None), "dolly": (15_011, None), "dolly-15k": (15_011, None),
     "databricks-dolly-15k": (15_011, None),
 }
+DATASET_ALIASES = {"imagenet-1k": "imagenet", "ilsvrc": "imagenet"}  # a recipe names its data set once
 # A text corpus named for pre-training: its training tokens, made samples by the sequence as "9B tokens" would be.
 # OpenWebText: train.bin's 9,035,582,198 GPT-2 tokens (karpathy/nanoGPT data/openwebtext/prepare.py, read 2026-12-06).
 TOKEN_SETS = {"openwebtext": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py"),
@@ -228,6 +231,9 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             seq, why = DATASET_SEQ[named]
             out.append(f"seq={seq}")
             assumed.append(f"seq={seq} ({why})")
+        if (recipe := _recipe_epochs(out, named, presets)) is not None:  # "resnet50 imagenet": torchvision's 90
+            out.append(f"epochs={recipe[0]}")
+            assumed.append(f"epochs={recipe[0]} ({recipe[2]})")
     return out, image, tuple(assumed)
 
 
@@ -306,6 +312,19 @@ def _count(word: str) -> int:
         return parse_count(word.lstrip("$").replace(",", ""))
     except ValueError:
         return 0
+
+
+def _recipe_epochs(out: list[str], named: str, presets: Collection[str]) -> tuple[int, str, str] | None:
+    """Return the named preset's recipe epochs (Preset.recipe_epochs) where the data set said is its recipe's, the run
+    trains from scratch (no fine-tune, no adapter) and no epochs are said; else None."""
+    if any(w.startswith("epochs=") for w in out) or {"fine-tune", "lora", "qlora"} & set(out):
+        return None
+    found = next((p for w in out if (p := match_preset_name(w, presets)) is not None), None)
+    try:
+        recipe = None if found is None else find_preset(found).recipe_epochs
+    except SpecError:  # a name the caller's list holds that is no preset here
+        return None
+    return recipe if recipe is not None and recipe[1] == DATASET_ALIASES.get(named, named) else None
 
 
 def _tokens_as_samples(out: list[str], tokens: int) -> tuple[list[str], list[str]]:

@@ -38,6 +38,9 @@ from workers.sizing.stats import ModelStats
 Layer = dict[str, object]
 TORCHVISION = "torchvision model docs (pytorch.org/vision/stable/models), {} IMAGENET1K_V1: num_params, GFLOPS"
 CASED_VOCAB = 28_996  # bert-base-cased and bert-large-cased: the cased WordPiece vocabulary
+# torchvision's classification recipe (pytorch/vision references/classification/train.py: --epochs 90 by default,
+# read in a public copy 2026-12-06), with which its ResNet, VGG and AlexNet weights were trained on ImageNet.
+TORCHVISION_EPOCHS = (90, "imagenet", "torchvision's ImageNet recipe: references/classification/train.py --epochs")
 KERAS_HUB = "KerasHub presets (keras-team/keras-hub, {} backbone 'params'); the paper rounds to {}"
 
 
@@ -68,6 +71,9 @@ class Preset:
     # The batch its own training recipe uses and where that is written: what Slack sizes when no batch is said
     # (its default otherwise is Keras' 32). None where the model has no one recipe (ResNets, the LLMs).
     recipe_batch: tuple[int, str] | None = None
+    # The epochs its own recipe trains for, on which data set (a DATASETS name of workers/slack/phrases.py), and
+    # where that is written: what Slack sizes a run on that data set at when no epochs are said.
+    recipe_epochs: tuple[int, str, str] | None = None
 
 
 def _resnet(depth: int, params: int, gflops: float) -> Preset:
@@ -79,6 +85,7 @@ def _resnet(depth: int, params: int, gflops: float) -> Preset:
         Published(params, round(gflops * 1e9), TORCHVISION.format(f"ResNet{depth}_Weights")),
         input_shape=(3, 224, 224),
         aliases=(f"resnet-{depth}", f"resnet_{depth}"),
+        recipe_epochs=TORCHVISION_EPOCHS,
     )
 
 
@@ -130,6 +137,7 @@ _PRESETS: tuple[Preset, ...] = (
         Published(138_357_544, round(15.47e9), TORCHVISION.format("VGG16_Weights")),
         input_shape=(3, 224, 224),
         aliases=("vgg-16", "vgg_16"),
+        recipe_epochs=TORCHVISION_EPOCHS,
     ),
     Preset(
         "alexnet",
@@ -137,6 +145,7 @@ _PRESETS: tuple[Preset, ...] = (
         alexnet_layers,
         Published(61_100_840, round(0.71e9), TORCHVISION.format("AlexNet_Weights")),
         input_shape=(3, 224, 224),
+        recipe_epochs=TORCHVISION_EPOCHS,
     ),
     Preset(
         "vit-b16",
