@@ -55,3 +55,19 @@ def test_a_spec_naming_tensor_parallel_2_is_recommended_not_refused_for_one_gpu(
     assert rec.options
     assert all(o.parallelism is not None and o.parallelism.tensor_parallel == 2 for o in rec.options)
     assert all((o.gpu_count * o.nodes) % 2 == 0 for o in rec.options)
+
+
+def test_an_owned_card_that_micro_batches_hold_is_ranked_not_only_named(shipped: Catalog) -> None:
+    """GPT-2 medium fine-tuned on "my 3090" at 8 x 1,024 tokens in fp32: 33.8 GiB as given. Rented 48 GB cards hold
+    it, so the ranking was the plain one and the 3090 only a warning; the strategy search now ranks the 3090 with
+    micro-batches (the same effective batch, the same method) at its power cost, first."""
+    spec = {"model": {"preset": "gpt2-medium"}, "dataset": {"samples": 20000},
+            "training": {"from_pretrained": True, "sequence_length": 1024, "batch_size": 8, "epochs": 3},
+            "constraints": {"owned_gpus": [{"gpu": "rtx-3090", "count": 1}]}}
+    rec = recommend_spec(spec, shipped)
+    top = rec.options[0]
+    assert top.pricing.value == "owned" and top.gpu == "rtx-3090"
+    assert top.parallelism is not None and top.parallelism.adapter == "none"  # the method kept
+    assert top.parallelism.batch_size * top.parallelism.update_interval == 8  # the effective batch kept
+    assert _owned_warning(rec) == ""
+    assert any(o.pricing.value != "owned" for o in rec.options)  # the rentals still beside it

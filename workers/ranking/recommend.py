@@ -290,7 +290,8 @@ def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brie
         # "mistral 7b qlora on a 4090": no cloud rents the card named; the plan and advice are about it, not a T4
         return replace(rec, plan=plan_with_options(job, catalog=catalog, requirements=requirements, pairs=named),
                        requirements=_advice_on_roomiest(job, rec.requirements, named, known_gpus))
-    if strategies_apply(job, nothing_fits=nothing_fits or only_roomiest_fit(per_gpu, known_gpus)):
+    if strategies_apply(job, nothing_fits=nothing_fits or only_roomiest_fit(per_gpu, known_gpus)
+                        or owned_cards_short(job, per_gpu)):
         searched = rank_strategies(job, requirements=requirements, catalog=catalog,
                                    profile_gpu=profile_gpu(job, known_gpus))
         searched = replace(searched, requirements=_advice_for_top_option(job, searched, known_gpus,
@@ -318,6 +319,15 @@ def only_roomiest_fit(per_gpu: Mapping[tuple[str, int], PerGpu], known_gpus: Map
     (a scope of the roomiest cards alone is ranked as given)."""
     smaller = [row.fits for row in per_gpu.values() if known_gpus[row.gpu].memory_bytes <= ROOMY_CARD_BYTES]
     return bool(smaller) and not any(smaller)
+
+
+def owned_cards_short(job: JobSpec, per_gpu: Mapping[tuple[str, int], PerGpu]) -> bool:
+    """Return whether the team owns cards in scope and the job as given fits none of them: "gpt2-medium on my 3090"
+    at 33.8 GiB was ranked on rented 48 GB cards alone, where micro-batches of 4 (the same effective batch) run it on
+    the 3090 for its power; the strategy search ranks the owned cards with the changes that keep the method."""
+    owned = {card.gpu for card in job.constraints.owned_gpus}
+    rows = [row for (slug, _), row in per_gpu.items() if slug in owned]
+    return bool(rows) and not any(row.fits for row in rows)
 
 
 def _advice_on_roomiest(job: JobSpec, requirements: Requirements, pairs: Sequence[tuple[str, int]],
