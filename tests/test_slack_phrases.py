@@ -324,3 +324,9 @@ def test_a_deadline_said_as_a_time_of_day_is_hours_from_now(text: str, hours: fl
     command = parse(text)
     assert command.spec["constraints"]["deadline_hours"] == hours
     assert any(d.startswith("deadline=") for d in command.defaults_used) is (hours != 48.0)
+
+
+def test_counts_of_one_five_and_ten_in_words() -> None:
+    assert parse("qlora llama 3 70b on one gpu 10k samples").spec["constraints"]["max_gpus"] == 1
+    assert parse("resnet50 cifar10 ten epochs").spec["training"]["epochs"] == 10
+    assert parse("bert one epoch on sst2").spec["training"]["epochs"] == 1

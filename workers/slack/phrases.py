@@ -87,7 +87,8 @@ SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": 
             "pretraining": "pretrain", "pre-train": "pretrain", "pre-training": "pretrain",
             "on-prem": "onprem", "cheapest": "cost", "cheap": "cost", "fastest": "time", "fast": "time",
             "quickest": "time", "google": "gcp", "amazon": "aws",
-            "two": "2", "three": "3", "four": "4", "six": "6", "eight": "8", "sixteen": "16"}
+            "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
+            "sixteen": "16"}
 # name -> (training samples, image input or None)
 DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     "imagenet": (1_281_167, None), "imagenet-1k": (1_281_167, None), "ilsvrc": (1_281_167, None),
