@@ -33,3 +33,18 @@ def test_without_onprem_there_is_no_purchase_question(shipped: Catalog) -> None:
 def test_a_job_as_given_names_no_strategy_for_its_cards(shipped: Catalog) -> None:
     rec = recommend_spec(changed_example("buy-or-rent"), shipped)
     assert rec.purchase and all(p.strategy == "" for p in rec.purchase)
+
+
+def test_the_purchase_question_alone_is_advised_on_the_cards_in_scope_not_the_reference_t4(shipped: Catalog) -> None:
+    """Llama 3 8B under LoRA, asked with providers ["onprem"] alone: no option to rent, cards to buy. The advice was
+    the sizing core's reference T4's ("bf16-unsupported: t4", "does-not-fit ... t4"), a card out of scope."""
+    spec = {"model": {"preset": "llama3-8b"},
+            "training": {"from_pretrained": True, "parallelism": {"adapter": {"kind": "lora"}},
+                         "sequence_length": 1024, "batch_size": 8, "epochs": 3, "precision": "bf16-mixed"},
+            "dataset": {"samples": 50000}, "constraints": {"providers": ["onprem"]}}
+    rec = recommend_spec(spec, shipped)
+    assert rec.options == () and rec.purchase
+    codes = {w.code for w in rec.requirements.warnings}
+    assert "bf16-unsupported" not in codes
+    assert not any("t4" in w.message.split() for w in rec.requirements.warnings)
+    assert "memory-tier" in codes  # the job's own advice stays

@@ -96,16 +96,20 @@ def _dropped_for(top: RankedOption) -> frozenset[str]:
 
 
 def _advice_for_top_option(job: JobSpec, rec: Recommendation, known_gpus: Mapping[str, GpuSpec], *,
-                           fits_as_given: bool = True) -> Requirements:
+                           fits_as_given: bool = True, pairs: Sequence[tuple[str, int]] = ()) -> Requirements:
     """Return the requirements with warnings and CPU need worked out on the first option's GPUs.
 
     Without a named GPU the sizing core advises on a reference card (the T4); once the ranking has
     chosen, the advice is about the machine the user is told to take (all its machines' GPUs, where a
     strategy spreads the job over several), less what that option's strategy already resolves.
     `fits_as_given` False: no card holds the job as given; does-not-fit then says so of the roomiest card
-    in scope, with what the top option does (_as_given_warnings).
+    in scope, with what the top option does (_as_given_warnings). With no option (the purchase question alone, or
+    limits that leave none) the advice is about the roomiest card of `pairs`, the scope: it was the T4's, a card
+    out of scope ("bf16-unsupported: t4" beside a purchase list of RTX cards).
     """
-    if not rec.options or rec.options[0].gpu not in known_gpus:
+    if not rec.options:
+        return _advice_on_roomiest(job, rec.requirements, pairs, known_gpus)
+    if rec.options[0].gpu not in known_gpus:
         return rec.requirements
     top = rec.options[0]
     advice = estimate_requirements(job, gpus=(known_gpus[top.gpu],), gpu_count=top.gpu_count * top.nodes,
@@ -294,7 +298,7 @@ def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brie
                         or owned_cards_short(job, per_gpu)):
         searched = rank_strategies(job, requirements=requirements, catalog=catalog,
                                    profile_gpu=profile_gpu(job, known_gpus))
-        searched = replace(searched, requirements=_advice_for_top_option(job, searched, known_gpus,
+        searched = replace(searched, requirements=_advice_for_top_option(job, searched, known_gpus, pairs=pairs,
                                                                          fits_as_given=not nothing_fits))
         if not nothing_fits:
             return searched
@@ -302,7 +306,7 @@ def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brie
             return replace(searched, plan=plan_with_options(job, catalog=catalog, requirements=requirements,
                                                             pairs=pairs))
     if not nothing_fits:
-        return replace(rec, plan=(), requirements=_advice_for_top_option(job, rec, known_gpus))
+        return replace(rec, plan=(), requirements=_advice_for_top_option(job, rec, known_gpus, pairs=pairs))
     return replace(rec, plan=plan_with_options(job, catalog=catalog, requirements=requirements, pairs=pairs),
                    requirements=_advice_on_roomiest(job, rec.requirements, pairs, known_gpus))
 
