@@ -10,6 +10,7 @@ import pytest
 from slack_sdk.models.blocks import Block
 
 from catalog.types import Catalog
+from tests.recommending import recommend_spec
 from workers.ranking.recommendation import RankedOption, Recommendation, Rejected
 from workers.render import fmt_bytes, fmt_hours, fmt_usd
 from workers.schemas import RecommendationSchema, RequirementsSchema
@@ -23,6 +24,7 @@ from workers.slack.blocks import (
     render_recommendation,
 )
 from workers.slack.grammar import parse_command
+from workers.slack.phrases import normalize
 
 GIB = 2**30
 
@@ -240,3 +242,29 @@ def test_each_option_says_the_day_its_price_was_true_or_that_its_source_names_no
     assert prices["2. aws p3.2xlarge"] == f"*Price per hour*\n{fmt_usd(1.84)}, undated"
     # the team's own cards: power at its electricity rate, which has no market date (nor "undated" to fix)
     assert prices["3. onprem onprem-1x-rtx-3090"].endswith(", power at your electricity rate")
+
+
+def test_asked_what_to_buy_the_answer_lists_the_cards_to_buy_not_nothing_fits(shipped: Catalog) -> None:
+    """"What should we buy to fine-tune llama 3 8b with lora on 50k samples": the purchase question alone (providers
+    onprem). The result has no option to rent and a list of cards to buy, which Slack did not show: it answered
+    "Nothing fits within the constraints"."""
+    asked, either = "what should we buy to fine-tune llama 3 8b with lora on 50k samples", "buy or rent for resnet50"
+    said, _, _ = normalize(asked.split(), presets=("llama-3-8b",))
+    assert "onprem" in said and "aws" not in said
+    both, _, _ = normalize(either.split(), presets=("resnet50",))
+    assert {"onprem", "aws", "gcp"} <= set(both)
+    spec = {"model": {"preset": "llama3-8b"},
+            "training": {"from_pretrained": True, "parallelism": {"adapter": {"kind": "lora"}},
+                         "sequence_length": 1024, "batch_size": 8, "epochs": 3, "precision": "bf16-mixed"},
+            "dataset": {"samples": 50000}, "constraints": {"providers": ["onprem"]}}
+    dumped = RecommendationSchema().dump(recommend_spec(spec, shipped))
+    assert dumped["options"] == [] and dumped["purchase"]
+    msg = render_recommendation(dumped, title="buy", purchase=True)
+    assert_valid_message(msg)
+    text = text_of(msg)
+    assert "Cards to buy" in text and "Nothing fits" not in text
+    first = dumped["purchase"][0]
+    assert f"{first['gpu_count']} × {first['gpu']}" in text and fmt_usd(first["purchase_usd"]) in text
+    assert msg["text"].endswith(f"cheapest to buy is {first['instance_type']}")
+    # not asked: no list (the default providers take on-prem in too, and every answer would carry it)
+    assert "Cards to buy" not in text_of(render_recommendation(dumped, title="buy"))

@@ -36,6 +36,7 @@ MAX_SECTION_CHARS = 3000
 MAX_FIELD_CHARS = 2000
 MAX_HEADER_CHARS = 150
 TOP_OPTIONS = 5
+PURCHASE_SHOWN = 3  # the first card sets to buy shown, where the command asks to buy
 MAX_REJECTED_LINES = 8
 # Recommendation warnings that say what to change when no option is left (ranking/relax.py).
 NOTHING_FITS_ANSWERS = ("constraints-conflict", "gpus-exclude-all", "fused-loss-opens")
@@ -193,10 +194,28 @@ def _best(option: Mapping[str, Any]) -> str:
     return f"{machine}, {fmt_usd(option['price_per_hour_usd'])} per hour"
 
 
-def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = TOP_OPTIONS) -> Message:
-    """Render a recommendation result: the top options, the memory, warnings, or the out-of-memory plan."""
+def _purchase_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per card set to buy: what it costs with its host, a run's hours and power, whether it pays off."""
+    lines = []
+    for p in rows:
+        pays = (f"; pays off after {p['break_even_runs']:,.0f} runs against renting"
+                if p.get("pays_off") and p.get("break_even_runs") else "")
+        how = f"; {p['strategy']}" if p.get("strategy") else ""
+        lines.append(f"*{p.get('gpu_count', 1)} × {p.get('gpu', '?')}*: {fmt_usd(float(p.get('purchase_usd', 0)))} "
+                     f"with its host (cards at their launch price, {p.get('as_of') or 'undated'}), "
+                     f"{fmt_hours(float(p.get('job_hours', 0)))} a run, {fmt_usd(float(p.get('power_cost_usd', 0)))} "
+                     f"of power{pays}{how}")
+    return lines
+
+
+def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = TOP_OPTIONS,
+                          purchase: bool = False) -> Message:
+    """Render a recommendation result: the top options, the memory, warnings, or the out-of-memory plan; with
+    `purchase` (the command named on-prem: "what should we buy"), the cards to buy in the result's order (those that
+    pay off soonest against renting first; with nothing rented, the cheapest)."""
     requirements = result.get("requirements") or {}
     options: Sequence[Mapping[str, Any]] = result.get("options") or []
+    buy = list(result.get("purchase") or [])[:PURCHASE_SHOWN] if purchase else []
     memory = memory_lines(requirements)
     own = top_step_line(requirements, options[0]) if options else ""
     if own:  # the requirements' figure is the job as given; the top option's own step follows it
@@ -207,7 +226,10 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
         fallback = f"{title}: best is {_best(options[0])}"
         if len(options) > top:
             blocks.append(_context(f"…and {len(options) - top} more options"))
-    else:
+    if buy:
+        blocks.append(_bullets(_purchase_lines(buy), title="Cards to buy"))
+        fallback = fallback if options else f"{title}: cheapest to buy is {buy[0].get('instance_type', '?')}"
+    elif not options:
         fallback = f"{title}: nothing fits within the constraints"
         # Where the limits, the GPUs named or the loss the user set rule every option out, what to change is the
         # answer: said first.
@@ -288,7 +310,9 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
                  "`sst2`, `mnli`, `alpaca` and `dolly` give their sample counts, `openwebtext` its tokens; CIFAR "
                  "and SVHN size an image model at 32 x 32)\n"
                  "*Cards you have:* `/gpugauge bert on my 1080 ti, 100k samples` or `... on our 4 "
-                 "3090s` ranks them at their power cost beside the clouds' machines (`owned=4xrtx-3090`)"),
+                 "3090s` ranks them at their power cost beside the clouds' machines (`owned=4xrtx-3090`)\n"
+                 "*Cards to buy:* `/gpugauge what should we buy to fine-tune llama 3 8b with lora` lists them, "
+                 "cheapest first; `buy or rent` beside the clouds, those that pay off soonest first"),
         _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
         _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default; a preset's own recipe's where "
                  "it has one: dcgan, mlp-mnist, vae-mnist 128; a language model's fine-tune: seq=1024 batch=8 as "

@@ -53,7 +53,7 @@ FILLER = frozenset({
     "should", "what", "which", "is", "it", "run", "train", "training", "model", "job", "instances",
     "instance", "machine", "machines", "can", "do", "does", "will", "be", "about", "around", "per", "tokens",
     "if", "whether", "card", "cards", "way", "best", "costs", "take", "takes", "long", "needed",
-    "are", "there", "that", "this", "these", "some", "any", "get", "buy", "rent",
+    "are", "there", "that", "this", "these", "some", "any", "get", "rent", "renting",
     "full",  # "full fine-tune": every weight trains, the default (an adapter is said as lora / qlora)
     # "on aws only", "at most 4 gpus", "max 4 gpus", "up to 8 gpus", "on google cloud": the words around a setting
     "only", "most", "max", "maximum", "up", "cloud",
@@ -107,6 +107,7 @@ DATASET_ALIASES = {"imagenet-1k": "imagenet", "ilsvrc": "imagenet"}  # a recipe 
 # OpenWebText: train.bin's 9,035,582,198 GPT-2 tokens (karpathy/nanoGPT data/openwebtext/prepare.py, read 2026-12-06).
 TOKEN_SETS = {"openwebtext": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py"),
               "owt": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py")}
+BUY_WORDS = frozenset({"buy", "buying", "purchase"})  # the purchase question (providers onprem; "or rent": the clouds)
 # A deadline said as a time of day: "by tomorrow" is a day from now, "overnight" twelve hours.
 RELATIVE_DEADLINES = {"tomorrow": "24h", "overnight": "12h"}
 # A set whose own training script truncates its samples: the tokens each is sized at where seq= is not said.
@@ -190,6 +191,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         elif word in TOKEN_SETS and not tokens:  # "gpt2 on openwebtext": the corpus's tokens
             tokens, why = TOKEN_SETS[word]
             told.append(f"{tokens:,} tokens ({word}: {why})")
+        elif word in BUY_WORDS:  # "what should we buy": the purchase question; "buy or rent": beside the clouds
+            out.extend(["onprem", *(["aws", "gcp"] if {"rent", "renting"} & set(said) else [])])
         elif word in RELATIVE_DEADLINES:  # "by tomorrow", "overnight"
             out.append(f"deadline={RELATIVE_DEADLINES[word]}")
             told.append(f"deadline={RELATIVE_DEADLINES[word]} ({word})")

@@ -66,7 +66,8 @@ def answer_command(command: Mapping[str, Any]) -> Message:
     # run here and recorded on it (workers/tasks/recommend.py); an identical API request shares it.
     check_recommendable(job, catalog)
     result = shared_recommendation(data, wait_s=SLACK_JOB_WAIT_S)
-    return render_recommendation(result, title=command["title"])
+    named = command["spec"].get("constraints", {}).get("providers") or ()
+    return render_recommendation(result, title=command["title"], purchase="onprem" in named)
 
 
 def compose_answer(command: Mapping[str, Any], *, answerer: Any, job_id: str) -> Message:
