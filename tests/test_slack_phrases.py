@@ -330,3 +330,17 @@ def test_counts_of_one_five_and_ten_in_words() -> None:
     assert parse("qlora llama 3 70b on one gpu 10k samples").spec["constraints"]["max_gpus"] == 1
     assert parse("resnet50 cifar10 ten epochs").spec["training"]["epochs"] == 10
     assert parse("bert one epoch on sst2").spec["training"]["epochs"] == 1
+
+
+def test_pretrain_from_scratch_within_a_week_is_one_setting_each() -> None:
+    command = parse("pretrain llama 3.2 1b from scratch on 100B tokens within a week")
+    assert command.spec["training"]["from_pretrained"] is False  # said twice, the same thing: no problem
+    assert command.spec["constraints"]["deadline_hours"] == 168.0
+    assert command.spec["dataset"]["samples"] == -(-100_000_000_000 // 8192)
+
+
+def test_the_mnist_presets_train_for_their_own_recipes_epochs_on_mnist() -> None:
+    assert parse("train a vae on mnist").spec["training"]["epochs"] == 10  # pytorch/examples vae
+    assert parse("mlp mnist").spec["training"]["epochs"] == 20  # Keras' mnist_mlp.py
+    assert parse("mlp mnist 5 epochs").spec["training"]["epochs"] == 5
+    assert "epochs" not in parse("mlp fashion-mnist").spec["training"]  # not the recipe's data set

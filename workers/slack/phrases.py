@@ -86,7 +86,7 @@ _BUDGET_LEADS = {"under", "below", "max", "within", "budget"}
 SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": "fine-tune",
             "pretraining": "pretrain", "pre-train": "pretrain", "pre-training": "pretrain",
             "on-prem": "onprem", "cheapest": "cost", "cheap": "cost", "fastest": "time", "fast": "time",
-            "quickest": "time", "google": "gcp", "amazon": "aws",
+            "quickest": "time", "google": "gcp", "amazon": "aws", "scratch": "pretrain",
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
             "sixteen": "16"}
 # name -> (training samples, image input or None)
@@ -238,7 +238,9 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         if (recipe := _recipe_epochs(out, named, presets)) is not None:  # "resnet50 imagenet": torchvision's 90
             out.append(f"epochs={recipe[0]}")
             assumed.append(f"epochs={recipe[0]} ({recipe[2]})")
-    return out, image, tuple(assumed)
+    # "pretrain ... from scratch" says one thing twice: kept once (a preset said twice is still refused)
+    return [w for i, w in enumerate(out) if w not in ("pretrain", "fine-tune") or w not in out[:i]], image, \
+        tuple(assumed)
 
 
 # Two words that are one ("fine tune", "pre training"): joined before anything else reads them.
@@ -352,6 +354,8 @@ def _time(said: list[str], at: int) -> tuple[str, int] | None:
     candidates = [(first + said[at + 1], 2)] if _is_number(first) and at + 1 < len(said) else []
     if not _is_number(first):
         candidates.append((first, 1))
+    if first in ("a", "an") and at + 1 < len(said):  # "within a week"
+        candidates.append(("1" + said[at + 1], 2))
     for text, used in candidates:
         try:
             parse_duration_hours(text)

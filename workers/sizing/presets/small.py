@@ -251,6 +251,7 @@ def small_presets(preset: type, published: type) -> list[Any]:
             input_shape=(1, 28, 28),
             aliases=("vae", "vae-28"),
             recipe_batch=(128, "pytorch/examples vae/main.py's --batch-size default"),
+            recipe_epochs=(10, "mnist", "pytorch/examples vae/main.py's --epochs default"),
         ),
         preset(
             "dqn-atari",
@@ -307,5 +308,6 @@ def small_presets(preset: type, published: type) -> list[Any]:
             input_shape=(1, 28, 28),
             aliases=("mlp", "mnist-mlp", "mlp-784"),
             recipe_batch=(128, "Keras' examples/mnist_mlp.py batch_size"),
+            recipe_epochs=(20, "mnist", "Keras' examples/mnist_mlp.py epochs"),
         ),
     ]
