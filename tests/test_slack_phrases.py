@@ -344,3 +344,17 @@ def test_the_mnist_presets_train_for_their_own_recipes_epochs_on_mnist() -> None
     assert parse("mlp mnist").spec["training"]["epochs"] == 20  # Keras' mnist_mlp.py
     assert parse("mlp mnist 5 epochs").spec["training"]["epochs"] == 5
     assert "epochs" not in parse("mlp fashion-mnist").spec["training"]  # not the recipe's data set
+
+
+@pytest.mark.parametrize(("text", "seq"), [
+    ("llama 3 8b lora 4k context 10k samples", 4096),  # a context said in k is binary
+    ("llama 3 8b lora seq=4k", 4096),
+    ("fine-tune mistral 7b with 2048 seq len on 10k samples", 2048),
+    ("fine-tune mistral 7b 1024 sequence length", 1024),
+    ("llama 3 8b lora context 8192 batch 2", 8192),
+    ("gpt2 seq length 512 batch 16", 512),
+])
+def test_a_sequence_length_said_as_people_say_it(text: str, seq: int) -> None:
+    command = parse(text)
+    assert command.spec["training"]["sequence_length"] == seq
+    assert not any(d.startswith("seq=") for d in command.defaults_used)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from workers.schemas.humanize import parse_count
 from workers.sizing.advice import LARGE_MODEL_PARAMETERS
 from workers.sizing.errors import SpecError
 from workers.sizing.presets.registry import Preset, find_preset
@@ -146,3 +147,11 @@ def samples_from_tokens(tokens: int, spec: dict[str, Any], preset: object) -> st
     spec.setdefault("dataset", {})["samples"] = samples
     whose = "the model's context" if sized is None else "the fine-tune's"
     return f"samples={samples:,} ({tokens:,} tokens / seq {context:,}, {whose})"
+
+
+def sequence_count(text: str) -> int:
+    """Parse seq=: a count, where "4k" and "128k" are binary, as context sizes are said (Llama 3.1's 128k context
+    is 131,072 tokens; "4k" is 4,096, not 4,000)."""
+    if text.lower().endswith("k") and text[:-1].isdigit():
+        return int(text[:-1]) * 1024
+    return parse_count(text)

@@ -39,6 +39,7 @@ from workers.slack.defaults import (
     image_size,
     preset_context,
     samples_from_tokens,
+    sequence_count,
 )
 from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize, resized_input
 
@@ -109,7 +110,7 @@ _FRAMEWORKS = {name: name for name in ("pytorch", "tensorflow", "jax", "cntk")}
 KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "batch": ("training", "batch_size", _count),
     "epochs": ("training", "epochs", _number),
-    "seq": ("training", "sequence_length", _count),
+    "seq": ("training", "sequence_length", sequence_count),  # "4k": 4,096, as contexts are said
     "lr": ("training", "learning_rate", _number),
     "accum": ("training", "update_interval", _count),
     "precision": ("training", "precision", _choice("precision", _PRECISIONS)),

@@ -56,7 +56,7 @@ FILLER = frozenset({
     "are", "there", "that", "this", "these", "some", "any", "get", "rent", "renting",
     "full",  # "full fine-tune": every weight trains, the default (an adapter is said as lora / qlora)
     # "on aws only", "at most 4 gpus", "max 4 gpus", "up to 8 gpus", "on google cloud": the words around a setting
-    "only", "most", "max", "maximum", "up", "cloud",
+    "only", "most", "max", "maximum", "up", "cloud", "len", "length",
 })
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
 NOUN_SETTINGS = frozenset({"gpu", "gpus", "data"})
@@ -64,7 +64,7 @@ NOUN_SETTINGS = frozenset({"gpu", "gpus", "data"})
 SETTING_WORDS = {
     "batch": "batch", "bs": "batch", "batch-size": "batch", "batchsize": "batch",
     "epochs": "epochs", "epoch": "epochs", "seq": "seq", "seq-len": "seq", "seqlen": "seq",
-    "sequence": "seq", "lr": "lr", "rank": "rank", "budget": "budget", "deadline": "deadline",
+    "sequence": "seq", "context": "seq", "lr": "lr", "rank": "rank", "budget": "budget", "deadline": "deadline",
     "samples": "samples", "data": "data", "gpus": "gpus", "gpu": "gpus", "precision": "precision",
     "optimizer": "optimizer", "region": "region", "top": "top", "accum": "accum", "targets": "targets",
 }
@@ -74,7 +74,7 @@ COUNT_WORDS = {
     "epoch": "epochs", "epochs": "epochs", "gpu": "gpus", "gpus": "gpus", "sample": "samples",
     "samples": "samples", "examples": "samples", "images": "samples", "sequences": "samples",
     "rows": "samples", "records": "samples",
-    "tokens": "seq",
+    "tokens": "seq", "context": "seq", "seq": "seq", "sequence": "seq",  # "4k context", "2048 seq len"
 }
 # "2048 tokens" is a sequence length; "10B tokens" is the data set: at or above this it is read as the run's
 # tokens, made samples by the sequence length said beside it.
