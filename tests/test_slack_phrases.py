@@ -358,3 +358,12 @@ def test_a_sequence_length_said_as_people_say_it(text: str, seq: int) -> None:
     command = parse(text)
     assert command.spec["training"]["sequence_length"] == seq
     assert not any(d.startswith("seq=") for d in command.defaults_used)
+
+
+def test_a_data_size_said_before_data_and_the_comparison_words() -> None:
+    assert parse("fine-tune bert on 1M samples 2gb of data").spec["dataset"]["bytes"] == 2_000_000_000
+    assert parse("resnet50 imagenet 150GB dataset").spec["dataset"]["bytes"] == 150_000_000_000
+    assert "dataset" not in parse("does llama 7b fit on a100 80gb").spec  # a card's size is no data
+    compared = parse("is an a100 or h100 cheaper for llama 3 8b lora on 20k samples").spec
+    assert compared["objective"] == "cost" and "a100-80gb" in compared["constraints"]["gpus"]
+    assert parse("resnet50 imagenet faster").spec["objective"] == "time"

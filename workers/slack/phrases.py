@@ -9,9 +9,9 @@ never guesses: a word it does not know is left for the grammar to refuse with it
   "rank 16", "budget $500", "deadline 2d", and the other way round for counts, "90 epochs",
   "50k samples", "8 gpus", "2048 tokens" (a sequence length; "10B tokens", a million or more, is the run's
   data, made samples by the seq= said with it);
-- "$500" alone is the budget, "within 2 days" / "in 36 hours" the deadline ("by tomorrow" 24 h, "overnight" 12 h,
-  told back), "us-east-1" alone a region;
-  "cheapest" and "fastest" the objective;
+- "2gb of data" / "150GB dataset" is the data's size; "$500" alone is the budget, "within 2 days" / "in 36 hours"
+  the deadline ("by tomorrow" 24 h, "overnight" 12 h, told back), "us-east-1" alone a region; "cheapest",
+  "cheaper" and "fastest", "faster" the objective;
 - a preset written in two words ("llama 7b", "gpt2 medium", "bert base") is the preset; in the fit command,
   a GPU in two or three words ("gtx 1080 ti", "a100 80gb") is one word, and a count before it ("4 t4s",
   "4x a100") the GPU count;
@@ -21,17 +21,7 @@ never guesses: a word it does not know is left for the grammar to refuse with it
 - "single" ("on a single a100", "a single gpu") is one GPU at most (gpus=1);
 - "10B tokens" without a sequence length is made samples by the model's context (the grammar knows it), and so is
   a pre-training corpus named by its tokens (TOKEN_SETS: "openwebtext");
-- a few public data sets by name, their training split: "imagenet" is ILSVRC-2012's 1,281,167 images (Russakovsky
-  et al. 2015), "cifar10" / "cifar100" 50,000 images of 32 x 32 (Krizhevsky 2009; an image preset is sized at that
-  input, except ViT-B/16, which reads them resized to its 224), "svhn" 73,257 of 32 x 32 (Netzer et al. 2011;
-  likewise), "mnist" and "fashion-mnist" 60,000 (LeCun et al. 1998; Xiao et al. 2017), "celeba" 202,599 faces (Liu
-  et al. 2015; a DCGAN reads them resized to its 64 x 64), "squad" 87,599 questions (SQuAD v1.1, Rajpurkar et al.
-  2016), "imdb" 25,000 reviews (Maas et al. 2011), "sst2" 67,349 and "mnli" 392,702 sentence pairs (GLUE, Wang et
-  al. 2018), "alpaca" 52,002 instructions (tatsu-lab/alpaca's alpaca_data.json; its card says 52K) and "dolly"
-  15,011 (databricks-dolly-15k as it stands after its cleaning commits; 15,014 in TFDS's older copy); MNLI, SST-2,
-  CelebA, Alpaca and Dolly were read in public copies on 2026-12-06, the other counts are recalled. A count the
-  user gives wins; a text set sets no sequence length, except where its own script truncates (DATASET_SEQ: Alpaca's
-  512, SQuAD's 384, read in public copies of the scripts on 2026-12-06).
+- a few public data sets by name give their training split, a corpus its tokens (datasets.py);
 """
 
 from __future__ import annotations
@@ -46,6 +36,7 @@ from workers.schemas.humanize import parse_count
 from workers.sizing.errors import SpecError
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import find_preset
+from workers.slack.datasets import DATASET_ALIASES, DATASET_SEQ, DATASETS, TOKEN_SETS
 
 FILLER = frozenset({
     "a", "an", "the", "with", "on", "for", "and", "or", "using", "use", "of", "to", "at", "from", "in", "into",
@@ -56,7 +47,7 @@ FILLER = frozenset({
     "are", "there", "that", "this", "these", "some", "any", "get", "rent", "renting",
     "full",  # "full fine-tune": every weight trains, the default (an adapter is said as lora / qlora)
     # "on aws only", "at most 4 gpus", "max 4 gpus", "up to 8 gpus", "on google cloud": the words around a setting
-    "only", "most", "max", "maximum", "up", "cloud", "len", "length",
+    "only", "most", "max", "maximum", "up", "cloud", "len", "length", "dataset", "corpus",
 })
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
 NOUN_SETTINGS = frozenset({"gpu", "gpus", "data"})
@@ -85,38 +76,17 @@ _TIME_LEADS = {"within", "in", "by", "under", "to", "max"}  # "to": "up to 2 day
 _BUDGET_LEADS = {"under", "below", "max", "within", "budget"}
 SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": "fine-tune",
             "pretraining": "pretrain", "pre-train": "pretrain", "pre-training": "pretrain",
-            "on-prem": "onprem", "cheapest": "cost", "cheap": "cost", "fastest": "time", "fast": "time",
-            "quickest": "time", "google": "gcp", "amazon": "aws", "scratch": "pretrain",
+            "on-prem": "onprem", "cheapest": "cost", "cheap": "cost", "cheaper": "cost", "fastest": "time",
+            "fast": "time", "faster": "time", "quickest": "time", "google": "gcp", "amazon": "aws",
+            "scratch": "pretrain",
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
             "sixteen": "16"}
-# name -> (training samples, image input or None)
-DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
-    "imagenet": (1_281_167, None), "imagenet-1k": (1_281_167, None), "ilsvrc": (1_281_167, None),
-    "cifar10": (50_000, (3, 32, 32)), "cifar-10": (50_000, (3, 32, 32)),
-    "cifar100": (50_000, (3, 32, 32)), "cifar-100": (50_000, (3, 32, 32)),
-    "svhn": (73_257, (3, 32, 32)),
-    "mnist": (60_000, None), "fashion-mnist": (60_000, None), "fashionmnist": (60_000, None),
-    "celeba": (202_599, None),
-    "squad": (87_599, None), "imdb": (25_000, None), "sst2": (67_349, None), "sst-2": (67_349, None),
-    "mnli": (392_702, None), "multinli": (392_702, None),
-    "alpaca": (52_002, None), "dolly": (15_011, None), "dolly-15k": (15_011, None),
-    "databricks-dolly-15k": (15_011, None),
-}
-DATASET_ALIASES = {"imagenet-1k": "imagenet", "ilsvrc": "imagenet"}  # a recipe names its data set once
-# A text corpus named for pre-training: its training tokens, made samples by the sequence as "9B tokens" would be.
-# OpenWebText: train.bin's 9,035,582,198 GPT-2 tokens (karpathy/nanoGPT data/openwebtext/prepare.py, read 2026-12-06).
-TOKEN_SETS = {"openwebtext": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py"),
-              "owt": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py")}
 BUY_WORDS = frozenset({"buy", "buying", "purchase"})  # the purchase question (providers onprem; "or rent": the clouds)
 # A deadline said as a time of day: "by tomorrow" is a day from now, "overnight" twelve hours.
 RELATIVE_DEADLINES = {"tomorrow": "24h", "overnight": "12h"}
-# A set whose own training script truncates its samples: the tokens each is sized at where seq= is not said.
-# Stanford Alpaca's train.py (tatsu-lab/stanford_alpaca, read 2026-12-06): model_max_length 512, padded to the
-# longest in a batch, so 512 is the most a sample costs.
-DATASET_SEQ = {"alpaca": (512, "Stanford Alpaca's train.py truncates at model_max_length 512"),
-               "squad": (384, "google-research/bert run_squad.py's max_seq_length 384")}
-
 _NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?[kmbt]?$")
+_SIZE = re.compile(r"^\d+(\.\d+)?[kmgtp]i?b$")  # "2gb", "1.5tb", "500GiB": a size, the data's when "data" follows
+_DATA_WORDS = frozenset({"data", "dataset", "corpus"})
 _IMAGE_SIZE = re.compile(r"^(\d{1,2}x)?\d{2,5}x\d{2,5}$")
 _MONEY = re.compile(r"^\$\d[\d,]*(\.\d+)?[kmb]?$")
 _REGION = re.compile(r"^(us|eu|europe|asia|ap|me|sa|ca|af|il|mx|northamerica|southamerica|australia|africa)"
@@ -182,6 +152,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             i += 1
         elif _MONEY.match(word):
             out.append(f"budget={word}")
+        elif _SIZE.match(word) and _DATA_WORDS & set(said[i + 1:i + 3]):  # "2gb of data", "150GB dataset"
+            out.append(f"data={word}")
         elif _IMAGE_SIZE.match(word):  # "1024x1024", "3x512x512": the image input
             out.append(f"input={word}")
         elif _REGION.match(word):

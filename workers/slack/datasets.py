@@ -1,0 +1,40 @@
+"""The data sets and corpora a slash command names: their training split, tokens and own sequence length.
+
+Public data sets by name, their training split: "imagenet" is ILSVRC-2012's 1,281,167 images (Russakovsky
+et al. 2015), "cifar10" / "cifar100" 50,000 images of 32 x 32 (Krizhevsky 2009; an image preset is sized at that
+input, except ViT-B/16, which reads them resized to its 224), "svhn" 73,257 of 32 x 32 (Netzer et al. 2011;
+likewise), "mnist" and "fashion-mnist" 60,000 (LeCun et al. 1998; Xiao et al. 2017), "celeba" 202,599 faces (Liu
+et al. 2015; a DCGAN reads them resized to its 64 x 64), "squad" 87,599 questions (SQuAD v1.1, Rajpurkar et al.
+2016), "imdb" 25,000 reviews (Maas et al. 2011), "sst2" 67,349 and "mnli" 392,702 sentence pairs (GLUE, Wang et
+al. 2018), "alpaca" 52,002 instructions (tatsu-lab/alpaca's alpaca_data.json; its card says 52K) and "dolly"
+15,011 (databricks-dolly-15k as it stands after its cleaning commits; 15,014 in TFDS's older copy); MNLI, SST-2,
+CelebA, Alpaca and Dolly were read in public copies on 2026-12-06, the other counts are recalled. A count the
+user gives wins; a text set sets no sequence length, except where its own script truncates (DATASET_SEQ: Alpaca's
+512, SQuAD's 384, read in public copies of the scripts on 2026-12-06).
+"""
+
+from __future__ import annotations
+
+# name -> (training samples, image input or None)
+DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
+    "imagenet": (1_281_167, None), "imagenet-1k": (1_281_167, None), "ilsvrc": (1_281_167, None),
+    "cifar10": (50_000, (3, 32, 32)), "cifar-10": (50_000, (3, 32, 32)),
+    "cifar100": (50_000, (3, 32, 32)), "cifar-100": (50_000, (3, 32, 32)),
+    "svhn": (73_257, (3, 32, 32)),
+    "mnist": (60_000, None), "fashion-mnist": (60_000, None), "fashionmnist": (60_000, None),
+    "celeba": (202_599, None),
+    "squad": (87_599, None), "imdb": (25_000, None), "sst2": (67_349, None), "sst-2": (67_349, None),
+    "mnli": (392_702, None), "multinli": (392_702, None),
+    "alpaca": (52_002, None), "dolly": (15_011, None), "dolly-15k": (15_011, None),
+    "databricks-dolly-15k": (15_011, None),
+}
+DATASET_ALIASES = {"imagenet-1k": "imagenet", "ilsvrc": "imagenet"}  # a recipe names its data set once
+# A text corpus named for pre-training: its training tokens, made samples by the sequence as "9B tokens" would be.
+# OpenWebText: train.bin's 9,035,582,198 GPT-2 tokens (karpathy/nanoGPT data/openwebtext/prepare.py, read 2026-12-06).
+TOKEN_SETS = {"openwebtext": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py"),
+              "owt": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py")}
+# A set whose own training script truncates its samples: the tokens each is sized at where seq= is not said.
+# Stanford Alpaca's train.py (tatsu-lab/stanford_alpaca, read 2026-12-06): model_max_length 512, padded to the
+# longest in a batch, so 512 is the most a sample costs.
+DATASET_SEQ = {"alpaca": (512, "Stanford Alpaca's train.py truncates at model_max_length 512"),
+               "squad": (384, "google-research/bert run_squad.py's max_seq_length 384")}
