@@ -367,3 +367,12 @@ def test_a_data_size_said_before_data_and_the_comparison_words() -> None:
     compared = parse("is an a100 or h100 cheaper for llama 3 8b lora on 20k samples").spec
     assert compared["objective"] == "cost" and "a100-80gb" in compared["constraints"]["gpus"]
     assert parse("resnet50 imagenet faster").spec["objective"] == "time"
+
+
+def test_a_fine_tune_assumed_says_so_and_asks_for_pretrain_only_where_it_changes_the_length() -> None:
+    told = parse("fit gpt2 v100-16gb").defaults_used  # GPT-2's context is TRL's 1,024 too
+    assert told[0] == ("seq=1024 (sized as a fine-tune, as TRL's SFTTrainer, its max_length; the model reads up to "
+                       "1,024)")
+    assert told[1].startswith("batch=8 (sized as a fine-tune, as transformers' Trainer")
+    assert parse("bert-base batch=32").defaults_used[0].endswith("say `pretrain` to size its whole 512)")
+    assert parse("fine-tune llama 3 8b lora 10k samples").defaults_used[1].startswith("batch=8 (a fine-tune, as")

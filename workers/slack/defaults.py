@@ -86,9 +86,14 @@ def fine_tune_sequence(spec: dict[str, Any], preset: object, kind: str) -> str:
     else:
         seq, why = min(SFT_MAX_LENGTH, found.sequence_length), "TRL's SFTTrainer, its max_length"
     training["sequence_length"] = seq
-    if kind == "said":
-        return f"seq={seq} (a fine-tune, as {why}; the model reads up to {found.sequence_length:,})"
+    if kind == "said" or seq == found.sequence_length:  # "fit gpt2": its context is TRL's length too
+        return f"seq={seq} ({_as_fine_tune(kind)}, as {why}; the model reads up to {found.sequence_length:,})"
     return f"seq={seq} (sized as a fine-tune, as {why}; say `pretrain` to size its whole {found.sequence_length:,})"
+
+
+def _as_fine_tune(kind: str) -> str:
+    """Return how the told-back words name the fine-tune: said by the user, or assumed for want of `pretrain`."""
+    return "a fine-tune" if kind == "said" else "sized as a fine-tune"
 
 
 def default_batch(preset: object, keras_default: int, kind: str = "") -> tuple[int, str]:
@@ -100,7 +105,8 @@ def default_batch(preset: object, keras_default: int, kind: str = "") -> tuple[i
     if recipe is not None:
         return recipe[0], f"batch={recipe[0]} ({recipe[1]})"
     if found is not None and found.sequence_length and not found.heads and kind:
-        return SFT_BATCH, f"batch={SFT_BATCH} (a fine-tune, as transformers' Trainer: per_device_train_batch_size)"
+        return SFT_BATCH, (f"batch={SFT_BATCH} ({_as_fine_tune(kind)}, as transformers' Trainer: "
+                           "per_device_train_batch_size)")
     return keras_default, f"batch={keras_default}"
 
 
@@ -114,7 +120,7 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
     found = _found(preset)
     if found is not None and found.sequence_length and kind:
         spec["training"]["epochs"] = HF_TRAINER_EPOCHS
-        return f"epochs={HF_TRAINER_EPOCHS} (a fine-tune, as transformers' Trainer: num_train_epochs)"
+        return f"epochs={HF_TRAINER_EPOCHS} ({_as_fine_tune(kind)}, as transformers' Trainer: num_train_epochs)"
     return "epochs=1 (one pass over the data; say e.g. `90 epochs`)"
 
 
