@@ -19,6 +19,7 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
+from catalog.providers import PROVIDERS
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.run_words import hours_text, usd_text
 from workers.sizing.requirements import CodedWarning
@@ -121,8 +122,8 @@ def more_gpus_needed_warning(job: JobSpec, rec: Recommendation, rank: Ranker) ->
     """Return `max-gpus-limits` where no option holds the job within constraints.max_gpus and more GPUs would:
     the answer says the limit that ranks one, and the best option there."""
     limit = job.constraints.max_gpus
-    if rec.options or limit >= MAX_GPUS_LIMIT or set(job.constraints.providers) <= {"onprem"}:
-        return None  # on-prem alone: cards to buy, not machines to rank (purchase.py)
+    if rec.options or limit >= MAX_GPUS_LIMIT or not any(PROVIDERS[p].rents for p in job.constraints.providers):
+        return None  # no cloud in scope (on-prem alone): cards to buy, not machines to rank (purchase.py)
     wider = limit
     for _ in range(NEEDED_WIDENINGS):
         wider = min(MAX_GPUS_LIMIT, wider * WIDER_FACTOR)
