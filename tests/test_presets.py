@@ -238,6 +238,19 @@ def test_an_input_too_small_for_a_preset_names_the_input_shape() -> None:
     assert caught.value.field == "model.input_shape"
 
 
+def test_a_gan_sized_at_its_images_is_itself_and_another_size_is_refused_with_the_reason() -> None:
+    # DCGAN's input is its 100 x 1 x 1 latent: a user's "3 x 64 x 64" are the images it makes, not a
+    # 3-channel 64 x 64 latent (89 GiB a step at batch 128 before), and no input resizes its fixed layers.
+    own = preset_stats("dcgan")
+    assert preset_stats("dcgan", input_shape=[3, 64, 64]) == own
+    assert preset_stats("dcgan", input_shape=[100, 1, 1]) == own
+    for shape in ([3, 128, 128], [100, 64, 64]):
+        with pytest.raises(SpecError) as caught:
+            preset_stats("dcgan", input_shape=shape)
+        assert caught.value.field == "model.input_shape"
+        assert "generates 3 x 64 x 64 images" in caught.value.reason
+
+
 def test_a_language_model_refuses_an_input_shape() -> None:
     with pytest.raises(SpecError, match="sequence_length"):
         preset_stats("gpt2", input_shape=[3, 224, 224])

@@ -186,6 +186,12 @@ def test_an_image_size_sizes_an_image_presets_input_with_its_channels() -> None:
     assert JobSpecSchema().load(said.spec)["model"]["input_shape"] == [3, 1024, 1024]
 
 
+def test_a_gans_image_size_is_its_images_not_its_latent() -> None:
+    # "dcgan on celeba 64x64" named the images; it was the 100-channel latent at 64 x 64
+    assert parse("dcgan on celeba 64x64 for 25 epochs").spec["model"] == {"preset": "dcgan", "input_shape": [3, 64, 64]}
+    assert JobSpecSchema().load(parse("dcgan celeba 64x64").spec)["model"]["input_shape"] == [3, 64, 64]
+
+
 def test_pre_training_in_two_words_is_pre_training() -> None:
     assert parse("pre training gpt2 on 10B tokens").spec["training"]["from_pretrained"] is False
     assert parse("fine tuning bert base on sst2").spec["training"]["from_pretrained"] is True

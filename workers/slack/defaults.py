@@ -55,7 +55,7 @@ def fill_channels(spec: dict[str, Any], preset: object) -> str:
     if not shape or shape[0]:
         return ""
     found = _found(preset)
-    own = None if found is None else found.input_shape
+    own = None if found is None else (found.images or found.input_shape)  # a DCGAN's 64x64: its images
     if own is None or len(own) != 3:
         return "input= sizes an image model's input: name an image preset (e.g. unet, resnet50)"
     spec["model"]["input_shape"] = [own[0], *shape[1:]]

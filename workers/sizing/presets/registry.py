@@ -74,6 +74,9 @@ class Preset:
     # The epochs its own recipe trains for, on which data set (a DATASETS name of workers/slack/phrases.py), and
     # where that is written: what Slack sizes a run on that data set at when no epochs are said.
     recipe_epochs: tuple[int, str, str] | None = None
+    # A generative model whose input is a latent vector, not its images (DCGAN): the images it generates and
+    # its discriminator reads, which its layers fix. `model.input_shape` may name them (the preset unchanged).
+    images: tuple[int, ...] | None = None
 
 
 def _resnet(depth: int, params: int, gflops: float) -> Preset:
@@ -331,6 +334,15 @@ def preset_stats(
                          None if head == default else head)
 
 
+def _fixed_images(preset: Preset, shape: tuple[int, ...] | None) -> str:
+    """Say why a generative preset takes no other input shape."""
+    latent, images = (" x ".join(map(str, s)) for s in (preset.input_shape or (), preset.images or ()))
+    said = " x ".join(map(str, shape or ()))
+    return (f"{said}: {preset.name} reads a latent vector of {latent} and generates {images} images, a size its "
+            f"layers fix; leave input_shape out (or give {images}), or give model.layers for another size "
+            f"(`gpugauge model {preset.name}` lists them)")
+
+
 @functools.lru_cache(maxsize=256)
 def _preset_stats(name: str, sequence_length: int | None, input_shape: tuple[int, ...] | None,
                   head: str | None = None) -> ModelStats:
@@ -342,6 +354,10 @@ def _preset_stats(name: str, sequence_length: int | None, input_shape: tuple[int
         shape, seq = None, sequence_length or preset.sequence_length
     else:
         shape, seq = (input_shape or preset.input_shape), None
+    if preset.images is not None and shape in (preset.images, preset.input_shape):
+        shape = preset.input_shape  # "dcgan at 3 x 64 x 64": the images it makes, its own size
+    elif preset.images is not None:
+        raise SpecError("model.input_shape", _fixed_images(preset, shape))
     try:
         stats = compute_model_stats(
             preset.build() if head is None else preset.build(head=head),  # type: ignore[call-arg]

@@ -238,6 +238,7 @@ def small_presets(preset: type, published: type) -> list[Any]:
                 "estimation-methods.md §5 [derived]: G 3,576,704 params / 104.6M MACs, D 2,765,568 / 103.8M",
             ),
             input_shape=(DCGAN_LATENT, 1, 1),
+            images=(3, 64, 64),
             aliases=("dcgan-64", "dcgan64"),
             extra_batch_bytes=3 * 64 * 64 * 4,  # the real images the discriminator reads, float32
             # pytorch/examples' own default is 64 (dcgan/main.py --batchSize, read 2026-12-06)
