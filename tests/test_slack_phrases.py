@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from workers.schemas import JobSpecSchema
-from workers.sizing.presets.registry import PRESETS, preset_names
+from workers.sizing.presets.registry import PRESETS, find_preset, preset_names
 from workers.slack.grammar import Command, CommandError, parse_command
 from workers.slack.phrases import normalize
 
@@ -33,8 +33,8 @@ def parse(text: str) -> Command:
       "training": {"batch_size": 128, "epochs": 200.0}, "dataset": {"samples": 50000},
       "constraints": {"deadline_hours": 48.0}}),
     ("gpt2 medium pretraining seq length 1024 batch 8 in 36 hours, cheapest",
-     {"model": {"preset": "gpt2-medium"}, "objective": "cost",
-      "training": {"from_pretrained": False, "sequence_length": 1024, "batch_size": 8},
+     {"model": {"preset": "gpt2-medium"}, "objective": "cost",  # pre-trained in bf16, as nanoGPT does
+      "training": {"from_pretrained": False, "sequence_length": 1024, "batch_size": 8, "precision": "bf16-mixed"},
       "constraints": {"deadline_hours": 36.0}}),
     ("bert base fine-tuning batch 32 seq 128 fp16 3 epochs 1,281,167 samples under $20 in europe-west4",
      {"model": {"preset": "bert-base"},
@@ -382,3 +382,43 @@ def test_a_fine_tune_assumed_says_so_and_asks_for_pretrain_only_where_it_changes
     assert told[1].startswith("batch=8 (sized as a fine-tune, as transformers' Trainer")
     assert parse("bert-base batch=32").defaults_used[0].endswith("say `pretrain` to size its whole 512)")
     assert parse("fine-tune llama 3 8b lora 10k samples").defaults_used[1].startswith("batch=8 (a fine-tune, as")
+
+
+@pytest.mark.parametrize(("text", "model", "gpus"), [
+    ("how much memory does resnet50 need with batch 128", {"preset": "resnet50"}, None),
+    ("how much vram do i need to fine-tune llama 3 8b", {"preset": "llama-3-8b"}, None),
+    ("what's the cheapest way to fine-tune mistral 7b", {"preset": "mistral-7b"}, None),
+    ("is a t4 enough for bert base fine-tuning", {"preset": "bert-base"}, ["t4"]),
+    ("estimate resnet50 batch 256 fp16", {"preset": "resnet50"}, None),  # the CLI's other verb
+])
+def test_memory_questions_and_the_estimate_verb_are_read(text: str, model: dict[str, object], gpus: list[str] | None) -> None:
+    # each was refused: "unknown preset 'memory'" ('vram', "what's", 'enough', 'estimate')
+    command = parse(text)
+    assert command.kind == "recommend" and command.spec["model"] == model
+    assert command.spec.get("constraints", {}).get("gpus") == gpus
+
+
+def test_an_unversioned_llama_70b_is_the_llama_3_70b() -> None:
+    # "qlora llama 70b on one h100" was refused: "70b: preset is given twice"
+    assert find_preset(parse("qlora llama 70b on one h100").spec["model"]["preset"]).name == "llama3-70b"
+
+
+def test_a_memory_size_to_fit_in_asks_for_the_card() -> None:
+    with pytest.raises(CommandError) as caught:
+        parse("will bert-large fit in 12gb")
+    assert caught.value.problems == ["'12gb' is an amount of memory: name the card, e.g. `fit bert-large rtx-3060`, "
+                                     "or drop `fit` for the memory the job needs and the machines that hold it"]
+
+
+def test_a_language_model_pre_trained_from_scratch_is_sized_in_16_bits_and_told() -> None:
+    # "train gpt2 from scratch on 10B tokens" was sized in fp32: 1 x H100 for 69 h and $88, where bf16 (nanoGPT's
+    # train.py) runs it in under an hour on 8 x B200 for $18
+    command = parse("train gpt2 from scratch on 10B tokens within 3 days")
+    assert command.spec["training"]["precision"] == "bf16-mixed"
+    assert any(d.startswith("precision=bf16 (a language model pre-trained from scratch") for d in command.defaults_used)
+    on_v100 = parse_command("pretrain gpt2 on openwebtext on a v100", presets=PRESET_WORDS, gpus=GPUS,
+                            no_bf16=("v100-16gb", "t4"))
+    assert on_v100.spec["training"]["precision"] == "fp16-mixed"
+    # a fine-tune of a small model, and an encoder's pre-training, keep the spec's fp32
+    assert "precision" not in parse("fine-tune gpt2 on 10k samples").spec["training"]
+    assert "precision" not in parse("pretrain bert base on 1M samples").spec["training"]

@@ -5,12 +5,11 @@
     /gpugauge llama3-8b qlora rank=16 bf16 batch=4 seq=2048 samples=20k epochs=2
     /gpugauge help
 
-Defaults (told to the user in the help text): batch 32 when no `batch=` is given (Keras'
-`Model.fit` default batch size, keras.io/api/models/model_training_apis), or a preset's own recipe's
-(Preset.recipe_batch: DCGAN, the MNIST MLP and VAE 128; told back in the ack, as is
-the spec's fp32 precision when none is said, bf16-mixed for a model of 1B parameters or more), epochs 1 (told;
-a preset's recipe's on its data set, a fine-tune's 3: defaults.py), a fine-tune's seq and batch (defaults.py), objective
-cost (the spec's default), every provider and pricing kind; the rest are the job spec's own defaults (CONTRACT.md).
+Defaults (told to the user in the help text): batch 32 when no `batch=` is given (Keras' `Model.fit` default,
+keras.io/api/models/model_training_apis), or a preset's own recipe's (Preset.recipe_batch: DCGAN, the MNIST MLP and
+VAE 128; told back in the ack, as is the spec's fp32 precision when none is said, bf16-mixed for a model of 1B
+parameters or more or a decoder pre-trained), epochs 1 (told; a preset's recipe's on its data set, a fine-tune's 3), a fine-tune's seq and
+batch (defaults.py), objective cost, every provider and pricing kind; the rest are the job spec's (CONTRACT.md).
 `spot`/`ondemand` choose the cloud pricing; owned on-prem cards stay in unless providers are named.
 """
 
@@ -288,6 +287,9 @@ class _Builder:
         best = close[0] if close else None
         if best in self.presets or (best is None and "preset" not in self.seen):
             self.problems.append(f"unknown preset '{word}'{_did_you_mean(_suggest(word, self.presets))}")
+        elif self.fit and re.fullmatch(r"\d+(\.\d+)?gi?b", word):  # "will bert-large fit in 12gb"
+            self.problems.append(f"'{word}' is an amount of memory: name the card, e.g. `fit bert-large rtx-3060`, "
+                                 "or drop `fit` for the memory the job needs and the machines that hold it")
         elif self.fit and (best in self.gpus or (best is None and not self.named_gpus)):
             self.problems.append(f"unknown GPU '{word}'{_did_you_mean(_suggest(word, self.gpus))}")
         else:
@@ -318,7 +320,6 @@ EXAMPLES = {"batch": "64", "epochs": "90", "data": "150GB", "samples": "1.28M", 
              "owned": "4xrtx-3090", "input": "1024x1024"}
 
 
-
 def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
                   no_bf16: Collection[str] = ()) -> Command:
     """Parse the text after `/gpugauge`; raise CommandError listing every bad word with suggestions.
@@ -328,7 +329,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
     if len(text) > MAX_TEXT_CHARS:
         raise CommandError([f"the command is over {MAX_TEXT_CHARS} characters; say less"])
     words = _tokens(text)
-    if words and words[0] == "recommend":  # the CLI's verb, which users carry over: the default here
+    if words and words[0] in ("recommend", "estimate"):  # the CLI's verbs, which users carry over: the default here
         words = words[1:]
     if not words or words[0] in ("help", "?", "-h", "--help"):
         return Command(kind="help")

@@ -48,6 +48,8 @@ FILLER = frozenset({
     "full",  # "full fine-tune": every weight trains, the default (an adapter is said as lora / qlora)
     # "on aws only", "at most 4 gpus", "max 4 gpus", "up to 8 gpus", "on google cloud": the words around a setting
     "only", "most", "max", "maximum", "up", "cloud", "len", "length", "dataset", "corpus",
+    # "how much memory does resnet50 need", "how much vram", "is a t4 enough for ...": the answer leads with memory
+    "memory", "vram", "enough", "what's", "whats", "it's", "i'd", "i'm", "we're",
 })
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
 NOUN_SETTINGS = frozenset({"gpu", "gpus", "data"})

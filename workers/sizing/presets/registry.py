@@ -238,8 +238,9 @@ _PRESETS: tuple[Preset, ...] = (
         Published(70_553_706_496, None, "Meta-Llama-3-70B (Hugging Face) parameter count: 70,553,706,496 "
                   "(70.6B); the shape from oumi-ai configs/recipes/llama3_1/README.md"),
         sequence_length=8192,
+        # "llama 70b" unversioned: the 70B Llama fine-tuned today (3.3 is the latest); "70b" alone stays Llama 2's
         aliases=("llama-3-70b", "llama3_70b", "llama3.1-70b", "llama-3.1-70b", "llama3.3-70b",
-                 "llama-3.3-70b"),
+                 "llama-3.3-70b", "llama-70b"),
     ),
     Preset(
         "mistral-7b",
