@@ -75,3 +75,18 @@ def test_a_deadline_only_more_gpus_meet_names_the_gpu_count_that_does(shipped: C
     opened = recommend_spec({**RESNET50, "constraints": {**RESNET50["constraints"], "deadline_hours": 0.4,
                                                          "max_gpus": gpus}}, shipped)
     assert opened.options and opened.options[0].training_hours <= 0.4
+
+
+def test_a_deadline_alone_that_eight_gpus_miss_names_the_deadline_and_the_gpu_count_that_meet_it(
+        shipped: Catalog) -> None:
+    # "pretrain llama 7b on 1T tokens within 30 days" was told only to move its deadline to 1,667 h
+    alone = {k: v for k, v in RESNET50["constraints"].items() if k != "budget_usd"}
+    rec = recommend_spec({**RESNET50, "constraints": {**alone, "deadline_hours": 0.4}}, shipped)
+    assert not rec.options
+    message = _conflict(rec)
+    assert message.startswith("No option meets the 24 min deadline; the fastest option without the deadline")
+    assert _field(message, "deadline_hours") > 0.4
+    gpus = int(_field(message, "max_gpus"))
+    assert gpus > 8 and "or with up to 32 GPUs the cheapest that meets the deadline is" in message
+    opened = recommend_spec({**RESNET50, "constraints": {**alone, "deadline_hours": 0.4, "max_gpus": gpus}}, shipped)
+    assert opened.options and opened.options[0].training_hours <= 0.4

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.run_words import deadline_text, hours_text, usd_text
-from workers.ranking.wider import MAX_GPUS_LIMIT, WIDER_FACTOR
+from workers.ranking.wider import MAX_GPUS_LIMIT, NEEDED_WIDENINGS, WIDER_FACTOR
 from workers.sizing.loss_advice import fused_loss_job
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import Constraints, JobSpec, Objective, OwnedGpus
@@ -84,13 +84,8 @@ def constraints_warning(job: JobSpec, rec: Recommendation,
         else:
             ways.append(f"whatever the budget, no option meets {_limits_text(replace(c, budget_usd=None))} on at "
                         f"most {c.max_gpus} GPUs")
-            if c.max_gpus < MAX_GPUS_LIMIT:
-                wider = min(MAX_GPUS_LIMIT, c.max_gpus * WIDER_FACTOR)
-                more = first(replace(c, budget_usd=None, max_gpus=wider), Objective.COST)
-                if more is not None:
-                    gpus = more.gpu_count * more.nodes
-                    ways.append(f"with up to {wider} GPUs the cheapest that does is {_option_text(more)}: raise "
-                                f"constraints.max_gpus to {gpus}")
+            if more := _more_gpus(first, replace(c, budget_usd=None), "does"):
+                ways.append(more)
     if c.deadline_hours is not None:
         fastest = first(replace(c, deadline_hours=None), Objective.TIME)
         if fastest is not None:
@@ -98,6 +93,9 @@ def constraints_warning(job: JobSpec, rec: Recommendation,
             words = "" if moved >= 1 else f" ({deadline_text(moved)})"
             ways.append(f"the fastest option without the deadline is {_option_text(fastest)}: move "
                         f"constraints.deadline_hours to {moved:g}{words}")
+            # "pretrain llama 7b on 1T tokens within 30 days": 8 x B200 take 1,667 h; 32 GPUs meet it
+            if more := _more_gpus(first, replace(c, budget_usd=None), "meets the deadline"):
+                ways.append(f"or {more}")
         elif c.budget_usd is not None:
             overall = first(replace(c, budget_usd=None, deadline_hours=None), Objective.COST)
             if overall is not None:
@@ -114,8 +112,23 @@ def constraints_warning(job: JobSpec, rec: Recommendation,
                         f"{_round_up(cleanest.energy.co2e_kg):g}")
     if not ways:
         ways.append(f"only dropping every limit opens an option; the fastest is {_option_text(anything)}")
+    together = " together" if " and " in _limits_text(c) else ""
     return CodedWarning("constraints-conflict",
-                        f"No option meets {_limits_text(c)} together; " + "; ".join(ways) + ".")
+                        f"No option meets {_limits_text(c)}{together}; " + "; ".join(ways) + ".")
+
+
+def _more_gpus(first: Callable[[Constraints, Objective], RankedOption | None], c: Constraints, does: str) -> str:
+    """Say the cheapest option within `c` on more GPUs than c.max_gpus (widened WIDER_FACTOR at a time,
+    NEEDED_WIDENINGS times at most) and the limit that ranks it; "" where none is found."""
+    wider = c.max_gpus
+    for _ in range(NEEDED_WIDENINGS):
+        if wider >= MAX_GPUS_LIMIT:
+            break
+        wider = min(MAX_GPUS_LIMIT, wider * WIDER_FACTOR)
+        if (more := first(replace(c, max_gpus=wider), Objective.COST)) is not None:
+            return (f"with up to {wider} GPUs the cheapest that {does} is {_option_text(more)}: raise "
+                    f"constraints.max_gpus to {more.gpu_count * more.nodes}")
+    return ""
 
 
 def gpus_warning(job: JobSpec, rec: Recommendation, rank: Callable[[JobSpec], Recommendation], *,
