@@ -391,7 +391,8 @@ def test_a_fine_tune_assumed_says_so_and_asks_for_pretrain_only_where_it_changes
     ("is a t4 enough for bert base fine-tuning", {"preset": "bert-base"}, ["t4"]),
     ("estimate resnet50 batch 256 fp16", {"preset": "resnet50"}, None),  # the CLI's other verb
 ])
-def test_memory_questions_and_the_estimate_verb_are_read(text: str, model: dict[str, object], gpus: list[str] | None) -> None:
+def test_memory_questions_and_the_estimate_verb_are_read(text: str, model: dict[str, object],
+                                                         gpus: list[str] | None) -> None:
     # each was refused: "unknown preset 'memory'" ('vram', "what's", 'enough', 'estimate')
     command = parse(text)
     assert command.kind == "recommend" and command.spec["model"] == model
