@@ -423,3 +423,20 @@ def test_a_language_model_pre_trained_from_scratch_is_sized_in_16_bits_and_told(
     # a fine-tune of a small model, and an encoder's pre-training, keep the spec's fp32
     assert "precision" not in parse("fine-tune gpt2 on 10k samples").spec["training"]
     assert "precision" not in parse("pretrain bert base on 1M samples").spec["training"]
+
+
+@pytest.mark.parametrize(("text", "samples", "tuned"), [
+    ("finetune bert on 2 million sentences", 2_000_000, True),  # was: unknown word '2', 'million', 'sentences'
+    ("sft qwen 2.5 7b on 100k conversations", 100_000, True),  # 'sft' is TRL's supervised fine-tune
+    ("resnet50 on 10 thousand photos", 10_000, None),
+    ("continued pretraining llama 3 8b on 2b tokens", 244_141, False),  # 2e9 tokens / Llama 3's 8,192
+])
+def test_counts_and_nouns_as_people_say_them(text: str, samples: int, tuned: bool | None) -> None:
+    spec = parse(text).spec
+    assert spec["dataset"]["samples"] == samples
+    assert spec["training"].get("from_pretrained") is tuned
+
+
+def test_a_token_count_without_fine_tune_pre_trains_a_decoder_in_16_bits() -> None:
+    assert parse("train gpt2 on 1.5 billion tokens").spec["training"]["precision"] == "bf16-mixed"
+    assert "precision" not in parse("fine-tune gpt2 on 1.5 billion tokens").spec["training"]

@@ -125,15 +125,14 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
 
 
 def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collection[str],
-                      no_bf16: Collection[str]) -> str:
-    """Set 16-bit mixed precision for a model of LARGE_MODEL_PARAMETERS or more (else keep fp32); return the words
-    the acknowledgement says."""
+                      no_bf16: Collection[str], *, pretrain: bool = False) -> str:
+    """Set 16-bit mixed precision for a model of LARGE_MODEL_PARAMETERS or more, or a decoder pre-trained (`pretrain`:
+    said, or a token count without `fine-tune`), else keep fp32; return the words the acknowledgement says."""
     found = _found(preset)
     parameters = spec["model"].get("stats", {}).get("parameters") if found is None else found.published.parameters
     # "gpt2 from scratch": nanoGPT's train.py pre-trains in bfloat16 wherever the GPU has it (advice.py's source);
     # sized in fp32 it ranked 1 x H100 for 69 h and $88 where bf16 runs it in under an hour on 8 x B200 for $18
-    pretrained_decoder = (found is not None and found.sequence_length and not found.heads
-                          and spec["training"].get("from_pretrained") is False)
+    pretrained_decoder = found is not None and found.sequence_length and not found.heads and pretrain
     if pretrained_decoder:
         size = "a language model pre-trained from scratch"
     elif not isinstance(parameters, (int, float)) or parameters < LARGE_MODEL_PARAMETERS:

@@ -381,7 +381,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
     if said_epochs := default_epochs(spec, preset, tuned):  # said: one pass of ImageNet is not a training run
         defaults.append(said_epochs)
     if "precision" not in spec["training"]:  # said: an LLM in fp32 needs about twice bf16's memory
-        defaults.append(default_precision(spec, preset, builder.named_gpus, no_bf16))
+        defaults.append(default_precision(spec, preset, builder.named_gpus, no_bf16, pretrain=not tuned))
     context = preset_context(preset) if "sequence_length" not in spec["training"] else None
     if context is not None:  # a language model's default is its whole context: time and memory follow it
         defaults.append(f"seq={context} (the model's context)")

@@ -47,7 +47,7 @@ FILLER = frozenset({
     "are", "there", "that", "this", "these", "some", "any", "get", "rent", "renting",
     "full",  # "full fine-tune": every weight trains, the default (an adapter is said as lora / qlora)
     # "on aws only", "at most 4 gpus", "max 4 gpus", "up to 8 gpus", "on google cloud": the words around a setting
-    "only", "most", "max", "maximum", "up", "cloud", "len", "length", "dataset", "corpus",
+    "only", "most", "max", "maximum", "up", "cloud", "len", "length", "dataset", "corpus", "continued",
     # "how much memory does resnet50 need", "how much vram", "is a t4 enough for ...": the answer leads with memory
     "memory", "vram", "enough", "what's", "whats", "it's", "i'd", "i'm", "we're",
 })
@@ -67,6 +67,8 @@ COUNT_WORDS = {
     "epoch": "epochs", "epochs": "epochs", "gpu": "gpus", "gpus": "gpus", "sample": "samples",
     "samples": "samples", "examples": "samples", "images": "samples", "sequences": "samples",
     "rows": "samples", "records": "samples",
+    **dict.fromkeys(("sentences", "conversations", "documents", "dialogues", "prompts", "pairs", "questions",
+                     "reviews", "photos", "texts"), "samples"),  # "100k conversations", "2 million sentences"
     "tokens": "seq", "context": "seq", "seq": "seq", "sequence": "seq",  # "4k context", "2048 seq len"
 }
 # "2048 tokens" is a sequence length; "10B tokens" is the data set: at or above this it is read as the run's
@@ -80,7 +82,7 @@ SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": 
             "pretraining": "pretrain", "pre-train": "pretrain", "pre-training": "pretrain",
             "on-prem": "onprem", "cheapest": "cost", "cheap": "cost", "cheaper": "cost", "fastest": "time",
             "fast": "time", "faster": "time", "quickest": "time", "google": "gcp", "amazon": "aws",
-            "scratch": "pretrain",
+            "scratch": "pretrain", "sft": "fine-tune",  # supervised fine-tuning (TRL's SFTTrainer)
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
             "sixteen": "16"}
 BUY_WORDS = frozenset({"buy", "buying", "purchase"})  # the purchase question (providers onprem; "or rent": the clouds)
@@ -223,11 +225,16 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing"}
 
 
+_SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b"}
+
+
 def _joined(said: list[str]) -> list[str]:
     """Return the words with TWO_WORDS joined."""
     out: list[str] = []
     for word in said:
-        if out and (out[-1], word) in TWO_WORDS:
+        if out and word in _SCALE_WORDS and _NUMBER.match(out[-1]) and out[-1][-1].isdigit():
+            out[-1] += _SCALE_WORDS[word]  # "2 million sentences": 2m
+        elif out and (out[-1], word) in TWO_WORDS:
             out[-1] = TWO_WORDS[(out[-1], word)]
         else:
             out.append(word)
