@@ -121,9 +121,10 @@ def test_more_public_data_sets_give_their_training_split(text: str, preset: str,
     assert command.spec["model"]["preset"] == preset
     assert command.spec["dataset"]["samples"] == samples
     assert command.spec["model"].get("input_shape") == shape
-    # a text set leaves the length to seq=, its own script (SQuAD's 384) or a fine-tune's recipe (TRL's 1,024 for a
-    # decoder, GLUE's 128 for an encoder's classifier); an image set, to the image
-    recipe = {"squad": 384, "mistral": 1024, "sst2": 128, "mnli": 128, "imdb": 128}
+    # a text set leaves the length to seq=, its own script (SQuAD's 384; IMDb's guide, the model's 512: GLUE's 128
+    # would cut most reviews) or a fine-tune's recipe (TRL's 1,024 for a decoder, GLUE's 128 for an encoder's
+    # classifier); an image set, to the image
+    recipe = {"squad": 384, "mistral": 1024, "sst2": 128, "mnli": 128, "imdb": 512}
     assert command.spec["training"].get("sequence_length") == next(
         (seq for word, seq in recipe.items() if word in text), None)
     assert any(d.startswith(f"samples={samples:,} (") for d in command.defaults_used)

@@ -10,7 +10,7 @@ al. 2018), "alpaca" 52,002 instructions (tatsu-lab/alpaca's alpaca_data.json; it
 15,011 (databricks-dolly-15k as it stands after its cleaning commits; 15,014 in TFDS's older copy); MNLI, SST-2,
 CelebA, Alpaca and Dolly were read in public copies on 2026-12-06, the other counts are recalled. A count the
 user gives wins; a text set sets no sequence length, except where its own script truncates (DATASET_SEQ: Alpaca's
-512, SQuAD's 384, read in public copies of the scripts on 2026-12-06).
+512, SQuAD's 384, IMDb's 512, read in public copies of the scripts and guides on 2026-12-06).
 """
 
 from __future__ import annotations
@@ -37,4 +37,7 @@ TOKEN_SETS = {"openwebtext": (9_035_582_198, "OpenWebText's train split in GPT-2
 # Stanford Alpaca's train.py (tatsu-lab/stanford_alpaca, read 2026-12-06): model_max_length 512, padded to the
 # longest in a batch, so 512 is the most a sample costs.
 DATASET_SEQ = {"alpaca": (512, "Stanford Alpaca's train.py truncates at model_max_length 512"),
-               "squad": (384, "google-research/bert run_squad.py's max_seq_length 384")}
+               "squad": (384, "google-research/bert run_squad.py's max_seq_length 384"),
+               # reviews of 230 words on average: GLUE's 128 would cut most; the guide truncates at the model's limit
+               "imdb": (512, "transformers' text classification guide (DistilBERT on IMDb) truncates at the model's "
+                             "512")}
