@@ -441,3 +441,13 @@ def test_counts_and_nouns_as_people_say_them(text: str, samples: int, tuned: boo
 def test_a_token_count_without_fine_tune_pre_trains_a_decoder_in_16_bits() -> None:
     assert parse("train gpt2 on 1.5 billion tokens").spec["training"]["precision"] == "bf16-mixed"
     assert "precision" not in parse("fine-tune gpt2 on 1.5 billion tokens").spec["training"]
+
+
+@pytest.mark.parametrize(("text", "method"), [("dpo llama 3 8b", "dpo"), ("grpo qwen 2.5 7b", "grpo"),
+                                             ("rlhf llama 2 7b with ppo", "rlhf")])
+def test_methods_the_core_does_not_size_say_what_to_ask_instead(text: str, method: str) -> None:
+    # "dpo llama 3 8b" was "unknown preset 'dpo'": as if a model were misspelt
+    with pytest.raises(CommandError) as caught:
+        parse(text)
+    said = caught.value.problems[0]
+    assert said.startswith(f"{method}: ") and "not sized" in said and "fine-tune" in said

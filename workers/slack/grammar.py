@@ -40,7 +40,7 @@ from workers.slack.defaults import (
     samples_from_tokens,
     sequence_count,
 )
-from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize, resized_input
+from workers.slack.phrases import TOKENS_NEED_SEQ, UNSIZED_METHODS, image_input, normalize, resized_input
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
 MAX_TEXT_CHARS = 1000  # a command longer than this is not typed by a person
@@ -66,10 +66,6 @@ class Command:
     gpus: tuple[str, ...] = ()
     gpu_count: int = 1
     defaults_used: tuple[str, ...] = ()  # e.g. ("batch=32",), told back to the user in the ack
-
-
-def _count(text: str) -> int:
-    return parse_count(text)
 
 
 def _number(text: str) -> float:
@@ -107,28 +103,28 @@ _FRAMEWORKS = {name: name for name in ("pytorch", "tensorflow", "jax", "cntk")}
 
 # word= -> (section, field, parser); section "" is the top level, "stats" is model.stats
 KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
-    "batch": ("training", "batch_size", _count),
+    "batch": ("training", "batch_size", parse_count),
     "epochs": ("training", "epochs", _number),
     "seq": ("training", "sequence_length", sequence_count),  # "4k": 4,096, as contexts are said
     "lr": ("training", "learning_rate", _number),
-    "accum": ("training", "update_interval", _count),
+    "accum": ("training", "update_interval", parse_count),
     "precision": ("training", "precision", _choice("precision", _PRECISIONS)),
     "optimizer": ("training", "optimizer", _choice("optimizer", _OPTIMIZERS)),
     "framework": ("training", "framework", _choice("framework", _FRAMEWORKS)),
     "data": ("dataset", "bytes", parse_bytes),
-    "samples": ("dataset", "samples", _count),
+    "samples": ("dataset", "samples", parse_count),
     "budget": ("constraints", "budget_usd", parse_usd),
     "co2": ("constraints", "max_co2e_kg", _number),  # kg CO2e, e.g. co2=50
     "deadline": ("constraints", "deadline_hours", parse_duration_hours),
-    "gpus": ("constraints", "max_gpus", _count),
+    "gpus": ("constraints", "max_gpus", parse_count),
     "region": ("constraints", "regions", _comma_list),
     "owned": ("constraints", "owned_gpus", _owned),  # cards the team has: "on my 1080 ti", owned=4xrtx-3090
-    "top": ("", "limit", _count),
-    "rank": ("adapter", "rank", _count),  # with lora or qlora (training.parallelism.adapter)
+    "top": ("", "limit", parse_count),
+    "rank": ("adapter", "rank", parse_count),  # with lora or qlora (training.parallelism.adapter)
     "targets": ("adapter", "targets", _comma_list),  # projections among q, k, v, o, mlp, e.g. targets=q,k,v,o
-    "neurons": ("stats", "neurons", _count),
-    "params": ("stats", "parameters", _count),
-    "madds": ("stats", "multiply_adds", _count),
+    "neurons": ("stats", "neurons", parse_count),
+    "params": ("stats", "parameters", parse_count),
+    "madds": ("stats", "multiply_adds", parse_count),
     "input": ("model", "input_shape", image_size),  # an image model's input, HxW (its channels) or CxHxW
 }
 
@@ -285,7 +281,9 @@ class _Builder:
         names = [*FLAGS, *self.presets, *self.gpus, *(f"{k}=" for k in KEYS)]
         close = _suggest(word, names)
         best = close[0] if close else None
-        if best in self.presets or (best is None and "preset" not in self.seen):
+        if word in UNSIZED_METHODS:  # "dpo llama 3 8b": said what is sized instead
+            self.problems.append(UNSIZED_METHODS[word])
+        elif best in self.presets or (best is None and "preset" not in self.seen):
             self.problems.append(f"unknown preset '{word}'{_did_you_mean(_suggest(word, self.presets))}")
         elif self.fit and re.fullmatch(r"\d+(\.\d+)?gi?b", word):  # "will bert-large fit in 12gb"
             self.problems.append(f"'{word}' is an amount of memory: name the card, e.g. `fit bert-large rtx-3060`, "
