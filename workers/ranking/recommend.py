@@ -38,6 +38,7 @@ from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.ranking.strategy_words import DATA_PARALLEL_NAMES, strategy_text
 from workers.ranking.wider import (
     arm_alternative,
+    long_run_warning,
     max_gpus_warning,
     more_gpus_needed_warning,
     speed_for_little_warning,
@@ -254,10 +255,11 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
                    or more_gpus_needed_warning(job, rec, rank))
         premium = time_premium_warning(job, rec) or speed_for_little_warning(job, rec)
         loader = jpeg_loader_warning(job, rec, lambda j: rank(j, None))
+        long_run = long_run_warning(job, rec, lambda j: rank(j, None))  # "llama 3 70b on 15T tokens": 8 years
         owned = owned_cards_warning(job, rec, catalog)
         first = () if owned is None else (owned,)
         older = purchase_older_cards(job, catalog)
-        extra = (*(w for w in (limited, premium, loader, older) if w is not None), *extra)
+        extra = (*(w for w in (limited, premium, long_run, loader, older) if w is not None), *extra)
         rec = arm_alternative(rec)
     rec = replace(rec, requirements=replace(rec.requirements, warnings=(*first, *rec.requirements.warnings, *extra)))
     if per_gpu_rows != PER_GPU_OPTIONS:

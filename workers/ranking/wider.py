@@ -214,6 +214,33 @@ def speed_for_little_warning(job: JobSpec, rec: Recommendation) -> CodedWarning 
         "first."))
 
 
+# A run longer than this, with no deadline, is no plan a team would follow [ours: over half again the longest
+# published pre-training, Llama 3 405B's 54 days (Meta, "The Llama 3 Herd of Models", 2024)]; the answer says so.
+LONG_RUN_HOURS = 90 * 24
+
+
+def long_run_warning(job: JobSpec, rec: Recommendation, rank: Callable[[JobSpec], Recommendation]
+                     ) -> CodedWarning | None:
+    """Return `long-run` where the top option runs longer than LONG_RUN_HOURS and no deadline is set: the
+    ranking's objective put cost (or carbon) first, so the smallest cluster that holds the job comes first; the
+    fastest option within constraints.max_gpus is named (`rank` ranks a job as the recommendation did)."""
+    if not rec.options or job.constraints.deadline_hours is not None or job.objective is Objective.TIME:
+        return None
+    top = rec.options[0]
+    if top.training_hours <= LONG_RUN_HOURS:
+        return None
+    found = rank(replace(job, objective=Objective.TIME, limit=1))
+    fastest = found.options[0] if found.options else None
+    quicker = "" if fastest is None or fastest.training_hours >= TIME_SHARE * top.training_hours else (
+        f" The fastest within constraints.max_gpus ({job.constraints.max_gpus}) is {fastest.provider} "
+        f"{_option_text(fastest)} ({fastest.training_hours / 24:,.0f} days).")
+    return CodedWarning("long-run", (
+        f"The top option runs {hours_text(top.training_hours)} ({top.training_hours / 24:,.0f} days): with no "
+        f"deadline the answer is ranked by {job.objective.value}, so the fewest GPUs that hold the job come first."
+        f"{quicker} Set constraints.deadline_hours (CLI --deadline) to rank the options that finish in time, and "
+        f"raise constraints.max_gpus where none does."))
+
+
 def arm_alternative(rec: Recommendation) -> Recommendation:
     """Return the answer with the top option's `arm-host` warning naming the answer's first x86 option.
 
