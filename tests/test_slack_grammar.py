@@ -84,14 +84,17 @@ def test_a_model_of_a_billion_parameters_or_more_is_assumed_in_bf16_and_told_so(
     presets = (*PRESETS, "llama3-8b", "gpt2-xl")
     command = parse_command("fine-tune llama3-8b lora samples=52k", presets=presets, gpus=GPUS)
     assert command.spec["training"]["precision"] == "bf16-mixed"  # what an 8B fine-tune runs in, not fp32
-    assert any(d.startswith("precision=bf16 (a model of 8.0B parameters") for d in command.defaults_used)
+    assert any(d.startswith("precision=bf16 (a fine-tune, as TRL's SFTTrainer (bf16=True)")
+               for d in command.defaults_used)
     assert "precision=fp32" not in command.defaults_used
-    # said wins, and a model under 1B (GPT-2 XL is 1.56B, GPT-2 small 124M) keeps the spec's fp32
+    # said wins, and a model under 1B that no recipe runs in 16 bits (a ResNet; a decoder is TRL's or nanoGPT's bf16)
+    # keeps the spec's fp32
     said = parse_command("llama3-8b fp32 qlora", presets=presets, gpus=GPUS)
     assert said.spec["training"]["precision"] == "fp32" and not any("precision" in d for d in said.defaults_used)
     assert parse_command("gpt2-xl", presets=presets, gpus=GPUS).spec["training"]["precision"] == "bf16-mixed"
-    small = parse("gpt2-124m")
+    small = parse("resnet50 batch=64")
     assert "precision" not in small.spec["training"] and "precision=fp32" in small.defaults_used
+    assert parse("gpt2-124m").spec["training"]["precision"] == "bf16-mixed"
     # asked about cards without bf16 alone (a T4, a V100: estimated as fp32 there), fp16-mixed
     on_t4 = parse_command("does llama3-8b fit on a t4", presets=presets, gpus=GPUS, no_bf16=("t4", "v100-16gb"))
     assert on_t4.spec["training"]["precision"] == "fp16-mixed"
@@ -101,6 +104,7 @@ def test_a_model_of_a_billion_parameters_or_more_is_assumed_in_bf16_and_told_so(
     # a model given by its statistics alone, params= at 1B or more, likewise
     stats = parse("params=7B neurons=1M madds=7B batch=4")
     assert stats.spec["training"]["precision"] == "bf16-mixed"
+    assert any(d.startswith("precision=bf16 (a model of 7.0B parameters") for d in stats.defaults_used)
     assert JobSpecSchema().load(stats.spec)["training"]["precision"] == "bf16-mixed"
 
 

@@ -316,7 +316,8 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
         _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
         _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default; a preset's own recipe's where "
                  "it has one: dcgan, mlp-mnist, vae-mnist 128; a language model's fine-tune: seq=1024 batch=8 as "
-                 "TRL's SFTTrainer, an encoder's seq=128 as BERT's GLUE recipe, unless you say `pretrain`), "
+                 "TRL's SFTTrainer, with its gradient checkpointing and chunked loss (`no-checkpointing` to size "
+                 "without), an encoder's seq=128 as BERT's GLUE recipe, unless you say `pretrain`), "
                  "epochs=1 (a ResNet, VGG or AlexNet on imagenet: torchvision's 90; a language model's fine-tune: the "
                  "Trainer's 3), precision="
                  f"{DEFAULT_PRECISION}, bf16 for a model of 1B parameters or more or a GPT pre-trained from scratch "

@@ -7,7 +7,8 @@ without a precision is sized in bf16-mixed, or fp16-mixed where every GPU it nam
 where a bf16 job is estimated as fp32), and told so in the acknowledgement; `fp32` sizes it in full precision.
 A fine-tune of a language model said without seq= or a batch is sized as its usual recipe runs it
 (workers/sizing/sequence_advice.py: TRL's 1,024 tokens at the Trainer's batch 8 for a decoder, BERT's GLUE 128 for an
-encoder's classifier), not at the model's whole context, which a pre-training run packs its samples to.
+encoder's classifier), not at the model's whole context, which a pre-training run packs its samples to; a decoder's
+with TRL's SFTConfig's bf16, gradient checkpointing and chunked loss (sft_step).
 """
 
 from __future__ import annotations
@@ -126,26 +127,50 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
 
 def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collection[str],
                       no_bf16: Collection[str], *, pretrain: bool = False) -> str:
-    """Set 16-bit mixed precision for a model of LARGE_MODEL_PARAMETERS or more, or a decoder pre-trained (`pretrain`:
-    said, or a token count without `fine-tune`), else keep fp32; return the words the acknowledgement says."""
+    """Set 16-bit mixed precision for a model of LARGE_MODEL_PARAMETERS or more, or a decoder (pre-trained, `pretrain`:
+    said or a token count without `fine-tune`, as nanoGPT; fine-tuned, as TRL), else keep fp32; return the words the
+    acknowledgement says."""
     found = _found(preset)
     parameters = spec["model"].get("stats", {}).get("parameters") if found is None else found.published.parameters
     # "gpt2 from scratch": nanoGPT's train.py pre-trains in bfloat16 wherever the GPU has it (advice.py's source);
     # sized in fp32 it ranked 1 x H100 for 69 h and $88 where bf16 runs it in under an hour on 8 x B200 for $18
-    pretrained_decoder = found is not None and found.sequence_length and not found.heads and pretrain
-    if pretrained_decoder:
-        size = "a language model pre-trained from scratch"
+    decoder = found is not None and found.sequence_length and not found.heads
+    if decoder and pretrain:
+        size = "a language model pre-trained from scratch is trained in"
+    elif decoder:  # a decoder's fine-tune: TRL's SFTConfig sets bf16=True (see sft_step)
+        size = "a fine-tune, as TRL's SFTTrainer (bf16=True): trained in"
     elif not isinstance(parameters, (int, float)) or parameters < LARGE_MODEL_PARAMETERS:
         return f"precision={DEFAULT_PRECISION}"
     else:
-        size = f"a model of {parameters / 1e9:.1f}B parameters"
+        size = f"a model of {parameters / 1e9:.1f}B parameters is trained in"
     if named_gpus and all(slug in no_bf16 for slug in named_gpus):
         spec["training"]["precision"] = "fp16-mixed"
         named = list(dict.fromkeys(named_gpus))
-        return (f"precision=fp16 ({size} is trained in 16 bits almost always; {', '.join(named)} "
+        return (f"precision=fp16 ({size} 16 bits almost always; {', '.join(named)} "
                 f"{'has' if len(named) == 1 else 'have'} no bf16; say `fp32` to size it in full precision)")
     spec["training"]["precision"] = "bf16-mixed"
-    return f"precision=bf16 ({size} is trained in bf16-mixed almost always; say `fp32` to size it in full precision)"
+    return f"precision=bf16 ({size} bf16-mixed almost always; say `fp32` to size it in full precision)"
+
+
+def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
+    """Size a decoder's fine-tune (`kind`: fine_tune_kind's) as TRL's SFTTrainer runs it unless said otherwise:
+    gradient checkpointing on and the loss chunked, never holding the logits (its SFTConfig's defaults,
+    gradient_checkpointing=True and loss_type "chunked_nll": huggingface/trl trl/trainer/sft_config.py, read
+    2026-12-06); return the words told back. Sized without them, "fine-tune llama 3 8b with lora" held 32 blocks'
+    activations and 128,256 fp32 logits a token: 82.7 GiB at TRL's batch 8 x 1,024."""
+    found = _found(preset)
+    training = spec["training"]
+    if found is None or not found.sequence_length or found.heads or not kind:
+        return []
+    told = []
+    if "recompute" not in training:
+        training["recompute"] = True
+        told.append("checkpointing (TRL's SFTConfig: gradient_checkpointing=True; say `no-checkpointing` to size "
+                    "without)")
+    if "loss" not in training:
+        training["loss"] = "fused_linear_cross_entropy"
+        told.append("the loss in chunks, no logits held (TRL's SFTConfig: loss_type chunked_nll)")
+    return told
 
 
 def samples_from_tokens(tokens: int, spec: dict[str, Any], preset: object) -> str | None:

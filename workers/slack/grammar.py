@@ -39,6 +39,7 @@ from workers.slack.defaults import (
     preset_context,
     samples_from_tokens,
     sequence_count,
+    sft_step,
 )
 from workers.slack.phrases import TOKENS_NEED_SEQ, UNSIZED_METHODS, image_input, normalize, resized_input
 
@@ -136,7 +137,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "fp32": ("precision", "fp32"), "fp16": ("precision", "fp16-mixed"), "bf16": ("precision", "bf16-mixed"),
     "fp8": ("precision", "fp8-mixed"),
     "recompute": ("recompute", True), "checkpointing": ("recompute", True),  # activation checkpointing: full
-    "gradient_checkpointing": ("recompute", True),
+    "gradient_checkpointing": ("recompute", True), "no-checkpointing": ("recompute", False),
     # whether the job starts from a pretrained model (training.from_pretrained): pre-training from
     # scratch is offered no adapters
     "pretrain": ("pretrain/finetune", False), "scratch": ("pretrain/finetune", False),
@@ -174,8 +175,7 @@ FIELD_WORDS: dict[str, str] = {
     "training.from_pretrained": "pretrain/finetune",
     "constraints.providers": "aws/gcp/onprem", "constraints.pricing": "spot/ondemand",
     "objective": "cost/time/balanced/carbon", "training.parallelism.adapter": "lora/qlora",
-    "training.parallelism.adapter.kind": "lora/qlora",
-    "training.loss": "liger",
+    "training.parallelism.adapter.kind": "lora/qlora", "training.loss": "liger",
     "constraints.owned_gpus": "owned= (my/our GPU)",
 }
 
@@ -380,6 +380,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
         defaults.append(said_epochs)
     if "precision" not in spec["training"]:  # said: an LLM in fp32 needs about twice bf16's memory
         defaults.append(default_precision(spec, preset, builder.named_gpus, no_bf16, pretrain=not tuned))
+    defaults += sft_step(spec, preset, tuned)  # a decoder's fine-tune: TRL's checkpointing and chunked loss
     context = preset_context(preset) if "sequence_length" not in spec["training"] else None
     if context is not None:  # a language model's default is its whole context: time and memory follow it
         defaults.append(f"seq={context} (the model's context)")
