@@ -149,3 +149,14 @@ def test_cifar_on_a_fast_card_is_told_what_augmenting_in_workers_needs_and_a_slo
 def test_small_image_input_is_three_channels_from_16_to_95_pixels() -> None:
     cnn = onnx_model_stats(residual_cnn_onnx(batch=1), name="cnn")  # 3 x 16 x 16
     assert small_image_input(cnn) == (3, 16, 16) and image_input(cnn) is None
+
+
+def test_a_torchvision_resnet_at_cifar_size_names_the_cifar_layout() -> None:
+    # torchvision's stem (7x7 stride 2 and a max-pool) runs ResNet-18's first stage at 8 x 8 for 32 x 32 images
+    small = _estimate({"preset": "resnet18", "input_shape": [3, 32, 32]}, batch=128)
+    [stem] = [w.message for w in small.warnings if w.code == "imagenet-stem"]
+    assert "resnet18 at 32 x 32" in stem and "first stage runs at 8 x 8" in stem
+    assert stem.endswith("say model.preset resnet18-cifar.")
+    for model in ({"preset": "resnet18-cifar"}, {"preset": "resnet18"},
+                  {"preset": "vgg16", "input_shape": [3, 32, 32]}):
+        assert "imagenet-stem" not in [w.code for w in _estimate(model, batch=128).warnings]

@@ -232,6 +232,17 @@ def test_input_shape_override_scales_a_cnn() -> None:
     )
 
 
+@pytest.mark.parametrize(("depth", "params"), [(18, 11_173_962), (50, 23_520_842)])
+def test_the_cifar_layout_resnets_have_the_cifar_recipes_size_and_work(depth: int, params: int) -> None:
+    # kuangliu/pytorch-cifar's ResNet-18 / -50 (3x3 stem, no max-pool, 10 classes): the counts its users quote
+    cifar = preset_stats(f"resnet{depth}-cifar")
+    assert cifar.parameters == params
+    # its stages run at 32 down to 4 px: 16x the multiply-adds of torchvision's stem fed the same 32 x 32 images
+    torchvision = preset_stats(f"resnet{depth}", input_shape=[3, 32, 32])
+    assert 12 < cifar.multiply_adds / torchvision.multiply_adds < 20
+    assert within(preset_stats("resnet18-cifar").multiply_adds, 0.556e9, 0.01)
+
+
 def test_an_input_too_small_for_a_preset_names_the_input_shape() -> None:
     with pytest.raises(ShapeError) as caught:
         preset_stats("alexnet", input_shape=[3, 16, 16])

@@ -30,7 +30,7 @@ def parse(text: str) -> Command:
      {"model": {"preset": "resnet50"}, "training": {"epochs": 90.0, "batch_size": 32},
       "dataset": {"samples": 1_281_167}, "constraints": {"budget_usd": 500.0, "pricing": ["spot", "owned"]}}),
     ("resnet18 on cifar10, batch size 128, 200 epochs, within 2 days",
-     {"model": {"preset": "resnet18", "input_shape": [3, 32, 32]},
+     {"model": {"preset": "resnet18-cifar"},
       "training": {"batch_size": 128, "epochs": 200.0}, "dataset": {"samples": 50000},
       "constraints": {"deadline_hours": 48.0}}),
     ("gpt2 medium pretraining seq length 1024 batch 8 in 36 hours, cheapest",
@@ -74,9 +74,13 @@ def test_a_count_the_user_gives_wins_over_the_data_sets() -> None:
 
 
 def test_what_a_data_set_name_set_is_told_back_as_assumed() -> None:
-    assert parse("resnet18 cifar10 batch 128").defaults_used == (
+    assert parse("vgg16 cifar10 batch 128").defaults_used == (
         "samples=50,000 (cifar10)", "input 3x32x32", "epochs=1 (one pass over the data; say e.g. `90 epochs`)",
         "precision=fp32")
+    # a ResNet on CIFAR is the layout CIFAR recipes train, at their recipe's 200 epochs
+    assert parse("resnet18 cifar10 batch 128").defaults_used == (
+        "resnet18-cifar (CIFAR recipes' layout, kuangliu/pytorch-cifar: a 3x3 stem, no max-pool)",
+        "samples=50,000 (cifar10)", "epochs=200 (kuangliu/pytorch-cifar main.py: 200 epochs)", "precision=fp32")
     # ImageNet is the data set of torchvision's own recipe for its ResNets: 90 epochs, not one pass
     imagenet = parse("resnet50 imagenet bf16 batch 256")
     assert imagenet.defaults_used == ("samples=1,281,167 (imagenet)",
@@ -85,13 +89,16 @@ def test_what_a_data_set_name_set_is_told_back_as_assumed() -> None:
     assert imagenet.spec["training"]["epochs"] == 90
     assert parse("resnet50 imagenet 30 epochs").spec["training"]["epochs"] == 30  # said wins, nothing told
     assert "epochs" not in parse("fine-tune resnet50 imagenet").spec["training"]  # not the recipe's run
-    assert "epochs" not in parse("resnet50 cifar10").spec["training"]  # not the recipe's data set: one pass, told
+    assert "epochs" not in parse("vgg16 cifar10").spec["training"]  # not the recipe's data set: one pass, told
     assert parse("llama 3 8b lora on 10k samples").spec["training"]["epochs"] == 3  # the Trainer's
     assert "epochs" not in parse("pretrain gpt2 on 10B tokens").spec["training"]
 
 
 def test_cifar_sizes_only_an_image_preset_at_32_by_32() -> None:
-    assert parse("resnet18 cifar100").spec["model"]["input_shape"] == [3, 32, 32]
+    assert parse("vgg16 cifar100").spec["model"]["input_shape"] == [3, 32, 32]
+    # a ResNet: the CIFAR layout (a 3x3 stem, no max-pool) at its own 32 x 32, not torchvision's stem at 32 x 32
+    assert parse("resnet18 cifar100").spec["model"] == {"preset": "resnet18-cifar"}
+    assert parse("resnet50 cifar10 224x224").spec["model"] == {"preset": "resnet50", "input_shape": [3, 224, 224]}
     assert "input_shape" not in parse("bert-base cifar10").spec["model"]  # a language model reads tokens
     assert "input_shape" not in parse("vae-mnist mnist").spec["model"]  # one channel at 28 x 28 already
 
@@ -109,7 +116,7 @@ def test_a_vit_keeps_its_224_input_and_says_the_images_are_resized() -> None:
     ("vae mnist", "vae-mnist", 60_000, None),
     ("mlp fashion-mnist", "mlp", 60_000, None),
     ("dcgan celeba 25 epochs", "dcgan", 202_599, None),  # the DCGAN reads its 64 x 64 resize: no image input
-    ("resnet18 svhn", "resnet18", 73_257, [3, 32, 32]),
+    ("resnet18 svhn", "resnet18-cifar", 73_257, None),  # CIFAR recipes' layout, at its own 32 x 32
     ("fine-tune bert base on squad 2 epochs", "bert-base", 87_599, None),
     ("distilbert sst2", "distilbert", 67_349, None),
     ("roberta-base mnli", "roberta-base", 392_702, None),

@@ -26,7 +26,7 @@ from workers.sizing.advice import (
 )
 from workers.sizing.checks import check_job
 from workers.sizing.errors import UnknownNameError
-from workers.sizing.image_input import image_preprocess_warning
+from workers.sizing.image_input import image_preprocess_warning, imagenet_stem_warning
 from workers.sizing.layers.attention import Attention
 from workers.sizing.loss_advice import fused_loss_warning
 from workers.sizing.machine import (
@@ -296,6 +296,8 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
     images = image_preprocess_warning(job, model, gpu=quickest[1], iteration_ms=quickest[3], gpu_count=gpu_count)
     if images is not None:
         warnings.append((quickest[1], images))
+    if (stem := imagenet_stem_warning(model)) is not None:  # "resnet18" at 32 x 32: not the CIFAR layout
+        warnings.append(("", stem))
     batch_bytes = loader_batch_bytes(model, job.dataset, batch_size=training.batch_size)
     busy = loaders_in_use(job.dataset, workers=workers, batch_size=training.batch_size, iteration_ms=fastest_ms,
                           cpu_single_thread_score=cpu_single_thread_score, vcpus=vcpus, gpu_count=gpu_count,

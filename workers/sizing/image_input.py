@@ -39,6 +39,27 @@ IMAGE_CHANNELS = (1, 3, 4)
 WARN_AT_CORES = 2.0  # below two reference cores per GPU any host keeps up; nothing to say
 
 
+# Images this small are trained on a ResNet in the CIFAR layout (presets "resnetNN-cifar": a 3x3 stride-1 stem, no
+# max-pool, as kuangliu/pytorch-cifar builds it); torchvision's ImageNet stem shrinks 32 px to 8 before the first stage.
+CIFAR_SIDE = 64
+TORCHVISION_RESNETS = frozenset(f"resnet{depth}" for depth in (18, 34, 50, 101, 152))
+
+
+def imagenet_stem_warning(model: ModelStats) -> CodedWarning | None:
+    """Return `imagenet-stem` where a torchvision ResNet is sized at CIFAR_SIDE pixels or fewer."""
+    given = model.batch_input
+    if model.name not in TORCHVISION_RESNETS or given is None or len(given.shape) != 3:
+        return None
+    _, height, width = given.shape
+    if min(height, width) > CIFAR_SIDE:
+        return None
+    return CodedWarning("imagenet-stem", (
+        f"{model.name} at {height} x {width} keeps torchvision's ImageNet stem (a 7x7 stride-2 convolution and a "
+        f"max-pool): its first stage runs at {height // 4} x {width // 4}, about a sixteenth of the work of the "
+        f"layout CIFAR recipes train (a 3x3 stride-1 stem, no max-pool; kuangliu/pytorch-cifar). If the run uses "
+        f"that layout, say model.preset {model.name}-cifar."))
+
+
 def image_input(model: ModelStats) -> tuple[int, int, int] | None:
     """Return the model's per-sample input as (channels, height, width) when it reads images of 96 px or more."""
     given = model.batch_input

@@ -19,6 +19,8 @@ from typing import Any
 from workers.schemas.humanize import parse_count
 from workers.sizing.advice import LARGE_MODEL_PARAMETERS
 from workers.sizing.errors import SpecError
+from workers.sizing.image_input import CIFAR_SIDE
+from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import Preset, find_preset
 from workers.sizing.sequence_advice import GLUE_MAX_SEQ, HF_TRAINER_EPOCHS, SFT_BATCH, SFT_MAX_LENGTH
 
@@ -171,6 +173,13 @@ def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
         training["loss"] = "fused_linear_cross_entropy"
         told.append("the loss in chunks, no logits held (TRL's SFTConfig: loss_type chunked_nll)")
     return told
+
+
+def cifar_layout(word: str, presets: Collection[str], side: int) -> str:
+    """Return the CIFAR-layout preset of a ResNet the word names, for images of `side` pixels; "" where none."""
+    found = _found(match_preset_name(word, presets)) if side <= CIFAR_SIDE else None
+    name = "" if found is None else f"{found.name}-cifar"
+    return name if name in presets else ""
 
 
 def samples_from_tokens(tokens: int, spec: dict[str, Any], preset: object) -> str | None:

@@ -37,6 +37,7 @@ from workers.sizing.errors import SpecError
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import find_preset
 from workers.slack.datasets import DATASET_ALIASES, DATASET_SEQ, DATASETS, TOKEN_SETS
+from workers.slack.defaults import cifar_layout
 
 FILLER = frozenset({
     "a", "an", "the", "with", "on", "for", "and", "or", "using", "use", "of", "to", "at", "from", "in", "into",
@@ -213,6 +214,11 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         assumed.extend(note)
     if dataset is not None:
         samples, image = dataset
+        at = None if any(w.startswith("input=") for w in out) else next(  # "resnet50 cifar10 224x224": as said
+            (i for i, w in enumerate(out) if image and cifar_layout(w, presets, image[1])), None)
+        if at is not None and image is not None:  # "resnet18 cifar10": the layout CIFAR recipes train
+            out[at], image = cifar_layout(out[at], presets, image[1]), None
+            assumed.append(f"{out[at]} (CIFAR recipes' layout, kuangliu/pytorch-cifar: a 3x3 stem, no max-pool)")
         if not any(w.startswith("samples=") for w in out):
             out.append(f"samples={samples}")
             assumed.append(f"samples={samples:,} ({named})")

@@ -38,15 +38,20 @@ def _conv_bn(name: str, out: int, kernel: int, stride: int = 1, *, relu: bool = 
     return layers
 
 
-def resnet_layers(depth: int, *, classes: int = 1000, stride_on_1x1: bool = False) -> list[Layer]:
-    """Return a ResNet of the given depth for 224x224 inputs (torchvision layout unless stride_on_1x1)."""
+def resnet_layers(depth: int, *, classes: int = 1000, stride_on_1x1: bool = False,
+                  cifar_stem: bool = False) -> list[Layer]:
+    """Return a ResNet of the given depth for 224x224 inputs (torchvision layout unless stride_on_1x1).
+
+    `cifar_stem`: the layout CIFAR recipes train on 32x32 images (kuangliu/pytorch-cifar models/resnet.py): a 3x3
+    stride-1 stem convolution and no max-pool, so the stages run at 32, 16, 8 and 4 pixels, not 8 down to 1.
+    """
     block, counts = RESNET_BLOCKS[depth]
     expansion = 4 if block == "bottleneck" else 1
-    layers: list[Layer] = [
+    layers: list[Layer] = [*_conv_bn("stem", 64, 3, 1)] if cifar_stem else [
         *_conv_bn("stem", 64, 7, 2),
         {"type": "maxpool2d", "name": "stem.pool", "kernel": 3, "stride": 2, "padding": 1},
     ]
-    previous, channels = "stem.pool", 64
+    previous, channels = str(layers[-1]["name"]), 64
     for stage, (count, width) in enumerate(zip(counts, (64, 128, 256, 512), strict=True), start=1):
         for index in range(count):
             stride = 2 if stage > 1 and index == 0 else 1

@@ -1,9 +1,8 @@
 """Named architectures, defined by their layers, with the published figures they are checked against.
 
-`preset_stats(name)` computes a preset's statistics from its layer list (never from typed totals);
-`preset_layers(name)` returns that list so a user can copy and edit it. Image models take their
-default `input_shape`; language models take `sequence_length` token ids (default: the model's
-context length) and report multiply-adds per sequence of that length.
+`preset_stats(name)` computes a preset's statistics from its layer list (never from typed totals); `preset_layers(name)`
+returns that list so a user can copy and edit it. Image models take their default `input_shape`; language models take
+`sequence_length` token ids (default: the model's context) and report multiply-adds per sequence of that length.
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ CASED_VOCAB = 28_996  # bert-base-cased and bert-large-cased: the cased WordPiec
 # torchvision's classification recipe (pytorch/vision references/classification/train.py: --epochs 90 by default,
 # read in a public copy 2026-12-06), with which its ResNet, VGG and AlexNet weights were trained on ImageNet.
 TORCHVISION_EPOCHS = (90, "imagenet", "torchvision's ImageNet recipe: references/classification/train.py --epochs")
+CIFAR_RECIPE = "kuangliu/pytorch-cifar main.py"  # batch 128 (its trainloader), 200 epochs (its loop, cosine T_max 200)
 KERAS_HUB = "KerasHub presets (keras-team/keras-hub, {} backbone 'params'); the paper rounds to {}"
 
 
@@ -92,6 +92,23 @@ def _resnet(depth: int, params: int, gflops: float) -> Preset:
     )
 
 
+def _resnet_cifar(depth: int, torchvision_params: int) -> Preset:
+    """Describe a ResNet in the layout CIFAR recipes train (a 3x3 stem, no max-pool, 10 classes)."""
+    features = 2048 if depth >= 50 else 512
+    params = torchvision_params - 7 * 7 * 3 * 64 + 3 * 3 * 3 * 64 - (features * 1000 + 1000) + (features * 10 + 10)
+    return Preset(
+        f"resnet{depth}-cifar",
+        f"ResNet-{depth} as CIFAR recipes build it (kuangliu/pytorch-cifar: 3x3 stride-1 stem, no max-pool), 32x32",
+        partial(resnet_layers, depth, classes=10, cifar_stem=True),
+        Published(params, None, f"[derived] torchvision ResNet-{depth}'s count with a 3x3x3x64 stem and a 10-class "
+                  "fc, the layers of kuangliu/pytorch-cifar models/resnet.py"),
+        input_shape=(3, 32, 32),
+        aliases=(f"resnet-{depth}-cifar", f"resnet{depth}_cifar"),
+        recipe_batch=(128, f"{CIFAR_RECIPE}'s batch_size"),
+        recipe_epochs=(200, "cifar10", f"{CIFAR_RECIPE}: 200 epochs"),
+    )
+
+
 def _qwen25(size: str, published: float) -> Preset:
     """Return a Qwen2.5 base model's preset: its shape is transformer.LLAMA_SIZES' (biases on Q, K and V alone)."""
     name = f"qwen2.5-{size}"
@@ -133,6 +150,11 @@ _PRESETS: tuple[Preset, ...] = (
     _resnet(50, 25_557_032, 4.09),
     _resnet(101, 44_549_160, 7.80),
     _resnet(152, 60_192_808, 11.51),
+    _resnet_cifar(18, 11_689_512),
+    _resnet_cifar(34, 21_797_672),
+    _resnet_cifar(50, 25_557_032),
+    _resnet_cifar(101, 44_549_160),
+    _resnet_cifar(152, 60_192_808),
     Preset(
         "vgg16",
         "VGG-16 (configuration D, Simonyan & Zisserman 2015), torchvision layout, 224x224",
