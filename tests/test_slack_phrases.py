@@ -476,3 +476,15 @@ def test_methods_the_core_does_not_size_say_what_to_ask_instead(text: str, metho
         parse(text)
     said = caught.value.problems[0]
     assert said.startswith(f"{method}: ") and "not sized" in said and "fine-tune" in said
+
+
+@pytest.mark.parametrize(("text", "preset"), [
+    ("fine\u2011tune Llama-3-8B with LoRA on 10k samples", "llama-3-8b"),  # a phone's non-breaking hyphen
+    ("fine-tune \u201cmistral 7b\u201d on 5k samples \U0001F680", "mistral-7b"),  # curly quotes and an emoji
+    ("what\u2019s the cheapest way to fine-tune mistral 7b", "mistral-7b"),  # a curly apostrophe
+    ("llama3:8b lora 10k samples", "llama3-8b"),  # Ollama's tag
+])
+def test_what_phones_and_chat_clients_type_is_read_as_plain_words(text: str, preset: str) -> None:
+    # each was refused: "unknown word 'fine‑tune'", "unknown preset '“mistral'", "unknown preset 'llama3:8b'"
+    assert parse(text).spec["model"]["preset"] == preset
+    assert parse("llama 3 8b lora on 4\u00d7a100 samples=1k").spec["constraints"]["max_gpus"] == 4  # "4×a100"

@@ -41,7 +41,8 @@ from workers.slack.defaults import (
     sequence_count,
     sft_step,
 )
-from workers.slack.phrases import TOKENS_NEED_SEQ, UNSIZED_METHODS, image_input, normalize, resized_input
+from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize, resized_input
+from workers.slack.typed import UNSIZED_METHODS, plain_text
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
 MAX_TEXT_CHARS = 1000  # a command longer than this is not typed by a person
@@ -181,7 +182,7 @@ FIELD_WORDS: dict[str, str] = {
 
 
 def _tokens(text: str) -> list[str]:
-    text = html.unescape(text).lower()  # Slack escapes &, < and > in a command's text
+    text = plain_text(html.unescape(text)).lower()  # Slack escapes &, < and >; phones type "‑" and “ ”
     text = re.sub(r"\s*=\s*", "=", text)
     return text.split()
 

@@ -86,15 +86,6 @@ SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": 
             "scratch": "pretrain", "sft": "fine-tune",  # supervised fine-tuning (TRL's SFTTrainer)
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
             "sixteen": "16"}
-# Training methods the core does not size, with what to ask instead (TRL's DPOTrainer: with a PEFT model and no
-# ref_model the reference is the base with its adapters off; each preference pair is a chosen and a rejected text).
-_PREFERENCE = ("preference tuning is not sized as such: each pair is two sequences (chosen and rejected) and a frozen "
-               "reference model runs beside the one trained; ask for a fine-tune at twice the batch with `lora` (the "
-               "reference is then the base with its adapters off, no second copy)")
-_RL = ("RL fine-tuning (PPO, GRPO) is not sized: it generates samples and runs reward and reference models beside the "
-       "policy; ask for the policy's fine-tune (`fine-tune ... lora`) to size its training step")
-UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}", "rlhf": f"rlhf: {_RL}",
-                   "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}"}
 BUY_WORDS = frozenset({"buy", "buying", "purchase"})  # the purchase question (providers onprem; "or rent": the clouds)
 # A deadline said as a time of day: "by tomorrow" is a day from now, "overnight" twelve hours.
 RELATIVE_DEADLINES = {"tomorrow": "24h", "overnight": "12h"}

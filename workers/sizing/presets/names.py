@@ -1,12 +1,12 @@
 """Model names as people write them matched to preset names and aliases; pure, for the CLI, API and Slack.
 
 People name a model as its Hugging Face repository does ("meta-llama/Llama-2-7b-hf",
-"Qwen/Qwen2.5-7B-Instruct", "google-bert/bert-base-uncased") or in words ("Llama 3 8B"). A name is tried
-as given (lower case, spaces and underscores as hyphens), then without the owner before the slash, without a
-leading "meta-", without the suffixes that name the same shape ("-hf", "-instruct", "-chat", "-it": an
-instruction-tuned or converted checkpoint has its base model's layers), and with the family and its version
-written together ("llama-3.1-8b" is "llama3.1-8b"). The first form that is a preset word wins; nothing is
-guessed beyond these forms.
+"Qwen/Qwen2.5-7B-Instruct", "google-bert/bert-base-uncased"), as Ollama tags it ("llama3:8b") or in words
+("Llama 3 8B"). A name is tried as given (lower case, spaces, underscores and colons as hyphens), then without the
+owner before the slash, without a leading "meta-", without the suffixes that name the same shape ("-hf",
+"-instruct", "-chat", "-it": an instruction-tuned or converted checkpoint has its base model's layers), and with the
+family and its version written together ("llama-3.1-8b" is "llama3.1-8b"). The first form that is a preset word
+wins; nothing is guessed beyond these forms.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Collection
 
 SAME_SHAPE_SUFFIXES = ("-hf", "-instruct", "-chat", "-it")
 _OWNER = re.compile(r"^[a-z0-9][\w.-]*/")
-_SEPARATORS = re.compile(r"[\s_]+")
+_SEPARATORS = re.compile(r"[\s_:]+")  # ":" too: Ollama's tags ("llama3:8b", "qwen2.5:7b")
 
 
 def name_forms(name: str) -> list[str]:

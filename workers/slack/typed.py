@@ -1,0 +1,27 @@
+"""What people type to the bot that is no word of a job: typographic characters and emoji, and training methods
+the core does not size (each answered with what to ask instead)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+# What phones and chat clients type for plain characters: typographic hyphens and quotes; emoji and other symbols
+# carry nothing ("fine‑tune “mistral 7b” 🚀").
+_TYPED = str.maketrans({**dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212", "-"), "\u2018": "'", "\u2019": "'",
+                        **dict.fromkeys("\u201c\u201d\u00ab\u00bb\"", " "), "\u00d7": "x"})  # "4×a100"
+
+
+def plain_text(text: str) -> str:
+    """Return the text with typographic hyphens and quotes made plain and symbols (emoji) dropped."""
+    return "".join(c for c in text.translate(_TYPED) if not unicodedata.category(c).startswith("S") or c in "$=+<>")
+
+
+# Training methods the core does not size, with what to ask instead (TRL's DPOTrainer: with a PEFT model and no
+# ref_model the reference is the base with its adapters off; each preference pair is a chosen and a rejected text).
+_PREFERENCE = ("preference tuning is not sized as such: each pair is two sequences (chosen and rejected) and a frozen "
+               "reference model runs beside the one trained; ask for a fine-tune at twice the batch with `lora` (the "
+               "reference is then the base with its adapters off, no second copy)")
+_RL = ("RL fine-tuning (PPO, GRPO) is not sized: it generates samples and runs reward and reference models beside the "
+       "policy; ask for the policy's fine-tune (`fine-tune ... lora`) to size its training step")
+UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}", "rlhf": f"rlhf: {_RL}",
+                   "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}"}
