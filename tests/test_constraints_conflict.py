@@ -7,9 +7,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from catalog.types import Catalog
 from tests.recommending import recommend_spec
 from workers.ranking.recommendation import Recommendation
+from workers.sizing.errors import SpecError
 
 RESNET50 = json.loads((Path(__file__).resolve().parents[1] / "examples" / "resnet50-imagenet.json").read_text())
 
@@ -90,3 +93,13 @@ def test_a_deadline_alone_that_eight_gpus_miss_names_the_deadline_and_the_gpu_co
     assert gpus > 8 and "or with up to 32 GPUs the cheapest that meets the deadline is" in message
     opened = recommend_spec({**RESNET50, "constraints": {**alone, "deadline_hours": 0.4, "max_gpus": gpus}}, shipped)
     assert opened.options and opened.options[0].training_hours <= 0.4
+
+
+def test_a_region_pattern_ranks_every_region_it_starts_and_an_empty_one_is_refused(shipped: Catalog) -> None:
+    # "in europe" from Slack: constraints.regions ["eu-*", "europe-*"]
+    rec = recommend_spec({**RESNET50, "constraints": {"regions": ["eu-*", "europe-*"]}}, shipped)
+    regions = {o.region for o in rec.options}
+    assert rec.options and all(r.startswith(("eu-", "europe-")) for r in regions)
+    with pytest.raises(SpecError) as caught:
+        recommend_spec({**RESNET50, "constraints": {"regions": ["mars-*"]}}, shipped)
+    assert caught.value.field == "constraints.regions"

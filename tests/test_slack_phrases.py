@@ -488,3 +488,21 @@ def test_what_phones_and_chat_clients_type_is_read_as_plain_words(text: str, pre
     # each was refused: "unknown word 'fine‑tune'", "unknown preset '“mistral'", "unknown preset 'llama3:8b'"
     assert parse(text).spec["model"]["preset"] == preset
     assert parse("llama 3 8b lora on 4\u00d7a100 samples=1k").spec["constraints"]["max_gpus"] == 4  # "4×a100"
+
+
+@pytest.mark.parametrize(("text", "constraints"), [
+    ("resnet50 imagenet under 100 dollars", {"budget_usd": 100.0}),  # was: unknown words 'under', '100', 'dollars'
+    ("resnet50 imagenet $1k budget", {"budget_usd": 1000.0}),  # the value before the word
+    ("resnet50 imagenet budget 200 usd", {"budget_usd": 200.0}),
+    ("resnet50 imagenet in europe", {"regions": ["eu-*", "europe-*"]}),  # every European region of both clouds
+    ("resnet50 imagenet in the us", {"regions": ["us-*"]}),
+    ("resnet50 imagenet no spot", {"pricing": ["on_demand", "owned"]}),
+])
+def test_limits_and_places_as_people_say_them(text: str, constraints: dict[str, object]) -> None:
+    assert parse(text).spec["constraints"].items() >= constraints.items()
+
+
+def test_help_is_help_alone_and_us_is_a_place_only_after_in() -> None:
+    assert parse("help").kind == "help" and parse("help me").kind == "help"
+    command = parse("help us fine-tune llama 3 8b")  # a question that starts with "help"
+    assert command.kind == "recommend" and "regions" not in command.spec.get("constraints", {})

@@ -63,9 +63,12 @@ def resolve_scope(constraints: Constraints, catalog: Catalog) -> Scope:
     if constraints.regions:
         valid_regions = list(catalog_index(catalog).regions)
         for name in constraints.regions:
-            if name not in valid_regions:
+            # "eu-*": every region the name's prefix starts (a continent, as Slack's "in europe" says it)
+            matched = [r for r in valid_regions if r.startswith(name[:-1])] if name.endswith("*") else \
+                [name] if name in valid_regions else []
+            if not matched:
                 raise _unknown("constraints.regions", "region", name, valid_regions)
-            regions.add(name)
+            regions.update(matched)
         regions.add(ONPREM_REGION)
     if constraints.max_gpus < 1:
         raise SpecError("constraints.max_gpus", f"must be at least 1, got {constraints.max_gpus}")

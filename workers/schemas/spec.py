@@ -335,8 +335,8 @@ class ConstraintsSchema(_Strict):
                             load_default=list(DEFAULT_PROVIDERS),
                             metadata={"description": "Default: the clouds. \"onprem\" adds the separate "
                                                      "purchase question (what would we buy)."})
-    regions = fields.List(fields.String(validate=validate.Length(min=1, max=64)),
-                          validate=validate.Length(max=64), load_default=list)
+    regions = fields.List(fields.String(validate=validate.Length(min=1, max=64)), validate=validate.Length(max=64),
+                          load_default=list, metadata={"description": "Region names; \"eu-*\": each it starts"})
     pricing = fields.List(fields.String(validate=validate.OneOf(PRICING_KINDS)),
                           validate=validate.Length(min=1, max=len(PRICING_KINDS)),
                           load_default=list(DEFAULT_PRICING_KINDS))

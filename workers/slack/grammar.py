@@ -330,7 +330,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
     words = _tokens(text)
     if words and words[0] in ("recommend", "estimate"):  # the CLI's verbs, which users carry over: the default here
         words = words[1:]
-    if not words or words[0] in ("help", "?", "-h", "--help"):
+    if not words or words[0] in ("?", "-h", "--help") or (words[0] == "help" and len(words) < 3):  # "help me"
         return Command(kind="help")
     asked = [w.rstrip("?!.,") for w in words]
     if words[0] != "fit" and ("fit" in asked or "fits" in asked):  # "does llama-7b fit on a t4?"

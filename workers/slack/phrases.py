@@ -39,6 +39,7 @@ from workers.sizing.presets.registry import find_preset
 from workers.slack.datasets import DATASET_ALIASES, DATASET_SEQ, DATASETS, TOKEN_SETS
 from workers.slack.defaults import cifar_layout
 
+_DOLLARS_WORDS = ("dollars", "dollar", "usd", "bucks")  # "under 100 dollars": the budget ("budget 200 usd": its unit)
 FILLER = frozenset({
     "a", "an", "the", "with", "on", "for", "and", "or", "using", "use", "of", "to", "at", "from", "in", "into",
     "please", "pls", "i", "we", "me", "my", "our", "want", "need", "would", "like", "how", "much", "where",
@@ -50,10 +51,14 @@ FILLER = frozenset({
     # "on aws only", "at most 4 gpus", "max 4 gpus", "up to 8 gpus", "on google cloud": the words around a setting
     "only", "most", "max", "maximum", "up", "cloud", "len", "length", "dataset", "corpus", "continued",
     # "how much memory does resnet50 need", "how much vram", "is a t4 enough for ...": the answer leads with memory
-    "memory", "vram", "enough", "what's", "whats", "it's", "i'd", "i'm", "we're",
+    "memory", "vram", "enough", "what's", "whats", "it's", "i'd", "i'm", "we're", "under", "below", "us", "help",
+    *_DOLLARS_WORDS,
 })
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
-NOUN_SETTINGS = frozenset({"gpu", "gpus", "data"})
+NOUN_SETTINGS = frozenset({"gpu", "gpus", "data", "budget"})  # "$1k budget": its value said before it
+# "in europe", "in the us": every catalog region of that continent (constraints.regions takes "prefix-*")
+CONTINENTS = {"europe": "eu-*,europe-*", "eu": "eu-*,europe-*", "asia": "ap-*,asia-*", "us": "us-*", "usa": "us-*"}
+_DOLLARS = frozenset(_DOLLARS_WORDS)
 # words that name a setting, written before its value ("batch 64", "batch size 64")
 SETTING_WORDS = {
     "batch": "batch", "bs": "batch", "batch-size": "batch", "batchsize": "batch",
@@ -157,6 +162,11 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             i += 1
         elif _MONEY.match(word):
             out.append(f"budget={word}")
+        elif _is_number(word) and nxt in _DOLLARS:
+            out.append(f"budget=${word}")
+            i += 1
+        elif word in CONTINENTS and (word not in ("us", "usa") or "in" in said[max(0, i - 2):i]):  # "in the us"
+            out.append(f"region={CONTINENTS[word]}")
         elif _SIZE.match(word) and _DATA_WORDS & set(said[i + 1:i + 3]):  # "2gb of data", "150GB dataset"
             out.append(f"data={word}")
         elif _IMAGE_SIZE.match(word):  # "1024x1024", "3x512x512": the image input
@@ -228,7 +238,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
 # Two words that are one ("fine tune", "pre training"): joined before anything else reads them.
 TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("fine", "tuned"): "fine-tune",
              ("pre", "train"): "pretrain", ("pre", "training"): "pretrain", ("by", "tomorrow"): "tomorrow",
-             ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing"}
+             ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing",
+             ("no", "spot"): "ondemand"}
 
 
 _SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b"}
