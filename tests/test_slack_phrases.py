@@ -506,3 +506,12 @@ def test_help_is_help_alone_and_us_is_a_place_only_after_in() -> None:
     assert parse("help").kind == "help" and parse("help me").kind == "help"
     command = parse("help us fine-tune llama 3 8b")  # a question that starts with "help"
     assert command.kind == "recommend" and "regions" not in command.spec.get("constraints", {})
+
+
+def test_a_strategy_said_by_name_is_said_back_not_refused() -> None:
+    # "train mistral 7b with deepspeed zero 3 on 16 gpus" was refused: unknown words 'deepspeed', 'zero', '3'
+    command = parse("train mistral 7b with deepspeed zero 3 on 16 gpus on 10k samples")
+    assert command.spec["constraints"]["max_gpus"] == 16
+    told = [d for d in command.defaults_used if d.startswith("deepspeed: ")]
+    assert len(told) == 1 and "parallelism.data_parallel pins one" in told[0]
+    assert "data_parallel" not in command.spec["training"].get("parallelism", {})

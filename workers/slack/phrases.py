@@ -38,6 +38,7 @@ from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import find_preset
 from workers.slack.datasets import DATASET_ALIASES, DATASET_SEQ, DATASETS, TOKEN_SETS
 from workers.slack.defaults import cifar_layout
+from workers.slack.typed import STRATEGY_TOLD, STRATEGY_WORDS
 
 _DOLLARS_WORDS = ("dollars", "dollar", "usd", "bucks")  # "under 100 dollars": the budget ("budget 200 usd": its unit)
 FILLER = frozenset({
@@ -180,6 +181,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             told.append(f"{tokens:,} tokens ({word}: {why})")
         elif word in BUY_WORDS:  # "what should we buy": the purchase question; "buy or rent": beside the clouds
             out.extend(["onprem", *(["aws", "gcp"] if {"rent", "renting"} & set(said) else [])])
+        elif word in STRATEGY_WORDS:  # "with deepspeed zero 3": said back once, not pinned
+            told.extend([] if any(STRATEGY_TOLD in t for t in told) else [f"{word}: {STRATEGY_TOLD}"])
         elif word in RELATIVE_DEADLINES:  # "by tomorrow", "overnight"
             out.append(f"deadline={RELATIVE_DEADLINES[word]}")
             told.append(f"deadline={RELATIVE_DEADLINES[word]} ({word})")
@@ -239,7 +242,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
 TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("fine", "tuned"): "fine-tune",
              ("pre", "train"): "pretrain", ("pre", "training"): "pretrain", ("by", "tomorrow"): "tomorrow",
              ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing",
-             ("no", "spot"): "ondemand"}
+             ("no", "spot"): "ondemand", **{("zero", n): f"zero{n}" for n in "123"}}  # "deepspeed zero 3"
 
 
 _SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b"}

@@ -25,3 +25,9 @@ _RL = ("RL fine-tuning (PPO, GRPO) is not sized: it generates samples and runs r
        "policy; ask for the policy's fine-tune (`fine-tune ... lora`) to size its training step")
 UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}", "rlhf": f"rlhf: {_RL}",
                    "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}"}
+
+
+# Distributed-training frameworks and strategies said by name ("with deepspeed zero 3", "fsdp"): the ranking chooses
+# each option's strategy and names it; a spec's training.parallelism.data_parallel pins one. Said back, not pinned.
+STRATEGY_WORDS = frozenset({"deepspeed", "fsdp", "fsdp2", "zero1", "zero2", "zero3", "ddp", "megatron", "accelerate"})
+STRATEGY_TOLD = "each option's strategy is the ranking's, named in it (a spec's parallelism.data_parallel pins one)"
