@@ -102,7 +102,8 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--budget", metavar="USD", help="e.g. 50 or $50 (constraints.budget_usd)")
     g.add_argument("--deadline", metavar="TIME", help="e.g. 12h or 2d (constraints.deadline_hours)")
     g.add_argument("--provider", action="append", metavar="NAME", help="aws, gcp or onprem (repeatable)")
-    g.add_argument("--region", action="append", metavar="NAME", help="repeatable")
+    g.add_argument("--region", action="append", metavar="NAME",
+                   help="a catalog region, or a prefix with * (eu-*: each it starts); repeatable")
     g.add_argument("--pricing", action="append", metavar="KIND",
                    help="on_demand, spot or owned (repeatable; the default), or committed_1y, committed_3y, "
                         "savings_plan_1y, savings_plan_3y")
