@@ -109,6 +109,8 @@ def test_a_vit_keeps_its_224_input_and_says_the_images_are_resized() -> None:
     assert "input_shape" not in command.spec["model"]
     assert "input 3x224x224 (vit-b16's own: the 32 x 32 images resized to it)" in command.defaults_used
     assert parse("vit-b16 imagenet").defaults_used[0] == "samples=1,281,167 (imagenet)"  # no image size named
+    # from scratch on ImageNet: torchvision's vit_b_16 recipe's 300 epochs (references/classification README)
+    assert parse("vit-b16 imagenet").spec["training"]["epochs"] == 300
 
 
 @pytest.mark.parametrize(("text", "preset", "samples", "shape"), [
