@@ -1,0 +1,141 @@
+"""`/gpugauge` as people ask it (2026-12-06): questions, counts, places and typed characters read; what is not sized
+said; a decoder's fine-tune and pre-training sized as their recipes run them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_slack_phrases import GPUS, PRESET_WORDS, parse
+from workers.schemas import JobSpecSchema
+from workers.sizing.presets.registry import find_preset
+from workers.slack.grammar import CommandError, parse_command
+
+
+def test_a_gans_image_size_is_its_images_not_its_latent() -> None:
+    # "dcgan on celeba 64x64" named the images; it was the 100-channel latent at 64 x 64
+    assert parse("dcgan on celeba 64x64 for 25 epochs").spec["model"] == {"preset": "dcgan", "input_shape": [3, 64, 64]}
+    assert JobSpecSchema().load(parse("dcgan celeba 64x64").spec)["model"]["input_shape"] == [3, 64, 64]
+
+
+@pytest.mark.parametrize(("text", "model", "gpus"), [
+    ("how much memory does resnet50 need with batch 128", {"preset": "resnet50"}, None),
+    ("how much vram do i need to fine-tune llama 3 8b", {"preset": "llama-3-8b"}, None),
+    ("what's the cheapest way to fine-tune mistral 7b", {"preset": "mistral-7b"}, None),
+    ("is a t4 enough for bert base fine-tuning", {"preset": "bert-base"}, ["t4"]),
+    ("estimate resnet50 batch 256 fp16", {"preset": "resnet50"}, None),  # the CLI's other verb
+])
+def test_memory_questions_and_the_estimate_verb_are_read(text: str, model: dict[str, object],
+                                                         gpus: list[str] | None) -> None:
+    # each was refused: "unknown preset 'memory'" ('vram', "what's", 'enough', 'estimate')
+    command = parse(text)
+    assert command.kind == "recommend" and command.spec["model"] == model
+    assert command.spec.get("constraints", {}).get("gpus") == gpus
+
+
+def test_an_unversioned_llama_70b_is_the_llama_3_70b() -> None:
+    # "qlora llama 70b on one h100" was refused: "70b: preset is given twice"
+    assert find_preset(parse("qlora llama 70b on one h100").spec["model"]["preset"]).name == "llama3-70b"
+
+
+def test_a_memory_size_to_fit_in_asks_for_the_card() -> None:
+    with pytest.raises(CommandError) as caught:
+        parse("will bert-large fit in 12gb")
+    assert caught.value.problems == ["'12gb' is an amount of memory: name the card, e.g. `fit bert-large rtx-3060`, "
+                                     "or drop `fit` for the memory the job needs and the machines that hold it"]
+
+
+def test_a_language_model_pre_trained_from_scratch_is_sized_in_16_bits_and_told() -> None:
+    # "train gpt2 from scratch on 10B tokens" was sized in fp32: 1 x H100 for 69 h and $88, where bf16 (nanoGPT's
+    # train.py) runs it in under an hour on 8 x B200 for $18
+    command = parse("train gpt2 from scratch on 10B tokens within 3 days")
+    assert command.spec["training"]["precision"] == "bf16-mixed"
+    assert any(d.startswith("precision=bf16 (a language model pre-trained from scratch") for d in command.defaults_used)
+    on_v100 = parse_command("pretrain gpt2 on openwebtext on a v100", presets=PRESET_WORDS, gpus=GPUS,
+                            no_bf16=("v100-16gb", "t4"))
+    assert on_v100.spec["training"]["precision"] == "fp16-mixed"
+    # an encoder's pre-training keeps the spec's fp32 (a decoder's fine-tune is TRL's bf16)
+    assert "precision" not in parse("pretrain bert base on 1M samples").spec["training"]
+
+
+@pytest.mark.parametrize(("text", "samples", "tuned"), [
+    ("finetune bert on 2 million sentences", 2_000_000, True),  # was: unknown word '2', 'million', 'sentences'
+    ("sft qwen 2.5 7b on 100k conversations", 100_000, True),  # 'sft' is TRL's supervised fine-tune
+    ("resnet50 on 10 thousand photos", 10_000, None),
+    ("continued pretraining llama 3 8b on 2b tokens", 244_141, False),  # 2e9 tokens / Llama 3's 8,192
+])
+def test_counts_and_nouns_as_people_say_them(text: str, samples: int, tuned: bool | None) -> None:
+    spec = parse(text).spec
+    assert spec["dataset"]["samples"] == samples
+    assert spec["training"].get("from_pretrained") is tuned
+
+
+def test_a_token_count_without_fine_tune_pre_trains_a_decoder_in_16_bits() -> None:
+    assert parse("train gpt2 on 1.5 billion tokens").spec["training"]["precision"] == "bf16-mixed"
+    pretrained = parse("train gpt2 on 1.5 billion tokens").spec["training"]
+    assert "recompute" not in pretrained and "loss" not in pretrained  # TRL's recipe is a fine-tune's
+
+
+def test_a_decoders_fine_tune_is_sized_as_trls_sft_trainer_runs_it_and_told() -> None:
+    # TRL's SFTConfig: gradient_checkpointing=True, bf16=True, loss_type chunked_nll (no logits held); sized without
+    # them "fine-tune llama 3 8b with lora on 20k samples" held 82.7 GiB at batch 8 x 1,024
+    command = parse("fine-tune gpt2 on 10k samples")
+    training = command.spec["training"]
+    assert (training["recompute"], training["loss"], training["precision"]) == (
+        True, "fused_linear_cross_entropy", "bf16-mixed")
+    assert any(d.startswith("checkpointing (TRL's SFTConfig: gradient_checkpointing=True")
+               for d in command.defaults_used)
+    assert any("loss_type chunked_nll" in d for d in command.defaults_used)
+    said = parse("fine-tune llama 3 8b lora no-checkpointing fp32").spec["training"]
+    assert (said["recompute"], said["precision"]) == (False, "fp32")  # said wins
+    encoder = parse("fine-tune bert base on sst2").spec["training"]
+    assert "recompute" not in encoder and "loss" not in encoder and "precision" not in encoder
+    assert JobSpecSchema().load(command.spec)["training"]["loss"] == "fused_linear_cross_entropy"
+
+
+@pytest.mark.parametrize(("text", "method"), [("dpo llama 3 8b", "dpo"), ("grpo qwen 2.5 7b", "grpo"),
+                                             ("rlhf llama 2 7b with ppo", "rlhf")])
+def test_methods_the_core_does_not_size_say_what_to_ask_instead(text: str, method: str) -> None:
+    # "dpo llama 3 8b" was "unknown preset 'dpo'": as if a model were misspelt
+    with pytest.raises(CommandError) as caught:
+        parse(text)
+    said = caught.value.problems[0]
+    assert said.startswith(f"{method}: ") and "not sized" in said and "fine-tune" in said
+
+
+@pytest.mark.parametrize(("text", "preset"), [
+    ("fine\u2011tune Llama-3-8B with LoRA on 10k samples", "llama-3-8b"),  # a phone's non-breaking hyphen
+    ("fine-tune \u201cmistral 7b\u201d on 5k samples \U0001F680", "mistral-7b"),  # curly quotes and an emoji
+    ("what\u2019s the cheapest way to fine-tune mistral 7b", "mistral-7b"),  # a curly apostrophe
+    ("llama3:8b lora 10k samples", "llama3-8b"),  # Ollama's tag
+])
+def test_what_phones_and_chat_clients_type_is_read_as_plain_words(text: str, preset: str) -> None:
+    # each was refused: "unknown word 'fine‑tune'", "unknown preset '“mistral'", "unknown preset 'llama3:8b'"
+    assert parse(text).spec["model"]["preset"] == preset
+    assert parse("llama 3 8b lora on 4\u00d7a100 samples=1k").spec["constraints"]["max_gpus"] == 4  # "4×a100"
+
+
+@pytest.mark.parametrize(("text", "constraints"), [
+    ("resnet50 imagenet under 100 dollars", {"budget_usd": 100.0}),  # was: unknown words 'under', '100', 'dollars'
+    ("resnet50 imagenet $1k budget", {"budget_usd": 1000.0}),  # the value before the word
+    ("resnet50 imagenet budget 200 usd", {"budget_usd": 200.0}),
+    ("resnet50 imagenet in europe", {"regions": ["eu-*", "europe-*"]}),  # every European region of both clouds
+    ("resnet50 imagenet in the us", {"regions": ["us-*"]}),
+    ("resnet50 imagenet no spot", {"pricing": ["on_demand", "owned"]}),
+])
+def test_limits_and_places_as_people_say_them(text: str, constraints: dict[str, object]) -> None:
+    assert parse(text).spec["constraints"].items() >= constraints.items()
+
+
+def test_help_is_help_alone_and_us_is_a_place_only_after_in() -> None:
+    assert parse("help").kind == "help" and parse("help me").kind == "help"
+    command = parse("help us fine-tune llama 3 8b")  # a question that starts with "help"
+    assert command.kind == "recommend" and "regions" not in command.spec.get("constraints", {})
+
+
+def test_a_strategy_said_by_name_is_said_back_not_refused() -> None:
+    # "train mistral 7b with deepspeed zero 3 on 16 gpus" was refused: unknown words 'deepspeed', 'zero', '3'
+    command = parse("train mistral 7b with deepspeed zero 3 on 16 gpus on 10k samples")
+    assert command.spec["constraints"]["max_gpus"] == 16
+    told = [d for d in command.defaults_used if d.startswith("deepspeed: ")]
+    assert len(told) == 1 and "parallelism.data_parallel pins one" in told[0]
+    assert "data_parallel" not in command.spec["training"].get("parallelism", {})
