@@ -320,7 +320,7 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
                  "without), an encoder's seq=128 as BERT's GLUE recipe, unless you say `pretrain`), "
                  "epochs=1 (a ResNet, VGG or AlexNet on imagenet: torchvision's 90; a language model's fine-tune: the "
                  "Trainer's 3), precision="
-                 f"{DEFAULT_PRECISION}, bf16 for a model of 1B parameters or more or a GPT pre-trained from scratch "
+                 f"{DEFAULT_PRECISION}, bf16 for a model of 1B parameters or more or a decoder (TRL, nanoGPT) "
                  "(fp16 on cards without bf16; "
                  "say `bf16` or `fp16` for "
                  "mixed precision, `fp32` for full; `fp8` for FP8 products on Ada, Hopper and Blackwell), "

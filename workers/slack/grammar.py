@@ -8,7 +8,7 @@
 Defaults (told to the user in the help text): batch 32 when no `batch=` is given (Keras' `Model.fit` default,
 keras.io/api/models/model_training_apis), or a preset's own recipe's (Preset.recipe_batch: DCGAN, the MNIST MLP and
 VAE 128; told back in the ack, as is the spec's fp32 precision when none is said, bf16-mixed for 1B parameters or
-more or a decoder pre-trained), epochs 1 (told; a recipe's on its data set, a fine-tune's 3), a fine-tune's seq and
+more or any decoder), epochs 1 (told; a recipe's on its data set, a fine-tune's 3), a fine-tune's seq and
 batch (defaults.py), objective cost, every provider and pricing kind; the rest are the job spec's (CONTRACT.md).
 `spot`/`ondemand` choose the cloud pricing; owned on-prem cards stay in unless providers are named.
 """
