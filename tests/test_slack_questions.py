@@ -139,3 +139,14 @@ def test_a_strategy_said_by_name_is_said_back_not_refused() -> None:
     told = [d for d in command.defaults_used if d.startswith("deepspeed: ")]
     assert len(told) == 1 and "parallelism.data_parallel pins one" in told[0]
     assert "data_parallel" not in command.spec["training"].get("parallelism", {})
+
+
+@pytest.mark.parametrize(("text", "gpus"), [
+    ("fine-tune llama 3 8b on an 8xh100 node", 8),  # was: unknown word 'node'
+    ("fine-tune llama 3 8b on one node of 8 a100s", 8),  # the GPU count said wins
+    ("fine-tune llama 3 8b on 2 nodes", 16),  # machines of 8 GPUs, told back
+])
+def test_nodes_are_machines_of_eight_gpus(text: str, gpus: int) -> None:
+    command = parse(text)
+    assert command.spec["constraints"]["max_gpus"] == gpus
+    assert any(d.startswith("gpus=16 (2 nodes of 8 GPUs") for d in command.defaults_used) is (gpus == 16)

@@ -23,6 +23,7 @@ from workers.sizing.image_input import CIFAR_SIDE
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import Preset, find_preset
 from workers.sizing.sequence_advice import GLUE_MAX_SEQ, HF_TRAINER_EPOCHS, SFT_BATCH, SFT_MAX_LENGTH
+from workers.slack.datasets import DATASET_ALIASES
 
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
 
@@ -201,3 +202,16 @@ def sequence_count(text: str) -> int:
     if text.lower().endswith("k") and text[:-1].isdigit():
         return int(text[:-1]) * 1024
     return parse_count(text)
+
+
+def recipe_epochs(out: list[str], named: str, presets: Collection[str]) -> tuple[int, str, str] | None:
+    """Return the named preset's recipe epochs (Preset.recipe_epochs) where the data set said is its recipe's, the run
+    trains from scratch (no fine-tune, no adapter) and no epochs are said; else None."""
+    if any(w.startswith("epochs=") for w in out) or {"fine-tune", "lora", "qlora"} & set(out):
+        return None
+    found = next((p for w in out if (p := match_preset_name(w, presets)) is not None), None)
+    try:
+        recipe = None if found is None else find_preset(found).recipe_epochs
+    except SpecError:  # a name the caller's list holds that is no preset here
+        return None
+    return recipe if recipe is not None and recipe[1] == DATASET_ALIASES.get(named, named) else None

@@ -33,11 +33,9 @@ from typing import Any
 from catalog.gpu_names import gpu_name_matches
 from catalog.units import parse_duration_hours
 from workers.schemas.humanize import parse_count
-from workers.sizing.errors import SpecError
 from workers.sizing.presets.names import match_preset_name
-from workers.sizing.presets.registry import find_preset
-from workers.slack.datasets import DATASET_ALIASES, DATASET_SEQ, DATASETS, TOKEN_SETS
-from workers.slack.defaults import cifar_layout
+from workers.slack.datasets import DATASET_SEQ, DATASETS, TOKEN_SETS
+from workers.slack.defaults import cifar_layout, recipe_epochs
 from workers.slack.typed import STRATEGY_TOLD, STRATEGY_WORDS
 
 _DOLLARS_WORDS = ("dollars", "dollar", "usd", "bucks")  # "under 100 dollars": the budget ("budget 200 usd": its unit)
@@ -45,7 +43,7 @@ FILLER = frozenset({
     "a", "an", "the", "with", "on", "for", "and", "or", "using", "use", "of", "to", "at", "from", "in", "into",
     "please", "pls", "i", "we", "me", "my", "our", "want", "need", "would", "like", "how", "much", "where",
     "should", "what", "which", "is", "it", "run", "train", "training", "model", "job", "instances",
-    "instance", "machine", "machines", "can", "do", "does", "will", "be", "about", "around", "per", "tokens",
+    "instance", "machine", "machines", "node", "can", "do", "does", "will", "be", "about", "around", "per", "tokens",
     "if", "whether", "card", "cards", "way", "best", "costs", "take", "takes", "long", "needed",
     "are", "there", "that", "this", "these", "some", "any", "get", "rent", "renting",
     "full",  # "full fine-tune": every weight trains, the default (an adapter is said as lora / qlora)
@@ -56,6 +54,7 @@ FILLER = frozenset({
     *_DOLLARS_WORDS,
 })
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
+NODE_GPUS = 8  # a training node: AWS p4d/p5/p6 and GCP a3/a4 machines hold 8 GPUs (the catalog's instance rows)
 NOUN_SETTINGS = frozenset({"gpu", "gpus", "data", "budget"})  # "$1k budget": its value said before it
 # "in europe", "in the us": every catalog region of that continent (constraints.regions takes "prefix-*")
 CONTINENTS = {"europe": "eu-*,europe-*", "eu": "eu-*,europe-*", "asia": "ap-*,asia-*", "us": "us-*", "usa": "us-*"}
@@ -127,7 +126,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
     out: list[str] = []
     dataset: tuple[int, tuple[int, int, int] | None] | None = None
     named = ""
-    tokens = 0
+    tokens = nodes = 0
     told: list[str] = []  # what a word was read as, told back: a corpus's tokens, a relative deadline
     i = 0
     while i < len(said):
@@ -202,6 +201,9 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         elif _is_number(word) and nxt == "tokens" and _count(word) >= TOTAL_TOKENS_FROM:
             tokens = _count(word)
             i += 1
+        elif _is_number(word) and nxt in ("node", "nodes") and word.isdigit():  # "on 2 nodes": machines of 8 GPUs
+            nodes = int(word)
+            i += 1
         elif _is_number(word) and nxt in COUNT_WORDS:
             out.append(f"{COUNT_WORDS[nxt]}={word.replace(',', '')}")
             i += 1
@@ -212,6 +214,10 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         else:
             out.append(word)
         i += 1
+    if nodes and not any(w.startswith("gpus=") for w in out):  # "one node of 8 a100s": the GPU count said wins
+        out.append(f"gpus={NODE_GPUS * nodes}")
+        told.append(f"gpus={NODE_GPUS * nodes} ({nodes} node{'s' if nodes > 1 else ''} of {NODE_GPUS} GPUs, as p5 or "
+                    "a3-highgpu-8g hold)")
     image, assumed = None, told
     if tokens:
         out, note = _tokens_as_samples(out, tokens)
@@ -230,7 +236,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             seq, why = DATASET_SEQ[named]
             out.append(f"seq={seq}")
             assumed.append(f"seq={seq} ({why})")
-        if (recipe := _recipe_epochs(out, named, presets)) is not None:  # "resnet50 imagenet": torchvision's 90
+        if (recipe := recipe_epochs(out, named, presets)) is not None:  # "resnet50 imagenet": torchvision's 90
             out.append(f"epochs={recipe[0]}")
             assumed.append(f"epochs={recipe[0]} ({recipe[2]})")
     # "pretrain ... from scratch" says one thing twice: kept once (a preset said twice is still refused)
@@ -319,19 +325,6 @@ def _count(word: str) -> int:
         return parse_count(word.lstrip("$").replace(",", ""))
     except ValueError:
         return 0
-
-
-def _recipe_epochs(out: list[str], named: str, presets: Collection[str]) -> tuple[int, str, str] | None:
-    """Return the named preset's recipe epochs (Preset.recipe_epochs) where the data set said is its recipe's, the run
-    trains from scratch (no fine-tune, no adapter) and no epochs are said; else None."""
-    if any(w.startswith("epochs=") for w in out) or {"fine-tune", "lora", "qlora"} & set(out):
-        return None
-    found = next((p for w in out if (p := match_preset_name(w, presets)) is not None), None)
-    try:
-        recipe = None if found is None else find_preset(found).recipe_epochs
-    except SpecError:  # a name the caller's list holds that is no preset here
-        return None
-    return recipe if recipe is not None and recipe[1] == DATASET_ALIASES.get(named, named) else None
 
 
 def _tokens_as_samples(out: list[str], tokens: int) -> tuple[list[str], list[str]]:
