@@ -23,6 +23,7 @@ def test_a_gans_image_size_is_its_images_not_its_latent() -> None:
     ("what's the cheapest way to fine-tune mistral 7b", {"preset": "mistral-7b"}, None),
     ("is a t4 enough for bert base fine-tuning", {"preset": "bert-base"}, ["t4"]),
     ("estimate resnet50 batch 256 fp16", {"preset": "resnet50"}, None),  # the CLI's other verb
+    ("compare t4 vs h100 for resnet50", {"preset": "resnet50"}, ["t4", "h100-sxm"]),  # both ranked side by side
 ])
 def test_memory_questions_and_the_estimate_verb_are_read(text: str, model: dict[str, object],
                                                          gpus: list[str] | None) -> None:

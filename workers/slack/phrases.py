@@ -51,6 +51,7 @@ FILLER = frozenset({
     "only", "most", "max", "maximum", "up", "cloud", "len", "length", "dataset", "corpus", "continued",
     # "how much memory does resnet50 need", "how much vram", "is a t4 enough for ...": the answer leads with memory
     "memory", "vram", "enough", "what's", "whats", "it's", "i'd", "i'm", "we're", "under", "below", "us", "help",
+    "compare", "vs", "versus",  # "compare a100 vs h100 for ...": both GPUs ranked side by side
     *_DOLLARS_WORDS,
 })
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
