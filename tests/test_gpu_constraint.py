@@ -154,3 +154,19 @@ def test_a_language_model_sized_at_its_context_for_want_of_a_sequence_length_is_
     assert "sequence-length-assumed" not in {w.code for w in recommend_spec(given, shipped).requirements.warnings}
     pretraining = {**spec, "training": {"from_pretrained": False, "batch_size": 8, "precision": "bf16-mixed"}}
     assert "sequence-length-assumed" not in {w.code for w in recommend_spec(pretraining, shipped).requirements.warnings}
+
+
+def test_a_card_no_cloud_rents_named_beside_a_rented_one_is_said_with_its_own_figure(shipped: Catalog) -> None:
+    # "is the 4090 or the a100 faster for ...": the A100s were ranked and the 4090 left out without a word
+    spec = changed_example("bert-finetune", constraints={"gpus": ["rtx-4090", "a100"]})
+    rec = recommend_spec(spec, shipped)
+    assert rec.options and {o.gpu for o in rec.options} <= A100S
+    [said] = [w.message for w in rec.requirements.warnings if w.code == "gpus-not-rented"]
+    assert said.startswith("No cloud in the catalog rents rtx-4090, so the options leave it out.")
+    assert "(CLI --owned 1xrtx-4090)" in said and "one rtx-4090, " in said and "for the top option" in said
+    owned = recommend_spec(changed_example("bert-finetune", constraints={
+        "gpus": ["rtx-4090", "a100"], "owned_gpus": [{"gpu": "rtx-4090", "count": 1}]}), shipped)
+    assert "gpus-not-rented" not in [w.code for w in owned.requirements.warnings]
+    # a family's variants no cloud rents (A100 PCIe) are not said: the family's rented cards were ranked
+    alone = recommend_spec(changed_example("bert-finetune", constraints={"gpus": ["a100"]}), shipped)
+    assert "gpus-not-rented" not in [w.code for w in alone.requirements.warnings]

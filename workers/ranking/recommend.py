@@ -25,7 +25,7 @@ from workers.ranking.owned_fit import owned_cards_warning
 from workers.ranking.plan_options import plan_count, plan_with_options
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption, Recommendation
-from workers.ranking.relax import constraints_warning, fused_loss_opens_warning, gpus_warning
+from workers.ranking.relax import constraints_warning, fused_loss_opens_warning, gpus_warning, unranked_gpus_warning
 from workers.ranking.run_words import gib_text
 from workers.ranking.scope import (
     allowed_gpus,
@@ -256,10 +256,11 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
         premium = time_premium_warning(job, rec) or speed_for_little_warning(job, rec)
         loader = jpeg_loader_warning(job, rec, lambda j: rank(j, None))
         long_run = long_run_warning(job, rec, lambda j: rank(j, None))  # "llama 3 70b on 15T tokens": 8 years
+        unranked = unranked_gpus_warning(job, rec, lambda j: rank(j, None), unranked_gpus(job, catalog))
         owned = owned_cards_warning(job, rec, catalog)
         first = () if owned is None else (owned,)
         older = purchase_older_cards(job, catalog)
-        extra = (*(w for w in (limited, premium, long_run, loader, older) if w is not None), *extra)
+        extra = (*(w for w in (limited, unranked, premium, long_run, loader, older) if w is not None), *extra)
         rec = arm_alternative(rec)
     rec = replace(rec, requirements=replace(rec.requirements, warnings=(*first, *rec.requirements.warnings, *extra)))
     if per_gpu_rows != PER_GPU_OPTIONS:
@@ -277,6 +278,21 @@ def unrented_gpus(job: JobSpec, catalog: Catalog) -> tuple[str, ...]:
     if named & rented:
         return ()
     return tuple(sorted(named - {o.gpu for o in job.constraints.owned_gpus}))
+
+
+def _model_word(slug: str) -> str:
+    """Return a slug's model number, what its variants share ("a100" of a100-pcie-40gb, "4090" of rtx-4090)."""
+    return next((part for part in slug.split("-") if any(c.isdigit() for c in part)), slug)
+
+
+def unranked_gpus(job: JobSpec, catalog: Catalog) -> tuple[str, ...]:
+    """Return the GPUs constraints.gpus names that the team does not own and no cloud in the catalog rents in any
+    variant ("a100" names the A100 PCIe cards too, which no cloud rents: the SXM ones were ranked)."""
+    if not job.constraints.gpus:
+        return ()
+    rented = {instance.gpu for instance in catalog.instances} | {o.gpu for o in job.constraints.owned_gpus}
+    models = {_model_word(slug) for slug in rented}
+    return tuple(sorted(s for s in allowed_gpus(job.constraints, catalog) if _model_word(s) not in models))
 
 
 def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brief: bool = False) -> Recommendation:

@@ -169,6 +169,27 @@ def _owned_text(job: JobSpec, rank: Callable[[JobSpec], Recommendation], unrente
            f"{usd_text(_judged_cost(first))} of power. Otherwise, "
 
 
+def unranked_gpus_warning(job: JobSpec, rec: Recommendation, rank: Callable[[JobSpec], Recommendation],
+                          unranked: tuple[str, ...]) -> CodedWarning | None:
+    """Return `gpus-not-rented` where constraints.gpus names cards no cloud rents beside ones that were ranked ("is
+    the 4090 or the a100 faster"): the options leave them out, so say what the first would give as the team's own
+    card (one of it alone, at its power cost). `unranked`: those cards, neither rented nor owned."""
+    if not rec.options or not unranked:
+        return None
+    slug, top, c = unranked[0], rec.options[0], job.constraints
+    alone = replace(c, gpus=(slug,), owned_gpus=(*c.owned_gpus, OwnedGpus(slug, 1)), deadline_hours=None,
+                    budget_usd=None)
+    found = rank(replace(job, constraints=alone, limit=1))
+    first = next((o for o in found.options if o.pricing.value == "owned"), None)
+    text = (f"No cloud in the catalog rents {', '.join(unranked)}, so the options leave it out. If the team has one, "
+            f"say so in constraints.owned_gpus (CLI --owned 1x{slug}) and it is ranked at its power cost")
+    if first is None:
+        return CodedWarning("gpus-not-rented", f"{text}; one {slug} alone does not hold or run the job.")
+    return CodedWarning("gpus-not-rented", (
+        f"{text}: one {slug}, {hours_text(_judged_hours(first))} for {usd_text(_judged_cost(first))} of power, "
+        f"against {hours_text(top.training_hours)} for {usd_text(top.training_cost_usd)} for the top option."))
+
+
 def fused_loss_opens_warning(job: JobSpec, rec: Recommendation,
                              rank: Callable[[JobSpec], Recommendation]) -> CodedWarning | None:
     """Return `fused-loss-opens` when nothing fits with the plain loss and the fused one opens options.
