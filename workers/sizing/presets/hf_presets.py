@@ -9,6 +9,9 @@ Gemma, False otherwise); the check is the parameter count. Where the Hugging Fac
 that our code search stores: search-index file 71142266638), the layers built here give that figure to the
 weight; the test suite checks every preset against its published figure (tests/test_hf_config.py).
 
+Phi-4 (added 2026-12-06) was read from a later copy of that table (its phi-4 entry, naming microsoft/phi-4's
+config.json); the Hub's total, 14,659,507,200, is what its layers give.
+
 Left out on purpose: Qwen3-0.6B and -1.7B (their checkpoints store the tied head twice: the Hub's total,
 751,632,384 and 2,031,739,904, is the untied count, while training ties them; our count would read as a
 mismatch), Gemma 3 (multimodal from 4B up).
@@ -78,6 +81,11 @@ CONFIG_PRESETS: dict[str, tuple[dict[str, Any], str, int, str, tuple[str, ...], 
         ("phi-3-mini", "phi-3-mini-4k", "phi3-mini-4k", "phi-3-mini-128k", "phi-3.5-mini", "phi3.5-mini"),
         "Phi-3-mini decoder (32 layers, hidden 3072, 32 heads, SwiGLU 8192, vocabulary 32064; fused QKV and "
         "gate-up projections, the same weights); Phi-3.5-mini has the same layers"),
+    "phi-4": (
+        _config("phi3", 40, 5120, 40, 10, 17920, 100352, 16384), "microsoft/phi-4",
+        14_659_507_200, HUB.format("microsoft/phi-4", 14_659_507_200),
+        ("phi4", "phi-4-14b", "phi4-14b"), "Phi-4 decoder (40 layers, hidden 5120, 40 heads, 10 KV heads, SwiGLU "
+        "17920, vocabulary 100352; fused QKV and gate-up projections, the same weights)"),
     "mistral-7b-v0.3": (
         _config("mistral", 32, 4096, 32, 8, 14336, 32768, 32768), "mistralai/Mistral-7B-v0.3",
         7_248_023_552, HUB.format("mistralai/Mistral-7B-v0.3", 7_248_023_552),
