@@ -84,7 +84,7 @@ def test_a_model_of_a_billion_parameters_or_more_is_assumed_in_bf16_and_told_so(
     presets = (*PRESETS, "llama3-8b", "gpt2-xl")
     command = parse_command("fine-tune llama3-8b lora samples=52k", presets=presets, gpus=GPUS)
     assert command.spec["training"]["precision"] == "bf16-mixed"  # what an 8B fine-tune runs in, not fp32
-    assert any(d.startswith("precision=bf16 (a fine-tune, as TRL's SFTTrainer (bf16=True)")
+    assert any(d.startswith("precision=bf16 (TRL's SFTTrainer fine-tunes in bf16-mixed (SFTConfig: bf16=True)")
                for d in command.defaults_used)
     assert "precision=fp32" not in command.defaults_used
     # said wins, and a model under 1B that no recipe runs in 16 bits (a ResNet; a decoder is TRL's or nanoGPT's bf16)

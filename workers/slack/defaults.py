@@ -139,20 +139,20 @@ def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collecti
     # sized in fp32 it ranked 1 x H100 for 69 h and $88 where bf16 runs it in under an hour on 8 x B200 for $18
     decoder = found is not None and found.sequence_length and not found.heads
     if decoder and pretrain:
-        size = "a language model pre-trained from scratch is trained in"
+        size = "a language model pre-trained from scratch is trained in {} almost always"
     elif decoder:  # a decoder's fine-tune: TRL's SFTConfig sets bf16=True (see sft_step)
-        size = "a fine-tune, as TRL's SFTTrainer (bf16=True): trained in"
+        size = "TRL's SFTTrainer fine-tunes in {} (SFTConfig: bf16=True)"
     elif not isinstance(parameters, (int, float)) or parameters < LARGE_MODEL_PARAMETERS:
         return f"precision={DEFAULT_PRECISION}"
     else:
-        size = f"a model of {parameters / 1e9:.1f}B parameters is trained in"
+        size = f"a model of {parameters / 1e9:.1f}B parameters is trained in {{}} almost always"
     if named_gpus and all(slug in no_bf16 for slug in named_gpus):
         spec["training"]["precision"] = "fp16-mixed"
         named = list(dict.fromkeys(named_gpus))
-        return (f"precision=fp16 ({size} 16 bits almost always; {', '.join(named)} "
+        return (f"precision=fp16 ({size.format('16 bits')}; {', '.join(named)} "
                 f"{'has' if len(named) == 1 else 'have'} no bf16; say `fp32` to size it in full precision)")
     spec["training"]["precision"] = "bf16-mixed"
-    return f"precision=bf16 ({size} bf16-mixed almost always; say `fp32` to size it in full precision)"
+    return f"precision=bf16 ({size.format('bf16-mixed')}; say `fp32` to size it in full precision)"
 
 
 def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
