@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.run_words import deadline_text, hours_text, usd_text
-from workers.ranking.wider import MAX_GPUS_LIMIT, NEEDED_WIDENINGS, WIDER_FACTOR
+from workers.ranking.wider import widened_limits
 from workers.sizing.loss_advice import fused_loss_job
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import Constraints, JobSpec, Objective, OwnedGpus
@@ -118,13 +118,9 @@ def constraints_warning(job: JobSpec, rec: Recommendation,
 
 
 def _more_gpus(first: Callable[[Constraints, Objective], RankedOption | None], c: Constraints, does: str) -> str:
-    """Say the cheapest option within `c` on more GPUs than c.max_gpus (widened WIDER_FACTOR at a time,
-    NEEDED_WIDENINGS times at most) and the limit that ranks it; "" where none is found."""
-    wider = c.max_gpus
-    for _ in range(NEEDED_WIDENINGS):
-        if wider >= MAX_GPUS_LIMIT:
-            break
-        wider = min(MAX_GPUS_LIMIT, wider * WIDER_FACTOR)
+    """Say the cheapest option within `c` on more GPUs than c.max_gpus (wider.widened_limits) and the limit that
+    ranks it; "" where none is found."""
+    for wider in widened_limits(c.max_gpus):
         if (more := first(replace(c, max_gpus=wider), Objective.COST)) is not None:
             return (f"with up to {wider} GPUs the cheapest that {does} is {_option_text(more)}: raise "
                     f"constraints.max_gpus to {more.gpu_count * more.nodes}")

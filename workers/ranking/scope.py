@@ -64,8 +64,7 @@ def resolve_scope(constraints: Constraints, catalog: Catalog) -> Scope:
         valid_regions = list(catalog_index(catalog).regions)
         for name in constraints.regions:
             # "eu-*": every region the name's prefix starts (a continent, as Slack's "in europe" says it)
-            matched = [r for r in valid_regions if r.startswith(name[:-1])] if name.endswith("*") else \
-                [name] if name in valid_regions else []
+            matched = [r for r in valid_regions if (r.startswith(name[:-1]) if name.endswith("*") else r == name)]
             if not matched:
                 raise _unknown("constraints.regions", "region", name, valid_regions)
             regions.update(matched)

@@ -16,7 +16,7 @@ the ranked options stay within the user's limit.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from catalog.providers import PROVIDERS
@@ -118,15 +118,23 @@ def max_gpus_warning(job: JobSpec, rec: Recommendation, rank: Ranker) -> CodedWa
 NEEDED_WIDENINGS = 2
 
 
+def widened_limits(limit: int) -> Iterator[int]:
+    """Yield the GPU limits tried beyond `limit`: WIDER_FACTOR times each, NEEDED_WIDENINGS at most, MAX_GPUS_LIMIT
+    at most."""
+    for _ in range(NEEDED_WIDENINGS):
+        if limit >= MAX_GPUS_LIMIT:
+            return
+        limit = min(MAX_GPUS_LIMIT, limit * WIDER_FACTOR)
+        yield limit
+
+
 def more_gpus_needed_warning(job: JobSpec, rec: Recommendation, rank: Ranker) -> CodedWarning | None:
     """Return `max-gpus-limits` where no option holds the job within constraints.max_gpus and more GPUs would:
     the answer says the limit that ranks one, and the best option there."""
     limit = job.constraints.max_gpus
-    if rec.options or limit >= MAX_GPUS_LIMIT or not any(PROVIDERS[p].rents for p in job.constraints.providers):
+    if rec.options or not any(PROVIDERS[p].rents for p in job.constraints.providers):
         return None  # no cloud in scope (on-prem alone): cards to buy, not machines to rank (purchase.py)
-    wider = limit
-    for _ in range(NEEDED_WIDENINGS):
-        wider = min(MAX_GPUS_LIMIT, wider * WIDER_FACTOR)
+    for wider in widened_limits(limit):
         widened = replace(job, constraints=replace(job.constraints, max_gpus=wider))
         alt = rank(replace(widened, limit=1), None)
         if alt.options:
@@ -137,8 +145,6 @@ def more_gpus_needed_warning(job: JobSpec, rec: Recommendation, rank: Ranker) ->
                 f"No option holds this job on at most {limit} GPUs (constraints.max_gpus); with up to {wider} the "
                 f"best is {_option_text(best)}. Raise constraints.max_gpus to {_total_gpus(best)} (CLI --max-gpus "
                 f"{_total_gpus(best)}) to rank such options.{then}"))
-        if wider >= MAX_GPUS_LIMIT:
-            break
     return None
 
 

@@ -38,6 +38,11 @@ def _found(preset: object) -> Preset | None:
         return None
 
 
+def _is_decoder(found: Preset | None) -> bool:
+    """Return whether a preset is a decoder language model (a context, no encoder heads)."""
+    return found is not None and found.sequence_length is not None and not found.heads
+
+
 def preset_context(preset: object) -> int | None:
     """Return a language-model preset's default sequence length (its context), None for the rest."""
     found = _found(preset)
@@ -108,7 +113,7 @@ def default_batch(preset: object, keras_default: int, kind: str = "") -> tuple[i
     recipe = None if found is None else found.recipe_batch
     if recipe is not None:
         return recipe[0], f"batch={recipe[0]} ({recipe[1]})"
-    if found is not None and found.sequence_length and not found.heads and kind:
+    if _is_decoder(found) and kind:
         return SFT_BATCH, (f"batch={SFT_BATCH} ({_as_fine_tune(kind)}, as transformers' Trainer: "
                            "per_device_train_batch_size)")
     return keras_default, f"batch={keras_default}"
@@ -137,7 +142,7 @@ def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collecti
     parameters = spec["model"].get("stats", {}).get("parameters") if found is None else found.published.parameters
     # "gpt2 from scratch": nanoGPT's train.py pre-trains in bfloat16 wherever the GPU has it (advice.py's source);
     # sized in fp32 it ranked 1 x H100 for 69 h and $88 where bf16 runs it in under an hour on 8 x B200 for $18
-    decoder = found is not None and found.sequence_length and not found.heads
+    decoder = _is_decoder(found)
     if decoder and pretrain:
         size = "a language model pre-trained from scratch is trained in {} almost always"
     elif decoder:  # a decoder's fine-tune: TRL's SFTConfig sets bf16=True (see sft_step)
@@ -163,7 +168,7 @@ def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
     activations and 128,256 fp32 logits a token: 82.7 GiB at TRL's batch 8 x 1,024."""
     found = _found(preset)
     training = spec["training"]
-    if found is None or not found.sequence_length or found.heads or not kind:
+    if not _is_decoder(found) or not kind:
         return []
     told = []
     if "recompute" not in training:

@@ -59,7 +59,6 @@ NODE_GPUS = 8  # a training node: AWS p4d/p5/p6 and GCP a3/a4 machines hold 8 GP
 NOUN_SETTINGS = frozenset({"gpu", "gpus", "data", "budget"})  # "$1k budget": its value said before it
 # "in europe", "in the us": every catalog region of that continent (constraints.regions takes "prefix-*")
 CONTINENTS = {"europe": "eu-*,europe-*", "eu": "eu-*,europe-*", "asia": "ap-*,asia-*", "us": "us-*", "usa": "us-*"}
-_DOLLARS = frozenset(_DOLLARS_WORDS)
 # words that name a setting, written before its value ("batch 64", "batch size 64")
 SETTING_WORDS = {
     "batch": "batch", "bs": "batch", "batch-size": "batch", "batchsize": "batch",
@@ -163,7 +162,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             i += 1
         elif _MONEY.match(word):
             out.append(f"budget={word}")
-        elif _is_number(word) and nxt in _DOLLARS:
+        elif _is_number(word) and nxt in _DOLLARS_WORDS:
             out.append(f"budget=${word}")
             i += 1
         elif word in CONTINENTS and (word not in ("us", "usa") or "in" in said[max(0, i - 2):i]):  # "in the us"
