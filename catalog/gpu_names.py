@@ -96,6 +96,13 @@ def gpu_name_suggestions(name: str, slugs: Collection[str], *, n: int = 3) -> tu
     return tuple(dict.fromkeys([*first, *(by_compact[c] for c in (*within, *close))]))[:n]
 
 
+def gpus_of_memory(size: str, slugs: Collection[str]) -> tuple[str, ...]:
+    """Return the slugs, in `slugs`' order, of the cards with `size` of memory ("24gb": rtx-3090, rtx-4090, a10g,
+    l4, ...; GB read as the GiB the cards are sold by); () for a size no card has or no size."""
+    found = re.fullmatch(r"(\d{1,4})\s*gi?b", size.strip().lower())
+    return tuple(s for s in slugs if _memory_gib().get(s) == int(found[1])) if found else ()
+
+
 @lru_cache(maxsize=1)
 def _memory_gib() -> dict[str, int]:
     return {gpu.slug: round(gpu.memory_bytes / 2**30) for gpu in load_gpus()}

@@ -167,6 +167,11 @@ def test_a_card_no_cloud_rents_named_beside_a_rented_one_is_said_with_its_own_fi
     owned = recommend_spec(changed_example("bert-finetune", constraints={
         "gpus": ["rtx-4090", "a100"], "owned_gpus": [{"gpu": "rtx-4090", "count": 1}]}), shipped)
     assert "gpus-not-rented" not in [w.code for w in owned.requirements.warnings]
+    # several such cards ("a 24gb gpu"): each with its own figure, not the first alone
+    many = recommend_spec(changed_example("bert-finetune", constraints={"gpus": ["rtx-4090", "rtx-3090", "a100"]}),
+                          shipped)
+    [said] = [w.message for w in many.requirements.warnings if w.code == "gpus-not-rented"]
+    assert "one rtx-3090, " in said and "; one rtx-4090, " in said and said.endswith("for the top option.")
     # a family's variants no cloud rents (A100 PCIe) are not said: the family's rented cards were ranked
     alone = recommend_spec(changed_example("bert-finetune", constraints={"gpus": ["a100"]}), shipped)
     assert "gpus-not-rented" not in [w.code for w in alone.requirements.warnings]

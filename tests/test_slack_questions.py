@@ -38,11 +38,47 @@ def test_an_unversioned_llama_70b_is_the_llama_3_70b() -> None:
     assert find_preset(parse("qlora llama 70b on one h100").spec["model"]["preset"]).name == "llama3-70b"
 
 
-def test_a_memory_size_to_fit_in_asks_for_the_card() -> None:
+def test_a_memory_size_no_card_has_asks_for_the_card() -> None:
     with pytest.raises(CommandError) as caught:
-        parse("will bert-large fit in 12gb")
-    assert caught.value.problems == ["'12gb' is an amount of memory: name the card, e.g. `fit bert-large rtx-3060`, "
-                                     "or drop `fit` for the memory the job needs and the machines that hold it"]
+        parse("will bert-large fit in 12gb")  # none of GPUS has 12 GB
+    assert caught.value.problems == ["'12gb' is an amount of memory no card has: name the card, e.g. `rtx-3060`, or a "
+                                     "size cards have (`a 24gb gpu`), or drop it for the memory the job needs"]
+
+
+CARDS = ("rtx-3060", "titan-xp", "t4", "v100-16gb", "rtx-3090", "rtx-4090", "a10g", "l4", "a100-80gb", "h100-sxm")
+
+
+@pytest.mark.parametrize(("text", "kind", "cards"), [
+    ("fine-tune mistral 7b with qlora on 10k examples on a single 24gb gpu", "recommend",
+     ["rtx-3090", "rtx-4090", "a10g", "l4"]),
+    ("will bert-large fit in 12gb", "fit", ["rtx-3060", "titan-xp"]),
+    ("does bert base fit on a 16gb card", "fit", ["t4", "v100-16gb"]),
+])
+def test_a_memory_size_said_of_a_card_is_the_cards_of_that_size(text: str, kind: str, cards: list[str]) -> None:
+    size = next(w for w in text.split() if w.endswith("gb"))
+    # "on a single 24gb gpu" was refused: "unknown word '24gb'"; "fit in 12gb" asked for the card's name
+    command = parse_command(text, presets=PRESET_WORDS, gpus=CARDS)
+    named = command.gpus if kind == "fit" else command.spec["constraints"]["gpus"]
+    assert (command.kind, list(named)) == (kind, cards)
+    assert command.defaults_used[0] == f"{size}: the cards of {size.upper()}, {', '.join(cards)}"
+
+
+def test_everyday_words_for_the_objective_the_method_and_a_models_size() -> None:
+    assert parse("train resnet50 on imagenet for 90 epochs as cheap as possible").spec["objective"] == "cost"
+    assert parse("bert base fine-tune asap").spec["objective"] == "time"
+    full = parse("full parameter fine-tune of llama 3 8b on 8 a100s")  # was "unknown preset 'parameter'"
+    assert full.spec["model"] == {"preset": "llama-3-8b"} and "parallelism" not in full.spec["training"]
+    assert parse("pretrain a 2b parameter model on 1m samples seq 2048").spec["model"] == {
+        "stats": {"parameters": 2_000_000_000}}  # no preset of that size: sized by its parameters
+    for text, preset in (("pretrain a 1b llama", "llama3.2-1b"), ("fine-tune an 8b llama", "llama3-8b"),
+                         ("fine-tune qwen 7b", "qwen2.5-7b")):  # "a 1b llama" was "llama: preset is given twice"
+        command = parse(text)
+        assert command.spec["model"] == {"preset": preset} and f"sized as {preset}" in command.defaults_used[0]
+    for text, preset in (("fine-tune a 7b model with lora", "llama-7b"), ("train a 1b model from scratch", "llama3.2-1b"),
+                         ("train a gan on celeba for 20 epochs", "dcgan")):  # "a gan" was "unknown preset 'gan'"
+        command = parse(text)
+        assert find_preset(command.spec["model"]["preset"]).name == preset
+        assert command.defaults_used[0].startswith(f"{command.spec['model']['preset']}: sized as {preset}, ")
 
 
 def test_a_language_model_pre_trained_from_scratch_is_sized_in_16_bits_and_told() -> None:

@@ -165,6 +165,9 @@ def _owned_text(job: JobSpec, rank: Callable[[JobSpec], Recommendation], unrente
            f"{usd_text(_judged_cost(first))} of power. Otherwise, "
 
 
+MOST_UNRENTED_SAID = 6  # the 24 GB cards no cloud rents are five; each said costs one ranking
+
+
 def unranked_gpus_warning(job: JobSpec, rec: Recommendation, rank: Callable[[JobSpec], Recommendation],
                           unranked: tuple[str, ...]) -> CodedWarning | None:
     """Return `gpus-not-rented` where constraints.gpus names cards no cloud rents beside ones that were ranked ("is
@@ -172,18 +175,20 @@ def unranked_gpus_warning(job: JobSpec, rec: Recommendation, rank: Callable[[Job
     card (one of it alone, at its power cost). `unranked`: those cards, neither rented nor owned."""
     if not rec.options or not unranked:
         return None
-    slug, top, c = unranked[0], rec.options[0], job.constraints
-    alone = replace(c, gpus=(slug,), owned_gpus=(*c.owned_gpus, OwnedGpus(slug, 1)), deadline_hours=None,
-                    budget_usd=None)
-    found = rank(replace(job, constraints=alone, limit=1))
-    first = next((o for o in found.options if o.pricing.value == "owned"), None)
+    top, c, figures = rec.options[0], job.constraints, []
+    for slug in unranked[:MOST_UNRENTED_SAID]:  # "a 24gb gpu": the 3090, the 4090, the A10, the Titan RTX, each
+        alone = replace(c, gpus=(slug,), owned_gpus=(*c.owned_gpus, OwnedGpus(slug, 1)), deadline_hours=None,
+                        budget_usd=None)
+        found = rank(replace(job, constraints=alone, limit=1))
+        first = next((o for o in found.options if o.pricing.value == "owned"), None)
+        figures.append(f"one {slug} alone does not hold or run the job" if first is None else
+                       f"one {slug}, {hours_text(_judged_hours(first))} for {usd_text(_judged_cost(first))} of power")
+    more = f" ({len(unranked) - MOST_UNRENTED_SAID} more not shown)" if len(unranked) > MOST_UNRENTED_SAID else ""
     text = (f"No cloud in the catalog rents {', '.join(unranked)}, so the options leave it out. If the team has one, "
-            f"say so in constraints.owned_gpus (CLI --owned 1x{slug}) and it is ranked at its power cost")
-    if first is None:
-        return CodedWarning("gpus-not-rented", f"{text}; one {slug} alone does not hold or run the job.")
-    return CodedWarning("gpus-not-rented", (
-        f"{text}: one {slug}, {hours_text(_judged_hours(first))} for {usd_text(_judged_cost(first))} of power, "
-        f"against {hours_text(top.training_hours)} for {usd_text(top.training_cost_usd)} for the top option."))
+            f"say so in constraints.owned_gpus (CLI --owned 1x{unranked[0]}) and it is ranked at its power cost: "
+            f"{'; '.join(figures)}{more}")
+    return CodedWarning("gpus-not-rented", f"{text}; against {hours_text(top.training_hours)} for "
+                                           f"{usd_text(top.training_cost_usd)} for the top option.")
 
 
 def fused_loss_opens_warning(job: JobSpec, rec: Recommendation,

@@ -13,6 +13,7 @@ with TRL's SFTConfig's bf16, gradient checkpointing and chunked loss (sft_step).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import Any
 
@@ -220,3 +221,50 @@ def recipe_epochs(out: list[str], named: str, presets: Collection[str]) -> tuple
     except SpecError:  # a name the caller's list holds that is no preset here
         return None
     return recipe if recipe is not None and recipe[1] == DATASET_ALIASES.get(named, named) else None
+
+
+# Presets whose input is fixed by their weights: ViT-B/16's 14 x 14 patch grid and its position embeddings are
+# 224 x 224's (at CIFAR's 32 x 32 it would see 2 x 2 patches); fine-tuning one on small images resizes them to 224
+# (Dosovitskiy et al. 2021 fine-tune CIFAR at 224 and up), so a data set's image size does not apply.
+RESIZED_INPUT_PRESETS = frozenset({"vit-b16"})
+
+
+def image_input(preset: object, image: tuple[int, int, int]) -> list[int] | None:
+    """Return a named data set's image input for a preset that reads 3-channel images at any size, else None."""
+    found = _found(preset)
+    shape = found.input_shape if found is not None and found.name not in RESIZED_INPUT_PRESETS else None
+    return list(image) if shape is not None and len(shape) == 3 and shape[0] == image[0] else None
+
+
+def resized_input(preset: object, image: tuple[int, int, int]) -> str:
+    """Return the acknowledgement's words where a data set's images are resized to the preset's input, else ""."""
+    found = _found(preset)
+    if found is None or found.name not in RESIZED_INPUT_PRESETS or found.input_shape is None:
+        return ""
+    size = "x".join(map(str, found.input_shape))
+    return f"input {size} ({found.name}'s own: the {image[1]} x {image[2]} images resized to it)"
+
+
+_SIZE_NAME = re.compile(r"\d+(\.\d+)?b")  # "7b", "1b": a model said by its size alone
+
+
+def generic_alias(preset: object) -> list[str]:
+    """Return the acknowledgement's line where a model was said by a generic word ("a 7b model", "a gan"), which names
+    one preset of that kind: which one it is sized as, so that the user can name theirs."""
+    found = _found(preset)
+    if found is None or not isinstance(preset, str) or not (_SIZE_NAME.fullmatch(preset) or preset == "gan"):
+        return []
+    return [f"{preset}: sized as {found.name}, {found.description}; name your model for its own"]
+
+
+def sized_family(first: str, second: str, presets: Collection[str]) -> str | None:
+    """Return the one preset two words name as a size and a family, in either order ("a 1b llama": llama3.2-1b, "an
+    8b llama": llama3-8b, "qwen 7b": qwen2.5-7b), None where they name none or several (the grammar then says so)."""
+    size, family = (first, second) if _SIZE_NAME.fullmatch(first) else (second, first)
+    if not _SIZE_NAME.fullmatch(size) or _SIZE_NAME.fullmatch(family) or not family.isalpha():
+        return None
+    if (direct := match_preset_name(f"{family}-{size}", presets)) is not None:
+        return direct
+    named = {found.name for word in presets if word.startswith(family) and word.endswith(f"-{size}")
+             and (found := _found(word)) is not None}
+    return named.pop() if len(named) == 1 else None

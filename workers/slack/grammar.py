@@ -35,18 +35,21 @@ from workers.slack.defaults import (
     fill_channels,
     fine_tune_kind,
     fine_tune_sequence,
+    generic_alias,
+    image_input,
     image_size,
     preset_context,
+    resized_input,
     samples_from_tokens,
     sequence_count,
     sft_step,
 )
-from workers.slack.phrases import TOKENS_NEED_SEQ, image_input, normalize, resized_input
+from workers.slack.phrases import TOKENS_NEED_SEQ, normalize
 from workers.slack.typed import UNSIZED_METHODS, plain_text
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
 MAX_TEXT_CHARS = 1000  # a command longer than this is not typed by a person
-MAX_FIT_GPUS = 8  # "v100 and h100" is seven
+MAX_FIT_GPUS = 16  # "v100 and h100" is seven; "a 8gb gpu" fifteen cards
 
 CommandKind = Literal["help", "recommend", "fit"]
 
@@ -158,7 +161,6 @@ _FLAG_FIELDS = {"precision": ("training", "precision"), "recompute": ("training"
                 "objective": ("", "objective"), "pretrain/finetune": ("training", "from_pretrained"),
                 "loss": ("training", "loss")}
 _GROUP_KEYS = {"precision": "precision", "optimizer": "optimizer", "framework": "framework"}
-
 
 
 def _field_path(section: str, name: str) -> str:
@@ -286,9 +288,9 @@ class _Builder:
             self.problems.append(UNSIZED_METHODS[word])
         elif best in self.presets or (best is None and "preset" not in self.seen):
             self.problems.append(f"unknown preset '{word}'{_did_you_mean(_suggest(word, self.presets))}")
-        elif self.fit and re.fullmatch(r"\d+(\.\d+)?gi?b", word):  # "will bert-large fit in 12gb"
-            self.problems.append(f"'{word}' is an amount of memory: name the card, e.g. `fit bert-large rtx-3060`, "
-                                 "or drop `fit` for the memory the job needs and the machines that hold it")
+        elif re.fullmatch(r"\d+(\.\d+)?gi?b", word):  # "will bert-large fit in 20gb": no card has 20 GB
+            self.problems.append(f"'{word}' is an amount of memory no card has: name the card, e.g. `rtx-3060`, or a "
+                                 "size cards have (`a 24gb gpu`), or drop it for the memory the job needs")
         elif self.fit and (best in self.gpus or (best is None and not self.named_gpus)):
             self.problems.append(f"unknown GPU '{word}'{_did_you_mean(_suggest(word, self.gpus))}")
         else:
@@ -373,7 +375,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
         spec.setdefault("constraints", {})["gpus"] = list(dict.fromkeys(builder.named_gpus))
     if builder.problems:
         raise CommandError(builder.problems)
-    defaults: list[str] = list(assumed)
+    defaults: list[str] = [*generic_alias(preset), *assumed]  # "a 7b model": which 7B model it is sized as
     if "batch_size" not in spec["training"]:  # the preset's own recipe's, else Keras' default
         spec["training"]["batch_size"], said_batch = default_batch(preset, DEFAULT_BATCH_SIZE, tuned)
         defaults.append(said_batch)

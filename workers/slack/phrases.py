@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
-from typing import Any
 
-from catalog.gpu_names import gpu_name_matches
+from catalog.gpu_names import gpu_name_matches, gpus_of_memory
 from catalog.units import parse_duration_hours
 from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
 from workers.slack.datasets import DATASET_SEQ, DATASETS, TOKEN_SETS
-from workers.slack.defaults import cifar_layout, recipe_epochs
+from workers.slack.defaults import cifar_layout, recipe_epochs, sized_family
 from workers.slack.typed import STRATEGY_TOLD, STRATEGY_WORDS
 
 _DOLLARS_WORDS = ("dollars", "dollar", "usd", "bucks")  # "under 100 dollars": the budget ("budget 200 usd": its unit)
@@ -52,6 +51,7 @@ FILLER = frozenset({
     # "how much memory does resnet50 need", "how much vram", "is a t4 enough for ...": the answer leads with memory
     "memory", "vram", "enough", "what's", "whats", "it's", "i'd", "i'm", "we're", "under", "below", "us", "help",
     "compare", "vs", "versus",  # "compare a100 vs h100 for ...": both GPUs ranked side by side
+    "as", "possible", "parameter", "parameters", "params",  # "as cheap as possible", "full parameter fine-tune"
     *_DOLLARS_WORDS,
 })
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
@@ -87,7 +87,7 @@ _BUDGET_LEADS = {"under", "below", "max", "within", "budget"}
 SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": "fine-tune",
             "pretraining": "pretrain", "pre-train": "pretrain", "pre-training": "pretrain",
             "on-prem": "onprem", "cheapest": "cost", "cheap": "cost", "cheaper": "cost", "fastest": "time",
-            "fast": "time", "faster": "time", "quickest": "time", "google": "gcp", "amazon": "aws",
+            "fast": "time", "faster": "time", "quickest": "time", "asap": "time", "google": "gcp", "amazon": "aws",
             "scratch": "pretrain", "sft": "fine-tune",  # supervised fine-tuning (TRL's SFTTrainer)
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
             "sixteen": "16"}
@@ -97,6 +97,7 @@ RELATIVE_DEADLINES = {"tomorrow": "24h", "overnight": "12h"}
 _NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?[kmbt]?$")
 _SIZE = re.compile(r"^\d+(\.\d+)?[kmgtp]i?b$")  # "2gb", "1.5tb", "500GiB": a size, the data's when "data" follows
 _DATA_WORDS = frozenset({"data", "dataset", "corpus"})
+_CARD_WORDS = frozenset({"gpu", "gpus", "card", "cards", "vram"})  # "a 24gb gpu": the cards of that memory
 _IMAGE_SIZE = re.compile(r"^(\d{1,2}x)?\d{2,5}x\d{2,5}$")
 _MONEY = re.compile(r"^\$\d[\d,]*(\.\d+)?[kmb]?$")
 _REGION = re.compile(r"^(us|eu|europe|asia|ap|me|sa|ca|af|il|mx|northamerica|southamerica|australia|africa)"
@@ -143,6 +144,10 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             if named_set is not None:  # "mlp mnist": the MNIST MLP, trained on MNIST
                 dataset, named = DATASETS[named_set], named_set
             i += taken - 1
+        elif nxt and (sized := sized_family(word, nxt, presets)):  # "a 1b llama", "an 8b llama", "qwen 7b"
+            out.append(sized)
+            told.append(f"{word} {nxt}: sized as {sized}")
+            i += 1
         elif gpus and (joined := _gpu_words(said, i, gpus)):
             out.append("-".join(said[i:i + joined]))
             i += joined - 1
@@ -169,6 +174,13 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             out.append(f"region={CONTINENTS[word]}")
         elif _SIZE.match(word) and _DATA_WORDS & set(said[i + 1:i + 3]):  # "2gb of data", "150GB dataset"
             out.append(f"data={word}")
+        elif _SIZE.match(word) and (nxt in _CARD_WORDS or said[i - 1] in ("in", "into")) and (
+                sized := gpus_of_memory(word, gpus)):  # "on a single 24gb gpu", "fit in 12gb": each such card
+            out.extend(sized)
+            told.append(f"{word}: the cards of {word.upper()}, {', '.join(sized)}")
+        elif _is_number(word) and nxt in ("parameter", "parameters", "params") and word not in presets:
+            out.append(f"params={word}")  # "a 2b parameter model": by its size ("a 7b model" is the llama-7b preset)
+            i += 1
         elif _IMAGE_SIZE.match(word):  # "1024x1024", "3x512x512": the image input
             out.append(f"input={word}")
         elif _REGION.match(word):
@@ -362,32 +374,3 @@ def _time(said: list[str], at: int) -> tuple[str, int] | None:
 def _known(word: str, presets: Collection[str]) -> bool:
     """Whether a word means something of its own (a preset, a setting, a filler), so it is no setting's value."""
     return not _is_number(word) and (word in presets or word in SETTING_WORDS or word in FILLER)
-
-
-# Presets whose input is fixed by their weights: ViT-B/16's 14 x 14 patch grid and its position embeddings are
-# 224 x 224's (at CIFAR's 32 x 32 it would see 2 x 2 patches); fine-tuning one on small images resizes them to 224
-# (Dosovitskiy et al. 2021 fine-tune CIFAR at 224 and up), so a data set's image size does not apply.
-RESIZED_INPUT_PRESETS = frozenset({"vit-b16"})
-
-
-def _named_preset(preset: str) -> Any:
-    """Return the registry's preset of this name or alias (None for another word)."""
-    from workers.sizing.presets.registry import PRESETS  # the grammar stays importable without the core
-
-    return next((p for p in PRESETS.values() if preset == p.name or preset in p.aliases), None)
-
-
-def image_input(preset: str, image: tuple[int, int, int]) -> list[int] | None:
-    """Return a named data set's image input for a preset that reads 3-channel images at any size, else None."""
-    found = _named_preset(preset)
-    shape = found.input_shape if found is not None and found.name not in RESIZED_INPUT_PRESETS else None
-    return list(image) if shape is not None and len(shape) == 3 and shape[0] == image[0] else None
-
-
-def resized_input(preset: str, image: tuple[int, int, int]) -> str:
-    """Return the acknowledgement's words where a data set's images are resized to the preset's input, else ""."""
-    found = _named_preset(preset)
-    if found is None or found.name not in RESIZED_INPUT_PRESETS or found.input_shape is None:
-        return ""
-    size = "x".join(map(str, found.input_shape))
-    return f"input {size} ({found.name}'s own: the {image[1]} x {image[2]} images resized to it)"

@@ -43,12 +43,12 @@ CONFIG_PRESETS: dict[str, tuple[dict[str, Any], str, int, str, tuple[str, ...], 
     "llama3.2-1b": (
         _config("llama", 16, 2048, 32, 8, 8192, 128256, 131072, **_TIED), "meta-llama/Llama-3.2-1B",
         1_235_814_400, HUB.format("meta-llama/Llama-3.2-1B-Instruct", 1_235_814_400),
-        ("llama-3.2-1b", "llama3.2_1b"), "Llama 3.2 1B decoder (16 layers, hidden 2048, 32 heads, 8 KV heads, "
+        ("llama-3.2-1b", "llama3.2_1b", "1b"), "Llama 3.2 1B decoder (16 layers, hidden 2048, 32 heads, 8 KV heads, "
         "SwiGLU 8192, vocabulary 128256, head tied to the embedding)"),
     "llama3.2-3b": (
         _config("llama", 28, 3072, 24, 8, 8192, 128256, 131072, head_dim=128, **_TIED), "meta-llama/Llama-3.2-3B",
         3_212_749_824, HUB.format("meta-llama/Llama-3.2-3B-Instruct", 3_212_749_824),
-        ("llama-3.2-3b", "llama3.2_3b"), "Llama 3.2 3B decoder (28 layers, hidden 3072, 24 heads, 8 KV heads, "
+        ("llama-3.2-3b", "llama3.2_3b", "3b"), "Llama 3.2 3B decoder (28 layers, hidden 3072, 24 heads, 8 KV heads, "
         "SwiGLU 8192, vocabulary 128256, head tied to the embedding)"),
     "qwen2.5-0.5b": (
         _config("qwen2", 24, 896, 14, 2, 4864, 151936, 32768, **_TIED), "Qwen/Qwen2.5-0.5B",

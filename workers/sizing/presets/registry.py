@@ -241,7 +241,7 @@ _PRESETS: tuple[Preset, ...] = (
         partial(llama_layers, "llama3-8b"),
         Published(8_030_261_248, None, "Meta-Llama-3-8B (Hugging Face) parameter count: 8,030,261,248"),
         sequence_length=8192,
-        aliases=("llama-3-8b", "llama3_8b", "llama3.1-8b"),
+        aliases=("llama-3-8b", "llama3_8b", "llama3.1-8b", "8b"),
     ),
     Preset(
         "llama2-13b",

@@ -239,7 +239,7 @@ def small_presets(preset: type, published: type) -> list[Any]:
             ),
             input_shape=(DCGAN_LATENT, 1, 1),
             images=(3, 64, 64),
-            aliases=("dcgan-64", "dcgan64"),
+            aliases=("dcgan-64", "dcgan64", "gan"),  # "train a gan": the DCGAN, told back in Slack
             extra_batch_bytes=3 * 64 * 64 * 4,  # the real images the discriminator reads, float32
             # pytorch/examples' own default is 64 (dcgan/main.py --batchSize, read 2026-12-06)
             recipe_batch=(128, "DCGAN's: Radford et al. 2016, the domain notes' §7"),
