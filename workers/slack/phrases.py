@@ -174,10 +174,10 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             out.append(f"region={CONTINENTS[word]}")
         elif _SIZE.match(word) and _DATA_WORDS & set(said[i + 1:i + 3]):  # "2gb of data", "150GB dataset"
             out.append(f"data={word}")
-        elif _SIZE.match(word) and (nxt in _CARD_WORDS or said[i - 1] in ("in", "into")) and (
-                sized := gpus_of_memory(word, gpus)):  # "on a single 24gb gpu", "fit in 12gb": each such card
-            out.extend(sized)
-            told.append(f"{word}: the cards of {word.upper()}, {', '.join(sized)}")
+        elif _SIZE.match(word) and (nxt in _CARD_WORDS or (i and said[i - 1] in ("in", "into"))) and (
+                cards := gpus_of_memory(word, gpus)):  # "on a single 24gb gpu", "fit in 12gb": each such card
+            out.extend(cards)
+            told.append(f"{word}: the cards of {word.upper()}, {', '.join(cards)}")
         elif _is_number(word) and nxt in ("parameter", "parameters", "params") and word not in presets:
             out.append(f"params={word}")  # "a 2b parameter model": by its size ("a 7b model" is the llama-7b preset)
             i += 1
