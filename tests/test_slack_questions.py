@@ -75,7 +75,8 @@ def test_everyday_words_for_the_objective_the_method_and_a_models_size() -> None
         command = parse(text)
         assert command.spec["model"] == {"preset": preset} and f"sized as {preset}" in command.defaults_used[0]
     for text, preset in (("fine-tune a 7b model with lora", "llama-7b"),
-                         ("train a 1b model from scratch", "llama3.2-1b"), ("train a gan on celeba for 20 epochs", "dcgan")):  # "a gan" was "unknown preset 'gan'"
+                         ("train a 1b model from scratch", "llama3.2-1b"),
+                         ("train a gan on celeba for 20 epochs", "dcgan")):  # "a gan" was "unknown preset 'gan'"
         command = parse(text)
         assert find_preset(command.spec["model"]["preset"]).name == preset
         assert command.defaults_used[0].startswith(f"{command.spec['model']['preset']}: sized as {preset}, ")
