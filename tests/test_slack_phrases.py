@@ -24,7 +24,8 @@ def parse(text: str) -> Command:
      {"model": {"preset": "llama-7b"},
       "training": {"from_pretrained": True, "epochs": 3.0, "precision": "bf16-mixed",
                    "parallelism": {"adapter": {"kind": "lora"}}, "batch_size": 8, "sequence_length": 1024,
-                   "recompute": True, "loss": "fused_linear_cross_entropy"},  # TRL's SFTConfig defaults
+                   "recompute": True, "loss": "fused_linear_cross_entropy",  # TRL's SFTConfig defaults
+                   "optimizer": "adamw", "optimizer_implementation": "fused", "gradient_clipping": "global"},
       "dataset": {"samples": 50000}, "constraints": {"max_gpus": 1, "budget_usd": 50.0}}),
     ("resnet50 imagenet 90 epochs budget $500 spot",
      {"model": {"preset": "resnet50"}, "training": {"epochs": 90.0, "batch_size": 32},
@@ -35,7 +36,8 @@ def parse(text: str) -> Command:
       "constraints": {"deadline_hours": 48.0}}),
     ("gpt2 medium pretraining seq length 1024 batch 8 in 36 hours, cheapest",
      {"model": {"preset": "gpt2-medium"}, "objective": "cost",  # pre-trained in bf16, as nanoGPT does
-      "training": {"from_pretrained": False, "sequence_length": 1024, "batch_size": 8, "precision": "bf16-mixed"},
+      "training": {"from_pretrained": False, "sequence_length": 1024, "batch_size": 8, "precision": "bf16-mixed",
+                   "optimizer": "adamw", "optimizer_implementation": "fused", "gradient_clipping": "global"},
       "constraints": {"deadline_hours": 36.0}}),
     ("bert base fine-tuning batch 32 seq 128 fp16 3 epochs 1,281,167 samples under $20 in europe-west4",
      {"model": {"preset": "bert-base"},

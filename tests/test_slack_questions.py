@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.recommending import estimate_spec, usable_bytes
 from tests.test_slack_phrases import GPUS, PRESET_WORDS, parse
 from workers.schemas import JobSpecSchema
 from workers.sizing.presets.registry import find_preset
@@ -188,3 +189,32 @@ def test_nodes_are_machines_of_eight_gpus(text: str, gpus: int) -> None:
     command = parse(text)
     assert command.spec["constraints"]["max_gpus"] == gpus
     assert any(d.startswith("gpus=16 (2 nodes of 8 GPUs") for d in command.defaults_used) is (gpus == 16)
+
+
+def test_a_decoders_fine_tune_takes_the_trainers_fused_adamw_and_fits_what_it_fits() -> None:
+    # "fine-tune phi 3 mini on 100k samples on a single a100" held foreach AdamW's fp32 copy of every weight: 76.4 GiB,
+    # over the A100 80GB's usable memory, so the answer offloaded the optimizer (43.8 h, PCIe-bound); the Trainer's
+    # adamw_torch_fused makes no copy
+    command = parse("fine-tune phi 3 mini on 100k samples on a single a100")
+    training = command.spec["training"]
+    assert (training["optimizer"], training["optimizer_implementation"], training["gradient_clipping"]) == (
+        "adamw", "fused", "global")
+    assert any(d.startswith("optimizer=adamw, fused") and "adamw_torch_fused" in d for d in command.defaults_used)
+    peak = estimate_spec(command.spec, "a100-80gb").per_gpu[0]
+    assert peak.fits and peak.gpu_memory_bytes < usable_bytes("a100-80gb")
+    foreach = {**command.spec, "training": {**training, "optimizer_implementation": "foreach"}}
+    assert not estimate_spec(foreach, "a100-80gb").per_gpu[0].fits
+    assert "optimizer_implementation" not in parse("fine-tune llama 3 8b with sgd").spec["training"]  # said: kept
+    pretrain = parse("train gpt2 from scratch on openwebtext")  # nanoGPT's fused AdamW, grad_clip 1.0
+    assert pretrain.spec["training"]["optimizer_implementation"] == "fused"
+    assert any("nanoGPT's fused AdamW" in d for d in pretrain.defaults_used)
+
+
+def test_a_decoder_with_a_logit_softcap_keeps_the_plain_loss_and_says_why() -> None:
+    # "fine-tune gemma 2 9b with lora" was refused: the chunked loss fuses the output projection, and Gemma 2's
+    # logits pass a tanh softcap after it
+    command = parse("fine-tune gemma 2 9b with lora on 30k samples within 4 hours")
+    assert "loss" not in command.spec["training"] and command.spec["training"]["recompute"] is True
+    assert any(d.startswith("the plain loss, logits held (gemma2-9b's logits pass a softcap")
+               for d in command.defaults_used)
+    JobSpecSchema().load(command.spec)  # and the spec loads

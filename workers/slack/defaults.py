@@ -162,24 +162,48 @@ def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collecti
 
 
 def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
-    """Size a decoder's fine-tune (`kind`: fine_tune_kind's) as TRL's SFTTrainer runs it unless said otherwise:
-    gradient checkpointing on and the loss chunked, never holding the logits (its SFTConfig's defaults,
-    gradient_checkpointing=True and loss_type "chunked_nll": huggingface/trl trl/trainer/sft_config.py, read
-    2026-12-06); return the words told back. Sized without them, "fine-tune llama 3 8b with lora" held 32 blocks'
-    activations and 128,256 fp32 logits a token: 82.7 GiB at TRL's batch 8 x 1,024."""
+    """Size a decoder's step as its usual recipe runs it unless said otherwise; return the words told back.
+
+    A fine-tune (`kind`: fine_tune_kind's) as TRL's SFTTrainer: gradient checkpointing on and the loss chunked, never
+    holding the logits (its SFTConfig's defaults, gradient_checkpointing=True and loss_type "chunked_nll":
+    huggingface/trl trl/trainer/sft_config.py, read 2026-12-06), and the Trainer's optimizer, fused AdamW with the
+    gradients clipped to norm 1.0 (optim "adamw_torch_fused" on torch 2.8 and later, max_grad_norm=1.0:
+    huggingface/transformers@00349ae87edd src/transformers/training_args.py). Sized without them, "fine-tune llama 3
+    8b with lora" held 32 blocks' activations and 128,256 fp32 logits a token: 82.7 GiB at TRL's batch 8 x 1,024; a
+    full fine-tune of Phi-3 mini held foreach AdamW's fp32 copy of every weight, 76.4 GiB, over an A100's 80 GB.
+    A pre-training run as nanoGPT's: fused AdamW (model.py configure_optimizers: fused=True on CUDA), grad_clip 1.0
+    (train.py)."""
     found = _found(preset)
     training = spec["training"]
-    if not _is_decoder(found) or not kind:
+    if not _is_decoder(found):
         return []
     told = []
+    if "optimizer" not in training:
+        training.update(optimizer="adamw", optimizer_implementation="fused", gradient_clipping="global")
+        told.append("optimizer=adamw, fused, gradients clipped to norm 1.0 (" + (
+            "the Trainer's optim adamw_torch_fused, max_grad_norm=1.0)" if kind else
+            "nanoGPT's fused AdamW and grad_clip=1.0)"))
+    if not kind:
+        return told
     if "recompute" not in training:
         training["recompute"] = True
         told.append("checkpointing (TRL's SFTConfig: gradient_checkpointing=True; say `no-checkpointing` to size "
                     "without)")
-    if "loss" not in training:
+    if "loss" in training:
+        return told
+    if _ends_in_projection(found):
         training["loss"] = "fused_linear_cross_entropy"
         told.append("the loss in chunks, no logits held (TRL's SFTConfig: loss_type chunked_nll)")
+    else:  # Gemma 2's logit softcap: a tanh after the projection, which a chunked projection-and-loss does not cover
+        told.append(f"the plain loss, logits held ({found.name if found else preset}'s logits pass a softcap after its "
+                    "output projection, which a chunked loss of the projection does not cover)")
     return told
+
+
+def _ends_in_projection(found: Preset | None) -> bool:
+    """Whether a preset's network ends in its output projection (a dense layer, before its own loss row)."""
+    layers = [layer for layer in found.build() if layer.get("name") != "loss"] if found is not None else []
+    return bool(layers) and layers[-1].get("type") == "dense"
 
 
 def cifar_layout(word: str, presets: Collection[str], side: int) -> str:

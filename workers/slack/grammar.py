@@ -136,14 +136,12 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
 # bare word -> (group, value); a group may be named once (providers and pricing collect)
 FLAGS: dict[str, tuple[str, Any]] = {
     **{name: ("providers", name) for name in PROVIDER_NAMES},
-    "spot": ("pricing", "spot"), "ondemand": ("pricing", "on_demand"),
-    "on-demand": ("pricing", "on_demand"),
+    "spot": ("pricing", "spot"), "ondemand": ("pricing", "on_demand"), "on-demand": ("pricing", "on_demand"),
     "fp32": ("precision", "fp32"), "fp16": ("precision", "fp16-mixed"), "bf16": ("precision", "bf16-mixed"),
     "fp8": ("precision", "fp8-mixed"),
     "recompute": ("recompute", True), "checkpointing": ("recompute", True),  # activation checkpointing: full
     "gradient_checkpointing": ("recompute", True), "no-checkpointing": ("recompute", False),
-    # whether the job starts from a pretrained model (training.from_pretrained): pre-training from
-    # scratch is offered no adapters
+    # whether the job starts from a pretrained model (training.from_pretrained); from scratch: no adapters
     "pretrain": ("pretrain/finetune", False), "scratch": ("pretrain/finetune", False),
     "finetune": ("pretrain/finetune", True), "fine-tune": ("pretrain/finetune", True),
     # fine-tuning with adapters (training.parallelism.adapter): LoRA, or QLoRA on a 4-bit base
