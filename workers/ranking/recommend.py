@@ -25,7 +25,13 @@ from workers.ranking.owned_fit import owned_cards_warning
 from workers.ranking.plan_options import plan_count, plan_with_options
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption, Recommendation
-from workers.ranking.relax import constraints_warning, fused_loss_opens_warning, gpus_warning, unranked_gpus_warning
+from workers.ranking.relax import (
+    constraints_warning,
+    fused_loss_opens_warning,
+    fused_optimizer_warning,
+    gpus_warning,
+    unranked_gpus_warning,
+)
 from workers.ranking.run_words import gib_text
 from workers.ranking.scope import (
     allowed_gpus,
@@ -257,10 +263,11 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
         loader = jpeg_loader_warning(job, rec, lambda j: rank(j, None))
         long_run = long_run_warning(job, rec, lambda j: rank(j, None))  # "llama 3 70b on 15T tokens": 8 years
         unranked = unranked_gpus_warning(job, rec, lambda j: rank(j, None), unranked_gpus(job, catalog))
+        fused = fused_optimizer_warning(job, rec, lambda j: rank(j, None))  # offloaded where a fused Adam fits
         owned = owned_cards_warning(job, rec, catalog)
         first = () if owned is None else (owned,)
         older = purchase_older_cards(job, catalog)
-        extra = (*(w for w in (limited, unranked, premium, long_run, loader, older) if w is not None), *extra)
+        extra = (*(w for w in (limited, fused, unranked, premium, long_run, loader, older) if w is not None), *extra)
         rec = arm_alternative(rec)
     rec = replace(rec, requirements=replace(rec.requirements, warnings=(*first, *rec.requirements.warnings, *extra)))
     if per_gpu_rows != PER_GPU_OPTIONS:
