@@ -242,8 +242,7 @@ def fused_optimizer_warning(job: JobSpec, rec: Recommendation,
     found = rank(replace(job, training=replace(training, optimizer_implementation=OptimizerImplementation.FUSED),
                          limit=1))
     first = found.options[0] if found.options else None
-    by_time = job.objective is Objective.TIME
-    judged = (lambda o: _judged_hours(o)) if by_time else (lambda o: _judged_cost(o))
+    judged = _judged_hours if job.objective is Objective.TIME else _judged_cost
     if first is None or judged(first) > judged(top) * (1 - FUSED_OPTIMIZER_GAIN):
         return None
     name = torch_name(training.optimizer)
