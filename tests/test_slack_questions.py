@@ -218,3 +218,30 @@ def test_a_decoder_with_a_logit_softcap_keeps_the_plain_loss_and_says_why() -> N
     assert any(d.startswith("the plain loss, logits held (gemma2-9b's logits pass a softcap")
                for d in command.defaults_used)
     JobSpecSchema().load(command.spec)  # and the spec loads
+
+
+@pytest.mark.parametrize(("text", "objective"), [
+    ("how long to train resnet50 on imagenet on 4 v100s", "balanced"),  # was 1 x V100 for 104 h, cheapest first
+    ("fine-tune llama 3 8b on 8 h100s with lora, 100k samples, seq 4096", "balanced"),
+    ("resnet50 imagenet on 4 v100s cheapest", "cost"),  # an objective said wins
+])
+def test_a_count_of_gpus_said_alone_ranks_by_cost_and_time_together(text: str, objective: str) -> None:
+    command = parse(text)
+    assert command.spec["objective"] == objective
+    told = any(d.startswith("ranked by cost and time together (up to") for d in command.defaults_used)
+    assert told == (objective == "balanced")
+
+
+@pytest.mark.parametrize("text", [
+    "resnet50 imagenet on 4 v100s within 2 days",  # the cheapest meeting the deadline is the question
+    "resnet50 imagenet on 4 v100s under $100",
+    "fine-tune llama 7b with lora on 1 gpu",  # one GPU: nothing to rank by speed
+])
+def test_a_count_with_a_limit_or_of_one_keeps_the_cost_objective(text: str) -> None:
+    assert "objective" not in parse(text).spec
+
+
+def test_inference_is_said_to_be_unsized() -> None:
+    with pytest.raises(CommandError) as caught:
+        parse("what's the cheapest gpu for inference of llama 3 8b")
+    assert caught.value.problems[0].startswith("inference: gpugauge sizes training runs;")

@@ -316,8 +316,9 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
         _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
         _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default; a preset's own recipe's where "
                  "it has one: dcgan, mlp-mnist, vae-mnist 128; a language model's fine-tune: seq=1024 batch=8 as "
-                 "TRL's SFTTrainer, with its gradient checkpointing and chunked loss (`no-checkpointing` to size "
-                 "without), an encoder's seq=128 as BERT's GLUE recipe, unless you say `pretrain`), "
+                 "TRL's SFTTrainer, with its gradient checkpointing, chunked loss and fused AdamW "
+                 "(`no-checkpointing` to size without), an encoder's seq=128 as BERT's GLUE recipe, unless you say "
+                 "`pretrain`), "
                  "epochs=1 (a ResNet, VGG or AlexNet on imagenet: torchvision's 90; a language model's fine-tune: the "
                  "Trainer's 3), precision="
                  f"{DEFAULT_PRECISION}, bf16 for a model of 1B parameters or more or a decoder (TRL, nanoGPT) "
@@ -325,7 +326,8 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
                  "say `bf16` or `fp16` for "
                  "mixed precision, `fp32` for full; `fp8` for FP8 products on Ada, Hopper and Blackwell), "
                  "objective cost (`balanced` for the "
-                 "knee of the cost/time front, `fastest` for time), every provider and pricing kind; "
+                 "knee of the cost/time front, `fastest` for time; balanced where you say a count of GPUs, "
+                 "`on 8 v100s`, and no budget or deadline), every provider and pricing kind; "
                  "`spot`/`ondemand` choose the cloud pricing and keep owned cards unless you name providers. "
                  "Sizes take units: 150GB, 1.28M, 1T, $500, 2d."),
         _section(f"*Presets:* {', '.join(sorted(presets))} (or a model's Hugging Face name, "

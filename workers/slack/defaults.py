@@ -292,3 +292,16 @@ def sized_family(first: str, second: str, presets: Collection[str]) -> str | Non
     named = {found.name for word in presets if word.startswith(family) and word.endswith(f"-{size}")
              and (found := _found(word)) is not None}
     return named.pop() if len(named) == 1 else None
+
+
+def counted_gpus(spec: dict[str, Any]) -> list[str]:
+    """Rank by the knee of cost and time where a recommendation names a count of GPUs ("train resnet50 on imagenet on
+    8 v100s", "on 2 nodes") and neither an objective, a deadline nor a budget: the count is at most that many
+    (max_gpus), and by cost the first option was one V100 for 104 h where the question was the time on eight; by time
+    it was eight on demand for $272 where spot runs them as fast for $55. Return the words told back."""
+    count, constraints = spec.get("constraints", {}).get("max_gpus"), spec.get("constraints", {})
+    if not isinstance(count, int) or count < 2 or "objective" in spec or {"deadline_hours", "budget_usd"} & set(
+            constraints):
+        return []
+    spec["objective"] = "balanced"
+    return [f"ranked by cost and time together (up to {count} GPUs, as said; say `cheapest` or `fastest` for one)"]

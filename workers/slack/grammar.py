@@ -2,16 +2,15 @@
 
     /gpugauge resnet50 batch=64 epochs=90 data=150GB samples=1.28M budget=$500 deadline=2d spot
     /gpugauge fit resnet50 v100-16gb batch=64
-    /gpugauge llama3-8b qlora rank=16 bf16 batch=4 seq=2048 samples=20k epochs=2
-    /gpugauge help
+    /gpugauge llama3-8b qlora rank=16 bf16 batch=4 seq=2048 samples=20k epochs=2     (and /gpugauge help)
 
 Defaults (told to the user in the help text): batch 32 when no `batch=` is given (Keras' `Model.fit` default,
 keras.io/api/models/model_training_apis), or a preset's own recipe's (Preset.recipe_batch: DCGAN, the MNIST MLP and
 VAE 128; told back in the ack, as is the spec's fp32 precision when none is said, bf16-mixed for 1B parameters or
 more or any decoder), epochs 1 (told; a recipe's on its data set, a fine-tune's 3), a fine-tune's seq and
-batch (defaults.py), objective cost, every provider and pricing kind; the rest are the job spec's (CONTRACT.md).
-`spot`/`ondemand` choose the cloud pricing; owned on-prem cards stay in unless providers are named.
-"""
+batch (defaults.py), objective cost (balanced where a count of GPUs is said alone, counted_gpus), every provider and
+pricing kind; the rest are the job spec's (CONTRACT.md).
+`spot`/`ondemand` choose the cloud pricing; owned on-prem cards stay in unless providers are named."""
 
 from __future__ import annotations
 
@@ -29,6 +28,7 @@ from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import PRESET_WORDS, find_preset
 from workers.slack.defaults import (
+    counted_gpus,
     default_batch,
     default_epochs,
     default_precision,
@@ -381,7 +381,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
         defaults.append(said_epochs)
     if "precision" not in spec["training"]:  # said: an LLM in fp32 needs about twice bf16's memory
         defaults.append(default_precision(spec, preset, builder.named_gpus, no_bf16, pretrain=not tuned))
-    defaults += sft_step(spec, preset, tuned)  # a decoder's fine-tune: TRL's checkpointing and chunked loss
+    defaults += [*sft_step(spec, preset, tuned), *([] if fit else counted_gpus(spec))]  # TRL's step; "on 8 v100s"
     context = preset_context(preset) if "sequence_length" not in spec["training"] else None
     if context is not None:  # a language model's default is its whole context: time and memory follow it
         defaults.append(f"seq={context} (the model's context)")

@@ -23,8 +23,11 @@ _PREFERENCE = ("preference tuning is not sized as such: each pair is two sequenc
                "reference is then the base with its adapters off, no second copy)")
 _RL = ("RL fine-tuning (PPO, GRPO) is not sized: it generates samples and runs reward and reference models beside the "
        "policy; ask for the policy's fine-tune (`fine-tune ... lora`) to size its training step")
+_SERVING = ("gpugauge sizes training runs; serving a model (its KV cache, batch of requests, latency) is not sized: "
+            "ask for the training or fine-tune of the model")
 UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}", "rlhf": f"rlhf: {_RL}",
-                   "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}"}
+                   "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}",
+                   **{word: f"{word}: {_SERVING}" for word in ("inference", "serving", "serve", "deployment")}}
 
 
 # Distributed-training frameworks and strategies said by name ("with deepspeed zero 3", "fsdp"): the ranking chooses
