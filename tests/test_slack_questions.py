@@ -245,3 +245,13 @@ def test_inference_is_said_to_be_unsized() -> None:
     with pytest.raises(CommandError) as caught:
         parse("what's the cheapest gpu for inference of llama 3 8b")
     assert caught.value.problems[0].startswith("inference: gpugauge sizes training runs;")
+
+
+def test_a_model_no_preset_is_near_asks_for_its_size_once() -> None:
+    # "fine-tune t5 base" said "see /gpugauge help" twice: nothing to do with a model that has no preset
+    with pytest.raises(CommandError) as caught:
+        parse("fine-tune t5 base on 100k samples")
+    assert caught.value.problems == [
+        "unknown preset 't5'; no preset of that name (`/gpugauge help` lists them): give the model's size, e.g. "
+        "params=220m", "unknown preset 'base'"]
+    assert parse("fine-tune params=220m on 100k samples seq 512").spec["model"] == {"stats": {"parameters": 220_000_000}}

@@ -59,6 +59,14 @@ def image_size(text: str) -> list[int]:
     return sizes if len(sizes) == 3 else [0, *sizes]
 
 
+def owned_cards(text: str) -> list[dict[str, Any]]:
+    """Parse `owned=` ("4xrtx-3090", as phrases write "our 4 3090s"): constraints.owned_gpus."""
+    count, _, slug = text.partition("x")
+    if not (count.isdigit() and int(count) > 0 and slug):
+        raise ValueError("say the cards as NxGPU, e.g. owned=4xrtx-3090")
+    return [{"gpu": slug, "count": int(count)}]
+
+
 def fill_channels(spec: dict[str, Any], preset: object) -> str:
     """Give a said image size (input=HxW) the preset's channels; return a problem, "" where none."""
     shape = spec["model"].get("input_shape")

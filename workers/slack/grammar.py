@@ -38,6 +38,7 @@ from workers.slack.defaults import (
     generic_alias,
     image_input,
     image_size,
+    owned_cards,
     preset_context,
     resized_input,
     samples_from_tokens,
@@ -94,13 +95,6 @@ def _comma_list(text: str) -> list[str]:
     return [r for r in text.split(",") if r]
 
 
-def _owned(text: str) -> list[dict[str, Any]]:
-    count, _, slug = text.partition("x")  # "4xrtx-3090", as phrases write "our 4 3090s"
-    if not (count.isdigit() and int(count) > 0 and slug):
-        raise ValueError("say the cards as NxGPU, e.g. owned=4xrtx-3090")
-    return [{"gpu": slug, "count": int(count)}]
-
-
 _PRECISIONS = {"fp32": "fp32", "fp16": "fp16-mixed", "bf16": "bf16-mixed", "fp8": "fp8-mixed",
                "fp16-mixed": "fp16-mixed", "bf16-mixed": "bf16-mixed", "fp8-mixed": "fp8-mixed"}
 _OPTIMIZERS = {name: name for name in ("sgd", "momentum", "adam", "adamw", "rmsprop")}
@@ -123,7 +117,7 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "deadline": ("constraints", "deadline_hours", parse_duration_hours),
     "gpus": ("constraints", "max_gpus", parse_count),
     "region": ("constraints", "regions", _comma_list),
-    "owned": ("constraints", "owned_gpus", _owned),  # cards the team has: "on my 1080 ti", owned=4xrtx-3090
+    "owned": ("constraints", "owned_gpus", owned_cards),  # cards the team has: "on my 1080 ti", owned=4xrtx-3090
     "top": ("", "limit", parse_count),
     "rank": ("adapter", "rank", parse_count),  # with lora or qlora (training.parallelism.adapter)
     "targets": ("adapter", "targets", _comma_list),  # projections among q, k, v, o, mlp, e.g. targets=q,k,v,o
@@ -285,7 +279,10 @@ class _Builder:
         if word in UNSIZED_METHODS:  # "dpo llama 3 8b": said what is sized instead
             self.problems.append(UNSIZED_METHODS[word])
         elif best in self.presets or (best is None and "preset" not in self.seen):
-            self.problems.append(f"unknown preset '{word}'{_did_you_mean(_suggest(word, self.presets))}")
+            close = _suggest(word, self.presets)  # none close: "t5", "whisper" are sized by their statistics
+            hint = "; no preset of that name (`/gpugauge help` lists them): give the model's size, e.g. params=220m"
+            said = any(p.endswith(hint) for p in self.problems)  # "t5 base": said once
+            self.problems.append(f"unknown preset '{word}'" + (_did_you_mean(close) if close else "" if said else hint))
         elif re.fullmatch(r"\d+(\.\d+)?gi?b", word):  # "will bert-large fit in 20gb": no card has 20 GB
             self.problems.append(f"'{word}' is an amount of memory no card has: name the card, e.g. `rtx-3060`, or a "
                                  "size cards have (`a 24gb gpu`), or drop it for the memory the job needs")
