@@ -254,4 +254,5 @@ def test_a_model_no_preset_is_near_asks_for_its_size_once() -> None:
     assert caught.value.problems == [
         "unknown preset 't5'; no preset of that name (`/gpugauge help` lists them): give the model's size, e.g. "
         "params=220m", "unknown preset 'base'"]
-    assert parse("fine-tune params=220m on 100k samples seq 512").spec["model"] == {"stats": {"parameters": 220_000_000}}
+    sized = parse("fine-tune params=220m on 100k samples seq 512")
+    assert sized.spec["model"] == {"stats": {"parameters": 220_000_000}}
