@@ -134,3 +134,12 @@ def test_a_cost_ranked_job_that_fits_plainly_is_not_told_to_add_gpus(shipped: Ca
     spec = json.loads((Path(__file__).resolve().parents[1] / "examples" / "gpt2-pretrain.json").read_text())
     rec = recommend_spec({**spec, "objective": "cost"}, shipped)
     assert "max-gpus-limits" not in _codes(rec)
+
+
+def test_a_limit_said_of_a_job_without_samples_names_the_iteration_not_zero_hours(shipped: Catalog) -> None:
+    # "fine-tune llama 3 70b on 1 gpu": "with up to 4 the best is 4 x l40s ...: 0.0 min for $0.0000"
+    spec = {**LLAMA2_70B_FINE_TUNE, "dataset": {}, "constraints": {"max_gpus": 1}}
+    rec = recommend_spec(spec, shipped)
+    [said] = [w.message for w in rec.requirements.warnings if w.code == "max-gpus-limits"]
+    assert "0.0 min" not in said and "$0.0000" not in said
+    assert "ms an iteration at $" in said and "(dataset.samples gives its time and cost)" in said

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.run_words import deadline_text, hours_text, usd_text
-from workers.ranking.wider import widened_limits
+from workers.ranking.wider import figures_text, widened_limits
 from workers.sizing.loss_advice import fused_loss_job
 from workers.sizing.optimizer_advice import torch_name
 from workers.sizing.requirements import CodedWarning
@@ -43,7 +43,7 @@ def _option_text(o: RankedOption) -> str:
     machines = f"{o.nodes} x {o.instance_type}" if o.nodes > 1 else o.instance_type
     at = f" at the {round(o.percentile * 100)}th percentile" if o.percentile_hours > 0 else ""
     return (f"{machines} ({o.provider} {o.region}, {o.pricing.value}; {o.gpu_count * o.nodes}x {o.gpu}): "
-            f"{hours_text(_judged_hours(o))} for {usd_text(_judged_cost(o))}{at}")
+            f"{figures_text(o, _judged_hours(o), _judged_cost(o))}{at if o.training_hours > 0 else ''}")
 
 
 def _round_up(value: float) -> float:

@@ -71,7 +71,15 @@ def _held_hours(option: RankedOption) -> float:
 def _option_text(option: RankedOption) -> str:
     machines = f"{option.nodes} x {option.instance_type}" if option.nodes > 1 else option.instance_type
     return (f"{_total_gpus(option)} x {option.gpu} ({machines}, {option.pricing.value}, {option.region}): "
-            f"{hours_text(option.training_hours)} for {usd_text(option.training_cost_usd)}")
+            f"{figures_text(option, option.training_hours, option.training_cost_usd)}")
+
+
+def figures_text(option: RankedOption, hours: float, cost: float) -> str:
+    """Return "H for $C", or, where the job gives no sample count (hours 0), its iteration and hourly price."""
+    if hours > 0:
+        return f"{hours_text(hours)} for {usd_text(cost)}"
+    return (f"{option.iteration_ms:,.0f} ms an iteration at {usd_text(option.price_per_hour_usd * option.nodes)}/h "
+            "(dataset.samples gives its time and cost)")
 
 
 # Ranks a job as the recommendation did (same catalog and calibration) without this check; with
