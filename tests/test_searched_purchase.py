@@ -48,3 +48,21 @@ def test_the_purchase_question_alone_is_advised_on_the_cards_in_scope_not_the_re
     assert "bf16-unsupported" not in codes
     assert not any("t4" in w.message.split() for w in rec.requirements.warnings)
     assert "memory-tier" in codes  # the job's own advice stays
+
+
+def test_the_purchase_question_alone_puts_the_least_cost_per_run_first_and_keeps_the_least_to_spend(
+        shipped: Catalog) -> None:
+    # Nothing rented to weigh a purchase against: cheapest first put 1 x RTX 4060 first for ResNet-50 on ImageNet,
+    # 10 days a run, where a few hundred dollars more cut the run to days. Now each run's share of the price over the
+    # cards' life (lifetime x utilisation, as the break-even assumes) plus its power orders them.
+    from workers.ranking.purchase import run_cost_usd
+
+    spec = changed_example("resnet50-imagenet", constraints={"providers": ["onprem"]})
+    rec = recommend_spec(spec, shipped)
+    costs = [run_cost_usd(p) for p in rec.purchase[:-1]]
+    assert costs == sorted(costs) and all(p.break_even_runs is None for p in rec.purchase)
+    least = min(rec.purchase, key=lambda p: p.purchase_usd)
+    assert least.purchase_usd < rec.purchase[0].purchase_usd and least.job_hours > rec.purchase[0].job_hours
+    print(f"\nfirst {rec.purchase[0].instance_type} ${rec.purchase[0].purchase_usd:,.0f} "
+          f"{rec.purchase[0].job_hours:.1f} h; least to spend {least.instance_type} ${least.purchase_usd:,.0f} "
+          f"{least.job_hours:.1f} h")

@@ -265,6 +265,10 @@ def test_asked_what_to_buy_the_answer_lists_the_cards_to_buy_not_nothing_fits(sh
     assert "Cards to buy" in text and "Nothing fits" not in text
     first = dumped["purchase"][0]
     assert f"{first['gpu_count']} × {first['gpu']}" in text and fmt_usd(first["purchase_usd"]) in text
-    assert msg["text"].endswith(f"cheapest to buy is {first['instance_type']}")
+    assert msg["text"].endswith(f"first to buy is {first['instance_type']}")
+    # nothing rented to weigh it against: the least a run costs over the cards' life first, the least to spend too
+    assert "a run with its price spread over 3 years at 50% use" in text
+    least = min(dumped["purchase"], key=lambda p: p["purchase_usd"])
+    assert least is not first and f"the least to spend: *{least['gpu_count']} × {least['gpu']}*" in text
     # not asked: no list (the default providers take on-prem in too, and every answer would carry it)
     assert "Cards to buy" not in text_of(render_recommendation(dumped, title="buy"))

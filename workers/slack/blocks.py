@@ -195,13 +195,23 @@ def _best(option: Mapping[str, Any]) -> str:
 
 
 def _purchase_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One line per card set to buy: what it costs with its host, a run's hours and power, whether it pays off."""
+    """One line per card set to buy (the first PURCHASE_SHOWN, and the least to spend where it is not among them):
+    what it costs with its host, a run's hours and power, whether it pays off, or a run's cost over its life."""
+    shown = list(rows[:PURCHASE_SHOWN])
+    least = min(rows, key=lambda p: float(p.get("purchase_usd", 0)), default=None)
+    if least is not None and least not in shown:
+        shown.append(least)
     lines = []
-    for p in rows:
+    for p in shown:
+        share = float(p.get("purchase_usd", 0)) * float(p.get("job_hours", 0)) / max(float(p.get("hours_of_use", 1)), 1)
         pays = (f"; pays off after {p['break_even_runs']:,.0f} runs against renting"
-                if p.get("pays_off") and p.get("break_even_runs") else "")
+                if p.get("pays_off") and p.get("break_even_runs") else
+                f"; {fmt_usd(share + float(p.get('power_cost_usd', 0)))} a run with its price spread over "
+                f"{p.get('lifetime_years', 0):g} years at {float(p.get('utilisation', 0)):.0%} use")
         how = f"; {p['strategy']}" if p.get("strategy") else ""
-        lines.append(f"*{p.get('gpu_count', 1)} × {p.get('gpu', '?')}*: {fmt_usd(float(p.get('purchase_usd', 0)))} "
+        lead = "the least to spend: " if p is least and len(shown) > PURCHASE_SHOWN else ""
+        lines.append(f"{lead}*{p.get('gpu_count', 1)} × {p.get('gpu', '?')}*: "
+                     f"{fmt_usd(float(p.get('purchase_usd', 0)))} "
                      f"with its host (cards at their launch price, {p.get('as_of') or 'undated'}), "
                      f"{fmt_hours(float(p.get('job_hours', 0)))} a run, {fmt_usd(float(p.get('power_cost_usd', 0)))} "
                      f"of power{pays}{how}")
@@ -212,10 +222,11 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
                           purchase: bool = False) -> Message:
     """Render a recommendation result: the top options, the memory, warnings, or the out-of-memory plan; with
     `purchase` (the command named on-prem: "what should we buy"), the cards to buy in the result's order (those that
-    pay off soonest against renting first; with nothing rented, the cheapest)."""
+    pay off soonest against renting first; with nothing rented, the least a run costs over the cards' life), and the
+    least to spend where it is not among them."""
     requirements = result.get("requirements") or {}
     options: Sequence[Mapping[str, Any]] = result.get("options") or []
-    buy = list(result.get("purchase") or [])[:PURCHASE_SHOWN] if purchase else []
+    buy = list(result.get("purchase") or []) if purchase else []  # _purchase_lines picks the lines shown
     memory = memory_lines(requirements)
     own = top_step_line(requirements, options[0]) if options else ""
     if own:  # the requirements' figure is the job as given; the top option's own step follows it
@@ -228,7 +239,7 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
             blocks.append(_context(f"…and {len(options) - top} more options"))
     if buy:
         blocks.append(_bullets(_purchase_lines(buy), title="Cards to buy"))
-        fallback = fallback if options else f"{title}: cheapest to buy is {buy[0].get('instance_type', '?')}"
+        fallback = fallback if options else f"{title}: first to buy is {buy[0].get('instance_type', '?')}"
     elif not options:
         fallback = f"{title}: nothing fits within the constraints"
         # Where the limits, the GPUs named or the loss the user set rule every option out, what to change is the
@@ -312,7 +323,8 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
                  "*Cards you have:* `/gpugauge bert on my 1080 ti, 100k samples` or `... on our 4 "
                  "3090s` ranks them at their power cost beside the clouds' machines (`owned=4xrtx-3090`)\n"
                  "*Cards to buy:* `/gpugauge what should we buy to fine-tune llama 3 8b with lora` lists them, "
-                 "cheapest first; `buy or rent` beside the clouds, those that pay off soonest first"),
+                 "the least a run costs over their life first, and the least to spend; `buy or rent` beside the "
+                 "clouds, those that pay off soonest first"),
         _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
         _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default; a preset's own recipe's where "
                  "it has one: dcgan, mlp-mnist, vae-mnist 128; a language model's fine-tune: seq=1024 batch=8 as "
