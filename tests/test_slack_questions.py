@@ -256,3 +256,26 @@ def test_a_model_no_preset_is_near_asks_for_its_size_once() -> None:
         "params=220m", "unknown preset 'base'"]
     sized = parse("fine-tune params=220m on 100k samples seq 512")
     assert sized.spec["model"] == {"stats": {"parameters": 220_000_000}}
+
+
+def test_a_fit_question_says_the_change_that_fits_the_same_cards() -> None:
+    # "does llama 3 70b lora fit on 8 a100 80gb" answered ":x: does not fit, 161.2 GiB per GPU": plain data
+    # parallel, as given; sharded over the eight it holds in 38.8 GiB, which the plan said only further down
+    from catalog.loader import load_catalog
+    from workers.schemas import RequirementsSchema
+    from workers.schemas.specs import load_job
+    from workers.sizing.estimate import estimate_on_gpus
+    from workers.slack.blocks import render_fit
+    from workers.tasks.slack import fit_fixes
+
+    gpus = load_catalog().gpus
+    command = parse_command("does llama 3 70b lora fit on 8 a100 80gb", presets=PRESET_WORDS, gpus=CARDS)
+    requirements = estimate_on_gpus(load_job(command.spec)[1], gpus, slugs=command.gpus, gpu_count=command.gpu_count)
+    assert not requirements.per_gpu[0].fits
+    fixes = fit_fixes(requirements, gpus)
+    assert fixes["a100-80gb"].startswith("fits with sharding (") and "per GPU, time ×" in fixes["a100-80gb"]
+    message = render_fit(RequirementsSchema().dump(requirements), title="70b", fixes=fixes)
+    assert ":x: does not fit as given" in str(message["blocks"]) and "fits with changes" in message["text"]
+    fitting = parse_command("does resnet50 fit on a t4", presets=PRESET_WORDS, gpus=CARDS)
+    fine = estimate_on_gpus(load_job(fitting.spec)[1], gpus, slugs=fitting.gpus)
+    assert fine.per_gpu[0].fits and fit_fixes(fine, gpus) == {}

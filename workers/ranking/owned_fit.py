@@ -9,6 +9,8 @@ together last, oom_combined.py), or that none does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from catalog.types import Catalog, Pricing
 from catalog.units import GIB
 from workers.ranking.left_out import left_out_reason
@@ -16,11 +18,18 @@ from workers.ranking.recommendation import Recommendation
 from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.memory import usable_memory_bytes
-from workers.sizing.requirements import CodedWarning, MitigationKind
+from workers.sizing.requirements import CodedWarning, Mitigation, MitigationKind
 from workers.sizing.spec import JobSpec
 
 # Rows that do not make the job fit the cards owned as they are: another method, or a network to redesign.
 _NOT_ON_THE_CARDS = frozenset({MitigationKind.ADAPTERS, MitigationKind.CHANGE_NETWORK})
+
+
+def same_cards_row(mitigations: Sequence[Mitigation], *, gpu: str, count: int, usable: int) -> Mitigation | None:
+    """Return the first row of the out-of-memory plan that fits `count` x `gpu` as they are and keeps the method
+    (no adapters, no network to redesign), None where none does."""
+    return next((m for m in mitigations if m.kind not in _NOT_ON_THE_CARDS and m.gpu in (None, gpu)
+                 and m.gpu_count in (None, count) and m.gpu_memory_bytes <= usable), None)
 
 
 def owned_cards_warning(job: JobSpec, rec: Recommendation, catalog: Catalog) -> CodedWarning | None:
@@ -42,8 +51,7 @@ def owned_cards_warning(job: JobSpec, rec: Recommendation, catalog: Catalog) -> 
         if need.gpu_memory_bytes <= usable:
             continue
         cards, them = f"{card.count} x {card.gpu}", "them" if card.count > 1 else "it"
-        row = next((m for m in need.mitigations if m.kind not in _NOT_ON_THE_CARDS
-                    and m.gpu_count in (None, card.count) and m.gpu_memory_bytes <= usable), None)
+        row = same_cards_row(need.mitigations, gpu=card.gpu, count=card.count, usable=usable)
         given = f"Your {cards} cannot hold the job as given ({need.gpu_memory_bytes / GIB:.1f} GiB per GPU"
         if row is None:
             said.append(f"{given}, {usable / GIB:.1f} GiB usable), nor with every change that keeps the method on "

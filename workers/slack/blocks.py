@@ -266,11 +266,11 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
     return message(fallback, blocks)
 
 
-def _fit_block(entry: Mapping[str, Any]) -> SectionBlock:
+def _fit_block(entry: Mapping[str, Any], fix: str = "") -> SectionBlock:
     fits = bool(entry.get("fits"))
-    mark = ":white_check_mark: fits" if fits else ":x: does not fit"
+    mark = ":white_check_mark: fits" if fits else ":x: does not fit" + (" as given" if fix else "")
     text = (f"*{entry.get('gpu_count', 1)} × {entry['gpu']}*: {mark}, "
-            f"{fmt_bytes(entry.get('gpu_memory_bytes', 0))} per GPU")
+            f"{fmt_bytes(entry.get('gpu_memory_bytes', 0))} per GPU" + (f"; {fix}" if fix else ""))
     hours = entry.get("training_hours") or 0.0
     fields = [f"*Per iteration*\n{entry.get('iteration_ms', 0.0):,.1f} ms",
               f"*Throughput*\n{fmt_rate(entry.get('throughput_samples_per_s', 0.0))} samples/s",
@@ -280,16 +280,19 @@ def _fit_block(entry: Mapping[str, Any]) -> SectionBlock:
     return _section(text, fields=fields)
 
 
-def render_fit(requirements: Mapping[str, Any], *, title: str) -> Message:
-    """Render whether a job fits the asked GPUs and how long an iteration takes on each."""
+def render_fit(requirements: Mapping[str, Any], *, title: str, fixes: Mapping[str, str] | None = None) -> Message:
+    """Render whether a job fits the asked GPUs and how long an iteration takes on each; `fixes`: for a card the job
+    as given does not fit, the change of its plan that fits it, in words."""
     per_gpu: Sequence[Mapping[str, Any]] = requirements.get("per_gpu") or []
+    fixes = fixes or {}
     blocks: list[Block] = [_header(f"gpugauge fit · {title}"), _section(memory_lines(requirements))]
-    blocks += [_fit_block(e) for e in per_gpu]
+    blocks += [_fit_block(e, fixes.get(e["gpu"], "")) for e in per_gpu]
     if any(not e.get("fits") for e in per_gpu) and requirements.get("mitigations"):
         blocks.append(_bullets(_plan_lines(requirements["mitigations"]), title="Out-of-memory plan"))
     if requirements.get("warnings"):
         blocks.append(_bullets(_warning_lines(requirements["warnings"]), title="Warnings"))
-    verdicts = [f"{e['gpu']} {'fits' if e.get('fits') else 'does not fit'} "
+    said = {True: "fits", False: "does not fit"}
+    verdicts = [f"{e['gpu']} {'fits with changes' if e['gpu'] in fixes else said[bool(e.get('fits'))]} "
                 f"({e.get('iteration_ms', 0.0):,.0f} ms per iteration)" for e in per_gpu]
     return message(f"{title}: {'; '.join(verdicts) or 'no GPU answered'}", blocks)
 

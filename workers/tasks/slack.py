@@ -7,7 +7,7 @@ that it may use the service's schemas and Block Kit rendering; workers/ never im
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from celery import shared_task
@@ -16,11 +16,16 @@ from marshmallow import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from catalog.types import GpuSpec
+from catalog.units import GIB
+from workers.ranking.owned_fit import same_cards_row
 from workers.ranking.recommend import check_recommendable
 from workers.schemas import RequirementsSchema
 from workers.schemas.specs import flatten_errors, load_job
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpus
+from workers.sizing.memory import usable_memory_bytes
+from workers.sizing.requirements import Requirements
 from workers.slack.blocks import Message, render_error, render_fit, render_recommendation
 from workers.slack.delivery import DeliveryError, deliver
 from workers.slack.grammar import describe_errors
@@ -61,13 +66,30 @@ def answer_command(command: Mapping[str, Any]) -> Message:
     if command["kind"] == "fit":
         requirements = estimate_on_gpus(job, catalog.gpus, slugs=command["gpus"],
                                         gpu_count=int(command["gpu_count"]), calibration=calibration)
-        return render_fit(RequirementsSchema().dump(requirements), title=command["title"])
+        return render_fit(RequirementsSchema().dump(requirements), title=command["title"],
+                          fixes=fit_fixes(requirements, catalog.gpus))
     # The API's shared job for this spec: read when done, waited for when another worker runs it, else
     # run here and recorded on it (workers/tasks/recommend.py); an identical API request shares it.
     check_recommendable(job, catalog)
     result = shared_recommendation(data, wait_s=SLACK_JOB_WAIT_S)
     named = command["spec"].get("constraints", {}).get("providers") or ()
     return render_recommendation(result, title=command["title"], purchase="onprem" in named)
+
+
+def fit_fixes(requirements: Requirements, gpus: Sequence[GpuSpec]) -> dict[str, str]:
+    """Return, for each card the job as given does not fit, the first change of its plan that fits the same cards and
+    keeps the method ("does llama 3 70b lora fit on 8 a100s": not as given, 161.2 GiB; sharded, 38.8 GiB), in words."""
+    cards = {g.slug: g for g in gpus}
+    fixes = {}
+    for row in requirements.per_gpu:
+        if row.fits or row.gpu not in cards:
+            continue
+        fix = same_cards_row(requirements.mitigations, gpu=row.gpu, count=row.gpu_count,
+                             usable=usable_memory_bytes(cards[row.gpu]))
+        if fix is not None:
+            fixes[row.gpu] = (f"fits with {fix.kind.value} ({fix.gpu_memory_bytes / GIB:.1f} GiB per GPU, "
+                              f"time ×{fix.time_factor:.2f}; the plan below)")
+    return fixes
 
 
 def compose_answer(command: Mapping[str, Any], *, answerer: Any, job_id: str) -> Message:
