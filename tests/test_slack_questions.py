@@ -279,3 +279,11 @@ def test_a_fit_question_says_the_change_that_fits_the_same_cards() -> None:
     fitting = parse_command("does resnet50 fit on a t4", presets=PRESET_WORDS, gpus=CARDS)
     fine = estimate_on_gpus(load_job(fitting.spec)[1], gpus, slugs=fitting.gpus)
     assert fine.per_gpu[0].fits and fit_fixes(fine, gpus) == {}
+
+
+@pytest.mark.parametrize("text", ["train a unet on 256x256 images 5k samples 100 epochs",
+                                  "train a unet on 5k 256x256 images for 100 epochs"])
+def test_an_image_size_said_with_its_images_is_the_input_and_a_count_before_it_the_samples(text: str) -> None:
+    # "256x256 images" was refused: "unknown word 'images'"
+    spec = parse(text).spec
+    assert spec["model"]["input_shape"] == [3, 256, 256] and spec["dataset"]["samples"] == 5000

@@ -99,6 +99,7 @@ _SIZE = re.compile(r"^\d+(\.\d+)?[kmgtp]i?b$")  # "2gb", "1.5tb", "500GiB": a si
 _DATA_WORDS = frozenset({"data", "dataset", "corpus"})
 _CARD_WORDS = frozenset({"gpu", "gpus", "card", "cards", "vram"})  # "a 24gb gpu": the cards of that memory
 _IMAGE_SIZE = re.compile(r"^(\d{1,2}x)?\d{2,5}x\d{2,5}$")
+_IMAGE_WORDS = frozenset({"images", "image", "photos", "pictures", "px", "pixels"})  # after a size: its unit
 _MONEY = re.compile(r"^\$\d[\d,]*(\.\d+)?[kmb]?$")
 _REGION = re.compile(r"^(us|eu|europe|asia|ap|me|sa|ca|af|il|mx|northamerica|southamerica|australia|africa)"
                      r"-[a-z]+-?\d+$")  # us-east-1, europe-west4, me-west1
@@ -181,8 +182,12 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         elif _is_number(word) and nxt in ("parameter", "parameters", "params") and word not in presets:
             out.append(f"params={word}")  # "a 2b parameter model": by its size ("a 7b model" is the llama-7b preset)
             i += 1
-        elif _IMAGE_SIZE.match(word):  # "1024x1024", "3x512x512": the image input
+        elif _is_number(word) and _IMAGE_SIZE.match(nxt or "-") and said[i + 2:i + 3] and said[i + 2] in _IMAGE_WORDS:
+            out += [f"samples={word.replace(',', '')}", f"input={nxt}"]  # "5k 256x256 images": how many, how big
+            i += 2
+        elif _IMAGE_SIZE.match(word):  # "1024x1024", "3x512x512": the image input ("256x256 images": the same)
             out.append(f"input={word}")
+            i += nxt in _IMAGE_WORDS
         elif _REGION.match(word):
             out.append(f"region={word}")
         elif word in DATASETS and word not in presets:
