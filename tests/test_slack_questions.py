@@ -88,7 +88,7 @@ def test_a_language_model_pre_trained_from_scratch_is_sized_in_16_bits_and_told(
     # train.py) runs it in under an hour on 8 x B200 for $18
     command = parse("train gpt2 from scratch on 10B tokens within 3 days")
     assert command.spec["training"]["precision"] == "bf16-mixed"
-    assert any(d.startswith("precision=bf16 (a language model pre-trained from scratch") for d in command.defaults_used)
+    assert any(d.startswith("precision=bf16 (a language model's pre-training runs in") for d in command.defaults_used)
     on_v100 = parse_command("pretrain gpt2 on openwebtext on a v100", presets=PRESET_WORDS, gpus=GPUS,
                             no_bf16=("v100-16gb", "t4"))
     assert on_v100.spec["training"]["precision"] == "fp16-mixed"
@@ -100,7 +100,7 @@ def test_a_language_model_pre_trained_from_scratch_is_sized_in_16_bits_and_told(
     ("finetune bert on 2 million sentences", 2_000_000, True),  # was: unknown word '2', 'million', 'sentences'
     ("sft qwen 2.5 7b on 100k conversations", 100_000, True),  # 'sft' is TRL's supervised fine-tune
     ("resnet50 on 10 thousand photos", 10_000, None),
-    ("continued pretraining llama 3 8b on 2b tokens", 244_141, False),  # 2e9 tokens / Llama 3's 8,192
+    ("continued pretraining llama 3 8b on 2b tokens", 244_141, True),  # 2e9 tokens / Llama 3's 8,192; its weights
 ])
 def test_counts_and_nouns_as_people_say_them(text: str, samples: int, tuned: bool | None) -> None:
     spec = parse(text).spec
@@ -287,3 +287,13 @@ def test_an_image_size_said_with_its_images_is_the_input_and_a_count_before_it_t
     # "256x256 images" was refused: "unknown word 'images'"
     spec = parse(text).spec
     assert spec["model"]["input_shape"] == [3, 256, 256] and spec["dataset"]["samples"] == 5000
+
+
+def test_continued_pre_training_is_sized_as_pre_training_from_the_published_weights() -> None:
+    # "continued pretraining of llama 3 8b on 10b tokens" was a run from scratch ("continued" a filler word)
+    command = parse("continued pretraining of llama 3 8b on 10b tokens")
+    training = command.spec["training"]
+    assert training["from_pretrained"] is True and training["sequence_length"] == 8192  # the context, as pre-training
+    assert "recompute" not in training and "loss" not in training  # no fine-tune recipe's defaults
+    assert command.spec["dataset"]["samples"] == 1_220_704
+    JobSpecSchema().load(command.spec)

@@ -153,7 +153,7 @@ def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collecti
     # sized in fp32 it ranked 1 x H100 for 69 h and $88 where bf16 runs it in under an hour on 8 x B200 for $18
     decoder = _is_decoder(found)
     if decoder and pretrain:
-        size = "a language model pre-trained from scratch is trained in {} almost always"
+        size = "a language model's pre-training runs in {} almost always"
     elif decoder:  # a decoder's fine-tune: TRL's SFTConfig sets bf16=True (see sft_step)
         size = "TRL's SFTTrainer fine-tunes in {} (SFTConfig: bf16=True)"
     elif not isinstance(parameters, (int, float)) or parameters < LARGE_MODEL_PARAMETERS:

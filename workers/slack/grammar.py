@@ -137,6 +137,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "gradient_checkpointing": ("recompute", True), "no-checkpointing": ("recompute", False),
     # whether the job starts from a pretrained model (training.from_pretrained); from scratch: no adapters
     "pretrain": ("pretrain/finetune", False), "scratch": ("pretrain/finetune", False),
+    "continued-pretrain": ("pretrain/finetune", False),  # sized as pre-training, from the published weights (below)
     "finetune": ("pretrain/finetune", True), "fine-tune": ("pretrain/finetune", True),
     # fine-tuning with adapters (training.parallelism.adapter): LoRA, or QLoRA on a 4-bit base
     "lora": ("adapter", "lora"), "qlora": ("adapter", "qlora"),
@@ -382,6 +383,8 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
     context = preset_context(preset) if "sequence_length" not in spec["training"] else None
     if context is not None:  # a language model's default is its whole context: time and memory follow it
         defaults.append(f"seq={context} (the model's context)")
+    if "continued-pretrain" in said:  # the pre-training run's defaults; its weights are read first (storage, host)
+        spec["training"].update(from_pretrained=True, **({"sequence_length": context} if context else {}))
     gpu_count = spec.pop("gpu_count", 1)
     return Command(kind="fit" if fit else "recommend", spec=spec,
                    gpus=tuple(dict.fromkeys(builder.named_gpus)) if fit else (),

@@ -265,7 +265,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
 TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("fine", "tuned"): "fine-tune",
              ("pre", "train"): "pretrain", ("pre", "training"): "pretrain", ("by", "tomorrow"): "tomorrow",
              ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing",
-             ("no", "spot"): "ondemand", **{("zero", n): f"zero{n}" for n in "123"}}  # "deepspeed zero 3"
+             ("no", "spot"): "ondemand", **{("zero", n): f"zero{n}" for n in "123"},  # "deepspeed zero 3"
+             ("continued", "pretrain"): "continued-pretrain", ("continual", "pretrain"): "continued-pretrain"}
 
 
 _SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b"}
