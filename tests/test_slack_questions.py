@@ -297,3 +297,25 @@ def test_continued_pre_training_is_sized_as_pre_training_from_the_published_weig
     assert "recompute" not in training and "loss" not in training  # no fine-tune recipe's defaults
     assert command.spec["dataset"]["samples"] == 1_220_704
     JobSpecSchema().load(command.spec)
+
+
+@pytest.mark.parametrize(("text", "adapter"), [
+    ("fine-tune llama 3.1 8b instruct with qlora r=64", {"kind": "qlora", "rank": 64}),  # was "unknown word 'r'"
+    ("fine-tune qwen2.5 7b lora r 16 alpha 32 on 50k samples", {"kind": "lora", "rank": 16}),
+    ("fine-tune mistral 7b with lora rank 64 on all linear layers",
+     {"kind": "lora", "rank": 64, "targets": ["q", "k", "v", "o", "mlp"]}),  # QLoRA's "all linear layers"
+    ("fine-tune llama 3 8b with 4-bit qlora and flash attention", {"kind": "qlora"}),
+    ("fine-tune llama 3 8b with lora in 4-bit lora_alpha=16", {"kind": "qlora"}),  # 4-bit LoRA is QLoRA
+])
+def test_a_lora_recipes_words_are_read_and_what_changes_nothing_is_said(text: str, adapter: dict[str, object]) -> None:
+    command = parse(text)
+    assert command.spec["training"]["parallelism"]["adapter"] == adapter
+    JobSpecSchema().load(command.spec)
+
+
+def test_words_that_size_nothing_differently_are_told_back() -> None:
+    text = "fine-tune llama-3-8b, lr 2e-4, 2 epochs, packing, seq 2048 with flash attention alpha 32"
+    told = parse(text).defaults_used
+    assert any(t.startswith("packing: every sample is sized at the full sequence length") for t in told)
+    assert any(t.startswith("flash attention: attention is sized as the fused kernel") for t in told)
+    assert any(t.startswith("lora alpha:") for t in told)

@@ -35,7 +35,7 @@ from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
 from workers.slack.datasets import DATASET_SEQ, DATASETS, TOKEN_SETS
 from workers.slack.defaults import cifar_layout, recipe_epochs, sized_family
-from workers.slack.typed import STRATEGY_TOLD, STRATEGY_WORDS
+from workers.slack.typed import ALIASED_KEYS, SIZED_ALREADY, STRATEGY_TOLD, STRATEGY_WORDS
 
 _DOLLARS_WORDS = ("dollars", "dollar", "usd", "bucks")  # "under 100 dollars": the budget ("budget 200 usd": its unit)
 FILLER = frozenset({
@@ -52,6 +52,7 @@ FILLER = frozenset({
     "memory", "vram", "enough", "what's", "whats", "it's", "i'd", "i'm", "we're", "under", "below", "us", "help",
     "compare", "vs", "versus",  # "compare a100 vs h100 for ...": both GPUs ranked side by side
     "as", "possible", "parameter", "parameters", "params",  # "as cheap as possible", "full parameter fine-tune"
+    "layers", "modules",  # "lora on all linear layers"
     *_DOLLARS_WORDS,
 })
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
@@ -62,7 +63,7 @@ CONTINENTS = {"europe": "eu-*,europe-*", "eu": "eu-*,europe-*", "asia": "ap-*,as
 # words that name a setting, written before its value ("batch 64", "batch size 64")
 SETTING_WORDS = {
     "batch": "batch", "bs": "batch", "batch-size": "batch", "batchsize": "batch",
-    "epochs": "epochs", "epoch": "epochs", "seq": "seq", "seq-len": "seq", "seqlen": "seq",
+    "epochs": "epochs", "epoch": "epochs", "seq": "seq", "seq-len": "seq", "seqlen": "seq", "r": "rank",
     "sequence": "seq", "context": "seq", "lr": "lr", "rank": "rank", "budget": "budget", "deadline": "deadline",
     "samples": "samples", "data": "data", "gpus": "gpus", "gpu": "gpus", "precision": "precision",
     "optimizer": "optimizer", "region": "region", "top": "top", "accum": "accum", "targets": "targets",
@@ -133,8 +134,17 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
     i = 0
     while i < len(said):
         word, nxt = said[i], said[i + 1] if i + 1 < len(said) else ""
-        if "=" in word:
+        if "=" in word and (key := word.partition("=")[0]) in ALIASED_KEYS:  # "r=64": rank=64; "alpha=32": read
+            out.extend([f"{ALIASED_KEYS[key]}={word.partition('=')[2]}"] if ALIASED_KEYS[key] else [])
+            told.extend([] if ALIASED_KEYS[key] else [SIZED_ALREADY["alpha"]])
+        elif "=" in word:
             out.append(word)
+        elif word in SIZED_ALREADY:  # "with flash attention", "packing", "alpha 32": nothing to size differently
+            told.append(SIZED_ALREADY[word])
+            i += word == "alpha" and _is_number(nxt)
+        elif word in ("4-bit", "4bit"):  # "4-bit lora" is QLoRA, "4-bit qlora" says it twice
+            said, out = [("qlora" if w == "lora" else w) for w in said], [("qlora" if w == "lora" else w) for w in out]
+            out.extend([] if "qlora" in said or "qlora" in out else ["qlora"])
         elif word in OWNER_WORDS and gpus and (owned := _owned_gpus(said, i + 1, gpus)) is not None:
             count, slug, taken = owned
             out.append(f"owned={count}x{slug}")  # "on my 1080 ti", "our 4 3090s"
@@ -266,7 +276,8 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("pre", "train"): "pretrain", ("pre", "training"): "pretrain", ("by", "tomorrow"): "tomorrow",
              ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing",
              ("no", "spot"): "ondemand", **{("zero", n): f"zero{n}" for n in "123"},  # "deepspeed zero 3"
-             ("continued", "pretrain"): "continued-pretrain", ("continual", "pretrain"): "continued-pretrain"}
+             ("continued", "pretrain"): "continued-pretrain", ("continual", "pretrain"): "continued-pretrain",
+             ("flash", "attention"): "flash-attention", ("all", "linear"): "targets=q,k,v,o,mlp"}  # QLoRA's all
 
 
 _SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b"}

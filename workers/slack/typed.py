@@ -34,3 +34,13 @@ UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}",
 # each option's strategy and names it; a spec's training.parallelism.data_parallel pins one. Said back, not pinned.
 STRATEGY_WORDS = frozenset({"deepspeed", "fsdp", "fsdp2", "zero1", "zero2", "zero3", "ddp", "megatron", "accelerate"})
 STRATEGY_TOLD = "each option's strategy is the ranking's, named in it (a spec's parallelism.data_parallel pins one)"
+
+
+# Words of a fine-tuning recipe that change nothing the core sizes, said back so that the user knows they were read.
+SIZED_ALREADY = {
+    **dict.fromkeys(("flash-attention", "flash-attn", "fa2", "sdpa"),
+                    "flash attention: attention is sized as the fused kernel already (no sequence x sequence matrix)"),
+    "packing": "packing: every sample is sized at the full sequence length already",
+    "alpha": "lora alpha: it scales the adapters' update; no memory or time",
+}
+ALIASED_KEYS = {"r": "rank", "lora_r": "rank", "lora-r": "rank", "alpha": "", "lora_alpha": "", "lora-alpha": ""}
