@@ -96,6 +96,11 @@ def gpu_name_suggestions(name: str, slugs: Collection[str], *, n: int = 3) -> tu
     return tuple(dict.fromkeys([*first, *(by_compact[c] for c in (*within, *close))]))[:n]
 
 
+def model_word(slug: str) -> str:
+    """Return a slug's model number, what its variants share ("a100" of a100-pcie-40gb, "4090" of rtx-4090)."""
+    return next((part for part in slug.split("-") if any(c.isdigit() for c in part)), slug)
+
+
 def gpus_of_memory(size: str, slugs: Collection[str]) -> tuple[str, ...]:
     """Return the slugs, in `slugs`' order, of the cards with `size` of memory ("24gb": rtx-3090, rtx-4090, a10g,
     l4, ...; GB read as the GiB the cards are sold by); () for a size no card has or no size."""

@@ -175,3 +175,19 @@ def test_a_card_no_cloud_rents_named_beside_a_rented_one_is_said_with_its_own_fi
     # a family's variants no cloud rents (A100 PCIe) are not said: the family's rented cards were ranked
     alone = recommend_spec(changed_example("bert-finetune", constraints={"gpus": ["a100"]}), shipped)
     assert "gpus-not-rented" not in [w.code for w in alone.requirements.warnings]
+
+
+def test_gpus_compared_names_the_first_option_of_each_model_the_options_leave_out(shipped: Catalog) -> None:
+    # "compare a100 vs h100 for fine-tuning llama 3 8b with lora": ten H100 machines, no A100 figure anywhere
+    spec = {"model": {"preset": "llama3-8b"},
+            "training": {"from_pretrained": True, "parallelism": {"adapter": {"kind": "lora"}}, "sequence_length": 1024,
+                         "batch_size": 8, "epochs": 3, "precision": "bf16-mixed", "recompute": True},
+            "dataset": {"samples": 50000}, "constraints": {"gpus": ["a100", "h100"]}, "limit": 5}
+    rec = recommend_spec(spec, shipped)
+    assert {o.gpu for o in rec.options} <= {"h100-sxm", "h100-pcie", "h100-nvl"}
+    [said] = [w.message for w in rec.requirements.warnings if w.code == "gpus-compared"]
+    alone = recommend_spec({**spec, "constraints": {"gpus": ["a100"]}, "limit": 1}, shipped).options[0]
+    assert said.startswith("The options are all h100; the first of each other GPU named, ranked on its own: a100, ")
+    assert f"{alone.instance_type} ({alone.provider} {alone.region}" in said
+    one = recommend_spec({**spec, "constraints": {"gpus": ["h100"]}}, shipped)
+    assert "gpus-compared" not in [w.code for w in one.requirements.warnings]

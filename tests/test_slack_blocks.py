@@ -272,3 +272,11 @@ def test_asked_what_to_buy_the_answer_lists_the_cards_to_buy_not_nothing_fits(sh
     assert least is not first and f"the least to spend: *{least['gpu_count']} × {least['gpu']}*" in text
     # not asked: no list (the default providers take on-prem in too, and every answer would carry it)
     assert "Cards to buy" not in text_of(render_recommendation(dumped, title="buy"))
+
+
+def test_a_comparison_shows_the_first_option_of_each_gpu_model_first() -> None:
+    from workers.slack.blocks import each_model_first
+
+    options = [{"gpu": g, "rank": r} for r, g in enumerate(("h100-sxm", "h100-sxm", "a100-80gb", "h100-pcie",
+                                                              "a100-40gb", "t4"), start=1)]
+    assert [o["rank"] for o in each_model_first(options)] == [1, 3, 6, 2, 4, 5]

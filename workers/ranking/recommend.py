@@ -16,6 +16,7 @@ from dataclasses import replace
 from datetime import date
 
 from catalog.freshness import STALE_AFTER_DAYS, freshness_warnings
+from catalog.gpu_names import model_word
 from catalog.types import Catalog, GpuSpec, Provider
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.left_out import left_out_reason
@@ -26,6 +27,7 @@ from workers.ranking.plan_options import plan_count, plan_with_options
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.relax import (
+    compared_gpus_warning,
     constraints_warning,
     fused_loss_opens_warning,
     fused_optimizer_warning,
@@ -262,12 +264,16 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
         premium = time_premium_warning(job, rec) or speed_for_little_warning(job, rec)
         loader = jpeg_loader_warning(job, rec, lambda j: rank(j, None))
         long_run = long_run_warning(job, rec, lambda j: rank(j, None))  # "llama 3 70b on 15T tokens": 8 years
-        unranked = unranked_gpus_warning(job, rec, lambda j: rank(j, None), unranked_gpus(job, catalog))
+        not_rented = unranked_gpus(job, catalog)
+        unranked = unranked_gpus_warning(job, rec, lambda j: rank(j, None), not_rented)
+        compared = compared_gpus_warning(job, rec, lambda j: rank(j, None), allowed_gpus(job.constraints, catalog),
+                                         not_rented) if len(job.constraints.gpus) > 1 else None
         fused = fused_optimizer_warning(job, rec, lambda j: rank(j, None))  # offloaded where a fused Adam fits
         owned = owned_cards_warning(job, rec, catalog)
         first = () if owned is None else (owned,)
         older = purchase_older_cards(job, catalog)
-        extra = (*(w for w in (limited, fused, unranked, premium, long_run, loader, older) if w is not None), *extra)
+        extra = (*(w for w in (limited, fused, unranked, compared, premium, long_run, loader, older) if w is not None),
+                 *extra)
         rec = arm_alternative(rec)
     rec = replace(rec, requirements=replace(rec.requirements, warnings=(*first, *rec.requirements.warnings, *extra)))
     if per_gpu_rows != PER_GPU_OPTIONS:
@@ -287,19 +293,14 @@ def unrented_gpus(job: JobSpec, catalog: Catalog) -> tuple[str, ...]:
     return tuple(sorted(named - {o.gpu for o in job.constraints.owned_gpus}))
 
 
-def _model_word(slug: str) -> str:
-    """Return a slug's model number, what its variants share ("a100" of a100-pcie-40gb, "4090" of rtx-4090)."""
-    return next((part for part in slug.split("-") if any(c.isdigit() for c in part)), slug)
-
-
 def unranked_gpus(job: JobSpec, catalog: Catalog) -> tuple[str, ...]:
     """Return the GPUs constraints.gpus names that the team does not own and no cloud in the catalog rents in any
     variant ("a100" names the A100 PCIe cards too, which no cloud rents: the SXM ones were ranked)."""
     if not job.constraints.gpus:
         return ()
     rented = {instance.gpu for instance in catalog.instances} | {o.gpu for o in job.constraints.owned_gpus}
-    models = {_model_word(slug) for slug in rented}
-    return tuple(sorted(s for s in allowed_gpus(job.constraints, catalog) if _model_word(s) not in models))
+    models = {model_word(slug) for slug in rented}
+    return tuple(sorted(s for s in allowed_gpus(job.constraints, catalog) if model_word(s) not in models))
 
 
 def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brief: bool = False) -> Recommendation:

@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
+from catalog.gpu_names import model_word
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.run_words import deadline_text, hours_text, usd_text
 from workers.ranking.wider import figures_text, widened_limits
@@ -254,3 +255,24 @@ def fused_optimizer_warning(job: JobSpec, rec: Recommendation,
         f"fused kernel makes none (torch.optim.{name}(..., fused=True); the Hugging Face Trainer's optim "
         f"\"adamw_torch_fused\", its default on torch 2.8 and later; training.optimizer_implementation: fused); its "
         f"first option is {_option_text(first)}."))
+
+
+def compared_gpus_warning(job: JobSpec, rec: Recommendation, rank: Callable[[JobSpec], Recommendation],
+                          named: frozenset[str], unranked: tuple[str, ...]) -> CodedWarning | None:
+    """Return `gpus-compared` where constraints.gpus names several GPU models (`named`: its slugs) and the options
+    hold only some of them: the first option of each model left out, ranked on its own ("compare a100 vs h100 for
+    ..." listed ten H100 machines and no A100). Models no cloud rents (`unranked`) are `gpus-not-rented`'s."""
+    models = sorted({model_word(slug) for slug in named} - {model_word(slug) for slug in unranked})
+    shown = {model_word(o.gpu) for o in rec.options}
+    missing = [m for m in models if m not in shown]
+    if not rec.options or len(models) < 2 or not missing:
+        return None
+    figures = []
+    for model in missing[:MOST_UNRENTED_SAID]:
+        cards = tuple(sorted(slug for slug in named if model_word(slug) == model))
+        found = rank(replace(job, constraints=replace(job.constraints, gpus=cards), limit=1))
+        figures.append(f"{model}, {_option_text(found.options[0])}" if found.options else
+                       f"{model}, no option that meets the constraints")
+    return CodedWarning("gpus-compared", (
+        f"The options are all {', '.join(sorted(shown))}; the first of each other GPU named, ranked on its own: "
+        f"{'; '.join(figures)}."))

@@ -23,6 +23,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from catalog.gpu_names import model_word
 from workers.ranking.recommendation import StrategyChoice
 from workers.ranking.strategy_words import strategy_text
 from workers.render import fmt_bytes, fmt_hours, fmt_rate, fmt_usd
@@ -218,14 +219,25 @@ def _purchase_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def each_model_first(options: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Return the options with the first of each GPU model ahead of the rest, each part in rank order: "compare a100
+    vs h100 for ..." ranked five H100 machines first and showed no A100."""
+    first: dict[str, int] = {}
+    for at, option in enumerate(options):
+        first.setdefault(model_word(str(option.get("gpu", ""))), at)
+    lead = sorted(first.values())
+    return [*(options[at] for at in lead), *(o for at, o in enumerate(options) if at not in first.values())]
+
+
 def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = TOP_OPTIONS,
-                          purchase: bool = False) -> Message:
+                          purchase: bool = False, compare: bool = False) -> Message:
     """Render a recommendation result: the top options, the memory, warnings, or the out-of-memory plan; with
     `purchase` (the command named on-prem: "what should we buy"), the cards to buy in the result's order (those that
     pay off soonest against renting first; with nothing rented, the least a run costs over the cards' life), and the
-    least to spend where it is not among them."""
+    least to spend where it is not among them. `compare`: the best option of each GPU model first."""
     requirements = result.get("requirements") or {}
     options: Sequence[Mapping[str, Any]] = result.get("options") or []
+    options = each_model_first(options) if compare else options  # `compare`: several GPU models named
     buy = list(result.get("purchase") or []) if purchase else []  # _purchase_lines picks the lines shown
     memory = memory_lines(requirements)
     own = top_step_line(requirements, options[0]) if options else ""

@@ -16,6 +16,7 @@ from marshmallow import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from catalog.gpu_names import model_word
 from catalog.types import GpuSpec
 from catalog.units import GIB
 from workers.ranking.owned_fit import same_cards_row
@@ -73,7 +74,8 @@ def answer_command(command: Mapping[str, Any]) -> Message:
     check_recommendable(job, catalog)
     result = shared_recommendation(data, wait_s=SLACK_JOB_WAIT_S)
     named = command["spec"].get("constraints", {}).get("providers") or ()
-    return render_recommendation(result, title=command["title"], purchase="onprem" in named)
+    models = {model_word(slug) for slug in command["spec"].get("constraints", {}).get("gpus") or ()}
+    return render_recommendation(result, title=command["title"], purchase="onprem" in named, compare=len(models) > 1)
 
 
 def fit_fixes(requirements: Requirements, gpus: Sequence[GpuSpec]) -> dict[str, str]:
