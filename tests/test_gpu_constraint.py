@@ -191,3 +191,16 @@ def test_gpus_compared_names_the_first_option_of_each_model_the_options_leave_ou
     assert f"{alone.instance_type} ({alone.provider} {alone.region}" in said
     one = recommend_spec({**spec, "constraints": {"gpus": ["h100"]}}, shipped)
     assert "gpus-compared" not in [w.code for w in one.requirements.warnings]
+
+
+def test_a_sharding_step_opens_no_machine_of_one_gpu(shipped: Catalog) -> None:
+    # the plan's sharding row opened "a3-highgpu-1g ... (ZeRO-3 / FSDP over 1 GPU, ...)": over one GPU nothing is
+    # sharded, and its memory was the plain run's
+    spec = {"model": {"preset": "llama3-8b"},
+            "training": {"from_pretrained": True, "parallelism": {"adapter": {"kind": "lora"}}, "sequence_length": 1024,
+                         "batch_size": 8, "epochs": 3, "precision": "bf16-mixed"},
+            "dataset": {"samples": 50000}, "constraints": {"gpus": ["a100", "h100"]}, "limit": 3}
+    rec = recommend_spec(spec, shipped)
+    sharding = [m for m in rec.plan if m.kind.value == "sharding" and m.opens]
+    assert sharding and all("over 1 GPU" not in line for m in sharding for line in m.opens)
+    assert any("ZeRO-3 / FSDP over 2 GPUs" in line for m in sharding for line in m.opens)

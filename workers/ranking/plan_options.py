@@ -26,6 +26,7 @@ from workers.sizing.oom_plan import out_of_memory_plan
 from workers.sizing.requirements import Mitigation, MitigationKind, PerGpu, Requirements
 from workers.sizing.spec import JobSpec, OptimizerImplementation, Precision
 from workers.sizing.strategies.named import names_strategy
+from workers.sizing.strategies.types import DataParallel
 from workers.sizing.throughput import has_bf16
 
 KIND_ORDER = ("fused-optimizer", "smaller-batch", "change-network", "recompute", "checkpointing", "mixed-precision",
@@ -43,6 +44,9 @@ class _Step:
     min_gpus: int = 1
     sharded: bool = False
     strategy: bool = False  # names a strategy (training.parallelism): ranked by strategy_ranking
+
+
+_SHARDED = frozenset({DataParallel.ZERO1, DataParallel.ZERO2, DataParallel.ZERO3, DataParallel.HYBRID_SHARD})
 
 
 def _step(m: Mitigation, job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> _Step:
@@ -128,9 +132,11 @@ def _opens(step: _Step, *, catalog: Catalog, requirements: Requirements, pairs: 
                                        requirements=requirements, catalog=catalog)
         except SizingError:
             return ()
+        sharded = step.job.training.parallelism.data_parallel in _SHARDED  # over one GPU it is plain: not opened
         best: dict[tuple[str, str], RankedOption] = {}
         for o in searched.options:
-            best.setdefault((o.provider, o.instance_type), o)
+            if not (sharded and o.gpu_count * o.nodes < 2):
+                best.setdefault((o.provider, o.instance_type), o)
         return tuple(describe_option(o) for o in list(best.values())[:OPENS_SHOWN])
     try:
         rows = _estimates(step.job, step, pairs=pairs, known_gpus=known_gpus)
