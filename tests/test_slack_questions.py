@@ -319,3 +319,18 @@ def test_words_that_size_nothing_differently_are_told_back() -> None:
     assert any(t.startswith("packing: every sample is sized at the full sequence length") for t in told)
     assert any(t.startswith("flash attention: attention is sized as the fused kernel") for t in told)
     assert any(t.startswith("lora alpha:") for t in told)
+
+
+def test_a_weekday_after_by_is_the_hours_to_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    # "by friday" was refused: "unknown word 'by'"
+    from datetime import UTC, datetime
+
+    from workers.slack import deadlines
+
+    monkeypatch.setattr(deadlines, "clock", lambda: datetime(2026, 12, 6, 12, 0, tzinfo=UTC))  # a Sunday, noon
+    command = parse("fine-tune llama 3 8b with lora on 50k samples by friday")
+    assert command.spec["constraints"]["deadline_hours"] == 132.0  # Friday 23:59:59 UTC, rounded to the hour
+    assert "deadline=132h (until the end of Friday 2026-12-11, UTC)" in command.defaults_used
+    assert parse("bert base before sun").spec["constraints"]["deadline_hours"] == 12.0  # today's end
+    with pytest.raises(CommandError):
+        parse("bert base friday")  # a weekday alone is no deadline

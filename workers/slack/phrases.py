@@ -30,10 +30,10 @@ import re
 from collections.abc import Callable, Collection
 
 from catalog.gpu_names import gpu_name_matches, gpus_of_memory
-from catalog.units import parse_duration_hours
 from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
 from workers.slack.datasets import DATASET_SEQ, DATASETS, TOKEN_SETS
+from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, weekday_deadline
 from workers.slack.defaults import cifar_layout, recipe_epochs, sized_family
 from workers.slack.typed import ALIASED_KEYS, SIZED_ALREADY, STRATEGY_TOLD, STRATEGY_WORDS
 
@@ -93,8 +93,6 @@ SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": 
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
             "sixteen": "16"}
 BUY_WORDS = frozenset({"buy", "buying", "purchase"})  # the purchase question (providers onprem; "or rent": the clouds)
-# A deadline said as a time of day: "by tomorrow" is a day from now, "overnight" twelve hours.
-RELATIVE_DEADLINES = {"tomorrow": "24h", "overnight": "12h"}
 _NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?[kmbt]?$")
 _SIZE = re.compile(r"^\d+(\.\d+)?[kmgtp]i?b$")  # "2gb", "1.5tb", "500GiB": a size, the data's when "data" follows
 _DATA_WORDS = frozenset({"data", "dataset", "corpus"})
@@ -170,7 +168,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
                 out.append(_counted_gpu(many[2], gpus))
             elif not _gpu_words(said, i + 1, gpus):
                 said[i + 1] = _counted_gpu(nxt, gpus)
-        elif word in _TIME_LEADS and (when := _time(said, i + 1)) is not None:
+        elif word in _TIME_LEADS and (when := duration_at(said, i + 1)) is not None:
             out.append(f"deadline={when[0]}")
             i += when[1]
         elif word in _BUDGET_LEADS and _MONEY.match(nxt or "-"):
@@ -209,9 +207,10 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             out.extend(["onprem", *(["aws", "gcp"] if {"rent", "renting"} & set(said) else [])])
         elif word in STRATEGY_WORDS:  # "with deepspeed zero 3": said back once, not pinned
             told.extend([] if any(STRATEGY_TOLD in t for t in told) else [f"{word}: {STRATEGY_TOLD}"])
-        elif word in RELATIVE_DEADLINES:  # "by tomorrow", "overnight"
-            out.append(f"deadline={RELATIVE_DEADLINES[word]}")
-            told.append(f"deadline={RELATIVE_DEADLINES[word]} ({word})")
+        elif (until := (weekday_deadline(nxt) if word in UNTIL else None) or relative_deadline(word)) is not None:
+            out.append(f"deadline={until[0]}")  # "by friday" (both words taken), "overnight", "by tomorrow"
+            told.append(f"deadline={until[0]} ({until[1]})")
+            i += word in UNTIL
         elif word in SETTING_WORDS and word not in presets:
             j = i + 1
             while j < len(said) and said[j] in _SKIPPED_AFTER_SETTING:
@@ -365,27 +364,6 @@ def _tokens_as_samples(out: list[str], tokens: int) -> tuple[list[str], list[str
         return [*out, f"{TOKENS_NEED_SEQ}:{tokens}"], []
     samples = -(-tokens // seq)
     return [*out, f"samples={samples}"], [f"samples={samples:,} ({tokens:,} tokens / seq {seq:,})"]
-
-
-def _time(said: list[str], at: int) -> tuple[str, int] | None:
-    """Read a duration at said[at] ("2d", "2 days", "36 hours"), as the grammar's deadline= parser does
-    (catalog.units.parse_duration_hours); return its text and the words it took. A unit is needed: "in 2" is
-    no deadline."""
-    if at >= len(said):
-        return None
-    first = said[at]
-    candidates = [(first + said[at + 1], 2)] if _is_number(first) and at + 1 < len(said) else []
-    if not _is_number(first):
-        candidates.append((first, 1))
-    if first in ("a", "an") and at + 1 < len(said):  # "within a week"
-        candidates.append(("1" + said[at + 1], 2))
-    for text, used in candidates:
-        try:
-            parse_duration_hours(text)
-        except ValueError:
-            continue
-        return text, used
-    return None
 
 
 def _known(word: str, presets: Collection[str]) -> bool:
