@@ -334,3 +334,12 @@ def test_a_weekday_after_by_is_the_hours_to_its_end(monkeypatch: pytest.MonkeyPa
     assert parse("bert base before sun").spec["constraints"]["deadline_hours"] == 12.0  # today's end
     with pytest.raises(CommandError):
         parse("bert base friday")  # a weekday alone is no deadline
+
+
+@pytest.mark.parametrize("text", ["will 4 gpus speed up mlp mnist training",
+                                  "is it worth using 8 gpus for resnet18 cifar10",
+                                  "does 8 gpus pay off for bert base fine-tuning on 10k samples"])
+def test_whether_more_gpus_pay_off_is_asked_as_people_ask_it(text: str) -> None:
+    # each was "unknown preset 'speed'" ('worth', 'pay'): the answer's multi-GPU advice is what they ask for
+    command = parse(text)
+    assert command.kind == "recommend" and command.spec["objective"] == "balanced"

@@ -53,6 +53,7 @@ FILLER = frozenset({
     "compare", "vs", "versus",  # "compare a100 vs h100 for ...": both GPUs ranked side by side
     "as", "possible", "parameter", "parameters", "params",  # "as cheap as possible", "full parameter fine-tune"
     "layers", "modules",  # "lora on all linear layers"
+    "speed", "worth", "benefit", "gain", "pay", "pays", "off",  # "will 4 gpus speed up ...", "is it worth 8 gpus"
     *_DOLLARS_WORDS,
 })
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
