@@ -257,6 +257,9 @@ def fused_optimizer_warning(job: JobSpec, rec: Recommendation,
         f"first option is {_option_text(first)}."))
 
 
+COMPARED_MODELS_MOST = 4  # "a100 vs h100 vs l40s" compares; a longer list is the cards a team accepts, a filter
+
+
 def compared_gpus_warning(job: JobSpec, rec: Recommendation, rank: Callable[[JobSpec], Recommendation],
                           named: frozenset[str], unranked: tuple[str, ...]) -> CodedWarning | None:
     """Return `gpus-compared` where constraints.gpus names several GPU models (`named`: its slugs) and the options
@@ -265,10 +268,10 @@ def compared_gpus_warning(job: JobSpec, rec: Recommendation, rank: Callable[[Job
     models = sorted({model_word(slug) for slug in named} - {model_word(slug) for slug in unranked})
     shown = {model_word(o.gpu) for o in rec.options}
     missing = [m for m in models if m not in shown]
-    if not rec.options or len(models) < 2 or not missing:
+    if not rec.options or not 2 <= len(models) <= COMPARED_MODELS_MOST or not missing:
         return None
     figures = []
-    for model in missing[:MOST_UNRENTED_SAID]:
+    for model in missing:
         cards = tuple(sorted(slug for slug in named if model_word(slug) == model))
         found = rank(replace(job, constraints=replace(job.constraints, gpus=cards), limit=1))
         figures.append(f"{model}, {_option_text(found.options[0])}" if found.options else
