@@ -237,9 +237,10 @@ def samples_from_tokens(tokens: int, spec: dict[str, Any], preset: object) -> st
 def sequence_count(text: str) -> int:
     """Parse seq=: a count, where "4k" and "128k" are binary, as context sizes are said (Llama 3.1's 128k context
     is 131,072 tokens; "4k" is 4,096, not 4,000)."""
-    if text.lower().endswith("k") and text[:-1].isdigit():
-        return int(text[:-1]) * 1024
-    return parse_count(text)
+    count = int(text[:-1]) * 1024 if text.lower().endswith("k") and text[:-1].isdigit() else parse_count(text)
+    if count < 1:  # a run's tokens are made samples by it: "seq=0" divided by zero
+        raise ValueError("a sequence is at least 1 token")
+    return count
 
 
 def recipe_epochs(out: list[str], named: str, presets: Collection[str]) -> tuple[int, str, str] | None:
