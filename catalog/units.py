@@ -21,6 +21,7 @@ _HOUR_UNITS: dict[str, float] = {
     "m": 1 / 60, "min": 1 / 60, "mins": 1 / 60, "minute": 1 / 60, "minutes": 1 / 60,
     "d": 24.0, "day": 24.0, "days": 24.0,
     "w": 168.0, "wk": 168.0, "week": 168.0, "weeks": 168.0,
+    "month": 720.0, "months": 720.0,  # a month said as a deadline: 30 days
 }
 _USD_SCALE: dict[str, int] = {"": 1, "k": 10**3, "m": 10**6}
 
@@ -77,7 +78,7 @@ def parse_duration_hours(text: str | int | float) -> float:
     for match in parts:
         unit = match.group(2).lower()
         if unit not in _HOUR_UNITS:
-            raise ValueError(f"{text!r}: unknown duration unit {match.group(2)!r} (use s, min, h, d, w)")
+            raise ValueError(f"{text!r}: unknown duration unit {match.group(2)!r} (use s, min, h, d, w, month)")
         total += _number(match.group(1), what="duration", original=text) * _HOUR_UNITS[unit]
     return total
 

@@ -332,6 +332,9 @@ def test_a_weekday_after_by_is_the_hours_to_its_end(monkeypatch: pytest.MonkeyPa
     assert command.spec["constraints"]["deadline_hours"] == 132.0  # Friday 23:59:59 UTC, rounded to the hour
     assert "deadline=132h (until the end of Friday 2026-12-11, UTC)" in command.defaults_used
     assert parse("bert base before sun").spec["constraints"]["deadline_hours"] == 12.0  # today's end
+    assert parse("bert base by end of day").spec["constraints"]["deadline_hours"] == 12.0
+    assert parse("bert base by end of the week 3 epochs").spec["constraints"]["deadline_hours"] == 132.0  # Friday's
+    assert parse("bert base by eow").spec["training"]["sequence_length"] == 128
     with pytest.raises(CommandError):
         parse("bert base friday")  # a weekday alone is no deadline
 
@@ -351,3 +354,9 @@ def test_a_sequence_of_no_tokens_is_refused_not_divided_by() -> None:
     with pytest.raises(CommandError) as caught:
         parse("gpt2 seq=0 on 7b tokens")
     assert caught.value.problems == ["seq=0: a sequence is at least 1 token"]
+
+
+def test_a_month_and_a_count_in_scientific_notation_are_read() -> None:
+    # "within a month" and "1e6 samples" were unknown words
+    assert parse("bert base within a month").spec["constraints"]["deadline_hours"] == 720.0  # 30 days
+    assert parse("bert base 1e6 samples").spec["dataset"]["samples"] == 1_000_000

@@ -11,12 +11,12 @@ from marshmallow import ValidationError
 
 from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 
-_COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMbBgGtT]?)\s*$")
+_COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?(?:[eE]\+?\d{1,2})?)\s*([kKmMbBgGtT]?)\s*$")  # "1e6" too
 _COUNT_SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}  # "15T tokens": Llama 3's
 
 
 def parse_count(text: str) -> int:
-    """Parse a count such as "1281167", "1.28M", "50k" or "1T" into an integer."""
+    """Parse a count such as "1281167", "1.28M", "50k", "1T" or "1e6" into an integer."""
     match = _COUNT.match(text)
     if not match:
         raise ValueError(f"{text!r} is not a count (examples: 50000, 50k, 1.28M)")

@@ -39,19 +39,29 @@ def duration_at(said: list[str], at: int) -> tuple[str, int] | None:
     return None
 
 
-def relative_deadline(word: str) -> tuple[str, str] | None:
-    """Return the deadline a time of day says ("tomorrow" 24 h, "overnight" 12 h) and how to tell it back, else None."""
-    return (f"{RELATIVE_DEADLINES[word]}h", word) if word in RELATIVE_DEADLINES else None
+def relative_deadline(word: str) -> tuple[str, str, int] | None:
+    """Return the deadline a time of day says ("tomorrow" 24 h, "overnight" 12 h), how to tell it back and the words
+    it takes beyond itself (none), else None."""
+    return (f"{RELATIVE_DEADLINES[word]}h", word, 0) if word in RELATIVE_DEADLINES else None
 
 
-def weekday_deadline(word: str) -> tuple[str, str] | None:
-    """Return the hours until the end of the weekday a word names ("friday", "fri": the next one, today's where today
-    is one; UTC, the user's time zone unknown) and how to tell it back, else None. Said after UNTIL ("by friday")."""
-    day = next((d for d in WEEKDAYS if word in (d, d[:3])), "")
+def until_deadline(words: list[str]) -> tuple[str, str, int] | None:
+    """Read what follows UNTIL ("by friday", "by fri", "by end of day", "by eod", "by end of the week"): the hours
+    until the end of that day (a weekday's next one, today's where today is it; the end of the week is Friday's; UTC,
+    the user's time zone unknown), how to tell it back, and the words taken; None where none of these follows."""
+    head = words[:4]
+    plain = [w for w in head if w != "the"]
+    if plain[:1] == ["eod"] or plain[:3] == ["end", "of", "day"]:
+        day, last = WEEKDAYS[clock().weekday()], plain[0] if plain[0] == "eod" else "day"
+    elif plain[:1] == ["eow"] or plain[:3] == ["end", "of", "week"]:
+        day, last = "friday", plain[0] if plain[0] == "eow" else "week"
+    else:
+        day = next((d for d in WEEKDAYS if plain[:1] and plain[0] in (d, d[:3])), "")
+        last = plain[0] if day else ""
     if not day:
         return None
     now = clock()
     ahead = (WEEKDAYS.index(day) - now.weekday()) % 7
     end = (now + timedelta(days=ahead)).replace(hour=23, minute=59, second=59, microsecond=0)
     hours = max((end - now).total_seconds() / 3600, 1.0)
-    return f"{hours:.0f}h", f"until the end of {day.capitalize()} {end:%Y-%m-%d}, UTC"
+    return f"{hours:.0f}h", f"until the end of {day.capitalize()} {end:%Y-%m-%d}, UTC", head.index(last) + 1

@@ -33,7 +33,7 @@ from catalog.gpu_names import gpu_name_matches, gpus_of_memory
 from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
 from workers.slack.datasets import DATASET_SEQ, DATASETS, TOKEN_SETS
-from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, weekday_deadline
+from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, until_deadline
 from workers.slack.defaults import cifar_layout, recipe_epochs, sized_family
 from workers.slack.typed import ALIASED_KEYS, SIZED_ALREADY, STRATEGY_TOLD, STRATEGY_WORDS
 
@@ -94,7 +94,7 @@ SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": 
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
             "sixteen": "16"}
 BUY_WORDS = frozenset({"buy", "buying", "purchase"})  # the purchase question (providers onprem; "or rent": the clouds)
-_NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?[kmbt]?$")
+_NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?(e\+?\d{1,2})?[kmbt]?$")  # "1e6 samples" too
 _SIZE = re.compile(r"^\d+(\.\d+)?[kmgtp]i?b$")  # "2gb", "1.5tb", "500GiB": a size, the data's when "data" follows
 _DATA_WORDS = frozenset({"data", "dataset", "corpus"})
 _CARD_WORDS = frozenset({"gpu", "gpus", "card", "cards", "vram"})  # "a 24gb gpu": the cards of that memory
@@ -208,10 +208,10 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             out.extend(["onprem", *(["aws", "gcp"] if {"rent", "renting"} & set(said) else [])])
         elif word in STRATEGY_WORDS:  # "with deepspeed zero 3": said back once, not pinned
             told.extend([] if any(STRATEGY_TOLD in t for t in told) else [f"{word}: {STRATEGY_TOLD}"])
-        elif (until := (weekday_deadline(nxt) if word in UNTIL else None) or relative_deadline(word)) is not None:
-            out.append(f"deadline={until[0]}")  # "by friday" (both words taken), "overnight", "by tomorrow"
+        elif (until := (until_deadline(said[i + 1:]) if word in UNTIL else None) or relative_deadline(word)):
+            out.append(f"deadline={until[0]}")  # "by friday", "by end of the week"; "overnight", "by tomorrow"
             told.append(f"deadline={until[0]} ({until[1]})")
-            i += word in UNTIL
+            i += until[2]
         elif word in SETTING_WORDS and word not in presets:
             j = i + 1
             while j < len(said) and said[j] in _SKIPPED_AFTER_SETTING:
