@@ -360,3 +360,8 @@ def test_a_month_and_a_count_in_scientific_notation_are_read() -> None:
     # "within a month" and "1e6 samples" were unknown words
     assert parse("bert base within a month").spec["constraints"]["deadline_hours"] == 720.0  # 30 days
     assert parse("bert base 1e6 samples").spec["dataset"]["samples"] == 1_000_000
+
+
+def test_gsm8k_gives_its_training_problems() -> None:
+    command = parse("fine-tune llama 3 8b with lora on gsm8k")
+    assert command.spec["dataset"]["samples"] == 7473 and "samples=7,473 (gsm8k)" in command.defaults_used

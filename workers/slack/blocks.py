@@ -333,7 +333,7 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
                  "*Or say it plainly:* `/gpugauge fine-tune llama 7b with lora on 1 gpu, 3 epochs, 50k samples, "
                  "bf16, batch 4, seq 2048, budget $50` or `/gpugauge does llama 7b fit on a t4? batch 1` "
                  "(`imagenet`, `cifar10`, `cifar100`, `svhn`, `mnist`, `fashion-mnist`, `celeba`, `squad`, `imdb`, "
-                 "`sst2`, `mnli`, `alpaca` and `dolly` give their sample counts, `openwebtext` its tokens; CIFAR "
+                 "`sst2`, `mnli`, `alpaca`, `dolly` and `gsm8k` give their sample counts, `openwebtext` its tokens; CIFAR "
                  "and SVHN size an image model at 32 x 32)\n"
                  "*Cards you have:* `/gpugauge bert on my 1080 ti, 100k samples` or `... on our 4 "
                  "3090s` ranks them at their power cost beside the clouds' machines (`owned=4xrtx-3090`)\n"

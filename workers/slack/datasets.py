@@ -7,8 +7,9 @@ likewise), "mnist" and "fashion-mnist" 60,000 (LeCun et al. 1998; Xiao et al. 20
 et al. 2015; a DCGAN reads them resized to its 64 x 64), "squad" 87,599 questions (SQuAD v1.1, Rajpurkar et al.
 2016), "imdb" 25,000 reviews (Maas et al. 2011), "sst2" 67,349 and "mnli" 392,702 sentence pairs (GLUE, Wang et
 al. 2018), "alpaca" 52,002 instructions (tatsu-lab/alpaca's alpaca_data.json; its card says 52K) and "dolly"
-15,011 (databricks-dolly-15k as it stands after its cleaning commits; 15,014 in TFDS's older copy); MNLI, SST-2,
-CelebA, Alpaca and Dolly were read in public copies on 2026-12-06, the other counts are recalled. A count the
+15,011 (databricks-dolly-15k as it stands after its cleaning commits; 15,014 in TFDS's older copy), "gsm8k" 7,473
+grade-school math problems (GSM8K's train split, Cobbe et al. 2021; num_examples of its public Hub copies); MNLI,
+SST-2, CelebA, Alpaca, Dolly and GSM8K were read in public copies on 2026-12-06, the other counts are recalled. A count the
 user gives wins; a text set sets no sequence length, except where its own script truncates (DATASET_SEQ: Alpaca's
 512, SQuAD's 384, IMDb's 512, read in public copies of the scripts and guides on 2026-12-06).
 """
@@ -26,7 +27,7 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     "squad": (87_599, None), "imdb": (25_000, None), "sst2": (67_349, None), "sst-2": (67_349, None),
     "mnli": (392_702, None), "multinli": (392_702, None),
     "alpaca": (52_002, None), "dolly": (15_011, None), "dolly-15k": (15_011, None),
-    "databricks-dolly-15k": (15_011, None),
+    "databricks-dolly-15k": (15_011, None), "gsm8k": (7_473, None),
 }
 DATASET_ALIASES = {"imagenet-1k": "imagenet", "ilsvrc": "imagenet"}  # a recipe names its data set once
 # A text corpus named for pre-training: its training tokens, made samples by the sequence as "9B tokens" would be.
