@@ -10,8 +10,8 @@ al. 2018), "alpaca" 52,002 instructions (tatsu-lab/alpaca's alpaca_data.json; it
 15,011 (databricks-dolly-15k as it stands after its cleaning commits; 15,014 in TFDS's older copy), "gsm8k" 7,473
 grade-school math problems (GSM8K's train split, Cobbe et al. 2021; num_examples of its public Hub copies); MNLI,
 SST-2, CelebA, Alpaca, Dolly and GSM8K were read in public copies on 2026-12-06, the other counts are recalled. A
-count the user gives wins; a text set sets no sequence length, except where its own script truncates (DATASET_SEQ: Alpaca's
-512, SQuAD's 384, IMDb's 512, read in public copies of the scripts and guides on 2026-12-06).
+count the user gives wins; a text set sets no sequence length, except where its own script truncates (DATASET_SEQ:
+Alpaca's 512, SQuAD's 384, IMDb's 512, read in public copies of the scripts and guides on 2026-12-06).
 """
 
 from __future__ import annotations
