@@ -5,7 +5,8 @@ compact form: lower case, without spaces, hyphens, underscores or the vendor's b
 GeForce, Tesla, Quadro), so "GeForce GTX 1080 Ti" and "gtx1080ti" are `gtx-1080-ti`. A bare GeForce
 number gets its series ("1080 Ti" is `gtx-1080-ti`, "4090" is `rtx-4090`). A name that is a family whose
 members differ only in memory size, form factor or generation ("a100", "v100", "h100", "gtx-1060",
-"titan-x") matches every member; where one GPU is wanted, that is ambiguous and the caller says so.
+"titan-x") matches every member; where one GPU is wanted, that is ambiguous and the caller says so. A memory size
+alone ("24gb", "80 GB") is every card of that memory.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ def gpu_name_matches(name: str, slugs: Collection[str]) -> tuple[str, ...]:
     key = compact(name)
     if not key:
         return ()
+    if re.fullmatch(r"\d{1,4}gi?b", key):  # "24gb": the cards of that memory (rtx-3090, rtx-4090, a10g, l4, ...)
+        return gpus_of_memory(key, ordered)
     candidates = [key, *(series + key for series in _SERIES if key[:1].isdigit())]
     if re.match(r"a\d{4}", key):  # "A6000" is the RTX A6000
         candidates.append("rtx" + key)
@@ -86,6 +89,10 @@ def gpu_name_suggestions(name: str, slugs: Collection[str], *, n: int = 3) -> tu
     name starts with, then the closest by difflib.
     """
     ordered = tuple(slugs)
+    if (memory := re.fullmatch(r"(\d{1,4})gi?b", compact(name))) is not None:  # "20gb": the sizes either side
+        sizes = sorted({_memory_gib()[s] for s in ordered if s in _memory_gib()})
+        below, above = [g for g in sizes if g < int(memory[1])], [g for g in sizes if g > int(memory[1])]
+        return tuple(f"{g}gb" for g in (below[-1:] + above[:1]))
     by_compact = {compact(slug): slug for slug in ordered}
     size = _SIZE.search(name.strip().lower())
     first = gpu_name_matches(name.strip()[:size.start()], ordered) if size else ()

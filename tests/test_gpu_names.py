@@ -109,3 +109,14 @@ def test_the_v100s_is_its_own_card_not_a_plural() -> None:
 def test_all_in_an_estimate_list_is_every_gpu_once() -> None:
     known = {gpu.slug: gpu for gpu in load_gpus()}
     assert sorted(gpu.slug for gpu in resolve_gpus(["t4", "ALL"], known)) == sorted(known)
+
+
+def test_a_memory_size_alone_is_every_card_of_that_memory_and_an_unknown_size_suggests_its_neighbours() -> None:
+    # "on a single 24gb gpu", --gpu 24gb, constraints.gpus ["24gb"]: the cards a person with a 24 GB budget means
+    cards = gpu_name_matches("24gb", SLUGS)
+    assert {"rtx-3090", "rtx-4090", "a10g", "l4"} <= set(cards)
+    assert all(round(g.memory_bytes / 2**30) == 24 for g in load_gpus() if g.slug in cards)
+    assert gpu_name_matches("24 GB", SLUGS) == cards and gpu_name_matches("80gb", SLUGS)
+    assert gpu_name_matches("20gb", SLUGS) == ()
+    assert gpu_name_suggestions("20gb", SLUGS) == ("16gb", "24gb")
+    assert gpu_name_matches("a100 80gb", SLUGS) == ("a100-80gb",)  # a card's own size still names the card
