@@ -344,7 +344,7 @@ class ConstraintsSchema(_Strict):
     gpus = fields.List(fields.String(validate=validate.Length(min=1, max=64)), validate=validate.Length(max=64),
                        load_default=list, metadata={
                            "description": "Only machines with these GPUs (slugs, or names as people write them: "
-                                          "\"A100\" is each A100, \"RTX 4090\"); absent or empty: every GPU."})
+                                          "\"A100\" is each A100, \"24GB\" each 24 GB card); absent: every GPU."})
     onprem = fields.Nested(OnPremSchema)
     owned_gpus = fields.List(fields.Nested(OwnedGpusSchema), validate=validate.Length(max=64), load_default=list,
                              metadata={"description": "Cards the team owns; ranked first, costed at power only."})
