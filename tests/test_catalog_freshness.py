@@ -37,3 +37,21 @@ def test_prices_past_the_age_limit_carry_a_stale_prices_warning_naming_the_date(
     assert "2026-08-01" in codes["stale-prices"] and "122 days" in codes["stale-prices"]
     assert _codes("2026-11-01", today=date(2026, 12, 1)) == {}
     assert _codes("2026-08-01", today=date(2026, 12, 1), days=200) == {}
+
+
+def test_the_top_options_own_old_price_is_said_where_undated_rows_keep_the_catalog_from_saying_it() -> None:
+    # the shipped catalog has undated SkyPilot rows, so `stale-prices` cannot date it; the U-Net's first option is a
+    # GCP spot price of 2026-07-30 (Cyclenerd), 129 days old on 2026-12-06, and the answer only said "undated"
+    import json
+
+    from tests.recommending import EXAMPLES
+
+    catalog = load_catalog()
+    _, job = load_job(json.loads((EXAMPLES / "unet-highres.json").read_text()))
+    rec = recommend(job, catalog, today=date(2026, 12, 6))
+    top = rec.options[0]
+    assert top.price_as_of == "2026-07-30"
+    [said] = [w.message for w in rec.requirements.warnings if w.code == "top-price-stale"]
+    assert f"({top.instance_type}, {top.pricing.value}, {top.region}) is from 2026-07-30, 129 days ago" in said
+    fresh = recommend(job, catalog, today=date(2026, 8, 30))
+    assert "top-price-stale" not in [w.code for w in fresh.requirements.warnings]

@@ -248,7 +248,8 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
     rec = _recommend(job, catalog, calibration=calibration, brief=brief)
     found = freshness_warnings(prices_as_of=catalog.prices_as_of, undated=catalog.undated_sources, today=today,
                                stale_after_days=stale_after_days)
-    extra = tuple(CodedWarning(code, message) for code, message in found)
+    extra = tuple(CodedWarning(code, message) for code, message in found) + top_price_age(rec, today, stale_after_days,
+                                                                                          said=found)
     first: tuple[CodedWarning, ...] = ()  # what the team's own cards need: the question the user asked, said first
     if not brief:
         def rank(wider: JobSpec, only: tuple[str, str] | None) -> Recommendation:
@@ -281,6 +282,23 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
     used = {(o.gpu, o.gpu_count) for o in rec.options}
     rows = tuple(row for row in rec.requirements.per_gpu if (row.gpu, row.gpu_count) in used)
     return replace(rec, requirements=replace(rec.requirements, per_gpu=rows))
+
+
+def top_price_age(rec: Recommendation, today: date | None, stale_after_days: int,
+                  said: tuple[tuple[str, str], ...]) -> tuple[CodedWarning, ...]:
+    """Return `top-price-stale` for the top option's own dated price where it is older than `stale_after_days` and the
+    catalog's `stale-prices` could not say so (some prices undated): a GCP spot price of 2026-07-30 ranked first on
+    2026-12-06, 129 days on, was said only to be dated. Per job (a review lists it with the job), not the catalog's."""
+    top = rec.options[0] if rec.options else None
+    if top is None or today is None or not top.price_as_of or any(code == "stale-prices" for code, _ in said):
+        return ()
+    age = (today - date.fromisoformat(top.price_as_of[:10])).days
+    if age <= stale_after_days:
+        return ()
+    return (CodedWarning("top-price-stale", (
+        f"the top option's price ({top.instance_type}, {top.pricing.value}, {top.region}) is from "
+        f"{top.price_as_of[:10]}, {age} days ago (more than {stale_after_days}): it may have changed; refresh or "
+        f"import the catalog")),)
 
 
 def unrented_gpus(job: JobSpec, catalog: Catalog) -> tuple[str, ...]:
