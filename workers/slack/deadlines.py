@@ -5,7 +5,6 @@ read), each made the hours `deadline=` takes (catalog.units.parse_duration_hours
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from catalog.units import parse_duration_hours
@@ -16,7 +15,9 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 UNTIL = frozenset({"by", "before", "until", "till"})  # "by friday": a weekday is a deadline only after one of these
 _NUMBER = re.compile(r"^\d[\d,]*(\.\d+)?$")
 
-clock: Callable[[], datetime] = lambda: datetime.now(UTC)  # noqa: E731  (tests set it)
+def clock() -> datetime:
+    """Return the time a command is read at (UTC); tests replace it."""
+    return datetime.now(UTC)
 
 
 def duration_at(said: list[str], at: int) -> tuple[str, int] | None:
