@@ -365,3 +365,14 @@ def test_a_month_and_a_count_in_scientific_notation_are_read() -> None:
 def test_gsm8k_gives_its_training_problems() -> None:
     command = parse("fine-tune llama 3 8b with lora on gsm8k")
     assert command.spec["dataset"]["samples"] == 7473 and "samples=7,473 (gsm8k)" in command.defaults_used
+
+
+def test_a_model_named_beside_its_size_is_sized_by_the_size_and_steps_ask_for_samples() -> None:
+    # "fine-tune whisper small on 10k samples params=244m" was refused for the name it gave beside its size
+    command = parse("fine-tune whisper small on 10k samples params=244m")
+    assert command.spec["model"] == {"stats": {"parameters": 244_000_000}}
+    assert "the model by its statistics (its name is no preset)" in command.defaults_used
+    with pytest.raises(CommandError) as caught:  # "500" and "steps" were two unknown words
+        parse("fine-tune llama 3 8b for 500 steps")
+    [problem] = caught.value.problems
+    assert problem.startswith("steps: a run is sized by its samples") and "samples=4000" in problem

@@ -59,6 +59,19 @@ def image_size(text: str) -> list[int]:
     return sizes if len(sizes) == 3 else [0, *sizes]
 
 
+def finite_number(text: str) -> float:
+    """Parse a plain number (epochs=, lr=, co2=): finite."""
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text!r} is not a finite number")
+    return value
+
+
+def comma_list(text: str) -> list[str]:
+    """Parse a comma-separated list (region=, targets=)."""
+    return [r for r in text.split(",") if r]
+
+
 def owned_cards(text: str) -> list[dict[str, Any]]:
     """Parse `owned=` ("4xrtx-3090", as phrases write "our 4 3090s"): constraints.owned_gpus."""
     count, _, slug = text.partition("x")

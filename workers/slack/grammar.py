@@ -28,6 +28,7 @@ from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import PRESET_WORDS, find_preset
 from workers.slack.defaults import (
+    comma_list,
     counted_gpus,
     default_batch,
     default_epochs,
@@ -35,6 +36,7 @@ from workers.slack.defaults import (
     fill_channels,
     fine_tune_kind,
     fine_tune_sequence,
+    finite_number,
     generic_alias,
     image_input,
     image_size,
@@ -74,13 +76,6 @@ class Command:
     defaults_used: tuple[str, ...] = ()  # e.g. ("batch=32",), told back to the user in the ack
 
 
-def _number(text: str) -> float:
-    value = float(text)
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ValueError(f"{text!r} is not a finite number")
-    return value
-
-
 def _choice(kind: str, valid: Mapping[str, str]) -> Callable[[str], str]:
     def parse(text: str) -> str:
         if text in valid:
@@ -91,10 +86,6 @@ def _choice(kind: str, valid: Mapping[str, str]) -> Callable[[str], str]:
     return parse
 
 
-def _comma_list(text: str) -> list[str]:
-    return [r for r in text.split(",") if r]
-
-
 _PRECISIONS = {"fp32": "fp32", "fp16": "fp16-mixed", "bf16": "bf16-mixed", "fp8": "fp8-mixed",
                "fp16-mixed": "fp16-mixed", "bf16-mixed": "bf16-mixed", "fp8-mixed": "fp8-mixed"}
 _OPTIMIZERS = {name: name for name in ("sgd", "momentum", "adam", "adamw", "rmsprop")}
@@ -103,9 +94,9 @@ _FRAMEWORKS = {name: name for name in ("pytorch", "tensorflow", "jax", "cntk")}
 # word= -> (section, field, parser); section "" is the top level, "stats" is model.stats
 KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "batch": ("training", "batch_size", parse_count),
-    "epochs": ("training", "epochs", _number),
+    "epochs": ("training", "epochs", finite_number),
     "seq": ("training", "sequence_length", sequence_count),  # "4k": 4,096, as contexts are said
-    "lr": ("training", "learning_rate", _number),
+    "lr": ("training", "learning_rate", finite_number),
     "accum": ("training", "update_interval", parse_count),
     "precision": ("training", "precision", _choice("precision", _PRECISIONS)),
     "optimizer": ("training", "optimizer", _choice("optimizer", _OPTIMIZERS)),
@@ -113,14 +104,14 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "data": ("dataset", "bytes", parse_bytes),
     "samples": ("dataset", "samples", parse_count),
     "budget": ("constraints", "budget_usd", parse_usd),
-    "co2": ("constraints", "max_co2e_kg", _number),  # kg CO2e, e.g. co2=50
+    "co2": ("constraints", "max_co2e_kg", finite_number),  # kg CO2e, e.g. co2=50
     "deadline": ("constraints", "deadline_hours", parse_duration_hours),
     "gpus": ("constraints", "max_gpus", parse_count),
-    "region": ("constraints", "regions", _comma_list),
+    "region": ("constraints", "regions", comma_list),
     "owned": ("constraints", "owned_gpus", owned_cards),  # cards the team has: "on my 1080 ti", owned=4xrtx-3090
     "top": ("", "limit", parse_count),
     "rank": ("adapter", "rank", parse_count),  # with lora or qlora (training.parallelism.adapter)
-    "targets": ("adapter", "targets", _comma_list),  # projections among q, k, v, o, mlp, e.g. targets=q,k,v,o
+    "targets": ("adapter", "targets", comma_list),  # projections among q, k, v, o, mlp, e.g. targets=q,k,v,o
     "neurons": ("stats", "neurons", parse_count),
     "params": ("stats", "parameters", parse_count),
     "madds": ("stats", "multiply_adds", parse_count),
@@ -343,6 +334,8 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
         else:
             builder.bare(word)
     spec = builder.finish()
+    if "stats" in spec["model"] and builder.problems and all(p.startswith("unknown preset") for p in builder.problems):
+        builder.problems, assumed = [], (*assumed, "the model by its statistics (its name is no preset)")  # "whisper"
     preset = spec["model"].get("preset")
     if problem := fill_channels(spec, preset):
         builder.problems.append(problem)

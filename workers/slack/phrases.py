@@ -231,6 +231,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         elif _is_number(word) and nxt in ("node", "nodes") and word.isdigit():  # "on 2 nodes": machines of 8 GPUs
             nodes = int(word)
             i += 1
+        elif _is_number(word) and nxt in ("steps", "iterations", "iters"):  # "for 500 steps": refused, said why once
+            pass
         elif _is_number(word) and nxt in COUNT_WORDS:
             out.append(f"{COUNT_WORDS[nxt]}={word.replace(',', '')}")
             i += 1

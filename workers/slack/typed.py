@@ -25,9 +25,12 @@ _RL = ("RL fine-tuning (PPO, GRPO) is not sized: it generates samples and runs r
        "policy; ask for the policy's fine-tune (`fine-tune ... lora`) to size its training step")
 _SERVING = ("gpugauge sizes training runs; serving a model (its KV cache, batch of requests, latency) is not sized: "
             "ask for the training or fine-tune of the model")
+_STEPS = ("a run is sized by its samples, which a count of steps does not fix (a step takes batch x GPUs samples): "
+          "say samples=, e.g. 500 steps of batch 8 on one GPU is samples=4000 epochs=1")
 UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}", "rlhf": f"rlhf: {_RL}",
                    "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}",
-                   **{word: f"{word}: {_SERVING}" for word in ("inference", "serving", "serve", "deployment")}}
+                   **{word: f"{word}: {_SERVING}" for word in ("inference", "serving", "serve", "deployment")},
+                   **{word: f"{word}: {_STEPS}" for word in ("steps", "iterations", "iters")}}
 
 
 # Distributed-training frameworks and strategies said by name ("with deepspeed zero 3", "fsdp"): the ranking chooses
