@@ -218,7 +218,9 @@ def test_alpaca_is_sized_at_the_length_its_own_script_truncates_to() -> None:
     ("resnet50 batch", "unknown word 'batch'; did you mean batch=?"),  # a setting with no value
     ("resnet50 batch size", "unknown word 'batch'"),
     ("resnet50 epochs soon", "epochs=soon:"),  # a value that is no number is named
-    ("llama 7b llama 7b", "llama-7b: preset is given twice"),
+    ("llama 7b llama 7b", "llama-7b: one model a command (llama-7b is named first)"),
+    ("compare llama 3 8b vs mistral 7b on 50k samples", "mistral-7b: one model a command (llama-3-8b is named first); "
+                                                        "ask for each, or compare jobs in a budget review"),
 ])
 def test_what_is_not_understood_is_still_said(text: str, problem: str) -> None:
     with pytest.raises(CommandError) as caught:

@@ -204,8 +204,11 @@ class _Builder:
         self.tokens = 0  # the run's tokens said without a sequence length: made samples by the model's context
 
     def once(self, name: str, word: str) -> bool:
-        if name in self.seen:
-            self.problems.append(f"{word}: {name} is given twice")
+        if name in self.seen:  # "compare llama 3 8b vs mistral 7b": one model a command, a review compares jobs
+            first = self.spec["model"].get("preset") if name == "preset" else None
+            self.problems.append(f"{word}: one model a command ({first} is named first); ask for each, or compare "
+                                 "jobs in a budget review (POST /v1/reports)" if first else
+                                 f"{word}: {name} is given twice")
             return False
         self.seen.add(name)
         return True
