@@ -376,3 +376,20 @@ def test_a_model_named_beside_its_size_is_sized_by_the_size_and_steps_ask_for_sa
         parse("fine-tune llama 3 8b for 500 steps")
     [problem] = caught.value.problems
     assert problem.startswith("steps: a run is sized by its samples") and "samples=4000" in problem
+
+
+@pytest.mark.parametrize(("text", "owned"), [
+    ("i have a 4090, can i fine-tune mistral 7b with qlora", [{"gpu": "rtx-4090", "count": 1}]),
+    ("we have 2 a6000s, fine-tune mistral 7b with lora", [{"gpu": "rtx-a6000", "count": 2}]),
+    ("we own 4 3090s resnet50 imagenet", [{"gpu": "rtx-3090", "count": 4}]),
+])
+def test_cards_a_team_says_it_has_are_its_own(text: str, owned: list[dict[str, object]]) -> None:
+    # each was "unknown preset 'have'"
+    spec = parse_command(text, presets=PRESET_WORDS, gpus=(*CARDS, "rtx-a6000")).spec
+    assert spec["constraints"]["owned_gpus"] == owned
+
+
+def test_a_family_a_team_says_it_has_is_the_gpus_to_rank_on() -> None:
+    spec = parse_command("we have 2 a100s, fine-tune llama 3 8b on 50k samples", presets=PRESET_WORDS,
+                         gpus=(*CARDS, "a100-40gb")).spec  # 40 or 80 GB: not said, so no card to own
+    assert spec["constraints"]["gpus"] == ["a100-80gb", "a100-40gb"] and "owned_gpus" not in spec["constraints"]

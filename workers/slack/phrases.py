@@ -52,6 +52,7 @@ FILLER = frozenset({
     "memory", "vram", "enough", "what's", "whats", "it's", "i'd", "i'm", "we're", "under", "below", "us", "help",
     "compare", "vs", "versus",  # "compare a100 vs h100 for ...": both GPUs ranked side by side
     "as", "possible", "parameter", "parameters", "params",  # "as cheap as possible", "full parameter fine-tune"
+    "have", "has", "own", "got",  # "we have a100s" (a family, no one card: the GPUs to rank on)
     "layers", "modules",  # "lora on all linear layers"
     "speed", "worth", "benefit", "gain", "pay", "pays", "off",  # "will 4 gpus speed up ...", "is it worth 8 gpus"
     *_DOLLARS_WORDS,
@@ -83,7 +84,7 @@ COUNT_WORDS = {
 # tokens, made samples by the sequence length said beside it.
 TOTAL_TOKENS_FROM = 1_000_000
 TOKENS_NEED_SEQ = "tokens-need-seq"  # tokens-need-seq:N: the grammar makes N tokens samples by the context
-OWNER_WORDS = frozenset({"my", "our"})
+OWNER_WORDS = frozenset({"my", "our", "have", "own", "got"})  # "on my 4090", "we have 2 a6000s", "i have a 4090"
 _TIME_LEADS = {"within", "in", "by", "under", "to", "max"}  # "to": "up to 2 days"
 _BUDGET_LEADS = {"under", "below", "max", "within", "budget"}
 SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": "fine-tune",
@@ -144,10 +145,10 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         elif word in ("4-bit", "4bit"):  # "4-bit lora" is QLoRA, "4-bit qlora" says it twice
             said, out = [("qlora" if w == "lora" else w) for w in said], [("qlora" if w == "lora" else w) for w in out]
             out.extend([] if "qlora" in said or "qlora" in out else ["qlora"])
-        elif word in OWNER_WORDS and gpus and (owned := _owned_gpus(said, i + 1, gpus)) is not None:
+        elif word in OWNER_WORDS and gpus and (owned := _owned_gpus(said, i + 1 + (a := nxt in ("a", "an")), gpus)):
             count, slug, taken = owned
             out.append(f"owned={count}x{slug}")  # "on my 1080 ti", "our 4 3090s"
-            i += taken
+            i += taken + a
         elif nxt and (taken := _preset_words(said, i, presets)):
             out.append("-".join(said[i:i + taken]))  # "llama 7b", "gpt2 medium", "llama 2 7b"
             named_set = next((w for w in said[i + 1:i + taken] if w in DATASETS), None)
