@@ -393,3 +393,10 @@ def test_a_family_a_team_says_it_has_is_the_gpus_to_rank_on() -> None:
     spec = parse_command("we have 2 a100s, fine-tune llama 3 8b on 50k samples", presets=PRESET_WORDS,
                          gpus=(*CARDS, "a100-40gb")).spec  # 40 or 80 GB: not said, so no card to own
     assert spec["constraints"]["gpus"] == ["a100-80gb", "a100-40gb"] and "owned_gpus" not in spec["constraints"]
+
+
+def test_brackets_and_w_slash_are_read_as_people_type_them() -> None:
+    # "(90 epochs)" was "unknown word '(90'", "w/ qlora" "unknown word 'w/'"
+    assert parse("Train ResNet-50 on ImageNet (90 epochs) on 4 t4s").spec["training"]["epochs"] == 90.0
+    assert parse("Finetune Llama3 8B w/ QLoRA on 20K samples").spec["training"]["parallelism"] == {
+        "adapter": {"kind": "qlora"}}

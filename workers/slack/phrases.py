@@ -53,6 +53,7 @@ FILLER = frozenset({
     "compare", "vs", "versus",  # "compare a100 vs h100 for ...": both GPUs ranked side by side
     "as", "possible", "parameter", "parameters", "params",  # "as cheap as possible", "full parameter fine-tune"
     "have", "has", "own", "got",  # "we have a100s" (a family, no one card: the GPUs to rank on)
+    "w/",  # "w/ qlora"
     "layers", "modules",  # "lora on all linear layers"
     "speed", "worth", "benefit", "gain", "pay", "pays", "off",  # "will 4 gpus speed up ...", "is it worth 8 gpus"
     *_DOLLARS_WORDS,
@@ -107,7 +108,7 @@ _REGION = re.compile(r"^(us|eu|europe|asia|ap|me|sa|ca|af|il|mx|northamerica|sou
 
 
 def _clean(word: str) -> str:
-    word = word.rstrip(",;:!?")
+    word = word.strip("()[]").rstrip(",;:!?").rstrip(")]")  # "(90 epochs)", "8 gpus),"
     return word[:-1] if word.endswith(".") and not _NUMBER.match(word) else word
 
 
