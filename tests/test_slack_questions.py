@@ -400,3 +400,14 @@ def test_brackets_and_w_slash_are_read_as_people_type_them() -> None:
     assert parse("Train ResNet-50 on ImageNet (90 epochs) on 4 t4s").spec["training"]["epochs"] == 90.0
     assert parse("Finetune Llama3 8B w/ QLoRA on 20K samples").spec["training"]["parallelism"] == {
         "adapter": {"kind": "qlora"}}
+
+
+def test_what_is_no_nvidia_gpu_is_said_and_a_managed_service_is_its_clouds_machines() -> None:
+    for text in ("train resnet50 on cpu", "fine-tune llama 3 8b on my macbook", "fine-tune llama 3 8b on tpu"):
+        with pytest.raises(CommandError) as caught:
+            parse(text)
+        assert caught.value.problems[0].split(":")[1].strip().startswith("gpugauge ranks NVIDIA GPUs")
+    command = parse("resnet50 on vertex")  # Vertex AI: GCP's machines, at Compute Engine's prices, said
+    assert command.spec["constraints"]["providers"] == ["gcp"]
+    assert any(d.startswith("vertex: Vertex AI training costs more") for d in command.defaults_used)
+    assert parse("bert on ec2").spec["constraints"]["providers"] == ["aws"]

@@ -35,7 +35,7 @@ from workers.sizing.presets.names import match_preset_name
 from workers.slack.datasets import DATASET_SEQ, DATASETS, TOKEN_SETS
 from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, until_deadline
 from workers.slack.defaults import cifar_layout, recipe_epochs, sized_family
-from workers.slack.typed import ALIASED_KEYS, SIZED_ALREADY, STRATEGY_TOLD, STRATEGY_WORDS
+from workers.slack.typed import ALIASED_KEYS, MANAGED, SIZED_ALREADY, STRATEGY_TOLD, STRATEGY_WORDS
 
 _DOLLARS_WORDS = ("dollars", "dollar", "usd", "bucks")  # "under 100 dollars": the budget ("budget 200 usd": its unit)
 FILLER = frozenset({
@@ -92,6 +92,7 @@ SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": 
             "pretraining": "pretrain", "pre-train": "pretrain", "pre-training": "pretrain",
             "on-prem": "onprem", "cheapest": "cost", "cheap": "cost", "cheaper": "cost", "fastest": "time",
             "fast": "time", "faster": "time", "quickest": "time", "asap": "time", "google": "gcp", "amazon": "aws",
+            "ec2": "aws", "gce": "gcp",
             "scratch": "pretrain", "sft": "fine-tune",  # supervised fine-tuning (TRL's SFTTrainer)
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
             "sixteen": "16"}
@@ -142,6 +143,9 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             out.append(word)
         elif word in SIZED_ALREADY:  # "with flash attention", "packing", "alpha 32": nothing to size differently
             told.append(SIZED_ALREADY[word])
+        elif word in MANAGED:  # "on aws sagemaker": its cloud's machines, at their own prices, said
+            out.extend([] if MANAGED[word][0] in said else [MANAGED[word][0]])
+            told.append(f"{word}: {MANAGED[word][1]}")
             i += word == "alpha" and _is_number(nxt)
         elif word in ("4-bit", "4bit"):  # "4-bit lora" is QLoRA, "4-bit qlora" says it twice
             said, out = [("qlora" if w == "lora" else w) for w in said], [("qlora" if w == "lora" else w) for w in out]

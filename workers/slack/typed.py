@@ -27,10 +27,14 @@ _SERVING = ("gpugauge sizes training runs; serving a model (its KV cache, batch 
             "ask for the training or fine-tune of the model")
 _STEPS = ("a run is sized by its samples, which a count of steps does not fix (a step takes batch x GPUs samples): "
           "say samples=, e.g. 500 steps of batch 8 on one GPU is samples=4000 epochs=1")
+_NOT_NVIDIA = ("gpugauge ranks NVIDIA GPUs (the CUDA and cuDNN ecosystem) and the clouds' machines with them; name "
+               "one, or drop it for the cards that hold the job")
 UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}", "rlhf": f"rlhf: {_RL}",
                    "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}",
                    **{word: f"{word}: {_SERVING}" for word in ("inference", "serving", "serve", "deployment")},
-                   **{word: f"{word}: {_STEPS}" for word in ("steps", "iterations", "iters")}}
+                   **{word: f"{word}: {_STEPS}" for word in ("steps", "iterations", "iters")},
+                   **{word: f"{word}: {_NOT_NVIDIA}" for word in ("cpu", "cpus", "tpu", "tpus", "macbook", "mac", "mps",
+                                                                  "gaudi", "trainium", "mi300x", "mi250")}}
 
 
 # Distributed-training frameworks and strategies said by name ("with deepspeed zero 3", "fsdp"): the ranking chooses
@@ -46,4 +50,7 @@ SIZED_ALREADY = {
     "packing": "packing: every sample is sized at the full sequence length already",
     "alpha": "lora alpha: it scales the adapters' update; no memory or time",
 }
+# A managed training service said by name: ranked on its cloud's machines at their own (EC2, Compute Engine) prices.
+MANAGED = {"sagemaker": ("aws", "SageMaker's ml.* instances cost more than the EC2 prices ranked here"),
+           "vertex": ("gcp", "Vertex AI training costs more than the Compute Engine prices ranked here")}
 ALIASED_KEYS = {"r": "rank", "lora_r": "rank", "lora-r": "rank", "alpha": "", "lora_alpha": "", "lora-alpha": ""}
