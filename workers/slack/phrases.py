@@ -143,10 +143,10 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             out.append(word)
         elif word in SIZED_ALREADY:  # "with flash attention", "packing", "alpha 32": nothing to size differently
             told.append(SIZED_ALREADY[word])
+            i += word == "alpha" and _is_number(nxt)
         elif word in MANAGED:  # "on aws sagemaker": its cloud's machines, at their own prices, said
             out.extend([] if MANAGED[word][0] in said else [MANAGED[word][0]])
             told.append(f"{word}: {MANAGED[word][1]}")
-            i += word == "alpha" and _is_number(nxt)
         elif word in ("4-bit", "4bit"):  # "4-bit lora" is QLoRA, "4-bit qlora" says it twice
             said, out = [("qlora" if w == "lora" else w) for w in said], [("qlora" if w == "lora" else w) for w in out]
             out.extend([] if "qlora" in said or "qlora" in out else ["qlora"])
