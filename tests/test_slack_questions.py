@@ -411,3 +411,12 @@ def test_what_is_no_nvidia_gpu_is_said_and_a_managed_service_is_its_clouds_machi
     assert command.spec["constraints"]["providers"] == ["gcp"]
     assert any(d.startswith("vertex: Vertex AI training costs more") for d in command.defaults_used)
     assert parse("bert on ec2").spec["constraints"]["providers"] == ["aws"]
+
+
+@pytest.mark.parametrize("text", ["bert base under €500", "bert base under 50 euros", "bert base under £40"])
+def test_a_budget_in_another_currency_is_refused_naming_dollars(text: str) -> None:
+    # "€500" lost its symbol and was "unknown word '500'"; no exchange rate is assumed
+    with pytest.raises(CommandError) as caught:
+        parse(text)
+    [problem] = caught.value.problems
+    assert "budgets are in US dollars" in problem

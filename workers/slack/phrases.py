@@ -35,7 +35,7 @@ from workers.sizing.presets.names import match_preset_name
 from workers.slack.datasets import DATASET_SEQ, DATASETS, TOKEN_SETS
 from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, until_deadline
 from workers.slack.defaults import cifar_layout, recipe_epochs, sized_family
-from workers.slack.typed import ALIASED_KEYS, MANAGED, SIZED_ALREADY, STRATEGY_TOLD, STRATEGY_WORDS
+from workers.slack.typed import ALIASED_KEYS, CURRENCY, MANAGED, SIZED_ALREADY, STRATEGY_TOLD, STRATEGY_WORDS
 
 _DOLLARS_WORDS = ("dollars", "dollar", "usd", "bucks")  # "under 100 dollars": the budget ("budget 200 usd": its unit)
 FILLER = frozenset({
@@ -144,6 +144,9 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         elif word in SIZED_ALREADY:  # "with flash attention", "packing", "alpha 32": nothing to size differently
             told.append(SIZED_ALREADY[word])
             i += word == "alpha" and _is_number(nxt)
+        elif word in CURRENCY or (_is_number(word) and nxt in CURRENCY):  # "€500", "50 euros": refused, said why
+            out.append(word if word in CURRENCY else nxt)
+            i += 1 if word not in CURRENCY or _is_number(nxt) else 0
         elif word in MANAGED:  # "on aws sagemaker": its cloud's machines, at their own prices, said
             out.extend([] if MANAGED[word][0] in said else [MANAGED[word][0]])
             told.append(f"{word}: {MANAGED[word][1]}")

@@ -8,7 +8,8 @@ import unicodedata
 # What phones and chat clients type for plain characters: typographic hyphens and quotes; emoji and other symbols
 # carry nothing ("fine‑tune “mistral 7b” 🚀").
 _TYPED = str.maketrans({**dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212", "-"), "\u2018": "'", "\u2019": "'",
-                        **dict.fromkeys("\u201c\u201d\u00ab\u00bb\"", " "), "\u00d7": "x"})  # "4×a100"
+                        **dict.fromkeys("\u201c\u201d\u00ab\u00bb\"", " "), "\u00d7": "x",  # "4×a100"
+                        "\u20ac": " eur ", "\u00a3": " gbp "})  # "€500": a currency the budget is not in, said
 
 
 def plain_text(text: str) -> str:
@@ -29,10 +30,14 @@ _STEPS = ("a run is sized by its samples, which a count of steps does not fix (a
           "say samples=, e.g. 500 steps of batch 8 on one GPU is samples=4000 epochs=1")
 _NOT_NVIDIA = ("gpugauge ranks NVIDIA GPUs (the CUDA and cuDNN ecosystem) and the clouds' machines with them; name "
                "one, or drop it for the cards that hold the job")
+# Budgets in another currency: the catalog's prices are US dollars, and no exchange rate is assumed.
+CURRENCY = frozenset({"eur", "euro", "euros", "gbp", "pound", "pounds"})
+_DOLLARS_ONLY = "budgets are in US dollars, as the catalog's prices are (no exchange rate is assumed): say e.g. $500"
 UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}", "rlhf": f"rlhf: {_RL}",
                    "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}",
                    **{word: f"{word}: {_SERVING}" for word in ("inference", "serving", "serve", "deployment")},
                    **{word: f"{word}: {_STEPS}" for word in ("steps", "iterations", "iters")},
+                   **{word: f"{word}: {_DOLLARS_ONLY}" for word in CURRENCY},
                    **{word: f"{word}: {_NOT_NVIDIA}" for word in ("cpu", "cpus", "tpu", "tpus", "macbook", "mac", "mps",
                                                                   "gaudi", "trainium", "mi300x", "mi250")}}
 
