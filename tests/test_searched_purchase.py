@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from catalog.types import Catalog
 from tests.recommending import changed_example, recommend_spec
 
@@ -55,12 +57,13 @@ def test_the_purchase_question_alone_puts_the_least_cost_per_run_first_and_keeps
     # Nothing rented to weigh a purchase against: cheapest first put 1 x RTX 4060 first for ResNet-50 on ImageNet,
     # 10 days a run, where a few hundred dollars more cut the run to days. Now each run's share of the price over the
     # cards' life (lifetime x utilisation, as the break-even assumes) plus its power orders them.
-    from workers.ranking.purchase import run_cost_usd
-
     spec = changed_example("resnet50-imagenet", constraints={"providers": ["onprem"]})
     rec = recommend_spec(spec, shipped)
-    costs = [run_cost_usd(p) for p in rec.purchase[:-1]]
+    costs = [p.run_cost_usd for p in rec.purchase[:-1]]
     assert costs == sorted(costs) and all(p.break_even_runs is None for p in rec.purchase)
+    first = rec.purchase[0]  # its share of the price over the hours of use, plus power
+    assert first.run_cost_usd == pytest.approx(first.purchase_usd * first.job_hours / first.hours_of_use
+                                               + first.power_cost_usd)
     least = min(rec.purchase, key=lambda p: p.purchase_usd)
     assert least.purchase_usd < rec.purchase[0].purchase_usd and least.job_hours > rec.purchase[0].job_hours
     print(f"\nfirst {rec.purchase[0].instance_type} ${rec.purchase[0].purchase_usd:,.0f} "

@@ -60,18 +60,15 @@ class PurchaseOption:
     source: str
     as_of: str
     strategy: str = ""  # how the job runs on these cards where it needs more than the job as given
-
-
-def run_cost_usd(p: PurchaseOption) -> float:
-    """Return what one run costs on purchased cards: its share of the price over the hours of use, plus power."""
-    return p.purchase_usd * p.job_hours / max(p.hours_of_use, 1.0) + p.power_cost_usd
+    # what one run costs on them: its share of the price over the hours of use (lifetime x utilisation), plus power
+    run_cost_usd: float = 0.0
 
 
 def purchase_options(job: JobSpec, *, cards: Mapping[str, OnPremCard], hours: Mapping[tuple[str, int], float],
                      best_rental: BestRental | None, max_gpus: int,
                      strategies: Mapping[tuple[str, int], str] | None = None) -> tuple[PurchaseOption, ...]:
     """Return the machines worth pricing for purchase, those that pay off soonest first (with no rental, those whose
-    run costs least over their life, run_cost_usd).
+    run costs least over their life, `run_cost_usd`).
 
     `hours`: the training hours of the job on n of a card, for each (card, n) that holds it; `strategies`:
     how it runs there, in words, where the strategy search found the way (strategy_ranking).
@@ -103,13 +100,14 @@ def purchase_options(job: JobSpec, *, cards: Mapping[str, OnPremCard], hours: Ma
                 lifetime_years=a.lifetime_years, utilisation=a.utilisation, hours_of_use=hours_of_use,
                 pays_off=break_even is not None and break_even <= hours_of_use,
                 meets_deadline=deadline is None or run.wall_hours <= deadline,
-                source=card.source, as_of=card.as_of, strategy=(strategies or {}).get((gpu, n), "")))
+                source=card.source, as_of=card.as_of, strategy=(strategies or {}).get((gpu, n), ""),
+                run_cost_usd=purchase_usd * run.wall_hours / max(hours_of_use, 1.0) + power_usd))
     # Against a rental, those that pay off soonest; with none to compare (the purchase question alone), the least a
     # run costs over the cards' life: the price spread over the hours they are used (lifetime x utilisation, as the
     # break-even assumes) plus power. Cheapest first put 1 x RTX 4060 first for ResNet-50 on ImageNet, 10 days a run,
     # where $250 more buys an RTX 5070 at 4.3 days.
     found.sort(key=lambda p: (not p.meets_deadline, math.inf if p.break_even_hours is None else p.break_even_hours,
-                              run_cost_usd(p), p.purchase_usd, p.gpu, p.gpu_count))
+                              p.run_cost_usd, p.purchase_usd, p.gpu, p.gpu_count))
     kept = found[:PURCHASE_OPTIONS_KEPT]
     least = min(found, key=lambda p: (not p.meets_deadline, p.purchase_usd, p.job_hours), default=None)
     if least is not None and least not in kept:  # the least to spend stays in the list, last

@@ -275,6 +275,9 @@ class PurchaseSchema(Schema):
     strategy = fields.String(metadata={
         "description": "How the job runs on these cards where it needs more than the job as given (a strategy "
                        "the search found: micro-batches, checkpointing, sharding); empty where it runs as given."})
+    run_cost_usd = fields.Float(metadata={
+        "description": "What one run costs on these cards: the purchase price times the run's hours over the hours "
+                       "of use (lifetime_years x utilisation), plus its power; with no rental to compare, the order."})
 
 
 class OptionSchema(Schema):

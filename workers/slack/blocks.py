@@ -204,10 +204,9 @@ def _purchase_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         shown.append(least)
     lines = []
     for p in shown:
-        share = float(p.get("purchase_usd", 0)) * float(p.get("job_hours", 0)) / max(float(p.get("hours_of_use", 1)), 1)
         pays = (f"; pays off after {p['break_even_runs']:,.0f} runs against renting"
                 if p.get("pays_off") and p.get("break_even_runs") else
-                f"; {fmt_usd(share + float(p.get('power_cost_usd', 0)))} a run with its price spread over "
+                f"; {fmt_usd(float(p.get('run_cost_usd', 0)))} a run with its price spread over "
                 f"{p.get('lifetime_years', 0):g} years at {float(p.get('utilisation', 0)):.0%} use")
         how = f"; {p['strategy']}" if p.get("strategy") else ""
         lead = "the least to spend: " if p is least and len(shown) > PURCHASE_SHOWN else ""
