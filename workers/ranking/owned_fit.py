@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from catalog.types import Catalog, Pricing
+from catalog.types import Catalog, GpuSpec, Pricing
 from catalog.units import GIB
 from workers.ranking.left_out import left_out_reason
 from workers.ranking.recommendation import Recommendation
 from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.memory import usable_memory_bytes
-from workers.sizing.requirements import CodedWarning, Mitigation, MitigationKind
+from workers.sizing.requirements import CodedWarning, Mitigation, MitigationKind, Requirements
 from workers.sizing.spec import JobSpec
 
 # Rows that do not make the job fit the cards owned as they are: another method, or a network to redesign.
@@ -30,6 +30,19 @@ def same_cards_row(mitigations: Sequence[Mitigation], *, gpu: str, count: int, u
     (no adapters, no network to redesign), None where none does."""
     return next((m for m in mitigations if m.kind not in _NOT_ON_THE_CARDS and m.gpu in (None, gpu)
                  and m.gpu_count in (None, count) and m.gpu_memory_bytes <= usable), None)
+
+
+def same_cards_fixes(requirements: Requirements, gpus: Sequence[GpuSpec]) -> dict[str, Mitigation]:
+    """Return, for each card of `requirements.per_gpu` the job as given does not fit, the first row of its plan that
+    fits the same cards and keeps the method (same_cards_row): "does llama 3 70b lora fit on 8 a100s", sharded."""
+    cards = {g.slug: g for g in gpus}
+    found = {}
+    for row in requirements.per_gpu:
+        if not row.fits and row.gpu in cards and (fix := same_cards_row(
+                requirements.mitigations, gpu=row.gpu, count=row.gpu_count,
+                usable=usable_memory_bytes(cards[row.gpu]))) is not None:
+            found[row.gpu] = fix
+    return found
 
 
 def owned_cards_warning(job: JobSpec, rec: Recommendation, catalog: Catalog) -> CodedWarning | None:

@@ -27,6 +27,7 @@ from catalog.gpu_names import model_word
 from workers.ranking.recommendation import StrategyChoice
 from workers.ranking.strategy_words import strategy_text
 from workers.render import fmt_bytes, fmt_hours, fmt_rate, fmt_usd
+from workers.sizing.requirements import Mitigation
 from workers.slack import grammar
 from workers.slack.defaults import DEFAULT_PRECISION
 
@@ -275,6 +276,12 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
         blocks.append(_context(f"catalog {catalog.get('version', '?')}, prices as of "
                                f"{catalog.get('prices_as_of', '?')}{legend}"))
     return message(fallback, blocks)
+
+
+def fix_words(fix: Mitigation) -> str:
+    """Return a fit answer's words for the change of the plan that makes a card hold the job."""
+    return (f"fits with {fix.kind.value} ({fmt_bytes(fix.gpu_memory_bytes)} per GPU, time ×{fix.time_factor:.2f}; "
+            "the plan below)")
 
 
 def _fit_block(entry: Mapping[str, Any], fix: str = "") -> SectionBlock:

@@ -18,16 +18,14 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from catalog.gpu_names import model_word
 from catalog.types import GpuSpec
-from catalog.units import GIB
-from workers.ranking.owned_fit import same_cards_row
+from workers.ranking.owned_fit import same_cards_fixes
 from workers.ranking.recommend import check_recommendable
 from workers.schemas import RequirementsSchema
 from workers.schemas.specs import flatten_errors, load_job
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpus
-from workers.sizing.memory import usable_memory_bytes
 from workers.sizing.requirements import Requirements
-from workers.slack.blocks import Message, render_error, render_fit, render_recommendation
+from workers.slack.blocks import Message, fix_words, render_error, render_fit, render_recommendation
 from workers.slack.delivery import DeliveryError, deliver
 from workers.slack.grammar import describe_errors
 from workers.slack.settings import slack_settings
@@ -79,19 +77,8 @@ def answer_command(command: Mapping[str, Any]) -> Message:
 
 
 def fit_fixes(requirements: Requirements, gpus: Sequence[GpuSpec]) -> dict[str, str]:
-    """Return, for each card the job as given does not fit, the first change of its plan that fits the same cards and
-    keeps the method ("does llama 3 70b lora fit on 8 a100s": not as given, 161.2 GiB; sharded, 38.8 GiB), in words."""
-    cards = {g.slug: g for g in gpus}
-    fixes = {}
-    for row in requirements.per_gpu:
-        if row.fits or row.gpu not in cards:
-            continue
-        fix = same_cards_row(requirements.mitigations, gpu=row.gpu, count=row.gpu_count,
-                             usable=usable_memory_bytes(cards[row.gpu]))
-        if fix is not None:
-            fixes[row.gpu] = (f"fits with {fix.kind.value} ({fix.gpu_memory_bytes / GIB:.1f} GiB per GPU, "
-                              f"time ×{fix.time_factor:.2f}; the plan below)")
-    return fixes
+    """Return, for each card the job as given does not fit, the same-card change that fits it, in words."""
+    return {slug: fix_words(fix) for slug, fix in same_cards_fixes(requirements, gpus).items()}
 
 
 def compose_answer(command: Mapping[str, Any], *, answerer: Any, job_id: str) -> Message:
