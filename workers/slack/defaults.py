@@ -21,8 +21,9 @@ from workers.schemas.humanize import parse_count
 from workers.sizing.advice import LARGE_MODEL_PARAMETERS
 from workers.sizing.errors import SpecError
 from workers.sizing.image_input import CIFAR_SIDE
+from workers.sizing.layers.loss import Loss, as_fused, with_loss
 from workers.sizing.presets.names import match_preset_name
-from workers.sizing.presets.registry import Preset, find_preset
+from workers.sizing.presets.registry import Preset, find_preset, preset_stats
 from workers.sizing.sequence_advice import GLUE_MAX_SEQ, HF_TRAINER_EPOCHS, SFT_BATCH, SFT_MAX_LENGTH
 from workers.slack.datasets import DATASET_ALIASES
 
@@ -222,9 +223,8 @@ def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
 
 
 def _ends_in_projection(found: Preset | None) -> bool:
-    """Whether a preset's network ends in its output projection (a dense layer, before its own loss row)."""
-    layers = [layer for layer in found.build() if layer.get("name") != "loss"] if found is not None else []
-    return bool(layers) and layers[-1].get("type") == "dense"
+    """Whether a preset's loss can be fused with its output projection, by the core's own rule (layers/loss.py)."""
+    return found is not None and as_fused(with_loss(preset_stats(found.name), Loss.CROSS_ENTROPY)) is not None
 
 
 def cifar_layout(word: str, presets: Collection[str], side: int) -> str:
