@@ -12,6 +12,7 @@ from tests.recommending import changed_example, recommend_spec
 from tests.service_helpers import example_spec
 from workers.ranking.recommend import unrented_gpus
 from workers.ranking.run_words import hours_text, usd_text
+from workers.ranking.strategy_words import strategy_text
 from workers.schemas.specs import load_job
 from workers.sizing.errors import UnknownNameError
 
@@ -81,6 +82,25 @@ def test_a_card_no_cloud_rents_is_offered_as_one_the_team_owns(shipped: Catalog)
     assert unrented({"gpus": ["gtx 1080 ti"]}) == ("gtx-1080-ti",)
     assert unrented({"gpus": ["h100"]}) == () and unrented({"gpus": ["t4"]}) == ()
     assert unrented({"gpus": ["gtx 1080 ti"], "owned_gpus": [{"gpu": "gtx-1080-ti", "count": 2}]}) == ()
+
+
+def test_an_owned_card_that_runs_the_job_only_changed_is_offered_with_the_change(shipped: Catalog) -> None:
+    """"fine-tune llama 3 8b ... on a 3090": one card runs the full fine-tune only with the optimizer offloaded to
+    about 120 GiB of host memory. The warning said "1 x rtx-3090, 19.1 h for $1.00 of power" and nothing of how:
+    a user would plan on the job as given, on a workstation that cannot hold it."""
+    spec = {"model": {"preset": "llama3-8b"}, "dataset": {"samples": 10000},
+            "training": {"batch_size": 8, "sequence_length": 1024, "precision": "bf16-mixed", "recompute": True,
+                         "optimizer": "adamw", "optimizer_implementation": "fused", "from_pretrained": True},
+            "constraints": {"gpus": ["rtx-3090"]}}
+    rec = recommend_spec(spec, shipped)
+    [warning] = [w for w in rec.requirements.warnings if w.code == "gpus-exclude-all"]
+    owned = recommend_spec({**spec, "constraints": {"gpus": ["rtx-3090"],
+                                                     "owned_gpus": [{"gpu": "rtx-3090", "count": 1}]}}, shipped)
+    first = owned.options[0]
+    assert first.pricing.value == "owned" and first.parallelism is not None
+    print(f"\n{warning.message}")
+    assert f"of power ({strategy_text(first.parallelism, nodes=1)})" in warning.message
+    assert "optimizer offloaded to host memory" in warning.message
 
 
 def test_the_purchase_question_prices_only_the_named_cards(shipped: Catalog) -> None:

@@ -71,3 +71,32 @@ def test_an_owned_card_that_micro_batches_hold_is_ranked_not_only_named(shipped:
     assert top.parallelism.batch_size * top.parallelism.update_interval == 8  # the effective batch kept
     assert _owned_warning(rec) == ""
     assert any(o.pricing.value != "owned" for o in rec.options)  # the rentals still beside it
+
+
+FULL_FINE_TUNE_ON_MY_3090: dict[str, Any] = {
+    "model": {"preset": "llama3-8b"}, "dataset": {"samples": 10000},
+    "training": {"batch_size": 8, "sequence_length": 1024, "precision": "bf16-mixed", "optimizer": "adamw",
+                 "optimizer_implementation": "fused", "recompute": True, "from_pretrained": True},
+    "constraints": {"owned_gpus": [{"gpu": "rtx-3090", "count": 1}], "providers": ["onprem"]},
+}
+
+
+def test_an_owned_card_held_by_offload_says_the_host_memory_the_teams_machine_must_have(shipped: Catalog) -> None:
+    """A full fine-tune of Llama 3 8B runs on one 3090 only with the optimizer offloaded (about 120 GiB of host
+    memory). The team's host is taken to have what the job needs; the option said 4.5 GiB of host memory and
+    nothing else, a figure a workstation of 64 GB meets and the run does not."""
+    rec = recommend_spec(FULL_FINE_TUNE_ON_MY_3090, shipped)
+    top = rec.options[0]
+    assert top.pricing.value == "owned" and top.parallelism is not None and top.parallelism.offload_optimizer
+    offloaded = top.parallelism.host_offload_bytes_per_node
+    assert offloaded > 100 * 2**30
+    assert top.host_memory_bytes >= rec.requirements.host_memory_bytes + offloaded
+    [said] = [w.message for w in top.warnings if w.code == "owned-host-memory"]
+    print(f"\n{said}")
+    assert f"{top.host_memory_bytes / 2**30:.1f} GiB of host memory" in said and "optimizer state" in said
+
+
+def test_owned_cards_that_hold_the_job_as_given_carry_no_host_memory_warning(shipped: Catalog) -> None:
+    rec = recommend_spec(changed_example("team-owns-4x3090"), shipped)
+    owned = [o for o in rec.options if o.pricing.value == "owned"]
+    assert owned and not any(w.code == "owned-host-memory" for o in owned for w in o.warnings)

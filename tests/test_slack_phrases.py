@@ -382,6 +382,9 @@ def test_a_data_size_said_before_data_and_the_comparison_words() -> None:
     compared = parse("is an a100 or h100 cheaper for llama 3 8b lora on 20k samples").spec
     assert compared["objective"] == "cost" and "a100-80gb" in compared["constraints"]["gpus"]
     assert parse("resnet50 imagenet faster").spec["objective"] == "time"
+    # "better" weighs both (it was "unknown preset 'better'")
+    better = parse("is a t4 or an a100 better for fine-tuning llama 3 8b on 10k samples").spec
+    assert better["objective"] == "balanced" and "t4" in better["constraints"]["gpus"]
 
 
 def test_a_fine_tune_assumed_says_so_and_asks_for_pretrain_only_where_it_changes_the_length() -> None:

@@ -17,6 +17,7 @@ from dataclasses import replace
 from catalog.gpu_names import model_word
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.run_words import deadline_text, hours_text, usd_text
+from workers.ranking.strategy_words import strategy_text
 from workers.ranking.wider import figures_text, widened_limits
 from workers.sizing.loss_advice import fused_loss_job
 from workers.sizing.optimizer_advice import torch_name
@@ -172,7 +173,15 @@ def _owned_text(job: JobSpec, rank: Callable[[JobSpec], Recommendation], unrente
     if first is None:
         return f"{text}, though one card does not hold or run the job within the constraints; "
     return f"{text}: {first.gpu_count} x {slug}, {hours_text(_judged_hours(first))} for " \
-           f"{usd_text(_judged_cost(first))} of power. Otherwise, "
+           f"{usd_text(_judged_cost(first))} of power{_run_as(first)}. Otherwise, "
+
+
+def _run_as(o: RankedOption) -> str:
+    """Return how a searched option runs the job, in brackets ("optimizer offloaded to host memory ..."), or ''.
+
+    One card that holds a job only offloaded or with adapters is no answer without the change: a user reading
+    "one rtx-3090, 19.0 h" alone would plan on the job as given."""
+    return "" if o.parallelism is None else f" ({strategy_text(o.parallelism, nodes=o.nodes)})"
 
 
 MOST_UNRENTED_SAID = 6  # the 24 GB cards no cloud rents are five; each said costs one ranking
@@ -192,7 +201,8 @@ def unranked_gpus_warning(job: JobSpec, rec: Recommendation, rank: Callable[[Job
         found = rank(replace(job, constraints=alone, limit=1))
         first = next((o for o in found.options if o.pricing.value == "owned"), None)
         figures.append(f"one {slug} alone does not hold or run the job" if first is None else
-                       f"one {slug}, {hours_text(_judged_hours(first))} for {usd_text(_judged_cost(first))} of power")
+                       f"one {slug}, {hours_text(_judged_hours(first))} for {usd_text(_judged_cost(first))} of power"
+                       f"{_run_as(first)}")
     more = f" ({len(unranked) - MOST_UNRENTED_SAID} more not shown)" if len(unranked) > MOST_UNRENTED_SAID else ""
     text = (f"No cloud in the catalog rents {', '.join(unranked)}, so the options leave it out. If the team has one, "
             f"say so in constraints.owned_gpus (CLI --owned 1x{unranked[0]}) and it is ranked at its power cost: "

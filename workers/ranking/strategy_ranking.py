@@ -289,6 +289,13 @@ def _named_requirements(requirements: Requirements, c: LayoutChoice, top: Ranked
                    memory_calibrated=False, host_memory_bytes=requirements.host_memory_bytes + offload_host)
 
 
+def _host_bytes(m: Machine, c: LayoutChoice) -> int:
+    """Return the option's host memory: the machine's, or on the team's own cards (taken to have what the job
+    needs, shapes.onprem_machine) that need with what the layout keeps there (offload, adapters' paged state)."""
+    kept = c.memory.host_bytes_per_gpu * m.gpu_count if m.pricing is Pricing.OWNED else 0
+    return m.host_memory_bytes + kept
+
+
 def _cheapest_costs(spans: list[Span]) -> dict[int, float]:
     """Return each shape's cheapest cost among its offers in scope."""
     return {span.shape.idx: min(span.costs) for span in spans}
@@ -311,7 +318,7 @@ def _options(rows: list[Row], shapes: list[Shape], nodes_of: list[int], choices:
         options.append(RankedOption(
             rank=rank, provider=m.provider_name, instance_type=m.instance_type, region=region,
             pricing=pricing, gpu=m.gpu, gpu_count=m.gpu_count, gpu_memory_bytes=m.card_memory_bytes,
-            vcpus=m.vcpus, host_memory_bytes=m.host_memory_bytes, storage_bytes=m.storage_bytes,
+            vcpus=m.vcpus, host_memory_bytes=_host_bytes(m, c), storage_bytes=m.storage_bytes,
             cpu_single_thread_score=m.cpu_score, price_per_hour_usd=price, training_hours=s.hours,
             training_cost_usd=cost if hours_known else 0.0, fits=True,
             why=why_text(s, strategy, nodes=nodes, price=price, cost=cost, hours_known=hours_known, job=job),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from catalog.types import Pricing
 from workers.ranking.reasons import host_warnings
 from workers.ranking.recommendation import StrategyChoice
 from workers.ranking.run_words import (
@@ -91,7 +92,21 @@ def option_host_warnings(s: Shape, c: LayoutChoice, *, job: JobSpec) -> list[Cod
     (FSDP's sync_module_states) where other layouts load the weights in every process."""
     micro = replace(job, training=replace(job.training, batch_size=micro_batch_per_gpu(c)))
     sharded = c.layout.data_parallel in PARAMETERS_SHARDED
-    return host_warnings(s, job=micro, processes=1 if sharded else s.m.gpu_count)
+    found = host_warnings(s, job=micro, processes=1 if sharded else s.m.gpu_count)
+    if s.m.pricing is Pricing.OWNED and (kept := c.memory.host_bytes_per_gpu * s.m.gpu_count) > 0:
+        found.append(owned_host_warning(kept, own=s.m.host_memory_bytes, offload=c.layout.offload.optimizer))
+    return found
+
+
+def owned_host_warning(kept: int, *, own: int, offload: bool) -> CodedWarning:
+    """Return `owned-host-memory`: a layout on the team's own cards that keeps `kept` bytes in host memory (the
+    optimizer state offloaded, or adapters' paged state) beside the run's `own`; the team's host is not known
+    (shapes.onprem_machine), so the option holds only where it has that much memory."""
+    what = "the optimizer state offloaded to it" if offload else "what the layout keeps there"
+    return CodedWarning("owned-host-memory", (
+        f"this runs only where the team's machine has {gib_text(own + kept)} of host memory: {gib_text(kept)} for "
+        f"{what}, beside the run's own {gib_text(own)}; gpugauge does not know the team's host, so check it "
+        f"before planning on this option"))
 
 
 def why_text(s: Shape, c: StrategyChoice, *, nodes: int, price: float, cost: float, hours_known: bool,

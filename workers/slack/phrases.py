@@ -92,6 +92,7 @@ SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": 
             "pretraining": "pretrain", "pre-train": "pretrain", "pre-training": "pretrain",
             "on-prem": "onprem", "cheapest": "cost", "cheap": "cost", "cheaper": "cost", "fastest": "time",
             "fast": "time", "faster": "time", "quickest": "time", "asap": "time", "google": "gcp", "amazon": "aws",
+            "better": "balanced",  # "is a 4090 or an a100 better for ...": cost and time together
             "ec2": "aws", "gce": "gcp",
             "scratch": "pretrain", "sft": "fine-tune",  # supervised fine-tuning (TRL's SFTTrainer)
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
