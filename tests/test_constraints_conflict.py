@@ -95,6 +95,29 @@ def test_a_deadline_alone_that_eight_gpus_miss_names_the_deadline_and_the_gpu_co
     assert opened.options and opened.options[0].training_hours <= 0.4
 
 
+LLAMA_70B_FULL: dict[str, Any] = {
+    "model": {"preset": "llama3-70b"}, "dataset": {"samples": 1_000_000},
+    "training": {"batch_size": 8, "epochs": 3, "sequence_length": 1024, "precision": "bf16-mixed", "recompute": True,
+                 "optimizer": "adamw", "optimizer_implementation": "fused", "from_pretrained": True,
+                 "loss": "fused_linear_cross_entropy"},
+}
+
+
+def test_a_budget_that_more_gpus_come_near_names_the_gpu_count_beside_the_budget(shipped: Catalog) -> None:
+    """A Llama 3 70B full fine-tune under $1,000: within 8 GPUs it runs only offloaded, the cheapest $6.5k over
+    1,300 h, and the answer said to raise the budget to that; 16 B200s run it for a fifth of it."""
+    rec = recommend_spec({**LLAMA_70B_FULL, "constraints": {"budget_usd": 1000}}, shipped)
+    assert not rec.options
+    message = _conflict(rec)
+    print(f"\n{message}")
+    budget, gpus = _field(message, "budget_usd"), int(_field(message, "max_gpus"))
+    assert gpus > 8 and "or with up to" in message
+    wider = recommend_spec({**LLAMA_70B_FULL, "constraints": {"max_gpus": gpus}, "limit": 1}, shipped).options[0]
+    assert wider.training_cost_usd <= 0.8 * budget and not wider.parallelism.offload_optimizer  # type: ignore[union-attr]
+    # a budget the limit's own cheapest option is near says nothing of more GPUs
+    assert "max_gpus" not in _conflict(recommend_spec(_with(budget_usd=5), shipped))
+
+
 def test_a_region_pattern_ranks_every_region_it_starts_and_an_empty_one_is_refused(shipped: Catalog) -> None:
     # "in europe" from Slack: constraints.regions ["eu-*", "europe-*"]
     rec = recommend_spec({**RESNET50, "constraints": {"regions": ["eu-*", "europe-*"]}}, shipped)

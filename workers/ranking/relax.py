@@ -18,7 +18,7 @@ from catalog.gpu_names import model_word
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.run_words import deadline_text, hours_text, usd_text
 from workers.ranking.strategy_words import strategy_text
-from workers.ranking.wider import figures_text, widened_limits
+from workers.ranking.wider import CHEAPER_SHARE, figures_text, widened_limits
 from workers.sizing.loss_advice import fused_loss_job
 from workers.sizing.optimizer_advice import torch_name
 from workers.sizing.requirements import CodedWarning
@@ -92,6 +92,8 @@ def constraints_warning(job: JobSpec, rec: Recommendation,
         if cheapest is not None:
             ways.append(f"the cheapest option without the budget is {_option_text(cheapest)}: raise "
                         f"constraints.budget_usd to {math.ceil(_judged_cost(cheapest) * 100) / 100:g}")
+            if more := _cheaper_on_more_gpus(first, replace(c, budget_usd=None), cheapest):
+                ways.append(f"or {more}")
         else:
             ways.append(f"whatever the budget, no option meets {_limits_text(replace(c, budget_usd=None))} on at "
                         f"most {c.max_gpus} GPUs")
@@ -115,6 +117,8 @@ def constraints_warning(job: JobSpec, rec: Recommendation,
                 others = _limits_text(replace(c, budget_usd=None, deadline_hours=None))
                 within = f" within {others}" if others else ""
                 ways.append(f"whatever the deadline, no option costs {usd_text(c.budget_usd)} or less{within}{named}")
+                if more := _cheaper_on_more_gpus(first, replace(c, budget_usd=None, deadline_hours=None), overall):
+                    ways.append(more)
     if c.max_co2e_kg is not None:
         cleanest = first(replace(c, max_co2e_kg=None), Objective.CARBON)
         if cleanest is not None and cleanest.energy is not None:
@@ -135,6 +139,19 @@ def _more_gpus(first: Callable[[Constraints, Objective], RankedOption | None], c
         if (more := first(replace(c, max_gpus=wider), Objective.COST)) is not None:
             return (f"with up to {wider} GPUs the cheapest that {does} is {_option_text(more)}: raise "
                     f"constraints.max_gpus to {more.gpu_count * more.nodes}")
+    return ""
+
+
+def _cheaper_on_more_gpus(first: Callable[[Constraints, Objective], RankedOption | None], c: Constraints,
+                          cheapest: RankedOption) -> str:
+    """Say the cheapest option on more GPUs than c.max_gpus where it costs at most CHEAPER_SHARE of `cheapest`, the
+    cheapest within the limit, and the limit that ranks it; "" where none does. A 70B full fine-tune that 8 GPUs hold
+    only offloaded costs $6,107 over 1,214 h there, and $1,285 on 16 B200s: a budget's advice names the latter."""
+    for wider in widened_limits(c.max_gpus):
+        more = first(replace(c, max_gpus=wider), Objective.COST)
+        if more is not None and _judged_cost(more) <= CHEAPER_SHARE * _judged_cost(cheapest):
+            return (f"with up to {wider} GPUs the cheapest is {_option_text(more)}: raise constraints.max_gpus to "
+                    f"{more.gpu_count * more.nodes}")
     return ""
 
 
