@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -101,6 +102,20 @@ def test_an_owned_card_that_runs_the_job_only_changed_is_offered_with_the_change
     print(f"\n{warning.message}")
     assert f"of power ({strategy_text(first.parallelism, nodes=1)})" in warning.message
     assert "optimizer offloaded to host memory" in warning.message
+
+
+def test_an_owned_card_offered_for_a_job_without_samples_gives_its_iteration_not_zero_hours(
+        shipped: Catalog) -> None:
+    """"can i train resnet152 on a gtx 1080 ti with batch 64": no sample count, and the card was offered at
+    "0.0 min for $0.0000 of power"; now its iteration and its hourly power, as the rented option beside it."""
+    spec = {"model": {"preset": "resnet152"}, "training": {"batch_size": 64}, "constraints": {"gpus": ["gtx-1080-ti"]}}
+    [warning] = [w for w in recommend_spec(spec, shipped).requirements.warnings if w.code == "gpus-exclude-all"]
+    print(f"\n{warning.message}")
+    assert "0.0 min" not in warning.message and "$0.0000" not in warning.message
+    assert re.search(r"1 x gtx-1080-ti, [0-9,]+ ms an iteration at \$[0-9.]+/h of power", warning.message)
+    mixed = {**spec, "constraints": {"gpus": ["rtx-4090", "a100-80gb"]}}
+    [unrented] = [w for w in recommend_spec(mixed, shipped).requirements.warnings if w.code == "gpus-not-rented"]
+    assert "0.0 min" not in unrented.message and "ms an iteration at" in unrented.message
 
 
 def test_the_purchase_question_prices_only_the_named_cards(shipped: Catalog) -> None:

@@ -189,8 +189,16 @@ def _owned_text(job: JobSpec, rank: Callable[[JobSpec], Recommendation], unrente
     first = next((o for o in owned.options if o.pricing.value == "owned"), None)
     if first is None:
         return f"{text}, though one card does not hold or run the job within the constraints; "
-    return f"{text}: {first.gpu_count} x {slug}, {hours_text(_judged_hours(first))} for " \
-           f"{usd_text(_judged_cost(first))} of power{_run_as(first)}. Otherwise, "
+    return f"{text}: {first.gpu_count} x {slug}, {_power_text(first)}{_run_as(first)}. Otherwise, "
+
+
+def _power_text(o: RankedOption) -> str:
+    """Return what an owned option gives: "H for $C of power", or without a sample count (hours 0) its iteration at
+    its hourly power cost ("0.0 min for $0.0000 of power" before)."""
+    if _judged_hours(o) > 0:
+        return f"{hours_text(_judged_hours(o))} for {usd_text(_judged_cost(o))} of power"
+    return (f"{o.iteration_ms:,.0f} ms an iteration at {usd_text(o.price_per_hour_usd * o.nodes)}/h of power "
+            "(dataset.samples gives its time and cost)")
 
 
 def _run_as(o: RankedOption) -> str:
@@ -218,14 +226,14 @@ def unranked_gpus_warning(job: JobSpec, rec: Recommendation, rank: Callable[[Job
         found = rank(replace(job, constraints=alone, limit=1))
         first = next((o for o in found.options if o.pricing.value == "owned"), None)
         figures.append(f"one {slug} alone does not hold or run the job" if first is None else
-                       f"one {slug}, {hours_text(_judged_hours(first))} for {usd_text(_judged_cost(first))} of power"
-                       f"{_run_as(first)}")
+                       f"one {slug}, {_power_text(first)}{_run_as(first)}")
     more = f" ({len(unranked) - MOST_UNRENTED_SAID} more not shown)" if len(unranked) > MOST_UNRENTED_SAID else ""
     text = (f"No cloud in the catalog rents {', '.join(unranked)}, so the options leave it out. If the team has one, "
             f"say so in constraints.owned_gpus (CLI --owned 1x{unranked[0]}) and it is ranked at its power cost: "
             f"{'; '.join(figures)}{more}")
-    return CodedWarning("gpus-not-rented", f"{text}; against {hours_text(top.training_hours)} for "
-                                           f"{usd_text(top.training_cost_usd)} for the top option.")
+    return CodedWarning("gpus-not-rented", f"{text}; against "
+                                           f"{figures_text(top, top.training_hours, top.training_cost_usd)} for "
+                                           "the top option.")
 
 
 def fused_loss_opens_warning(job: JobSpec, rec: Recommendation,
