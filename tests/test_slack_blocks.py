@@ -197,6 +197,22 @@ def test_without_a_dataset_size_hours_and_cost_read_unknown_not_zero() -> None:
     assert "per hour" in msg["text"] and "$0.00" not in msg["text"]
 
 
+def test_a_warning_every_option_shown_carries_is_said_once_and_the_others_under_their_option() -> None:
+    same = CodedWarning("duration-unknown", "dataset.samples is not given, so the budget cannot be worked out")
+    spot = CodedWarning("spot-interruptions", "one interruption every 67 h")
+    msg = render_recommendation(result(tuple(option(r, warnings=(same, spot) if r == 2 else (same,))
+                                             for r in range(1, 6))), title="resnet50 under $1")
+    assert_valid_message(msg)
+    blocks = text_of(msg)
+    assert blocks.count("the budget cannot be worked out") == 1
+    assert "every option shown: dataset.samples is not given" in blocks
+    options = [json.dumps(b) for b in msg["blocks"] if b.get("fields")]
+    assert "one interruption every 67 h" in options[1] and "interruption" not in options[0]
+    # one option shown keeps its warnings under it
+    alone = text_of(render_recommendation(result((option(1, warnings=(same,)),)), title="x"))
+    assert ":warning: dataset.samples is not given" in alone and "every option shown" not in alone
+
+
 def test_a_top_option_with_its_own_strategy_gives_its_step_beside_the_job_as_given(shipped: Catalog) -> None:
     from tests.recommending import recommend_spec
 

@@ -148,7 +148,16 @@ def _plan_lines(plan: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def _option_block(option: Mapping[str, Any]) -> SectionBlock:
+def _shared_warnings(options: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Return the option warnings every one of several options shown carries word for word ("dataset.samples is not
+    given, so ... budget and deadline cannot be worked out" under each of five options): said once, not five times."""
+    if len(options) < 2:
+        return []
+    first = list(options[0].get("warnings") or ())
+    return [w for w in first if all(w in (o.get("warnings") or ()) for o in options[1:])]
+
+
+def _option_block(option: Mapping[str, Any], *, shared: Sequence[Mapping[str, Any]] = ()) -> SectionBlock:
     pricing = str(option.get("pricing", "")).replace("_", "-")
     place = " · ".join(p for p in (option.get("region"), pricing) if p)
     star = " ★" if option.get("pareto") else ""
@@ -158,7 +167,7 @@ def _option_block(option: Mapping[str, Any]) -> SectionBlock:
     if option.get("why"):
         text += f"\n_{option['why']}_"
     for w in option.get("warnings") or ():
-        text += f"\n:warning: {w.get('message', '')}"
+        text += "" if w in shared else f"\n:warning: {w.get('message', '')}"
     fields = [
         f"*GPUs*\n{nodes * option['gpu_count']} × {option['gpu']} ({fmt_bytes(option.get('gpu_memory_bytes', 0))})"
         + (f"\non {nodes} machines" if nodes > 1 else ""),
@@ -244,8 +253,9 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
     if own:  # the requirements' figure is the job as given; the top option's own step follows it
         memory = memory.replace(" per GPU", " per GPU as given", 1) + "\n" + own
     blocks: list[Block] = [_header(f"gpugauge · {title}"), _section(memory), DividerBlock()]
+    shared = _shared_warnings(options[:top])
     if options:
-        blocks += [_option_block(o) for o in options[:top]]
+        blocks += [_option_block(o, shared=shared) for o in options[:top]]
         fallback = f"{title}: best is {_best(options[0])}"
         if len(options) > top:
             blocks.append(_context(f"…and {len(options) - top} more options"))
@@ -268,6 +278,7 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
             blocks.append(_bullets(rejected, title="Why not", most=MAX_REJECTED_LINES))
     shown = [w for w in requirements.get("warnings") or ()
              if options or w.get("code") not in NOTHING_FITS_ANSWERS]
+    shown += [{**w, "message": f"every option shown: {w.get('message', '')}"} for w in shared]
     if shown:
         blocks.append(_bullets(_warning_lines(shown), title="Warnings"))
     catalog = result.get("catalog") or {}
