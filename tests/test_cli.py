@@ -124,6 +124,17 @@ def test_human_units_in_a_yaml_spec_are_read(tmp_path: Path, capsys: pytest.Capt
     assert doc["iterations_per_epoch"] == -(-1_280_000 // 32)
 
 
+def test_a_sequence_length_flag_takes_a_context_as_people_say_it(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "estimate", "gpt2", "--batch", "2", "--seq", "1k", "--json")
+    assert code == 0, err
+    _, plain, _ = run_cli(capsys, "estimate", "gpt2", "--batch", "2", "--seq", "1024", "--json")
+    _, half, _ = run_cli(capsys, "estimate", "gpt2", "--batch", "2", "--seq", "512", "--json")
+    assert json.loads(out)["gpu_memory_bytes"] == json.loads(plain)["gpu_memory_bytes"]
+    assert json.loads(half)["gpu_memory_bytes"] < json.loads(plain)["gpu_memory_bytes"]
+    code, _, err = run_cli(capsys, "estimate", "gpt2", "--batch", "2", "--seq", "2q")
+    assert code == 2 and "training.sequence_length" in err
+
+
 @pytest.mark.parametrize(("spec", "needle"), [
     ({"model": {"preset": "resnet50"}, "training": {"batch_size": 0}}, "training.batch_size"),
     ({"model": {"preset": "resnt50"}, "training": {"batch_size": 8}}, "resnet50"),

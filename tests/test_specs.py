@@ -94,6 +94,17 @@ def test_parse_count_refuses_what_is_not_a_count(text: str) -> None:
         parse_count(text)
 
 
+def test_a_sequence_length_said_as_a_context_is_binary() -> None:
+    # "--seq 2k" was refused by the CLI ("invalid int value"); a context of 4k is 4,096 tokens, as Slack reads it
+    out = apply_human_units({**SPEC, "training": {"batch_size": 8, "sequence_length": "4k"}})
+    assert out["training"]["sequence_length"] == 4096
+    assert apply_human_units({**SPEC, "training": {"batch_size": 8, "sequence_length": "2048"}})["training"] == {
+        "batch_size": 8, "sequence_length": 2048}
+    with pytest.raises(ValidationError) as info:
+        apply_human_units({**SPEC, "training": {"batch_size": 8, "sequence_length": "0"}})
+    assert list(info.value.messages) == ["training.sequence_length"]
+
+
 def test_a_bad_human_unit_names_its_field() -> None:
     with pytest.raises(ValidationError) as info:
         apply_human_units({**SPEC, "dataset": {"bytes": "lots"}})

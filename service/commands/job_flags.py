@@ -47,7 +47,7 @@ _FIELDS: dict[str, tuple[str | None, str]] = {
     "limit": (None, "limit"),
 }
 _LISTS = {"provider": "providers", "region": "regions", "pricing": "pricing"}
-_HUMAN = {"budget", "deadline", "samples", "data_size"}  # left as text for the human-unit parser
+_HUMAN = {"budget", "deadline", "samples", "data_size", "seq"}  # left as text for the human-unit parser
 
 
 def add_job_flags(p: argparse.ArgumentParser) -> None:
@@ -55,7 +55,7 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("spec", help="a job spec file (JSON or YAML) or a preset name (see `gpugauge presets`)")
     g = p.add_argument_group("job fields (merged over the spec file)")
     g.add_argument("--batch", type=int, metavar="N", help="samples per GPU per iteration (training.batch_size)")
-    g.add_argument("--seq", type=int, metavar="N", help="tokens per sample (training.sequence_length)")
+    g.add_argument("--seq", metavar="N", help="tokens per sample, e.g. 2048 or 4k (4,096) (training.sequence_length)")
     g.add_argument("--input-shape", metavar="CxHxW", help="an image preset's input, e.g. 3x32x32 for CIFAR "
                    "(model.input_shape)")
     g.add_argument("--head", choices=ENCODER_HEADS,

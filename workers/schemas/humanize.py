@@ -26,10 +26,20 @@ def parse_count(text: str) -> int:
     return round(value)
 
 
+def sequence_count(text: str) -> int:
+    """Parse a sequence length: a count, where "4k" and "128k" are binary, as context sizes are said (Llama 3.1's 128k
+    context is 131,072 tokens; "4k" is 4,096, not 4,000)."""
+    count = int(text[:-1]) * 1024 if text.lower().endswith("k") and text[:-1].isdigit() else parse_count(text)
+    if count < 1:  # a run's tokens are made samples by it: "seq=0" divided by zero
+        raise ValueError("a sequence is at least 1 token")
+    return count
+
+
 # (section, field) -> the parser for a human string in that place
 _FIELDS: dict[tuple[str, str], Callable[[str], float | int]] = {
     ("dataset", "bytes"): parse_bytes,
     ("dataset", "samples"): parse_count,
+    ("training", "sequence_length"): sequence_count,  # "4k", "2,048"
     ("constraints", "budget_usd"): parse_usd,
     ("constraints", "deadline_hours"): parse_duration_hours,
 }

@@ -17,7 +17,6 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from workers.schemas.humanize import parse_count
 from workers.sizing.advice import LARGE_MODEL_PARAMETERS
 from workers.sizing.errors import SpecError
 from workers.sizing.image_input import CIFAR_SIDE
@@ -245,15 +244,6 @@ def samples_from_tokens(tokens: int, spec: dict[str, Any], preset: object) -> st
     spec.setdefault("dataset", {})["samples"] = samples
     whose = "the model's context" if sized is None else "the fine-tune's"
     return f"samples={samples:,} ({tokens:,} tokens / seq {context:,}, {whose})"
-
-
-def sequence_count(text: str) -> int:
-    """Parse seq=: a count, where "4k" and "128k" are binary, as context sizes are said (Llama 3.1's 128k context
-    is 131,072 tokens; "4k" is 4,096, not 4,000)."""
-    count = int(text[:-1]) * 1024 if text.lower().endswith("k") and text[:-1].isdigit() else parse_count(text)
-    if count < 1:  # a run's tokens are made samples by it: "seq=0" divided by zero
-        raise ValueError("a sequence is at least 1 token")
-    return count
 
 
 def recipe_epochs(out: list[str], named: str, presets: Collection[str]) -> tuple[int, str, str] | None:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from catalog.gpu_names import gpu_name_matches
 from catalog.providers import PROVIDER_NAMES
 from catalog.units import parse_bytes, parse_duration_hours, parse_usd
-from workers.schemas.humanize import parse_count
+from workers.schemas.humanize import parse_count, sequence_count
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import PRESET_WORDS, find_preset
 from workers.slack.defaults import (
@@ -44,7 +44,6 @@ from workers.slack.defaults import (
     preset_context,
     resized_input,
     samples_from_tokens,
-    sequence_count,
     sft_step,
 )
 from workers.slack.phrases import TOKENS_NEED_SEQ, normalize
