@@ -165,6 +165,12 @@ def test_a_misspelt_switch_suggests_the_switch() -> None:
     assert problems_of("resnet50 spto") == ["unknown word 'spto'; did you mean spot?"]
 
 
+def test_a_data_set_not_known_by_name_is_asked_for_by_its_size() -> None:
+    # "pretrain bert base on wikipedia" was "unknown word 'wikipedia'; see `/gpugauge help`", which lists no such word
+    [problem] = problems_of("pretrain bert base on wikipedia")
+    assert problem.startswith("unknown word 'wikipedia'") and "`3b tokens` or `1m samples`" in problem
+
+
 def test_every_bad_word_is_reported_at_once() -> None:
     problems = problems_of("resnt50 batchsize=64 spto data=150XB")
     assert len(problems) == 4

@@ -282,6 +282,9 @@ class _Builder:
                                  "size cards have (`a 24gb gpu`), or drop it for the memory the job needs")
         elif self.fit and (best in self.gpus or (best is None and not self.named_gpus)):
             self.problems.append(f"unknown GPU '{word}'{_did_you_mean(_suggest(word, self.gpus))}")
+        elif not close and word.isalpha() and "preset" in self.seen:  # "pretrain bert base on wikipedia"
+            self.problems.append(f"unknown word '{word}'; a data set gpugauge does not know by name is said by its "
+                                 "size: `3b tokens` or `1m samples` (`/gpugauge help` lists the ones it knows)")
         else:
             self.problems.append(f"unknown word '{word}'{_did_you_mean(close)}")
 
