@@ -101,6 +101,7 @@ BUY_WORDS = frozenset({"buy", "buying", "purchase"})  # the purchase question (p
 _NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?(e\+?\d{1,2})?[kmbt]?$")  # "1e6 samples" too
 _SIZE = re.compile(r"^\d+(\.\d+)?[kmgtp]i?b$")  # "2gb", "1.5tb", "500GiB": a size, the data's when "data" follows
 _DATA_WORDS = frozenset({"data", "dataset", "corpus"})
+_MEDIA_WORDS = frozenset({"text", "images", "photos", "audio", "video", "files", "jpegs"})  # "2tb of images"
 _CARD_WORDS = frozenset({"gpu", "gpus", "card", "cards", "vram"})  # "a 24gb gpu": the cards of that memory
 _IMAGE_SIZE = re.compile(r"^(\d{1,2}x)?\d{2,5}x\d{2,5}$")
 _IMAGE_WORDS = frozenset({"images", "image", "photos", "pictures", "px", "pixels"})  # after a size: its unit
@@ -194,6 +195,10 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             out.append(f"region={CONTINENTS[word]}")
         elif _SIZE.match(word) and _DATA_WORDS & set(said[i + 1:i + 3]):  # "2gb of data", "150GB dataset"
             out.append(f"data={word}")
+        elif _SIZE.match(word) and (unit := said[i + 1:i + 3]) and unit[-1] in _MEDIA_WORDS and unit[0] in (
+                "of", unit[-1]):  # "2tb of images", "500mb of text": the data's size, its count not said
+            out.append(f"data={word}")
+            i += len(unit) if unit[0] == "of" else 1
         elif _SIZE.match(word) and (nxt in _CARD_WORDS or (i and said[i - 1] in ("in", "into"))) and (
                 cards := gpus_of_memory(word, gpus)):  # "on a single 24gb gpu", "fit in 12gb": each such card
             out.extend(cards)
