@@ -169,6 +169,8 @@ def test_a_data_set_not_known_by_name_is_asked_for_by_its_size() -> None:
     # "pretrain bert base on wikipedia" was "unknown word 'wikipedia'; see `/gpugauge help`", which lists no such word
     [problem] = problems_of("pretrain bert base on wikipedia")
     assert problem.startswith("unknown word 'wikipedia'") and "`3b tokens` or `1m samples`" in problem
+    # only a word said after "on" is taken for a data set
+    assert all("tokens" not in p for p in problems_of("fine-tune llama 3 8b on 50k samples every week"))
 
 
 def test_every_bad_word_is_reported_at_once() -> None:

@@ -192,8 +192,9 @@ def _did_you_mean(options: list[str]) -> str:
 class _Builder:
     """Collects words into a spec, remembering what was set and every problem found."""
 
-    def __init__(self, *, presets: Collection[str], gpus: Collection[str], fit: bool) -> None:
-        self.presets, self.gpus, self.fit = presets, gpus, fit
+    def __init__(self, *, presets: Collection[str], gpus: Collection[str], fit: bool,
+                 said_on: Collection[str] = ()) -> None:
+        self.presets, self.gpus, self.fit, self.said_on = presets, gpus, fit, said_on  # said_on: words after "on"
         self.spec: dict[str, Any] = {"model": {}, "training": {}, "dataset": {}, "constraints": {}}
         self.seen: set[str] = set()
         self.collected: dict[str, list[Any]] = {"providers": [], "pricing": []}
@@ -282,7 +283,7 @@ class _Builder:
                                  "size cards have (`a 24gb gpu`), or drop it for the memory the job needs")
         elif self.fit and (best in self.gpus or (best is None and not self.named_gpus)):
             self.problems.append(f"unknown GPU '{word}'{_did_you_mean(_suggest(word, self.gpus))}")
-        elif not close and word.isalpha() and "preset" in self.seen:  # "pretrain bert base on wikipedia"
+        elif not close and word in self.said_on and "preset" in self.seen:  # "pretrain bert base on wikipedia"
             self.problems.append(f"unknown word '{word}'; a data set gpugauge does not know by name is said by its "
                                  "size: `3b tokens` or `1m samples` (`/gpugauge help` lists the ones it knows)")
         else:
@@ -331,7 +332,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
         at = asked.index("fit") if "fit" in asked else asked.index("fits")
         words = ["fit", *words[:at], *words[at + 1:]]
     fit = words[0] == "fit"
-    builder = _Builder(presets=presets, gpus=gpus, fit=fit)
+    builder = _Builder(presets=presets, gpus=gpus, fit=fit, said_on={b for a, b in zip(asked, asked[1:]) if a == "on"})
     said, image, assumed = normalize(words[1:] if fit else words, presets=presets, gpus=gpus)
     for word in said:
         if "=" in word:
