@@ -19,6 +19,7 @@ import html
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Literal
 
 from catalog.gpu_names import gpu_name_matches
@@ -332,7 +333,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
         at = asked.index("fit") if "fit" in asked else asked.index("fits")
         words = ["fit", *words[:at], *words[at + 1:]]
     fit = words[0] == "fit"
-    builder = _Builder(presets=presets, gpus=gpus, fit=fit, said_on={b for a, b in zip(asked, asked[1:]) if a == "on"})
+    builder = _Builder(presets=presets, gpus=gpus, fit=fit, said_on={b for a, b in pairwise(asked) if a == "on"})
     said, image, assumed = normalize(words[1:] if fit else words, presets=presets, gpus=gpus)
     for word in said:
         if "=" in word:
