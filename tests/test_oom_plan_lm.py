@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from catalog.loader import load_catalog
@@ -200,3 +201,7 @@ def test_a_70b_full_fine_tune_on_8_x_80gb_is_offered_zero3_with_the_optimizer_of
     assert offload.parallelism.offload.optimizer and offload.gpu_count == 8
     assert offload.gpu_memory_bytes < 72 * 2**30 < sharding.gpu_memory_bytes  # fits the 72 GiB usable; ZeRO-3 not
     assert "fits the 72.0 GiB usable" in offload.description and offload.time_factor > 1.5  # the host's Adam is slow
+    # the host memory the offload needs is said: 16 bytes a parameter of 69B, about 1 TiB on the machine of 8
+    held = float(re.search(r"on the host: ([0-9,.]+) GiB on the host of its 8 GPUs", offload.description)
+                 .group(1).replace(",", ""))  # type: ignore[union-attr]
+    assert 0.95 < held * 2**30 / (16 * 69e9) < 1.1
