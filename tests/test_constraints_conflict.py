@@ -118,6 +118,28 @@ def test_a_budget_that_more_gpus_come_near_names_the_gpu_count_beside_the_budget
     assert "max_gpus" not in _conflict(recommend_spec(_with(budget_usd=5), shipped))
 
 
+def test_a_deadline_no_gpu_limit_ranked_meets_says_the_gpu_hours_and_the_gpus_it_takes(shipped: Catalog) -> None:
+    """A 7B pre-training on 10T tokens within a week: no limit ranked (up to 128 GPUs) meets it; the answer said only
+    "move constraints.deadline_hours to" some hundred thousand hours. Now the job's GPU-hours at the widest limit and
+    the GPUs a week takes at that option's efficiency."""
+    spec = {"model": {"preset": "llama2-7b"}, "dataset": {"samples": 10**13 // 4096},
+            "training": {"batch_size": 4, "sequence_length": 4096, "precision": "bf16-mixed", "optimizer": "adamw",
+                         "optimizer_implementation": "fused", "recompute": True},
+            "constraints": {"deadline_hours": 168}}
+    rec = recommend_spec(spec, shipped)
+    assert not rec.options
+    message = _conflict(rec)
+    print(f"\n{message}")
+    found = re.search(r"the job is about ([0-9,]+) (\S+) GPU-hours, so meeting the 168 h \(7 d\) deadline takes at "
+                      r"least ([0-9,]+) such GPUs", message)
+    assert found is not None
+    gpu_hours, needed = (int(found.group(i).replace(",", "")) for i in (1, 3))
+    assert needed == -(-gpu_hours // 168) and needed > 128
+    widest = recommend_spec({**spec, "constraints": {"max_gpus": 128}, "objective": "time", "limit": 1},
+                            shipped).options[0]
+    assert abs(widest.training_hours * widest.gpu_count * widest.nodes - gpu_hours) <= 0.02 * gpu_hours
+
+
 def test_a_region_pattern_ranks_every_region_it_starts_and_an_empty_one_is_refused(shipped: Catalog) -> None:
     # "in europe" from Slack: constraints.regions ["eu-*", "europe-*"]
     rec = recommend_spec({**RESNET50, "constraints": {"regions": ["eu-*", "europe-*"]}}, shipped)

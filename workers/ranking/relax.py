@@ -109,6 +109,8 @@ def constraints_warning(job: JobSpec, rec: Recommendation,
             # "pretrain llama 7b on 1T tokens within 30 days": 8 x B200 take 1,667 h; 32 GPUs meet it
             if more := _more_gpus(first, replace(c, budget_usd=None), "meets the deadline"):
                 ways.append(f"or {more}")
+            elif scale := _scale_needed(first, replace(c, budget_usd=None, deadline_hours=None), c.deadline_hours):
+                ways.append(scale)
         elif c.budget_usd is not None:
             overall = first(replace(c, budget_usd=None, deadline_hours=None), Objective.COST)
             if overall is not None:
@@ -130,6 +132,26 @@ def constraints_warning(job: JobSpec, rec: Recommendation,
     together = " together" if " and " in _limits_text(c) else ""
     return CodedWarning("constraints-conflict",
                         f"No option meets {_limits_text(c)}{together}; " + "; ".join(ways) + ".")
+
+
+def _scale_needed(first: Callable[[Constraints, Objective], RankedOption | None], c: Constraints,
+                  deadline_hours: float) -> str:
+    """Say, where no GPU limit ranked meets the deadline, the job's GPU-hours on the fastest option at the widest
+    limit ranked and the GPUs that would meet the deadline at that efficiency (a floor: scaling only loses beyond
+    it); "" where that limit adds nothing. "pretrain llama 3 70b on 15t tokens within 3 months" was told only to move
+    its deadline to 429,428 h, on 8 GPUs."""
+    widest = max(widened_limits(c.max_gpus), default=c.max_gpus)
+    if widest <= c.max_gpus or (top := first(replace(c, max_gpus=widest), Objective.TIME)) is None:
+        return ""
+    gpus = top.gpu_count * top.nodes
+    gpu_hours = _judged_hours(top) * gpus
+    needed = math.ceil(gpu_hours / deadline_hours)
+    if needed <= widest:
+        return ""
+    return (f"with up to {widest} GPUs, the most widened to, the fastest is {_option_text(top)}: the job is about "
+            f"{gpu_hours:,.0f} {top.gpu} GPU-hours, so meeting the {deadline_text(deadline_hours)} deadline takes at "
+            f"least {needed:,} such GPUs (at that option's efficiency; more GPUs only lose to communication), a "
+            "cluster beyond the machines ranked: reserved capacity, or a smaller model or fewer tokens")
 
 
 def _more_gpus(first: Callable[[Constraints, Objective], RankedOption | None], c: Constraints, does: str) -> str:

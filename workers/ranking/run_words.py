@@ -7,6 +7,7 @@ the advice on wider limits (wider.py).
 from __future__ import annotations
 
 from catalog.units import GIB
+from workers.ranking.costing import HOURS_PER_YEAR
 from workers.ranking.runplan import RunPlan
 from workers.sizing.requirements import CodedWarning
 
@@ -24,13 +25,21 @@ def usd_text(amount: float) -> str:
 
 
 def hours_text(hours: float) -> str:
-    """Return a duration in hours, or in minutes below one hour."""
-    return f"{hours:.1f} h" if hours >= 1 else f"{hours * 60:.1f} min"
+    """Return a duration in hours, or in minutes below one hour; from three days on with the days beside it, and from
+    a year on with the years ("429428.5 h" alone said nothing a person reads as 49 years)."""
+    if hours < 1:
+        return f"{hours * 60:.1f} min"
+    if hours < 72:
+        return f"{hours:.1f} h"
+    within = f"{hours / 24:,.1f} d" if hours < HOURS_PER_YEAR else f"{hours / HOURS_PER_YEAR:,.1f} years"
+    return f"{hours:,.1f} h ({within})"
 
 
 def deadline_text(hours: float) -> str:
     """Return a deadline as a person gave it: "2 h", "1.5 h", or minutes below an hour ("20 min", not "0.333333 h")."""
-    return f"{hours:g} h" if hours >= 1 else f"{hours * 60:.3g} min"
+    if hours < 1:
+        return f"{hours * 60:.3g} min"
+    return f"{hours:g} h" if hours < 72 else f"{hours:g} h ({hours / 24:.3g} d)"  # "2160 h (90 d)"
 
 
 def percentile_text(share: float) -> str:
