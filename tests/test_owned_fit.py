@@ -100,3 +100,9 @@ def test_owned_cards_that_hold_the_job_as_given_carry_no_host_memory_warning(shi
     rec = recommend_spec(changed_example("team-owns-4x3090"), shipped)
     owned = [o for o in rec.options if o.pricing.value == "owned"]
     assert owned and not any(w.code == "owned-host-memory" for o in owned for w in o.warnings)
+    # nor QLoRA's few MB of paged adapter state ("4.6 GiB of host memory: 0.0 GiB for what the layout keeps there")
+    qlora = {**FULL_FINE_TUNE_ON_MY_3090, "training": {**FULL_FINE_TUNE_ON_MY_3090["training"],
+                                                       "parallelism": {"adapter": {"kind": "qlora"}}}}
+    top = recommend_spec(qlora, shipped).options[0]
+    assert top.pricing.value == "owned" and top.parallelism is not None and top.parallelism.adapter == "qlora"
+    assert not any(w.code == "owned-host-memory" for w in top.warnings)

@@ -93,16 +93,19 @@ def option_host_warnings(s: Shape, c: LayoutChoice, *, job: JobSpec) -> list[Cod
     micro = replace(job, training=replace(job.training, batch_size=micro_batch_per_gpu(c)))
     sharded = c.layout.data_parallel in PARAMETERS_SHARDED
     found = host_warnings(s, job=micro, processes=1 if sharded else s.m.gpu_count)
-    if s.m.pricing is Pricing.OWNED and (kept := c.memory.host_bytes_per_gpu * s.m.gpu_count) > 0:
-        found.append(owned_host_warning(kept, own=s.m.host_memory_bytes, offload=c.layout.offload.optimizer))
+    offload = c.layout.offload
+    if s.m.pricing is Pricing.OWNED and (offload.optimizer or offload.parameters) \
+            and (kept := c.memory.host_bytes_per_gpu * s.m.gpu_count) > 0:
+        found.append(owned_host_warning(kept, own=s.m.host_memory_bytes, parameters=offload.parameters))
     return found
 
 
-def owned_host_warning(kept: int, *, own: int, offload: bool) -> CodedWarning:
-    """Return `owned-host-memory`: a layout on the team's own cards that keeps `kept` bytes in host memory (the
-    optimizer state offloaded, or adapters' paged state) beside the run's `own`; the team's host is not known
-    (shapes.onprem_machine), so the option holds only where it has that much memory."""
-    what = "the optimizer state offloaded to it" if offload else "what the layout keeps there"
+def owned_host_warning(kept: int, *, own: int, parameters: bool) -> CodedWarning:
+    """Return `owned-host-memory`: a layout on the team's own cards that offloads `kept` bytes to host memory (the
+    optimizer state, and the parameters with `parameters`) beside the run's `own`; the team's host is not known
+    (shapes.onprem_machine), so the option holds only where it has that much memory. A QLoRA run's few MB of paged
+    adapter state say nothing."""
+    what = "the optimizer state and parameters offloaded to it" if parameters else "the optimizer state offloaded to it"
     return CodedWarning("owned-host-memory", (
         f"this runs only where the team's machine has {gib_text(own + kept)} of host memory: {gib_text(kept)} for "
         f"{what}, beside the run's own {gib_text(own)}; gpugauge does not know the team's host, so check it "
