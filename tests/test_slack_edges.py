@@ -96,3 +96,11 @@ def test_escape_text_keeps_what_slack_already_escaped() -> None:
     assert escape_text("a <b> & c") == "a &lt;b&gt; &amp; c"
     assert escape_text("a &lt;b&gt;") == "a &lt;b&gt;"
     assert json.dumps(escape_text("plain words")) == '"plain words"'
+
+
+def test_a_machine_said_by_name_is_understood_by_the_intake(client: FlaskClient) -> None:
+    # "on a p3.8xlarge" was "gpugauge did not understand that: unknown word 'p3.8xlarge'"; read as 4 x v100-16gb on aws,
+    # it reaches the response_url check (refused here, so nothing is queued)
+    response = signed(client, form("resnet50 imagenet on a p3.8xlarge", response_url="https://attacker.example/hook"))
+    assert response.status_code == 200
+    assert "not on the allowed hosts" in response.json["text"] and "did not understand" not in every_text(response.json)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -24,6 +25,7 @@ from workers.sizing.presets.registry import PRESETS
 from workers.sizing.throughput import has_bf16
 from workers.slack.blocks import Message, render_error, render_help
 from workers.slack.grammar import Command, CommandError, describe_errors, parse_command
+from workers.slack.machines import machine_words
 from workers.slack.settings import SlackSettings
 from workers.tasks.problems import Unavailable
 from workers.tasks.runtime import runtime
@@ -84,12 +86,15 @@ def acknowledge(form: Mapping[str, str], settings: SlackSettings) -> dict[str, A
 
 
 def _acknowledge(form: Mapping[str, str], settings: SlackSettings) -> dict[str, Any]:
-    cards = runtime().catalog.get().gpus
+    catalog = runtime().catalog.get()
+    cards = catalog.gpus
     gpus = [gpu.slug for gpu in cards]
     text = form.get("text", "")
+    said, machines = machine_words(text, catalog.instances)  # "on a p3.8xlarge": its GPUs, count and cloud
     try:
-        command = parse_command(text, presets=preset_words(), gpus=gpus,
+        command = parse_command(said, presets=preset_words(), gpus=gpus,
                                 no_bf16=[gpu.slug for gpu in cards if not has_bf16(gpu)])
+        command = replace(command, defaults_used=(*machines, *command.defaults_used))
     except CommandError as error:
         return ephemeral(render_error("gpugauge did not understand that", problems=error.problems))
     if command.kind == "help":

@@ -1,0 +1,33 @@
+"""Cloud machine types said by name in a slash command are read as their GPUs, count and cloud, and told back."""
+
+from __future__ import annotations
+
+from catalog.types import Catalog
+from service.slack.intake import preset_words
+from workers.slack.grammar import parse_command
+from workers.slack.machines import machine_words
+
+
+def _parse(text: str, shipped: Catalog) -> tuple[dict, tuple[str, ...], int, tuple[str, ...]]:
+    said, told = machine_words(text, shipped.instances)
+    command = parse_command(said, presets=preset_words(), gpus=[g.slug for g in shipped.gpus])
+    return command.spec, told, command.gpu_count, command.gpus
+
+
+def test_a_machine_said_by_name_is_its_gpus_count_and_cloud(shipped: Catalog) -> None:
+    # "on a p3.8xlarge" was "unknown word 'p3.8xlarge'"; "on a g5.2xlarge", "unknown preset 'g5.2xlarge'"
+    spec, told, _, _ = _parse("how long to train resnet50 on imagenet on a p3.8xlarge?", shipped)
+    assert spec["constraints"]["gpus"] == ["v100-16gb"] and spec["constraints"]["providers"] == ["aws"]
+    assert spec["constraints"]["max_gpus"] == 4
+    assert told and told[0].startswith("p3.8xlarge: 4 x v100-16gb on aws")
+    spec, told, _, _ = _parse("fine-tune llama 3 8b with lora on an a2-highgpu-1g", shipped)
+    assert spec["constraints"]["gpus"] == ["a100-40gb"] and spec["constraints"]["providers"] == ["gcp"]
+
+
+def test_a_fit_on_a_machine_said_by_name_fits_its_gpus(shipped: Catalog) -> None:
+    _, told, count, gpus = _parse("does bert fit on a p4d.24xlarge", shipped)
+    assert gpus == ("a100-40gb",) and count == 8 and told
+
+
+def test_words_that_are_no_machine_are_left_as_said(shipped: Catalog) -> None:
+    assert machine_words("resnet50 on a t4, 90 epochs", shipped.instances) == ("resnet50 on a t4, 90 epochs", ())

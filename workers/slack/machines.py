@@ -1,0 +1,37 @@
+"""Cloud machine types said by name in a slash command ("on a p3.8xlarge", "an a2-highgpu-1g"): their GPUs, how many
+and their cloud, in the words the grammar reads ("4 v100-16gb aws"), each told back.
+
+The job spec has no instance-type constraint (CONTRACT.md), so a machine said by name is ranked as the GPUs it carries:
+that card, at most that count (a count said ranks cost and time together), on that cloud. The machine itself is among
+the options where it is worth renting; its siblings of the same card are beside it. Each was "unknown word".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from catalog.types import InstanceType
+
+_ARTICLES = frozenset({"a", "an", "one"})
+_PUNCTUATION = "?!.,;:()"
+
+
+def machine_words(text: str, instances: Iterable[InstanceType]) -> tuple[str, tuple[str, ...]]:
+    """Return the text with each machine type said by name made its GPUs, count and cloud, and what was read."""
+    names = {i.instance_type.lower(): i for i in instances if i.gpu_count > 0}
+    out: list[str] = []
+    told: list[str] = []
+    for word in text.split():
+        bare = word.lower().strip(_PUNCTUATION)
+        machine = names.get(bare)
+        if machine is None:
+            out.append(word)
+            continue
+        if out and out[-1].lower() in _ARTICLES:  # "on a p3.8xlarge": the count stands for the article
+            out.pop()
+        provider = machine.provider.value
+        out.append(f"{machine.gpu_count} {machine.gpu} {provider}" + word[len(word.rstrip(_PUNCTUATION)):])
+        if bare not in (t.split(":")[0] for t in told):
+            told.append(f"{bare}: {machine.gpu_count} x {machine.gpu} on {provider} (sized as its GPUs; a ranking "
+                        "shows it beside the other machines of that card, at most that many)")
+    return " ".join(out), tuple(told)
