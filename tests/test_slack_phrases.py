@@ -94,6 +94,11 @@ def test_what_a_data_set_name_set_is_told_back_as_assumed() -> None:
     assert "epochs" not in parse("vgg16 cifar10").spec["training"]  # not the recipe's data set: one pass, told
     assert parse("llama 3 8b lora on 10k samples").spec["training"]["epochs"] == 3  # the Trainer's
     assert "epochs" not in parse("pretrain gpt2 on 10B tokens").spec["training"]
+    # a GAN on CelebA as PyTorch's DCGAN tutorial trains it (one pass was about 3 minutes of a 5-epoch run)
+    gan = parse("train a gan on celeba")
+    assert gan.spec["training"]["epochs"] == 5 and "epochs=5 (PyTorch's DCGAN tutorial on CelebA: num_epochs = 5)" \
+        in gan.defaults_used
+    assert "epochs" not in parse("dcgan on cifar10").spec["training"]
 
 
 def test_cifar_sizes_only_an_image_preset_at_32_by_32() -> None:

@@ -243,6 +243,9 @@ def small_presets(preset: type, published: type) -> list[Any]:
             extra_batch_bytes=3 * 64 * 64 * 4,  # the real images the discriminator reads, float32
             # pytorch/examples' own default is 64 (dcgan/main.py --batchSize, read 2026-12-06)
             recipe_batch=(128, "DCGAN's: Radford et al. 2016, the domain notes' §7"),
+            # pytorch/tutorials beginner_source/dcgan_faces_tutorial.py (read 2026-12-07): CelebA, batch_size = 128,
+            # image_size = 64, num_epochs = 5
+            recipe_epochs=(5, "celeba", "PyTorch's DCGAN tutorial on CelebA: num_epochs = 5"),
         ),
         preset(
             "vae-mnist",
