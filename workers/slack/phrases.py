@@ -35,6 +35,7 @@ from workers.sizing.presets.names import match_preset_name
 from workers.slack.datasets import DATASET_SEQ, DATASETS, TOKEN_SETS
 from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, until_deadline
 from workers.slack.defaults import cifar_layout, recipe_epochs, sized_family
+from workers.slack.places import place_regions
 from workers.slack.typed import ALIASED_KEYS, CURRENCY, MANAGED, SIZED_ALREADY, STRATEGY_TOLD, STRATEGY_WORDS
 
 _DOLLARS_WORDS = ("dollars", "dollar", "usd", "bucks")  # "under 100 dollars": the budget ("budget 200 usd": its unit)
@@ -62,7 +63,6 @@ FILLER = frozenset({
 NODE_GPUS = 8  # a training node: AWS p4d/p5/p6 and GCP a3/a4 machines hold 8 GPUs (the catalog's instance rows)
 NOUN_SETTINGS = frozenset({"gpu", "gpus", "data", "budget"})  # "$1k budget": its value said before it
 # "in europe", "in the us": every catalog region of that continent (constraints.regions takes "prefix-*")
-CONTINENTS = {"europe": "eu-*,europe-*", "eu": "eu-*,europe-*", "asia": "ap-*,asia-*", "us": "us-*", "usa": "us-*"}
 # words that name a setting, written before its value ("batch 64", "batch size 64")
 SETTING_WORDS = {
     "batch": "batch", "bs": "batch", "batch-size": "batch", "batchsize": "batch",
@@ -191,8 +191,10 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         elif _is_number(word) and nxt in _DOLLARS_WORDS:
             out.append(f"budget=${word}")
             i += 1
-        elif word in CONTINENTS and (word not in ("us", "usa") or "in" in said[max(0, i - 2):i]):  # "in the us"
-            out.append(f"region={CONTINENTS[word]}")
+        elif (place := place_regions(said, i)) is not None:  # "in europe", "in frankfurt", "in sao paulo"
+            out.append(f"region={place[0]}")
+            told.extend([place[2]] if place[2] else [])
+            i += place[1] - 1
         elif _SIZE.match(word) and _DATA_WORDS & set(said[i + 1:i + 3]):  # "2gb of data", "150GB dataset"
             out.append(f"data={word}")
         elif _SIZE.match(word) and (unit := said[i + 1:i + 3]) and unit[-1] in _MEDIA_WORDS and unit[0] in (
