@@ -140,6 +140,20 @@ def test_a_deadline_no_gpu_limit_ranked_meets_says_the_gpu_hours_and_the_gpus_it
     assert abs(widest.training_hours * widest.gpu_count * widest.nodes - gpu_hours) <= 0.02 * gpu_hours
 
 
+def test_a_deadline_several_smaller_machines_meet_within_the_gpu_limit_is_ranked_not_refused(
+        shipped: Catalog) -> None:
+    """"how many h100s to pretrain gpt2 on 10b tokens in 2 hours": no single machine meets 2 h, 2 x a3-highgpu-4g
+    (8 GPUs, the limit) does. The answer was "nothing fits ... raise constraints.max_gpus to 8", the limit it had."""
+    spec = {"model": {"preset": "gpt2"}, "dataset": {"samples": 10**10 // 1024},
+            "training": {"batch_size": 32, "sequence_length": 1024, "precision": "bf16-mixed", "optimizer": "adamw",
+                         "optimizer_implementation": "fused", "gradient_clipping": "global"},
+            "constraints": {"gpus": ["h100"], "deadline_hours": 2}}
+    rec = recommend_spec(spec, shipped)
+    assert rec.options and all(o.gpu_count * o.nodes <= 8 for o in rec.options)
+    assert all(o.percentile_hours <= 2 or o.training_hours <= 2 for o in rec.options)
+    assert not any(w.code == "constraints-conflict" for w in rec.requirements.warnings)
+
+
 def test_a_region_pattern_ranks_every_region_it_starts_and_an_empty_one_is_refused(shipped: Catalog) -> None:
     # "in europe" from Slack: constraints.regions ["eu-*", "europe-*"]
     rec = recommend_spec({**RESNET50, "constraints": {"regions": ["eu-*", "europe-*"]}}, shipped)

@@ -158,7 +158,8 @@ def _more_gpus(first: Callable[[Constraints, Objective], RankedOption | None], c
     """Say the cheapest option within `c` on more GPUs than c.max_gpus (wider.widened_limits) and the limit that
     ranks it; "" where none is found."""
     for wider in widened_limits(c.max_gpus):
-        if (more := first(replace(c, max_gpus=wider), Objective.COST)) is not None:
+        more = first(replace(c, max_gpus=wider), Objective.COST)
+        if more is not None and more.gpu_count * more.nodes > c.max_gpus:  # a limit to raise, not the one it has
             return (f"with up to {wider} GPUs the cheapest that {does} is {_option_text(more)}: raise "
                     f"constraints.max_gpus to {more.gpu_count * more.nodes}")
     return ""
@@ -171,7 +172,8 @@ def _cheaper_on_more_gpus(first: Callable[[Constraints, Objective], RankedOption
     only offloaded costs $6,107 over 1,214 h there, and $1,285 on 16 B200s: a budget's advice names the latter."""
     for wider in widened_limits(c.max_gpus):
         more = first(replace(c, max_gpus=wider), Objective.COST)
-        if more is not None and _judged_cost(more) <= CHEAPER_SHARE * _judged_cost(cheapest):
+        if more is not None and more.gpu_count * more.nodes > c.max_gpus \
+                and _judged_cost(more) <= CHEAPER_SHARE * _judged_cost(cheapest):
             return (f"with up to {wider} GPUs the cheapest is {_option_text(more)}: raise constraints.max_gpus to "
                     f"{more.gpu_count * more.nodes}")
     return ""

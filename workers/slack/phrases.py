@@ -44,7 +44,7 @@ FILLER = frozenset({
     "please", "pls", "i", "we", "me", "my", "our", "want", "need", "would", "like", "how", "much", "where",
     "should", "what", "which", "is", "it", "run", "train", "training", "model", "job", "instances",
     "instance", "machine", "machines", "node", "can", "do", "does", "will", "be", "about", "around", "per", "tokens",
-    "if", "whether", "card", "cards", "way", "best", "costs", "take", "takes", "long", "needed",
+    "if", "whether", "card", "cards", "way", "best", "costs", "take", "takes", "long", "needed", "many",
     "are", "there", "that", "this", "these", "some", "any", "get", "rent", "renting",
     "full",  # "full fine-tune": every weight trains, the default (an adapter is said as lora / qlora)
     # "on aws only", "at most 4 gpus", "max 4 gpus", "up to 8 gpus", "on google cloud": the words around a setting
