@@ -338,11 +338,11 @@ def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brie
         # "mistral 7b qlora on a 4090": no cloud rents the card named; the plan and advice are about it, not a T4
         return replace(rec, plan=plan_with_options(job, catalog=catalog, requirements=requirements, pairs=named),
                        requirements=_advice_on_roomiest(job, rec.requirements, named, known_gpus))
-    # limits that rule out every single machine may be met on several smaller ones within max_gpus (2 x a3-highgpu-4g
-    # boot sooner than one a3-highgpu-8g): "how many h100s to pretrain gpt2 on 10b tokens in 2 hours" was "nothing"
-    limited = not rec.options and not nothing_fits
-    if strategies_apply(job, nothing_fits=nothing_fits or only_roomiest_fit(per_gpu, known_gpus)
-                        or owned_cards_short(job, per_gpu) or limited):
+    # limits no single machine meets may be met by several smaller ones within max_gpus (docs/contract-additions.md)
+    searching = strategies_apply(job, nothing_fits=nothing_fits or only_roomiest_fit(per_gpu, known_gpus)
+                                 or owned_cards_short(job, per_gpu))
+    limited = not searching and not rec.options and not nothing_fits
+    if searching or limited:
         searched = rank_strategies(job, requirements=requirements, catalog=catalog,
                                    profile_gpu=profile_gpu(job, known_gpus))
         searched = replace(searched, requirements=_advice_for_top_option(job, searched, known_gpus, pairs=pairs,
