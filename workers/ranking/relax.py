@@ -154,15 +154,25 @@ def _scale_needed(first: Callable[[Constraints, Objective], RankedOption | None]
             "cluster beyond the machines ranked: reserved capacity, or a smaller model or fewer tokens")
 
 
-def _more_gpus(first: Callable[[Constraints, Objective], RankedOption | None], c: Constraints, does: str) -> str:
-    """Say the cheapest option within `c` on more GPUs than c.max_gpus (wider.widened_limits) and the limit that
-    ranks it; "" where none is found."""
+def _beyond_limit(first: Callable[[Constraints, Objective], RankedOption | None], c: Constraints,
+                  accept: Callable[[RankedOption], bool] = lambda _: True) -> tuple[int, RankedOption] | None:
+    """Return the first wider GPU limit (wider.widened_limits) whose cheapest option within `c` uses more GPUs than
+    c.max_gpus (a limit to raise, not the one it has) and is accepted, with that option; None where none is."""
     for wider in widened_limits(c.max_gpus):
         more = first(replace(c, max_gpus=wider), Objective.COST)
-        if more is not None and more.gpu_count * more.nodes > c.max_gpus:  # a limit to raise, not the one it has
-            return (f"with up to {wider} GPUs the cheapest that {does} is {_option_text(more)}: raise "
-                    f"constraints.max_gpus to {more.gpu_count * more.nodes}")
-    return ""
+        if more is not None and more.gpu_count * more.nodes > c.max_gpus and accept(more):
+            return wider, more
+    return None
+
+
+def _more_gpus(first: Callable[[Constraints, Objective], RankedOption | None], c: Constraints, does: str) -> str:
+    """Say the cheapest option within `c` on more GPUs than c.max_gpus and the limit that ranks it; "" where none is
+    found."""
+    if (found := _beyond_limit(first, c)) is None:
+        return ""
+    wider, more = found
+    return (f"with up to {wider} GPUs the cheapest that {does} is {_option_text(more)}: raise "
+            f"constraints.max_gpus to {more.gpu_count * more.nodes}")
 
 
 def _cheaper_on_more_gpus(first: Callable[[Constraints, Objective], RankedOption | None], c: Constraints,
@@ -170,13 +180,12 @@ def _cheaper_on_more_gpus(first: Callable[[Constraints, Objective], RankedOption
     """Say the cheapest option on more GPUs than c.max_gpus where it costs at most CHEAPER_SHARE of `cheapest`, the
     cheapest within the limit, and the limit that ranks it; "" where none does. A 70B full fine-tune that 8 GPUs hold
     only offloaded costs $6,107 over 1,214 h there, and $1,285 on 16 B200s: a budget's advice names the latter."""
-    for wider in widened_limits(c.max_gpus):
-        more = first(replace(c, max_gpus=wider), Objective.COST)
-        if more is not None and more.gpu_count * more.nodes > c.max_gpus \
-                and _judged_cost(more) <= CHEAPER_SHARE * _judged_cost(cheapest):
-            return (f"with up to {wider} GPUs the cheapest is {_option_text(more)}: raise constraints.max_gpus to "
-                    f"{more.gpu_count * more.nodes}")
-    return ""
+    found = _beyond_limit(first, c, lambda more: _judged_cost(more) <= CHEAPER_SHARE * _judged_cost(cheapest))
+    if found is None:
+        return ""
+    wider, more = found
+    return f"with up to {wider} GPUs the cheapest is {_option_text(more)}: raise constraints.max_gpus to " \
+           f"{more.gpu_count * more.nodes}"
 
 
 def gpus_warning(job: JobSpec, rec: Recommendation, rank: Callable[[JobSpec], Recommendation], *,
