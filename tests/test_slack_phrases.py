@@ -262,6 +262,7 @@ def test_a_data_size_said_before_data_and_the_comparison_words() -> None:
     assert "dataset" not in parse("does llama 7b fit on a100 80gb").spec  # a card's size is no data
     # "2tb of images", "500mb of text" were "unknown word '2tb'"
     assert parse("train resnet50 on 2tb of images").spec["dataset"] == {"bytes": 2 * 10**12}
+    assert parse("resnet50 on 2tb images for 90 epochs").spec["dataset"] == {"bytes": 2 * 10**12}
     assert parse("fine-tune llama 3 8b with lora on 500mb of text").spec["dataset"] == {"bytes": 500 * 10**6}
     assert parse("resnet50 on 1.28m images, 150gb of images").spec["dataset"] == {
         "samples": 1_280_000, "bytes": 150 * 10**9}

@@ -62,7 +62,6 @@ FILLER = frozenset({
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
 NODE_GPUS = 8  # a training node: AWS p4d/p5/p6 and GCP a3/a4 machines hold 8 GPUs (the catalog's instance rows)
 NOUN_SETTINGS = frozenset({"gpu", "gpus", "data", "budget"})  # "$1k budget": its value said before it
-# "in europe", "in the us": every catalog region of that continent (constraints.regions takes "prefix-*")
 # words that name a setting, written before its value ("batch 64", "batch size 64")
 SETTING_WORDS = {
     "batch": "batch", "bs": "batch", "batch-size": "batch", "batchsize": "batch",
@@ -102,6 +101,13 @@ _NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?(e\+?\d{1,2})?[kmbt]?$")  # "1e6 samp
 _SIZE = re.compile(r"^\d+(\.\d+)?[kmgtp]i?b$")  # "2gb", "1.5tb", "500GiB": a size, the data's when "data" follows
 _DATA_WORDS = frozenset({"data", "dataset", "corpus"})
 _MEDIA_WORDS = frozenset({"text", "images", "photos", "audio", "video", "files", "jpegs"})  # "2tb of images"
+
+
+def _media_words(after: list[str]) -> int:
+    """Return how many words after a size say what the data is ("images": 1, "of text": 2), 0 where none do."""
+    if after[:1] and after[0] in _MEDIA_WORDS:
+        return 1
+    return 2 if after[:1] == ["of"] and after[1:2] and after[1] in _MEDIA_WORDS else 0
 _CARD_WORDS = frozenset({"gpu", "gpus", "card", "cards", "vram"})  # "a 24gb gpu": the cards of that memory
 _IMAGE_SIZE = re.compile(r"^(\d{1,2}x)?\d{2,5}x\d{2,5}$")
 _IMAGE_WORDS = frozenset({"images", "image", "photos", "pictures", "px", "pixels"})  # after a size: its unit
@@ -197,10 +203,9 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             i += place[1] - 1
         elif _SIZE.match(word) and _DATA_WORDS & set(said[i + 1:i + 3]):  # "2gb of data", "150GB dataset"
             out.append(f"data={word}")
-        elif _SIZE.match(word) and (unit := said[i + 1:i + 3]) and unit[-1] in _MEDIA_WORDS and unit[0] in (
-                "of", unit[-1]):  # "2tb of images", "500mb of text": the data's size, its count not said
-            out.append(f"data={word}")
-            i += len(unit) if unit[0] == "of" else 1
+        elif _SIZE.match(word) and (taken := _media_words(said[i + 1:i + 3])):  # "2tb of images", "500mb of text"
+            out.append(f"data={word}")  # the data's size; its count not said
+            i += taken
         elif _SIZE.match(word) and (nxt in _CARD_WORDS or (i and said[i - 1] in ("in", "into"))) and (
                 cards := gpus_of_memory(word, gpus)):  # "on a single 24gb gpu", "fit in 12gb": each such card
             out.extend(cards)
