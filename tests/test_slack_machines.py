@@ -29,5 +29,10 @@ def test_a_fit_on_a_machine_said_by_name_fits_its_gpus(shipped: Catalog) -> None
     assert gpus == ("a100-40gb",) and count == 8 and told
 
 
+def test_a_count_of_machines_said_by_name_is_their_gpus(shipped: Catalog) -> None:
+    spec, _, _, _ = _parse("pretrain gpt2 on 10b tokens on 2 p4d.24xlarge", shipped)
+    assert spec["constraints"]["max_gpus"] == 16 and spec["constraints"]["gpus"] == ["a100-40gb"]
+
+
 def test_words_that_are_no_machine_are_left_as_said(shipped: Catalog) -> None:
     assert machine_words("resnet50 on a t4, 90 epochs", shipped.instances) == ("resnet50 on a t4, 90 epochs", ())

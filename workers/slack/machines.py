@@ -27,10 +27,11 @@ def machine_words(text: str, instances: Iterable[InstanceType]) -> tuple[str, tu
         if machine is None:
             out.append(word)
             continue
-        if out and out[-1].lower() in _ARTICLES:  # "on a p3.8xlarge": the count stands for the article
-            out.pop()
-        provider = machine.provider.value
-        out.append(f"{machine.gpu_count} {machine.gpu} {provider}" + word[len(word.rstrip(_PUNCTUATION)):])
+        machines = 1
+        if out and (out[-1].lower() in _ARTICLES or out[-1].isdigit()):  # "on a p3.8xlarge", "on 2 p4d.24xlarge"
+            machines = int(out.pop()) if out[-1].isdigit() else 1
+        provider, gpus = machine.provider.value, machines * machine.gpu_count
+        out.append(f"{gpus} {machine.gpu} {provider}" + word[len(word.rstrip(_PUNCTUATION)):])
         if bare not in (t.split(":")[0] for t in told):
             told.append(f"{bare}: {machine.gpu_count} x {machine.gpu} on {provider} (sized as its GPUs; a ranking "
                         "shows it beside the other machines of that card, at most that many)")
