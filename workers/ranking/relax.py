@@ -228,10 +228,7 @@ def _owned_text(job: JobSpec, rank: Callable[[JobSpec], Recommendation], unrente
 def _power_text(o: RankedOption) -> str:
     """Return what an owned option gives: "H for $C of power", or without a sample count (hours 0) its iteration at
     its hourly power cost ("0.0 min for $0.0000 of power" before)."""
-    if _judged_hours(o) > 0:
-        return f"{hours_text(_judged_hours(o))} for {usd_text(_judged_cost(o))} of power"
-    return (f"{o.iteration_ms:,.0f} ms an iteration at {usd_text(o.price_per_hour_usd * o.nodes)}/h of power "
-            "(dataset.samples gives its time and cost)")
+    return figures_text(o, _judged_hours(o), _judged_cost(o), spent=" of power")
 
 
 def _run_as(o: RankedOption) -> str:

@@ -74,12 +74,13 @@ def _option_text(option: RankedOption) -> str:
             f"{figures_text(option, option.training_hours, option.training_cost_usd)}")
 
 
-def figures_text(option: RankedOption, hours: float, cost: float) -> str:
-    """Return "H for $C", or, where the job gives no sample count (hours 0), its iteration and hourly price."""
+def figures_text(option: RankedOption, hours: float, cost: float, spent: str = "") -> str:
+    """Return "H for $C", or, where the job gives no sample count (hours 0), its iteration and hourly price; `spent`
+    says what the money buys (" of power" for the team's own cards)."""
     if hours > 0:
-        return f"{hours_text(hours)} for {usd_text(cost)}"
-    return (f"{option.iteration_ms:,.0f} ms an iteration at {usd_text(option.price_per_hour_usd * option.nodes)}/h "
-            "(dataset.samples gives its time and cost)")
+        return f"{hours_text(hours)} for {usd_text(cost)}{spent}"
+    return (f"{option.iteration_ms:,.0f} ms an iteration at {usd_text(option.price_per_hour_usd * option.nodes)}/h"
+            f"{spent} (dataset.samples gives its time and cost)")
 
 
 # Ranks a job as the recommendation did (same catalog and calibration) without this check; with
