@@ -298,6 +298,9 @@ def small_presets(preset: type, published: type) -> list[Any]:
             ),
             input_shape=(3, 512, 512),
             aliases=("u-net", "unet-64"),
+            # Ronneberger et al. 2015 §3 train one image a batch; so does milesial/Pytorch-UNet train.py
+            # (stored copy at 07debeb: --batch-size default=1, read 2026-12-07)
+            recipe_batch=(1, "the U-Net paper's single image a batch; milesial/Pytorch-UNet's --batch-size default"),
         ),
         preset(
             "mlp-mnist",
