@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from catalog.loader import load_catalog
+from workers.ranking.owned_fit import same_cards_row
 from workers.schemas.specs import load_job
 from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.memory import usable_memory_bytes
@@ -205,3 +206,29 @@ def test_a_70b_full_fine_tune_on_8_x_80gb_is_offered_zero3_with_the_optimizer_of
     held = float(re.search(r"on the host: ([0-9,.]+) GiB on the host of its 8 GPUs", offload.description)
                  .group(1).replace(",", ""))  # type: ignore[union-attr]
     assert 0.95 < held * 2**30 / (16 * 69e9) < 1.1
+
+
+def test_a_lora_job_whose_16_bit_base_does_not_fit_is_offered_the_same_adapters_on_a_4_bit_base() -> None:
+    # "does llama 2 13b with lora fit on a 4090": the bf16 base alone is 24.3 GiB; QLoRA holds it in NF4
+    spec = {"model": {"preset": "llama2-13b"}, "dataset": {"samples": 10000},
+            "training": {"batch_size": 8, "sequence_length": 1024, "precision": "bf16-mixed",
+                         "parallelism": {"adapter": {"kind": "lora", "rank": 16}, "checkpointing": "full"}}}
+    plan = _plan(spec, "rtx-4090")
+    usable = usable_memory_bytes(next(g for g in load_catalog().gpus if g.slug == "rtx-4090"))
+    [quantized] = [m for m in plan if m.kind == "adapters"]
+    assert quantized.parallelism is not None and quantized.parallelism.adapter is not None
+    assert quantized.parallelism.adapter.kind.value == "qlora" and quantized.parallelism.adapter.rank == 16
+    assert quantized.gpu_count == 1 and quantized.gpu_memory_bytes <= usable
+    assert "keep the LoRA adapters (rank 16" in quantized.description
+    # it keeps the method, so "does it fit on my 4090" and an owned card's warning name it (a full fine-tune's
+    # adapters row does not: that changes what trains)
+    assert same_cards_row(plan, gpu="rtx-4090", count=1, usable=usable) == quantized
+    full = {**spec, "training": {k: v for k, v in spec["training"].items() if k != "parallelism"}}
+    full_plan = _plan(full, "rtx-4090")
+    assert any(m.kind == "adapters" for m in full_plan)
+    assert all(m.kind != "adapters" for m in filter(None, [same_cards_row(full_plan, gpu="rtx-4090", count=1,
+                                                                          usable=usable)]))
+    # a QLoRA job, and a LoRA job that fits as given, get no such row
+    qlora = {**spec, "training": {**spec["training"], "parallelism": {"adapter": {"kind": "qlora"}}}}
+    assert not [m for m in _plan(qlora, "rtx-4090") if m.kind == "adapters"]
+    assert not _plan(spec, "h100-sxm")

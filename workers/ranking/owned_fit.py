@@ -27,8 +27,8 @@ _NOT_ON_THE_CARDS = frozenset({MitigationKind.ADAPTERS, MitigationKind.CHANGE_NE
 
 def same_cards_row(mitigations: Sequence[Mitigation], *, gpu: str, count: int, usable: int) -> Mitigation | None:
     """Return the first row of the out-of-memory plan that fits `count` x `gpu` as they are and keeps the method
-    (no adapters, no network to redesign), None where none does."""
-    return next((m for m in mitigations if m.kind not in _NOT_ON_THE_CARDS and m.gpu in (None, gpu)
+    (no adapters, except a LoRA job's base held in 4 bits; no network to redesign), None where none does."""
+    return next((m for m in mitigations if (m.kind not in _NOT_ON_THE_CARDS or m.keeps_method) and m.gpu in (None, gpu)
                  and m.gpu_count in (None, count) and m.gpu_memory_bytes <= usable), None)
 
 

@@ -118,6 +118,7 @@ class Mitigation:
     gpu: str | None = None  # the card this step makes the job fit (added by the sizing core)
     opens: tuple[str, ...] = ()  # options this step would open, one line each (added by the recommendation)
     parallelism: Parallelism | None = None  # the strategy this step names (sharding, adapters, offload, ...)
+    keeps_method: bool = False  # an adapters row that only quantises a LoRA job's base (not dumped)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ on the same GPUs), worked out with the strategy core (footprint.py, steptime.py)
   of 8, or the job's count when larger): the first that fits;
 - offload: the optimizer state to host memory (ZeRO-Offload runs on ZeRO-2 and -3; plain data parallel
   on one GPU), on the job's GPUs first, then more, on ZeRO-2 then ZeRO-3, where the offload itself saves;
-- adapters: LoRA, else QLoRA, in the start's layout; this changes the method (only adapter weights train).
+- adapters: LoRA, else QLoRA, in the start's layout; this changes the method (only adapter weights train). A LoRA
+  job is offered the same adapters on a 4-bit base (QLoRA).
 A step the start already takes (full checkpointing, ZeRO-3, offload, adapters) is not offered again.
 """
 
@@ -259,6 +260,8 @@ def _adapter_step(s: _Steps) -> Mitigation | None:
     Not for a job that trains from scratch (`training.from_pretrained: false`): adapters beside a frozen
     random base learn nothing.
     """
+    if s.start.adapter is not None and s.start.adapter.kind is AdapterKind.LORA:
+        return _quantized_base_step(s, s.start.adapter)
     if s.start.adapter is not None or s.job.training.from_pretrained is False:
         return None
     modes = tuple(dict.fromkeys((s.start.checkpointing, Checkpointing.FULL)))
@@ -276,6 +279,23 @@ def _adapter_step(s: _Steps) -> Mitigation | None:
                ", on a pretrained base (for pre-training from scratch it is no option; "
                "say so with training.from_pretrained: false).")
     return replace(step, description=step.description + caveat)
+
+
+def _quantized_base_step(s: _Steps, lora: Adapter) -> Mitigation | None:
+    """A LoRA job whose 16-bit base does not fit: the same adapters on a 4-bit base (QLoRA), the usual answer to
+    "does llama 2 13b with lora fit on a 4090" (its base alone is 24.3 GiB in bf16, 6.8 GiB in NF4)."""
+    modes = tuple(dict.fromkeys((s.start.checkpointing, Checkpointing.FULL)))
+    found = s.first_fit(replace(s.start, adapter=replace(lora, kind=AdapterKind.QLORA), checkpointing=mode)
+                        for mode in modes)
+    if found is None:
+        return None
+    step = s.mitigation(MitigationKind.ADAPTERS, found, f"keep the LoRA adapters (rank {lora.rank} on "
+                                                        f"{' and '.join(lora.targets)}) and hold the frozen base in "
+                                                        "4-bit NF4 (QLoRA)")
+    # Dettmers et al. 2023 (arXiv 2305.14314), abstract: QLoRA fine-tunes "while preserving full 16-bit
+    # finetuning task performance"
+    return replace(step, keeps_method=True, description=step.description + " This changes the base's precision, "
+                   "not the method: the QLoRA paper reports 16-bit fine-tuning's task performance kept.")
 
 
 def strategy_steps(job: JobSpec, gpu: GpuSpec, *, start: Layout, base_ms_per_sample: float,
