@@ -11,8 +11,8 @@ from flask.testing import FlaskClient
 from catalog.types import Catalog
 from tests.recommending import changed_example, recommend_spec
 from tests.service_helpers import example_spec
-from workers.ranking.recommend import unrented_gpus
 from workers.ranking.run_words import hours_text, usd_text
+from workers.ranking.scope import unrented_gpus
 from workers.ranking.strategy_words import strategy_text
 from workers.schemas.specs import load_job
 from workers.sizing.errors import UnknownNameError

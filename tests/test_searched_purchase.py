@@ -69,3 +69,44 @@ def test_the_purchase_question_alone_puts_the_least_cost_per_run_first_and_keeps
     print(f"\nfirst {rec.purchase[0].instance_type} ${rec.purchase[0].purchase_usd:,.0f} "
           f"{rec.purchase[0].job_hours:.1f} h; least to spend {least.instance_type} ${least.purchase_usd:,.0f} "
           f"{least.job_hours:.1f} h")
+
+
+LORA_8B_ON_4090S: dict[str, Any] = {
+    "model": {"preset": "llama3-8b"},
+    "training": {"from_pretrained": True, "parallelism": {"adapter": {"kind": "lora"}}, "sequence_length": 1024,
+                 "batch_size": 8, "epochs": 3, "precision": "bf16-mixed", "recompute": True,
+                 "loss": "fused_linear_cross_entropy"},
+    "dataset": {"samples": 50000},
+    "constraints": {"max_gpus": 4, "providers": ["onprem", "aws", "gcp"], "gpus": ["rtx-4090"]}}
+
+
+def test_buy_4090s_or_rent_prices_the_cards_that_hold_it_with_micro_batches_against_any_rental(
+        shipped: Catalog) -> None:
+    """"Should we buy 4 RTX 4090s or rent to fine-tune Llama 3 8B with LoRA": at batch 8 the job as given (22.1 GiB)
+    fits no 4090, and no cloud rents one; the answer was "nothing fits" with no card to buy and no word on renting.
+    The cards hold it with micro-batches of 4, and are held against the cheapest rental of the job on any card."""
+    rec = recommend_spec(LORA_8B_ON_4090S, shipped)
+    assert rec.options == () and {p.gpu_count for p in rec.purchase} == {1, 2, 4}
+    assert all(p.gpu == "rtx-4090" and "micro-batch 4 x 2" in p.strategy for p in rec.purchase)
+    anywhere = recommend_spec({**LORA_8B_ON_4090S, "constraints": {"providers": ["aws", "gcp"], "max_gpus": 4}},
+                              shipped)
+    cheapest = min(o.training_cost_usd for o in anywhere.options)
+    for p in rec.purchase:
+        assert p.rental_cost_usd == pytest.approx(cheapest) and p.gpu not in p.rental
+        assert p.break_even_runs == pytest.approx(p.purchase_usd / (cheapest - p.power_cost_usd))
+        assert p.pays_off == (p.break_even_hours is not None and p.break_even_hours <= p.hours_of_use)
+    # asked to buy alone (providers onprem), nothing is rented to compare
+    alone = recommend_spec({**LORA_8B_ON_4090S, "constraints": {**LORA_8B_ON_4090S["constraints"],
+                                                                "providers": ["onprem"]}}, shipped)
+    assert alone.purchase and all(p.rental_cost_usd is None for p in alone.purchase)
+
+
+def test_a_card_no_cloud_rents_named_for_a_cnn_is_held_against_any_rental_without_a_strategy(shipped: Catalog) -> None:
+    # "should we buy 4 4090s or rent for resnet50 on imagenet": the job fits the card as given, so no strategy
+    # (the strategy search would have named ZeRO-3 for a ResNet)
+    spec = changed_example("resnet50-imagenet", constraints={"providers": ["onprem", "aws", "gcp"], "max_gpus": 4,
+                                                             "gpus": ["rtx-4090"]})
+    rec = recommend_spec(spec, shipped)
+    assert rec.purchase and all(p.strategy == "" and p.rental_cost_usd for p in rec.purchase)
+    hours = [p.break_even_hours for p in rec.purchase if p.pays_off]
+    assert hours and hours == sorted(hours)  # those that pay off soonest (in hours of use) first

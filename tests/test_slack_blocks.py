@@ -288,6 +288,14 @@ def test_asked_what_to_buy_the_answer_lists_the_cards_to_buy_not_nothing_fits(sh
     assert least is not first and f"the least to spend: *{least['gpu_count']} × {least['gpu']}*" in text
     # not asked: no list (the default providers take on-prem in too, and every answer would carry it)
     assert "Cards to buy" not in text_of(render_recommendation(dumped, title="buy"))
+    assert "Cards to buy*" in text  # nothing rented: no rental named
+    # "buy 4 4090s or rent": held against a rental, named once in the section's title with its cost a run
+    rented = RecommendationSchema().dump(recommend_spec(
+        {**spec, "constraints": {"providers": ["onprem", "aws", "gcp"], "gpus": ["rtx-4090"], "max_gpus": 4}},
+        shipped))
+    row = rented["purchase"][0]
+    assert f"*Cards to buy against renting {row['rental']}, {fmt_usd(row['rental_cost_usd'])} a run*" in text_of(
+        render_recommendation(rented, title="buy or rent", purchase=True))
 
 
 def test_a_comparison_shows_the_first_option_of_each_gpu_model_first() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from catalog.types import OnPremCard, Pricing, Provider
 from workers.ranking.costing import HOURS_PER_YEAR, onprem_gpu_counts, onprem_instance_type
@@ -86,10 +86,7 @@ def purchase_options(job: JobSpec, *, cards: Mapping[str, OnPremCard], hours: Ma
                            gpu_count=n, pricing=Pricing.OWNED, network_gbit_per_s=0.0, local_disk_holds_data=True)
             power_usd = card.power_watts * n * run.wall_hours * a.electricity_usd_per_kwh / 1000.0
             purchase_usd = card.price_usd * n + a.host_price_usd
-            runs = break_even = None
-            if best_rental is not None and best_rental.cost_usd > power_usd:
-                runs = purchase_usd / (best_rental.cost_usd - power_usd)
-                break_even = runs * run.wall_hours
+            runs, break_even = _break_even(purchase_usd, power_usd, run.wall_hours, best_rental)
             deadline = job.constraints.deadline_hours
             found.append(PurchaseOption(
                 gpu=gpu, gpu_count=n, instance_type=onprem_instance_type(gpu, n), cards_usd=card.price_usd * n,
@@ -102,6 +99,32 @@ def purchase_options(job: JobSpec, *, cards: Mapping[str, OnPremCard], hours: Ma
                 meets_deadline=deadline is None or run.wall_hours <= deadline,
                 source=card.source, as_of=card.as_of, strategy=(strategies or {}).get((gpu, n), ""),
                 run_cost_usd=purchase_usd * run.wall_hours / max(hours_of_use, 1.0) + power_usd))
+    return _ordered(found)
+
+
+def _break_even(purchase_usd: float, power_usd: float, wall_hours: float,
+                rental: BestRental | None) -> tuple[float | None, float | None]:
+    """Return the runs and hours of use after which buying costs less than renting; (None, None) where it never
+    does (renting no dearer than the power) or there is no rental to compare."""
+    if rental is None or rental.cost_usd <= power_usd:
+        return None, None
+    runs = purchase_usd / (rental.cost_usd - power_usd)
+    return runs, runs * wall_hours
+
+
+def against_rental(options: tuple[PurchaseOption, ...], rental: BestRental) -> tuple[PurchaseOption, ...]:
+    """Return the purchase options held against `rental` instead (their break-even, pay-off and order redone)."""
+    held = []
+    for p in options:
+        runs, break_even = _break_even(p.purchase_usd, p.power_cost_usd, p.job_hours, rental)
+        held.append(replace(p, rental_cost_usd=rental.cost_usd, rental=rental.label, break_even_runs=runs,
+                            break_even_hours=break_even,
+                            pays_off=break_even is not None and break_even <= p.hours_of_use))
+    return _ordered(held)
+
+
+def _ordered(found: list[PurchaseOption]) -> tuple[PurchaseOption, ...]:
+    """Return the options worth listing, in order, the least to spend kept last."""
     # Against a rental, those that pay off soonest; with none to compare (the purchase question alone), the least a
     # run costs over the cards' life: the price spread over the hours they are used (lifetime x utilisation, as the
     # break-even assumes) plus power. Cheapest first put 1 x RTX 4060 first for ResNet-50 on ImageNet, 10 days a run,

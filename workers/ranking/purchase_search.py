@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from catalog.types import Pricing, Provider
 from workers.ranking.catalog_index import CatalogIndex, Machine
 from workers.ranking.costing import onprem_gpu_counts
-from workers.ranking.purchase import PurchaseOption, purchase_options
+from workers.ranking.purchase import BestRental, PurchaseOption, against_rental, purchase_options
+from workers.ranking.recommendation import Recommendation
 from workers.ranking.scope import Scope, cards_on_sale
 from workers.ranking.shapes import Shape, cheapest_rental, onprem_machine
 from workers.ranking.strategy_words import strategy_choice, strategy_text
@@ -46,3 +48,23 @@ def searched_purchase(job: JobSpec, *, requirements: Requirements, index: Catalo
             strategies[(gpu, n)] = strategy_text(strategy_choice(choice), nodes=1)
     return purchase_options(job, cards=cards_on_sale(index, scope), hours=hours, best_rental=cheapest_rental(shapes),
                             max_gpus=scope.max_gpus, strategies=strategies)
+
+
+def held_against_any_card(job: JobSpec, rec: Recommendation, rank: Callable[[JobSpec], Recommendation],
+                          unrented: Callable[[], tuple[str, ...]]) -> Recommendation:
+    """Return the recommendation with its purchase held against the cheapest rental of the same job on any card,
+    where constraints.gpus names only cards no cloud rents and so left no rental to compare: "should we buy 4 RTX
+    4090s or rent" priced the cards with no word on renting. Not where the providers are `onprem` alone (buying
+    is all that was asked). `rank` ranks a job as the recommendation did, without its warnings."""
+    c = job.constraints
+    clouds = tuple(p for p in c.providers if p != Provider.ONPREM.value)
+    if not rec.purchase or any(p.rental_cost_usd is not None for p in rec.purchase) or (c.providers and not clouds) \
+            or not unrented():
+        return rec
+    found = rank(replace(job, constraints=replace(c, gpus=(), providers=clouds, owned_gpus=()), limit=1))
+    top = next((o for o in found.options if o.pricing is not Pricing.OWNED), None)
+    if top is None:
+        return rec
+    label = f"{top.provider} {top.instance_type} {top.pricing.value} ({top.gpu_count * top.nodes}x {top.gpu})"
+    rental = BestRental(top.training_cost_usd, top.training_hours, label)  # as cheapest_rental: the expected cost
+    return replace(rec, purchase=against_rental(rec.purchase, rental))

@@ -16,7 +16,6 @@ from dataclasses import replace
 from datetime import date
 
 from catalog.freshness import STALE_AFTER_DAYS, freshness_warnings
-from catalog.gpu_names import model_word
 from catalog.types import Catalog, GpuSpec, Provider
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.left_out import left_out_reason
@@ -24,6 +23,7 @@ from workers.ranking.loader_rerank import jpeg_loader_warning
 from workers.ranking.on_sale import older_cards_warning
 from workers.ranking.owned_fit import owned_cards_warning
 from workers.ranking.plan_options import plan_count, plan_with_options
+from workers.ranking.purchase_search import held_against_any_card
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.relax import (
@@ -41,6 +41,8 @@ from workers.ranking.scope import (
     check_data_location,
     gpu_counts_in_scope,
     resolve_scope,
+    unranked_gpus,
+    unrented_gpus,
 )
 from workers.ranking.strategy_ranking import rank_strategies, strategies_apply
 from workers.ranking.strategy_words import DATA_PARALLEL_NAMES, strategy_text
@@ -275,7 +277,8 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
         older = purchase_older_cards(job, catalog)
         extra = (*(w for w in (limited, fused, unranked, compared, premium, long_run, loader, older) if w is not None),
                  *extra)
-        rec = arm_alternative(rec)
+        rec = held_against_any_card(job, arm_alternative(rec), lambda j: rank(j, None),
+                                    lambda: unrented_gpus(job, catalog))
     rec = replace(rec, requirements=replace(rec.requirements, warnings=(*first, *rec.requirements.warnings, *extra)))
     if per_gpu_rows != PER_GPU_OPTIONS:
         return rec
@@ -299,26 +302,6 @@ def top_price_age(rec: Recommendation, today: date | None, stale_after_days: int
         f"the top option's price ({top.instance_type}, {top.pricing.value}, {top.region}) is from "
         f"{top.price_as_of[:10]}, {age} days ago (more than {stale_after_days}): it may have changed; refresh or "
         f"import the catalog")),)
-
-
-def unrented_gpus(job: JobSpec, catalog: Catalog) -> tuple[str, ...]:
-    """Return the GPUs constraints.gpus names that the team does not own, where no cloud in the catalog rents any
-    of them (a family some cloud rents, "h100", is no card to own: its rented members were ranked)."""
-    rented = {instance.gpu for instance in catalog.instances}
-    named = allowed_gpus(job.constraints, catalog)
-    if named & rented:
-        return ()
-    return tuple(sorted(named - {o.gpu for o in job.constraints.owned_gpus}))
-
-
-def unranked_gpus(job: JobSpec, catalog: Catalog) -> tuple[str, ...]:
-    """Return the GPUs constraints.gpus names that the team does not own and no cloud in the catalog rents in any
-    variant ("a100" names the A100 PCIe cards too, which no cloud rents: the SXM ones were ranked)."""
-    if not job.constraints.gpus:
-        return ()
-    rented = {instance.gpu for instance in catalog.instances} | {o.gpu for o in job.constraints.owned_gpus}
-    models = {model_word(slug) for slug in rented}
-    return tuple(sorted(s for s in allowed_gpus(job.constraints, catalog) if model_word(s) not in models))
 
 
 def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brief: bool = False) -> Recommendation:
@@ -352,6 +335,8 @@ def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brie
         if searched.options:  # the plan still says what changed and which options each step opens
             return replace(searched, plan=plan_with_options(job, catalog=catalog, requirements=requirements,
                                                             pairs=pairs))
+        if nothing_fits:  # cards to buy that hold it with micro-batches or sharding ("buy 4 4090s" for a LoRA 8B)
+            rec = replace(rec, purchase=searched.purchase)
     if not nothing_fits:
         return replace(rec, plan=(), requirements=_advice_for_top_option(job, rec, known_gpus, pairs=pairs))
     return replace(rec, plan=plan_with_options(job, catalog=catalog, requirements=requirements, pairs=pairs),

@@ -15,13 +15,13 @@ import difflib
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from catalog.gpu_names import gpu_name_matches
+from catalog.gpu_names import gpu_name_matches, model_word
 from catalog.types import Catalog, OnPremCard, Pricing, Provider
 from workers.ranking.catalog_index import CatalogIndex, catalog_index
 from workers.ranking.costing import ONPREM_REGION, onprem_gpu_counts, owned_gpu_counts
 from workers.sizing.errors import SpecError, UnknownNameError
 from workers.sizing.estimate import unknown_gpu_error
-from workers.sizing.spec import Constraints, Dataset
+from workers.sizing.spec import Constraints, Dataset, JobSpec
 
 
 @dataclass(frozen=True)
@@ -148,3 +148,23 @@ def check_owned_gpus(constraints: Constraints, catalog: Catalog) -> None:
     for i, owned in enumerate(constraints.owned_gpus):
         if owned.gpu not in known:
             raise _unknown(f"constraints.owned_gpus[{i}].gpu", "GPU", owned.gpu, known)
+
+
+def unrented_gpus(job: JobSpec, catalog: Catalog) -> tuple[str, ...]:
+    """Return the GPUs constraints.gpus names that the team does not own, where no cloud in the catalog rents any
+    of them (a family some cloud rents, "h100", is no card to own: its rented members were ranked)."""
+    rented = {instance.gpu for instance in catalog.instances}
+    named = allowed_gpus(job.constraints, catalog)
+    if named & rented:
+        return ()
+    return tuple(sorted(named - {o.gpu for o in job.constraints.owned_gpus}))
+
+
+def unranked_gpus(job: JobSpec, catalog: Catalog) -> tuple[str, ...]:
+    """Return the GPUs constraints.gpus names that the team does not own and no cloud in the catalog rents in any
+    variant ("a100" names the A100 PCIe cards too, which no cloud rents: the SXM ones were ranked)."""
+    if not job.constraints.gpus:
+        return ()
+    rented = {instance.gpu for instance in catalog.instances} | {o.gpu for o in job.constraints.owned_gpus}
+    models = {model_word(slug) for slug in rented}
+    return tuple(sorted(s for s in allowed_gpus(job.constraints, catalog) if model_word(s) not in models))

@@ -260,7 +260,9 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
         if len(options) > top:
             blocks.append(_context(f"…and {len(options) - top} more options"))
     if buy:
-        blocks.append(_bullets(_purchase_lines(buy), title="Cards to buy"))
+        rented = buy[0].get("rental_cost_usd")  # every row is held against the same rental, said once
+        against = f" against renting {buy[0].get('rental')}, {fmt_usd(float(rented))} a run" if rented else ""
+        blocks.append(_bullets(_purchase_lines(buy), title=f"Cards to buy{against}"))
         fallback = fallback if options else f"{title}: first to buy is {buy[0].get('instance_type', '?')}"
     elif not options:
         fallback = f"{title}: nothing fits within the constraints"
