@@ -85,6 +85,15 @@ def test_more_public_data_sets_give_their_training_split(text: str, preset: str,
     assert any(d.startswith(f"samples={samples:,} (") for d in command.defaults_used)
 
 
+def test_squad_is_fine_tuned_for_its_recipes_two_epochs_where_none_are_said() -> None:
+    # google-research/bert's run_squad.py runs 2 epochs for BERT-Base and -Large; the Trainer's 3 was 1.5x the time
+    command = parse("fine-tune bert-large on squad")
+    assert command.spec["training"]["epochs"] == 2
+    assert "epochs=2 (google-research/bert run_squad.py's --num_train_epochs=2.0)" in command.defaults_used
+    assert parse("fine-tune bert base on squad for 3 epochs").spec["training"]["epochs"] == 3  # said wins
+    assert parse("fine-tune bert base on imdb").spec["training"]["epochs"] == 3  # no recipe of its own: the Trainer's
+
+
 def test_alpaca_is_sized_at_the_length_its_own_script_truncates_to() -> None:
     command = parse("fine-tune llama 3 8b with lora on alpaca 3 epochs")
     assert command.spec["dataset"]["samples"] == 52_002

@@ -11,7 +11,8 @@ al. 2018), "alpaca" 52,002 instructions (tatsu-lab/alpaca's alpaca_data.json; it
 grade-school math problems (GSM8K's train split, Cobbe et al. 2021; num_examples of its public Hub copies); MNLI,
 SST-2, CelebA, Alpaca, Dolly and GSM8K were read in public copies on 2026-12-06, the other counts are recalled. A
 count the user gives wins; a text set sets no sequence length, except where its own script truncates (DATASET_SEQ:
-Alpaca's 512, SQuAD's 384, IMDb's 512, read in public copies of the scripts and guides on 2026-12-06).
+Alpaca's 512, SQuAD's 384, IMDb's 512, read in public copies of the scripts and guides on 2026-12-06), and where its
+recipe sets epochs (DATASET_EPOCHS: SQuAD's 2, read 2026-12-07).
 """
 
 from __future__ import annotations
@@ -42,3 +43,6 @@ DATASET_SEQ = {"alpaca": (512, "Stanford Alpaca's train.py truncates at model_ma
                # reviews of 230 words on average: GLUE's 128 would cut most; the guide truncates at the model's limit
                "imdb": (512, "transformers' text classification guide (DistilBERT on IMDb) truncates at the model's "
                              "512")}
+# A set whose own recipe trains a given number of epochs: told back where no epochs are said. SQuAD v1.1: the
+# google-research/bert README's run_squad.py runs (BERT-Base and BERT-Large) --num_train_epochs=2.0 (read 2026-12-07)
+DATASET_EPOCHS = {"squad": (2, "google-research/bert run_squad.py's --num_train_epochs=2.0")}

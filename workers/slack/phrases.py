@@ -32,7 +32,7 @@ from collections.abc import Callable, Collection
 from catalog.gpu_names import gpu_name_matches, gpus_of_memory
 from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
-from workers.slack.datasets import DATASET_SEQ, DATASETS, TOKEN_SETS
+from workers.slack.datasets import DATASET_EPOCHS, DATASET_SEQ, DATASETS, TOKEN_SETS
 from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, until_deadline
 from workers.slack.defaults import cifar_layout, recipe_epochs, sized_family
 from workers.slack.places import place_regions
@@ -287,6 +287,9 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             seq, why = DATASET_SEQ[named]
             out.append(f"seq={seq}")
             assumed.append(f"seq={seq} ({why})")
+        if named in DATASET_EPOCHS and not any(w.startswith("epochs=") for w in out):  # SQuAD's own 2
+            out.append(f"epochs={DATASET_EPOCHS[named][0]}")
+            assumed.append(f"epochs={DATASET_EPOCHS[named][0]} ({DATASET_EPOCHS[named][1]})")
         if (recipe := recipe_epochs(out, named, presets)) is not None:  # "resnet50 imagenet": torchvision's 90
             out.append(f"epochs={recipe[0]}")
             assumed.append(f"epochs={recipe[0]} ({recipe[2]})")
