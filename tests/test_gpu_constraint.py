@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -173,6 +174,25 @@ def test_a_named_card_no_cloud_rents_gets_its_own_plan_not_the_reference_cards(s
     assert "rtx-4090" in said["does-not-fit"]
     fitting = [m for m in rec.plan if m.gpu_memory_bytes is not None and m.gpu_memory_bytes < 21 * 2**30]
     assert {"smaller-batch", "checkpointing"} <= {m.kind for m in fitting}
+
+
+def test_a_named_card_no_cloud_rents_that_holds_the_job_gets_no_plan(shipped: Catalog) -> None:
+    """"Can I fine-tune bert-base on a GTX 1060 6GB": 4.4 GiB on that card, 5.4 GiB usable. Nothing to rank (no cloud
+    rents one), and the answer said "Nothing fits" with an out-of-memory plan of eight ways to shrink it."""
+    from workers.schemas import RecommendationSchema
+    from workers.slack.blocks import render_recommendation
+
+    spec = {"model": {"preset": "bert-base"}, "training": {"from_pretrained": True, "sequence_length": 128,
+                                                           "batch_size": 32}, "constraints": {"gpus": ["gtx-1060-6gb"]}}
+    rec = recommend_spec(spec, shipped)
+    assert rec.options == () and rec.plan == () and rec.requirements.mitigations == ()
+    said = {w.code: w.message for w in rec.requirements.warnings}
+    assert "does-not-fit" not in said and "1 x gtx-1060-6gb, 1,0" in said["gpus-exclude-all"]
+    text = json.dumps(render_recommendation(RecommendationSchema().dump(rec), title="can i"))
+    assert "*No option* within the constraints" in text and "Nothing fits" not in text
+    # the same job at batch 64 does not fit the card: its plan, on that card
+    big = recommend_spec({**spec, "training": {**spec["training"], "batch_size": 64}}, shipped)
+    assert big.plan and all(m.gpu == "gtx-1060-6gb" for m in big.plan)
 
 
 def test_a_language_model_sized_at_its_context_for_want_of_a_sequence_length_is_told_so(shipped: Catalog) -> None:

@@ -318,9 +318,11 @@ def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brie
     rec = rank_offers(job, requirements=requirements, per_gpu=per_gpu, catalog=catalog, brief=brief)
     nothing_fits = bool(per_gpu) and not any(row.fits for row in per_gpu.values())
     if not per_gpu and (named := tuple((slug, 1) for slug in unrented_gpus(job, catalog) if slug in known_gpus)):
-        # "mistral 7b qlora on a 4090": no cloud rents the card named; the plan and advice are about it, not a T4
-        return replace(rec, plan=plan_with_options(job, catalog=catalog, requirements=requirements, pairs=named),
-                       requirements=_advice_on_roomiest(job, rec.requirements, named, known_gpus))
+        # "mistral 7b qlora on a 4090": no cloud rents the card named; the plan and advice are about it, not a T4.
+        # A job the card holds as given has no plan ("bert-base on a 1060 6gb", 4.4 GiB, was told to shrink)
+        advice = _advice_on_roomiest(job, rec.requirements, named, known_gpus)
+        return replace(rec, requirements=advice, plan=plan_with_options(
+            job, catalog=catalog, requirements=requirements, pairs=named) if advice.mitigations else ())
     # limits no single machine meets may be met by several smaller ones within max_gpus (docs/contract-additions.md)
     searching = strategies_apply(job, nothing_fits=nothing_fits or only_roomiest_fit(per_gpu, known_gpus)
                                  or owned_cards_short(job, per_gpu))

@@ -265,13 +265,13 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
         blocks.append(_bullets(_purchase_lines(buy), title=f"Cards to buy{against}"))
         fallback = fallback if options else f"{title}: first to buy is {buy[0].get('instance_type', '?')}"
     elif not options:
-        fallback = f"{title}: nothing fits within the constraints"
         # Where the limits, the GPUs named or the loss the user set rule every option out, what to change is the
-        # answer: said first.
+        # answer: said first. With no plan the job fits memory; the limits, or a card no cloud rents, leave no option
         relax = [w for w in requirements.get("warnings") or () if w.get("code") in NOTHING_FITS_ANSWERS]
-        blocks.append(_section(":no_entry: *Nothing fits* within the constraints."
-                               + "".join(f"\n{escape_text(str(w.get('message', '')))}" for w in relax)))
         plan = result.get("plan") or requirements.get("mitigations") or []
+        fallback = f"{title}: {'nothing fits' if plan else 'no option'} within the constraints"
+        blocks.append(_section(f":no_entry: *{'Nothing fits' if plan else 'No option'}* within the constraints."
+                               + "".join(f"\n{escape_text(str(w.get('message', '')))}" for w in relax)))
         if plan:
             blocks.append(_bullets(_plan_lines(plan), title="Out-of-memory plan"))
         rejected = [f"{r.get('instance_type', '')}: {r.get('reason', '')}"
