@@ -104,3 +104,10 @@ def test_a_machine_said_by_name_is_understood_by_the_intake(client: FlaskClient)
     response = signed(client, form("resnet50 imagenet on a p3.8xlarge", response_url="https://attacker.example/hook"))
     assert response.status_code == 200
     assert "not on the allowed hosts" in response.json["text"] and "did not understand" not in every_text(response.json)
+
+
+def test_a_dqn_on_atari_is_understood_by_the_intake(client: FlaskClient) -> None:
+    # "train a dqn on atari for 10m frames" was "unknown preset 'atari'", "unknown word '10m'", "unknown word 'frames'"
+    response = signed(client, form("train a dqn on atari for 10m frames", response_url="https://attacker.example/x"))
+    assert response.status_code == 200
+    assert "not on the allowed hosts" in response.json["text"] and "did not understand" not in every_text(response.json)

@@ -78,6 +78,10 @@ def test_a_preset_with_its_own_recipe_is_sized_at_the_recipes_batch_and_told_so(
     # a U-Net at 512x512 trains one image a batch (3.4 GiB), not Keras' 32 (50 GiB: an 80 GB card for 5k images)
     unet = parse_command("train a unet on 5000 images for 50 epochs", presets=(*presets, "unet"), gpus=GPUS)
     assert unet.spec["training"]["batch_size"] == 1 and unet.defaults_used[0].startswith("batch=1 (the U-Net paper's")
+    # one sample of the LSTM meta-learner is one episode: 32 of them were 15.1 GiB
+    meta = parse_command("train an lstm meta-learner", presets=(*presets, "lstm-meta-learner", "meta-learner"),
+                         gpus=GPUS)
+    assert meta.spec["training"]["batch_size"] == 1 and meta.defaults_used[0].startswith("batch=1 (one episode a step")
     said = parse_command("dcgan batch=64", presets=presets, gpus=GPUS)
     assert said.spec["training"]["batch_size"] == 64 and not any(d.startswith("batch=") for d in said.defaults_used)
     assert parse("resnet50").spec["training"]["batch_size"] == DEFAULT_BATCH_SIZE  # no one recipe: Keras' 32

@@ -284,6 +284,8 @@ def small_presets(preset: type, published: type) -> list[Any]:
             ),
             input_shape=(3, 84, 84),
             aliases=("meta-learner", "lstm-meta", "meta-lstm"),
+            # markdtw/meta-learning-lstm-pytorch main.py (read 2026-12-07): one episode per optimizer step
+            recipe_batch=(1, "one episode a step, as markdtw/meta-learning-lstm-pytorch's main.py loop trains"),
         ),
         preset(
             "unet",
