@@ -361,7 +361,8 @@ def render_help(*, presets: Collection[str], gpus: Collection[str]) -> Message:
                  "clouds, those that pay off soonest first"),
         _section(f"*Settings:* {keys}\n*Switches:* {flags}"),
         _section(f"*Defaults:* batch={grammar.DEFAULT_BATCH_SIZE} (Keras' default; a preset's own recipe's where "
-                 "it has one: dcgan, mlp-mnist, vae-mnist 128; a language model's fine-tune: seq=1024 batch=8 as "
+                 "it has one: dcgan, mlp-mnist, vae-mnist 128, unet and lstm-meta-learner 1; "
+                 "a language model's fine-tune: seq=1024 batch=8 as "
                  "TRL's SFTTrainer, with its gradient checkpointing, chunked loss and fused AdamW "
                  "(`no-checkpointing` to size without), an encoder's seq=128 as BERT's GLUE recipe, unless you say "
                  "`pretrain`), "
