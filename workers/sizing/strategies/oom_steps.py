@@ -283,7 +283,8 @@ def _adapter_step(s: _Steps) -> Mitigation | None:
 
 def _quantized_base_step(s: _Steps, lora: Adapter) -> Mitigation | None:
     """A LoRA job whose 16-bit base does not fit: the same adapters on a 4-bit base (QLoRA), the usual answer to
-    "does llama 2 13b with lora fit on a 4090" (its base alone is 24.3 GiB in bf16, 6.8 GiB in NF4)."""
+    "does llama 2 13b with lora fit on a 4090" (its parameters are 24.3 GiB in bf16, 6.7 GiB with the base in NF4, as
+    `gpugauge estimate llama2-13b --adapter lora|qlora` gives them)."""
     modes = tuple(dict.fromkeys((s.start.checkpointing, Checkpointing.FULL)))
     found = s.first_fit(replace(s.start, adapter=replace(lora, kind=AdapterKind.QLORA), checkpointing=mode)
                         for mode in modes)
