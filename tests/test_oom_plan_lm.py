@@ -232,3 +232,19 @@ def test_a_lora_job_whose_16_bit_base_does_not_fit_is_offered_the_same_adapters_
     qlora = {**spec, "training": {**spec["training"], "parallelism": {"adapter": {"kind": "qlora"}}}}
     assert not [m for m in _plan(qlora, "rtx-4090") if m.kind == "adapters"]
     assert not _plan(spec, "h100-sxm")
+
+
+def test_the_4_bit_base_row_runs_micro_batches_where_the_batch_as_given_does_not_fit() -> None:
+    # Llama 3 8B with LoRA on an RTX 3080 (9.0 GiB usable): QLoRA at batch 8 x 1,024 is 11.5 GiB; in micro-batches
+    # of 2 with 4 accumulation steps it fits, and the team's card can run it (owned-cards-need-changes said no way)
+    spec = {"model": {"preset": "llama3-8b"}, "dataset": {"samples": 20000},
+            "training": {"batch_size": 8, "sequence_length": 1024, "precision": "bf16-mixed", "optimizer": "adamw",
+                         "loss": "fused_linear_cross_entropy",  # TRL's chunked loss, as Slack sizes the fine-tune
+                         "parallelism": {"adapter": {"kind": "lora"}, "checkpointing": "full"}}}
+    plan = _plan(spec, "rtx-3080")
+    usable = usable_memory_bytes(next(g for g in load_catalog().gpus if g.slug == "rtx-3080"))
+    [row] = [m for m in plan if m.kind == "adapters"]
+    assert row.gpu_memory_bytes <= usable and row.batch_size is not None and row.batch_size < 8
+    assert row.update_interval == 8 // row.batch_size
+    assert "accumulation steps (the effective batch kept)" in row.description
+    assert same_cards_row(plan, gpu="rtx-3080", count=1, usable=usable) == row

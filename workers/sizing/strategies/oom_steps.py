@@ -282,21 +282,37 @@ def _adapter_step(s: _Steps) -> Mitigation | None:
 
 
 def _quantized_base_step(s: _Steps, lora: Adapter) -> Mitigation | None:
-    """A LoRA job whose 16-bit base does not fit: the same adapters on a 4-bit base (QLoRA), the usual answer to
-    "does llama 2 13b with lora fit on a 4090" (its parameters are 24.3 GiB in bf16, 6.7 GiB with the base in NF4, as
-    `gpugauge estimate llama2-13b --adapter lora|qlora` gives them)."""
+    """A LoRA job whose 16-bit base does not fit: the same adapters on a 4-bit base (QLoRA), in micro-batches with
+    the effective batch kept where the batch as given does not fit either; the usual answer to "does llama 2 13b with
+    lora fit on a 4090" (its parameters are 24.3 GiB in bf16, 6.7 GiB with the base in NF4, as `gpugauge estimate
+    llama2-13b --adapter lora|qlora` gives them) and to an 8B LoRA on a 10 GB card."""
     modes = tuple(dict.fromkeys((s.start.checkpointing, Checkpointing.FULL)))
-    found = s.first_fit(replace(s.start, adapter=replace(lora, kind=AdapterKind.QLORA), checkpointing=mode)
-                        for mode in modes)
+    training = s.job.training
+    micro, at = training.batch_size, s
+    while True:
+        found = at.first_fit(replace(s.start, adapter=replace(lora, kind=AdapterKind.QLORA), checkpointing=mode)
+                             for mode in modes)
+        if found is None or found[1] <= at.usable or micro % 2:
+            break
+        micro //= 2
+        job = replace(s.job, training=replace(training, batch_size=micro,
+                                              update_interval=training.update_interval * training.batch_size // micro))
+        at = _Steps(job, s.gpu, s.start, base_ms_per_sample=s.base, profile_gpu=s.profile_gpu)
     if found is None:
         return None
-    step = s.mitigation(MitigationKind.ADAPTERS, found, f"keep the LoRA adapters (rank {lora.rank} on "
-                                                        f"{' and '.join(lora.targets)}) and hold the frozen base in "
-                                                        "4-bit NF4 (QLoRA)")
+    accumulated = ""
+    if micro != training.batch_size:
+        steps = at.job.training.update_interval
+        accumulated = f" in micro-batches of {micro} with {steps} accumulation steps (the effective batch kept)"
+    step = at.mitigation(MitigationKind.ADAPTERS, found, f"keep the LoRA adapters (rank {lora.rank} on "
+                                                         f"{' and '.join(lora.targets)}) and hold the frozen base in "
+                                                         f"4-bit NF4 (QLoRA){accumulated}")
     # Dettmers et al. 2023 (arXiv 2305.14314), abstract: QLoRA fine-tunes "while preserving full 16-bit
     # finetuning task performance"
-    return replace(step, keeps_method=True, description=step.description + " This changes the base's precision, "
-                   "not the method: the QLoRA paper reports 16-bit fine-tuning's task performance kept.")
+    return replace(step, keeps_method=True, batch_size=micro if accumulated else None,
+                   update_interval=at.job.training.update_interval if accumulated else None,
+                   description=step.description + " This changes the base's precision, not the method: the QLoRA "
+                   "paper reports 16-bit fine-tuning's task performance kept.")
 
 
 def strategy_steps(job: JobSpec, gpu: GpuSpec, *, start: Layout, base_ms_per_sample: float,
