@@ -67,8 +67,9 @@ def test_a_language_model_pre_trained_from_scratch_is_sized_in_16_bits_and_told(
     on_v100 = parse_command("pretrain gpt2 on openwebtext on a v100", presets=PRESET_WORDS, gpus=GPUS,
                             no_bf16=("v100-16gb", "t4"))
     assert on_v100.spec["training"]["precision"] == "fp16-mixed"
-    # an encoder's pre-training keeps the spec's fp32 (a decoder's fine-tune is TRL's bf16)
-    assert "precision" not in parse("pretrain bert base on 1M samples").spec["training"]
+    # an encoder's pre-training too (RoBERTa pre-trains in mixed precision); its fine-tune keeps the spec's fp32
+    assert parse("pretrain bert base on 1M samples").spec["training"]["precision"] == "bf16-mixed"
+    assert "precision" not in parse("fine-tune bert base on 1M samples").spec["training"]
 
 
 @pytest.mark.parametrize(("text", "samples", "tuned"), [

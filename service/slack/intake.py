@@ -24,6 +24,7 @@ from workers.schemas.specs import flatten_errors, load_job
 from workers.sizing.presets.registry import PRESETS
 from workers.sizing.throughput import has_bf16
 from workers.slack.blocks import Message, render_error, render_help
+from workers.slack.corpus import words_as_tokens
 from workers.slack.grammar import Command, CommandError, describe_errors, parse_command
 from workers.slack.machines import machine_words
 from workers.slack.rl import rl_words
@@ -93,10 +94,11 @@ def _acknowledge(form: Mapping[str, str], settings: SlackSettings) -> dict[str, 
     text = form.get("text", "")
     said, machines = machine_words(text, catalog.instances)  # "on a p3.8xlarge": its GPUs, count and cloud
     said, played = rl_words(said)  # "a dqn on atari for 10m frames": its network's data, frames made samples
+    said, counted = words_as_tokens(said)  # "on 3.3b words": a corpus's words made tokens
     try:
         command = parse_command(said, presets=preset_words(), gpus=gpus,
                                 no_bf16=[gpu.slug for gpu in cards if not has_bf16(gpu)])
-        command = replace(command, defaults_used=(*machines, *played, *command.defaults_used))
+        command = replace(command, defaults_used=(*machines, *played, *counted, *command.defaults_used))
     except CommandError as error:
         return ephemeral(render_error("gpugauge did not understand that", problems=error.problems))
     if command.kind == "help":

@@ -157,15 +157,17 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
 
 def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collection[str],
                       no_bf16: Collection[str], *, pretrain: bool = False) -> str:
-    """Set 16-bit mixed precision for a model of LARGE_MODEL_PARAMETERS or more, or a decoder (pre-trained, `pretrain`:
-    said or a token count without `fine-tune`, as nanoGPT; fine-tuned, as TRL), else keep fp32; return the words the
-    acknowledgement says."""
+    """Set 16-bit mixed precision for a model of LARGE_MODEL_PARAMETERS or more, a language model pre-trained
+    (`pretrain`: said or a token count without `fine-tune`, as nanoGPT and RoBERTa) or a decoder fine-tuned (as TRL),
+    else keep fp32; return the words the acknowledgement says."""
     found = _found(preset)
     parameters = spec["model"].get("stats", {}).get("parameters") if found is None else found.published.parameters
     # "gpt2 from scratch": nanoGPT's train.py pre-trains in bfloat16 wherever the GPU has it (advice.py's source);
     # sized in fp32 it ranked 1 x H100 for 69 h and $88 where bf16 runs it in under an hour on 8 x B200 for $18
     decoder = _is_decoder(found)
-    if decoder and pretrain:
+    # an encoder's too: RoBERTa "pretrain[s] with mixed precision floating point arithmetic" (Liu et al. 2019, §3.1);
+    # "pretrain bert base on 3.3b words" in fp32 took one L40S 26.4 h
+    if pretrain and found is not None and found.sequence_length is not None:
         size = "a language model's pre-training runs in {} almost always"
     elif decoder:  # a decoder's fine-tune: TRL's SFTConfig sets bf16=True (see sft_step)
         size = "TRL's SFTTrainer fine-tunes in {} (SFTConfig: bf16=True)"

@@ -1,0 +1,23 @@
+"""A corpus said by its words is made tokens (4 to 3 words), told back; a word count under a million is left alone."""
+
+from __future__ import annotations
+
+from service.slack.intake import preset_words
+from workers.slack.corpus import words_as_tokens
+from workers.slack.grammar import parse_command
+
+
+def test_a_corpus_in_words_is_sized_by_its_tokens_and_told() -> None:
+    # "pretrain bert base from scratch on 3.3b words" (BERT's BooksCorpus and Wikipedia) was "unknown word '3.3b'"
+    said, told = words_as_tokens("pretrain bert base from scratch on 3.3b words")
+    assert said == "pretrain bert base from scratch on 4400000000 tokens"
+    assert told == ("3.3b words: about 4,400,000,000 tokens (4 tokens to 3 words, OpenAI's rule for English)",)
+    command = parse_command(said, presets=preset_words(), gpus=["t4"])
+    assert command.spec["dataset"]["samples"] == 4_400_000_000 // 512 + (4_400_000_000 % 512 > 0)
+    # a pre-training run, in 16 bits as RoBERTa's
+    assert command.spec["training"]["precision"] == "bf16-mixed"
+
+
+def test_a_few_words_are_no_corpus() -> None:
+    assert words_as_tokens("summarise 500 words") == ("summarise 500 words", ())
+    assert words_as_tokens("pretrain gpt2 on 10b tokens") == ("pretrain gpt2 on 10b tokens", ())
