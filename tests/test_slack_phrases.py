@@ -249,6 +249,7 @@ def test_pretrain_from_scratch_within_a_week_is_one_setting_each() -> None:
     ("fine-tune mistral 7b 1024 sequence length", 1024),
     ("llama 3 8b lora context 8192 batch 2", 8192),
     ("gpt2 seq length 512 batch 16", 512),
+    ("fine-tune llama 3 8b for 2 epochs on 12,000 examples with a max length of 2048", 2048),  # TRL's max_length
 ])
 def test_a_sequence_length_said_as_people_say_it(text: str, seq: int) -> None:
     command = parse(text)
@@ -281,3 +282,9 @@ def test_a_fine_tune_assumed_says_so_and_asks_for_pretrain_only_where_it_changes
     assert told[1].startswith("batch=8 (sized as a fine-tune, as transformers' Trainer")
     assert parse("bert-base batch=32").defaults_used[0].endswith("say `pretrain` to size its whole 512)")
     assert parse("fine-tune llama 3 8b lora 10k samples").defaults_used[1].startswith("batch=8 (a fine-tune, as")
+
+
+def test_mixed_precision_said_in_words_is_pytorchs_autocast_float16() -> None:
+    # "with mixed precision" was "unknown word 'mixed'", "unknown word 'precision'"
+    command = parse("train resnet50 on 1.2m images for 90 epochs with mixed precision")
+    assert command.spec["training"]["precision"] == "fp16-mixed" and command.spec["dataset"]["samples"] == 1_200_000

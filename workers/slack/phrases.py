@@ -64,7 +64,7 @@ NODE_GPUS = 8  # a training node: AWS p4d/p5/p6 and GCP a3/a4 machines hold 8 GP
 NOUN_SETTINGS = frozenset({"gpu", "gpus", "data", "budget"})  # "$1k budget": its value said before it
 # words that name a setting, written before its value ("batch 64", "batch size 64")
 SETTING_WORDS = {
-    "batch": "batch", "bs": "batch", "batch-size": "batch", "batchsize": "batch",
+    "batch": "batch", "bs": "batch", "batch-size": "batch", "batchsize": "batch", "length": "seq",  # max length 2048
     "epochs": "epochs", "epoch": "epochs", "seq": "seq", "seq-len": "seq", "seqlen": "seq", "r": "rank",
     "sequence": "seq", "context": "seq", "lr": "lr", "rank": "rank", "budget": "budget", "deadline": "deadline",
     "samples": "samples", "data": "data", "gpus": "gpus", "gpu": "gpus", "precision": "precision",
@@ -245,7 +245,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
                 value = said[j].replace(",", "") if _is_number(said[j]) else said[j]
                 out.append(f"{SETTING_WORDS[word]}={value}")
                 i = j
-            elif word not in NOUN_SETTINGS:
+            elif word not in NOUN_SETTINGS and word not in FILLER:  # "1024 sequence length"
                 out.append(word)
         elif _is_number(word) and nxt == "tokens" and _count(word) >= TOTAL_TOKENS_FROM:
             tokens = _count(word)
@@ -304,7 +304,8 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing",
              ("no", "spot"): "ondemand", **{("zero", n): f"zero{n}" for n in "123"},  # "deepspeed zero 3"
              ("continued", "pretrain"): "continued-pretrain", ("continual", "pretrain"): "continued-pretrain",
-             ("flash", "attention"): "flash-attention", ("all", "linear"): "targets=q,k,v,o,mlp"}  # QLoRA's all
+             ("flash", "attention"): "flash-attention", ("all", "linear"): "targets=q,k,v,o,mlp",  # QLoRA's all
+             ("mixed", "precision"): "fp16"}  # PyTorch's autocast on CUDA: float16 unless told bf16
 
 
 _SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b"}
