@@ -36,3 +36,18 @@ def test_a_count_of_machines_said_by_name_is_their_gpus(shipped: Catalog) -> Non
 
 def test_words_that_are_no_machine_are_left_as_said(shipped: Catalog) -> None:
     assert machine_words("resnet50 on a t4, 90 epochs", shipped.instances) == ("resnet50 on a t4, 90 epochs", ())
+
+
+def test_a_cloud_the_catalog_lacks_is_said_back_and_ranked_on_aws_and_gcp(shipped: Catalog) -> None:
+    # "... on runpod" was "unknown word 'runpod'"
+    spec, told, _, _ = _parse("fine-tune llama 3 8b with qlora on 100k samples on runpod", shipped)
+    assert told == ("runpod: not in gpugauge's catalog (AWS and Google Cloud), ranked on those",)
+    assert spec["dataset"]["samples"] == 100_000 and "providers" not in spec.get("constraints", {})
+
+
+def test_a_count_written_apart_from_its_x_is_joined(shipped: Catalog) -> None:
+    # "on 2 x t4" was "unknown word '2'", "unknown word 'x'"; "512 x 512 images" the same
+    assert machine_words("qlora on 2 x t4", shipped.instances)[0] == "qlora on 2x t4"
+    assert machine_words("a unet on 2000 512 x 512 images", shipped.instances)[0] == "a unet on 2000 512x512 images"
+    _, _, count, gpus = _parse("does mistral 7b qlora fit on 2 x t4", shipped)
+    assert count == 2 and gpus == ("t4",)

@@ -1,18 +1,26 @@
-"""A corpus said by its words ("pretrain bert base on 3.3b words"), made the tokens the grammar reads.
+"""A corpus said by its words ("pretrain bert base on 3.3b words") or its sample's size ("fineweb 10b"), made the
+tokens the grammar reads.
 
 BERT's paper gives its pre-training corpus in words (BooksCorpus 800M and English Wikipedia 2,500M words), and people
 repeat it so; the grammar counts a run's data in tokens. OpenAI's rule for English text, "1 token ≈ ¾ of a word; 100
 tokens ≈ 75 words" (OpenAI Help Center, "What are tokens and how to count them?"), makes 3 words 4 tokens; told back,
-since a WordPiece or another tokenizer gives a somewhat different count.
+since a WordPiece or another tokenizer gives a somewhat different count. FineWeb and FineWeb-Edu are said by their
+samples' sizes ("pretrain gpt2 on fineweb 10b", as llm.c and the nanoGPT speedrun do): the sample-10BT, -100BT and
+-350BT subsets are named for their GPT-2 tokens, as the tokenized copies people train on say ("FineWeb Edu 100B
+dataset tokenized with GPT-2 tokenizer", Hugging Face karpathy/fineweb-edu-100B-gpt2-token-shards, read 2026-12-07).
 """
 
 from __future__ import annotations
+
+import re
 
 from workers.schemas.humanize import parse_count
 
 TOKENS_PER_WORD = 4 / 3
 WORDS_FROM = 1_000_000  # "a 512 words prompt" is a length, not a corpus
 _PUNCTUATION = "?!.,;:()"
+_FINEWEB = re.compile(r"^fineweb(?:-edu)?-?(\d+(?:\.\d+)?[bt])t?$")  # "fineweb10b", "fineweb-edu-10bt"
+FINEWEB_WORDS = frozenset({"fineweb", "fineweb-edu"})
 
 
 def words_as_tokens(text: str) -> tuple[str, tuple[str, ...]]:
@@ -27,6 +35,15 @@ def words_as_tokens(text: str) -> tuple[str, tuple[str, ...]]:
             count = parse_count(words[at].replace(",", "")) if nxt in ("words", "word") else 0
         except ValueError:
             count = 0
+        bare = words[at].lower().strip(_PUNCTUATION)
+        sample = _FINEWEB.match(bare) or (_FINEWEB.match(f"fineweb{nxt}") if bare in FINEWEB_WORDS else None)
+        if sample is not None:
+            tokens = parse_count(sample[1])
+            out.append(f"{tokens} tokens")
+            told.append(f"{words[at]}{'' if _FINEWEB.match(bare) else ' ' + nxt}: {tokens:,} tokens (FineWeb's "
+                        f"sample of about {sample[1].upper()} GPT-2 tokens)")
+            at += 1 if _FINEWEB.match(bare) else 2
+            continue
         if count >= WORDS_FROM:
             tokens = round(count * TOKENS_PER_WORD)
             out.append(f"{tokens} tokens")

@@ -284,6 +284,7 @@ def resized_input(preset: object, image: tuple[int, int, int]) -> str:
 
 
 _SIZE_NAME = re.compile(r"\d+(\.\d+)?b")  # "7b", "1b": a model said by its size alone
+_FAMILY_SIZE = re.compile(r"\d+(\.\d+)?[mb]")  # "a 350m gpt" too: a size beside its family
 
 
 def generic_alias(preset: object) -> list[str]:
@@ -297,9 +298,10 @@ def generic_alias(preset: object) -> list[str]:
 
 def sized_family(first: str, second: str, presets: Collection[str]) -> str | None:
     """Return the one preset two words name as a size and a family, in either order ("a 1b llama": llama3.2-1b, "an
-    8b llama": llama3-8b, "qwen 7b": qwen2.5-7b), None where they name none or several (the grammar then says so)."""
-    size, family = (first, second) if _SIZE_NAME.fullmatch(first) else (second, first)
-    if not _SIZE_NAME.fullmatch(size) or _SIZE_NAME.fullmatch(family) or not family.isalpha():
+    8b llama": llama3-8b, "qwen 7b": qwen2.5-7b, "a 350m gpt": gpt2-medium), None where they name none or several
+    (the grammar then says so)."""
+    size, family = (first, second) if _FAMILY_SIZE.fullmatch(first) else (second, first)
+    if not _FAMILY_SIZE.fullmatch(size) or _FAMILY_SIZE.fullmatch(family) or not family.isalpha():
         return None
     if (direct := match_preset_name(f"{family}-{size}", presets)) is not None:
         return direct
