@@ -288,3 +288,12 @@ def test_mixed_precision_said_in_words_is_pytorchs_autocast_float16() -> None:
     # "with mixed precision" was "unknown word 'mixed'", "unknown word 'precision'"
     command = parse("train resnet50 on 1.2m images for 90 epochs with mixed precision")
     assert command.spec["training"]["precision"] == "fp16-mixed" and command.spec["dataset"]["samples"] == 1_200_000
+
+
+def test_gradient_accumulation_and_unsloth_said_in_words() -> None:
+    # "gradient accumulation 16" was three unknown words; "with unsloth" one
+    command = parse("fine tune llama 2 7b chat on 1000 samples for 5 epochs with batch size 1 and gradient "
+                    "accumulation 16")
+    assert command.spec["training"]["batch_size"] == 1 and command.spec["training"]["update_interval"] == 16
+    told = parse("fine-tune llama 3.1 8b instruct with unsloth on 10k samples").defaults_used
+    assert any(t.startswith("unsloth: sized as Hugging Face TRL runs the same fine-tune") for t in told)

@@ -35,6 +35,8 @@ from workers.sizing.presets.names import match_preset_name
 from workers.slack.datasets import DATASET_EPOCHS, DATASET_SEQ, DATASETS, TOKEN_SETS
 from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, until_deadline
 from workers.slack.defaults import cifar_layout, recipe_epochs, sized_family
+from workers.slack.joined import NUMBER as _NUMBER
+from workers.slack.joined import joined as _joined
 from workers.slack.places import place_regions
 from workers.slack.typed import ALIASED_KEYS, CURRENCY, MANAGED, SIZED_ALREADY, STRATEGY_TOLD, STRATEGY_WORDS
 
@@ -97,7 +99,6 @@ SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": 
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
             "sixteen": "16"}
 BUY_WORDS = frozenset({"buy", "buying", "purchase"})  # the purchase question (providers onprem; "or rent": the clouds)
-_NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?(e\+?\d{1,2})?[kmbt]?$")  # "1e6 samples" too
 _SIZE = re.compile(r"^\d+(\.\d+)?[kmgtp]i?b$")  # "2gb", "1.5tb", "500GiB": a size, the data's when "data" follows
 _DATA_WORDS = frozenset({"data", "dataset", "corpus"})
 _MEDIA_WORDS = frozenset({"text", "images", "photos", "audio", "video", "files", "jpegs"})  # "2tb of images"
@@ -296,32 +297,6 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
     # "pretrain ... from scratch" says one thing twice: kept once (a preset said twice is still refused)
     return [w for i, w in enumerate(out) if w not in ("pretrain", "fine-tune") or w not in out[:i]], image, \
         tuple(assumed)
-
-
-# Two words that are one ("fine tune", "pre training"): joined before anything else reads them.
-TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("fine", "tuned"): "fine-tune",
-             ("pre", "train"): "pretrain", ("pre", "training"): "pretrain", ("by", "tomorrow"): "tomorrow",
-             ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing",
-             ("no", "spot"): "ondemand", **{("zero", n): f"zero{n}" for n in "123"},  # "deepspeed zero 3"
-             ("continued", "pretrain"): "continued-pretrain", ("continual", "pretrain"): "continued-pretrain",
-             ("flash", "attention"): "flash-attention", ("all", "linear"): "targets=q,k,v,o,mlp",  # QLoRA's all
-             ("mixed", "precision"): "fp16"}  # PyTorch's autocast on CUDA: float16 unless told bf16
-
-
-_SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b"}
-
-
-def _joined(said: list[str]) -> list[str]:
-    """Return the words with TWO_WORDS joined."""
-    out: list[str] = []
-    for word in said:
-        if out and word in _SCALE_WORDS and _NUMBER.match(out[-1]) and out[-1][-1].isdigit():
-            out[-1] += _SCALE_WORDS[word]  # "2 million sentences": 2m
-        elif out and (out[-1], word) in TWO_WORDS:
-            out[-1] = TWO_WORDS[(out[-1], word)]
-        else:
-            out.append(word)
-    return out
 
 
 def _words_together(said: list[str], at: int, names: Callable[[list[str]], object],

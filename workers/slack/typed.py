@@ -53,6 +53,8 @@ SIZED_ALREADY = {
     **dict.fromkeys(("flash-attention", "flash-attn", "fa2", "sdpa"),
                     "flash attention: attention is sized as the fused kernel already (no sequence x sequence matrix)"),
     "packing": "packing: every sample is sized at the full sequence length already",
+    "unsloth": "unsloth: sized as Hugging Face TRL runs the same fine-tune; Unsloth's own kernels and offloaded "
+               "checkpoints need less memory and time than that (not modelled)",
     "alpha": "lora alpha: it scales the adapters' update; no memory or time",
 }
 # A managed training service said by name: ranked on its cloud's machines at their own (EC2, Compute Engine) prices.
