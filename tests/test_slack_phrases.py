@@ -297,3 +297,9 @@ def test_gradient_accumulation_and_unsloth_said_in_words() -> None:
     assert command.spec["training"]["batch_size"] == 1 and command.spec["training"]["update_interval"] == 16
     told = parse("fine-tune llama 3.1 8b instruct with unsloth on 10k samples").defaults_used
     assert any(t.startswith("unsloth: sized as Hugging Face TRL runs the same fine-tune") for t in told)
+
+
+def test_what_a_model_is_for_is_no_word_to_refuse() -> None:
+    # "a classifier ... with resnet18", "a unet for segmentation": each was an unknown word beside the model named
+    assert parse("train a classifier on 50k 224x224 images with resnet18").spec["model"]["preset"] == "resnet18"
+    assert parse("train a unet for segmentation on 2000 512x512 images").spec["dataset"]["samples"] == 2000

@@ -55,6 +55,7 @@ FILLER = frozenset({
     "memory", "vram", "enough", "what's", "whats", "it's", "i'd", "i'm", "we're", "under", "below", "us", "help",
     "compare", "vs", "versus",  # "compare a100 vs h100 for ...": both GPUs ranked side by side
     "as", "possible", "parameter", "parameters", "params",  # "as cheap as possible", "full parameter fine-tune"
+    "classifier", "classification", "segmentation",  # "a classifier ... with resnet18", "a unet for segmentation"
     "have", "has", "own", "got",  # "we have a100s" (a family, no one card: the GPUs to rank on)
     "w/",  # "w/ qlora"
     "layers", "modules",  # "lora on all linear layers"
