@@ -36,13 +36,14 @@ def words_as_tokens(text: str) -> tuple[str, tuple[str, ...]]:
         except ValueError:
             count = 0
         bare = words[at].lower().strip(_PUNCTUATION)
-        sample = _FINEWEB.match(bare) or (_FINEWEB.match(f"fineweb{nxt}") if bare in FINEWEB_WORDS else None)
+        whole = _FINEWEB.match(bare)  # "fineweb10b"; else "fineweb 10b", two words
+        sample = whole or (_FINEWEB.match(f"fineweb{nxt}") if bare in FINEWEB_WORDS else None)
         if sample is not None:
             tokens = parse_count(sample[1])
             out.append(f"{tokens} tokens")
-            told.append(f"{words[at]}{'' if _FINEWEB.match(bare) else ' ' + nxt}: {tokens:,} tokens (FineWeb's "
-                        f"sample of about {sample[1].upper()} GPT-2 tokens)")
-            at += 1 if _FINEWEB.match(bare) else 2
+            told.append(f"{words[at]}{'' if whole else ' ' + nxt}: {tokens:,} tokens (FineWeb's sample of about "
+                        f"{sample[1].upper()} GPT-2 tokens)")
+            at += 1 if whole else 2
             continue
         if count >= WORDS_FROM:
             tokens = round(count * TOKENS_PER_WORD)
