@@ -24,7 +24,7 @@ def test_frames_are_updates_of_the_minibatch_as_the_nature_dqn_runs_them() -> No
     assert spec["training"]["batch_size"] == 32
     assert told[0].startswith("atari: the Nature DQN's Atari network")
     assert told[1].startswith("10,000,000 frames: 625,000 updates of 32")
-    assert "collecting the frames adds about 0.2 h" in told[1]  # 10M frames at 12,000 a second: 0.23 h
+    assert "collecting the frames adds about 14 min" in told[1]  # 10M frames at 12,000 a second
 
 
 def test_a_batch_said_is_the_updates_minibatch() -> None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from workers.schemas.humanize import parse_count
+
 DQN_WORDS = frozenset({"dqn", "dqn-atari", "dqn-nature"})
 GAMES = frozenset({"atari", "pong", "breakout", "seaquest", "enduro", "beamrider", "qbert", "q*bert", "asterix",
                    "montezuma", "pacman", "ms-pacman", "freeway", "boxing", "invaders"})
@@ -22,15 +24,15 @@ FRAMES_PER_UPDATE = 4 * 4  # action repeat 4 x update frequency 4 (Mnih et al. 2
 NATURE_MINIBATCH = 32
 NATURE_FRAMES = 50_000_000
 COLLECTED_FRAMES_PER_S = 12_000  # Tianshou's Atari collector with a CNN policy (module docstring)
-_COUNT = re.compile(r"^(\d+(?:\.\d+)?)([kmb]?)$")
-_SCALE = {"": 1, "k": 1_000, "m": 1_000_000, "b": 1_000_000_000}
 _BATCH = re.compile(r"^batch(?:=|_size=)?(\d+)$")
 _PUNCTUATION = "?!.,;:()"
 
 
 def _count(word: str) -> int | None:
-    found = _COUNT.match(word)
-    return None if found is None else round(float(found[1]) * _SCALE[found[2]])
+    try:
+        return parse_count(word.replace(",", ""))
+    except ValueError:
+        return None
 
 
 def _batch(words: list[str]) -> int:
@@ -38,8 +40,9 @@ def _batch(words: list[str]) -> int:
     for at, word in enumerate(words):
         if (said := _BATCH.match(word)) is not None:
             return int(said[1])
-        if word in ("batch", "minibatch") and at + 1 < len(words) and words[at + 1].isdigit():
-            return int(words[at + 1])
+        after = [w for w in words[at + 1:at + 3] if w not in ("size", "of")]  # "batch size 64"
+        if word in ("batch", "minibatch") and after and after[0].isdigit():
+            return int(after[0])
     return NATURE_MINIBATCH
 
 
@@ -78,7 +81,8 @@ def rl_words(text: str) -> tuple[str, tuple[str, ...]]:
         updates = max(1, frames // FRAMES_PER_UPDATE)
         out.append(f"samples={updates * batch}")
         collect_h = frames / COLLECTED_FRAMES_PER_S / 3600
+        collect = f"{collect_h:,.1f} h" if collect_h >= 1 else f"{max(1.0, collect_h * 60):.0f} min"
         told.append(f"{frames:,} frames: {updates:,} updates of {batch} (an update every 4 actions of 4 frames, "
                     f"Mnih et al. 2015), timed as the learner's updates; collecting the frames adds about "
-                    f"{collect_h:,.1f} h (Tianshou's Atari collector, about 12,000 frames a second)")
+                    f"{collect} (Tianshou's Atari collector, about 12,000 frames a second)")
     return " ".join(out), tuple(told)
