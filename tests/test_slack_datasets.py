@@ -28,7 +28,12 @@ def test_what_a_data_set_name_set_is_told_back_as_assumed() -> None:
                                       "--epochs)")
     assert imagenet.spec["training"]["epochs"] == 90
     assert parse("resnet50 imagenet 30 epochs").spec["training"]["epochs"] == 30  # said wins, nothing told
-    assert "epochs" not in parse("fine-tune resnet50 imagenet").spec["training"]  # not the recipe's run
+    # a fine-tune is not the recipe's run, nor one pass: the Trainer's 3, as transformers' guide fine-tunes ViT
+    assert parse("fine-tune resnet50 imagenet").spec["training"]["epochs"] == 3
+    tuned = parse("fine-tune vit on cifar10")
+    assert tuned.spec["training"]["epochs"] == 3 and \
+        "epochs=3 (a fine-tune, as transformers' Trainer: num_train_epochs)" in tuned.defaults_used
+    assert "epochs" not in parse("train resnet50 on 10k images").spec["training"]  # not said a fine-tune: one pass
     assert "epochs" not in parse("vgg16 cifar10").spec["training"]  # not the recipe's data set: one pass, told
     assert parse("llama 3 8b lora on 10k samples").spec["training"]["epochs"] == 3  # the Trainer's
     assert "epochs" not in parse("pretrain gpt2 on 10B tokens").spec["training"]

@@ -143,13 +143,15 @@ def default_batch(preset: object, keras_default: int, kind: str = "") -> tuple[i
 
 def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
     """Set the epochs of a run said without them whose samples are known: a language model's fine-tune at
-    transformers' Trainer's num_train_epochs, 3 (`kind`: fine_tune_kind's); else the spec's one pass. Return the
-    words told back ("" where epochs are said or there are no samples to count them over). A preset's own recipe on
-    its own data set ("resnet50 imagenet": torchvision's 90) is set by the phrases before this."""
+    transformers' Trainer's num_train_epochs, 3 (`kind`: fine_tune_kind's), and an image model's said fine-tune the
+    same (transformers' image-classification guide fine-tunes ViT with the Trainer's 3; one pass is no fine-tune
+    anyone runs); else the spec's one pass. Return the words told back ("" where epochs are said or there are no
+    samples to count them over). A preset's own recipe on its own data set ("resnet50 imagenet": torchvision's 90)
+    is set by the phrases before this."""
     if "epochs" in spec["training"] or not spec.get("dataset", {}).get("samples"):
         return ""
     found = _found(preset)
-    if found is not None and found.sequence_length and kind:
+    if found is not None and (found.sequence_length and kind or kind == "said"):
         spec["training"]["epochs"] = HF_TRAINER_EPOCHS
         return f"epochs={HF_TRAINER_EPOCHS} ({_as_fine_tune(kind)}, as transformers' Trainer: num_train_epochs)"
     return "epochs=1 (one pass over the data; say e.g. `90 epochs`)"
