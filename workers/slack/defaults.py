@@ -289,11 +289,14 @@ _SIZE_NAME = re.compile(r"\d+(\.\d+)?b")  # "7b", "1b": a model said by its size
 _FAMILY_SIZE = re.compile(r"\d+(\.\d+)?[mb]")  # "a 350m gpt" too: a size beside its family
 
 
+GENERIC_NAMES = frozenset({"gan", "mobilenet", "efficientnet", "effnet"})  # a family's word that one preset stands for
+
+
 def generic_alias(preset: object) -> list[str]:
     """Return the acknowledgement's line where a model was said by a generic word ("a 7b model", "a gan"), which names
     one preset of that kind: which one it is sized as, so that the user can name theirs."""
     found = _found(preset)
-    if found is None or not isinstance(preset, str) or not (_SIZE_NAME.fullmatch(preset) or preset == "gan"):
+    if found is None or not isinstance(preset, str) or not (_SIZE_NAME.fullmatch(preset) or preset in GENERIC_NAMES):
         return []
     return [f"{preset}: sized as {found.name}, {found.description}; name your model for its own"]
 

@@ -205,6 +205,25 @@ def concat(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     return [Part("concat", LayerKind.ELEMENTWISE, tuple(shape), traffic_values=2 * n)]
 
 
+def multiply(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
+    """Multiply a tensor by a gate [tensor, gate]: one of its shape, or one value per channel (its leading axes,
+    the rest 1 or left out): squeeze-and-excitation's x * sigmoid(...), a gated unit's product."""
+    if len(inputs) != 2:
+        raise f.shape_error("multiply needs two inputs [tensor, gate]: name them in 'inputs' or 'from'")
+    x, gate = inputs
+    trimmed = gate
+    while len(trimmed) > 1 and trimmed[-1] == 1:
+        trimmed = trimmed[:-1]
+    if len(gate) > len(x) or (gate != x and tuple(x[:len(trimmed)]) != tuple(trimmed)):
+        raise f.shape_error(f"multiply needs a gate of the tensor's shape {show(x)} or one value per channel "
+                            f"(e.g. [{x[0]}] or [{x[0]}, 1, 1]), got {show(gate)}")
+    n, g = size(x), size(gate)
+    # Keeps both factors, each the other's gradient needs: the tensor (once, where a layer before keeps it too) and
+    # the gate's values (counted here even where the gate's sigmoid keeps them as well: a few per channel).
+    return [Part("multiply", LayerKind.ELEMENTWISE, x, keeps_input=True, extra_saved_values=g,
+                 traffic_values=2 * n + g)]
+
+
 def select(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     """Take one position of the first axis: BERT's pooler and ViT's head read the first token."""
     (x,) = inputs
@@ -302,6 +321,7 @@ RULES: dict[str, Rule] = {
     "reshape": Rule(reshape, frozenset({"shape"})),
     "add": Rule(add, many_inputs=True),
     "concat": Rule(concat, frozenset({"axis"}), many_inputs=True),
+    "multiply": Rule(multiply, many_inputs=True),
     "select": Rule(select, frozenset({"index"})),
     "embedding": Rule(embedding, frozenset({"vocab", "dim", "token_types"})),
     "position_embedding": Rule(position_embedding, frozenset({"max_positions"})),

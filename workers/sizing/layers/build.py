@@ -15,7 +15,7 @@ A model is a list of JSON objects, one per layer, read in order::
   names the model's input.
 - A layer reads the previous layer's output, unless `inputs` names earlier layers:
   `"inputs": ["block1"]` branches from an earlier layer (a ResNet's downsample shortcut), and
-  `add` / `concat` / `reparameterize` take every tensor named there (`"inputs": ["a", "b"]`).
+  `add` / `concat` / `multiply` / `reparameterize` take every tensor named there (`"inputs": ["a", "b"]`).
   `"from": "name"` is shorthand for the previous output plus that layer (a residual add, a U-Net
   skip).
 - Any layer may carry `repeat` (runs n times per sample with the same weights), `frozen` (runs
@@ -52,9 +52,7 @@ from workers.sizing.stats import BatchInput, LayerStats, ModelStats
 
 RULES: dict[str, Rule] = {**layer_basic.RULES, **layer_conv.RULES, **layer_seq.RULES}
 ALIASES: dict[str, str] = {
-    "affine": "dense",
-    "linear": "dense",
-    "fc": "dense",
+    "affine": "dense", "linear": "dense", "fc": "dense",
     "deconv1d": "conv_transpose1d",
     "deconv2d": "conv_transpose2d",
     "deconvolution": "conv_transpose2d",
@@ -69,6 +67,7 @@ ALIASES: dict[str, str] = {
     "self_attention": "multihead_attention",
     "transformer": "transformer_block",
     "residual": "add",
+    "mul": "multiply",
     "upsampling": "upsample",
     "lstm_meta_learner": "meta_lstm",
     # Keras class names, lower-cased

@@ -18,6 +18,7 @@ from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest
 from workers.sizing.presets.cnn import alexnet_layers, resnet_layers, vgg16_layers
 from workers.sizing.presets.hf_presets import config_presets
+from workers.sizing.presets.mobile import mobile_presets
 from workers.sizing.presets.names import match_preset_name, name_forms
 from workers.sizing.presets.small import small_presets
 from workers.sizing.presets.transformer import (
@@ -145,16 +146,10 @@ def _gpt2(size: str, params: int, paper: str, keras: str, aliases: tuple[str, ..
 
 
 _PRESETS: tuple[Preset, ...] = (
-    _resnet(18, 11_689_512, 1.81),
-    _resnet(34, 21_797_672, 3.66),
-    _resnet(50, 25_557_032, 4.09),
-    _resnet(101, 44_549_160, 7.80),
-    _resnet(152, 60_192_808, 11.51),
-    _resnet_cifar(18, 11_689_512),
-    _resnet_cifar(34, 21_797_672),
-    _resnet_cifar(50, 25_557_032),
-    _resnet_cifar(101, 44_549_160),
-    _resnet_cifar(152, 60_192_808),
+    _resnet(18, 11_689_512, 1.81), _resnet(34, 21_797_672, 3.66), _resnet(50, 25_557_032, 4.09),
+    _resnet(101, 44_549_160, 7.80), _resnet(152, 60_192_808, 11.51),
+    _resnet_cifar(18, 11_689_512), _resnet_cifar(34, 21_797_672), _resnet_cifar(50, 25_557_032),
+    _resnet_cifar(101, 44_549_160), _resnet_cifar(152, 60_192_808),
     Preset(
         "vgg16",
         "VGG-16 (configuration D, Simonyan & Zisserman 2015), torchvision layout, 224x224",
@@ -308,6 +303,7 @@ _PRESETS: tuple[Preset, ...] = (
     ),
     *config_presets(Preset, Published),  # Llama 3.2, Qwen2.5 0.5-3B, Qwen3, Phi-3, Mistral v0.3, Gemma 2
     *small_presets(Preset, Published),  # DCGAN, the MNIST VAE and MLP, the Atari DQN, the LSTM meta-learner
+    *mobile_presets(Preset, Published, TORCHVISION),  # MobileNetV2, EfficientNet-B0
 )
 PRESETS: Mapping[str, Preset] = {p.name: p for p in _PRESETS}
 _ALIASES: dict[str, str] = {alias: p.name for p in _PRESETS for alias in p.aliases}
