@@ -97,3 +97,11 @@ def test_users_name_them_as_they_say_them() -> None:
     recipe = parse("train mobilenet on imagenet")
     assert recipe.spec["training"]["epochs"] == 300
     assert "epochs=300 (torchvision's mobilenet_v2 recipe: --epochs 300)" in recipe.defaults_used
+
+
+def test_a_gate_named_first_is_refused_with_the_order_to_give() -> None:
+    layers = [{"type": "conv2d", "name": "c", "out_channels": 8, "kernel": 1},
+              {"type": "global_avg_pool", "name": "g"},
+              {"type": "multiply", "name": "m", "inputs": ["g", "c"]}]
+    with pytest.raises(ShapeError, match=r"the tensor first: got \[8\] then the larger \[8, 4, 4\]; swap"):
+        compute_model_stats(layers, input_shape=(3, 4, 4), sequence_length=None)

@@ -214,6 +214,9 @@ def multiply(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     trimmed = gate
     while len(trimmed) > 1 and trimmed[-1] == 1:
         trimmed = trimmed[:-1]
+    if size(gate) > size(x):
+        raise f.shape_error(f"multiply takes inputs [tensor, gate], the tensor first: got {show(x)} then the larger "
+                            f"{show(gate)}; swap the two names in 'inputs'")
     if len(gate) > len(x) or (gate != x and tuple(x[:len(trimmed)]) != tuple(trimmed)):
         raise f.shape_error(f"multiply needs a gate of the tensor's shape {show(x)} or one value per channel "
                             f"(e.g. [{x[0]}] or [{x[0]}, 1, 1]), got {show(gate)}")
