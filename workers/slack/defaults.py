@@ -151,7 +151,7 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
     if "epochs" in spec["training"] or not spec.get("dataset", {}).get("samples"):
         return ""
     found = _found(preset)
-    if found is not None and (found.sequence_length and kind or kind == "said"):
+    if found is not None and ((found.sequence_length and kind) or kind == "said"):
         spec["training"]["epochs"] = HF_TRAINER_EPOCHS
         return f"epochs={HF_TRAINER_EPOCHS} ({_as_fine_tune(kind)}, as transformers' Trainer: num_train_epochs)"
     return "epochs=1 (one pass over the data; say e.g. `90 epochs`)"

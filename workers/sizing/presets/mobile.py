@@ -77,7 +77,8 @@ def _inverted_residuals(settings: tuple[tuple[int, int, int, int, int], ...], *,
                 branch = f"{name}.add"
             previous, channels, index = branch, out, index + 1
     _conv_bn(layers, "head", HEAD, 1, act=act)
-    return layers + [
+    return [
+        *layers,
         {"type": "global_avg_pool", "name": "pool"},
         {"type": "dropout", "name": "dropout", "p": 0.2},
         {"type": "dense", "name": "classifier", "out_features": classes},
