@@ -113,3 +113,26 @@ def test_what_is_no_nvidia_gpu_is_said_and_a_managed_service_is_its_clouds_machi
     assert command.spec["constraints"]["providers"] == ["gcp"]
     assert any(d.startswith("vertex: Vertex AI training costs more") for d in command.defaults_used)
     assert parse("bert on ec2").spec["constraints"]["providers"] == ["aws"]
+
+
+@pytest.mark.parametrize(("text", "owned", "kept"), [
+    ("fine-tune gemma 2 9b with qlora on an rtx 4090", [{"gpu": "rtx-4090", "count": 1}], {}),
+    ("train resnet50 on imagenet on 2 rtx 3090s", [{"gpu": "rtx-3090", "count": 2}], {"max_gpus": 2}),
+])
+def test_cards_no_cloud_rents_said_alone_are_read_as_the_teams(text: str, owned: list[dict[str, object]],
+                                                               kept: dict[str, object]) -> None:
+    command = parse_command(text, presets=PRESET_WORDS, gpus=CARDS, unrented=("rtx-3060", "rtx-3090", "rtx-4090"))
+    assert command.spec["constraints"] == {**kept, "owned_gpus": owned}
+    assert any("read as your own (no cloud in the catalog rents it)" in d for d in command.defaults_used)
+
+
+@pytest.mark.parametrize("text", [
+    "fine-tune llama 3 8b with lora on an a10g",  # a cloud rents it: its machines are ranked
+    "fine-tune llama 3 8b with lora on an rtx 4090 or an a10g",  # one of them is rented: ranked as named
+    "buy rtx 4090s for resnet50 on imagenet",  # the purchase question
+    "fine-tune llama 3 8b with lora on my rtx 3090 or an rtx 4090",  # own cards said: the others stay as named
+])
+def test_cards_stay_named_where_a_cloud_rents_one_or_the_question_is_buying(text: str) -> None:
+    command = parse_command(text, presets=PRESET_WORDS, gpus=CARDS, unrented=("rtx-3060", "rtx-3090", "rtx-4090"))
+    assert not any("read as your own" in d for d in command.defaults_used)
+    assert command.spec["constraints"].get("owned_gpus", []) != [{"gpu": "rtx-4090", "count": 1}]

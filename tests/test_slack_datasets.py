@@ -137,6 +137,12 @@ def test_a_named_corpus_is_its_tokens_made_samples_by_the_sequence() -> None:
     said = parse("pretrain gpt2 on openwebtext seq 512")
     assert said.spec["dataset"]["samples"] == -(-9_035_582_198 // 512)
     assert parse("gpt2 openwebtext samples=1M").spec["dataset"]["samples"] == 1_000_000  # a count said wins
+    # BERT's corpora as its paper counts them in words, made tokens (4 to 3) and told back: a pre-training
+    wiki = parse("train bert from scratch on wikipedia")
+    assert wiki.spec["dataset"]["samples"] == -(-3_333_333_333 // 512) and wiki.spec["training"]["precision"] == \
+        "bf16-mixed"
+    assert wiki.defaults_used[0].startswith("3,333,333,333 tokens (wikipedia: English Wikipedia's 2,500M words")
+    assert parse("pretrain bert on bookcorpus").spec["dataset"]["samples"] == -(-1_066_666_667 // 512)
 
 
 def test_the_mnist_presets_train_for_their_own_recipes_epochs_on_mnist() -> None:

@@ -210,6 +210,21 @@ def test_a_card_said_as_ours_is_ranked_as_owned_at_its_power_cost(app: Flask, sl
     assert first["fields"][1]["text"].endswith(", power at your electricity rate")
 
 
+def test_a_card_no_cloud_rents_said_alone_is_read_as_the_askers_own(app: Flask, slack: ResponseUrl) -> None:
+    """"fine-tune gemma 2 9b with qlora on an rtx 4090" was ranked on the clouds only, none renting one: "Nothing
+    fits". Someone who names a card no cloud rents has one: ranked as owned, first, with the micro-batches it takes."""
+    url = slack.new_url()
+    response = signed_post(app.test_client(), command_form("fine-tune gemma 2 9b with qlora on an rtx 4090", url))
+    assert "1 x rtx-4090 read as your own (no cloud in the catalog rents it)" in response.json["text"]
+    assert "Your own cards: 1 x rtx-4090, ranked at their power cost" in response.json["text"]
+    answer = slack.answer(url)
+    assert_valid_message(answer)
+    assert "Nothing fits" not in answer["text"]
+    first = next(b for b in answer["blocks"] if b["type"] == "section" and b.get("fields"))
+    assert first["text"]["text"].startswith("*1. onprem onprem-1x-rtx-4090")
+    assert "micro-batch 2 x 4 accumulation steps" in first["text"]["text"]
+
+
 def test_fit_posts_whether_the_job_fits_and_the_time_per_iteration(app: Flask, slack: ResponseUrl) -> None:
     url = slack.new_url()
     response = signed_post(app.test_client(), command_form("fit resnet50 v100-16gb batch=64", url))

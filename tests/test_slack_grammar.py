@@ -174,8 +174,8 @@ def test_a_misspelt_switch_suggests_the_switch() -> None:
 
 def test_a_data_set_not_known_by_name_is_asked_for_by_its_size() -> None:
     # "pretrain bert base on wikipedia" was "unknown word 'wikipedia'; see `/gpugauge help`", which lists no such word
-    [problem] = problems_of("pretrain bert base on wikipedia")
-    assert problem.startswith("unknown word 'wikipedia'") and "`3b tokens` or `1m samples`" in problem
+    [problem] = problems_of("pretrain bert base on common-crawl")  # wikipedia is read since 2026-12-07
+    assert problem.startswith("unknown word 'common-crawl'") and "`3b tokens` or `1m samples`" in problem
     # only a word said after "on" is taken for a data set
     assert all("tokens" not in p for p in problems_of("fine-tune llama 3 8b on 50k samples every week"))
 

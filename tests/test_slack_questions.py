@@ -147,13 +147,25 @@ def test_help_is_help_alone_and_us_is_a_place_only_after_in() -> None:
     assert command.kind == "recommend" and "regions" not in command.spec.get("constraints", {})
 
 
-def test_a_strategy_said_by_name_is_said_back_not_refused() -> None:
-    # "train mistral 7b with deepspeed zero 3 on 16 gpus" was refused: unknown words 'deepspeed', 'zero', '3'
+def test_a_layout_said_is_sized_as_said_and_a_framework_alone_is_said_back() -> None:
+    # "train mistral 7b with deepspeed zero 3 on 16 gpus" was refused: unknown words 'deepspeed', 'zero', '3'; then
+    # read and ranked with the ranking's ZeRO-1 (49.4 GiB a GPU for an 8B fine-tune its team runs in 25.0 with ZeRO-3)
     command = parse("train mistral 7b with deepspeed zero 3 on 16 gpus on 10k samples")
     assert command.spec["constraints"]["max_gpus"] == 16
-    told = [d for d in command.defaults_used if d.startswith("deepspeed: ")]
+    assert command.spec["training"]["parallelism"]["data_parallel"] == "zero3"
+    assert [d for d in command.defaults_used if d.startswith(("deepspeed: ", "zero3: "))] == [
+        "zero3: sized as said (training.parallelism.data_parallel zero3); leave it out for the ranking to choose each "
+        "option's"]
+    assert parse("fine-tune llama 3 8b with fsdp").spec["training"]["parallelism"] == {"data_parallel": "fsdp"}
+    assert parse("train resnet50 with ddp on 8 gpus").spec["training"]["parallelism"] == {"data_parallel": "plain"}
+    alone = parse("train mistral 7b with deepspeed on 16 gpus on 10k samples")  # no layout said: the ranking's
+    told = [d for d in alone.defaults_used if d.startswith("deepspeed: ")]
     assert len(told) == 1 and "parallelism.data_parallel pins one" in told[0]
-    assert "data_parallel" not in command.spec["training"].get("parallelism", {})
+    assert "data_parallel" not in alone.spec["training"].get("parallelism", {})
+    with_lora = parse("fine-tune llama 3 8b with lora and fsdp on 4 gpus")  # both land in training.parallelism
+    assert with_lora.spec["training"]["parallelism"] == {"data_parallel": "fsdp", "adapter": {"kind": "lora"}}
+    with pytest.raises(CommandError, match="unknown strategy 'zero4'"):
+        parse("llama 3 8b strategy=zero4")
 
 
 @pytest.mark.parametrize(("text", "gpus"), [

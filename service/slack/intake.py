@@ -96,7 +96,8 @@ def _acknowledge(form: Mapping[str, str], settings: SlackSettings) -> dict[str, 
     said, played = rl_words(said)  # "a dqn on atari for 10m frames": its network's data, frames made samples
     said, counted = words_as_tokens(said)  # "on 3.3b words": a corpus's words made tokens
     try:
-        command = parse_command(said, presets=preset_words(), gpus=gpus,
+        rented = {instance.gpu for instance in catalog.instances}
+        command = parse_command(said, presets=preset_words(), gpus=gpus, unrented=[g for g in gpus if g not in rented],
                                 no_bf16=[gpu.slug for gpu in cards if not has_bf16(gpu)])
         command = replace(command, defaults_used=(*machines, *played, *counted, *command.defaults_used))
     except CommandError as error:

@@ -33,8 +33,13 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
 DATASET_ALIASES = {"imagenet-1k": "imagenet", "ilsvrc": "imagenet"}  # a recipe names its data set once
 # A text corpus named for pre-training: its training tokens, made samples by the sequence as "9B tokens" would be.
 # OpenWebText: train.bin's 9,035,582,198 GPT-2 tokens (karpathy/nanoGPT data/openwebtext/prepare.py, read 2026-12-06).
+# BERT's corpora as its paper counts them (Devlin et al. 2019 §3.1: "BooksCorpus (800M words) ... and English
+# Wikipedia (2,500M words)"), made tokens by workers/slack/corpus.py's 4 tokens to 3 words.
+_WIKI = (3_333_333_333, "English Wikipedia's 2,500M words as BERT's paper counts them, 4 tokens to 3 words")
+_BOOKS = (1_066_666_667, "BooksCorpus's 800M words as BERT's paper counts them, 4 tokens to 3 words")
 TOKEN_SETS = {"openwebtext": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py"),
-              "owt": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py")}
+              "owt": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py"),
+              "wikipedia": _WIKI, "enwiki": _WIKI, "bookcorpus": _BOOKS, "bookscorpus": _BOOKS}
 # A set whose own training script truncates its samples: the tokens each is sized at where seq= is not said.
 # Stanford Alpaca's train.py (tatsu-lab/stanford_alpaca, read 2026-12-06): model_max_length 512, padded to the
 # longest in a batch, so 512 is the most a sample costs.

@@ -13,8 +13,9 @@ with TRL's SFTConfig's bf16, gradient checkpointing and chunked loss (sft_step).
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from workers.sizing.advice import LARGE_MODEL_PARAMETERS
@@ -65,6 +66,17 @@ def finite_number(text: str) -> float:
     if value != value or value in (float("inf"), float("-inf")):
         raise ValueError(f"{text!r} is not a finite number")
     return value
+
+
+def choice(kind: str, valid: Mapping[str, str]) -> Callable[[str], str]:
+    """Return a parser of one of `valid`'s words (its value), whose error names the closest word or all of them."""
+    def parse(text: str) -> str:
+        if text in valid:
+            return valid[text]
+        close = difflib.get_close_matches(text, list(valid), n=1)
+        hint = f"; did you mean {close[0]}?" if close else f" (one of {', '.join(valid)})"
+        raise ValueError(f"unknown {kind} {text!r}{hint}")
+    return parse
 
 
 def comma_list(text: str) -> list[str]:
@@ -326,3 +338,21 @@ def counted_gpus(spec: dict[str, Any]) -> list[str]:
         return []
     spec["objective"] = "balanced"
     return [f"ranked by cost and time together (up to {count} GPUs, as said; say `cheapest` or `fastest` for one)"]
+
+
+def unrented_as_owned(spec: dict[str, Any], unrented: Collection[str]) -> list[str]:
+    """Read cards a recommendation runs "on" as the team's own where no cloud in the catalog rents any of them ("fine-
+    tune gemma 2 9b with qlora on an rtx 4090" is asked by someone who has one; ranked only on the clouds it was
+    "Nothing fits"), unless the question is what to buy or own cards are said: constraints.owned_gpus, as "on my rtx
+    4090" says it, at the count said ("on 2 rtx 4090s") or one. Return the words told back."""
+    constraints = spec.get("constraints", {})
+    named = constraints.get("gpus") or []
+    if not named or not set(named) <= set(unrented) or "providers" in constraints or "owned_gpus" in constraints:
+        return []
+    count = constraints.get("max_gpus") if isinstance(constraints.get("max_gpus"), int) else 1
+    constraints["owned_gpus"] = [{"gpu": slug, "count": count} for slug in named]
+    del constraints["gpus"]
+    cards = ", ".join(f"{count} x {slug}" for slug in named)
+    return [f"{cards} read as your own (no cloud in the catalog rents {'it' if len(named) == 1 else 'them'}): ranked "
+            "at its power cost beside the clouds' machines; say `buy` to price buying instead"]
+

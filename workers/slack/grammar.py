@@ -29,6 +29,7 @@ from workers.schemas.humanize import parse_count, sequence_count
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import PRESET_WORDS, find_preset
 from workers.slack.defaults import (
+    choice,
     comma_list,
     counted_gpus,
     default_batch,
@@ -46,9 +47,10 @@ from workers.slack.defaults import (
     resized_input,
     samples_from_tokens,
     sft_step,
+    unrented_as_owned,
 )
 from workers.slack.phrases import TOKENS_NEED_SEQ, normalize
-from workers.slack.typed import UNSIZED_METHODS, plain_text
+from workers.slack.typed import PINNED_STRATEGIES, UNSIZED_METHODS, plain_text
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
 MAX_TEXT_CHARS = 1000  # a command longer than this is not typed by a person
@@ -76,16 +78,6 @@ class Command:
     defaults_used: tuple[str, ...] = ()  # e.g. ("batch=32",), told back to the user in the ack
 
 
-def _choice(kind: str, valid: Mapping[str, str]) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if text in valid:
-            return valid[text]
-        close = difflib.get_close_matches(text, list(valid), n=1)
-        hint = f"; did you mean {close[0]}?" if close else f" (one of {', '.join(valid)})"
-        raise ValueError(f"unknown {kind} {text!r}{hint}")
-    return parse
-
-
 _PRECISIONS = {"fp32": "fp32", "fp16": "fp16-mixed", "bf16": "bf16-mixed", "fp8": "fp8-mixed",
                "fp16-mixed": "fp16-mixed", "bf16-mixed": "bf16-mixed", "fp8-mixed": "fp8-mixed"}
 _OPTIMIZERS = {name: name for name in ("sgd", "momentum", "adam", "adamw", "rmsprop")}
@@ -98,9 +90,9 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "seq": ("training", "sequence_length", sequence_count),  # "4k": 4,096, as contexts are said
     "lr": ("training", "learning_rate", finite_number),
     "accum": ("training", "update_interval", parse_count),
-    "precision": ("training", "precision", _choice("precision", _PRECISIONS)),
-    "optimizer": ("training", "optimizer", _choice("optimizer", _OPTIMIZERS)),
-    "framework": ("training", "framework", _choice("framework", _FRAMEWORKS)),
+    "precision": ("training", "precision", choice("precision", _PRECISIONS)),
+    "optimizer": ("training", "optimizer", choice("optimizer", _OPTIMIZERS)),
+    "framework": ("training", "framework", choice("framework", _FRAMEWORKS)),
     "data": ("dataset", "bytes", parse_bytes),
     "samples": ("dataset", "samples", parse_count),
     "budget": ("constraints", "budget_usd", parse_usd),
@@ -116,6 +108,7 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "params": ("stats", "parameters", parse_count),
     "madds": ("stats", "multiply_adds", parse_count),
     "input": ("model", "input_shape", image_size),  # an image model's input, HxW (its channels) or CxHxW
+    "strategy": ("parallelism", "data_parallel", choice("strategy", PINNED_STRATEGIES)),  # "with deepspeed zero 3"
 }
 
 # bare word -> (group, value); a group may be named once (providers and pricing collect)
@@ -148,11 +141,9 @@ _GROUP_KEYS = {"precision": "precision", "optimizer": "optimizer", "framework": 
 
 
 def _field_path(section: str, name: str) -> str:
-    if section == "stats":
-        return f"model.stats.{name}"
-    if section == "adapter":
-        return f"training.parallelism.adapter.{name}"
-    return f"{section}.{name}" if section else name
+    prefix = {"stats": "model.stats", "adapter": "training.parallelism.adapter",
+              "parallelism": "training.parallelism"}.get(section, section)
+    return f"{prefix}.{name}" if prefix else name
 
 
 # Spec field path -> the word a Slack user typed, to name schema errors in the user's words.
@@ -215,10 +206,11 @@ class _Builder:
         return True
 
     def put(self, section: str, name: str, value: Any) -> None:
+        nested = {"stats": ("model", "stats"), "parallelism": ("training", "parallelism")}
         if section == "adapter":
             self.adapter[name] = value
-        elif section == "stats":
-            self.spec["model"].setdefault("stats", {})[name] = value
+        elif section in nested:
+            self.spec[nested[section][0]].setdefault(nested[section][1], {})[name] = value
         elif section:
             self.spec[section][name] = value
         else:
@@ -316,10 +308,11 @@ EXAMPLES = {"batch": "64", "epochs": "90", "data": "150GB", "samples": "1.28M", 
 
 
 def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
-                  no_bf16: Collection[str] = ()) -> Command:
+                  no_bf16: Collection[str] = (), unrented: Collection[str] = ()) -> Command:
     """Parse the text after `/gpugauge`; raise CommandError listing every bad word with suggestions.
 
-    `no_bf16`: the GPU slugs without bf16 arithmetic; a model defaulted to 16 bits on such cards alone is fp16.
+    `no_bf16`: the GPU slugs without bf16 arithmetic; a model defaulted to 16 bits on such cards alone is fp16;
+    `unrented`: those no cloud rents, read as the team's own where a recommendation names them alone.
     """
     if len(text) > MAX_TEXT_CHARS:
         raise CommandError([f"the command is over {MAX_TEXT_CHARS} characters; say less"])
@@ -379,7 +372,8 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
         defaults.append(said_epochs)
     if "precision" not in spec["training"]:  # said: an LLM in fp32 needs about twice bf16's memory
         defaults.append(default_precision(spec, preset, builder.named_gpus, no_bf16, pretrain=not tuned))
-    defaults += [*sft_step(spec, preset, tuned), *([] if fit else counted_gpus(spec))]  # TRL's step; "on 8 v100s"
+    defaults += [*sft_step(spec, preset, tuned), *([] if fit else [*counted_gpus(spec), *unrented_as_owned(
+        spec, unrented)])]  # TRL's step; "on 8 v100s"; "on an rtx 4090", which no cloud rents: the asker's own
     context = preset_context(preset) if "sequence_length" not in spec["training"] else None
     if context is not None:  # a language model's default is its whole context: time and memory follow it
         defaults.append(f"seq={context} (the model's context)")

@@ -38,7 +38,15 @@ from workers.slack.defaults import cifar_layout, recipe_epochs, sized_family
 from workers.slack.joined import NUMBER as _NUMBER
 from workers.slack.joined import joined as _joined
 from workers.slack.places import place_regions
-from workers.slack.typed import ALIASED_KEYS, CURRENCY, MANAGED, SIZED_ALREADY, STRATEGY_TOLD, STRATEGY_WORDS
+from workers.slack.typed import (
+    ALIASED_KEYS,
+    CURRENCY,
+    MANAGED,
+    PINNED_STRATEGIES,
+    SIZED_ALREADY,
+    STRATEGY_TOLD,
+    STRATEGY_WORDS,
+)
 
 _DOLLARS_WORDS = ("dollars", "dollar", "usd", "bucks")  # "under 100 dollars": the budget ("budget 200 usd": its unit)
 FILLER = frozenset({
@@ -230,8 +238,13 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             told.append(f"{tokens:,} tokens ({word}: {why})")
         elif word in BUY_WORDS:  # "what should we buy": the purchase question; "buy or rent": beside the clouds
             out.extend(["onprem", *(["aws", "gcp"] if {"rent", "renting"} & set(said) else [])])
-        elif word in STRATEGY_WORDS:  # "with deepspeed zero 3": said back once, not pinned
-            told.extend([] if any(STRATEGY_TOLD in t for t in told) else [f"{word}: {STRATEGY_TOLD}"])
+        elif word in PINNED_STRATEGIES and not any(w.startswith("strategy=") for w in out):  # "with fsdp": theirs
+            out.append(f"strategy={word}")
+            told.append(f"{word}: sized as said (training.parallelism.data_parallel {PINNED_STRATEGIES[word]}); "
+                        "leave it out for the ranking to choose each option's")
+        elif word in STRATEGY_WORDS:  # "with deepspeed": no layout said; told back once, not pinned
+            pinned = any(w in PINNED_STRATEGIES for w in said) or any(STRATEGY_TOLD in t for t in told)
+            told.extend([] if pinned else [f"{word}: {STRATEGY_TOLD}"])
         elif (until := (until_deadline(said[i + 1:]) if word in UNTIL else None) or relative_deadline(word)):
             out.append(f"deadline={until[0]}")  # "by friday", "by end of the week"; "overnight", "by tomorrow"
             told.append(f"deadline={until[0]} ({until[1]})")
