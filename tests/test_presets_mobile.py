@@ -105,3 +105,14 @@ def test_a_gate_named_first_is_refused_with_the_order_to_give() -> None:
               {"type": "multiply", "name": "m", "inputs": ["g", "c"]}]
     with pytest.raises(ShapeError, match=r"the tensor first: got \[8\] then the larger \[8, 4, 4\]; swap"):
         compute_model_stats(layers, input_shape=(3, 4, 4), sequence_length=None)
+
+
+def test_a_cnn_said_generically_is_a_resnet18_told_back_and_coco_is_its_training_images() -> None:
+    cifar = parse("train a cnn on cifar10")  # the CIFAR recipes' ResNet-18, at their 200 epochs and batch 128
+    assert cifar.spec["model"]["preset"] == "resnet18-cifar" and cifar.defaults_used[0].startswith(
+        "cnn: sized as resnet18-cifar (CIFAR recipes' layout")
+    photos = parse("train a cnn on 50k 224x224 images")
+    assert find_preset(photos.spec["model"]["preset"]).name == "resnet18"
+    assert photos.defaults_used[0].startswith("cnn: sized as resnet18, ResNet-18")
+    # "train yolov8 on coco" named two unknown presets; COCO 2017's train split is 118,287 images
+    assert parse("yolov8 params=3.2m on coco").spec["dataset"]["samples"] == 118_287

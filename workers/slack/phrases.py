@@ -34,7 +34,7 @@ from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
 from workers.slack.datasets import DATASET_EPOCHS, DATASET_SEQ, DATASETS, TOKEN_SETS
 from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, until_deadline
-from workers.slack.defaults import cifar_layout, recipe_epochs, sized_family
+from workers.slack.defaults import GENERIC_NAMES, cifar_layout, recipe_epochs, sized_family
 from workers.slack.joined import NUMBER as _NUMBER
 from workers.slack.joined import joined as _joined
 from workers.slack.places import place_regions
@@ -293,8 +293,10 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         at = None if any(w.startswith("input=") for w in out) else next(  # "resnet50 cifar10 224x224": as said
             (i for i, w in enumerate(out) if image and cifar_layout(w, presets, image[1])), None)
         if at is not None and image is not None:  # "resnet18 cifar10": the layout CIFAR recipes train
-            out[at], image = cifar_layout(out[at], presets, image[1]), None
-            assumed.append(f"{out[at]} (CIFAR recipes' layout, kuangliu/pytorch-cifar: a 3x3 stem, no max-pool)")
+            said_as, (out[at], image) = out[at], (cifar_layout(out[at], presets, image[1]), None)
+            generic = f"{said_as}: sized as " if said_as in GENERIC_NAMES else ""  # "a cnn": which one, told
+            assumed.append(f"{generic}{out[at]} (CIFAR recipes' layout, kuangliu/pytorch-cifar: a 3x3 stem, no "
+                           "max-pool)")
         if not any(w.startswith("samples=") for w in out):
             out.append(f"samples={samples}")
             assumed.append(f"samples={samples:,} ({named})")

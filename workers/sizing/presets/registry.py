@@ -88,7 +88,8 @@ def _resnet(depth: int, params: int, gflops: float) -> Preset:
         partial(resnet_layers, depth),
         Published(params, round(gflops * 1e9), TORCHVISION.format(f"ResNet{depth}_Weights")),
         input_shape=(3, 224, 224),
-        aliases=(f"resnet-{depth}", f"resnet_{depth}"),
+        # "train a cnn": the CNN most trained from scratch today, told back (workers/slack/defaults.py GENERIC_NAMES)
+        aliases=(f"resnet-{depth}", f"resnet_{depth}", *(("cnn", "convnet") if depth == 18 else ())),
         recipe_epochs=TORCHVISION_EPOCHS,
     )
 
