@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 
 from catalog.gpus import load_gpus
@@ -113,6 +113,15 @@ def gpus_of_memory(size: str, slugs: Collection[str]) -> tuple[str, ...]:
     l4, ...; GB read as the GiB the cards are sold by); () for a size no card has or no size."""
     found = re.fullmatch(r"(\d{1,4})\s*gi?b", size.strip().lower())
     return tuple(s for s in slugs if _memory_gib().get(s) == int(found[1])) if found else ()
+
+
+def smallest_card(slugs: Sequence[str]) -> str | None:
+    """Return the one card `slugs` name, or where they are one model's variants ("a100": its 40 and 80 GB cards, SXM
+    and PCIe) the one of least memory, the first of those in order; None for no card or several models."""
+    if len({model_word(s) for s in slugs}) != 1:
+        return None
+    memory = _memory_gib()
+    return min(slugs, key=lambda s: memory.get(s, 0))
 
 
 @lru_cache(maxsize=1)

@@ -98,10 +98,19 @@ def test_cards_a_team_says_it_has_are_its_own(text: str, owned: list[dict[str, o
     assert spec["constraints"]["owned_gpus"] == owned
 
 
-def test_a_family_a_team_says_it_has_is_the_gpus_to_rank_on() -> None:
-    spec = parse_command("we have 2 a100s, fine-tune llama 3 8b on 50k samples", presets=PRESET_WORDS,
-                         gpus=(*CARDS, "a100-40gb")).spec  # 40 or 80 GB: not said, so no card to own
-    assert spec["constraints"]["gpus"] == ["a100-80gb", "a100-40gb"] and "owned_gpus" not in spec["constraints"]
+def test_a_family_a_team_says_it_has_is_its_smaller_card_told_back() -> None:
+    # "we have 4 a100s, how long to fine-tune llama 3 70b with qlora" ranked the clouds' A100 machines ($364 for 51 h
+    # on GCP) for a team that owns four: the family's smaller card is theirs (what fits it fits the larger), told
+    command = parse_command("we have 2 a100s, fine-tune llama 3 8b on 50k samples", presets=PRESET_WORDS,
+                            gpus=(*CARDS, "a100-40gb"))
+    assert command.spec["constraints"] == {"owned_gpus": [{"gpu": "a100-40gb", "count": 2}]}
+    assert command.defaults_used[0] == ("a100s: the team's taken as a100-40gb, the smaller of its cards (a100-80gb, "
+                                        "a100-40gb); name the card for another")
+    said = parse_command("we have 2 a100 80gb, fine-tune llama 3 8b", presets=PRESET_WORDS, gpus=(*CARDS, "a100-40gb"))
+    assert said.spec["constraints"]["owned_gpus"] == [{"gpu": "a100-80gb", "count": 2}]
+    assert not any("the team's taken as" in d for d in said.defaults_used)
+    assert parse_command("we have 4xa100, fine-tune llama 3 8b", presets=PRESET_WORDS, gpus=(*CARDS, "a100-40gb")
+                         ).spec["constraints"]["owned_gpus"] == [{"gpu": "a100-40gb", "count": 4}]
 
 
 def test_what_is_no_nvidia_gpu_is_said_and_a_managed_service_is_its_clouds_machines() -> None:

@@ -159,9 +159,9 @@ def test_a_gpu_said_as_mine_or_ours_is_owned(text: str, owned: list[dict[str, An
     JobSpecSchema().load(command.spec)  # the spec's own field, as the CLI's --owned writes it
 
 
-def test_a_family_said_as_ours_stays_a_gpu_to_rank_on_and_single_is_one_gpu() -> None:
-    family = parse_command("bert on our a100", presets=PRESET_WORDS, gpus=("a100-40gb", "a100-80gb", "t4"))
-    assert family.spec["constraints"] == {"gpus": ["a100-40gb", "a100-80gb"]}
+def test_a_family_said_as_ours_is_its_smaller_card_and_single_is_one_gpu() -> None:
+    family = parse_command("bert on our a100", presets=PRESET_WORDS, gpus=("a100-80gb", "a100-40gb", "t4"))
+    assert family.spec["constraints"] == {"owned_gpus": [{"gpu": "a100-40gb", "count": 1}]}  # since 2026-12-07
     assert parse("bert on a single t4").spec["constraints"] == {"max_gpus": 1, "gpus": ["t4"]}
     assert parse("bert on a single gpu").spec["constraints"] == {"max_gpus": 1}
     with pytest.raises(CommandError) as caught:

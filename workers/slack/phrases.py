@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection
 
-from catalog.gpu_names import gpu_name_matches, gpus_of_memory
+from catalog.gpu_names import gpu_name_matches, gpus_of_memory, smallest_card
 from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
 from workers.slack.datasets import DATASET_EPOCHS, DATASET_SEQ, DATASETS, TOKEN_SETS
@@ -172,8 +172,11 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             said, out = [("qlora" if w == "lora" else w) for w in said], [("qlora" if w == "lora" else w) for w in out]
             out.extend([] if "qlora" in said or "qlora" in out else ["qlora"])
         elif word in OWNER_WORDS and gpus and (owned := _owned_gpus(said, i + 1 + (a := nxt in ("a", "an")), gpus)):
-            count, slug, taken = owned
+            count, slug, taken, family = owned
             out.append(f"owned={count}x{slug}")  # "on my 1080 ti", "our 4 3090s"
+            cards = ", ".join(gpu_name_matches(family, gpus)) if family else ""
+            told.extend([f"{family}: the team's taken as {slug}, the smaller of its cards ({cards}); name the card "
+                         "for another"] if family else [])
             i += taken + a
         elif nxt and (taken := _preset_words(said, i, presets)):
             out.append("-".join(said[i:i + taken]))  # "llama 7b", "gpt2 medium", "llama 2 7b"
@@ -345,27 +348,32 @@ def _gpu_words(said: list[str], at: int, gpus: Collection[str]) -> int:
     return _words_together(said, at, lambda words: gpu_name_matches(" ".join(words), gpus), sizes=(4, 3, 2))
 
 
-def _owned_gpus(said: list[str], at: int, gpus: Collection[str]) -> tuple[int, str, int] | None:
-    """Read "[N | Nx] GPU" at said[at] ("1080 ti", "4 3090s", "2x a6000", "4xa100-80gb"): the count, the one slug
-    it names and the words taken; None where no single GPU is named ("1080 ti" is a GPU, not 1080 cards)."""
+def _owned_gpus(said: list[str], at: int, gpus: Collection[str]) -> tuple[int, str, int, str] | None:
+    """Read "[N | Nx] GPU" at said[at] ("1080 ti", "4 3090s", "2x a6000", "4xa100-80gb"): the count, the slug it
+    names, the words taken and the family's word where it names a family, not a card ("we have 4 a100s": the
+    smaller card, whose fit holds on the larger; "" otherwise); None where no GPU is named ("1080 ti" is a GPU, not
+    1080 cards)."""
     named = _one_gpu(said, at, gpus)
     if named is not None:
-        return 1, named[0], named[1]
+        return 1, *named
     many = _GPU_COUNT.fullmatch(said[at]) if at < len(said) else None
     if many is None or int(many[1]) < 1:
         return None
     if many[2]:
-        slugs = gpu_name_matches(many[2], gpus)
-        return (int(many[1]), slugs[0], 1) if len(slugs) == 1 else None
+        slug = smallest_card(slugs := gpu_name_matches(many[2], gpus))
+        return None if slug is None else (int(many[1]), slug, 1, many[2] if len(slugs) > 1 else "")
     named = _one_gpu(said, at + 1, gpus)
-    return (int(many[1]), named[0], named[1] + 1) if named is not None else None
+    return (int(many[1]), named[0], named[1] + 1, named[2]) if named is not None else None
 
 
-def _one_gpu(said: list[str], at: int, gpus: Collection[str]) -> tuple[str, int] | None:
-    """Return the one slug the words at said[at] name (three, two or one of them) and the words taken."""
+def _one_gpu(said: list[str], at: int, gpus: Collection[str]) -> tuple[str, int, str] | None:
+    """Return the slug the words at said[at] name (three, two or one of them; a family's smaller card), the words
+    taken and the family's word ("" where they name one card)."""
     taken = _gpu_words(said, at, gpus) or (1 if at < len(said) and gpu_name_matches(said[at], gpus) else 0)
-    slugs = gpu_name_matches(" ".join(said[at:at + taken]), gpus) if taken else ()
-    return (slugs[0], taken) if len(slugs) == 1 else None
+    words = " ".join(said[at:at + taken])
+    slugs = gpu_name_matches(words, gpus) if taken else ()
+    slug = smallest_card(slugs)
+    return None if slug is None else (slug, taken, words if len(slugs) > 1 else "")
 
 
 def _count(word: str) -> int:
