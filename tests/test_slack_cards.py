@@ -125,7 +125,7 @@ def test_what_is_no_nvidia_gpu_is_said_and_a_managed_service_is_its_clouds_machi
 
 
 @pytest.mark.parametrize(("text", "owned", "kept"), [
-    ("fine-tune gemma 2 9b with qlora on an rtx 4090", [{"gpu": "rtx-4090", "count": 1}], {}),
+    ("fine-tune gemma 2 9b with qlora on an rtx 4090", [{"gpu": "rtx-4090", "count": 1}], {"max_gpus": 1}),
     ("train resnet50 on imagenet on 2 rtx 3090s", [{"gpu": "rtx-3090", "count": 2}], {"max_gpus": 2}),
 ])
 def test_cards_no_cloud_rents_said_alone_are_read_as_the_teams(text: str, owned: list[dict[str, object]],
@@ -145,3 +145,14 @@ def test_cards_stay_named_where_a_cloud_rents_one_or_the_question_is_buying(text
     command = parse_command(text, presets=PRESET_WORDS, gpus=CARDS, unrented=("rtx-3060", "rtx-3090", "rtx-4090"))
     assert not any("read as your own" in d for d in command.defaults_used)
     assert command.spec["constraints"].get("owned_gpus", []) != [{"gpu": "rtx-4090", "count": 1}]
+
+
+def test_a_card_said_with_an_article_is_one_card() -> None:
+    # "fine-tune bert large on squad on a v100" was ranked on p3dn.24xlarge's eight V100s: one V100 was asked about
+    one = parse("fine-tune bert large on squad on a v100")
+    assert one.spec["constraints"]["max_gpus"] == 1
+    sized = parse_command("fine-tune mistral 7b with qlora on a 24gb gpu", presets=PRESET_WORDS, gpus=CARDS)
+    assert sized.spec["constraints"]["max_gpus"] == 1
+    assert "max_gpus" not in parse("train resnet50 on a100-80gb cards").spec["constraints"]  # plural: any count
+    assert "max_gpus" not in parse("train resnet50 on a budget of $50").spec["constraints"]  # "a" before no card
+    assert parse("train resnet50 on a single t4").spec["constraints"]["max_gpus"] == 1  # one gpus=, not two

@@ -281,6 +281,17 @@ def test_a_weekday_after_by_is_the_hours_to_its_end(monkeypatch: pytest.MonkeyPa
     assert parse("bert base by eow").spec["training"]["sequence_length"] == 128
     with pytest.raises(CommandError):
         parse("bert base friday")  # a weekday alone is no deadline
+    # "pretrain gpt2 medium on 50b tokens by next friday" was three unknown words: next week's Friday (Monday to
+    # Sunday), so on a Monday a week after this week's, on a Sunday the coming one
+    monkeypatch.setattr(deadlines, "clock", lambda: datetime(2026, 12, 7, 12, 0, tzinfo=UTC))  # a Monday, noon
+    following = parse("pretrain gpt2 medium on 50b tokens by next friday")
+    assert following.spec["constraints"]["deadline_hours"] == 276.0  # Friday 2026-12-18 23:59:59
+    assert "deadline=276h (until the end of Friday 2026-12-18, UTC)" in following.defaults_used
+    assert parse("bert base by next week").spec["constraints"]["deadline_hours"] == 276.0
+    assert parse("bert base by the end of next week").spec["constraints"]["deadline_hours"] == 276.0
+    assert parse("bert base by friday").spec["constraints"]["deadline_hours"] == 108.0  # this week's
+    monkeypatch.setattr(deadlines, "clock", lambda: datetime(2026, 12, 6, 12, 0, tzinfo=UTC))  # Sunday again
+    assert parse("bert base by next friday").spec["constraints"]["deadline_hours"] == 132.0
 
 
 def test_a_sequence_of_no_tokens_is_refused_not_divided_by() -> None:

@@ -47,22 +47,26 @@ def relative_deadline(word: str) -> tuple[str, str, int] | None:
 
 
 def until_deadline(words: list[str]) -> tuple[str, str, int] | None:
-    """Read what follows UNTIL ("by friday", "by fri", "by end of day", "by eod", "by end of the week"): the hours
-    until the end of that day (a weekday's next one, today's where today is it; the end of the week is Friday's; UTC,
-    the user's time zone unknown), how to tell it back, and the words taken; None where none of these follows."""
-    head = words[:4]
+    """Read what follows UNTIL ("by friday", "by fri", "by end of day", "by eod", "by end of the week", "by next
+    friday", "by next week"): the hours until the end of that day (a weekday's next one, today's where today is it;
+    "next" a weekday of next week; the end of a week is its Friday's; UTC, the user's time zone unknown), how to tell
+    it back, and the words taken; None where none of these follows."""
+    head = words[:5]
     plain = [w for w in head if w != "the"]
+    following = "next" in plain[:3] and plain[:1] in (["next"], ["end"])  # "next friday", "end of next week"
+    plain = [w for w in plain if w != "next"] if following else plain
     if plain[:1] == ["eod"] or plain[:3] == ["end", "of", "day"]:
         day, last = WEEKDAYS[clock().weekday()], plain[0] if plain[0] == "eod" else "day"
-    elif plain[:1] == ["eow"] or plain[:3] == ["end", "of", "week"]:
-        day, last = "friday", plain[0] if plain[0] == "eow" else "week"
+    elif plain[:1] == ["eow"] or plain[:3] == ["end", "of", "week"] or (following and plain[:1] == ["week"]):
+        day, last = "friday", plain[0] if plain[0] in ("eow", "week") else "week"
     else:
         day = next((d for d in WEEKDAYS if plain[:1] and plain[0] in (d, d[:3])), "")
         last = plain[0] if day else ""
     if not day:
         return None
     now = clock()
-    ahead = (WEEKDAYS.index(day) - now.weekday()) % 7
+    # a weekday's next one (today's where today is it); "next friday" the one of next week (Monday to Sunday)
+    ahead = 7 - now.weekday() + WEEKDAYS.index(day) if following else (WEEKDAYS.index(day) - now.weekday()) % 7
     end = (now + timedelta(days=ahead)).replace(hour=23, minute=59, second=59, microsecond=0)
     hours = max((end - now).total_seconds() / 3600, 1.0)
     return f"{hours:.0f}h", f"until the end of {day.capitalize()} {end:%Y-%m-%d}, UTC", head.index(last) + 1

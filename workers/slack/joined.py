@@ -32,3 +32,13 @@ def joined(said: list[str]) -> list[str]:
         else:
             out.append(word)
     return out
+
+
+MEDIA_WORDS = frozenset({"text", "images", "photos", "audio", "video", "files", "jpegs"})  # "2tb of images"
+
+
+def media_words(after: list[str]) -> int:
+    """Return how many words after a size say what the data is ("images": 1, "of text": 2), 0 where none do."""
+    if after[:1] and after[0] in MEDIA_WORDS:
+        return 1
+    return 2 if after[:1] == ["of"] and after[1:2] and after[1] in MEDIA_WORDS else 0

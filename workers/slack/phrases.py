@@ -37,6 +37,7 @@ from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, until
 from workers.slack.defaults import GENERIC_NAMES, cifar_layout, recipe_epochs, sized_family
 from workers.slack.joined import NUMBER as _NUMBER
 from workers.slack.joined import joined as _joined
+from workers.slack.joined import media_words
 from workers.slack.places import place_regions
 from workers.slack.typed import (
     ALIASED_KEYS,
@@ -110,14 +111,6 @@ SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": 
 BUY_WORDS = frozenset({"buy", "buying", "purchase"})  # the purchase question (providers onprem; "or rent": the clouds)
 _SIZE = re.compile(r"^\d+(\.\d+)?[kmgtp]i?b$")  # "2gb", "1.5tb", "500GiB": a size, the data's when "data" follows
 _DATA_WORDS = frozenset({"data", "dataset", "corpus"})
-_MEDIA_WORDS = frozenset({"text", "images", "photos", "audio", "video", "files", "jpegs"})  # "2tb of images"
-
-
-def _media_words(after: list[str]) -> int:
-    """Return how many words after a size say what the data is ("images": 1, "of text": 2), 0 where none do."""
-    if after[:1] and after[0] in _MEDIA_WORDS:
-        return 1
-    return 2 if after[:1] == ["of"] and after[1:2] and after[1] in _MEDIA_WORDS else 0
 _CARD_WORDS = frozenset({"gpu", "gpus", "card", "cards", "vram"})  # "a 24gb gpu": the cards of that memory
 _IMAGE_SIZE = re.compile(r"^(\d{1,2}x)?\d{2,5}x\d{2,5}$")
 _IMAGE_WORDS = frozenset({"images", "image", "photos", "pictures", "px", "pixels"})  # after a size: its unit
@@ -216,7 +209,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             i += place[1] - 1
         elif _SIZE.match(word) and _DATA_WORDS & set(said[i + 1:i + 3]):  # "2gb of data", "150GB dataset"
             out.append(f"data={word}")
-        elif _SIZE.match(word) and (taken := _media_words(said[i + 1:i + 3])):  # "2tb of images", "500mb of text"
+        elif _SIZE.match(word) and (taken := media_words(said[i + 1:i + 3])):  # "2tb of images", "500mb of text"
             out.append(f"data={word}")  # the data's size; its count not said
             i += taken
         elif _SIZE.match(word) and (nxt in _CARD_WORDS or (i and said[i - 1] in ("in", "into"))) and (
@@ -276,8 +269,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         elif _is_number(word) and nxt in COUNT_WORDS:
             out.append(f"{COUNT_WORDS[nxt]}={word.replace(',', '')}")
             i += 1
-        elif word == "single":  # "on a single 4090", "a single gpu": one GPU at most
-            out.append("gpus=1")
+        elif word == "single" or (word in ("a", "an") and said[i - 1:i] == ["on"] and _names_cards(said, i + 1, gpus)):
+            out.append("gpus=1")  # "on a single 4090", "a single gpu", "on a v100": one GPU at most
         elif word in FILLER:
             pass
         else:
@@ -346,6 +339,12 @@ def _counted_gpu(word: str, gpus: Collection[str]) -> str:
 def _gpu_words(said: list[str], at: int, gpus: Collection[str]) -> int:
     """Return how many words from said[at] name a GPU together ("gtx 1080 ti"); 0 where they do not."""
     return _words_together(said, at, lambda words: gpu_name_matches(" ".join(words), gpus), sizes=(4, 3, 2))
+
+
+def _names_cards(said: list[str], at: int, gpus: Collection[str]) -> bool:
+    """Whether the words at said[at] name a card, a family or a memory size cards have ("v100", "rtx 4090", "24gb")."""
+    word = said[at] if at < len(said) else ""
+    return bool(word and (_gpu_words(said, at, gpus) or gpu_name_matches(word, gpus) or gpus_of_memory(word, gpus)))
 
 
 def _owned_gpus(said: list[str], at: int, gpus: Collection[str]) -> tuple[int, str, int, str] | None:
