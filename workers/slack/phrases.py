@@ -167,8 +167,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
         elif word in OWNER_WORDS and gpus and (owned := _owned_gpus(said, i + 1 + (a := nxt in ("a", "an")), gpus)):
             count, slug, taken, family = owned
             out.append(f"owned={count}x{slug}")  # "on my 1080 ti", "our 4 3090s"
-            cards = ", ".join(gpu_name_matches(family, gpus)) if family else ""
-            told.extend([f"{family}: the team's taken as {slug}, the smaller of its cards ({cards}); name the card "
+            variants = ", ".join(gpu_name_matches(family, gpus)) if family else ""
+            told.extend([f"{family}: the team's taken as {slug}, the smaller of its cards ({variants}); name the card "
                          "for another"] if family else [])
             i += taken + a
         elif nxt and (taken := _preset_words(said, i, presets)):
