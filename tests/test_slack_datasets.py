@@ -150,3 +150,14 @@ def test_the_mnist_presets_train_for_their_own_recipes_epochs_on_mnist() -> None
     assert parse("mlp mnist").spec["training"]["epochs"] == 20  # Keras' mnist_mlp.py
     assert parse("mlp mnist 5 epochs").spec["training"]["epochs"] == 5
     assert "epochs" not in parse("mlp fashion-mnist").spec["training"]  # not the recipe's data set
+
+
+def test_a_generic_model_word_is_sized_as_one_model_and_told_which() -> None:
+    # "train an mlp on 1m rows of tabular data" ('tabular'), "train a transformer from scratch on 1b tokens"
+    # ('transformer') and "train a stylegan on ffhq" ('ffhq') were refused
+    rows = parse("train an mlp on 1m rows of tabular data")
+    assert rows.spec["dataset"]["samples"] == 1_000_000 and rows.defaults_used[0].startswith("mlp: sized as mlp-mnist")
+    decoder = parse("train a transformer from scratch on 1b tokens")
+    assert decoder.defaults_used[0].startswith("transformer: sized as gpt2, GPT-2 124M")
+    assert decoder.spec["dataset"]["samples"] == -(-1_000_000_000 // 1024)
+    assert parse("train a gan on ffhq").spec["dataset"]["samples"] == 70_000

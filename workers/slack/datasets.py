@@ -30,6 +30,7 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     "alpaca": (52_002, None), "dolly": (15_011, None), "dolly-15k": (15_011, None),
     "databricks-dolly-15k": (15_011, None), "gsm8k": (7_473, None),
     "coco": (118_287, None), "mscoco": (118_287, None),  # COCO 2017's train2017 images (Lin et al. 2014), recalled
+    "ffhq": (70_000, None),  # Flickr-Faces-HQ, 70,000 faces at 1024 x 1024 (Karras et al. 2019), recalled
 }
 DATASET_ALIASES = {"imagenet-1k": "imagenet", "ilsvrc": "imagenet"}  # a recipe names its data set once
 # A text corpus named for pre-training: its training tokens, made samples by the sequence as "9B tokens" would be.

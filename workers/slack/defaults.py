@@ -301,7 +301,8 @@ _SIZE_NAME = re.compile(r"\d+(\.\d+)?b")  # "7b", "1b": a model said by its size
 _FAMILY_SIZE = re.compile(r"\d+(\.\d+)?[mb]")  # "a 350m gpt" too: a size beside its family
 
 
-GENERIC_NAMES = frozenset({"gan", "mobilenet", "efficientnet", "effnet", "cnn", "convnet"})  # a family's one preset
+# A family's word that one preset stands for ("a gan": the DCGAN), told back which one so that the user can name theirs
+GENERIC_NAMES = frozenset({"gan", "mobilenet", "efficientnet", "effnet", "cnn", "convnet", "transformer", "mlp"})
 
 
 def generic_alias(preset: object) -> list[str]:

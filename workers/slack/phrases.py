@@ -65,6 +65,7 @@ FILLER = frozenset({
     "compare", "vs", "versus",  # "compare a100 vs h100 for ...": both GPUs ranked side by side
     "as", "possible", "parameter", "parameters", "params",  # "as cheap as possible", "full parameter fine-tune"
     "classifier", "classification", "segmentation",  # "a classifier ... with resnet18", "a unet for segmentation"
+    "tabular", "structured",  # "an mlp on 1m rows of tabular data": the rows are its samples
     "have", "has", "own", "got",  # "we have a100s" (a family, no one card: the GPUs to rank on)
     "w/",  # "w/ qlora"
     "layers", "modules",  # "lora on all linear layers"
