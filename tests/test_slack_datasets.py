@@ -161,3 +161,19 @@ def test_a_generic_model_word_is_sized_as_one_model_and_told_which() -> None:
     assert decoder.defaults_used[0].startswith("transformer: sized as gpt2, GPT-2 124M")
     assert decoder.spec["dataset"]["samples"] == -(-1_000_000_000 // 1024)
     assert parse("train a gan on ffhq").spec["dataset"]["samples"] == 70_000
+
+
+@pytest.mark.parametrize(("text", "samples", "preset"), [
+    ("fine tune distilbert for sentiment analysis on 50k tweets", 50_000, "distilbert"),
+    ("continue pretraining llama 3 8b on 5b tokens of code", -(-5_000_000_000 // 8192), "llama-3-8b"),
+    ("train gpt-2 on shakespeare", -(-301_966 // 1024), "gpt-2"),  # nanoGPT's tiny Shakespeare in GPT-2 tokens
+    ("pretrain a 125m model on 2.5b tokens", -(-2_500_000_000 // 1024), "125m"),
+    ("train a vision transformer on imagenet-21k", 14_197_122, "vit"),
+])
+def test_everyday_phrasings_of_a_run_are_read(text: str, samples: int, preset: str) -> None:
+    # each was refused: 'sentiment', 'analysis', 'tweets'; 'continue', 'code'; 'shakespeare'; '125m'; 'vision',
+    # 'imagenet-21k'
+    command = parse(text)
+    assert command.spec["dataset"]["samples"] == samples and command.spec["model"]["preset"] == preset
+    if text.startswith("continue"):  # continued pre-training: the pre-training run's defaults, from the weights
+        assert command.spec["training"]["from_pretrained"] is True

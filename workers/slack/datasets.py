@@ -31,6 +31,8 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     "databricks-dolly-15k": (15_011, None), "gsm8k": (7_473, None),
     "coco": (118_287, None), "mscoco": (118_287, None),  # COCO 2017's train2017 images (Lin et al. 2014), recalled
     "ffhq": (70_000, None),  # Flickr-Faces-HQ, 70,000 faces at 1024 x 1024 (Karras et al. 2019), recalled
+    # ImageNet's full release (fall 2011), 14,197,122 images of 21,841 classes, as ViT pre-trained on it; recalled
+    "imagenet-21k": (14_197_122, None), "imagenet21k": (14_197_122, None), "in21k": (14_197_122, None),
 }
 DATASET_ALIASES = {"imagenet-1k": "imagenet", "ilsvrc": "imagenet"}  # a recipe names its data set once
 # A text corpus named for pre-training: its training tokens, made samples by the sequence as "9B tokens" would be.
@@ -41,7 +43,10 @@ _WIKI = (3_333_333_333, "English Wikipedia's 2,500M words as BERT's paper counts
 _BOOKS = (1_066_666_667, "BooksCorpus's 800M words as BERT's paper counts them, 4 tokens to 3 words")
 TOKEN_SETS = {"openwebtext": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py"),
               "owt": (9_035_582_198, "OpenWebText's train split in GPT-2 tokens, nanoGPT's prepare.py"),
-              "wikipedia": _WIKI, "enwiki": _WIKI, "bookcorpus": _BOOKS, "bookscorpus": _BOOKS}
+              "wikipedia": _WIKI, "enwiki": _WIKI, "bookcorpus": _BOOKS, "bookscorpus": _BOOKS,
+              # tiny Shakespeare's train.bin in GPT-2 tokens (karpathy/nanoGPT data/shakespeare/prepare.py: "train.bin
+              # has 301,966 tokens"), recalled
+              "shakespeare": (301_966, "tiny Shakespeare's train split in GPT-2 tokens, nanoGPT's prepare.py")}
 # A set whose own training script truncates its samples: the tokens each is sized at where seq= is not said.
 # Stanford Alpaca's train.py (tatsu-lab/stanford_alpaca, read 2026-12-06): model_max_length 512, padded to the
 # longest in a batch, so 512 is the most a sample costs.

@@ -297,7 +297,7 @@ def resized_input(preset: object, image: tuple[int, int, int]) -> str:
     return f"input {size} ({found.name}'s own: the {image[1]} x {image[2]} images resized to it)"
 
 
-_SIZE_NAME = re.compile(r"\d+(\.\d+)?b")  # "7b", "1b": a model said by its size alone
+_SIZE_NAME = re.compile(r"\d+(\.\d+)?[bm]")  # "7b", "1b", "125m": a model said by its size alone
 _FAMILY_SIZE = re.compile(r"\d+(\.\d+)?[mb]")  # "a 350m gpt" too: a size beside its family
 
 

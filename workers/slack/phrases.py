@@ -65,7 +65,7 @@ FILLER = frozenset({
     "compare", "vs", "versus",  # "compare a100 vs h100 for ...": both GPUs ranked side by side
     "as", "possible", "parameter", "parameters", "params",  # "as cheap as possible", "full parameter fine-tune"
     "classifier", "classification", "segmentation",  # "a classifier ... with resnet18", "a unet for segmentation"
-    "tabular", "structured",  # "an mlp on 1m rows of tabular data": the rows are its samples
+    "tabular", "structured", "code", "sentiment", "analysis",  # "rows of tabular data", "for sentiment analysis"
     "have", "has", "own", "got",  # "we have a100s" (a family, no one card: the GPUs to rank on)
     "w/",  # "w/ qlora"
     "layers", "modules",  # "lora on all linear layers"
@@ -90,7 +90,8 @@ COUNT_WORDS = {
     "samples": "samples", "examples": "samples", "images": "samples", "sequences": "samples",
     "rows": "samples", "records": "samples",
     **dict.fromkeys(("sentences", "conversations", "documents", "dialogues", "prompts", "pairs", "questions",
-                     "reviews", "photos", "texts"), "samples"),  # "100k conversations", "2 million sentences"
+                     "reviews", "photos", "texts", "tweets", "posts", "emails", "articles", "tickets"),
+                    "samples"),  # "100k conversations", "2 million sentences", "50k tweets"
     "tokens": "seq", "context": "seq", "seq": "seq", "sequence": "seq",  # "4k context", "2048 seq len"
 }
 # "2048 tokens" is a sequence length; "10B tokens" is the data set: at or above this it is read as the run's

@@ -202,9 +202,10 @@ _PRESETS: tuple[Preset, ...] = (
       for size, layers, hidden, heads, published in (("base", 12, 768, 12, 124_645_632),
                                                      ("large", 24, 1024, 16, 355_359_744))),
     _gpt2("gpt2", 124_439_808, "124M (117M in the paper)", "gpt2_base_en", ("gpt2-small", "gpt-2", "gpt2-124m",
-                                                                          "transformer")),  # "a transformer", told
+                                                                          "transformer", "124m", "125m")),
     # nanoGPT's README names them gpt2 124M, gpt2-medium 350M, gpt2-large 774M, gpt2-xl 1558M ("a 350m gpt")
-    _gpt2("gpt2-medium", 354_823_168, "355M (345M in the paper)", "gpt2_medium_en", ("gpt2-355m", "gpt2-350m")),
+    _gpt2("gpt2-medium", 354_823_168, "355M (345M in the paper)", "gpt2_medium_en", ("gpt2-355m", "gpt2-350m",
+                                                                                   "350m", "355m")),
     _gpt2("gpt2-large", 774_030_080, "774M (762M in the paper)", "gpt2_large_en", ("gpt2-774m",)),
     _gpt2("gpt2-xl", 1_557_611_200, "1.5B (1542M in the paper)", "gpt2_extra_large_en", ("gpt2-1.5b", "gpt2-1558m")),
     Preset(
