@@ -177,3 +177,20 @@ def test_everyday_phrasings_of_a_run_are_read(text: str, samples: int, preset: s
     assert command.spec["dataset"]["samples"] == samples and command.spec["model"]["preset"] == preset
     if text.startswith("continue"):  # continued pre-training: the pre-training run's defaults, from the weights
         assert command.spec["training"]["from_pretrained"] is True
+
+
+@pytest.mark.parametrize(("text", "samples"), [
+    ("fine-tune llama 3 8b on 50k instruction examples", 50_000),
+    ("fine-tune bert on 10,000 labeled examples for 5 epochs", 10_000),
+    ("fine-tune roberta base on 20k customer support tickets", 20_000),
+])
+def test_words_describing_a_counts_noun_are_dropped(text: str, samples: int) -> None:
+    # each was refused: the number, the describing words and the noun were three unknown words
+    assert parse(text).spec["dataset"]["samples"] == samples
+
+
+def test_a_word_the_grammar_knows_is_never_dropped_as_describing() -> None:
+    with pytest.raises(CommandError):  # "spot" is the grammar's: not taken for a description of the examples
+        parse("fine-tune llama 3 8b on 50k spot examples")
+    images = parse("train a unet on 2000 512x512 medical images")  # the image size between them stays
+    assert images.spec["model"]["input_shape"] == [3, 512, 512] and images.spec["dataset"]["samples"] == 2000

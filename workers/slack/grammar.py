@@ -327,7 +327,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
         words = ["fit", *words[:at], *words[at + 1:]]
     fit = words[0] == "fit"
     builder = _Builder(presets=presets, gpus=gpus, fit=fit, said_on={b for a, b in pairwise(asked) if a == "on"})
-    said, image, assumed = normalize(words[1:] if fit else words, presets=presets, gpus=gpus)
+    said, image, assumed = normalize(words[1:] if fit else words, presets=presets, gpus=gpus, flags=FLAGS)
     for word in said:
         if "=" in word:
             builder.key_value(word)

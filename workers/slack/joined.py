@@ -4,6 +4,7 @@ with its scale word ("2 million"), joined before anything else reads them (worke
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection
 
 NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?(e\+?\d{1,2})?[kmbt]?$")  # "1e6 samples" too
 
@@ -43,3 +44,29 @@ def media_words(after: list[str]) -> int:
     if after[:1] and after[0] in MEDIA_WORDS:
         return 1
     return 2 if after[:1] == ["of"] and after[1:2] and after[1] in MEDIA_WORDS else 0
+
+
+_DESCRIBING = re.compile(r"^[a-z]+(-[a-z]+)*$")  # "labeled", "customer", "high-quality": a word, no number
+_SIZE_BETWEEN = re.compile(r"^(\d{1,2}x)?\d{2,5}x\d{2,5}$")  # "2000 512x512 medical images": the size stays
+MOST_DESCRIBING = 3
+
+
+def described_counts(said: list[str], *, nouns: Collection[str], meaningful: Callable[[str], bool]) -> list[str]:
+    """Drop the words that only describe a count's noun, up to MOST_DESCRIBING of them between a number and the noun
+    ("50k instruction examples", "10,000 labeled examples", "20k customer support tickets", "2000 512x512 medical
+    images"): plain words that mean nothing of their own to the grammar (`meaningful` says which do), which it would
+    refuse as unknown. An image size between them stays."""
+    out: list[str] = []
+    i = 0
+    while i < len(said):
+        out.append(said[i])
+        if NUMBER.match(said[i]):
+            ahead = said[i + 1:i + 2 + MOST_DESCRIBING]
+            end = next((k for k, w in enumerate(ahead) if w in nouns), -1)
+            between = ahead[:end] if end > 0 else []
+            dropped = [w for w in between if not _SIZE_BETWEEN.match(w)]
+            if dropped and all(_DESCRIBING.match(w) and not meaningful(w) for w in dropped):
+                out.extend(w for w in between if _SIZE_BETWEEN.match(w))
+                i += len(between)
+        i += 1
+    return out

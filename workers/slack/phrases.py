@@ -36,8 +36,8 @@ from workers.slack.datasets import DATASET_EPOCHS, DATASET_SEQ, DATASETS, TOKEN_
 from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, until_deadline
 from workers.slack.defaults import GENERIC_NAMES, cifar_layout, recipe_epochs, sized_family
 from workers.slack.joined import NUMBER as _NUMBER
+from workers.slack.joined import described_counts, media_words
 from workers.slack.joined import joined as _joined
-from workers.slack.joined import media_words
 from workers.slack.places import place_regions
 from workers.slack.typed import (
     ALIASED_KEYS,
@@ -86,14 +86,13 @@ SETTING_WORDS = {
 _SKIPPED_AFTER_SETTING = {"size", "length", "len", "of", "is", "=", ":"}  # "batch size 64", "seq length 2048"
 # words that name a count, written after it ("90 epochs", "50k samples")
 COUNT_WORDS = {
-    "epoch": "epochs", "epochs": "epochs", "gpu": "gpus", "gpus": "gpus", "sample": "samples",
-    "samples": "samples", "examples": "samples", "images": "samples", "sequences": "samples",
-    "rows": "samples", "records": "samples",
-    **dict.fromkeys(("sentences", "conversations", "documents", "dialogues", "prompts", "pairs", "questions",
-                     "reviews", "photos", "texts", "tweets", "posts", "emails", "articles", "tickets"),
-                    "samples"),  # "100k conversations", "2 million sentences", "50k tweets"
+    "epoch": "epochs", "epochs": "epochs", "gpu": "gpus", "gpus": "gpus",  # "100k conversations", "50k tweets"
+    **dict.fromkeys(("sample", "samples", "examples", "images", "sequences", "rows", "records", "sentences",
+                     "conversations", "documents", "dialogues", "prompts", "pairs", "questions", "reviews", "photos",
+                     "texts", "tweets", "posts", "emails", "articles", "tickets"), "samples"),
     "tokens": "seq", "context": "seq", "seq": "seq", "sequence": "seq",  # "4k context", "2048 seq len"
 }
+_DESCRIBED_NOUNS = frozenset(w for w, count in COUNT_WORDS.items() if count == "samples")  # "50k labeled examples"
 # "2048 tokens" is a sequence length; "10B tokens" is the data set: at or above this it is read as the run's
 # tokens, made samples by the sequence length said beside it.
 TOTAL_TOKENS_FROM = 1_000_000
@@ -133,14 +132,15 @@ def _is_number(word: str) -> bool:
     return bool(_NUMBER.match(word))
 
 
-def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[str] = ()
+def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[str] = (), flags: Collection[str] = ()
               ) -> tuple[list[str], tuple[int, int, int] | None, tuple[str, ...]]:
-    """Return the words in the grammar's form, the image input a named data set implies (or None), and
-    what was assumed from a data set's name, in the user's words (told back in the acknowledgement).
+    """Return the words in the grammar's form, a named data set's image input (or None), and what was assumed, told.
 
     `gpus` (the fit command's) joins a GPU written in two or three words ("gtx 1080 ti", "a100 80gb") and
-    reads a count before one as the GPU count ("4 t4", "4x a100", "8xh100")."""
-    said = _joined([SYNONYMS.get(c, c) for c in map(_clean, words) if c])
+    reads a count before one as the GPU count ("4 t4", "4x a100", "8xh100"); `flags`: the grammar's bare words."""
+    said = described_counts(_joined([SYNONYMS.get(c, c) for c in map(_clean, words) if c]), nouns=_DESCRIBED_NOUNS,
+                            meaningful=lambda w: _known(w, presets) or w in {*DATASETS, *flags} or bool(
+                                gpu_name_matches(w, gpus)))
     out: list[str] = []
     dataset: tuple[int, tuple[int, int, int] | None] | None = None
     named = ""
