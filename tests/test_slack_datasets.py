@@ -194,3 +194,13 @@ def test_a_word_the_grammar_knows_is_never_dropped_as_describing() -> None:
         parse("fine-tune llama 3 8b on 50k spot examples")
     images = parse("train a unet on 2000 512x512 medical images")  # the image size between them stays
     assert images.spec["model"]["input_shape"] == [3, 512, 512] and images.spec["dataset"]["samples"] == 2000
+
+
+def test_peft_quantization_models_and_gpu_hours_are_read() -> None:
+    # 'peft', 'quantization', 'models' and 'hours' ("how many a100 hours") were unknown words
+    assert parse("run llama 3 8b fine-tune with peft").spec["training"]["parallelism"]["adapter"]["kind"] == "lora"
+    assert parse("fine-tune llama 3 8b with 4-bit quantization").spec["training"]["parallelism"]["adapter"][
+        "kind"] == "qlora"
+    assert parse("what gpu should i buy for fine-tuning 7b models").spec["constraints"]["providers"] == ["onprem"]
+    assert parse("how many a100 hours to pretrain gpt2 xl on 40b tokens").spec["dataset"]["samples"] == 39_062_500
+    assert parse("fine-tune llama 3 8b within 36 hours").spec["constraints"]["deadline_hours"] == 36.0

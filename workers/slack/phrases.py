@@ -53,11 +53,11 @@ _DOLLARS_WORDS = ("dollars", "dollar", "usd", "bucks")  # "under 100 dollars": t
 FILLER = frozenset({
     "a", "an", "the", "with", "on", "for", "and", "or", "using", "use", "of", "to", "at", "from", "in", "into",
     "please", "pls", "i", "we", "me", "my", "our", "want", "need", "would", "like", "how", "much", "where",
-    "should", "what", "which", "is", "it", "run", "train", "training", "model", "job", "instances",
+    "should", "what", "which", "is", "it", "run", "train", "training", "model", "models", "job", "instances", "hours",
     "instance", "machine", "machines", "node", "can", "do", "does", "will", "be", "about", "around", "per", "tokens",
     "if", "whether", "card", "cards", "way", "best", "costs", "take", "takes", "long", "needed", "many",
     "are", "there", "that", "this", "these", "some", "any", "get", "rent", "renting",
-    "full",  # "full fine-tune": every weight trains, the default (an adapter is said as lora / qlora)
+    "full", "quantization", "quantized",  # "full fine-tune": every weight trains; "4-bit quantization": qlora
     # "on aws only", "at most 4 gpus", "max 4 gpus", "up to 8 gpus", "on google cloud": the words around a setting
     "only", "most", "max", "maximum", "up", "cloud", "len", "length", "dataset", "corpus", "continued",
     # "how much memory does resnet50 need", "how much vram", "is a t4 enough for ...": the answer leads with memory
@@ -105,7 +105,7 @@ SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": 
             "on-prem": "onprem", "cheapest": "cost", "cheap": "cost", "cheaper": "cost", "fastest": "time",
             "fast": "time", "faster": "time", "quickest": "time", "asap": "time", "google": "gcp", "amazon": "aws",
             "better": "balanced",  # "is a 4090 or an a100 better for ...": cost and time together
-            "ec2": "aws", "gce": "gcp",
+            "ec2": "aws", "gce": "gcp", "peft": "lora",  # Hugging Face PEFT: LoRA, the method people mean by it
             "scratch": "pretrain", "sft": "fine-tune",  # supervised fine-tuning (TRL's SFTTrainer)
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
             "sixteen": "16"}
