@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from service.slack.intake import preset_words
 from tests.test_slack_phrases import parse
 from workers.modelimport.onnx_import import onnx_model_stats
 from workers.sizing.errors import ShapeError
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.presets.mobile import efficientnet_b0_layers, mobilenet_v2_layers
 from workers.sizing.presets.registry import find_preset, preset_stats
+from workers.slack.grammar import parse_command
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "onnx"
 
@@ -116,3 +118,20 @@ def test_a_cnn_said_generically_is_a_resnet18_told_back_and_coco_is_its_training
     assert photos.defaults_used[0].startswith("cnn: sized as resnet18, ResNet-18")
     # "train yolov8 on coco" named two unknown presets; COCO 2017's train split is 118,287 images
     assert parse("yolov8 params=3.2m on coco").spec["dataset"]["samples"] == 118_287
+
+
+@pytest.mark.parametrize(("said", "preset", "parameters"), [
+    ("fine-tune gemma 7b with lora", "gemma-7b", 8_537_680_896),
+    ("fine-tune gemma 2b", "gemma-2b", 2_506_172_416),
+    ("fine-tune qwen 2.5 32b with lora", "qwen2.5-32b", 32_763_876_352),
+    ("fine-tune mistral nemo 12b with lora", "mistral-nemo-12b", 12_247_782_400),
+    ("fine-tune deepseek r1 distill 8b", "llama3-8b", 8_030_261_248),  # DeepSeek's distillation into Llama 3.1 8B
+    ("fine-tune deepseek r1 distill llama 8b with qlora", "llama3-8b", 8_030_261_248),
+    ("fine-tune deepseek-r1-distill-qwen-32b with qlora", "qwen2.5-32b", 32_763_876_352),
+])
+def test_the_decoders_teams_fine_tune_today_are_named(said: str, preset: str, parameters: int) -> None:
+    # each was refused as an unknown preset (2026-12-07); the counts are their layers' (the published 8.54B, 2.51B,
+    # 32.8B on the Hub and 12.2B), and a DeepSeek distillation is its base model's layers
+    command = parse_command(said, presets=preset_words(), gpus=("t4",))
+    assert find_preset(command.spec["model"]["preset"]).name == preset
+    assert preset_stats(preset).parameters == parameters

@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 
 from catalog.store import CatalogStoreError
 from workers.schemas.specs import flatten_errors, load_job
+from workers.sizing.presets.hf_presets import SAME_LAYERS
 from workers.sizing.presets.registry import PRESETS
 from workers.sizing.throughput import has_bf16
 from workers.slack.blocks import Message, render_error, render_help
@@ -70,7 +71,7 @@ def ephemeral(message: Message) -> dict[str, Any]:
 
 def preset_words() -> tuple[str, ...]:
     """Return every preset name and alias the command accepts."""
-    return tuple(word for preset in PRESETS.values() for word in (preset.name, *preset.aliases))
+    return (*(word for preset in PRESETS.values() for word in (preset.name, *preset.aliases)), *SAME_LAYERS)
 
 
 def acknowledge(form: Mapping[str, str], settings: SlackSettings) -> dict[str, Any]:

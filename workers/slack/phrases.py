@@ -327,7 +327,7 @@ def _preset_words(said: list[str], at: int, presets: Collection[str]) -> int:
     """Return how many words from said[at] name a preset together ("llama 2 7b", "llama 3.1 8b instruct": the
     forms presets.names tries); 0 where none do."""
     return _words_together(said, at, lambda words: match_preset_name("-".join(words), presets) is not None,
-                           sizes=(4, 3, 2))
+                           sizes=(5, 4, 3, 2))
 
 
 def _counted_gpu(word: str, gpus: Collection[str]) -> str:

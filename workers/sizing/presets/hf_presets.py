@@ -38,6 +38,7 @@ def _config(model_type: str, layers: int, hidden: int, heads: int, kv_heads: int
 
 _TIED = {"tie_word_embeddings": True}
 _GEMMA2 = {"final_logit_softcapping": 30.0, "hidden_activation": "gelu_pytorch_tanh"}
+_GEMMA1 = {"hidden_activation": "gelu_pytorch_tanh", **_TIED}
 # name -> (config, repository, published parameters, published source, aliases, description)
 CONFIG_PRESETS: dict[str, tuple[dict[str, Any], str, int, str, tuple[str, ...], str]] = {
     "llama3.2-1b": (
@@ -106,7 +107,33 @@ CONFIG_PRESETS: dict[str, tuple[dict[str, Any], str, int, str, tuple[str, ...], 
         27_227_128_320, "Gemma 2 27B: 27.2B parameters on its Hugging Face page [recalled]; the count given is "
         "the layers' (27,227,128,320)", ("gemma-2-27b", "gemma2_27b"), "Gemma 2 27B decoder (46 layers, hidden "
         "4608, 32 heads of 128, 16 KV heads, GeGLU 36864, vocabulary 256000 tied, sandwich norms, soft-capped logits)"),
+    # Added 2026-12-07. Gemma 1 (google/gemma-7b, -2b config.json: 28 / 18 layers, hidden 3072 / 2048, 16 / 8 heads of
+    # 256, 16 / 1 KV heads, GeGLU 24576 / 16384, vocabulary 256000 tied) and Mistral NeMo 12B (mistralai/Mistral-Nemo-
+    # Base-2407 config.json: 40 layers, hidden 5120, 32 heads of 128, 8 KV heads, SwiGLU 14336, vocabulary 131072,
+    # untied; a stored public copy of its fields read 2026-12-07, head_dim 128 recalled), each checked by its count.
+    "gemma-7b": (
+        _config("gemma", 28, 3072, 16, 16, 24576, 256000, 8192, head_dim=256, **_GEMMA1), "google/gemma-7b",
+        8_537_680_896, "Gemma 7B: 8.54B parameters on its Hugging Face page [recalled]; the count given is the "
+        "layers' (8,537,680,896)", ("gemma7b", "gemma_7b", "gemma-1-7b"), "Gemma 7B decoder (28 layers, hidden "
+        "3072, 16 heads of 256, GeGLU 24576, vocabulary 256000 tied)"),
+    "gemma-2b": (
+        _config("gemma", 18, 2048, 8, 1, 16384, 256000, 8192, head_dim=256, **_GEMMA1), "google/gemma-2b",
+        2_506_172_416, "Gemma 2B: 2.51B parameters on its Hugging Face page [recalled]; the count given is the "
+        "layers' (2,506,172,416)", ("gemma_2b", "gemma-1-2b"), "Gemma 2B decoder (18 layers, hidden 2048, 8 heads of "
+        "256, one KV head, GeGLU 16384, vocabulary 256000 tied)"),
+    "mistral-nemo-12b": (
+        _config("mistral", 40, 5120, 32, 8, 14336, 131072, 1024000, head_dim=128), "mistralai/Mistral-Nemo-Base-2407",
+        12_247_782_400, "Mistral NeMo: 12B parameters (Mistral AI's announcement, 2024-07-18) [recalled]; the count "
+        "given is the layers' (12,247,782,400)", ("mistral-nemo", "nemo-12b", "mistral-nemo-base-2407",
+                                                 "mistral-nemo-instruct-2407"),
+        "Mistral NeMo 12B decoder (40 layers, hidden 5120, 32 heads of 128, 8 KV heads, SwiGLU 14336, vocabulary "
+        "131072)"),
 }
+# Checkpoints with another model's layers, as their cards say: DeepSeek-R1's distillations into Llama 3.1 8B, Llama
+# 3.3 70B and Qwen2.5 7B / 14B / 32B (the 1.5B's untied head differs from Qwen2.5-1.5B's: not aliased).
+SAME_LAYERS = {"deepseek-r1-distill-llama-8b": "llama3-8b", "deepseek-r1-distill-8b": "llama3-8b",
+               "deepseek-r1-distill-llama-70b": "llama3-70b", "deepseek-r1-distill-qwen-7b": "qwen2.5-7b",
+               "deepseek-r1-distill-qwen-14b": "qwen2.5-14b", "deepseek-r1-distill-qwen-32b": "qwen2.5-32b"}
 
 
 def config_presets(preset: type, published: type) -> list[Any]:

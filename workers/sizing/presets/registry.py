@@ -17,7 +17,7 @@ from workers.sizing.errors import ShapeError, SpecError, UnknownNameError
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest
 from workers.sizing.presets.cnn import alexnet_layers, resnet_layers, vgg16_layers
-from workers.sizing.presets.hf_presets import config_presets
+from workers.sizing.presets.hf_presets import SAME_LAYERS, config_presets
 from workers.sizing.presets.mobile import mobile_presets
 from workers.sizing.presets.names import match_preset_name, name_forms
 from workers.sizing.presets.small import small_presets
@@ -293,7 +293,8 @@ _PRESETS: tuple[Preset, ...] = (
         sequence_length=8192,
         aliases=("mixtral", "mixtral-8x7b-v0.1", "mixtral8x7b", "mixtral_8x7b"),
     ),
-    *(_qwen25(size, published) for size, published in (("7b", 7.61e9), ("14b", 14.7e9), ("72b", 72.7e9))),
+    *(_qwen25(size, published) for size, published in (("7b", 7.61e9), ("14b", 14.7e9), ("32b", 32.5e9),
+                                                      ("72b", 72.7e9))),
     Preset(
         "qwen3-30b-a3b",
         "Qwen3-30B-A3B sparse mixture of experts (48 layers, hidden 2048, 32 heads of 128, 4 KV heads; each "
@@ -304,12 +305,12 @@ _PRESETS: tuple[Preset, ...] = (
         sequence_length=4096,
         aliases=("qwen3-30b", "qwen3-moe-30b", "qwen3-30b-a3b-base", "qwen3_30b_a3b"),
     ),
-    *config_presets(Preset, Published),  # Llama 3.2, Qwen2.5 0.5-3B, Qwen3, Phi-3, Mistral v0.3, Gemma 2
+    *config_presets(Preset, Published),  # Llama 3.2, Qwen2.5 0.5-3B, Qwen3, Phi-3, Mistral v0.3 and NeMo, Gemma 1, 2
     *small_presets(Preset, Published),  # DCGAN, the MNIST VAE and MLP, the Atari DQN, the LSTM meta-learner
     *mobile_presets(Preset, Published, TORCHVISION),  # MobileNetV2, EfficientNet-B0
 )
 PRESETS: Mapping[str, Preset] = {p.name: p for p in _PRESETS}
-_ALIASES: dict[str, str] = {alias: p.name for p in _PRESETS for alias in p.aliases}
+_ALIASES: dict[str, str] = {**SAME_LAYERS, **{alias: p.name for p in _PRESETS for alias in p.aliases}}
 PRESET_WORDS = frozenset({*PRESETS, *_ALIASES})  # every name and alias
 
 

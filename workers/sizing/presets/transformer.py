@@ -199,8 +199,11 @@ LLAMA_SIZES |= {
     "qwen2.5-7b": (28, 3584, 28, 4, 18944, 152064),
     "qwen2.5-14b": (48, 5120, 40, 8, 13824, 152064),
     "qwen2.5-72b": (80, 8192, 64, 8, 29568, 152064),
+    # Qwen2.5-32B (2026-12-07): its config.json as LitGPT tabulates it (litgpt/config.py "Qwen2.5-32B{}", a stored
+    # public copy): 64 layers, hidden 5120, 40 heads, 8 KV groups, intermediate 27648, padded vocabulary 152064
+    "qwen2.5-32b": (64, 5120, 40, 8, 27648, 152064),
 }
-QKV_BIAS = frozenset({"qwen2.5-7b", "qwen2.5-14b", "qwen2.5-72b"})
+QKV_BIAS = frozenset({"qwen2.5-7b", "qwen2.5-14b", "qwen2.5-32b", "qwen2.5-72b"})
 # - llama3.1-405b: Dubey et al. 2024, "The Llama 3 Herd of Models" (arXiv 2407.21783) Table 3 [recalled]: 126
 #   layers, model dimension 16,384, FFN 53,248, 128 heads, 8 KV heads; vocabulary 128,256 as in Llama 3's
 #   configs (stored public copies, read 2026-12-03), no weight tying.
