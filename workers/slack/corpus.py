@@ -25,7 +25,7 @@ FINEWEB_WORDS = frozenset({"fineweb", "fineweb-edu"})
 
 def words_as_tokens(text: str) -> tuple[str, tuple[str, ...]]:
     """Return the text with each corpus said in words ("3.3b words") made tokens, and what was read."""
-    words = text.split()
+    words = re.sub(r"\bfineweb[ _]edu\b", "fineweb-edu", text, flags=re.IGNORECASE).split()  # "fineweb edu 10b"
     out: list[str] = []
     told: list[str] = []
     at = 0

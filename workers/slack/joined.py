@@ -15,6 +15,7 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("no", "spot"): "ondemand", **{("zero", n): f"zero{n}" for n in "123"},  # "deepspeed zero 3"
              ("continued", "pretrain"): "continued-pretrain", ("continual", "pretrain"): "continued-pretrain",
              ("continue", "pretrain"): "continued-pretrain", ("vision", "transformer"): "vit",
+             ("pytorch", "lightning"): "pytorch",  # PyTorch Lightning runs PyTorch
              ("flash", "attention"): "flash-attention", ("all", "linear"): "targets=q,k,v,o,mlp",  # QLoRA's all
              ("mixed", "precision"): "fp16",  # PyTorch's autocast on CUDA: float16 unless told bf16
              ("gradient", "accumulation"): "accum", ("grad", "accum"): "accum"}  # "gradient accumulation 16"
