@@ -26,7 +26,8 @@ def test_a_few_words_are_no_corpus() -> None:
 def test_a_fineweb_sample_said_by_its_size_is_its_gpt2_tokens() -> None:
     # "pretrain gpt-2 124m on fineweb 10b" was "unknown word 'fineweb'", "unknown preset '10b'"
     for text in ("pretrain gpt-2 124m on fineweb 10b", "pretrain gpt2 on fineweb-edu10b",
-                 "pretrain gpt2 on fineweb-10bt", "pretrain gpt2 on fineweb edu 10b", "pretrain gpt2 on FineWeb_Edu 10b"):
+                 "pretrain gpt2 on fineweb-10bt", "pretrain gpt2 on fineweb edu 10b",
+                 "pretrain gpt2 on FineWeb_Edu 10b"):
         said, told = words_as_tokens(text)
         assert said.endswith("on 10000000000 tokens") and "10,000,000,000 tokens (FineWeb's sample" in told[0]
     assert words_as_tokens("pretrain gpt2 on fineweb") == ("pretrain gpt2 on fineweb", ())  # 15T: its size is asked
