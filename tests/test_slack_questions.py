@@ -338,3 +338,16 @@ def test_a_budget_in_another_currency_is_refused_naming_dollars(text: str) -> No
         parse(text)
     [problem] = caught.value.problems
     assert "budgets are in US dollars" in problem
+
+
+def test_recipe_words_and_comparisons_are_read_and_an_eight_bit_base_is_refused_with_what_to_say() -> None:
+    # 'handle', 'difference', 'between', 'dropout', '0.05' were unknown words; '8-bit' now says what to ask instead
+    assert parse("can a t4 handle bert large fine-tuning").spec["constraints"]["gpus"] == ["t4"]
+    compared = parse("what's the difference between an a100 80gb and h100 for llama 3 8b lora")
+    assert compared.spec["constraints"]["gpus"][0] == "a100-80gb" and "max_gpus" not in compared.spec["constraints"]
+    told = parse("fine-tune llama 3 8b with lora r=16 alpha=32 dropout 0.05").defaults_used
+    assert any(t.startswith("dropout: a model's own is in its layers") for t in told)
+    with pytest.raises(CommandError) as caught:
+        parse("fine-tune llama 3 8b in 8-bit")
+    assert caught.value.problems == ["8-bit: an 8-bit base (bitsandbytes' LLM.int8) is not sized: say `qlora` for "
+                                     "adapters on a 4-bit base or `lora` on a 16-bit one"]

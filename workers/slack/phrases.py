@@ -62,14 +62,14 @@ FILLER = frozenset({
     "only", "most", "max", "maximum", "up", "cloud", "len", "length", "dataset", "corpus", "continued",
     # "how much memory does resnet50 need", "how much vram", "is a t4 enough for ...": the answer leads with memory
     "memory", "vram", "enough", "what's", "whats", "it's", "i'd", "i'm", "we're", "under", "below", "us", "help",
-    "compare", "vs", "versus",  # "compare a100 vs h100 for ...": both GPUs ranked side by side
+    "compare", "vs", "versus", "difference", "between",  # "compare a100 vs h100 for ...": both ranked side by side
     "as", "possible", "parameter", "parameters", "params",  # "as cheap as possible", "full parameter fine-tune"
     "classifier", "classification", "segmentation",  # "a classifier ... with resnet18", "a unet for segmentation"
     "tabular", "structured", "code", "sentiment", "analysis",  # "rows of tabular data", "for sentiment analysis"
     "have", "has", "own", "got",  # "we have a100s" (a family, no one card: the GPUs to rank on)
     "w/",  # "w/ qlora"
     "layers", "modules",  # "lora on all linear layers"
-    "speed", "worth", "benefit", "gain", "pay", "pays", "off",  # "will 4 gpus speed up ...", "is it worth 8 gpus"
+    "speed", "worth", "benefit", "gain", "pay", "pays", "off", "handle",  # "will 4 gpus speed up", "can a t4 handle"
     *_DOLLARS_WORDS,
 })
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
@@ -156,7 +156,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             out.append(word)
         elif word in SIZED_ALREADY:  # "with flash attention", "packing", "alpha 32": nothing to size differently
             told.append(SIZED_ALREADY[word])
-            i += word == "alpha" and _is_number(nxt)
+            i += word in ("alpha", "dropout") and _is_number(nxt)
         elif word in CURRENCY or (_is_number(word) and nxt in CURRENCY):  # "€500", "50 euros": refused, said why
             out.append(word if word in CURRENCY else nxt)
             i += 1 if word not in CURRENCY or _is_number(nxt) else 0

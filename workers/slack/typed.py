@@ -28,6 +28,8 @@ _SERVING = ("gpugauge sizes training runs; serving a model (its KV cache, batch 
             "ask for the training or fine-tune of the model")
 _STEPS = ("a run is sized by its samples, which a count of steps does not fix (a step takes batch x GPUs samples): "
           "say samples=, e.g. 500 steps of batch 8 on one GPU is samples=4000 epochs=1")
+_EIGHT_BIT = ("an 8-bit base (bitsandbytes' LLM.int8) is not sized: say `qlora` for adapters on a 4-bit base or "
+              "`lora` on a 16-bit one")
 _NOT_NVIDIA = ("gpugauge ranks NVIDIA GPUs (the CUDA and cuDNN ecosystem) and the clouds' machines with them; name "
                "one, or drop it for the cards that hold the job")
 # Budgets in another currency: the catalog's prices are US dollars, and no exchange rate is assumed.
@@ -37,6 +39,7 @@ UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}",
                    "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}",
                    **{word: f"{word}: {_SERVING}" for word in ("inference", "serving", "serve", "deployment")},
                    **{word: f"{word}: {_STEPS}" for word in ("steps", "iterations", "iters")},
+                   **{word: f"{word}: {_EIGHT_BIT}" for word in ("8-bit", "8bit", "int8")},
                    **{word: f"{word}: {_DOLLARS_ONLY}" for word in CURRENCY},
                    **{word: f"{word}: {_NOT_NVIDIA}" for word in ("cpu", "cpus", "tpu", "tpus", "macbook", "mac", "mps",
                                                                   "gaudi", "trainium", "mi300x", "mi250")}}
@@ -60,6 +63,8 @@ SIZED_ALREADY = {
     "unsloth": "unsloth: sized as Hugging Face TRL runs the same fine-tune; Unsloth's own kernels and offloaded "
                "checkpoints need less memory and time than that (not modelled)",
     "alpha": "lora alpha: it scales the adapters' update; no memory or time",
+    "dropout": "dropout: a model's own is in its layers (a preset's are); LoRA's (PEFT's lora_dropout) is not sized: "
+               "it keeps a dropped copy of each adapted layer's input, more activation memory without checkpointing",
 }
 # A managed training service said by name: ranked on its cloud's machines at their own (EC2, Compute Engine) prices.
 MANAGED = {"sagemaker": ("aws", "SageMaker's ml.* instances cost more than the EC2 prices ranked here"),
