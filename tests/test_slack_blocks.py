@@ -130,8 +130,9 @@ def test_when_the_limits_rule_every_option_out_what_to_relax_comes_with_nothing_
     # the job fits memory (no plan): the limits leave no option, which is not "Nothing fits"
     [first] = [b for b in msg["blocks"] if "*No option* within the constraints" in json.dumps(b)]
     assert "Nothing fits" not in text_of(msg) and msg["text"].endswith("no option within the constraints")
-    assert "raise constraints.budget_usd to 13.38" in json.dumps(first)
-    assert text_of(msg).count("raise constraints.budget_usd") == 1  # not again under Warnings
+    # in the words the user types to Slack: the setting and its value, not the spec's field
+    assert "raise `budget=13.38`" in json.dumps(first) and "constraints.budget_usd" not in text_of(msg)
+    assert text_of(msg).count("raise `budget=13.38`") == 1  # not again under Warnings
     assert "the run is short (`short-run`)" in text_of(msg)
 
 

@@ -30,6 +30,7 @@ from workers.render import fmt_bytes, fmt_hours, fmt_rate, fmt_usd
 from workers.sizing.requirements import Mitigation
 from workers.slack import grammar
 from workers.slack.defaults import DEFAULT_PRECISION
+from workers.slack.wording import slack_words
 
 # Slack's documented limits (docs.slack.dev/reference/block-kit/blocks): 50 blocks a message,
 # 3000 characters of section text, 2000 per section field, 150 for a header.
@@ -125,7 +126,7 @@ def top_step_line(requirements: Mapping[str, Any], top: Mapping[str, Any]) -> st
 
 
 def _warning_lines(warnings: Sequence[Mapping[str, Any]]) -> list[str]:
-    return [f"{w.get('message', '')} (`{w.get('code', '')}`)" for w in warnings]
+    return [f"{slack_words(str(w.get('message', '')))} (`{w.get('code', '')}`)" for w in warnings]
 
 
 def _plan_lines(plan: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -271,7 +272,7 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
         plan = result.get("plan") or requirements.get("mitigations") or []
         fallback = f"{title}: {'nothing fits' if plan else 'no option'} within the constraints"
         blocks.append(_section(f":no_entry: *{'Nothing fits' if plan else 'No option'}* within the constraints."
-                               + "".join(f"\n{escape_text(str(w.get('message', '')))}" for w in relax)))
+                               + "".join(f"\n{slack_words(escape_text(str(w.get('message', ''))))}" for w in relax)))
         if plan:
             blocks.append(_bullets(_plan_lines(plan), title="Out-of-memory plan"))
         rejected = [f"{r.get('instance_type', '')}: {r.get('reason', '')}"
