@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_slack_phrases import parse
-from workers.slack.grammar import CommandError
+from tests.test_slack_phrases import PRESET_WORDS, parse
+from workers.slack.grammar import CommandError, parse_command
 
 
 def test_a_count_the_user_gives_wins_over_the_data_sets() -> None:
@@ -204,3 +204,14 @@ def test_peft_quantization_models_and_gpu_hours_are_read() -> None:
     assert parse("what gpu should i buy for fine-tuning 7b models").spec["constraints"]["providers"] == ["onprem"]
     assert parse("how many a100 hours to pretrain gpt2 xl on 40b tokens").spec["dataset"]["samples"] == 39_062_500
     assert parse("fine-tune llama 3 8b within 36 hours").spec["constraints"]["deadline_hours"] == 36.0
+
+
+def test_a_rig_of_cards_glue_a_small_gpt_and_sixteen_bits_are_read() -> None:
+    # '2x3090' and 'rig', 'glue', 'small gpt', '16 bit' and 'tell' were unknown words
+    rig = parse_command("fine-tune llama 3 8b on my 2x3090 rig", presets=PRESET_WORDS, gpus=("rtx-3090", "t4"))
+    assert rig.spec["constraints"]["owned_gpus"] == [{"gpu": "rtx-3090", "count": 2}]
+    glue = parse("fine-tune bert-base-uncased on glue")  # GLUE's eight training sets, WNLI left out, as BERT ran them
+    assert glue.spec["dataset"]["samples"] == 949_098 and glue.spec["training"]["sequence_length"] == 128
+    assert parse("train a small gpt on 100m tokens").spec["model"]["preset"] == "gpt2"
+    assert parse("fine-tune llama 3 8b with lora, 16 bit, 2 epochs").spec["training"]["precision"] == "bf16-mixed"
+    assert parse("fine-tune llama 3 8b and tell me the cost on gcp").spec["objective"] == "cost"

@@ -30,6 +30,9 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     "alpaca": (52_002, None), "dolly": (15_011, None), "dolly-15k": (15_011, None),
     "databricks-dolly-15k": (15_011, None), "gsm8k": (7_473, None),
     "coco": (118_287, None), "mscoco": (118_287, None),  # COCO 2017's train2017 images (Lin et al. 2014), recalled
+    # GLUE's eight tasks' training sets as BERT fine-tuned them, WNLI left out (Wang et al. 2018): MNLI 392,702, QQP
+    # 363,846, QNLI 104,743, SST-2 67,349, CoLA 8,551, STS-B 5,749, MRPC 3,668, RTE 2,490; recalled but MNLI and SST-2
+    "glue": (949_098, None),
     "ffhq": (70_000, None),  # Flickr-Faces-HQ, 70,000 faces at 1024 x 1024 (Karras et al. 2019), recalled
     # ImageNet's full release (fall 2011), 14,197,122 images of 21,841 classes, as ViT pre-trained on it; recalled
     "imagenet-21k": (14_197_122, None), "imagenet21k": (14_197_122, None), "in21k": (14_197_122, None),

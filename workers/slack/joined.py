@@ -16,6 +16,8 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("continued", "pretrain"): "continued-pretrain", ("continual", "pretrain"): "continued-pretrain",
              ("continue", "pretrain"): "continued-pretrain", ("vision", "transformer"): "vit",
              ("pytorch", "lightning"): "pytorch",  # PyTorch Lightning runs PyTorch
+             ("16", "bit"): "bf16", ("32", "bit"): "fp32", ("4", "bit"): "4-bit", ("8", "bit"): "8-bit",  # "16 bit"
+             ("small", "gpt"): "gpt2", ("gpt", "small"): "gpt2",  # "a small gpt": GPT-2 124M, nanoGPT's
              ("flash", "attention"): "flash-attention", ("all", "linear"): "targets=q,k,v,o,mlp",  # QLoRA's all
              ("mixed", "precision"): "fp16",  # PyTorch's autocast on CUDA: float16 unless told bf16
              ("gradient", "accumulation"): "accum", ("grad", "accum"): "accum"}  # "gradient accumulation 16"

@@ -52,7 +52,7 @@ from workers.slack.typed import (
 _DOLLARS_WORDS = ("dollars", "dollar", "usd", "bucks")  # "under 100 dollars": the budget ("budget 200 usd": its unit)
 FILLER = frozenset({
     "a", "an", "the", "with", "on", "for", "and", "or", "using", "use", "of", "to", "at", "from", "in", "into",
-    "please", "pls", "i", "we", "me", "my", "our", "want", "need", "would", "like", "how", "much", "where",
+    "please", "pls", "i", "we", "me", "my", "our", "want", "need", "would", "like", "how", "much", "where", "tell",
     "should", "what", "which", "is", "it", "run", "train", "training", "model", "models", "job", "instances", "hours",
     "instance", "machine", "machines", "node", "can", "do", "does", "will", "be", "about", "around", "per", "tokens",
     "if", "whether", "card", "cards", "way", "best", "costs", "take", "takes", "long", "needed", "many",
@@ -69,7 +69,7 @@ FILLER = frozenset({
     "have", "has", "own", "got",  # "we have a100s" (a family, no one card: the GPUs to rank on)
     "w/",  # "w/ qlora"
     "layers", "modules",  # "lora on all linear layers"
-    "speed", "worth", "benefit", "gain", "pay", "pays", "off", "handle",  # "will 4 gpus speed up", "can a t4 handle"
+    "speed", "worth", "benefit", "gain", "pay", "pays", "off", "handle", "rig", "box", "workstation", "show",
     *_DOLLARS_WORDS,
 })
 # setting words that are also plain nouns of a question ("what gpu do I need"): dropped when no value follows
@@ -125,7 +125,7 @@ def _clean(word: str) -> str:
     return word[:-1] if word.endswith(".") and not _NUMBER.match(word) else word
 
 
-_GPU_COUNT = re.compile(r"(\d{1,4})x?(?:(?<=x)([a-z].*))?")  # "4", "4x", "4xa100"
+_GPU_COUNT = re.compile(r"(\d{1,4})x?(?:(?<=x)([a-z0-9].*))?")  # "4", "4x", "4xa100", "2x3090"
 
 
 def _is_number(word: str) -> bool:
