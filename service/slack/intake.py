@@ -28,6 +28,7 @@ from workers.slack.blocks import Message, render_error, render_help
 from workers.slack.corpus import words_as_tokens
 from workers.slack.grammar import Command, CommandError, describe_errors, parse_command
 from workers.slack.machines import machine_words
+from workers.slack.prices import priced_cards, render_prices
 from workers.slack.rl import rl_words
 from workers.slack.settings import SlackSettings
 from workers.tasks.problems import Unavailable
@@ -102,6 +103,8 @@ def _acknowledge(form: Mapping[str, str], settings: SlackSettings) -> dict[str, 
                                 no_bf16=[gpu.slug for gpu in cards if not has_bf16(gpu)])
         command = replace(command, defaults_used=(*machines, *played, *counted, *command.defaults_used))
     except CommandError as error:
+        if priced := priced_cards(text, gpus):  # "how much does an h100 cost per hour": no job, a card's price
+            return ephemeral(render_prices(priced, catalog, title=_title(text)))
         return ephemeral(render_error("gpugauge did not understand that", problems=error.problems))
     if command.kind == "help":
         return ephemeral(render_help(presets=tuple(PRESETS), gpus=gpus))
