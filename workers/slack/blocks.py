@@ -298,11 +298,12 @@ def fix_words(fix: Mitigation) -> str:
             "the plan below)")
 
 
-def _fit_block(entry: Mapping[str, Any], fix: str = "") -> SectionBlock:
+def _fit_block(entry: Mapping[str, Any], fix: str = "", largest: int | None = None) -> SectionBlock:
     fits = bool(entry.get("fits"))
     mark = ":white_check_mark: fits" if fits else ":x: does not fit" + (" as given" if fix else "")
+    most = f"; the largest batch that fits is {largest:,} per GPU, all else as given" if largest else ""
     text = (f"*{entry.get('gpu_count', 1)} × {entry['gpu']}*: {mark}, "
-            f"{fmt_bytes(entry.get('gpu_memory_bytes', 0))} per GPU" + (f"; {fix}" if fix else ""))
+            f"{fmt_bytes(entry.get('gpu_memory_bytes', 0))} per GPU" + (f"; {fix}" if fix else "") + most)
     hours = entry.get("training_hours") or 0.0
     fields = [f"*Per iteration*\n{entry.get('iteration_ms', 0.0):,.1f} ms",
               f"*Throughput*\n{fmt_rate(entry.get('throughput_samples_per_s', 0.0))} samples/s",
@@ -312,13 +313,14 @@ def _fit_block(entry: Mapping[str, Any], fix: str = "") -> SectionBlock:
     return _section(text, fields=fields)
 
 
-def render_fit(requirements: Mapping[str, Any], *, title: str, fixes: Mapping[str, str] | None = None) -> Message:
+def render_fit(requirements: Mapping[str, Any], *, title: str, fixes: Mapping[str, str] | None = None,
+               largest: Mapping[str, int] | None = None) -> Message:
     """Render whether a job fits the asked GPUs and how long an iteration takes on each; `fixes`: for a card the job
-    as given does not fit, the change of its plan that fits it, in words."""
+    as given does not fit, the change of its plan that fits it, in words; `largest`: each card's largest batch."""
     per_gpu: Sequence[Mapping[str, Any]] = requirements.get("per_gpu") or []
-    fixes = fixes or {}
+    fixes, largest = fixes or {}, largest or {}
     blocks: list[Block] = [_header(f"gpugauge fit · {title}"), _section(memory_lines(requirements))]
-    blocks += [_fit_block(e, fixes.get(e["gpu"], "")) for e in per_gpu]
+    blocks += [_fit_block(e, fixes.get(e["gpu"], ""), largest.get(e["gpu"])) for e in per_gpu]
     if any(not e.get("fits") for e in per_gpu) and requirements.get("mitigations"):
         blocks.append(_bullets(_plan_lines(requirements["mitigations"]), title="Out-of-memory plan"))
     if requirements.get("warnings"):

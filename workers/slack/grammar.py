@@ -29,6 +29,7 @@ from workers.schemas.humanize import parse_count, sequence_count
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import PRESET_WORDS, find_preset
 from workers.slack.defaults import (
+    as_fit,
     choice,
     comma_list,
     counted_gpus,
@@ -322,9 +323,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
     if not words or words[0] in ("?", "-h", "--help") or (words[0] == "help" and len(words) < 3):  # "help me"
         return Command(kind="help")
     asked = [w.rstrip("?!.,") for w in words]
-    if words[0] != "fit" and ("fit" in asked or "fits" in asked):  # "does llama-7b fit on a t4?"
-        at = asked.index("fit") if "fit" in asked else asked.index("fits")
-        words = ["fit", *words[:at], *words[at + 1:]]
+    words = as_fit(words, asked)  # "does llama-7b fit on a t4?", "what batch size can i use for resnet50 on a v100"
     fit = words[0] == "fit"
     builder = _Builder(presets=presets, gpus=gpus, fit=fit, said_on={b for a, b in pairwise(asked) if a == "on"})
     said, image, assumed = normalize(words[1:] if fit else words, presets=presets, gpus=gpus, flags=FLAGS)

@@ -24,6 +24,7 @@ from workers.schemas import RequirementsSchema
 from workers.schemas.specs import flatten_errors, load_job
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpus
+from workers.sizing.largest_batch import largest_batch
 from workers.sizing.requirements import Requirements
 from workers.slack.blocks import Message, fix_words, render_error, render_fit, render_recommendation
 from workers.slack.delivery import DeliveryError, deliver
@@ -39,6 +40,7 @@ SLACK_TASK = "gpugauge.slack.answer"
 # How long an answer waits for the shared recommendation job another worker is running before running
 # it here: well inside the task's soft time limit (TASK_SOFT_TIME_LIMIT_S, 100 s) and Slack's 30 minutes.
 SLACK_JOB_WAIT_S = 30.0
+MOST_BATCH_SEARCHES = 4  # a fit answer's largest batch, for its first cards (each search sizes the job ~15 times)
 
 
 # A post Slack did not take, or a lost Redis, can heal; everything else is answered once.
@@ -65,8 +67,10 @@ def answer_command(command: Mapping[str, Any]) -> Message:
     if command["kind"] == "fit":
         requirements = estimate_on_gpus(job, catalog.gpus, slugs=command["gpus"],
                                         gpu_count=int(command["gpu_count"]), calibration=calibration)
+        largest = {row.gpu: largest_batch(job, catalog.gpus, slug=row.gpu, gpu_count=row.gpu_count)
+                   for row in requirements.per_gpu[:MOST_BATCH_SEARCHES]}  # "what batch size can i use on a v100"
         return render_fit(RequirementsSchema().dump(requirements), title=command["title"],
-                          fixes=fit_fixes(requirements, catalog.gpus))
+                          fixes=fit_fixes(requirements, catalog.gpus), largest=largest)
     # The API's shared job for this spec: read when done, waited for when another worker runs it, else
     # run here and recorded on it (workers/tasks/recommend.py); an identical API request shares it.
     check_recommendable(job, catalog)
