@@ -101,3 +101,12 @@ def freshness_warnings(
                 )
             )
     return tuple(warnings)
+
+
+def prices_dated_words(prices_as_of: str) -> str:
+    """Return how a catalog's prices are dated, for a title: "prices as of 2026-07-30" (the oldest), or where some
+    carry no date "prices partly undated (each option says its own date)", never "as of unknown"."""
+    if prices_as_of == UNKNOWN:
+        return "prices partly undated (each option says its own date)"
+    return f"prices as of {prices_as_of}"
+

@@ -55,3 +55,10 @@ def test_the_top_options_own_old_price_is_said_where_undated_rows_keep_the_catal
     assert f"({top.instance_type}, {top.pricing.value}, {top.region}) is from 2026-07-30, 129 days ago" in said
     fresh = recommend(job, catalog, today=date(2026, 8, 30))
     assert "top-price-stale" not in [w.code for w in fresh.requirements.warnings]
+
+
+def test_a_title_says_prices_are_partly_undated_never_as_of_unknown() -> None:
+    from catalog.freshness import UNKNOWN, prices_dated_words
+
+    assert prices_dated_words("2026-07-30") == "prices as of 2026-07-30"
+    assert prices_dated_words(UNKNOWN) == "prices partly undated (each option says its own date)"

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from catalog.freshness import prices_dated_words
 from catalog.loader import load_catalog
 from service.commands.common import CliError, fail, job_title, print_json, working
 from service.commands.common import console as make_console
@@ -152,7 +153,7 @@ def _natural_width(headers: list[str], rows: list[list[str]]) -> int:
 
 def _build(rec: Recommendation, headers: list[str], rows: list[list[str]], *, wide: bool) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False,
-                  title=f"Options (catalog {rec.catalog_version}, prices as of {rec.prices_as_of}; "
+                  title=f"Options (catalog {rec.catalog_version}, {prices_dated_words(rec.prices_as_of)}; "
                         "* = on the cost/time Pareto front)")
     widths = _column_widths(headers, rows)
     for header, col_width in zip(headers, widths, strict=True):

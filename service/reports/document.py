@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.freshness import PRICE_WARNING_CODES
+from catalog.freshness import PRICE_WARNING_CODES, prices_dated_words
 from workers.render import fmt_bytes, fmt_hours, fmt_usd
 from workers.review.words import advice_message, limit_text, pick_message
 
@@ -264,7 +264,7 @@ def warnings_section(p: Payload) -> Section | None:
 def build_document(p: Payload) -> Document:
     """Lay a dumped review out as a document of sections."""
     catalog = p["catalog"]
-    subtitle = f"Catalog {catalog['version']}, prices as of {catalog['prices_as_of']}; providers: " + \
+    subtitle = f"Catalog {catalog['version']}, {prices_dated_words(catalog['prices_as_of'])}; providers: " + \
         ", ".join(p["providers"])
     parts: Sequence[Section | None] = (
         summary_section(p), jobs_section(p), teams_section(p), sweeps_section(p), ownership_section(p),

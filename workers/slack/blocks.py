@@ -23,6 +23,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from catalog.freshness import prices_dated_words
 from catalog.gpu_names import model_word
 from workers.ranking.recommendation import StrategyChoice
 from workers.ranking.strategy_words import strategy_text
@@ -287,8 +288,8 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
     catalog = result.get("catalog") or {}
     if catalog:
         legend = " · ★ on the cost/time Pareto front" if any(o.get("pareto") for o in options[:top]) else ""
-        blocks.append(_context(f"catalog {catalog.get('version', '?')}, prices as of "
-                               f"{catalog.get('prices_as_of', '?')}{legend}"))
+        blocks.append(_context(f"catalog {catalog.get('version', '?')}, "
+                               f"{prices_dated_words(str(catalog.get('prices_as_of', '?')))}{legend}"))
     return message(fallback, blocks)
 
 
