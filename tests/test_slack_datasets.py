@@ -215,3 +215,19 @@ def test_a_rig_of_cards_glue_a_small_gpt_and_sixteen_bits_are_read() -> None:
     assert parse("train a small gpt on 100m tokens").spec["model"]["preset"] == "gpt2"
     assert parse("fine-tune llama 3 8b with lora, 16 bit, 2 epochs").spec["training"]["precision"] == "bf16-mixed"
     assert parse("fine-tune llama 3 8b and tell me the cost on gcp").spec["objective"] == "cost"
+
+
+def test_a_resnet_code_llama_each_custom_and_a_deadline_of_days_are_read() -> None:
+    # 'resnet', 'codellama', 'each', 'custom' and 'days' (after "a deadline of 2") were refused
+    resnet = parse("train a resnet on imagenet")
+    assert resnet.defaults_used[0].startswith("resnet: sized as resnet50, ResNet-50")
+    assert parse("fine-tune llama 3 8b on 10k samples of 4096 tokens each").spec["dataset"]["samples"] == 10_000
+    assert parse("fine-tune bert on a custom dataset of 5k sentences").spec["dataset"]["samples"] == 5_000
+    assert parse("train resnet50 on imagenet with a deadline of 2 days").spec["constraints"]["deadline_hours"] == 48.0
+    assert parse("train resnet50 deadline 36h").spec["constraints"]["deadline_hours"] == 36.0
+
+
+def test_code_llama_is_llama_2s_layers() -> None:
+    from workers.sizing.presets.registry import find_preset
+
+    assert find_preset("codellama-7b").name == "llama2-7b" and find_preset("CodeLlama-13b-hf").name == "llama2-13b"

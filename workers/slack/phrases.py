@@ -67,8 +67,7 @@ FILLER = frozenset({
     "classifier", "classification", "segmentation",  # "a classifier ... with resnet18", "a unet for segmentation"
     "tabular", "structured", "code", "sentiment", "analysis",  # "rows of tabular data", "for sentiment analysis"
     "have", "has", "own", "got",  # "we have a100s" (a family, no one card: the GPUs to rank on)
-    "w/",  # "w/ qlora"
-    "layers", "modules",  # "lora on all linear layers"
+    "w/", "layers", "modules", "each", "custom",  # "w/ qlora", "lora on all linear layers", "of 4096 tokens each"
     "speed", "worth", "benefit", "gain", "pay", "pays", "off", "handle", "rig", "box", "workstation", "show",
     *_DOLLARS_WORDS,
 })
@@ -255,9 +254,10 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             counted = (word in NOUN_SETTINGS and j + 1 < len(said) and _is_number(said[j])
                        and said[j + 1] in COUNT_WORDS and not (j + 2 < len(said) and _is_number(said[j + 2])))
             if j < len(said) and "=" not in said[j] and not _known(said[j], presets) and not counted:
-                value = said[j].replace(",", "") if _is_number(said[j]) else said[j]
+                took = duration_at(said, j) if SETTING_WORDS[word] == "deadline" else None  # "a deadline of 2 days"
+                value = took[0] if took else said[j].replace(",", "") if _is_number(said[j]) else said[j]
                 out.append(f"{SETTING_WORDS[word]}={value}")
-                i = j
+                i = j + (took[1] - 1 if took else 0)
             elif word not in NOUN_SETTINGS and word not in FILLER:  # "1024 sequence length"
                 out.append(word)
         elif _is_number(word) and nxt == "tokens" and _count(word) >= TOTAL_TOKENS_FROM:

@@ -130,8 +130,11 @@ CONFIG_PRESETS: dict[str, tuple[dict[str, Any], str, int, str, tuple[str, ...], 
         "131072)"),
 }
 # Checkpoints with another model's layers, as their cards say: DeepSeek-R1's distillations into Llama 3.1 8B, Llama
-# 3.3 70B and Qwen2.5 7B / 14B / 32B (the 1.5B's untied head differs from Qwen2.5-1.5B's: not aliased).
-SAME_LAYERS = {"deepseek-r1-distill-llama-8b": "llama3-8b", "deepseek-r1-distill-8b": "llama3-8b",
+# 3.3 70B and Qwen2.5 7B / 14B / 32B (the 1.5B's untied head differs from Qwen2.5-1.5B's: not aliased); Code Llama 7B
+# and 13B, Llama 2's layers with 16 more vocabulary rows (32016: 0.002% of the weights).
+SAME_LAYERS = {"codellama-7b": "llama2-7b", "code-llama-7b": "llama2-7b", "codellama-13b": "llama2-13b",
+               "code-llama-13b": "llama2-13b",
+               "deepseek-r1-distill-llama-8b": "llama3-8b", "deepseek-r1-distill-8b": "llama3-8b",
                "deepseek-r1-distill-llama-70b": "llama3-70b", "deepseek-r1-distill-qwen-7b": "qwen2.5-7b",
                "deepseek-r1-distill-qwen-14b": "qwen2.5-14b", "deepseek-r1-distill-qwen-32b": "qwen2.5-32b"}
 

@@ -89,7 +89,7 @@ def _resnet(depth: int, params: int, gflops: float) -> Preset:
         Published(params, round(gflops * 1e9), TORCHVISION.format(f"ResNet{depth}_Weights")),
         input_shape=(3, 224, 224),
         # "train a cnn": the CNN most trained from scratch today, told back (workers/slack/defaults.py GENERIC_NAMES)
-        aliases=(f"resnet-{depth}", f"resnet_{depth}", *(("cnn", "convnet") if depth == 18 else ())),
+        aliases=(f"resnet-{depth}", f"resnet_{depth}", *{18: ("cnn", "convnet"), 50: ("resnet",)}.get(depth, ())),
         recipe_epochs=TORCHVISION_EPOCHS,
     )
 
