@@ -231,3 +231,12 @@ def test_code_llama_is_llama_2s_layers() -> None:
     from workers.sizing.presets.registry import find_preset
 
     assert find_preset("codellama-7b").name == "llama2-7b" and find_preset("CodeLlama-13b-hf").name == "llama2-13b"
+
+
+def test_stories_and_a_run_for_a_week_are_read() -> None:
+    # 'stories' and "for 1 week" were unknown words; "for 90 epochs" stays the epochs
+    assert parse("fine-tune gpt2 medium on 5k stories").spec["dataset"]["samples"] == 5_000
+    week = parse("train bert base on 16 v100s for 1 week")
+    assert week.spec["constraints"]["deadline_hours"] == 168.0 and week.spec["constraints"]["max_gpus"] == 16
+    epochs = parse("train resnet50 on imagenet for 90 epochs")
+    assert epochs.spec["training"]["epochs"] == 90 and "deadline_hours" not in epochs.spec.get("constraints", {})

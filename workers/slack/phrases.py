@@ -83,12 +83,12 @@ SETTING_WORDS = {
     "optimizer": "optimizer", "region": "region", "top": "top", "accum": "accum", "targets": "targets",
 }
 _SKIPPED_AFTER_SETTING = {"size", "length", "len", "of", "is", "=", ":"}  # "batch size 64", "seq length 2048"
-# words that name a count, written after it ("90 epochs", "50k samples")
-COUNT_WORDS = {
+COUNT_WORDS = {  # words that name a count, written after it ("90 epochs", "50k samples")
     "epoch": "epochs", "epochs": "epochs", "gpu": "gpus", "gpus": "gpus",  # "100k conversations", "50k tweets"
     **dict.fromkeys(("sample", "samples", "examples", "images", "sequences", "rows", "records", "sentences",
                      "conversations", "documents", "dialogues", "prompts", "pairs", "questions", "reviews", "photos",
-                     "texts", "tweets", "posts", "emails", "articles", "tickets"), "samples"),
+                     "texts", "tweets", "posts", "emails", "articles", "tickets", "stories", "messages", "books",
+                     "papers", "captions"), "samples"),
     "tokens": "seq", "context": "seq", "seq": "seq", "sequence": "seq",  # "4k context", "2048 seq len"
 }
 _DESCRIBED_NOUNS = frozenset(w for w, count in COUNT_WORDS.items() if count == "samples")  # "50k labeled examples"
@@ -97,7 +97,7 @@ _DESCRIBED_NOUNS = frozenset(w for w, count in COUNT_WORDS.items() if count == "
 TOTAL_TOKENS_FROM = 1_000_000
 TOKENS_NEED_SEQ = "tokens-need-seq"  # tokens-need-seq:N: the grammar makes N tokens samples by the context
 OWNER_WORDS = frozenset({"my", "our", "have", "own", "got"})  # "on my 4090", "we have 2 a6000s", "i have a 4090"
-_TIME_LEADS = {"within", "in", "by", "under", "to", "max"}  # "to": "up to 2 days"
+_TIME_LEADS = {"within", "in", "by", "under", "to", "max", "for"}  # "to": "up to 2 days"; "for 1 week": its time
 _BUDGET_LEADS = {"under", "below", "max", "within", "budget"}
 SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": "fine-tune",
             "pretraining": "pretrain", "pre-train": "pretrain", "pre-training": "pretrain",
