@@ -51,3 +51,14 @@ def test_a_count_written_apart_from_its_x_is_joined(shipped: Catalog) -> None:
     assert machine_words("a unet on 2000 512 x 512 images", shipped.instances)[0] == "a unet on 2000 512x512 images"
     _, _, count, gpus = _parse("does mistral 7b qlora fit on 2 x t4", shipped)
     assert count == 2 and gpus == ("t4",)
+
+
+def test_cards_said_as_nodes_are_machines_of_eight_and_a_regions_family_is_its_regions() -> None:
+    # "on 2 h100 nodes" ('nodes'), "in us-east" and "on v100s" (the V100S, a card the catalog lacks) were refused
+    from catalog.loader import load_catalog
+    from tests.test_slack_phrases import parse
+
+    nodes = parse(machine_words("fine-tune llama 3 70b on 2 h100 nodes", load_catalog().instances)[0])
+    assert nodes.spec["constraints"]["max_gpus"] == 16 and "h100-sxm" in nodes.spec["constraints"]["gpus"]
+    assert parse("fine-tune bert on 100k samples in us-east").spec["constraints"]["regions"] == ["us-east*"]
+    assert "v100-16gb" in parse("train resnet50 on v100s").spec["constraints"]["gpus"]

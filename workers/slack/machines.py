@@ -10,8 +10,10 @@ written apart from its card ("2 x t4") is joined.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Collection, Iterable
 
+from catalog.gpu_names import gpu_name_matches
 from catalog.types import InstanceType
 
 _ARTICLES = frozenset({"a", "an", "one"})
@@ -23,10 +25,11 @@ OTHER_CLOUDS = frozenset({"azure", "runpod", "coreweave", "lambda", "lambdalabs"
 
 def machine_words(text: str, instances: Iterable[InstanceType]) -> tuple[str, tuple[str, ...]]:
     """Return the text with each machine type said by name made its GPUs, count and cloud, and what was read."""
+    instances = tuple(instances)
     names = {i.instance_type.lower(): i for i in instances if i.gpu_count > 0}
     out: list[str] = []
     told: list[str] = []
-    for word in _joined_times(text).split():
+    for word in _card_nodes(_joined_times(text), {i.gpu for i in instances}).split():
         bare = word.lower().strip(_PUNCTUATION)
         if bare in OTHER_CLOUDS:
             if out and out[-1].lower() in ("on", "in", "at", "via", "with"):
@@ -63,3 +66,17 @@ def _joined_times(text: str) -> str:
         out.append(words[at])
         at += 1
     return " ".join(out)
+
+
+_CARD_NODES = re.compile(r"\b(\d{1,3}) ([a-z0-9-]+) (nodes?)\b", re.IGNORECASE)
+
+
+def _card_nodes(text: str, cards: Collection[str]) -> str:
+    """Return the text with "N <card> nodes" said as "N nodes of <card>" ("2 h100 nodes": two machines of eight H100,
+    as "2 nodes of h100" reads), where the word between names a card the clouds rent."""
+    def said(match: re.Match[str]) -> str:
+        named = gpu_name_matches(match[2], cards)
+        return f"{match[1]} {match[3]} of {match[2]}" if named else match[0]
+
+    return _CARD_NODES.sub(said, text)
+

@@ -107,7 +107,7 @@ SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": 
             "ec2": "aws", "gce": "gcp", "peft": "lora",  # Hugging Face PEFT: LoRA, the method people mean by it
             "scratch": "pretrain", "sft": "fine-tune",  # supervised fine-tuning (TRL's SFTTrainer)
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
-            "sixteen": "16"}
+            "sixteen": "16", "v100s": "v100"}  # "on v100s": plural, the V100S card being no catalog's
 BUY_WORDS = frozenset({"buy", "buying", "purchase"})  # the purchase question (providers onprem; "or rent": the clouds)
 _SIZE = re.compile(r"^\d+(\.\d+)?[kmgtp]i?b$")  # "2gb", "1.5tb", "500GiB": a size, the data's when "data" follows
 _DATA_WORDS = frozenset({"data", "dataset", "corpus"})

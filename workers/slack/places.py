@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-CONTINENTS = {"europe": "eu-*,europe-*", "eu": "eu-*,europe-*", "asia": "ap-*,asia-*", "us": "us-*", "usa": "us-*"}
+CONTINENTS = {"europe": "eu-*,europe-*", "eu": "eu-*,europe-*", "asia": "ap-*,asia-*", "us": "us-*", "usa": "us-*",
+              # a region's family said without its number ("in us-east"): AWS us-east-1, -2 and GCP us-east1, 4, 5
+              "us-east": "us-east*", "us-west": "us-west*", "us-central": "us-central*",
+              "eu-west": "eu-west*,europe-west*"}
 
 # city or country -> the AWS and GCP regions there
 _PLACES: dict[str, tuple[str, ...]] = {
