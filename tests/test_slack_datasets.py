@@ -240,3 +240,12 @@ def test_stories_and_a_run_for_a_week_are_read() -> None:
     assert week.spec["constraints"]["deadline_hours"] == 168.0 and week.spec["constraints"]["max_gpus"] == 16
     epochs = parse("train resnet50 on imagenet for 90 epochs")
     assert epochs.spec["training"]["epochs"] == 90 and "deadline_hours" not in epochs.spec.get("constraints", {})
+
+
+def test_a_hedged_duration_trillions_and_an_autoencoder_are_read() -> None:
+    # "for about 3 hours", "2 trillion tokens" and "an autoencoder" were refused
+    assert parse("fine-tune llama 3 8b with lora for about 3 hours").spec["constraints"]["deadline_hours"] == 3.0
+    assert parse("fine-tune llama 3 8b within roughly 2 days").spec["constraints"]["deadline_hours"] == 48.0
+    assert parse("pretrain a 7b model on 2 trillion tokens").spec["dataset"]["samples"] == 2 * 10**12 // 2048
+    encoder = parse("train an autoencoder on mnist")
+    assert encoder.defaults_used[0].startswith("autoencoder: sized as vae-mnist")

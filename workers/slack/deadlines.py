@@ -12,6 +12,7 @@ from catalog.units import parse_duration_hours
 # A deadline said as a time of day: "by tomorrow" is a day from now, "overnight" twelve hours.
 RELATIVE_DEADLINES = {"tomorrow": 24, "overnight": 12}
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+HEDGES = frozenset({"about", "around", "roughly", "approximately", "~"})  # "within about 2 days": its 2 days
 UNTIL = frozenset({"by", "before", "until", "till"})  # "by friday": a weekday is a deadline only after one of these
 _NUMBER = re.compile(r"^\d[\d,]*(\.\d+)?$")
 
@@ -23,6 +24,10 @@ def clock() -> datetime:
 def duration_at(said: list[str], at: int) -> tuple[str, int] | None:
     """Read a duration at said[at] ("2d", "2 days", "36 hours"), as the grammar's deadline= parser does; return its
     text and the words it took. A unit is needed: "in 2" is no deadline."""
+    hedged = 0
+    while at + hedged < len(said) and said[at + hedged] in HEDGES:  # "for about 3 hours": the 3 hours
+        hedged += 1
+    at += hedged
     if at >= len(said):
         return None
     first = said[at]
@@ -36,7 +41,7 @@ def duration_at(said: list[str], at: int) -> tuple[str, int] | None:
             parse_duration_hours(text)
         except ValueError:
             continue
-        return text, used
+        return text, used + hedged
     return None
 
 

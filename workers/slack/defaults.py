@@ -304,7 +304,7 @@ _FAMILY_SIZE = re.compile(r"\d+(\.\d+)?[mb]")  # "a 350m gpt" too: a size beside
 
 # A family's word that one preset stands for ("a gan": the DCGAN), told back which one so that the user can name theirs
 GENERIC_NAMES = frozenset({"gan", "mobilenet", "efficientnet", "effnet", "cnn", "convnet", "transformer", "mlp",
-                           "resnet"})
+                           "resnet", "autoencoder"})
 
 
 def generic_alias(preset: object) -> list[str]:

@@ -23,7 +23,7 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("gradient", "accumulation"): "accum", ("grad", "accum"): "accum"}  # "gradient accumulation 16"
 
 
-SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b"}
+SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b", "trillion": "t"}
 
 
 def joined(said: list[str]) -> list[str]:

@@ -253,7 +253,7 @@ def small_presets(preset: type, published: type) -> list[Any]:
             vae_mnist_layers,
             published(652_824, 650_000, "estimation-methods.md §5 [derived] from pytorch/examples vae/main.py"),
             input_shape=(1, 28, 28),
-            aliases=("vae", "vae-28"),
+            aliases=("vae", "vae-28", "autoencoder"),
             recipe_batch=(128, "pytorch/examples vae/main.py's --batch-size default"),
             recipe_epochs=(10, "mnist", "pytorch/examples vae/main.py's --epochs default"),
         ),
