@@ -351,3 +351,21 @@ def test_recipe_words_and_comparisons_are_read_and_an_eight_bit_base_is_refused_
         parse("fine-tune llama 3 8b in 8-bit")
     assert caught.value.problems == ["8-bit: an 8-bit base (bitsandbytes' LLM.int8) is not sized: say `qlora` for "
                                      "adapters on a 4-bit base or `lora` on a 16-bit one"]
+
+
+@pytest.mark.parametrize(("text", "told"), [
+    ("fine-tune llama 3 8b on 50k samples using trl", "trl: TRL's SFTTrainer"),
+    ("fine-tune llama 3 8b on 50k samples using axolotl", "axolotl: sized as TRL runs"),
+    ("train resnet50 on imagenet with mixed precision and channels last", "channels last: not modelled apart"),
+    ("train resnet50 on imagenet with torch.compile", "torch.compile: not modelled"),
+    ("train bert from scratch with the mlm objective on 10b tokens", "mlm: an encoder pre-trained from scratch"),
+    ("fine-tune llama 3 8b, warmup 100 steps, cosine schedule", "learning-rate schedule: it changes no memory"),
+    ("fine-tune llama 3 8b with lora on 5k samples and evaluate every epoch", "evaluation: not counted here"),
+])
+def test_recipe_words_are_told_back_with_what_they_change(text: str, told: str) -> None:
+    # each was refused as unknown words
+    assert any(t.startswith(told) for t in parse(text).defaults_used)
+
+
+def test_a_learning_rate_said_in_words_is_the_runs() -> None:
+    assert parse("fine-tune llama 3 8b with a learning rate of 2e-4").spec["training"]["learning_rate"] == 2e-4

@@ -18,6 +18,8 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("pytorch", "lightning"): "pytorch",  # PyTorch Lightning runs PyTorch
              ("16", "bit"): "bf16", ("32", "bit"): "fp32", ("4", "bit"): "4-bit", ("8", "bit"): "8-bit",  # "16 bit"
              ("small", "gpt"): "gpt2", ("gpt", "small"): "gpt2",  # "a small gpt": GPT-2 124M, nanoGPT's
+             ("learning", "rate"): "lr", ("channels", "last"): "channels-last", ("every", "epoch"): "",
+             ("mlm", "objective"): "mlm", ("masked", "lm"): "mlm",
              ("flash", "attention"): "flash-attention", ("all", "linear"): "targets=q,k,v,o,mlp",  # QLoRA's all
              ("mixed", "precision"): "fp16",  # PyTorch's autocast on CUDA: float16 unless told bf16
              ("gradient", "accumulation"): "accum", ("grad", "accum"): "accum"}  # "gradient accumulation 16"
@@ -36,7 +38,7 @@ def joined(said: list[str]) -> list[str]:
             out[-1] = TWO_WORDS[(out[-1], word)]
         else:
             out.append(word)
-    return out
+    return [word for word in out if word]  # a pair joined to nothing ("every epoch") leaves no word
 
 
 MEDIA_WORDS = frozenset({"text", "images", "photos", "audio", "video", "files", "jpegs"})  # "2tb of images"

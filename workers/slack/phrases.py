@@ -155,7 +155,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             out.append(word)
         elif word in SIZED_ALREADY:  # "with flash attention", "packing", "alpha 32": nothing to size differently
             told.append(SIZED_ALREADY[word])
-            i += word in ("alpha", "dropout") and _is_number(nxt)
+            i += (word in ("alpha", "dropout", "warmup") and _is_number(nxt)) + (said[i + 2:i + 3] == ["steps"])
         elif word in CURRENCY or (_is_number(word) and nxt in CURRENCY):  # "€500", "50 euros": refused, said why
             out.append(word if word in CURRENCY else nxt)
             i += 1 if word not in CURRENCY or _is_number(nxt) else 0

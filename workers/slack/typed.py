@@ -63,6 +63,16 @@ SIZED_ALREADY = {
     "unsloth": "unsloth: sized as Hugging Face TRL runs the same fine-tune; Unsloth's own kernels and offloaded "
                "checkpoints need less memory and time than that (not modelled)",
     "alpha": "lora alpha: it scales the adapters' update; no memory or time",
+    **dict.fromkeys(("trl", "sfttrainer"), "trl: TRL's SFTTrainer is how a fine-tune is sized already"),
+    "axolotl": "axolotl: sized as TRL runs the same fine-tune (Axolotl drives transformers and PEFT)",
+    "mlm": "mlm: an encoder pre-trained from scratch is sized with its masked-LM head already",
+    **dict.fromkeys(("warmup", "cosine", "schedule", "scheduler"),
+                    "learning-rate schedule: it changes no memory or time"),
+    "torch.compile": "torch.compile: not modelled, the time is eager PyTorch's (compiling fuses element-wise ops and "
+                     "is often faster)",
+    "channels-last": "channels last: not modelled apart, the time is the layout-neutral model's (cuDNN's NHWC kernels "
+                     "often speed up 16-bit convolutions)",
+    "evaluate": "evaluation: not counted here (the API's training.eval_every_epochs counts its passes)",
     "dropout": "dropout: a model's own is in its layers (a preset's are); LoRA's (PEFT's lora_dropout) is not sized: "
                "it keeps a dropped copy of each adapted layer's input, more activation memory without checkpointing",
 }
