@@ -249,3 +249,12 @@ def test_a_hedged_duration_trillions_and_an_autoencoder_are_read() -> None:
     assert parse("pretrain a 7b model on 2 trillion tokens").spec["dataset"]["samples"] == 2 * 10**12 // 2048
     encoder = parse("train an autoencoder on mnist")
     assert encoder.defaults_used[0].startswith("autoencoder: sized as vae-mnist")
+
+
+def test_squad_two_and_a_budget_said_as_less_than_are_read() -> None:
+    # "squad v2" ('v2'), "could i ... for less than $50" ('could', 'less', 'than') were refused
+    two = parse("fine-tune bert-large-uncased on squad v2")
+    assert two.spec["dataset"]["samples"] == 130_319 and two.spec["training"]["epochs"] == 2
+    assert two.spec["training"]["sequence_length"] == 384
+    assert parse("could i train resnet50 on imagenet for less than $50").spec["constraints"]["budget_usd"] == 50.0
+    assert parse("fine-tune bert on sst2").spec["dataset"]["samples"] == 67_349

@@ -25,7 +25,8 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     "svhn": (73_257, (3, 32, 32)),
     "mnist": (60_000, None), "fashion-mnist": (60_000, None), "fashionmnist": (60_000, None),
     "celeba": (202_599, None),
-    "squad": (87_599, None), "imdb": (25_000, None), "sst2": (67_349, None), "sst-2": (67_349, None),
+    "squad": (87_599, None), "squad-v2": (130_319, None),  # SQuAD 2.0's training questions: recalled
+    "imdb": (25_000, None), "sst2": (67_349, None), "sst-2": (67_349, None),
     "mnli": (392_702, None), "multinli": (392_702, None),
     "alpaca": (52_002, None), "dolly": (15_011, None), "dolly-15k": (15_011, None),
     "databricks-dolly-15k": (15_011, None), "gsm8k": (7_473, None),
@@ -54,10 +55,11 @@ TOKEN_SETS = {"openwebtext": (9_035_582_198, "OpenWebText's train split in GPT-2
 # Stanford Alpaca's train.py (tatsu-lab/stanford_alpaca, read 2026-12-06): model_max_length 512, padded to the
 # longest in a batch, so 512 is the most a sample costs.
 DATASET_SEQ = {"alpaca": (512, "Stanford Alpaca's train.py truncates at model_max_length 512"),
-               "squad": (384, "google-research/bert run_squad.py's max_seq_length 384"),
+               **dict.fromkeys(("squad", "squad-v2"), (384, "google-research/bert run_squad.py's max_seq_length 384")),
                # reviews of 230 words on average: GLUE's 128 would cut most; the guide truncates at the model's limit
                "imdb": (512, "transformers' text classification guide (DistilBERT on IMDb) truncates at the model's "
                              "512")}
 # A set whose own recipe trains a given number of epochs: told back where no epochs are said. SQuAD v1.1: the
 # google-research/bert README's run_squad.py runs (BERT-Base and BERT-Large) --num_train_epochs=2.0 (read 2026-12-07)
-DATASET_EPOCHS = {"squad": (2, "google-research/bert run_squad.py's --num_train_epochs=2.0")}
+DATASET_EPOCHS = dict.fromkeys(("squad", "squad-v2"),
+                               (2, "google-research/bert run_squad.py's --num_train_epochs=2.0"))

@@ -55,8 +55,8 @@ FILLER = frozenset({
     "please", "pls", "i", "we", "me", "my", "our", "want", "need", "would", "like", "how", "much", "where", "tell",
     "should", "what", "which", "is", "it", "run", "train", "training", "model", "models", "job", "instances", "hours",
     "instance", "machine", "machines", "node", "can", "do", "does", "will", "be", "about", "around", "per", "tokens",
-    "if", "whether", "card", "cards", "way", "best", "costs", "take", "takes", "long", "needed", "many",
-    "are", "there", "that", "this", "these", "some", "any", "get", "rent", "renting",
+    "if", "whether", "card", "cards", "way", "best", "costs", "take", "takes", "long", "needed", "many", "could",
+    "are", "there", "that", "this", "these", "some", "any", "get", "rent", "renting", "less",  # "less than $50"
     "full", "quantization", "quantized",  # "full fine-tune": every weight trains; "4-bit quantization": qlora
     # "on aws only", "at most 4 gpus", "max 4 gpus", "up to 8 gpus", "on google cloud": the words around a setting
     "only", "most", "max", "maximum", "up", "cloud", "len", "length", "dataset", "corpus", "continued",
@@ -98,7 +98,7 @@ TOTAL_TOKENS_FROM = 1_000_000
 TOKENS_NEED_SEQ = "tokens-need-seq"  # tokens-need-seq:N: the grammar makes N tokens samples by the context
 OWNER_WORDS = frozenset({"my", "our", "have", "own", "got"})  # "on my 4090", "we have 2 a6000s", "i have a 4090"
 _TIME_LEADS = {"within", "in", "by", "under", "to", "max", "for"}  # "to": "up to 2 days"; "for 1 week": its time
-_BUDGET_LEADS = {"under", "below", "max", "within", "budget"}
+_BUDGET_LEADS = {"under", "below", "max", "within", "budget", "than"}  # "for less than $50"
 SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": "fine-tune",
             "pretraining": "pretrain", "pre-train": "pretrain", "pre-training": "pretrain",
             "on-prem": "onprem", "cheapest": "cost", "cheap": "cost", "cheaper": "cost", "fastest": "time",
