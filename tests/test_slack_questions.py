@@ -369,3 +369,15 @@ def test_recipe_words_are_told_back_with_what_they_change(text: str, told: str) 
 
 def test_a_learning_rate_said_in_words_is_the_runs() -> None:
     assert parse("fine-tune llama 3 8b with a learning rate of 2e-4").spec["training"]["learning_rate"] == 2e-4
+
+
+def test_a_family_without_a_preset_said_with_a_size_is_sized_by_its_size_and_told() -> None:
+    # "fine-tune falcon 7b with qlora" was "unknown preset 'falcon'"; the 7B decoder preset stands in, told twice over
+    command = parse("fine-tune falcon 7b with qlora")
+    assert command.spec["model"]["preset"] == "7b"
+    assert command.defaults_used[0].startswith("7b: sized as llama-7b")
+    assert command.defaults_used[1].startswith("falcon: no preset of that family, sized by its size")
+    with pytest.raises(CommandError):  # a size no preset has stays refused: nothing stands in
+        parse("fine-tune yi 34b with qlora")
+    with pytest.raises(CommandError):  # a misspelt preset is not a family
+        parse("fine-tune resnt50 on imagenet")

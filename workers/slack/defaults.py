@@ -316,6 +316,19 @@ def generic_alias(preset: object) -> list[str]:
     return [f"{preset}: sized as {found.name}, {found.description}; name your model for its own"]
 
 
+def family_stand_in(preset: object, problems: list[str]) -> str:
+    """Return the words told back where a model is said as a family the presets lack and a size they have ("falcon
+    7b", "olmo 7b", "bloom 7b": the 7B decoder preset stands in, told by generic_alias); "" where the size is no
+    preset's ("yi 34b") or anything else was refused. The caller drops the family's refusal."""
+    found = _found(preset)
+    unknown = [p.split("'")[1] for p in problems if p.startswith("unknown preset '")]
+    if (found is None or not isinstance(preset, str) or not _SIZE_NAME.fullmatch(preset) or not unknown
+            or len(unknown) != len(problems) or not all(word.replace("-", "").isalnum() for word in unknown)):
+        return ""
+    return (f"{' '.join(unknown)}: no preset of that family, sized by its size (above; its vocabulary and attention "
+            "may differ); the API's model.hf_config sizes its own")
+
+
 def sized_family(first: str, second: str, presets: Collection[str]) -> str | None:
     """Return the one preset two words name as a size and a family, in either order ("a 1b llama": llama3.2-1b, "an
     8b llama": llama3-8b, "qwen 7b": qwen2.5-7b, "a 350m gpt": gpt2-medium), None where they name none or several

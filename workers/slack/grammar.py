@@ -36,6 +36,7 @@ from workers.slack.defaults import (
     default_batch,
     default_epochs,
     default_precision,
+    family_stand_in,
     fill_channels,
     fine_tune_kind,
     fine_tune_sequence,
@@ -335,6 +336,8 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
     spec = builder.finish()
     if "stats" in spec["model"] and builder.problems and all(p.startswith("unknown preset") for p in builder.problems):
         builder.problems, assumed = [], (*assumed, "the model by its statistics (its name is no preset)")  # "whisper"
+    if stand_in := family_stand_in(spec["model"].get("preset"), builder.problems):  # "falcon 7b": a 7B decoder's
+        builder.problems, assumed = [], (*assumed, stand_in)
     preset = spec["model"].get("preset")
     if problem := fill_channels(spec, preset):
         builder.problems.append(problem)
