@@ -136,6 +136,20 @@ def test_when_the_limits_rule_every_option_out_what_to_relax_comes_with_nothing_
     assert "the run is short (`short-run`)" in text_of(msg)
 
 
+def test_a_deadline_no_option_meets_is_no_option_even_where_the_job_as_given_needs_a_plan() -> None:
+    # "pretrain a 7b llama on 1t tokens within 3 weeks" was headed "Nothing fits": it fits 8 B200s with ZeRO-1 in
+    # micro-batches, 69 days; the deadline and the GPU limit leave no option, which the conflict says
+    plan = (Mitigation(kind="smaller-batch", description="halve the batch", gpu_memory_bytes=7 * GIB,
+                       time_factor=1.0, batch_size=4, update_interval=8),)
+    relax = CodedWarning("constraints-conflict", "No option meets the 504 h (21 d) deadline; ...: raise "
+                                                 "constraints.max_gpus to 32.")
+    msg = render_recommendation(result((), plan=plan, warnings=(relax,)), title="llama 7b")
+    assert "*No option* within the constraints" in text_of(msg) and "Nothing fits" not in text_of(msg)
+    assert "raise `gpus=32`" in text_of(msg) and "Out-of-memory plan" in text_of(msg)
+    memory = render_recommendation(result((), plan=plan), title="vgg16")  # memory alone: nothing fits as given
+    assert "Nothing fits" in text_of(memory)
+
+
 def test_huge_answers_stay_within_slack_limits() -> None:
     long_why = "because " * 600
     warnings = tuple(CodedWarning(f"code-{i}", "w" * 200) for i in range(500))

@@ -271,8 +271,10 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
         # answer: said first. With no plan the job fits memory; the limits, or a card no cloud rents, leave no option
         relax = [w for w in requirements.get("warnings") or () if w.get("code") in NOTHING_FITS_ANSWERS]
         plan = result.get("plan") or requirements.get("mitigations") or []
-        fallback = f"{title}: {'nothing fits' if plan else 'no option'} within the constraints"
-        blocks.append(_section(f":no_entry: *{'Nothing fits' if plan else 'No option'}* within the constraints."
+        # a budget, deadline or CO2e cap no option meets: options fit (with the plan's changes), none within the limits
+        fits = plan and not any(w.get("code") == "constraints-conflict" for w in relax)
+        fallback = f"{title}: {'nothing fits' if fits else 'no option'} within the constraints"
+        blocks.append(_section(f":no_entry: *{'Nothing fits' if fits else 'No option'}* within the constraints."
                                + "".join(f"\n{slack_words(escape_text(str(w.get('message', ''))))}" for w in relax)))
         if plan:
             blocks.append(_bullets(_plan_lines(plan), title="Out-of-memory plan"))
