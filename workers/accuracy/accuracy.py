@@ -36,6 +36,7 @@ from typing import Any
 from catalog.types import GpuSpec
 from workers.accuracy.jobs import MeasuredJob, record_job
 from workers.accuracy.sharded import sharded_memory_breakdown, sharded_run, sharded_samples_per_s
+from workers.sizing.largest_batch import largest_passing
 from workers.sizing.memory import estimate_memory
 from workers.sizing.overheads import CUDA_CONTEXT_BYTES
 from workers.sizing.requirements import MemoryBreakdown
@@ -130,15 +131,7 @@ def fits_card(case: MeasuredJob, gpu: GpuSpec, batch_size: int) -> bool:
 
 def largest_fitting_batch(case: MeasuredJob, gpu: GpuSpec) -> int:
     """Return the largest batch whose predicted peak fits the physical card (0: not even batch 1)."""
-    if not fits_card(case, gpu, 1):
-        return 0
-    low, high = 1, 2
-    while high <= MAX_BATCH_SEARCH and fits_card(case, gpu, high):
-        low, high = high, high * 2
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if fits_card(case, gpu, middle) else (low, middle)
-    return low
+    return largest_passing(lambda batch: fits_card(case, gpu, batch), most=MAX_BATCH_SEARCH)
 
 
 def _row(record: Mapping[str, Any], metric: str, unit: str, predicted: float, measured: float, *,

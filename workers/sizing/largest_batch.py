@@ -8,7 +8,7 @@ what they ran (README, "Where it misses").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from catalog.types import GpuSpec
@@ -17,6 +17,20 @@ from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.spec import JobSpec
 
 MAX_BATCH = 8192  # beyond any card's memory for a model worth sizing; the search stops here
+
+
+def largest_passing(fits: Callable[[int], bool], *, most: int) -> int:
+    """Return the largest batch `fits` accepts, doubling from 1 while it does (up to `most`) and halving back; 0
+    where batch 1 does not fit. The validation's largest-batch rows search the same way (workers/accuracy)."""
+    if not fits(1):
+        return 0
+    low, high = 1, 2
+    while high <= most and fits(high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low
 
 
 def largest_batch(job: JobSpec, gpus: Sequence[GpuSpec], *, slug: str, gpu_count: int = 1) -> int:
@@ -30,14 +44,4 @@ def largest_batch(job: JobSpec, gpus: Sequence[GpuSpec], *, slug: str, gpu_count
         except SizingError:  # a batch the layout cannot take (a micro-batch that does not divide it): no fit
             return False
 
-    if not fits(1):
-        return 0
-    low, high = 1, 2
-    while high <= MAX_BATCH and fits(high):
-        low, high = high, high * 2
-    if high > MAX_BATCH:
-        return MAX_BATCH
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if fits(middle) else (low, middle)
-    return low
+    return min(largest_passing(fits, most=MAX_BATCH), MAX_BATCH)

@@ -138,7 +138,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
     `gpus` (the fit command's) joins a GPU written in two or three words ("gtx 1080 ti", "a100 80gb") and
     reads a count before one as the GPU count ("4 t4", "4x a100", "8xh100"); `flags`: the grammar's bare words."""
     said = described_counts(_joined([SYNONYMS.get(c, c) for c in map(_clean, words) if c]), nouns=_DESCRIBED_NOUNS,
-                            meaningful=lambda w: _known(w, presets) or w in {*DATASETS, *flags} or bool(
+                            meaningful=lambda w: _known(w, presets) or w in DATASETS or w in flags or bool(
                                 gpu_name_matches(w, gpus)))
     out: list[str] = []
     dataset: tuple[int, tuple[int, int, int] | None] | None = None
