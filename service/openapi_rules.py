@@ -80,6 +80,8 @@ CHECKPOINTS = UnstatedRule("a `training.checkpoint_every_hours` longer than `con
 MEAN_SEQUENCE_LENGTH = UnstatedRule("a `training.mean_sequence_length` above `training.sequence_length`, or "
                                     "without it", r"training\.mean_sequence_length",
                                     r"exceeds sequence_length|needs sequence_length")
+DATASET_TOKENS = UnstatedRule("a `dataset.tokens` beside a `dataset.samples` above 0, or for a model that reads no "
+                              "token sequences", r"dataset\.tokens", r"not both|reads no token sequences")
 MODEL_BOUNDS = UnstatedRule("a model whose statistics at the spec's `training.sequence_length` leave the core's "
                             "bounds (a preset at millions of tokens: more than 10^18 multiply-adds a sample)",
                             r"model\.stats\.\w+|training\.sequence_length", r"is out of range|the sizing takes")
@@ -98,7 +100,7 @@ MODEL_HEAD = UnstatedRule("a `model.head` beside a model that is not a BERT-styl
                           "BERT, RoBERTa and DistilBERT ones, an hf_config of another model_type, stats, layers or "
                           "onnx", r"model\.head")
 _SPEC = (LAYER_LIST, SEQUENCE_LENGTH, ONNX_CONTENT, STRATEGY_FIT, REGION, MEAN_SEQUENCE_LENGTH, FROM_SCRATCH_ADAPTERS,
-         MODEL_BOUNDS, PRESET_INPUT_SHAPE, HF_CONFIG, MODEL_HEAD)
+         MODEL_BOUNDS, PRESET_INPUT_SHAPE, HF_CONFIG, MODEL_HEAD, DATASET_TOKENS)
 _RANKED = (*_SPEC, CHECKPOINTS)  # what the ranking refuses besides
 # The rules of each operation whose body carries them: what a 422 to a request the document calls valid is for.
 UNSTATED_RULES: dict[tuple[str, str], tuple[UnstatedRule, ...]] = {

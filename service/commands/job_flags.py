@@ -37,6 +37,7 @@ _FIELDS: dict[str, tuple[str | None, str]] = {
     "framework": ("training", "framework"),
     "checkpoint_every": ("training", "checkpoint_every_hours"),
     "samples": ("dataset", "samples"),
+    "tokens": ("dataset", "tokens"),
     "data_size": ("dataset", "bytes"),
     "preprocess_ms": ("dataset", "preprocess_ms_per_sample"),
     "workers": ("dataset", "loader_workers"),
@@ -47,7 +48,7 @@ _FIELDS: dict[str, tuple[str | None, str]] = {
     "limit": (None, "limit"),
 }
 _LISTS = {"provider": "providers", "region": "regions", "pricing": "pricing"}
-_HUMAN = {"budget", "deadline", "samples", "data_size", "seq"}  # left as text for the human-unit parser
+_HUMAN = {"budget", "deadline", "samples", "tokens", "data_size", "seq"}  # left as text for the human-unit parser
 
 
 def add_job_flags(p: argparse.ArgumentParser) -> None:
@@ -87,6 +88,7 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
                    "e.g. q,k,v,o (default q,v)")
     g.add_argument("--checkpoint-every", type=float, metavar="HOURS", help="hours between checkpoints")
     g.add_argument("--samples", metavar="N", help="training samples, e.g. 1.28M (dataset.samples)")
+    g.add_argument("--tokens", metavar="N", help="training tokens instead of samples, e.g. 100B (dataset.tokens)")
     g.add_argument("--data-size", metavar="BYTES", help="data set size, e.g. 150GB (dataset.bytes)")
     g.add_argument("--preprocess-ms", type=float, metavar="MS", help="pre-processing per sample on a reference core")
     g.add_argument("--workers", type=int, metavar="N", help="data-loader workers per GPU (dataset.loader_workers)")

@@ -39,6 +39,7 @@ def sequence_count(text: str) -> int:
 _FIELDS: dict[tuple[str, str], Callable[[str], float | int]] = {
     ("dataset", "bytes"): parse_bytes,
     ("dataset", "samples"): parse_count,
+    ("dataset", "tokens"): parse_count,  # "100B"
     ("training", "sequence_length"): sequence_count,  # "4k", "2,048"
     ("constraints", "budget_usd"): parse_usd,
     ("constraints", "deadline_hours"): parse_duration_hours,

@@ -10,6 +10,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, valida
 
 from catalog.providers import PROVIDER_NAMES
 from workers.modelimport.models import FORMS
+from workers.schemas.dataset import DatasetSchema
 from workers.schemas.fields import GpuName, StrictFloat, bounded_int
 from workers.schemas.layer_list import MAX_LAYER_NUMBER, LayerList, unbounded_number_errors
 from workers.sizing.layers.build import ALIASES as LAYER_ALIASES
@@ -257,48 +258,6 @@ class TrainingSchema(_Strict):
         if mean > longest:
             raise ValidationError(f"mean_sequence_length {mean} exceeds sequence_length {longest}",
                                   "mean_sequence_length")
-
-class DataLocationSchema(_Strict):
-    """Where the data set lives, so that moving it to the machine's region is priced and timed."""
-
-    provider = fields.String(required=True, validate=validate.OneOf(("aws", "gcp", "internet", "anywhere")),
-                             metadata={"description": "aws or gcp (with region): its object storage there; "
-                                                      "internet: outside both clouds (the team's servers, "
-                                                      "another provider); anywhere: it can be put in any "
-                                                      "region at no cost (a public data set)."})
-    region = fields.String(validate=validate.Regexp(r"^[a-z][a-z0-9-]{1,63}$"),
-                           metadata={"description": "The region of the bucket, e.g. us-east-1 or us-central1; "
-                                                    "required for aws and gcp, not allowed otherwise."})
-
-    @validates_schema
-    def _region_goes_with_a_cloud(self, data: dict[str, Any], **_: Any) -> None:
-        cloud = data.get("provider") in ("aws", "gcp")
-        if cloud and not data.get("region"):
-            raise ValidationError(f"a data set in {data['provider']} needs its region", "region")
-        if not cloud and data.get("region"):
-            raise ValidationError(f"a region goes with aws or gcp, not {data.get('provider')}", "region")
-
-
-class DatasetSchema(_Strict):
-    """The training data."""
-
-    samples = bounded_int(minimum=0, maximum=10**13, load_default=0)
-    bytes = bounded_int(minimum=0, maximum=10**17, load_default=0)
-    in_memory = fields.Boolean(load_default=True)
-    preprocess_ms_per_sample = StrictFloat(
-        minimum=0.0, maximum=1e6, load_default=0.0,
-        metadata={"description": "Pre-processing per sample, ms on one core of PassMark single-thread 2000."})
-    loader_workers = bounded_int(
-        minimum=1, maximum=1024, allow_none=True, load_default=None,
-        metadata={"description": "Data-loader worker processes per GPU (PyTorch num_workers). Default: "
-                                 "what the instance's vCPUs per GPU allow, one vCPU kept for training."})
-    preprocess_serial = fields.Boolean(
-        load_default=False,
-        metadata={"description": "Pre-processing cannot be split across workers: one core per GPU does it."})
-    location = fields.Nested(DataLocationSchema, metadata={
-        "description": "Where the data set lives. Absent: unknown; moving it is then not priced and each "
-                       "cloud option warns what it would cost (data-location-unknown)."})
-
 
 class OnPremSchema(_Strict):
     """How a bought card becomes an hourly cost."""

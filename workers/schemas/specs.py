@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ from workers.sizing.errors import SizingError
 from workers.sizing.layers.attention import Attention
 from workers.sizing.layers.loss import Loss, with_loss
 from workers.sizing.sequence_advice import with_context_warning
+from workers.sizing.stats import ModelStats
 from workers.sizing.spec import (
     Constraints,
     Dataset,
@@ -124,7 +126,8 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         model=with_loss(resolved, training.loss),
         training=training,
         timed_model=with_loss(timed, training.loss) if timed is not None else None,
-        dataset=Dataset(samples=d["samples"], size_bytes=d["bytes"], in_memory=d["in_memory"],
+        dataset=Dataset(samples=_samples(d, training, resolved), tokens=d.get("tokens", 0),
+                        size_bytes=d["bytes"], in_memory=d["in_memory"],
                         preprocess_ms_per_sample=d["preprocess_ms_per_sample"],
                         loader_workers=d.get("loader_workers"), preprocess_serial=d.get("preprocess_serial", False),
                         location=(d["location"]["provider"], d["location"].get("region", ""))
@@ -140,6 +143,18 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         objective=Objective(data["objective"]),
         limit=data["limit"],
     )
+
+
+def _samples(dataset: Mapping[str, Any], training: Training, model: ModelStats) -> int:
+    """Return the spec's samples, or its tokens made samples of the training's tokens a sample."""
+    tokens = dataset.get("tokens")
+    if not tokens:
+        return int(dataset["samples"])
+    per_sample = training.mean_sequence_length or model.sequence_length
+    if not per_sample:
+        raise SizingError("dataset.tokens", "this model reads no token sequences (no training.sequence_length); "
+                                            "give dataset.samples")
+    return math.ceil(tokens / per_sample)
 
 
 def load_job(raw: object, *, schema: Schema | None = None) -> tuple[dict[str, Any], JobSpec]:

@@ -107,6 +107,12 @@ def model_warnings(job: JobSpec, *, gpu_count: int) -> list[CodedWarning]:
         found.append(CodedWarning("unknown-dataset-size", (
             "dataset.samples is not given: time per epoch and training hours cannot be computed "
             "(time = time per iteration x ceil(samples / batch) x epochs).")))
+    if job.dataset.tokens:  # the spec's dataset.tokens told back as the samples the time is counted in
+        mean, given = job.training.mean_sequence_length, job.training.sequence_length
+        said = f"training.{'mean_' if mean else ''}sequence_length" if mean or given else "the model's context"
+        found.append(CodedWarning("samples-from-tokens", (
+            f"dataset.tokens {job.dataset.tokens:,} at {mean or model.sequence_length:,} tokens a sample ({said}): "
+            f"{job.dataset.samples:,} samples an epoch.")))
     if model.unknown_operators:
         found.append(CodedWarning("unknown-operators", (
             f"These operators are not modelled and count as zero memory and compute: "

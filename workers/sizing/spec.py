@@ -138,6 +138,7 @@ class Dataset:
     """The training data: how many samples, how many bytes, and its pre-processing cost."""
 
     samples: int = 0  # 0: unknown, time per epoch cannot be given
+    tokens: int = 0  # the spec's dataset.tokens, made `samples` (0: the samples were given)
     size_bytes: int = 0  # the spec's dataset.bytes
     in_memory: bool = True
     preprocess_ms_per_sample: float = 0.0  # on one core of the reference score (sizing/machine.py)
