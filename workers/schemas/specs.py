@@ -17,7 +17,6 @@ from workers.sizing.errors import SizingError
 from workers.sizing.layers.attention import Attention
 from workers.sizing.layers.loss import Loss, with_loss
 from workers.sizing.sequence_advice import with_context_warning
-from workers.sizing.stats import ModelStats
 from workers.sizing.spec import (
     Constraints,
     Dataset,
@@ -33,6 +32,7 @@ from workers.sizing.spec import (
     Profile,
     Training,
 )
+from workers.sizing.stats import ModelStats
 from workers.sizing.strategies.types import Adapter, AdapterKind, Checkpointing, DataParallel, Offload, Parallelism
 
 
@@ -154,7 +154,7 @@ def _samples(dataset: Mapping[str, Any], training: Training, model: ModelStats) 
     if not per_sample:
         raise SizingError("dataset.tokens", "this model reads no token sequences (no training.sequence_length); "
                                             "give dataset.samples")
-    return math.ceil(tokens / per_sample)
+    return math.ceil(int(tokens) / per_sample)
 
 
 def load_job(raw: object, *, schema: Schema | None = None) -> tuple[dict[str, Any], JobSpec]:
