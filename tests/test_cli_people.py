@@ -110,6 +110,22 @@ def test_the_purchase_table_fits_the_width_and_never_cuts_a_machine_name(width: 
         assert "not shown at this width" in text
 
 
+def test_purchases_with_no_rental_in_scope_show_no_break_even_rather_than_never() -> None:
+    spec = json.loads((EXAMPLES / "buy-or-rent.json").read_text())
+    spec["constraints"]["providers"] = ["onprem"]  # what to buy, no cloud to rent from
+    _, job = load_job(spec)
+    rec = recommend(job, load_catalog())
+    assert rec.purchase and all(p.rental_cost_usd is None for p in rec.purchase)
+    console = Console(width=160, record=True, color_system=None)
+    print_purchase(rec.purchase, console=console)
+    text = " ".join(console.export_text().split())
+    assert "never" not in text.replace("never ranked", "") and "no rental in scope meets the constraints" in text
+    rented = _rec_for("buy-or-rent")  # beside the clouds a break-even is given
+    console = Console(width=160, record=True, color_system=None)
+    print_purchase(rented.purchase, console=console)
+    assert "the best rental for this job" in console.export_text()
+
+
 def test_wide_shows_every_options_reasons(capsys: pytest.CaptureFixture[str]) -> None:
     rec = _rec_for("bert-finetune")
     console = Console(width=240, record=True, color_system=None)

@@ -256,9 +256,10 @@ def print_purchase(rows: tuple[PurchaseOption, ...], *, console: Console, wide: 
     first = rows[0]
     columns: list[Column] = [("machine", "left", 0), ("purchase", "right", 0), ("job", "right", 2),
                              ("power", "right", 3), ("break-even h", "right", 0), ("pays off", "right", 1)]
+    rented = first.rental_cost_usd is not None  # none in scope: nothing to break even against, not "never"
     cells = [[p.instance_type, fmt_usd(p.purchase_usd), fmt_hours(p.job_hours), fmt_usd(p.power_cost_usd),
-              "never" if p.break_even_hours is None else f"{p.break_even_hours:,.0f}",
-              "yes" if p.pays_off else "no"] for p in rows]
+              "-" if not rented else "never" if p.break_even_hours is None else f"{p.break_even_hours:,.0f}",
+              "-" if not rented else "yes" if p.pays_off else "no"] for p in rows]
     if any(p.strategy for p in rows):  # the strategy search's purchase: how the job runs on each
         columns.append(("how it runs", "left", 4))
         for row, p in zip(cells, rows, strict=True):
@@ -269,7 +270,7 @@ def print_purchase(rows: tuple[PurchaseOption, ...], *, console: Console, wide: 
     if left_out:
         console.print(left_out_note(left_out))
     rental = (f"the best rental for this job, {first.rental} at {fmt_usd(first.rental_cost_usd)} a run"
-              if first.rental_cost_usd is not None else "no rental meets the constraints")
+              if rented else "a rental, but no rental in scope meets the constraints, so none is given (-)")
     console.print(escape(
         f"Purchase: cards at their listed price plus a {fmt_usd(first.host_usd)} host; job: its time on the "
         f"cards; power: per job at ${first.electricity_usd_per_kwh:g}/kWh; break-even: hours of use at which "
