@@ -110,3 +110,25 @@ def test_a_card_no_cloud_rents_named_for_a_cnn_is_held_against_any_rental_withou
     assert rec.purchase and all(p.strategy == "" and p.rental_cost_usd for p in rec.purchase)
     hours = [p.break_even_hours for p in rec.purchase if p.pays_off]
     assert hours and hours == sorted(hours)  # those that pay off soonest (in hours of use) first
+
+
+@pytest.mark.parametrize("adapter", [True, False])  # the strategy search's purchase, and the ranking's as given
+def test_the_purchase_question_without_a_data_set_size_still_prices_the_cards_that_hold_the_job(
+        shipped: Catalog, adapter: bool) -> None:
+    """"what gpu should we buy to fine-tune llama 3 8b with lora" says no sample count: the answer was "No option",
+    no card priced. The cards that hold it are priced, without a run's time or power, in the order the run's cost
+    over its samples gives where the samples are known."""
+    training = ({"from_pretrained": True, "parallelism": {"adapter": {"kind": "lora"}}, "sequence_length": 1024,
+                 "batch_size": 8, "precision": "bf16-mixed"} if adapter else
+                {"batch_size": 32, "sequence_length": 128, "precision": "fp16-mixed"})
+    spec = {"model": {"preset": "llama3-8b" if adapter else "bert-base"}, "training": training,
+            "constraints": {"providers": ["onprem"]}}
+    unknown = recommend_spec(spec, shipped)
+    assert unknown.options == () and unknown.purchase
+    assert all(p.job_hours == 0 and p.power_cost_usd == 0 and p.break_even_hours is None and p.samples_per_second > 0
+               for p in unknown.purchase)
+    known = recommend_spec({**spec, "dataset": {"samples": 10_000_000}}, shipped)  # start-up a vanishing share
+    # the same cards, the same first; near ties (within a start-up's share of the run) may swap
+    assert {p.instance_type for p in known.purchase} == {p.instance_type for p in unknown.purchase}
+    assert known.purchase[0].instance_type == unknown.purchase[0].instance_type
+    assert all(p.job_hours > 0 for p in known.purchase)

@@ -313,6 +313,11 @@ def test_asked_what_to_buy_the_answer_lists_the_cards_to_buy_not_nothing_fits(sh
     row = rented["purchase"][0]
     assert f"*Cards to buy against renting {row['rental']}, {fmt_usd(row['rental_cost_usd'])} a run*" in text_of(
         render_recommendation(rented, title="buy or rent", purchase=True))
+    # no sample count said: the cards still listed, at their throughput, asking for the count
+    untimed = RecommendationSchema().dump(recommend_spec({**spec, "dataset": {}}, shipped))
+    said = text_of(render_recommendation(untimed, title="buy", purchase=True))
+    assert untimed["purchase"] and "Cards to buy" in said and "No option" not in said
+    assert "samples/s (add samples= for a run's time and cost)" in said and "0 s a run" not in said
 
 
 def test_a_comparison_shows_the_first_option_of_each_gpu_model_first() -> None:

@@ -216,6 +216,8 @@ def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False)
         if top.data_transfer:
             moved = f"{top.data_transfer_cost_usd:,.2f} USD; " if top.data_transfer_cost_usd > 0 else ""
             console.print(f"[dim]data: {moved}{escape(top.data_transfer)}[/]")
+    elif rec.purchase:  # the purchase question alone (`--provider onprem`, no owned cards): nothing to rent
+        console.print("No rented or owned option within the constraints; the cards to buy follow.")
     else:
         console.print("[red]No option fits within the constraints.[/]")
     if rec.purchase:
@@ -247,6 +249,9 @@ def print_recommendation(rec: Recommendation, *, title: str, wide: bool = False)
             console.print(f"[dim]  {escape(r.provider)} {escape(r.instance_type)}: {escape(r.reason)}[/]")
 
 
+UNTIMED = " (-: no dataset.samples, so no time; ordered by what a sample costs over the cards' life)"
+
+
 def print_purchase(rows: tuple[PurchaseOption, ...], *, console: Console, wide: bool = False) -> None:
     """Print the "what would we buy" section: purchase, power, job time, break-even against the best rental.
 
@@ -257,7 +262,9 @@ def print_purchase(rows: tuple[PurchaseOption, ...], *, console: Console, wide: 
     columns: list[Column] = [("machine", "left", 0), ("purchase", "right", 0), ("job", "right", 2),
                              ("power", "right", 3), ("break-even h", "right", 0), ("pays off", "right", 1)]
     rented = first.rental_cost_usd is not None  # none in scope: nothing to break even against, not "never"
-    cells = [[p.instance_type, fmt_usd(p.purchase_usd), fmt_hours(p.job_hours), fmt_usd(p.power_cost_usd),
+    timed = first.job_hours > 0  # no data set size: no run's time or power (the order is a sample's cost)
+    cells = [[p.instance_type, fmt_usd(p.purchase_usd), fmt_hours(p.job_hours) if timed else "-",
+              fmt_usd(p.power_cost_usd) if timed else "-",
               "-" if not rented else "never" if p.break_even_hours is None else f"{p.break_even_hours:,.0f}",
               "-" if not rented else "yes" if p.pays_off else "no"] for p in rows]
     if any(p.strategy for p in rows):  # the strategy search's purchase: how the job runs on each
@@ -273,7 +280,8 @@ def print_purchase(rows: tuple[PurchaseOption, ...], *, console: Console, wide: 
               if rented else "a rental, but no rental in scope meets the constraints, so none is given (-)")
     console.print(escape(
         f"Purchase: cards at their listed price plus a {fmt_usd(first.host_usd)} host; job: its time on the "
-        f"cards; power: per job at ${first.electricity_usd_per_kwh:g}/kWh; break-even: hours of use at which "
+        f"cards{'' if timed else UNTIMED}; "
+        f"power: per job at ${first.electricity_usd_per_kwh:g}/kWh; break-even: hours of use at which "
         f"owning costs what renting would, against {rental}. Pays off: the break-even falls within "
         f"{first.hours_of_use:,.0f} h of use ({first.lifetime_years:g} years at {first.utilisation:.0%} use)."))
     if first.strategy and "how it runs" in left_out:

@@ -36,6 +36,7 @@ def searched_purchase(job: JobSpec, *, requirements: Requirements, index: Catalo
     """
     hours: dict[tuple[str, int], float] = {}
     strategies: dict[tuple[str, int], str] = {}
+    throughput: dict[tuple[str, int], float] = {}
     for gpu in sorted(cards_on_sale(index, scope)):
         for n in onprem_gpu_counts(scope.max_gpus):
             choice = best(onprem_machine(job, requirements=requirements, index=index, gpu=gpu, gpu_count=n), 1)
@@ -46,8 +47,10 @@ def searched_purchase(job: JobSpec, *, requirements: Requirements, index: Catalo
                                              forward_ms=choice.time.forward_ms,
                                              gpu_count=choice.layout.data_parallel_degree)
             strategies[(gpu, n)] = strategy_text(strategy_choice(choice), nodes=1)
+            throughput[(gpu, n)] = (choice.batch_size * choice.layout.data_parallel_degree * 1000.0
+                                    / choice.time.iteration_ms if choice.time.iteration_ms > 0 else 0.0)
     return purchase_options(job, cards=cards_on_sale(index, scope), hours=hours, best_rental=cheapest_rental(shapes),
-                            max_gpus=scope.max_gpus, strategies=strategies)
+                            max_gpus=scope.max_gpus, strategies=strategies, throughput=throughput)
 
 
 def held_against_any_card(job: JobSpec, rec: Recommendation, rank: Callable[[JobSpec], Recommendation],

@@ -171,7 +171,7 @@ def rank_offers(job: JobSpec, *, requirements: Requirements, per_gpu: Mapping[tu
         prices_as_of=catalog.prices_as_of,
         plan=requirements.mitigations if nothing_fits else (),
         purchase=_purchase(job, shapes=shapes, per_gpu=per_gpu, catalog=catalog, scope=scope)
-        if Provider.ONPREM in scope.providers and hours_known else (),
+        if Provider.ONPREM in scope.providers else (),
     )
 
 
@@ -188,7 +188,8 @@ def _purchase(job: JobSpec, *, shapes: Sequence[Shape], per_gpu: Mapping[tuple[s
     """Return the "what would we buy" section, held against the cheapest rental that meets the constraints."""
     hours = {pair: row.training_hours for pair, row in per_gpu.items() if row.fits}
     return purchase_options(job, cards=cards_on_sale(catalog_index(catalog), scope), hours=hours,
-                            best_rental=cheapest_rental(shapes), max_gpus=scope.max_gpus)
+                            best_rental=cheapest_rental(shapes), max_gpus=scope.max_gpus,
+                            throughput={pair: per_gpu[pair].throughput_samples_per_s for pair in hours})
 
 
 def ordered_rows(job: JobSpec, spans: list[Span], *, owned: bool = True) -> list[Row]:

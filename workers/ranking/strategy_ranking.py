@@ -270,7 +270,7 @@ def rank_strategies(job: JobSpec, *, requirements: Requirements, catalog: Catalo
     if top is not None and names_strategy(job):
         requirements = _named_requirements(requirements, choices[rows[0][-1]], top)
     purchase = searched_purchase(job, requirements=requirements, index=index, scope=scope, best=search.best,
-                                 shapes=shapes) if Provider.ONPREM in scope.providers and hours_known else ()
+                                 shapes=shapes) if Provider.ONPREM in scope.providers else ()
     return Recommendation(requirements=requirements, options=options, rejected=rejected,
                           catalog_version=catalog.version, prices_as_of=catalog.prices_as_of, purchase=purchase,
                           scaling=_scaling(shapes[rows[0][-1]] if top is not None and top.parallelism is not None

@@ -278,6 +278,9 @@ class PurchaseSchema(Schema):
     run_cost_usd = fields.Float(metadata={
         "description": "What one run costs on these cards: the purchase price times the run's hours over the hours "
                        "of use (lifetime_years x utilisation), plus its power; with no rental to compare, the order."})
+    samples_per_second = fields.Float(metadata={
+        "description": "The job's training samples a second on these cards; with job_hours 0 (dataset.samples not "
+                       "given) the order: the least a sample costs over the cards' life, price and power."})
 
 
 class OptionSchema(Schema):
