@@ -143,6 +143,10 @@ def test_a_named_corpus_is_its_tokens_made_samples_by_the_sequence() -> None:
         "bf16-mixed"
     assert wiki.defaults_used[0].startswith("3,333,333,333 tokens (wikipedia: English Wikipedia's 2,500M words")
     assert parse("pretrain bert on bookcorpus").spec["dataset"]["samples"] == -(-1_066_666_667 // 512)
+    # BERT's own corpus is both, said together ("unknown word 'bookcorpus'"): their tokens add, each told back once
+    both = parse("pretrain bert-large from scratch on english wikipedia and bookcorpus")
+    assert both.spec["dataset"]["samples"] == -(-(3_333_333_333 + 1_066_666_667) // 512)
+    assert sum("tokens (wikipedia:" in t or "tokens (bookcorpus:" in t for t in both.defaults_used) == 2
 
 
 def test_the_mnist_presets_train_for_their_own_recipes_epochs_on_mnist() -> None:

@@ -59,7 +59,7 @@ FILLER = frozenset({
     "are", "there", "that", "this", "these", "some", "any", "get", "rent", "renting", "less",  # "less than $50"
     "full", "quantization", "quantized",  # "full fine-tune": every weight trains; "4-bit quantization": qlora
     # "on aws only", "at most 4 gpus", "max 4 gpus", "up to 8 gpus", "on google cloud": the words around a setting
-    "only", "most", "max", "maximum", "up", "cloud", "len", "length", "dataset", "corpus", "continued",
+    "only", "most", "max", "maximum", "up", "cloud", "len", "length", "dataset", "corpus", "continued", "english",
     # "how much memory does resnet50 need", "how much vram", "is a t4 enough for ...": the answer leads with memory
     "memory", "vram", "enough", "what's", "whats", "it's", "i'd", "i'm", "we're", "under", "below", "us", "help",
     "compare", "vs", "versus", "difference", "between",  # "compare a100 vs h100 for ...": both ranked side by side
@@ -230,9 +230,9 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             out.append(f"region={word}")
         elif word in DATASETS and word not in presets:
             dataset, named = DATASETS[word], word
-        elif word in TOKEN_SETS and not tokens:  # "gpt2 on openwebtext": the corpus's tokens
-            tokens, why = TOKEN_SETS[word]
-            told.append(f"{tokens:,} tokens ({word}: {why})")
+        elif word in TOKEN_SETS and not any(TOKEN_SETS[word][1] in t for t in told):  # "on openwebtext": its tokens
+            tokens, why = tokens + TOKEN_SETS[word][0], TOKEN_SETS[word][1]  # "wikipedia and bookcorpus": BERT's two
+            told.append(f"{TOKEN_SETS[word][0]:,} tokens ({word}: {why})")
         elif word in BUY_WORDS:  # "what should we buy": the purchase question; "buy or rent": beside the clouds
             out.extend(["onprem", *(["aws", "gcp"] if {"rent", "renting"} & set(said) else [])])
         elif word in PINNED_STRATEGIES and not any(w.startswith("strategy=") for w in out):  # "with fsdp": theirs
