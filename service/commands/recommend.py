@@ -277,7 +277,8 @@ def print_purchase(rows: tuple[PurchaseOption, ...], *, console: Console, wide: 
     if left_out:
         console.print(left_out_note(left_out))
     rental = (f"the best rental for this job, {first.rental} at {fmt_usd(first.rental_cost_usd)} a run"
-              if first.rental_cost_usd is not None else "a rental, but no rental in scope meets the constraints, so none is given (-)")
+              if first.rental_cost_usd is not None
+              else "a rental, but no rental in scope meets the constraints, so none is given (-)")
     console.print(escape(
         f"Purchase: cards at their listed price plus a {fmt_usd(first.host_usd)} host; job: its time on the "
         f"cards{'' if timed else UNTIMED}; "
