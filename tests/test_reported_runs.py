@@ -71,6 +71,20 @@ def test_one_bad_run_alone_moves_a_factor_no_further_than_its_bound() -> None:
     assert moved.iteration_ms == pytest.approx(plain * FACTOR_BOUNDS[1])
 
 
+def test_a_correction_its_bounds_held_short_is_said_where_it_applies() -> None:
+    """A run 4.2x the model ("300 ms measured, 72.2 ms predicted") scaled the V100 rows 2x and said nothing."""
+    bounded = fit_calibration([_run("far", 4.0)], GPUS)
+    req = estimate_on_gpus(RESNET, GPUS.values(), slugs=["v100-16gb", "a100-80gb"], calibration=bounded)
+    [warning] = [w for w in req.warnings if w.code == "calibration-bounded"]
+    assert "far on v100-16gb measured 4.00x" in warning.message and "scaled 2.00x" in warning.message
+    assert "training.profile" in warning.message
+    within = fit_calibration([_run("near", 1.6)], GPUS)  # inside the bounds: the rows say which runs, no warning
+    req = estimate_on_gpus(RESNET, GPUS.values(), slugs=["v100-16gb"], calibration=within)
+    assert req.calibrated_by_runs == ("near",) and not any(w.code == "calibration-bounded" for w in req.warnings)
+    bert = estimate_on_gpus(BERT, GPUS.values(), slugs=["v100-16gb"], calibration=bounded)  # another kind: unused
+    assert not any(w.code == "calibration-bounded" for w in bert.warnings)
+
+
 def test_a_planted_wrong_report_does_not_drag_the_predictions() -> None:
     honest = [_run(f"ok{i}", r) for i, r in enumerate((1.28, 1.30, 1.31, 1.33))]
     with_planted = [*honest, _run("planted", 7.5)]  # within the refusal limit, so it is fitted, not refused

@@ -46,3 +46,18 @@ def test_an_absurd_run_is_one_line_and_exit_2(spec_file: Path, capsys: pytest.Ca
     assert capsys.readouterr().err.startswith("gpugauge: --peak-memory:")
     assert main(["runs", "list", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["runs"] == []
+
+
+def test_a_run_beyond_the_correction_bounds_is_said_at_once_and_in_the_estimate(
+        spec_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["runs", "add", str(spec_file), "--gpu", "v100-16gb", "--iteration-ms", "2000"]) == 0
+    said = capsys.readouterr().out
+    ratio = float(said.split("(")[1].split("x)")[0])
+    assert ratio > 2 and "scaled at most 2x" in said and "calibration-bounded" in said
+    assert main(["estimate", str(spec_file), "--gpu", "v100-16gb", "--json"]) == 0
+    estimate = json.loads(capsys.readouterr().out)
+    assert [w["code"] for w in estimate["warnings"]].count("calibration-bounded") == 1
+    assert main(["runs", "add", str(spec_file), "--gpu", "a100-80gb", "--iteration-ms", "100"]) == 0
+    out = capsys.readouterr().out
+    near = float(out.split("(")[1].split("x)")[0])
+    assert ("beyond" in out) == (not 0.5 <= near <= 2.0)  # within the bounds: no such line

@@ -94,6 +94,11 @@ def _add(args: argparse.Namespace, store: RunStore) -> int:
     else:
         print(f"recorded run {record['id']}: {record['iteration_ms']:g} ms measured, "
               f"{record['predicted_iteration_ms']:.1f} ms predicted ({record['ratio']:.2f}x)")
+        low, high = FACTOR_BOUNDS
+        if not low <= record["ratio"] <= high:  # told now, not only in a later estimate's warnings
+            print(f"beyond the {low:g}-{high:g}x a correction moves an estimate: its generation's estimates for "
+                  f"models of this kind are scaled at most {high if record['ratio'] > high else low:g}x "
+                  "(warning calibration-bounded); check the spec against the run (data loading, batch, precision)")
     return 0
 
 

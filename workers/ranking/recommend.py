@@ -59,7 +59,7 @@ from workers.sizing.errors import SpecError
 from workers.sizing.estimate import estimate_on_gpu, estimate_on_pairs, estimate_requirements, profile_gpu
 from workers.sizing.machine import machine_needs
 from workers.sizing.memory import usable_memory_bytes
-from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_row, used_by
+from workers.sizing.reported import NO_CALIBRATION, Calibration, bounded_warnings, calibrate_row, used_by
 from workers.sizing.requirements import CodedWarning, PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.checks import check_offload_host_memory
@@ -314,7 +314,9 @@ def _recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration, brie
                for pair, row in estimate_per_gpu(job, pairs, known_gpus).items()}
     runs, gpus = used_by(per_gpu.values())
     requirements = replace(requirements, per_gpu=tuple(per_gpu[pair] for pair in sorted(per_gpu)),
-                           calibrated_by_runs=runs, calibrated_by_gpus=gpus)
+                           calibrated_by_runs=runs, calibrated_by_gpus=gpus, warnings=(
+                               *requirements.warnings,
+                               *bounded_warnings(per_gpu.values(), job, known_gpus, calibration)))
     rec = rank_offers(job, requirements=requirements, per_gpu=per_gpu, catalog=catalog, brief=brief)
     nothing_fits = bool(per_gpu) and not any(row.fits for row in per_gpu.values())
     if not per_gpu and (named := tuple((slug, 1) for slug in unrented_gpus(job, catalog) if slug in known_gpus)):

@@ -30,7 +30,7 @@ from catalog.types import GpuSpec
 from workers.sizing.checks import check_job
 from workers.sizing.errors import SizingError
 from workers.sizing.memo import IdentityMemo
-from workers.sizing.requirements import PerGpu, Requirements
+from workers.sizing.requirements import CodedWarning, PerGpu, Requirements
 from workers.sizing.schedule import MS_PER_HOUR, startup_ms
 from workers.sizing.spec import JobSpec
 from workers.sizing.stats import LayerKind, ModelStats
@@ -71,6 +71,7 @@ class Correction:
     factor: float  # measured / predicted iteration time, as fitted and bounded
     runs: tuple[str, ...]  # run ids
     gpus: tuple[str, ...]  # GPU slugs the runs were on
+    measured: float = 0.0  # the runs' own median ratio, before the bounds (0.0: not recorded)
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,8 @@ def fit_calibration(runs: Iterable[ReportedRun], known_gpus: Mapping[str, GpuSpe
     corrections = {
         key: Correction(architecture=key[0], kind=key[1], factor=robust_log_fit([r for _, r in members]),
                         runs=tuple(sorted(run.run_id for run, _ in members)),
-                        gpus=tuple(sorted({run.gpu for run, _ in members})))
+                        gpus=tuple(sorted({run.gpu for run, _ in members})),
+                        measured=robust_log_fit([r for _, r in members], bounds=(0.0, math.inf)))
         for key, members in groups.items()}
     return Calibration(corrections)
 
@@ -178,7 +180,27 @@ def calibrate_requirements(req: Requirements, job: JobSpec, known_gpus: Mapping[
     rows = tuple(calibrate_row(r, job, known_gpus[r.gpu], calibration) if r.gpu in known_gpus else r
                  for r in req.per_gpu)
     runs, gpus = used_by(rows)
-    return replace(req, per_gpu=rows, calibrated_by_runs=runs, calibrated_by_gpus=gpus)
+    return replace(req, per_gpu=rows, calibrated_by_runs=runs, calibrated_by_gpus=gpus,
+                   warnings=(*req.warnings, *bounded_warnings(rows, job, known_gpus, calibration)))
+
+
+def bounded_warnings(rows: Iterable[PerGpu], job: JobSpec, known_gpus: Mapping[str, GpuSpec],
+                     calibration: Calibration) -> tuple[CodedWarning, ...]:
+    """Return a warning for each correction applied to these rows that its bounds held short of what its runs
+    measured: "300 ms measured, 72 predicted (4.2x)" scaled the V100 rows 2x, and said nothing."""
+    found: dict[tuple[str, LayerKind], Correction] = {}
+    for row in rows:
+        gpu = known_gpus.get(row.gpu)
+        c = calibration.for_job(gpu, job.model) if gpu is not None and row.calibrated_by_runs else None
+        if c is not None and c.measured and not FACTOR_BOUNDS[0] <= c.measured <= FACTOR_BOUNDS[1]:
+            found[(c.architecture, c.kind)] = c
+    return tuple(CodedWarning("calibration-bounded", (
+        f"Reported runs {', '.join(c.runs)} on {', '.join(c.gpus)} measured {c.measured:.2f}x the time the model "
+        f"predicts ({c.architecture}, {c.kind.value} models); a correction stops at {FACTOR_BOUNDS[0]:g}-"
+        f"{FACTOR_BOUNDS[1]:g}x, so those rows are scaled {c.factor:.2f}x. A gap that large means the spec leaves "
+        "out what bound the run (data loading: dataset.preprocess_ms_per_sample; another batch size or precision; "
+        "other work on the GPU): check the spec against the run, or size this job at its measured time with "
+        "training.profile (gpu, iteration_ms).")) for c in found.values())
 
 
 def used_by(rows: Iterable[PerGpu]) -> tuple[tuple[str, ...], tuple[str, ...]]:
