@@ -42,7 +42,10 @@ def _models() -> list[ModelStats]:
                with_loss(preset_stats("resnet50"), Loss.CROSS_ENTROPY),
                # the fused linear cross-entropy's one row: a tied head (GPT-2) and an untied one (Llama 3)
                with_loss(preset_stats("gpt2"), Loss.FUSED_LINEAR_CROSS_ENTROPY),
-               with_loss(preset_stats("llama3-8b", sequence_length=512), Loss.FUSED_LINEAR_CROSS_ENTROPY)]
+               with_loss(preset_stats("llama3-8b", sequence_length=512), Loss.FUSED_LINEAR_CROSS_ENTROPY),
+               # the fused cross-entropy: its gradient in the logits' dtype, not fp32
+               with_loss(preset_stats("gpt2"), Loss.FUSED_CROSS_ENTROPY),
+               with_loss(custom, Loss.FUSED_CROSS_ENTROPY)]
     return models
 
 

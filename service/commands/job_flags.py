@@ -71,10 +71,12 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
                         "default; fused, torch's fused=True (the HF Trainer's default on torch 2.8 and later), apex "
                         "or DeepSpeed FusedAdam; per_tensor, a Python loop over tensors")
     g.add_argument("--framework", choices=("pytorch", "tensorflow", "jax", "cntk"))
-    g.add_argument("--loss", choices=("cross_entropy", "mse", "none", "fused_linear_cross_entropy"),
+    g.add_argument("--loss", choices=("cross_entropy", "mse", "none", "fused_linear_cross_entropy",
+                                      "fused_cross_entropy"),
                    help="the loss over the model's output (training.loss); fused_linear_cross_entropy: the output "
                         "projection and the loss as one chunked kernel that never holds the logits (Liger Kernel, "
-                        "HF Trainer use_liger_kernel=True)")
+                        "HF Trainer use_liger_kernel=True); fused_cross_entropy: the logits in their own dtype, "
+                        "no fp32 copy (flash-attn's CrossEntropyLoss, llm-foundry's default)")
     start = g.add_mutually_exclusive_group()
     start.add_argument("--from-scratch", dest="from_pretrained", action="store_const", const=False,
                        help="pre-training: the model starts from random weights, so adapters are no option "

@@ -14,6 +14,7 @@ from typing import Any
 
 from workers.sizing.layers.attention import Attention
 from workers.sizing.layers.build import compute_model_stats
+from workers.sizing.layers.loss import Loss, with_loss
 from workers.sizing.presets.registry import PRESETS, preset_stats
 from workers.sizing.presets.transformer import MASKED_LM, gpt2_layers
 from workers.sizing.spec import (
@@ -224,6 +225,9 @@ def _record_model(record: Mapping[str, Any]) -> tuple[ModelStats, str]:
 def record_job(record: Mapping[str, Any]) -> MeasuredJob:
     """Return the record as a JobSpec, with its GPU, count and sharding."""
     model, note = record_model(record)
+    loss = Loss(record.get("loss", Loss.CROSS_ENTROPY.value))
+    if loss is not Loss.CROSS_ENTROPY:  # a record that names its recipe's loss (MosaicML's fused cross-entropy)
+        model, note = with_loss(model, loss), f"{note}, loss {loss.value}"
     framework_name = str(record["framework"])
     framework = FRAMEWORK_ALIASES.get(framework_name) or Framework(framework_name)
     training = Training(
@@ -233,7 +237,7 @@ def record_job(record: Mapping[str, Any]) -> MeasuredJob:
         gradient_clipping=GradientClipping(record.get("gradient_clipping", "none")),
         update_interval=int(record.get("update_interval") or 1), recompute=bool(record.get("recompute")),
         framework=framework, tf32_matmul=record.get("tf32_matmul"),
-        attention=Attention(record.get("attention", "auto")),
+        attention=Attention(record.get("attention", "auto")), loss=loss,
     )
     return MeasuredJob(
         job=JobSpec(model=model, training=training), gpu=str(record["gpu"]),

@@ -207,11 +207,16 @@ class TrainingSchema(_Strict):
     measured_memory = fields.Nested(MeasuredMemorySchema)
     parallelism = fields.Nested(ParallelismSchema)
     loss = fields.String(load_default="cross_entropy",
-                         validate=validate.OneOf(("cross_entropy", "mse", "none", "fused_linear_cross_entropy")),
+                         validate=validate.OneOf(("cross_entropy", "mse", "none", "fused_linear_cross_entropy",
+                                                  "fused_cross_entropy")),
                          metadata={"description": "The loss over the model's output; none: the model computes it; "
                                                   "fused_linear_cross_entropy: the output projection and the "
                                                   "cross-entropy as one chunked kernel that never holds the logits "
-                                                  "(Liger Kernel; Hugging Face Trainer use_liger_kernel=True)."})
+                                                  "(Liger Kernel; Hugging Face Trainer use_liger_kernel=True); "
+                                                  "fused_cross_entropy: a kernel that reads the logits in their own "
+                                                  "dtype and writes their gradient in one pass, no fp32 copy "
+                                                  "(flash-attn's CrossEntropyLoss, llm-foundry's default, Megatron's "
+                                                  "cross-entropy fusion)."})
     attention = fields.String(load_default="auto", validate=validate.OneOf(("auto", "efficient", "flash", "math")),
                               metadata={"description": "The attention kernel; auto: PyTorch's memory-efficient "
                                                        "kernel (SDPA) from Maxwell on in any precision; the "

@@ -55,9 +55,17 @@ from workers.sizing.step_trace import Trace, optimizer_step_events, persistent_t
 # Layers whose weights autocast casts to 16 bits and keeps for backward (matmul and convolution): layers/autocast.py
 # Rows that end a layer list with the loss (layers/loss.py appends cross_entropy or mse; the LM presets
 # end in their log_softmax "loss" row): the model's output in the loop is the row before them.
-LOSS_TYPES = frozenset({"log_softmax", "softmax", "cross_entropy", "mse", "fused_linear_cross_entropy"})
+LOSS_TYPES = frozenset({"log_softmax", "softmax", "cross_entropy", "mse", "fused_linear_cross_entropy",
+                        "fused_cross_entropy"})
 LOSS_ROWS_KEEPING_THE_OUTPUT = frozenset({"cross_entropy", "mse"})
 LOSS_VALUE_BYTES = 4  # the loss rows' values: fp32 in every precision (autocast's fp32 list)
+# Loss rows whose gradient is in the logits' own dtype (a fused kernel that never upcasts: layers/loss.py)
+COMPUTE_DTYPE_LOSSES = frozenset({"fused_cross_entropy"})
+
+
+def _width(row: LayerStats, after_output: bool, value_bytes: int) -> int:
+    """Return the bytes a value of a row: a loss row's fp32, unless its kernel keeps the logits' dtype."""
+    return LOSS_VALUE_BYTES if after_output and row.type not in COMPUTE_DTYPE_LOSSES else value_bytes
 
 
 class Phase(StrEnum):
@@ -182,7 +190,7 @@ def _kept(layers: tuple[LayerStats, ...], batch: int, value_bytes: int, factor: 
     kept = []
     for i, row in enumerate(layers):
         values, mask_bytes = kept_for_backward(row, attention)
-        width = LOSS_VALUE_BYTES if i > held_index else value_bytes
+        width = _width(row, i > held_index, value_bytes)
         if autocast and i <= held_index:
             mask_bytes += row.autocast_extra_bytes
         row_bytes = (values * width + mask_bytes) * batch * factor
@@ -223,7 +231,7 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
     layers = model.layers
     # a row's output; a loss row's "output" is a scalar, its backward makes output-sized fp32 gradients
     held_index = _model_output_index(layers)
-    outputs = [values * (LOSS_VALUE_BYTES if i > held_index else value_bytes) * batch
+    outputs = [values * _width(layers[i], i > held_index, value_bytes) * batch
                for i, values in enumerate(_value_sizes(layers))]
     # Float32 kept under torch.autocast (layers/autocast.py): PyTorch with fp32 weights, as given; a strategy's
     # `states` are 16-bit weights (FSDP's param_dtype, DeepSpeed, a 16-bit adapter base) that run the model in 16 bits.

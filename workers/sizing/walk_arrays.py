@@ -30,6 +30,7 @@ from workers.sizing.row_table import figures, row_table
 from workers.sizing.spec import Framework, Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
 from workers.sizing.step_walk import (
+    COMPUTE_DTYPE_LOSSES,
     FULL_COPY,
     LOSS_ROWS_KEEPING_THE_OUTPUT,
     LOSS_VALUE_BYTES,
@@ -81,6 +82,7 @@ class _Rows:
     waiting: Ints  # tied weights whose gradient a later row made and an earlier one has yet to add to
     cast: npt.NDArray[np.bool_]
     loss_keeps_output: npt.NDArray[np.bool_]  # a loss row after the held output that keeps it
+    fp32_loss: npt.NDArray[np.bool_]  # a loss row after the held output whose values are fp32 (step_walk._width)
     held_index: int
 
 
@@ -112,13 +114,15 @@ def _rows(model: ModelStats) -> _Rows:
     columns = table[:, np.fromiter(grouped.index(), dtype=np.intp, count=len(layers))]
     sizes, saved, masks, fused_saved, fused_masks, parameters, shared, cast, autocast = columns
     loss_keeps_output = np.zeros(len(layers), dtype=bool)  # only rows after the held output can be loss rows
+    fp32_loss = np.zeros(len(layers), dtype=bool)
     for i in range(held + 1, len(layers)):
         loss_keeps_output[i] = layers[i].type in LOSS_ROWS_KEEPING_THE_OUTPUT
+        fp32_loss[i] = layers[i].type not in COMPUTE_DTYPE_LOSSES
     return _Rows(
         sizes=sizes, saved=saved, masks=masks, autocast=autocast, fused_saved=fused_saved, fused_masks=fused_masks,
         parameters=parameters, shared=shared, overlap=np.array(overlap, dtype=np.int64),
         waiting=np.array(waiting, dtype=np.int64), cast=cast.astype(bool),
-        loss_keeps_output=loss_keeps_output,
+        loss_keeps_output=loss_keeps_output, fp32_loss=fp32_loss,
         held_index=held,
     )
 
@@ -154,7 +158,7 @@ def step_peak_moment(model: ModelStats, training: Training, *, precision: Precis
     mixed = precision is not Precision.FP32
     saved, masks = (rows.saved, rows.masks) if attention is Attention.MATH else (rows.fused_saved, rows.fused_masks)
     # the loss rows after the model's output hold fp32 values (step_walk.LOSS_VALUE_BYTES)
-    widths = np.where(np.arange(len(rows.sizes)) > rows.held_index, LOSS_VALUE_BYTES, value_bytes)
+    widths = np.where(rows.fp32_loss, LOSS_VALUE_BYTES, value_bytes)
     outputs = rows.sizes * widths * batch
     output = int(outputs[rows.held_index])  # the model's output, held by the loop to the end of the step
     inputs = batch_input_bytes(model, precision) * batch  # the batch the loop holds, all step

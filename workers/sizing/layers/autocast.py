@@ -38,7 +38,8 @@ FP32_OUTPUT_TYPES = frozenset({"layernorm", "groupnorm", "softmax", "log_softmax
 # residual add is the block's stream, whose dtype the layer's input gives.
 PROMOTING_TYPES = frozenset({"add", "concat"})
 # The loss rows: the walk holds them in fp32 whatever the precision (step_walk.LOSS_VALUE_BYTES).
-LOSS_TYPES = frozenset({"log_softmax", "softmax", "cross_entropy", "mse", "fused_linear_cross_entropy"})
+LOSS_TYPES = frozenset({"log_softmax", "softmax", "cross_entropy", "mse", "fused_linear_cross_entropy",
+                        "fused_cross_entropy"})
 SIXTEEN_BIT_BYTES, FP32_BYTES = 2, 4
 
 

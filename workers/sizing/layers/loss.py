@@ -22,6 +22,15 @@ N the output's values:
   time is the same three matrix products), kept `grad_input` (one input-sized tensor) and the targets,
   and as its transient output the chunk's logits (counted at twice BT x H: the power-of-two rounding).
 
+- `fused_cross_entropy`: a cross-entropy kernel that reads the logits in their own dtype and keeps only one
+  log-sum-exp per position beside them, writing their gradient in one pass: flash-attn's
+  `flash_attn.losses.cross_entropy.CrossEntropyLoss` (MosaicML llm-foundry's default loss_fn "fused_crossentropy",
+  llmfoundry/models/mpt/modeling_mpt.py@0085285a ComposerMPTCausalLM, read 2026-12-07), Megatron-LM's
+  cross-entropy fusion. One row replaces the log-softmax and the cross-entropy: it keeps nothing beyond the
+  logits the loop holds (16-bit under mixed precision), 8 bytes a target and 4 a log-sum-exp, and its backward
+  makes one logits-sized gradient in the logits' dtype (not in place: inplace_backward is off by default), where
+  `cross_entropy` keeps an fp32 log-softmax and makes two fp32 gradients (step_walk.COMPUTE_DTYPE_LOSSES).
+
 In backward the loss's gradients (of log-softmax's output, then of the logits) are each another N
 values: at the peak of a language model's step, about four output-sized tensors in all. The
 ordered step walk counts those as the loss row's gradient buffers (its `neurons`).
@@ -52,9 +61,11 @@ class Loss(StrEnum):
     MSE = "mse"
     NONE = "none"
     FUSED_LINEAR_CROSS_ENTROPY = "fused_linear_cross_entropy"
+    FUSED_CROSS_ENTROPY = "fused_cross_entropy"
 
 
 FUSED_TYPE = "fused_linear_cross_entropy"
+LOG_SUM_EXP_BYTES = 4  # the fused cross-entropy's one fp32 log-sum-exp a position
 FUSED_CHUNK_INPUTS = 2  # a chunk's logits, in input-sized tensors: Liger's BT x H budget, up to 2x by rounding
 
 
@@ -114,6 +125,8 @@ def with_loss(model: ModelStats, loss: Loss) -> ModelStats:
 def _with_loss(model: ModelStats, loss: Loss) -> ModelStats:
     if loss is Loss.FUSED_LINEAR_CROSS_ENTROPY:
         return _fused(model)
+    if loss is Loss.FUSED_CROSS_ENTROPY:
+        return _fused_cross_entropy(model)
     row = loss_row(model.layers[-1], loss)
     return model if row is None else replace(model, layers=(*model.layers, row))
 
@@ -138,6 +151,23 @@ def _fused(model: ModelStats) -> ModelStats:
         saved_mask_bytes=TARGET_ID_BYTES * tokens, traffic_values=head.traffic_values + 2 * _size(head),
     )
     return replace(model, layers=(*layers[:end - 1], row))
+
+
+def _fused_cross_entropy(model: ModelStats) -> ModelStats:
+    """Return the model with its log-softmax (a language-model preset's "loss" row) and cross-entropy as one fused
+    row that keeps only targets and a log-sum-exp a position (module docstring)."""
+    layers = model.layers
+    end = len(layers)
+    if end > 1 and layers[-1].name == LOSS_ROW and layers[-1].type.lower() in ("log_softmax", "logsoftmax"):
+        end -= 1  # the kernel computes the log-softmax itself
+    last = layers[end - 1]
+    values = _size(last)
+    row = LayerStats(
+        name=f"{LOSS_ROW}.{Loss.FUSED_CROSS_ENTROPY.value}", type=Loss.FUSED_CROSS_ENTROPY.value, output_shape=(),
+        neurons=values, parameters=0, multiply_adds=0, kind=LayerKind.ELEMENTWISE, saved_values=0,
+        saved_mask_bytes=(TARGET_ID_BYTES + LOG_SUM_EXP_BYTES) * _targets(last.output_shape),
+        traffic_values=3 * values)  # the logits read forward and backward, their gradient written
+    return replace(model, layers=(*layers[:end], row))
 
 
 def _size(row: LayerStats) -> int:
