@@ -319,6 +319,13 @@ def test_liger_asks_for_the_fused_linear_cross_entropy() -> None:
     assert command.spec["training"]["loss"] == "fused_linear_cross_entropy"
     assert "loss" not in parse("bert-base batch=32").spec["training"]
     assert JobSpecSchema().load(command.spec)["training"]["loss"] == "fused_linear_cross_entropy"
+    # "with fused cross entropy" (three words, joined in turn) and "fused ce": flash-attn's kernel; said plainly, the
+    # plain loss, over the chunked loss a decoder's fine-tune takes unless told
+    for said, loss in (("llama3-8b fine-tune with fused cross entropy bf16 batch=1", "fused_cross_entropy"),
+                       ("llama3-8b fused ce bf16 batch=1", "fused_cross_entropy"),
+                       ("llama3-8b fine-tune with cross entropy loss bf16 batch=1", "cross_entropy")):
+        spec = parse_command(said, presets=(*PRESETS, "llama3-8b"), gpus=GPUS).spec
+        assert spec["training"]["loss"] == loss and JobSpecSchema().load(spec)["training"]["loss"] == loss
 
 
 def test_a_suggestion_names_each_preset_once_and_a_size_suggests_that_size() -> None:

@@ -129,8 +129,9 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "lora": ("adapter", "lora"), "qlora": ("adapter", "qlora"),
     "cost": ("objective", "cost"), "time": ("objective", "time"), "balanced": ("objective", "balanced"),
     "carbon": ("objective", "carbon"),
-    # the output projection and its loss as one chunked kernel (training.loss: fused_linear_cross_entropy)
-    "liger": ("loss", "fused_linear_cross_entropy"),
+    # the output projection and its loss as one chunked kernel (liger); the loss alone on 16-bit logits (flash-attn's)
+    "liger": ("loss", "fused_linear_cross_entropy"), "fused-cross-entropy": ("loss", "fused_cross_entropy"),
+    "cross-entropy": ("loss", "cross_entropy"),  # "with a plain cross entropy loss": the logits held in fp32
     **{name: ("optimizer", name) for name in _OPTIMIZERS},
     **{name: ("framework", name) for name in _FRAMEWORKS},
 }

@@ -23,7 +23,9 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("squad", "2.0"): "squad-v2", ("squad2", "2.0"): "squad-v2",
              ("flash", "attention"): "flash-attention", ("all", "linear"): "targets=q,k,v,o,mlp",  # QLoRA's all
              ("mixed", "precision"): "fp16",  # PyTorch's autocast on CUDA: float16 unless told bf16
-             ("gradient", "accumulation"): "accum", ("grad", "accum"): "accum"}  # "gradient accumulation 16"
+             ("gradient", "accumulation"): "accum", ("grad", "accum"): "accum",  # "gradient accumulation 16"
+             ("cross", "entropy"): "cross-entropy", ("fused", "cross-entropy"): "fused-cross-entropy",
+             ("fused", "ce"): "fused-cross-entropy"}  # "with fused cross entropy": training.loss fused_cross_entropy
 
 
 SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b", "trillion": "t"}
@@ -37,6 +39,8 @@ def joined(said: list[str]) -> list[str]:
             out[-1] += SCALE_WORDS[word]  # "2 million sentences": 2m
         elif out and (out[-1], word) in TWO_WORDS:
             out[-1] = TWO_WORDS[(out[-1], word)]
+            while len(out) > 1 and (out[-2], out[-1]) in TWO_WORDS:  # "fused cross entropy": a pair, then three
+                out[-2:] = [TWO_WORDS[(out[-2], out[-1])]]
         else:
             out.append(word)
     return [word for word in out if word]  # a pair joined to nothing ("every epoch") leaves no word

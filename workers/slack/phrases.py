@@ -57,7 +57,7 @@ FILLER = frozenset({
     "instance", "machine", "machines", "node", "can", "do", "does", "will", "be", "about", "around", "per", "tokens",
     "if", "whether", "card", "cards", "way", "best", "costs", "take", "takes", "long", "needed", "many", "could",
     "are", "there", "that", "this", "these", "some", "any", "get", "rent", "renting", "less",  # "less than $50"
-    "full", "quantization", "quantized",  # "full fine-tune": every weight trains; "4-bit quantization": qlora
+    "full", "quantization", "quantized", "loss",  # "full fine-tune": every weight trains; "4-bit quantization": qlora
     # "on aws only", "at most 4 gpus", "max 4 gpus", "up to 8 gpus", "on google cloud": the words around a setting
     "only", "most", "max", "maximum", "up", "cloud", "len", "length", "dataset", "corpus", "continued", "english",
     # "how much memory does resnet50 need", "how much vram", "is a t4 enough for ...": the answer leads with memory
