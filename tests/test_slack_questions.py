@@ -166,6 +166,11 @@ def test_a_layout_said_is_sized_as_said_and_a_framework_alone_is_said_back() -> 
     assert with_lora.spec["training"]["parallelism"] == {"data_parallel": "fsdp", "adapter": {"kind": "lora"}}
     with pytest.raises(CommandError, match="unknown strategy 'zero4'"):
         parse("llama 3 8b strategy=zero4")
+    # pre-training frameworks said by name were refused ("unknown word 'torchtitan'"): said back, the ranking's layout
+    for framework in ("torchtitan", "nemo", "llm-foundry", "composer", "nanotron"):
+        said = parse(f"pretrain llama 3 8b with {framework} on 500b tokens")
+        assert [d for d in said.defaults_used if d.startswith(f"{framework}: ")] and \
+            "data_parallel" not in said.spec["training"].get("parallelism", {})
 
 
 @pytest.mark.parametrize(("text", "gpus"), [

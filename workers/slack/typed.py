@@ -49,7 +49,8 @@ UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}",
 # ("zero3", "fsdp", "ddp") is what the team runs: sized as said (training.parallelism.data_parallel; with ZeRO-3 an
 # 8B fine-tune holds 25.0 GiB a GPU where the ranking's ZeRO-1 holds 49.4). A framework alone ("deepspeed",
 # "accelerate") names no layout: the ranking chooses each option's and names it, said back.
-STRATEGY_WORDS = frozenset({"deepspeed", "fsdp", "fsdp2", "zero1", "zero2", "zero3", "ddp", "megatron", "accelerate"})
+STRATEGY_WORDS = frozenset({"deepspeed", "fsdp", "fsdp2", "zero1", "zero2", "zero3", "ddp", "megatron", "accelerate",
+                            "torchtitan", "nemo", "llm-foundry", "llmfoundry", "composer", "nanotron"})
 STRATEGY_TOLD = "each option's strategy is the ranking's, named in it (a spec's parallelism.data_parallel pins one)"
 PINNED_STRATEGIES = {"zero1": "zero1", "zero2": "zero2", "zero3": "zero3", "fsdp": "fsdp", "fsdp2": "fsdp",
                      "ddp": "plain", "plain": "plain", "hybrid_shard": "hybrid_shard"}
