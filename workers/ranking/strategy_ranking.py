@@ -54,6 +54,7 @@ from workers.sizing.multigpu import MAX_GPUS_PER_NODE
 from workers.sizing.requirements import Bottleneck, PerGpu, Requirements
 from workers.sizing.schedule import training_hours
 from workers.sizing.spec import JobSpec, Objective
+from workers.sizing.strategies.collectives import host_share
 from workers.sizing.strategies.named import names_strategy
 from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.search import LayoutChoice, best_layout
@@ -86,7 +87,7 @@ class _Search:
     def __init__(self, job: JobSpec, requirements: Requirements, known: dict[str, GpuSpec],
                  profile_gpu: GpuSpec | None) -> None:
         self.job, self.requirements, self.known, self.profile_gpu = job, requirements, known, profile_gpu
-        self.found: dict[tuple[str, int, int, float, int], LayoutChoice | None] = {}
+        self.found: dict[tuple[str, int, int, float, float, int], LayoutChoice | None] = {}
 
     def best(self, m: Machine, nodes: int) -> LayoutChoice | None:
         """Return the fastest strategy for n machines of this shape, or None when none fits."""
@@ -97,23 +98,32 @@ class _Search:
         # Host memory only binds offload: search once per GPU shape without it, and again for a
         # machine whose host cannot hold what the fastest layout offloads.
         network = m.network_gbit_per_s if nodes > 1 else 0.0  # one machine: its network carries nothing
-        free = (m.gpu, m.gpu_count, nodes, network, -1)
-        if free not in self.found:
-            self.found[free] = best_layout(self.job, gpu, gpus_per_node=m.gpu_count, nodes=nodes,
-                                           network_gbit_per_s=network, host_memory_bytes=_UNBOUNDED,
-                                           host_need_bytes=0, profile_gpu=self.profile_gpu)
-        best = self.found[free]
+        share = host_share(m.vcpus)  # a slice of a host updates offloaded state at its share of the host's rate
+        best = self._searched(gpu, m, nodes, network, share, _UNBOUNDED, 0)
         # The team's own host is taken to have the memory the job needs (shapes.owned_machines), what
         # the layout keeps there (offload, adapters' paged state) included.
         if best is None or m.pricing is Pricing.OWNED \
                 or need + best.memory.host_bytes_per_gpu * m.gpu_count <= m.host_memory_bytes:
             return best
-        key = (m.gpu, m.gpu_count, nodes, network, m.host_memory_bytes - need)
+        return self._searched(gpu, m, nodes, network, share, m.host_memory_bytes, need)
+
+    def _searched(self, gpu: GpuSpec, m: Machine, nodes: int, network: float, share: float, host_memory_bytes: int,
+                  need: int) -> LayoutChoice | None:
+        """Return the search's answer at a whole host's CPU-Adam rate, and again at the machine's share of it where
+        that answer offloads the optimizer: a slower host only slows offload, so an answer without it stands."""
+        choice = self._search(gpu, m, nodes, network, 1.0, host_memory_bytes, need)
+        if choice is not None and share < 1.0 and choice.layout.offload.optimizer:
+            choice = self._search(gpu, m, nodes, network, share, host_memory_bytes, need)
+        return choice
+
+    def _search(self, gpu: GpuSpec, m: Machine, nodes: int, network: float, share: float, host_memory_bytes: int,
+                need: int) -> LayoutChoice | None:
+        key = (m.gpu, m.gpu_count, nodes, network, share, -1 if host_memory_bytes == _UNBOUNDED
+               else host_memory_bytes - need)
         if key not in self.found:
             self.found[key] = best_layout(self.job, gpu, gpus_per_node=m.gpu_count, nodes=nodes,
-                                          network_gbit_per_s=network,
-                                          host_memory_bytes=m.host_memory_bytes, host_need_bytes=need,
-                                          profile_gpu=self.profile_gpu)
+                                          network_gbit_per_s=network, host_memory_bytes=host_memory_bytes,
+                                          host_need_bytes=need, profile_gpu=self.profile_gpu, host_share=share)
         return self.found[key]
 
 

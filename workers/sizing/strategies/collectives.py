@@ -54,6 +54,14 @@ COMMUNICATION_OVERLAP = 0.8
 # recalled 1e9 until 2026-12-06. Our own fused torch AdamW on one core of this machine's EPYC runs
 # 1.7e9/s and two cores 2.1e9/s (memory-bound), so a host's memory, not its core count, sets the pace.
 CPU_ADAM_PARAMETERS_PER_S = 2.2e9
+# Those rates are whole machines'. A cloud machine of fewer GPUs is a slice of such a host (AWS p5.4xlarge: 1 H100,
+# 16 of the p5.48xlarge's 192 vCPUs); its share of the host's cores and memory channels updates its share of the
+# parameters: the rate is scaled by its vCPUs over FULL_HOST_VCPUS, at most 1. 96 vCPUs: the 8 x A100 machines
+# (AWS p4d/p4de.24xlarge, GCP a2-highgpu-8g), the smallest whole 8-GPU hosts of the catalogs. Eight p5.4xlarge
+# offloading a 70B model's optimizer were each given a whole host's CPU-Adam and ranked first, ahead of the one
+# p5.48xlarge (the same 8 H100s and price, NVLink between them). A machine whose vCPUs are not known (the team's
+# own) keeps the whole-host rate.
+FULL_HOST_VCPUS = 96
 BACKWARD_SHARE = BACKWARD_TO_FORWARD / (1.0 + BACKWARD_TO_FORWARD)
 COMM_BYTES = 2  # collectives run on 16-bit weights and gradients under mixed precision
 
@@ -91,17 +99,29 @@ class Links:
     intra_link: str  # "nvlink" or "pcie"
     inter_gb_per_s: float  # the machine's network (all its NICs); 0 without one
     pcie_gb_per_s: float
+    host_update_per_s: float = CPU_ADAM_PARAMETERS_PER_S  # the machine's CPU-Adam rate, parameters a second
 
 
 def node_links(*, nvlink_gb_per_s: float, pcie_gen: int, network_gbit_per_s: float,
-               nvlink_efficiency: float) -> Links:
-    """Return one GPU's links: NVLink (or PCIe) inside the machine, the machine's network outside."""
+               nvlink_efficiency: float, host_vcpus: int = 0) -> Links:
+    """Return one GPU's links: NVLink (or PCIe) inside the machine, the machine's network outside, and its host's
+    CPU-Adam rate (`host_vcpus`: its vCPUs, 0 where not known: a whole host's)."""
     pcie = PCIE_GB_PER_S[pcie_gen] * PCIE_EFFICIENCY
     nvlink = nvlink_gb_per_s / 2 * nvlink_efficiency
     intra, name = (nvlink, "nvlink") if nvlink > pcie else (pcie, "pcie")
     inter = network_gbit_per_s / 8 * NETWORK_EFFICIENCY
     return Links(intra_gb_per_s=intra, intra_link=name, inter_gb_per_s=inter,
-                 pcie_gb_per_s=PCIE_GB_PER_S[pcie_gen] * HOST_COPY_EFFICIENCY)
+                 pcie_gb_per_s=PCIE_GB_PER_S[pcie_gen] * HOST_COPY_EFFICIENCY,
+                 host_update_per_s=CPU_ADAM_PARAMETERS_PER_S * host_share(host_vcpus))
+
+
+def host_share(vcpus: int) -> float:
+    """Return the share of a whole host's CPU-Adam rate a machine of these vCPUs has (1 where not known), to the
+    nearest power of two: within 1.4x of the vCPUs' share, inside the rate's own spread (1.8-2.8e9 a second), and the
+    ranking searches once per share, not once per vCPU count."""
+    if vcpus <= 0 or vcpus >= FULL_HOST_VCPUS:
+        return 1.0
+    return float(2.0 ** round(math.log2(vcpus / FULL_HOST_VCPUS)))
 
 
 @dataclass(frozen=True)
@@ -183,7 +203,7 @@ def iteration_communication(layout: Layout, links: Links, *, compute_ms: float, 
     if layout.offload.optimizer and trainable > 0:
         shard = trainable / (layout.tensor_parallel * p * layout.shard_degree)
         pcie_ms = 2 * shard * COMM_BYTES / (links.pcie_gb_per_s * 1e6)
-        cpu_ms = shard * layout.gpus_per_node / CPU_ADAM_PARAMETERS_PER_S * 1000.0
+        cpu_ms = shard * layout.gpus_per_node / links.host_update_per_s * 1000.0
         offload_ms = (pcie_ms + cpu_ms) / max(1, micro_batches)  # once per optimizer step
     if layout.offload.parameters and layout.data_parallel in PARAMETERS_SHARDED:
         offload_ms += 2 * parameters / (t * p) * COMM_BYTES / (links.pcie_gb_per_s * 1e6) / layout.shard_degree

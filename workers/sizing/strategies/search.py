@@ -207,21 +207,22 @@ SEARCHES_KEPT = 1024
 
 def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, network_gbit_per_s: float,
                 host_memory_bytes: int, host_need_bytes: int, profile_gpu: GpuSpec | None = None,
-                ) -> LayoutChoice | None:
+                host_share: float = 1.0) -> LayoutChoice | None:
     """Return the fastest layout that fits n machines of g GPUs (with its host memory), or None.
 
-    `host_memory_bytes` is one machine's; `host_need_bytes` what the job needs there besides offload.
+    `host_memory_bytes` is one machine's; `host_need_bytes` what the job needs there besides offload; `host_share`
+    its share of a whole host's CPU-Adam rate (collectives.host_share).
     Remembered (see _SEARCHES): the same question gives the same (immutable) answer without a search.
     """
     model, timed = job.model, job.time_model
     key = (id(model), id(timed), step_training(job.training), id(gpu), id(profile_gpu), gpus_per_node, nodes,
-           network_gbit_per_s, host_memory_bytes, host_need_bytes, cached_times_version())
+           network_gbit_per_s, host_memory_bytes, host_need_bytes, host_share, cached_times_version())
     hit = _SEARCHES.get(key)
     if hit is not None and hit[0]() is model and hit[1]() is timed and hit[2] is gpu and hit[3] is profile_gpu:
         return hit[4]
     choice = search_layouts(job, gpu, gpus_per_node=gpus_per_node, nodes=nodes, network_gbit_per_s=network_gbit_per_s,
                             host_memory_bytes=host_memory_bytes, host_need_bytes=host_need_bytes,
-                            profile_gpu=profile_gpu)
+                            profile_gpu=profile_gpu, host_share=host_share)
     _SEARCHES[key] = (weakref.ref(model), weakref.ref(timed), gpu, profile_gpu, choice)
     while len(_SEARCHES) > SEARCHES_KEPT:
         _SEARCHES.popitem(last=False)
@@ -230,11 +231,12 @@ def best_layout(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, n
 
 def search_layouts(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int, network_gbit_per_s: float,
                    host_memory_bytes: int, host_need_bytes: int, profile_gpu: GpuSpec | None = None,
-                   ) -> LayoutChoice | None:
+                   host_share: float = 1.0) -> LayoutChoice | None:
     """Return best_layout's answer by searching, every time (best_layout remembers it)."""
     links = node_links(nvlink_gb_per_s=_nvlink_of(gpu, gpus_per_node), pcie_gen=gpu.pcie_gen,
                        network_gbit_per_s=network_gbit_per_s,
                        nvlink_efficiency=NVLINK_EFFICIENCY)
+    links = replace(links, host_update_per_s=links.host_update_per_s * host_share)
     layouts, frugal, marks = _search_space(job, gpus_per_node=gpus_per_node, nodes=nodes)
     if frugal is not None and not fits(searched_memory(job, frugal, gpu=gpu, batch_size=1,
                                                        update_interval=_smallest(job)[1]).total_bytes, gpu):
