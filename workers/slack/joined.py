@@ -12,7 +12,8 @@ NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?(e\+?\d{1,2})?[kmbt]?$")  # "1e6 sampl
 TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("fine", "tuned"): "fine-tune",
              ("pre", "train"): "pretrain", ("pre", "training"): "pretrain", ("by", "tomorrow"): "tomorrow",
              ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing",
-             ("no", "spot"): "ondemand", **{("zero", n): f"zero{n}" for n in "123"},  # "deepspeed zero 3"
+             ("no", "spot"): "ondemand", ("on", "demand"): "ondemand",  # "on aws on demand": the pricing
+             **{("zero", n): f"zero{n}" for n in "123"},  # "deepspeed zero 3"
              ("continued", "pretrain"): "continued-pretrain", ("continual", "pretrain"): "continued-pretrain",
              ("continue", "pretrain"): "continued-pretrain", ("vision", "transformer"): "vit",
              ("pytorch", "lightning"): "pytorch",  # PyTorch Lightning runs PyTorch
