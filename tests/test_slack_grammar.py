@@ -139,7 +139,7 @@ def test_naming_providers_restricts_them_and_drops_owned_pricing_without_onprem(
     assert spec["constraints"]["providers"] == ["aws", "gcp"]
     assert spec["constraints"]["pricing"] == ["on_demand"]
     assert parse("resnet50 onprem spot").spec["constraints"]["pricing"] == ["spot", "owned"]
-    said = parse("full fine-tune gpt2 on 20k samples on aws on demand").spec  # two words: was 'demand' unknown
+    said = parse("train resnet50 on 20k samples on aws on demand").spec  # two words: was 'demand' unknown
     assert said["constraints"]["pricing"] == ["on_demand"] and said["constraints"]["providers"] == ["aws"]
 
 
