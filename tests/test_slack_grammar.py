@@ -140,6 +140,13 @@ def test_naming_providers_restricts_them_and_drops_owned_pricing_without_onprem(
     assert spec["constraints"]["pricing"] == ["on_demand"]
     assert parse("resnet50 onprem spot").spec["constraints"]["pricing"] == ["spot", "owned"]
     said = parse("train resnet50 on 20k samples on aws on demand").spec  # two words: was 'demand' unknown
+    for words, pricing in (("with preemptible instances", "spot"), ("with a 1 year commitment", "committed_1y"),
+                           ("with reserved instances", "committed_1y"), ("with 3 year reserved", "committed_3y"),
+                           ("with a 3-year savings plan", "savings_plan_3y"), ("with savings plans", "savings_plan_1y"),
+                           ("with committed use discounts", "committed_1y")):  # each was refused
+        assert parse(f"resnet50 {words}").spec["constraints"]["pricing"][0] == pricing, words
+    assert parse("resnet50 on aws in us-east-1 or us-west-2").spec["constraints"]["regions"] == ["us-east-1",
+                                                                                              "us-west-2"]
     assert said["constraints"]["pricing"] == ["on_demand"] and said["constraints"]["providers"] == ["aws"]
 
 

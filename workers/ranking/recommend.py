@@ -20,6 +20,7 @@ from catalog.types import Catalog, GpuSpec, Provider
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.left_out import left_out_reason
 from workers.ranking.loader_rerank import jpeg_loader_warning
+from workers.ranking.no_offers import no_offers_warning
 from workers.ranking.on_sale import older_cards_warning
 from workers.ranking.owned_fit import owned_cards_warning
 from workers.ranking.plan_options import plan_count, plan_with_options
@@ -260,7 +261,8 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
             return rank_strategies(wider, requirements=rec.requirements, catalog=catalog,
                                    profile_gpu=profile_gpu(wider, {g.slug: g for g in catalog.gpus}), only=only)
 
-        limited = (max_gpus_warning(job, rec, rank) or constraints_warning(job, rec, lambda j: rank(j, None))
+        limited = (no_offers_warning(job, rec, catalog) or max_gpus_warning(job, rec, rank)
+                   or constraints_warning(job, rec, lambda j: rank(j, None))
                    or gpus_warning(job, rec, lambda j: rank(j, None), unrented=lambda: unrented_gpus(job, catalog))
                    or fused_loss_opens_warning(job, rec, lambda j: rank(j, None))
                    or more_gpus_needed_warning(job, rec, rank))

@@ -52,7 +52,7 @@ from workers.slack.defaults import (
     unrented_as_owned,
 )
 from workers.slack.phrases import TOKENS_NEED_SEQ, normalize
-from workers.slack.typed import PINNED_STRATEGIES, UNSIZED_METHODS, plain_text
+from workers.slack.typed import PINNED_STRATEGIES, PRICING_WORDS, UNSIZED_METHODS, plain_text
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
 MAX_TEXT_CHARS = 1000  # a command longer than this is not typed by a person
@@ -132,7 +132,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
     # the output projection and its loss as one chunked kernel (liger); the loss alone on 16-bit logits (flash-attn's)
     "liger": ("loss", "fused_linear_cross_entropy"), "fused-cross-entropy": ("loss", "fused_cross_entropy"),
     "cross-entropy": ("loss", "cross_entropy"),  # "with a plain cross entropy loss": the logits held in fp32
-    **{name: ("optimizer", name) for name in _OPTIMIZERS},
+    **{name: ("optimizer", name) for name in _OPTIMIZERS}, **PRICING_WORDS,
     **{name: ("framework", name) for name in _FRAMEWORKS},
 }
 _COLLECTING = {"providers", "pricing"}
@@ -228,6 +228,8 @@ class _Builder:
         section, name, parse = KEYS[key]
         if key == "gpus" and self.fit:
             section, name = "", "gpu_count"
+        if key == "region" and key in self.seen and value:  # "in us-east-1 or us-west-2": each one more region
+            return self.put(section, name, [*self.spec["constraints"]["regions"], *parse(value)])
         if not self.once(_GROUP_KEYS.get(key, key), word):
             return
         if not value:

@@ -26,7 +26,18 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("mixed", "precision"): "fp16",  # PyTorch's autocast on CUDA: float16 unless told bf16
              ("gradient", "accumulation"): "accum", ("grad", "accum"): "accum",  # "gradient accumulation 16"
              ("cross", "entropy"): "cross-entropy", ("fused", "cross-entropy"): "fused-cross-entropy",
-             ("fused", "ce"): "fused-cross-entropy"}  # "with fused cross entropy": training.loss fused_cross_entropy
+             ("fused", "ce"): "fused-cross-entropy",  # "with fused cross entropy": training.loss fused_cross_entropy
+             # a commitment's term and kind ("a 3 year commitment", "1-year savings plan"): typed.PRICING_WORDS
+             **{(n, unit): f"{term}y" for n, term in (("1", 1), ("one", 1), ("3", 3), ("three", 3))
+                for unit in ("year", "years", "yr")},
+             **{(f"{term}y", word): f"{term}y-committed" for term in (1, 3)
+                for word in ("commitment", "committed", "reserved", "term")},
+             ("savings", "plan"): "savings-plan", ("savings", "plans"): "savings-plan",
+             ("committed", "use"): "committed", ("committed", "discounts"): "committed",
+             ("committed", "discount"): "committed",
+             ("1y", "savings-plan"): "savings-plan", ("3y", "savings-plan"): "3y-savings-plan"}
+# One word said another way: a term written as one word ("3-year") as the pair makes it
+ONE_WORD = {"1-year": "1y", "3-year": "3y", "1yr": "1y", "3yr": "3y", "one-year": "1y", "three-year": "3y"}
 
 
 SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b", "trillion": "t"}
@@ -36,6 +47,7 @@ def joined(said: list[str]) -> list[str]:
     """Return the words with TWO_WORDS joined."""
     out: list[str] = []
     for word in said:
+        word = ONE_WORD.get(word, word)
         if out and word in SCALE_WORDS and NUMBER.match(out[-1]) and out[-1][-1].isdigit():
             out[-1] += SCALE_WORDS[word]  # "2 million sentences": 2m
         elif out and (out[-1], word) in TWO_WORDS:

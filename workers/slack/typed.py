@@ -81,3 +81,10 @@ SIZED_ALREADY = {
 MANAGED = {"sagemaker": ("aws", "SageMaker's ml.* instances cost more than the EC2 prices ranked here"),
            "vertex": ("gcp", "Vertex AI training costs more than the Compute Engine prices ranked here")}
 ALIASED_KEYS = {"r": "rank", "lora_r": "rank", "lora-r": "rank", "alpha": "", "lora_alpha": "", "lora-alpha": ""}
+# Pricing said in words: GCP's older name for spot, and the commitments (AWS reserved instances and savings plans,
+# GCP committed use discounts), for 1 year unless 3 are said ("a 3 year commitment": joined.py makes it one word).
+PRICING_WORDS = {"preemptible": ("pricing", "spot"),
+                 **dict.fromkeys(("reserved", "committed", "commitment", "commitments", "1y-committed"),
+                                 ("pricing", "committed_1y")),
+                 "3y-committed": ("pricing", "committed_3y"), "savings-plan": ("pricing", "savings_plan_1y"),
+                 "3y-savings-plan": ("pricing", "savings_plan_3y")}
