@@ -218,22 +218,18 @@ def _purchase_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     for p in shown:
         if float(p.get("job_hours", 0)) <= 0:  # no data set size: the cards that hold it, at their throughput
             run = f"{float(p.get('samples_per_second', 0)):,.1f} samples/s (add samples= for a run's time and cost)"
-            lines.append(f"{'the least to spend: ' if p is least and len(shown) > PURCHASE_SHOWN else ''}"
-                         f"*{p.get('gpu_count', 1)} × {p.get('gpu', '?')}*: {fmt_usd(float(p.get('purchase_usd', 0)))} "
-                         f"with its host (cards at their launch price, {p.get('as_of') or 'undated'}), {run}"
-                         f"{'; ' + p['strategy'] if p.get('strategy') else ''}")
-            continue
-        pays = (f"; pays off after {p['break_even_runs']:,.0f} runs against renting"
-                if p.get("pays_off") and p.get("break_even_runs") else
-                f"; {fmt_usd(float(p.get('run_cost_usd', 0)))} a run with its price spread over "
-                f"{p.get('lifetime_years', 0):g} years at {float(p.get('utilisation', 0)):.0%} use")
+        else:
+            pays = (f"; pays off after {p['break_even_runs']:,.0f} runs against renting"
+                    if p.get("pays_off") and p.get("break_even_runs") else
+                    f"; {fmt_usd(float(p.get('run_cost_usd', 0)))} a run with its price spread over "
+                    f"{p.get('lifetime_years', 0):g} years at {float(p.get('utilisation', 0)):.0%} use")
+            run = (f"{fmt_hours(float(p.get('job_hours', 0)))} a run, "
+                   f"{fmt_usd(float(p.get('power_cost_usd', 0)))} of power{pays}")
         how = f"; {p['strategy']}" if p.get("strategy") else ""
         lead = "the least to spend: " if p is least and len(shown) > PURCHASE_SHOWN else ""
         lines.append(f"{lead}*{p.get('gpu_count', 1)} × {p.get('gpu', '?')}*: "
                      f"{fmt_usd(float(p.get('purchase_usd', 0)))} "
-                     f"with its host (cards at their launch price, {p.get('as_of') or 'undated'}), "
-                     f"{fmt_hours(float(p.get('job_hours', 0)))} a run, {fmt_usd(float(p.get('power_cost_usd', 0)))} "
-                     f"of power{pays}{how}")
+                     f"with its host (cards at their launch price, {p.get('as_of') or 'undated'}), {run}{how}")
     return lines
 
 
