@@ -34,7 +34,9 @@ from workers.review.ownership import NEVER, NO_CLOUD_GPU, ReviewUse, add_use, bu
 from workers.review.sweeps import (
     COST_TIE,
     GRID_MAX_PARAMETERS,
+    NO_SINGLE_GPU,
     NO_SMALL_GPUS,
+    SINGLE_GPU_DOMINATED,
     TIME_TIE,
     advise_sweep,
     compare_sweep,
@@ -207,6 +209,19 @@ def test_of_small_gpu_machines_costing_about_the_same_the_faster_is_shown() -> N
     assert sweep.parallel is not None and sweep.parallel.instance_type == "two"  # past the tie: the cheaper
 
 
+def test_a_job_whose_trial_needs_a_machine_of_several_gpus_has_no_one_gpu_schedule() -> None:
+    """A trial in turn on one GPU, over twice as slow as and dearer than on eight: no schedule to weigh, said why."""
+    one = option("a3-highgpu-1g", hours=182.0, price=1.28, gpu="h100-sxm")  # offloaded: 7.6 days, $233
+    eight = option("p6-b200.48xlarge", hours=5.0, price=19.1, gpu="b200", gpu_count=8)  # $95.50
+    sweep = compare_sweep([one, eight], [per_gpu("h100-sxm", hours=182.0)], trials=2)
+    assert sweep.sequential is None and sweep.sequential_reason == SINGLE_GPU_DOMINATED
+    near = option("p6-b200.48xlarge", hours=100.0, price=2.0, gpu="b200", gpu_count=8)  # not twice as fast
+    kept = compare_sweep([one, near], [per_gpu("h100-sxm", hours=182.0)], trials=2)
+    assert kept.sequential is not None and kept.sequential.instance_type == "a3-highgpu-1g"
+    alone = compare_sweep([eight], [per_gpu("b200", 8, hours=5.0)], trials=2)
+    assert alone.sequential is None and alone.sequential_reason == NO_SINGLE_GPU
+
+
 def test_a_partial_last_wave_still_pays_for_the_whole_machine() -> None:
     large = option("big", hours=1.0, price=8.0, gpu="h100-sxm")
     eight = option("eight", hours=0.2, price=8.0, gpu="t4", gpu_count=8)
@@ -355,3 +370,13 @@ def test_the_standing_says_by_how_much_the_plan_is_over_or_under() -> None:
     assert not under.over_budget and under.remaining_usd == pytest.approx(80.0)
     assert under.used_share == pytest.approx(0.6)
     assert budget_standing(overall, budget_usd=None).remaining_usd is None
+
+
+def test_the_review_says_why_a_job_of_several_gpus_has_no_one_gpu_schedule() -> None:
+    from service.reports.document import sweeps_section
+
+    comparison = {"trials": 2, "sequential": None, "parallel": None, "sequential_reason": SINGLE_GPU_DOMINATED,
+                  "parallel_reason": NO_SMALL_GPUS, "speedup": 0.0, "advice": None}
+    section = sweeps_section({"jobs": [{"name": "llama3-8b full SFT", "sweep_comparison": comparison}]})
+    assert section is not None
+    assert any(note.startswith("llama3-8b full SFT: a run on one GPU is slower and dearer") for note in section.notes)

@@ -11,6 +11,7 @@ from typing import Any
 
 from catalog.freshness import PRICE_WARNING_CODES, prices_dated_words
 from workers.render import fmt_bytes, fmt_hours, fmt_usd
+from workers.review.sweeps import SINGLE_GPU_DOMINATED
 from workers.review.words import advice_message, limit_text, pick_message
 
 Payload = Mapping[str, Any]
@@ -167,6 +168,9 @@ def sweeps_section(p: Payload) -> Section | None:
                      f"{c['speedup']:.1f}x" if c["speedup"] else "-"))
         if c.get("advice"):
             notes.append(f"{j['name']}: {advice_message(c['advice'])}.")
+        if c.get("sequential_reason") == SINGLE_GPU_DOMINATED:  # its runs need a machine of several GPUs
+            notes.append(f"{j['name']}: a run on one GPU is slower and dearer than on a machine of several, so its "
+                         "runs go on its planned machine, in turn or at once on as many machines (Jobs above).")
     if not rows:
         return None
     table = Table(("Job", "Trials", "Search", "In turn on one large GPU", "Wall-clock", "Cost",

@@ -38,6 +38,11 @@ COST_TIE = 0.05
 # Why a schedule is missing.
 NO_SINGLE_GPU = "no-single-gpu"  # no single-GPU machine in scope runs a trial
 NO_SMALL_GPUS = "no-small-gpus"  # no machine of several GPUs, each cheaper than the large one, runs a trial
+# A trial on one GPU is dearer than on a machine of several and over DOMINATED_SLOWER x as slow: in turn on one GPU is
+# no schedule to weigh (a Llama 3 8B full fine-tune's two runs read "in turn on one H100, 15.2 days, $464" beside
+# 8 x B200's 10 h for $191). A trial on a few small GPUs barely faster than the large one leaves the comparison.
+SINGLE_GPU_DOMINATED = "single-gpu-dominated"
+DOMINATED_SLOWER = 2.0
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,9 @@ def _sequential(options: Sequence[RankedOption], *, trials: int) -> SweepSchedul
     fastest = min(o.training_hours for o in singles)
     large = min((o for o in singles if o.training_hours <= fastest * (1.0 + TIME_TIE)),
                 key=lambda o: (o.training_cost_usd, o.training_hours, o.provider, o.instance_type, o.region, o.pricing))
+    if any(o.gpu_count > 1 and o.fits and 0 < o.training_hours * DOMINATED_SLOWER < large.training_hours
+           and o.training_cost_usd < large.training_cost_usd for o in options):
+        return None
     rate = _machine_rate_usd_per_hour(large)
     trial_hours = large.training_hours - _start_up_hours(large)
     wall_hours = _start_up_hours(large) + trials * trial_hours
@@ -167,6 +175,11 @@ def _parallel(options: Sequence[RankedOption], per_gpu: Sequence[PerGpu], *, tri
     )
 
 
+def _runs_on_one(options: Sequence[RankedOption]) -> bool:
+    """Return whether a single-GPU machine in scope runs a trial at all."""
+    return any(o.gpu_count == 1 and o.nodes == 1 and o.fits and o.training_hours > 0 for o in options)
+
+
 def compare_sweep(options: Sequence[RankedOption], per_gpu: Sequence[PerGpu], *, trials: int,
                   sweep: Sweep | None = None) -> SweepComparison:
     """Compare the trials one per GPU on a machine of small GPUs against in turn on the fastest single GPU."""
@@ -179,7 +192,8 @@ def compare_sweep(options: Sequence[RankedOption], per_gpu: Sequence[PerGpu], *,
         extra_cost_usd = parallel.cost_usd - sequential.cost_usd
     return SweepComparison(
         trials=trials, sequential=sequential, parallel=parallel,
-        sequential_reason="" if sequential is not None else NO_SINGLE_GPU,
+        sequential_reason="" if sequential is not None else NO_SINGLE_GPU if not _runs_on_one(options)
+        else SINGLE_GPU_DOMINATED,
         parallel_reason="" if parallel is not None else NO_SMALL_GPUS,
         speedup=speedup, extra_cost_usd=extra_cost_usd,
         advice=advise_sweep(sweep, trials=trials) if sweep is not None else None,
