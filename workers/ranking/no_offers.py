@@ -16,8 +16,8 @@ _READ_BY_REFRESH = {Pricing.COMMITTED_1Y, Pricing.COMMITTED_3Y, Pricing.SAVINGS_
 
 
 def no_offers_warning(job: JobSpec, rec: Recommendation, catalog: Catalog) -> CodedWarning | None:
-    """Return `no-offers-in-scope` where no option is ranked and no machine of the providers and regions in scope has
-    an offer of the pricing kinds named, naming the kinds it does have there; None otherwise."""
+    """Return `no-offers-in-scope` where no option is ranked and the machines of the providers, regions and GPUs in
+    scope have offers, but none of the pricing kinds named, naming the kinds they have; None otherwise."""
     if rec.options or rec.purchase:
         return None
     scope = resolve_scope(job.constraints, catalog)
@@ -29,11 +29,11 @@ def no_offers_warning(job: JobSpec, rec: Recommendation, catalog: Catalog) -> Co
     for m in catalog_index(catalog).machines:
         if m.provider in scope.providers and m.provider is not Provider.ONPREM and scope.allows(m.gpu):
             sold.update(o.pricing for o in m.offers if not scope.regions or o.region in scope.regions)
-    if sold & set(rented):
+    if not sold or sold & set(rented):  # nothing rented there at all (a card no cloud rents): other warnings say so
         return None
     said = job.constraints.regions  # as said ("eu-*"), not every region it matched
     where = f"{' or '.join(clouds)}{' in ' + ', '.join(said) if said else ''}"
-    has = ", ".join(p.value for p in sorted(sold, key=lambda p: p.value)) or "none"
+    has = ", ".join(p.value for p in sorted(sold, key=lambda p: p.value))
     refresh = (f"; `gpugauge catalog refresh --provider {clouds[0]}` reads the provider's own terms"
                if set(rented) & _READ_BY_REFRESH else "")
     return CodedWarning("no-offers-in-scope", (
