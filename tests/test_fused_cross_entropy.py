@@ -68,3 +68,14 @@ def test_the_api_and_the_cli_name_it(capsys: pytest.CaptureFixture[str]) -> None
                      "--loss", loss, "--json"]) == 0
         peaks[loss] = json.loads(capsys.readouterr().out)["gpu_memory_bytes"]
     assert peaks["fused_cross_entropy"] < peaks["cross_entropy"]
+
+
+def test_the_loss_advice_names_the_fused_kernel_with_its_figure_between_the_two() -> None:
+    from workers.sizing.estimate import estimate_requirements
+
+    _, job = load_job({"model": {"preset": "llama3-8b"},
+                       "training": {"batch_size": 4, "sequence_length": 8192, "precision": "bf16-mixed"}})
+    [message] = [w.message for w in estimate_requirements(job, known_gpus=GPUS).warnings if w.code == "fused-loss"]
+    figures = [float(part.split(" GiB")[0].rsplit(" ", 1)[-1]) for part in message.split(" per GPU")[:3]]
+    given, linear, kernel = figures
+    assert linear < kernel < given and "say training.loss: fused_cross_entropy" in message

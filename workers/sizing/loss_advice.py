@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from workers.sizing.advice import _gb
-from workers.sizing.layers.loss import FUSED_TYPE, Loss, as_fused
+from workers.sizing.layers.loss import Loss, as_fused
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.memory import step_peak
 from workers.sizing.presets.transformer import MASKED_LM_DECODER
@@ -42,17 +42,24 @@ def fused_loss_saving_bound(job: JobSpec) -> int:
     return values * job.training.batch_size * LOGIT_BYTES_BOUND
 
 
-def fused_loss_job(job: JobSpec) -> JobSpec | None:
-    """Return the job with its plain cross-entropy as a fused linear cross-entropy, None where it cannot be."""
+def fused_loss_job(job: JobSpec, loss: Loss = Loss.FUSED_LINEAR_CROSS_ENTROPY) -> JobSpec | None:
+    """Return the job with its plain cross-entropy as a fused linear cross-entropy (or `loss`, the fused cross-entropy
+    alone), None where it cannot be."""
     if job.training.loss is not Loss.CROSS_ENTROPY:
         return None
-    model = _FUSED.get(job.model, FUSED_TYPE, lambda: as_fused(job.model))
+    model = _FUSED.get(job.model, loss.value, lambda: as_fused(job.model, loss))
     given = job.timed_model
-    timed = _FUSED.get(given, FUSED_TYPE, lambda: as_fused(given)) if given is not None else None
+    timed = _FUSED.get(given, loss.value, lambda: as_fused(given, loss)) if given is not None else None
     if model is None or (job.timed_model is not None and timed is None):
         return None
-    return replace(job, model=model, timed_model=timed,
-                   training=replace(job.training, loss=Loss.FUSED_LINEAR_CROSS_ENTROPY))
+    return replace(job, model=model, timed_model=timed, training=replace(job.training, loss=loss))
+
+
+def _peak_bytes(job: JobSpec, *, gpu_count: int) -> int:
+    """Return one GPU's peak of the job, under the strategy it names if any."""
+    layout = named_layout(job, gpu_count=gpu_count)
+    return (estimate_named(job, layout, gpu=None).memory.total_bytes if layout is not None
+            else step_peak(job.model, job.training, gpu=None, gpu_count=gpu_count).breakdown.total_bytes)
 
 
 def fused_loss_warning(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> CodedWarning | None:
@@ -62,11 +69,15 @@ def fused_loss_warning(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> Co
     fused = fused_loss_job(job)
     if fused is None:
         return None
-    layout = named_layout(fused, gpu_count=gpu_count)
-    fused_bytes = (estimate_named(fused, layout, gpu=None).memory.total_bytes if layout is not None
-                   else step_peak(fused.model, fused.training, gpu=None, gpu_count=gpu_count).breakdown.total_bytes)
+    fused_bytes = _peak_bytes(fused, gpu_count=gpu_count)
     if fused_bytes > memory_bytes * (1.0 - FUSED_LOSS_SAVING):
         return None
+    kernel = fused_loss_job(job, Loss.FUSED_CROSS_ENTROPY)  # flash-attn's: the logits held once, in 16 bits
+    kernel_bytes = _peak_bytes(kernel, gpu_count=gpu_count) if kernel is not None else memory_bytes
+    kernel_words = "" if kernel_bytes >= memory_bytes else (
+        f" A cross-entropy kernel that reads the 16-bit logits and writes their gradient in one pass (flash-attn's "
+        f"CrossEntropyLoss, llm-foundry's default; Megatron's cross-entropy fusion) needs {_gb(kernel_bytes)} per "
+        "GPU; say training.loss: fused_cross_entropy.")
     classes = job.model.layers[-1].neurons
     if any(row.name == MASKED_LM_DECODER for row in job.model.layers[-4:]):
         # an encoder's masked-LM head: the Trainer's Liger switch patches decoder models only
@@ -81,4 +92,4 @@ def fused_loss_warning(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> Co
         f"{_gb(memory_bytes)} per GPU as given. A fused linear cross-entropy, which computes the output "
         f"projection and the loss chunk by chunk and never holds the logits (Liger Kernel's "
         f"LigerFusedLinearCrossEntropyLoss{where} {_gb(fused_bytes)} per GPU at the same speed. If the run uses "
-        f"it, say training.loss: fused_linear_cross_entropy.{other}"))
+        f"it, say training.loss: fused_linear_cross_entropy.{kernel_words}{other}"))

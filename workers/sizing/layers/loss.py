@@ -174,12 +174,16 @@ def _size(row: LayerStats) -> int:
     return math.prod(row.output_shape) if row.output_shape else row.neurons
 
 
-def as_fused(model: ModelStats) -> ModelStats | None:
-    """Return the model with its appended cross-entropy row swapped for the fused row, None where it cannot be."""
+def as_fused(model: ModelStats, loss: Loss = Loss.FUSED_LINEAR_CROSS_ENTROPY) -> ModelStats | None:
+    """Return the model with its appended cross-entropy row swapped for the fused row of `loss` (the linear one, or the
+    fused cross-entropy alone), None where it cannot be."""
     layers = model.layers
     if not layers or layers[-1].type != Loss.CROSS_ENTROPY.value or not layers[-1].name.startswith(LOSS_ROW):
         return None
+    plain = replace(model, layers=layers[:-1])
+    if loss is Loss.FUSED_CROSS_ENTROPY:
+        return _fused_cross_entropy(plain)
     try:
-        return _fused(replace(model, layers=layers[:-1]))
+        return _fused(plain)
     except SpecError:
         return None
