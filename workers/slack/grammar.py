@@ -274,7 +274,7 @@ class _Builder:
         elif best in self.presets or (best is None and "preset" not in self.seen):
             close = _suggest(word, self.presets)  # none close: "t5", "whisper" are sized by their statistics
             hint = "; no preset of that name (`/gpugauge help` lists them): give the model's size, e.g. params=220m"
-            said = any(p.endswith(hint) for p in self.problems)  # "t5 base": said once
+            said = any("params=220m" in p for p in self.problems)  # "t5 base": said once
             self.problems.append(f"unknown preset '{word}'" + (_did_you_mean(close) if close else "" if said else hint))
         elif re.fullmatch(r"\d+(\.\d+)?gi?b", word):  # "will bert-large fit in 20gb": no card has 20 GB
             self.problems.append(f"'{word}' is an amount of memory no card has: name the card, e.g. `rtx-3060`, or a "

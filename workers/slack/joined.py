@@ -13,6 +13,7 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("pre", "train"): "pretrain", ("pre", "training"): "pretrain", ("by", "tomorrow"): "tomorrow",
              ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing",
              ("no", "spot"): "ondemand", ("on", "demand"): "ondemand",  # "on aws on demand": the pricing
+             ("stable", "diffusion"): "stable-diffusion", ("stable-diffusion", "xl"): "sdxl",  # no preset: said why
              **{("zero", n): f"zero{n}" for n in "123"},  # "deepspeed zero 3"
              ("continued", "pretrain"): "continued-pretrain", ("continual", "pretrain"): "continued-pretrain",
              ("continue", "pretrain"): "continued-pretrain", ("vision", "transformer"): "vit",

@@ -32,12 +32,21 @@ _EIGHT_BIT = ("an 8-bit base (bitsandbytes' LLM.int8) is not sized: say `qlora` 
               "`lora` on a 16-bit one")
 _NOT_NVIDIA = ("gpugauge ranks NVIDIA GPUs (the CUDA and cuDNN ecosystem) and the clouds' machines with them; name "
                "one, or drop it for the cards that hold the job")
+# A family the presets lack, said as "unknown preset" (a size said beside it, params=, still sizes it: grammar.py)
+_NO_PRESET = ("no preset of that family (diffusion U-Nets, encoder-decoders and detectors have none): give its size, "
+              "e.g. params=220m, or size it in the CLI or the API from its ONNX export (`gpugauge estimate "
+              "model.onnx`, model.onnx) or its layer list (model.layers)")
 # Budgets in another currency: the catalog's prices are US dollars, and no exchange rate is assumed.
 CURRENCY = frozenset({"eur", "euro", "euros", "gbp", "pound", "pounds"})
 _DOLLARS_ONLY = "budgets are in US dollars, as the catalog's prices are (no exchange rate is assumed): say e.g. $500"
 UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}", "rlhf": f"rlhf: {_RL}",
                    "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}",
                    **{word: f"{word}: {_SERVING}" for word in ("inference", "serving", "serve", "deployment")},
+                   **{word: f"unknown preset '{word}'; {_NO_PRESET}" for word in (
+                       "stable-diffusion", "sdxl", "diffusion", "whisper", "t5", "flan-t5", "bart", "yolo", "yolov5",
+                       "yolov8", "yolo11", "detr", "wav2vec2", "deberta", "xlm-roberta",
+                       *(f"{family}-{size}" for family in ("t5", "flan-t5", "whisper")
+                         for size in ("small", "base", "large", "medium", "xl", "3b", "11b")))},
                    **{word: f"{word}: {_STEPS}" for word in ("steps", "iterations", "iters")},
                    **{word: f"{word}: {_EIGHT_BIT}" for word in ("8-bit", "8bit", "int8")},
                    **{word: f"{word}: {_DOLLARS_ONLY}" for word in CURRENCY},
