@@ -117,19 +117,6 @@ def test_methods_the_core_does_not_size_say_what_to_ask_instead(text: str, metho
     assert said.startswith(f"{method}: ") and "not sized" in said and "fine-tune" in said
 
 
-@pytest.mark.parametrize(("text", "family"), [("can we train stable diffusion xl lora on a 4090", "sdxl"),
-                                             ("train yolov8 on coco", "yolov8"), ("fine-tune t5-base on 100k pairs",
-                                                                                  "t5-base"),
-                                             ("fine-tune whisper small on 100 hours of audio", "whisper")])
-def test_families_without_a_preset_say_how_to_size_them(text: str, family: str) -> None:
-    # each was "unknown preset 'stable'" (or 'yolov8', 't5-base'), as if misspelt, with a preset suggested
-    with pytest.raises(CommandError) as caught:
-        parse(text)
-    said = caught.value.problems[0]
-    assert said.startswith(f"unknown preset '{family}'; no preset of that family") and "ONNX export" in said
-    assert "params=" in said and "model.layers" in said
-
-
 @pytest.mark.parametrize(("text", "preset"), [
     ("fine\u2011tune Llama-3-8B with LoRA on 10k samples", "llama-3-8b"),  # a phone's non-breaking hyphen
     ("fine-tune \u201cmistral 7b\u201d on 5k samples \U0001F680", "mistral-7b"),  # curly quotes and an emoji

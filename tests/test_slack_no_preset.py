@@ -1,0 +1,21 @@
+"""Families the presets lack (diffusion U-Nets, encoder-decoders, detectors): said as such, with what to give."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_slack_phrases import parse
+from workers.slack.grammar import CommandError
+
+
+@pytest.mark.parametrize(("text", "family"), [("can we train stable diffusion xl lora on a 4090", "sdxl"),
+                                             ("train yolov8 on coco", "yolov8"), ("fine-tune t5-base on 100k pairs",
+                                                                                  "t5-base"),
+                                             ("fine-tune whisper small on 100 hours of audio", "whisper")])
+def test_families_without_a_preset_say_how_to_size_them(text: str, family: str) -> None:
+    # each was "unknown preset 'stable'" (or 'yolov8', 't5-base'), as if misspelt, with a preset suggested
+    with pytest.raises(CommandError) as caught:
+        parse(text)
+    said = caught.value.problems[0]
+    assert said.startswith(f"unknown preset '{family}'; no preset of that family") and "ONNX export" in said
+    assert "params=" in said and "model.layers" in said
