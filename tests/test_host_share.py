@@ -22,7 +22,7 @@ LLAMA_70B_FULL = {"model": {"preset": "llama3-70b"},
 def test_a_machine_has_its_vcpus_share_of_a_whole_host_to_a_power_of_two(vcpus: int, share: float) -> None:
     assert host_share(vcpus) == share
     links = node_links(nvlink_gb_per_s=0.0, pcie_gen=5, network_gbit_per_s=100.0, nvlink_efficiency=0.8,
-                       host_vcpus=vcpus)
+                       host_share=host_share(vcpus))
     assert links.host_update_per_s == pytest.approx(CPU_ADAM_PARAMETERS_PER_S * share)
 
 

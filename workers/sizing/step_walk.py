@@ -229,7 +229,8 @@ def walk_step(model: ModelStats, training: Training, *, precision: Precision, gp
     factor = FRAMEWORK_ACTIVATION_FACTOR[training.framework] * kept_share
     mixed = precision is not Precision.FP32 and states is None
     layers = model.layers
-    # a row's output; a loss row's "output" is a scalar, its backward makes output-sized fp32 gradients
+    # a row's output; a loss row's "output" is a scalar, its backward makes output-sized gradients (fp32 but a fused
+    # kernel's, in the logits' dtype: _width)
     held_index = _model_output_index(layers)
     outputs = [values * _width(layers[i], i > held_index, value_bytes) * batch
                for i, values in enumerate(_value_sizes(layers))]

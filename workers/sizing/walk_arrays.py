@@ -157,7 +157,7 @@ def step_peak_moment(model: ModelStats, training: Training, *, precision: Precis
     factor = FRAMEWORK_ACTIVATION_FACTOR[training.framework] * kept_share
     mixed = precision is not Precision.FP32
     saved, masks = (rows.saved, rows.masks) if attention is Attention.MATH else (rows.fused_saved, rows.fused_masks)
-    # the loss rows after the model's output hold fp32 values (step_walk.LOSS_VALUE_BYTES)
+    # the loss rows after the model's output hold fp32 values (step_walk.LOSS_VALUE_BYTES), a fused kernel's not
     widths = np.where(rows.fp32_loss, LOSS_VALUE_BYTES, value_bytes)
     outputs = rows.sizes * widths * batch
     output = int(outputs[rows.held_index])  # the model's output, held by the loop to the end of the step

@@ -103,16 +103,16 @@ class Links:
 
 
 def node_links(*, nvlink_gb_per_s: float, pcie_gen: int, network_gbit_per_s: float,
-               nvlink_efficiency: float, host_vcpus: int = 0) -> Links:
+               nvlink_efficiency: float, host_share: float = 1.0) -> Links:
     """Return one GPU's links: NVLink (or PCIe) inside the machine, the machine's network outside, and its host's
-    CPU-Adam rate (`host_vcpus`: its vCPUs, 0 where not known: a whole host's)."""
+    CPU-Adam rate (`host_share`: its share of a whole host's, from host_share below)."""
     pcie = PCIE_GB_PER_S[pcie_gen] * PCIE_EFFICIENCY
     nvlink = nvlink_gb_per_s / 2 * nvlink_efficiency
     intra, name = (nvlink, "nvlink") if nvlink > pcie else (pcie, "pcie")
     inter = network_gbit_per_s / 8 * NETWORK_EFFICIENCY
     return Links(intra_gb_per_s=intra, intra_link=name, inter_gb_per_s=inter,
                  pcie_gb_per_s=PCIE_GB_PER_S[pcie_gen] * HOST_COPY_EFFICIENCY,
-                 host_update_per_s=CPU_ADAM_PARAMETERS_PER_S * host_share(host_vcpus))
+                 host_update_per_s=CPU_ADAM_PARAMETERS_PER_S * host_share)
 
 
 def host_share(vcpus: int) -> float:

@@ -235,8 +235,7 @@ def search_layouts(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int
     """Return best_layout's answer by searching, every time (best_layout remembers it)."""
     links = node_links(nvlink_gb_per_s=_nvlink_of(gpu, gpus_per_node), pcie_gen=gpu.pcie_gen,
                        network_gbit_per_s=network_gbit_per_s,
-                       nvlink_efficiency=NVLINK_EFFICIENCY)
-    links = replace(links, host_update_per_s=links.host_update_per_s * host_share)
+                       nvlink_efficiency=NVLINK_EFFICIENCY, host_share=host_share)
     layouts, frugal, marks = _search_space(job, gpus_per_node=gpus_per_node, nodes=nodes)
     if frugal is not None and not fits(searched_memory(job, frugal, gpu=gpu, batch_size=1,
                                                        update_interval=_smallest(job)[1]).total_bytes, gpu):
