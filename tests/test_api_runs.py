@@ -32,6 +32,7 @@ def test_a_reported_run_is_stored_listed_used_and_removed(make_app: Callable[...
     assert [r["id"] for r in listed["runs"]] == [run["id"]]
     (correction,) = listed["corrections"]
     assert (correction["architecture"], correction["kind"], correction["runs"]) == ("volta", "conv", 1)
+    assert abs(correction["measured"] - 1.4) < 1e-6 and abs(correction["factor"] - 1.4) < 1e-6  # within the bounds
     estimate = client.post("/v1/estimate", json={**SPEC, "gpus": ["v100-16gb", "a100-80gb"]}).json
     assert estimate["calibrated_by"] == {"runs": 1, "gpus": ["v100-16gb"]}
     v100, a100 = estimate["per_gpu"]

@@ -57,6 +57,9 @@ def test_a_run_beyond_the_correction_bounds_is_said_at_once_and_in_the_estimate(
     assert main(["estimate", str(spec_file), "--gpu", "v100-16gb", "--json"]) == 0
     estimate = json.loads(capsys.readouterr().out)
     assert [w["code"] for w in estimate["warnings"]].count("calibration-bounded") == 1
+    assert main(["runs", "list", "--json"]) == 0
+    [correction] = json.loads(capsys.readouterr().out)["corrections"]
+    assert correction["factor"] == 2.0 and abs(correction["measured"] - ratio) < 0.01  # what the bounds held back
     assert main(["runs", "add", str(spec_file), "--gpu", "a100-80gb", "--iteration-ms", "100"]) == 0
     out = capsys.readouterr().out
     near = float(out.split("(")[1].split("x)")[0])

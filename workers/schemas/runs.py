@@ -42,6 +42,9 @@ class CorrectionSchema(Schema):
     architecture = fields.String()
     kind = fields.Function(lambda c: c.kind.value)
     factor = fields.Float(metadata={"description": "measured / predicted iteration time, fitted and bounded"})
+    measured = fields.Float(metadata={"description": "the runs' own median measured / predicted ratio, before the "
+                                                     "bounds (factor_bounds): where it lies outside them, estimates "
+                                                     "warn calibration-bounded"})
     runs = fields.Function(lambda c: len(c.runs))
     run_ids = fields.List(fields.String(), attribute="runs")
     gpus = fields.List(fields.String())
