@@ -147,6 +147,9 @@ def test_naming_providers_restricts_them_and_drops_owned_pricing_without_onprem(
         assert parse(f"resnet50 {words}").spec["constraints"]["pricing"][0] == pricing, words
     assert parse("resnet50 on aws in us-east-1 or us-west-2").spec["constraints"]["regions"] == ["us-east-1",
                                                                                               "us-west-2"]
+    for words in ("every week", "each month", "nightly", "retrained every month"):  # were refused: said back instead
+        recurring = parse(f"resnet50 buy or rent {words}")
+        assert any("one run is sized and costed" in d for d in recurring.defaults_used), words
     assert said["constraints"]["pricing"] == ["on_demand"] and said["constraints"]["providers"] == ["aws"]
 
 

@@ -13,6 +13,9 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("pre", "train"): "pretrain", ("pre", "training"): "pretrain", ("by", "tomorrow"): "tomorrow",
              ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing",
              ("no", "spot"): "ondemand", ("on", "demand"): "ondemand",  # "on aws on demand": the pricing
+             **{(first, unit): f"{word}ly" if word != "dai" else "daily" for first in ("every", "each")
+                for unit, word in (("day", "dai"), ("night", "night"), ("week", "week"), ("month", "month"),
+                                   ("quarter", "quarter"))},  # "retrained every month": a recurring job
              ("stable", "diffusion"): "stable-diffusion", ("stable-diffusion", "xl"): "sdxl",  # no preset: said why
              **{("zero", n): f"zero{n}" for n in "123"},  # "deepspeed zero 3"
              ("continued", "pretrain"): "continued-pretrain", ("continual", "pretrain"): "continued-pretrain",
@@ -38,7 +41,8 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("committed", "discount"): "committed",
              ("1y", "savings-plan"): "savings-plan", ("3y", "savings-plan"): "3y-savings-plan"}
 # One word said another way: a term written as one word ("3-year") as the pair makes it
-ONE_WORD = {"1-year": "1y", "3-year": "3y", "1yr": "1y", "3yr": "3y", "one-year": "1y", "three-year": "3y"}
+ONE_WORD = {"1-year": "1y", "3-year": "3y", "1yr": "1y", "3yr": "3y", "one-year": "1y", "three-year": "3y",
+            "retrain": "train", "retraining": "training", "retrained": "train"}  # "retrain resnet18 nightly"
 
 
 SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b", "trillion": "t"}

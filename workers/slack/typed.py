@@ -85,6 +85,9 @@ SIZED_ALREADY = {
     "evaluate": "evaluation: not counted here (the API's training.eval_every_epochs counts its passes)",
     "dropout": "dropout: a model's own is in its layers (a preset's are); LoRA's (PEFT's lora_dropout) is not sized: "
                "it keeps a dropped copy of each adapted layer's input, more activation memory without checkpointing",
+    **{word: f"{word}: one run is sized and costed; a purchase answer says after how many runs owning pays off "
+             "(a budget review's `runs` counts a year's)" for word in ("daily", "nightly", "weekly", "monthly",
+                                                                       "quarterly", "recurring", "regularly")},
 }
 # A managed training service said by name: ranked on its cloud's machines at their own (EC2, Compute Engine) prices.
 MANAGED = {"sagemaker": ("aws", "SageMaker's ml.* instances cost more than the EC2 prices ranked here"),
