@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from workers.sizing.layers.attention import Attention, kept_for_backward
-from workers.sizing.layers.autocast import CAST_KINDS
+from workers.sizing.layers.autocast import CAST_KINDS, LOSS_TYPES
 from workers.sizing.overheads import (
     ACTIVATION_BYTES,
     DDP_BUCKET_COPIES_PYTORCH,
@@ -53,10 +53,8 @@ from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 from workers.sizing.step_trace import Trace, optimizer_step_events, persistent_tensors
 
 # Layers whose weights autocast casts to 16 bits and keeps for backward (matmul and convolution): layers/autocast.py
-# Rows that end a layer list with the loss (layers/loss.py appends cross_entropy or mse; the LM presets
-# end in their log_softmax "loss" row): the model's output in the loop is the row before them.
-LOSS_TYPES = frozenset({"log_softmax", "softmax", "cross_entropy", "mse", "fused_linear_cross_entropy",
-                        "fused_cross_entropy"})
+# Rows that end a layer list with the loss (LOSS_TYPES, autocast.py's: layers/loss.py appends cross_entropy or mse;
+# the LM presets end in their log_softmax "loss" row): the model's output in the loop is the row before them.
 LOSS_ROWS_KEEPING_THE_OUTPUT = frozenset({"cross_entropy", "mse"})
 LOSS_VALUE_BYTES = 4  # the loss rows' values: fp32 in every precision (autocast's fp32 list)
 # Loss rows whose gradient is in the logits' own dtype (a fused kernel that never upcasts: layers/loss.py)
