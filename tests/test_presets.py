@@ -274,6 +274,7 @@ def test_a_language_model_refuses_an_input_shape() -> None:
         ("gpt2_small", "gpt2"),
         ("bert", "bert-base"),
         ("vit_b_16", "vit-b16"),
+        ("ViT-B/16", "vit-b16"),  # the paper's name, as people write it
         ("dqn", "dqn-atari"),
     ],
 )

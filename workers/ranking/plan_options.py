@@ -16,9 +16,10 @@ from dataclasses import dataclass, replace
 from catalog.types import Catalog, GpuSpec
 from workers.ranking.ranking import rank_offers
 from workers.ranking.recommendation import RankedOption
-from workers.ranking.run_words import gib_text, hours_text, usd_text
+from workers.ranking.run_words import gib_text
 from workers.ranking.strategy_ranking import rank_strategies
 from workers.ranking.strategy_words import strategy_text
+from workers.ranking.wider import figures_text
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_pairs, profile_gpu
 from workers.sizing.memory import fits, sharded_memory, usable_memory_bytes
@@ -113,8 +114,9 @@ def describe_option(o: RankedOption) -> str:
     exceeds the 36.0 GiB usable"); the strategy search may open a machine with a smaller micro-batch and
     accumulation, and the line says so rather than contradict it.
     """
+    # without a sample count (hours 0) its iteration and hourly price, not "0.0 min, $0.0000"
     line = (f"{o.provider} {o.instance_type} ({o.gpu_count}x {o.gpu}), {o.region}, {o.pricing}: "
-            f"{hours_text(o.training_hours)}, {usd_text(o.training_cost_usd)}")
+            f"{figures_text(o, o.training_hours, o.training_cost_usd)}")
     p = o.parallelism
     if p is None:
         return line

@@ -17,6 +17,7 @@ from datetime import date
 
 from catalog.freshness import STALE_AFTER_DAYS, freshness_warnings
 from catalog.types import Catalog, GpuSpec, Provider
+from workers.ranking.budget_speed import budget_speed_warning
 from workers.ranking.catalog_index import catalog_index
 from workers.ranking.left_out import left_out_reason
 from workers.ranking.loader_rerank import jpeg_loader_warning
@@ -268,7 +269,8 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
                    or more_gpus_needed_warning(job, rec, rank))
         premium = time_premium_warning(job, rec) or speed_for_little_warning(job, rec)
         loader = jpeg_loader_warning(job, rec, lambda j: rank(j, None))
-        long_run = long_run_warning(job, rec, lambda j: rank(j, None))  # "llama 3 70b on 15T tokens": 8 years
+        long_run = (long_run_warning(job, rec, lambda j: rank(j, None))  # "llama 3 70b on 15T tokens": 8 years
+                    or (None if premium else budget_speed_warning(job, rec, lambda j: rank(j, None))))
         not_rented = unranked_gpus(job, catalog)
         unranked = unranked_gpus_warning(job, rec, lambda j: rank(j, None), not_rented)
         compared = compared_gpus_warning(job, rec, lambda j: rank(j, None), allowed_gpus(job.constraints, catalog),

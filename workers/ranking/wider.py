@@ -68,7 +68,8 @@ def _held_hours(option: RankedOption) -> float:
     return max(option.training_hours, option.percentile_hours or 0.0)
 
 
-def _option_text(option: RankedOption) -> str:
+def option_text(option: RankedOption) -> str:
+    """Return an option as "N x gpu (machine, pricing, region): H for $C"."""
     machines = f"{option.nodes} x {option.instance_type}" if option.nodes > 1 else option.instance_type
     return (f"{_total_gpus(option)} x {option.gpu} ({machines}, {option.pricing.value}, {option.region}): "
             f"{figures_text(option, option.training_hours, option.training_cost_usd)}")
@@ -118,7 +119,7 @@ def max_gpus_warning(job: JobSpec, rec: Recommendation, rank: Ranker) -> CodedWa
     return CodedWarning("max-gpus-limits", (
         f"constraints.max_gpus ({limit}) holds this job back: the best option within {limit} GPUs takes "
         f"{hours_text(top.training_hours)} for {usd_text(top.training_cost_usd)}{why}; with up to {wider} GPUs "
-        f"the best is {_option_text(alt)}. Raise constraints.max_gpus to {_total_gpus(alt)} "
+        f"the best is {option_text(alt)}. Raise constraints.max_gpus to {_total_gpus(alt)} "
         f"(CLI --max-gpus {_total_gpus(alt)}) to rank such options."))
 
 
@@ -152,7 +153,7 @@ def more_gpus_needed_warning(job: JobSpec, rec: Recommendation, rank: Ranker) ->
             then = "" if further is None else f" Then: {further.message}"
             return CodedWarning("max-gpus-limits", (
                 f"No option holds this job on at most {limit} GPUs (constraints.max_gpus); with up to {wider} the "
-                f"best is {_option_text(best)}. Raise constraints.max_gpus to {_total_gpus(best)} (CLI --max-gpus "
+                f"best is {option_text(best)}. Raise constraints.max_gpus to {_total_gpus(best)} (CLI --max-gpus "
                 f"{_total_gpus(best)}) to rank such options.{then}"))
     return None
 
@@ -186,7 +187,7 @@ def time_premium_warning(job: JobSpec, rec: Recommendation) -> CodedWarning | No
     hours = math.ceil(near * 10) / 10
     return CodedWarning("time-premium", (
         f"the fastest option takes {hours_text(top.training_hours)} for {usd_text(top.training_cost_usd)}; "
-        f"{_option_text(alt)}, {slower:+.0%} time (within the estimate's error) for "
+        f"{option_text(alt)}, {slower:+.0%} time (within the estimate's error) for "
         f"{alt.training_cost_usd / top.training_cost_usd:.0%} of the cost. The options are ranked by time, as "
         f"asked; objective cost with constraints.deadline_hours {hours:g} (CLI --objective cost --deadline "
         f"{hours:g}h) ranks such options first."))
@@ -223,7 +224,7 @@ def speed_for_little_warning(job: JobSpec, rec: Recommendation) -> CodedWarning 
     extra = alt.training_cost_usd - top.training_cost_usd
     return CodedWarning("speed-for-little", (
         f"the cheapest option takes {hours_text(top.training_hours)} for {usd_text(top.training_cost_usd)}; "
-        f"{alt.provider} {_option_text(alt)}, {top.training_hours / alt.training_hours:.1f}x as fast for "
+        f"{alt.provider} {option_text(alt)}, {top.training_hours / alt.training_hours:.1f}x as fast for "
         f"{usd_text(max(0.0, extra))} more ({extra / top.training_cost_usd:+.0%}). The options are ranked by "
         f"cost, as asked; constraints.deadline_hours {hours:g} (CLI --deadline {hours:g}h) ranks such options "
         "first."))
@@ -248,7 +249,7 @@ def long_run_warning(job: JobSpec, rec: Recommendation, rank: Callable[[JobSpec]
     fastest = found.options[0] if found.options else None
     quicker = "" if fastest is None or fastest.training_hours >= TIME_SHARE * top.training_hours else (
         f" The fastest within constraints.max_gpus ({job.constraints.max_gpus}) is {fastest.provider} "
-        f"{_option_text(fastest)} ({fastest.training_hours / 24:,.0f} days).")
+        f"{option_text(fastest)} ({fastest.training_hours / 24:,.0f} days).")
     return CodedWarning("long-run", (
         f"The top option runs {hours_text(top.training_hours)} ({top.training_hours / 24:,.0f} days): with no "
         f"deadline the answer is ranked by {job.objective.value}, so the fewest GPUs that hold the job come first."
@@ -271,7 +272,7 @@ def arm_alternative(rec: Recommendation) -> Recommendation:
         return rec
     more = (alt.training_cost_usd / top.training_cost_usd - 1.0) if top.training_cost_usd > 0 else 0.0
     longer = (alt.training_hours / top.training_hours - 1.0) if top.training_hours > 0 else 0.0
-    note = (f"; the first x86 option of this answer is #{alt.rank}, {alt.provider} {_option_text(alt)} "
+    note = (f"; the first x86 option of this answer is #{alt.rank}, {alt.provider} {option_text(alt)} "
             f"({more:+.1%} cost, {longer:+.1%} time)")
     warnings = tuple(replace(w, message=w.message + note) if w.code == "arm-host" else w for w in top.warnings)
     return replace(rec, options=(replace(top, warnings=warnings), *rec.options[1:]))

@@ -174,7 +174,7 @@ _PRESETS: tuple[Preset, ...] = (
         vit_b16_layers,
         Published(86_567_656, round(17.56e9), TORCHVISION.format("ViT_B_16_Weights")),
         input_shape=(3, 224, 224), recipe_epochs=(300, "imagenet", "torchvision's vit_b_16 recipe: --epochs 300"),
-        aliases=("vit-b-16", "vit_b_16", "vit-base-16", "vit", "vit-base-patch16-224"),
+        aliases=("vit-b/16", "vit-b-16", "vit_b_16", "vit-base-16", "vit", "vit-base-patch16-224"),
     ),
     _encoder("bert-base", "BERT-base uncased (12 layers, hidden 768, 12 heads)", partial(bert_layers, "bert-base"),
              Published(109_482_240, None, KERAS_HUB.format("bert_base_en_uncased", "110M")),
