@@ -31,10 +31,11 @@ from workers.ranking.shapes import (
 )
 from workers.ranking.transfer import BYTES_PER_GB, inbound_range
 from workers.sizing.advice import vcpus_text
-from workers.sizing.checkpoint import pretrained_bytes
+from workers.sizing.checkpoint import pretrained_bytes, pretrained_load_bytes
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, host_memory_bytes, workers_needed
 from workers.sizing.requirements import CodedWarning, Requirements
 from workers.sizing.spec import JobSpec, Objective
+from workers.sizing.strategies.types import Adapter
 
 # Multi-GPU scaling below 75 % of linear is called poor: domain.md §4 reports 2-3x on 4 GPUs
 # for TensorFlow (50-75 %) against 3.6-3.8x for PyTorch (90-95 %).
@@ -89,9 +90,11 @@ def is_cpu_bound(shape: Shape) -> bool:
     return pg is not None and shape.iteration_ms > pg.iteration_ms * 1.0005
 
 
-def host_warnings(shape: Shape, *, job: JobSpec, processes: int) -> list[CodedWarning]:
+def host_warnings(shape: Shape, *, job: JobSpec, processes: int, adapter: Adapter | None = None
+                  ) -> list[CodedWarning]:
     """Return what the option's host says: loader workers that set the pace (the fix sized on `job`'s batch
-    per GPU), an Arm CPU, and pre-trained weights that `processes` training processes cannot load as usual."""
+    per GPU), an Arm CPU, and pre-trained weights that `processes` training processes cannot load as usual
+    (`adapter`: the option's own, where its strategy trains adapters the job did not name)."""
     found: list[CodedWarning] = []
     if is_cpu_bound(shape):
         found.append(CodedWarning("cpu-bound", cpu_bound_message(shape, job=job)))
@@ -100,14 +103,14 @@ def host_warnings(shape: Shape, *, job: JobSpec, processes: int) -> list[CodedWa
     if shape.m.pricing is not Pricing.OWNED:
         need = shape.host_memory_needed_bytes or host_memory_bytes(job.dataset, gpu_count=shape.m.gpu_count)
         loading = loading_warning(job, host_memory_bytes=shape.m.host_memory_bytes, need_bytes=need,
-                                  processes=processes)
+                                  processes=processes, adapter=adapter)
         if loading is not None:
             found.append(loading)
     return found
 
 
 def loading_warning(job: JobSpec, *, host_memory_bytes: int, need_bytes: int,
-                    processes: int) -> CodedWarning | None:
+                    processes: int, adapter: Adapter | None = None) -> CodedWarning | None:
     """Return the host-memory-loading warning where loading the pre-trained weights would not fit the host.
 
     Hugging Face's guide to big models ("Instantiating a big model", transformers docs big_models.md,
@@ -117,15 +120,21 @@ def loading_warning(job: JobSpec, *, host_memory_bytes: int, need_bytes: int,
     about one shard. So one copy (2 bytes a parameter, as hubs publish them) per training process beside
     the run's own host memory is what the usual load takes; FSDP/ZeRO-3 runs that load on one process and
     broadcast (`cpu_ram_efficient_loading`, `sync_module_states`) take one copy per machine
-    (`processes` 1). A warning, not a rejection: a streaming load runs on the smaller host.
+    (`processes` 1). A QLoRA load (the job's adapter, or `adapter`, the option's) reads one shard at a time
+    (checkpoint.pretrained_load_bytes). A warning, not a rejection: a streaming load runs on the smaller host.
     """
-    base = pretrained_bytes(job)
+    base = pretrained_load_bytes(job, adapter or job.training.parallelism.adapter)
     if base <= 0 or host_memory_bytes <= 0:
         return None
     total = need_bytes + base * processes
     if total <= host_memory_bytes:
         return None
     each = f"each of the {processes} training processes" if processes > 1 else "the training process"
+    if base < pretrained_bytes(job):  # a QLoRA load already streams shard by shard onto the GPU
+        return CodedWarning("host-memory-loading", (
+            f"loading the pre-trained weights one shard at a time ({gib_text(base)}, as a QLoRA load reads them) "
+            f"into host memory in {each} needs {gib_text(total)} with the run's own; this machine has "
+            f"{gib_text(host_memory_bytes)}: take a machine with more memory"))
     return CodedWarning("host-memory-loading", (
         f"loading the pre-trained weights ({gib_text(base)} at 2 bytes a parameter) into host memory in {each}, "
         f"as from_pretrained does, needs {gib_text(total)} with the run's own; this machine has "

@@ -92,7 +92,7 @@ def option_host_warnings(s: Shape, c: LayoutChoice, *, job: JobSpec) -> list[Cod
     (FSDP's sync_module_states) where other layouts load the weights in every process."""
     micro = replace(job, training=replace(job.training, batch_size=micro_batch_per_gpu(c)))
     sharded = c.layout.data_parallel in PARAMETERS_SHARDED
-    found = host_warnings(s, job=micro, processes=1 if sharded else s.m.gpu_count)
+    found = host_warnings(s, job=micro, processes=1 if sharded else s.m.gpu_count, adapter=c.layout.adapter)
     offload = c.layout.offload
     if s.m.pricing is Pricing.OWNED and (offload.optimizer or offload.parameters) \
             and (kept := c.memory.host_bytes_per_gpu * s.m.gpu_count) > 0:

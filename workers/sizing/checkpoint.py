@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.adapters import lora_parameters, transformer_shape
-from workers.sizing.strategies.types import Adapter
+from workers.sizing.strategies.types import Adapter, AdapterKind
 
 # Bytes of a checkpoint per parameter: fp32 weights (4) plus the optimizer's state, 4 bytes a copy
 # (momentum one copy, Adam two), the state PyTorch's optimizer.state_dict() saves.
@@ -47,3 +47,21 @@ def pretrained_bytes(job: JobSpec) -> int:
     if job.training.from_pretrained is not True:
         return 0
     return (job.model.parameters + job.model.frozen_parameters) * PRETRAINED_BYTES_PER_PARAMETER
+
+
+# A Hub checkpoint's largest shard: save_pretrained's default max_shard_size "5GB" (transformers
+# modeling_utils.save_pretrained), the size Llama 3 8B's four safetensors files keep under.
+HUB_SHARD_BYTES = 5 * 10**9
+
+
+def pretrained_load_bytes(job: JobSpec, adapter: Adapter | None) -> int:
+    """Return the host memory one training process takes to load the pre-trained weights (0 unless a fine-tune).
+
+    The usual load holds a whole copy (reasons.loading_warning). A QLoRA load does not: bitsandbytes' quantizer
+    sets the device map to the GPU when none is given and quantizes each weight as it is read
+    (transformers Bnb4BitHfQuantizer.update_device_map and create_quantized_param, read at
+    huggingface/transformers@009ba7ca), so the host holds one shard at a time."""
+    whole = pretrained_bytes(job)
+    if adapter is not None and adapter.kind is AdapterKind.QLORA:
+        return min(whole, HUB_SHARD_BYTES)
+    return whole
