@@ -31,14 +31,18 @@ def test_a_plan_beside_options_is_shown_with_what_each_step_first_opens() -> Non
     msg = render_recommendation(result((option(1),), plan=plan), title="mistral 7b on a 24gb card")
     assert_valid_message(msg)
     text = json.dumps(msg["blocks"], ensure_ascii=False)
-    assert "Other changes that fit" in text and "*adapters*: 20.0 GiB per GPU" in text
+    assert "Adapters fit too" in text and "*adapters*: 20.0 GiB per GPU" in text
     assert "First it opens: aws g5.xlarge (1x a10g), us-east-1, spot: 2.0 h for $2.00." in text
-    # where the job as given fits (no plan), or no step opens anything beside the options, no plan is said
+    # where the job as given fits (no plan), or only steps the options already take (or none that opens anything)
+    # are in the plan, nothing more is said
     plain = json.dumps(render_recommendation(result((option(1),)), title="x")["blocks"], ensure_ascii=False)
-    assert "Other changes" not in plain
-    closed = (Mitigation(kind="checkpointing", description="still exceeds", gpu_memory_bytes=90 * GIB),)
-    shut = json.dumps(render_recommendation(result((option(1),), plan=closed), title="x")["blocks"], ensure_ascii=False)
-    assert "still exceeds" not in shut
+    assert "Adapters fit too" not in plain
+    others = (Mitigation(kind="checkpointing", description="still exceeds", gpu_memory_bytes=90 * GIB),
+              Mitigation(kind="sharding", description="shard 8 ways", gpu_memory_bytes=20 * GIB,
+                         opens=("aws p5.48xlarge (8x h100-sxm), us-east-1, spot: 2.0 h for $20.00",)),
+              Mitigation(kind="adapters", description="train LoRA adapters", gpu_memory_bytes=90 * GIB))
+    shut = json.dumps(render_recommendation(result((option(1),), plan=others), title="x")["blocks"], ensure_ascii=False)
+    assert "still exceeds" not in shut and "shard 8 ways" not in shut and "train LoRA" not in shut
 
 
 def test_a_7b_full_fine_tune_on_a_24gb_card_names_its_adapters_and_their_iteration(shipped: Catalog) -> None:

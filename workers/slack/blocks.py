@@ -264,9 +264,10 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
         fallback = f"{title}: best is {_best(options[0])}"
         if len(options) > top:
             blocks.append(_context(f"…and {len(options) - top} more options"))
-        # the job as given fits no card: each change alone that opens options, adapters among them
-        if plan := [step for step in result.get("plan") or () if step.get("opens")]:
-            blocks.append(_bullets(_plan_lines(plan), title="Other changes that fit (each alone)"))
+        # the job as given fits no card and the options change how it runs; adapters change what trains, so the
+        # ranking leaves them to the user: the plan's adapter step that opens options is said beside them
+        if plan := [step for step in result.get("plan") or () if step.get("opens") and step.get("kind") == "adapters"]:
+            blocks.append(_bullets(_plan_lines(plan), title="Adapters fit too"))
     if buy:
         rented = buy[0].get("rental_cost_usd")  # every row is held against the same rental, said once
         against = f" against renting {buy[0].get('rental')}, {fmt_usd(float(rented))} a run" if rented else ""
