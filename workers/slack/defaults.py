@@ -1,10 +1,9 @@
 """What a slash command takes from the preset it names: the precision, batch and context it assumes where the
 user said nothing (each told back in the acknowledgement), and the channels of an image size said without them.
 
-The job spec's own default precision is fp32 (CONTRACT.md). A model of advice.LARGE_MODEL_PARAMETERS (1B) or more
-is trained in 16 bits almost always (the sources of advice.fp32_large_model_warning): a command that names one
-without a precision is sized in bf16-mixed, or fp16-mixed where every GPU it names lacks bf16 (before Ampere,
-where a bf16 job is estimated as fp32), and told so in the acknowledgement; `fp32` sizes it in full precision.
+The job spec's own default precision is fp32 (CONTRACT.md). A model of 1B parameters or more is trained in 16 bits
+almost always (advice.fp32_large_model_warning's sources): named without a precision it is sized in bf16-mixed, or
+fp16-mixed where every GPU named lacks bf16, told back; a preset whose recipe runs fp16 autocast (AMP_RECIPES) so.
 A fine-tune of a language model said without seq= or a batch is sized as its usual recipe runs it
 (workers/sizing/sequence_advice.py: TRL's 1,024 tokens at the Trainer's batch 8 for a decoder, BERT's GLUE 128 for an
 encoder's classifier), not at the model's whole context, which a pre-training run packs its samples to; a decoder's
@@ -170,6 +169,11 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
     return "epochs=1 (one pass over the data; say e.g. `90 epochs`)"
 
 
+# Presets whose recipe trains in torchvision's `--amp` (fp16 autocast with a GradScaler): pytorch/vision
+# references/classification/README.md, "vit_b_16: ... --amp ..." (stored copy id 422110021, read 2026-12-07)
+AMP_RECIPES = {"vit-b16": "torchvision's vit_b_16 recipe trains with --amp, 16-bit autocast"}
+
+
 def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collection[str],
                       no_bf16: Collection[str], *, pretrain: bool = False) -> str:
     """Set 16-bit mixed precision for a model of LARGE_MODEL_PARAMETERS or more, a language model pre-trained
@@ -186,6 +190,9 @@ def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collecti
         size = "a language model's pre-training runs in {} almost always"
     elif decoder:  # a decoder's fine-tune: TRL's SFTConfig sets bf16=True (see sft_step)
         size = "TRL's SFTTrainer fine-tunes in {} (SFTConfig: bf16=True)"
+    elif found is not None and found.name in AMP_RECIPES:  # "vit-b/16 on imagenet-21k": fp32 took 42 days
+        spec["training"]["precision"] = "fp16-mixed"
+        return f"precision=fp16 ({AMP_RECIPES[found.name]}; say `fp32` to size it in full precision)"
     elif not isinstance(parameters, (int, float)) or parameters < LARGE_MODEL_PARAMETERS:
         return f"precision={DEFAULT_PRECISION}"
     else:
