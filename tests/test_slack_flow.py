@@ -108,12 +108,10 @@ class Switch:
 def signed_post(client: FlaskClient, form: Mapping[str, str], *, timestamp: int = NOW,
                 secret: str = SECRET, headers: Mapping[str, str] | None = None) -> Any:
     body = urlencode(form)
-    signature = SignatureVerifier(secret, clock=FixedClock()).generate_signature(
-        timestamp=str(timestamp), body=body)
+    signature = SignatureVerifier(secret, clock=FixedClock()).generate_signature(timestamp=str(timestamp), body=body)
     sent = {"X-Slack-Request-Timestamp": str(timestamp), "X-Slack-Signature": signature or ""}
     sent.update(headers or {})
-    return client.post("/slack/commands", data=body, headers=sent,
-                       content_type="application/x-www-form-urlencoded")
+    return client.post("/slack/commands", data=body, headers=sent, content_type="application/x-www-form-urlencoded")
 
 
 def command_form(text: str, response_url: str) -> dict[str, str]:
@@ -210,6 +208,12 @@ def test_a_card_said_as_ours_is_ranked_as_owned_at_its_power_cost(app: Flask, sl
     assert first["fields"][1]["text"].endswith(", power at your electricity rate")
 
 
+def test_buying_for_a_monthly_job_says_its_break_even_in_years(app: Flask, slack: ResponseUrl) -> None:
+    url = slack.new_url()
+    signed_post(app.test_client(), command_form("is it cheaper to buy or rent for resnet50 on imagenet monthly", url))
+    assert "years run monthly" in str(slack.answer(url)["blocks"])  # each card's break-even, against renting
+
+
 def test_fit_posts_whether_the_job_fits_and_the_time_per_iteration(app: Flask, slack: ResponseUrl) -> None:
     url = slack.new_url()
     response = signed_post(app.test_client(), command_form("fit resnet50 v100-16gb batch=64", url))
@@ -281,8 +285,8 @@ def test_a_failing_job_posts_a_readable_error_without_internals(
     assert "internal error" in answer["text"] and "0xDEADBEEF" not in json.dumps(answer)
 
 
-def test_a_job_the_core_refuses_posts_what_to_change_in_the_users_words(
-        app: Flask, slack: ResponseUrl, switch: Switch) -> None:
+def test_a_job_the_core_refuses_posts_what_to_change_in_the_users_words(app: Flask, slack: ResponseUrl,
+                                                                        switch: Switch) -> None:
     def refuse(command: Mapping[str, Any]) -> Any:
         raise SpecError("training.batch_size", "is larger than the dataset")
 

@@ -30,6 +30,7 @@ from workers.ranking.strategy_words import strategy_text
 from workers.render import fmt_bytes, fmt_hours, fmt_rate, fmt_usd
 from workers.sizing.requirements import Mitigation
 from workers.slack import grammar
+from workers.slack.buying import purchase_lines
 from workers.slack.defaults import DEFAULT_PRECISION
 from workers.slack.wording import slack_words
 
@@ -40,7 +41,6 @@ MAX_SECTION_CHARS = 3000
 MAX_FIELD_CHARS = 2000
 MAX_HEADER_CHARS = 150
 TOP_OPTIONS = 5
-PURCHASE_SHOWN = 3  # the first card sets to buy shown, where the command asks to buy
 MAX_REJECTED_LINES = 8
 # Recommendation warnings that say what to change when no option is left (ranking/relax.py).
 NOTHING_FITS_ANSWERS = ("constraints-conflict", "gpus-exclude-all", "fused-loss-opens")
@@ -207,32 +207,6 @@ def _best(option: Mapping[str, Any]) -> str:
     return f"{machine}, {fmt_usd(option['price_per_hour_usd'])} per hour"
 
 
-def _purchase_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One line per card set to buy (the first PURCHASE_SHOWN, and the least to spend where it is not among them):
-    what it costs with its host, a run's hours and power, whether it pays off, or a run's cost over its life."""
-    shown = list(rows[:PURCHASE_SHOWN])
-    least = min(rows, key=lambda p: float(p.get("purchase_usd", 0)), default=None)
-    if least is not None and least not in shown:
-        shown.append(least)
-    lines = []
-    for p in shown:
-        if float(p.get("job_hours", 0)) <= 0:  # no data set size: the cards that hold it, at their throughput
-            run = f"{float(p.get('samples_per_second', 0)):,.1f} samples/s (add samples= for a run's time and cost)"
-        else:
-            pays = (f"; pays off after {p['break_even_runs']:,.0f} runs against renting"
-                    if p.get("pays_off") and p.get("break_even_runs") else
-                    f"; {fmt_usd(float(p.get('run_cost_usd', 0)))} a run with its price spread over "
-                    f"{p.get('lifetime_years', 0):g} years at {float(p.get('utilisation', 0)):.0%} use")
-            run = (f"{fmt_hours(float(p.get('job_hours', 0)))} a run, "
-                   f"{fmt_usd(float(p.get('power_cost_usd', 0)))} of power{pays}")
-        how = f"; {p['strategy']}" if p.get("strategy") else ""
-        lead = "the least to spend: " if p is least and len(shown) > PURCHASE_SHOWN else ""
-        lines.append(f"{lead}*{p.get('gpu_count', 1)} × {p.get('gpu', '?')}*: "
-                     f"{fmt_usd(float(p.get('purchase_usd', 0)))} "
-                     f"with its host (cards at their launch price, {p.get('as_of') or 'undated'}), {run}{how}")
-    return lines
-
-
 def each_model_first(options: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Return the options with the first of each GPU model ahead of the rest, each part in rank order: "compare a100
     vs h100 for ..." ranked five H100 machines first and showed no A100."""
@@ -244,15 +218,17 @@ def each_model_first(options: Sequence[Mapping[str, Any]]) -> list[Mapping[str, 
 
 
 def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = TOP_OPTIONS,
-                          purchase: bool = False, compare: bool = False) -> Message:
+                          purchase: bool = False, compare: bool = False,
+                          per_year: tuple[int, str] | None = None) -> Message:
     """Render a recommendation result: the top options, the memory, warnings, or the out-of-memory plan; with
     `purchase` (the command named on-prem: "what should we buy"), the cards to buy in the result's order (those that
     pay off soonest against renting first; with nothing rented, the least a run costs over the cards' life), and the
-    least to spend where it is not among them. `compare`: the best option of each GPU model first."""
+    least to spend where it is not among them; `per_year` (buying.runs_per_year), their break-even in years at the
+    frequency said. `compare`: the best option of each GPU model first."""
     requirements = result.get("requirements") or {}
     options: Sequence[Mapping[str, Any]] = result.get("options") or []
     options = each_model_first(options) if compare else options  # `compare`: several GPU models named
-    buy = list(result.get("purchase") or []) if purchase else []  # _purchase_lines picks the lines shown
+    buy = list(result.get("purchase") or []) if purchase else []  # purchase_lines picks the lines shown
     memory = memory_lines(requirements)
     own = top_step_line(requirements, options[0]) if options else ""
     if own:  # the requirements' figure is the job as given; the top option's own step follows it
@@ -271,7 +247,7 @@ def render_recommendation(result: Mapping[str, Any], *, title: str, top: int = T
     if buy:
         rented = buy[0].get("rental_cost_usd")  # every row is held against the same rental, said once
         against = f" against renting {buy[0].get('rental')}, {fmt_usd(float(rented))} a run" if rented else ""
-        blocks.append(_bullets(_purchase_lines(buy), title=f"Cards to buy{against}"))
+        blocks.append(_bullets(purchase_lines(buy, per_year=per_year), title=f"Cards to buy{against}"))
         fallback = fallback if options else f"{title}: first to buy is {buy[0].get('instance_type', '?')}"
     elif not options:
         # Where the limits, the GPUs named or the loss the user set rule every option out, what to change is the

@@ -19,8 +19,7 @@ never guesses: a word it does not know is left for the grammar to refuse with it
   (constraints.owned_gpus), ranked at their power cost beside the clouds' machines; a family that is
   several cards ("my a100") stays a GPU to rank on, for the grammar to say as any GPU named;
 - "single" ("on a single a100", "a single gpu") is one GPU at most (gpus=1);
-- "10B tokens" without a sequence length is made samples by the model's context (the grammar knows it), and so is
-  a pre-training corpus named by its tokens (TOKEN_SETS: "openwebtext");
+- "10B tokens" with no sequence length is samples of the model's context, as a corpus named (TOKEN_SETS) is;
 - a few public data sets by name give their training split, a corpus its tokens (datasets.py);
 """
 
@@ -109,6 +108,7 @@ SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": 
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
             "sixteen": "16", "v100s": "v100"}  # "on v100s": plural, the V100S card being no catalog's
 BUY_WORDS = frozenset({"buy", "buying", "purchase"})  # the purchase question (providers onprem; "or rent": the clouds)
+RENT_TOO = frozenset({"rent", "renting", "daily", "nightly", "weekly", "monthly", "quarterly"})  # a recurring job too
 _SIZE = re.compile(r"^\d+(\.\d+)?[kmgtp]i?b$")  # "2gb", "1.5tb", "500GiB": a size, the data's when "data" follows
 _DATA_WORDS = frozenset({"data", "dataset", "corpus"})
 _CARD_WORDS = frozenset({"gpu", "gpus", "card", "cards", "vram"})  # "a 24gb gpu": the cards of that memory
@@ -234,7 +234,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
             tokens, why = tokens + TOKEN_SETS[word][0], TOKEN_SETS[word][1]  # "wikipedia and bookcorpus": BERT's two
             told.append(f"{TOKEN_SETS[word][0]:,} tokens ({word}: {why})")
         elif word in BUY_WORDS:  # "what should we buy": the purchase question; "buy or rent": beside the clouds
-            out.extend(["onprem", *(["aws", "gcp"] if {"rent", "renting"} & set(said) else [])])
+            out.extend(["onprem", *(["aws", "gcp"] if RENT_TOO & set(said) else [])])
         elif word in PINNED_STRATEGIES and not any(w.startswith("strategy=") for w in out):  # "with fsdp": theirs
             out.append(f"strategy={word}")
             told.append(f"{word}: sized as said (training.parallelism.data_parallel {PINNED_STRATEGIES[word]}); "

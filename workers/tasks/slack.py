@@ -27,6 +27,7 @@ from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.largest_batch import largest_batch
 from workers.sizing.requirements import Requirements
 from workers.slack.blocks import Message, fix_words, render_error, render_fit, render_recommendation
+from workers.slack.buying import runs_per_year
 from workers.slack.delivery import DeliveryError, deliver
 from workers.slack.grammar import describe_errors
 from workers.slack.settings import slack_settings
@@ -77,7 +78,8 @@ def answer_command(command: Mapping[str, Any]) -> Message:
     result = shared_recommendation(data, wait_s=SLACK_JOB_WAIT_S)
     named = command["spec"].get("constraints", {}).get("providers") or ()
     models = {model_word(slug) for slug in command["spec"].get("constraints", {}).get("gpus") or ()}
-    return render_recommendation(result, title=command["title"], purchase="onprem" in named, compare=len(models) > 1)
+    return render_recommendation(result, title=command["title"], purchase="onprem" in named, compare=len(models) > 1,
+                                 per_year=runs_per_year(command["title"]))  # "every week": the break-even in years
 
 
 def fit_fixes(requirements: Requirements, gpus: Sequence[GpuSpec]) -> dict[str, str]:
