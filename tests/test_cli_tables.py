@@ -9,7 +9,7 @@ from rich.console import Console
 
 from catalog.loader import load_catalog
 from service.catalog_listing import list_gpus, list_instances
-from service.commands.catalog_tables import GPU_COLUMNS, INSTANCE_COLUMNS
+from service.commands.catalog_tables import GPU_COLUMNS, INSTANCE_COLUMNS, instance_rows
 from service.commands.estimate import _cpu_need
 from service.commands.tables import fitted_table
 from workers.render import fmt_bytes
@@ -26,7 +26,8 @@ def test_instance_tables_keep_every_identifier_whole_and_fit(width: int) -> None
     payload = list_instances(load_catalog(), provider=None, region=None, gpu=None, pricing=None,
                              min_gpu_memory_bytes=0, max_price_per_hour_usd=None, limit=40, offset=0)
     rows = [[i["provider"], i["instance_type"], f"{i['gpu_count']} x {i['gpu']}", fmt_bytes(i["gpu_memory_bytes"]),
-             "1", "1", "1", "1", p["region"], "1.00", "-"] for i in payload["instances"] for p in i["prices"][:1]]
+             "1", "1", "1", "1", p["region"], "1.00", "-", "2026-07-30"] for i in payload["instances"]
+            for p in i["prices"][:1]]
     table, left_out = fitted_table("t", INSTANCE_COLUMNS, rows, width=width)
     text = _render(table, width)
     assert max(len(line) for line in text.splitlines()) <= width
@@ -163,3 +164,21 @@ def test_the_model_table_keeps_every_layer_name_whole_and_fits(width: int, monke
         assert layer.name in words and "x".join(map(str, layer.output_shape)) in words
     assert main(["model", "bert-base", "--wide"]) == 0
     assert "multiply-adds" in capsys.readouterr().out
+
+
+def test_each_rows_prices_carry_their_date_and_a_committed_page_shows_its_own_prices() -> None:
+    catalog = load_catalog()
+    listed = list_instances(catalog, provider="gcp", region=None, gpu="h100-sxm", pricing="committed_1y",
+                            min_gpu_memory_bytes=0, max_price_per_hour_usd=None, limit=5, offset=0)
+    columns, rows = instance_rows(listed)
+    names = [c[0] for c in columns]
+    # "--pricing committed_1y" showed on-demand and spot columns of dashes: its own prices, with their dates
+    assert "1y committed $/h" in names and "on-demand $/h" not in names and names[-1] == "prices as of"
+    price = names.index("1y committed $/h")
+    assert rows and all(r[price].startswith("$") for r in rows)
+    every = list_instances(catalog, provider="aws", region="us-east-1", gpu="h100-sxm", pricing=None,
+                           min_gpu_memory_bytes=0, max_price_per_hour_usd=None, limit=5, offset=0)
+    columns, rows = instance_rows(every)
+    assert [c[0] for c in columns][-3:] == ["on-demand $/h", "spot $/h", "prices as of"]
+    dates = {p["as_of"] or "undated" for i in every["instances"] for p in i["prices"]}
+    assert {r[-1] for r in rows} <= {", ".join(sorted(dates)), *dates}  # the SkyPilot AWS rows name no day

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from catalog.freshness import prices_dated_words
 from catalog.types import Catalog, OnPremCard
 from service.commands.common import console as make_console
 from service.commands.tables import Column, fitted_table, left_out_note
@@ -19,11 +20,20 @@ GPU_COLUMNS: tuple[Column, ...] = (
     ("bandwidth GB/s", "right", 1), ("fp32 TFLOPS", "right", 2), ("fp16 TFLOPS", "right", 1),
     ("TDP W", "right", 3), ("launch $", "right", 3), ("segment", "left", 4),
 )
-INSTANCE_COLUMNS: tuple[Column, ...] = (
+_MACHINE_COLUMNS: tuple[Column, ...] = (
     ("provider", "left", 2), ("instance type", "left", 0), ("GPUs", "left", 0), ("GPU mem", "right", 1),
     ("vCPUs", "right", 3), ("RAM", "right", 3), ("local disk", "right", 4), ("CPU score", "right", 4),
-    ("region", "left", 0), ("on-demand $/h", "right", 0), ("spot $/h", "right", 0),
+    ("region", "left", 0),
 )
+# A column per pricing kind the page holds, in this order: a page of committed prices ("--pricing committed_1y")
+# showed on-demand and spot columns of dashes
+PRICE_COLUMNS = {"on_demand": "on-demand $/h", "spot": "spot $/h", "committed_1y": "1y committed $/h",
+                 "committed_3y": "3y committed $/h", "savings_plan_1y": "1y savings plan $/h",
+                 "savings_plan_3y": "3y savings plan $/h"}
+# each row's prices' dates ("undated" where the source names none), as every option of a recommendation says
+AS_OF_COLUMN: Column = ("prices as of", "left", 1)
+INSTANCE_COLUMNS: tuple[Column, ...] = (*_MACHINE_COLUMNS, ("on-demand $/h", "right", 0), ("spot $/h", "right", 0),
+                                        AS_OF_COLUMN)
 
 
 def print_gpu_table(payload: dict[str, Any], *, version: str, wide: bool = False) -> None:
@@ -37,24 +47,36 @@ def print_gpu_table(payload: dict[str, Any], *, version: str, wide: bool = False
     _print(f"GPUs (catalog {version})", GPU_COLUMNS, rows, wide=wide)
 
 
-def print_instance_table(payload: dict[str, Any], *, wide: bool = False) -> None:
-    """Print one row per instance type and region, on-demand and spot side by side."""
+def instance_rows(payload: dict[str, Any]) -> tuple[tuple[Column, ...], list[list[str]]]:
+    """Return the instance table's columns (a price column per pricing kind the page holds, on-demand and spot where
+    it holds none) and its rows: one per instance type and region, its prices side by side with their dates."""
+    held = {price["pricing"] for inst in payload["instances"] for price in inst["prices"]}
+    kinds = [kind for kind in PRICE_COLUMNS if kind in held] or ["on_demand", "spot"]
+    columns = (*_MACHINE_COLUMNS, *((PRICE_COLUMNS[kind], "right", 0) for kind in kinds), AS_OF_COLUMN)
     rows = []
     for inst in payload["instances"]:
-        by_region: dict[str, dict[str, float]] = {}
+        by_region: dict[str, dict[str, dict[str, Any]]] = {}
         for price in inst["prices"]:
-            by_region.setdefault(price["region"], {})[price["pricing"]] = price["price_per_hour_usd"]
+            by_region.setdefault(price["region"], {})[price["pricing"]] = price
         for region, prices in sorted(by_region.items()) or [("-", {})]:
+            dates = sorted({str(p.get("as_of") or "undated")[:10] for p in prices.values()}) or ["-"]
             rows.append([
                 inst["provider"], inst["instance_type"], f"{inst['gpu_count']} x {inst['gpu']}",
                 fmt_bytes(inst["gpu_memory_bytes"]), str(inst["vcpus"]), fmt_bytes(inst["host_memory_bytes"]),
                 fmt_bytes(inst["local_storage_bytes"]) if inst["local_storage_bytes"] else "-",
                 f"{inst['cpu_single_thread_score']:.0f}", region,
-                fmt_usd(prices["on_demand"]) if "on_demand" in prices else "-",
-                fmt_usd(prices["spot"]) if "spot" in prices else "-",
+                *(fmt_usd(prices[kind]["price_per_hour_usd"]) if kind in prices else "-" for kind in kinds),
+                ", ".join(dates),
             ])
-    console = _print(f"instances (catalog {payload['version']}, prices as of {payload['prices_as_of']})",
-                     INSTANCE_COLUMNS, rows, wide=wide)
+    return columns, rows
+
+
+def print_instance_table(payload: dict[str, Any], *, wide: bool = False) -> None:
+    """Print one row per instance type and region, its prices side by side with the day each was true."""
+    columns, rows = instance_rows(payload)
+    dated = prices_dated_words(payload["prices_as_of"]).replace("each option", "each row")
+    console = _print(f"instances (catalog {payload['version']}, {dated})",
+                     columns, rows, wide=wide)
     more = f"; next page: --offset {payload['next_offset']}" if payload.get("next_offset") is not None else ""
     console.print(f"{len(payload['instances'])} of {payload.get('total', len(payload['instances']))} instance "
                   f"types, {len(rows)} rows{more}; sources: `gpugauge catalog info`")
@@ -62,10 +84,10 @@ def print_instance_table(payload: dict[str, Any], *, wide: bool = False) -> None
 
 def print_onprem_table(catalog: Catalog, cards: Sequence[OnPremCard]) -> None:
     """Print the on-prem cards: GPU, memory, price, power."""
-    rows = [[c.gpu, fmt_bytes(catalog.gpu(c.gpu).memory_bytes), fmt_usd(c.price_usd), str(c.power_watts)]
-            for c in cards]
+    rows = [[c.gpu, fmt_bytes(catalog.gpu(c.gpu).memory_bytes), fmt_usd(c.price_usd), c.as_of or "undated",
+             str(c.power_watts)] for c in cards]
     columns: tuple[Column, ...] = (("GPU", "left", 0), ("memory", "right", 0), ("price", "right", 0),
-                                   ("power W", "right", 0))
+                                   ("price as of", "left", 0), ("power W", "right", 0))
     _print(f"on-prem cards (catalog {catalog.version}); hourly cost: see `gpugauge recommend`", columns, rows)
 
 
