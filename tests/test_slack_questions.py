@@ -47,7 +47,8 @@ def test_everyday_words_for_the_objective_the_method_and_a_models_size() -> None
     assert parse("pretrain a 2b parameter model on 1m samples seq 2048").spec["model"] == {
         "stats": {"parameters": 2_000_000_000}}  # no preset of that size: sized by its parameters
     for text, preset in (("pretrain a 1b llama", "llama3.2-1b"), ("fine-tune an 8b llama", "llama3-8b"),
-                         ("fine-tune qwen 7b", "qwen2.5-7b")):  # "a 1b llama" was "llama: preset is given twice"
+                         ("fine-tune qwen 7b", "qwen2.5-7b"),  # "a 1b llama" was "llama: preset is given twice"
+                         ("pretrain a 125m transformer", "gpt2"), ("a 1b llm", "llama3.2-1b")):  # "one model a command"
         command = parse(text)
         assert command.spec["model"] == {"preset": preset} and f"sized as {preset}" in command.defaults_used[0]
     for text, preset in (("fine-tune a 7b model with lora", "llama-7b"),

@@ -305,8 +305,7 @@ def resized_input(preset: object, image: tuple[int, int, int]) -> str:
     return f"input {size} ({found.name}'s own: the {image[1]} x {image[2]} images resized to it)"
 
 
-_SIZE_NAME = re.compile(r"\d+(\.\d+)?[bm]")  # "7b", "1b", "125m": a model said by its size alone
-_FAMILY_SIZE = re.compile(r"\d+(\.\d+)?[mb]")  # "a 350m gpt" too: a size beside its family
+_SIZE_NAME = re.compile(r"\d+(\.\d+)?[bm]")  # "7b", "1b", "125m": a model said by its size, or beside its family
 
 
 # A family's word that one preset stands for ("a gan": the DCGAN), told back which one so that the user can name theirs
@@ -337,12 +336,13 @@ def family_stand_in(preset: object, problems: list[str]) -> str:
 
 
 def sized_family(first: str, second: str, presets: Collection[str]) -> str | None:
-    """Return the one preset two words name as a size and a family, in either order ("a 1b llama": llama3.2-1b, "an
-    8b llama": llama3-8b, "qwen 7b": qwen2.5-7b, "a 350m gpt": gpt2-medium), None where they name none or several
-    (the grammar then says so)."""
-    size, family = (first, second) if _FAMILY_SIZE.fullmatch(first) else (second, first)
-    if not _FAMILY_SIZE.fullmatch(size) or _FAMILY_SIZE.fullmatch(family) or not family.isalpha():
+    """Return the one preset two words name as a size and a family, in either order ("a 1b llama": llama3.2-1b, "qwen
+    7b": qwen2.5-7b, "a 350m gpt": gpt2-medium), None where they name none or several (the grammar then says so)."""
+    size, family = (first, second) if _SIZE_NAME.fullmatch(first) else (second, first)
+    if not _SIZE_NAME.fullmatch(size) or _SIZE_NAME.fullmatch(family) or not family.isalpha():
         return None
+    if family in ("transformer", "llm") and (found := _found(match_preset_name(size, presets))):  # "125m llm": gpt2
+        return found.name  # the decoder "125m" alone is sized as
     if (direct := match_preset_name(f"{family}-{size}", presets)) is not None:
         return direct
     named = {found.name for word in presets if word.startswith(family) and word.endswith(f"-{size}")
