@@ -60,7 +60,8 @@ from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.search import LayoutChoice, best_layout
 from workers.sizing.strategies.types import Parallelism
 
-MAX_NODES = 64
+# Machines a search tries, to the schema's 1,024 GPUs (wider.MAX_GPUS_LIMIT) on 8-GPU machines; 64 stopped at 512
+MAX_NODES = 128
 _UNBOUNDED = 1 << 62  # host memory that binds nothing
 
 
