@@ -76,7 +76,7 @@ def until_deadline(words: list[str]) -> tuple[str, str, int] | None:
     now = clock()
     # a weekday's next one (today's where today is it); "next friday" the one of next week (Monday to Sunday)
     ahead = 7 - now.weekday() + WEEKDAYS.index(day) if following else (WEEKDAYS.index(day) - now.weekday()) % 7
-    end = (now + timedelta(days=ahead)).replace(hour=23, minute=59, second=59, microsecond=0)
+    end = _end_of(now + timedelta(days=ahead))
     hours = max((end - now).total_seconds() / 3600, 1.0)
     return f"{hours:.0f}h", f"until the end of {day.capitalize()} {end:%Y-%m-%d}, UTC", head.index(last) + 1
 
