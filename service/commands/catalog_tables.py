@@ -75,8 +75,7 @@ def print_instance_table(payload: dict[str, Any], *, wide: bool = False) -> None
     """Print one row per instance type and region, its prices side by side with the day each was true."""
     columns, rows = instance_rows(payload)
     dated = prices_dated_words(payload["prices_as_of"]).replace("each option", "each row")
-    console = _print(f"instances (catalog {payload['version']}, {dated})",
-                     columns, rows, wide=wide)
+    console = _print(f"instances (catalog {payload['version']}, {dated})", columns, rows, wide=wide)
     more = f"; next page: --offset {payload['next_offset']}" if payload.get("next_offset") is not None else ""
     console.print(f"{len(payload['instances'])} of {payload.get('total', len(payload['instances']))} instance "
                   f"types, {len(rows)} rows{more}; sources: `gpugauge catalog info`")

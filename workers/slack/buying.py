@@ -14,11 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workers.render import fmt_hours, fmt_usd
-from workers.slack.joined import joined
+from workers.slack.joined import RUNS_PER_YEAR, joined
 
 PURCHASE_SHOWN = 3  # the first card sets to buy shown, where the command asks to buy
-# Runs a year of a job said to recur ("every day" and "nightly" alike, joined.py makes "every week" "weekly")
-RUNS_PER_YEAR = {"daily": 365, "nightly": 365, "weekly": 52, "monthly": 12, "quarterly": 4}
 _WORD = re.compile(r"[a-z0-9]+")
 
 

@@ -35,7 +35,7 @@ from workers.slack.datasets import DATASET_EPOCHS, DATASET_SEQ, DATASETS, TOKEN_
 from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, until_deadline
 from workers.slack.defaults import GENERIC_NAMES, cifar_layout, recipe_epochs, sized_family
 from workers.slack.joined import NUMBER as _NUMBER
-from workers.slack.joined import described_counts, media_words
+from workers.slack.joined import RUNS_PER_YEAR, described_counts, media_words
 from workers.slack.joined import joined as _joined
 from workers.slack.places import place_regions
 from workers.slack.typed import (
@@ -108,7 +108,7 @@ SYNONYMS = {"finetuning": "fine-tune", "fine-tuning": "fine-tune", "finetuned": 
             "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10",
             "sixteen": "16", "v100s": "v100"}  # "on v100s": plural, the V100S card being no catalog's
 BUY_WORDS = frozenset({"buy", "buying", "purchase"})  # the purchase question (providers onprem; "or rent": the clouds)
-RENT_TOO = frozenset({"rent", "renting", "daily", "nightly", "weekly", "monthly", "quarterly"})  # a recurring job too
+RENT_TOO = frozenset({"rent", "renting", *RUNS_PER_YEAR})  # "buy ... or rent", and a job said to recur
 _SIZE = re.compile(r"^\d+(\.\d+)?[kmgtp]i?b$")  # "2gb", "1.5tb", "500GiB": a size, the data's when "data" follows
 _DATA_WORDS = frozenset({"data", "dataset", "corpus"})
 _CARD_WORDS = frozenset({"gpu", "gpus", "card", "cards", "vram"})  # "a 24gb gpu": the cards of that memory

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from workers.slack.joined import RUNS_PER_YEAR
+
 # What phones and chat clients type for plain characters: typographic hyphens and quotes; emoji and other symbols
 # carry nothing ("fine‑tune “mistral 7b” 🚀").
 _TYPED = str.maketrans({**dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212", "-"), "\u2018": "'", "\u2019": "'",
@@ -86,8 +88,7 @@ SIZED_ALREADY = {
     "dropout": "dropout: a model's own is in its layers (a preset's are); LoRA's (PEFT's lora_dropout) is not sized: "
                "it keeps a dropped copy of each adapted layer's input, more activation memory without checkpointing",
     **{word: f"{word}: one run is sized and costed; a purchase answer says after how many runs owning pays off "
-             "(a budget review's `runs` counts a year's)" for word in ("daily", "nightly", "weekly", "monthly",
-                                                                       "quarterly", "recurring", "regularly")},
+             "(a budget review's `runs` counts a year's)" for word in (*RUNS_PER_YEAR, "recurring", "regularly")},
 }
 # A managed training service said by name: ranked on its cloud's machines at their own (EC2, Compute Engine) prices.
 MANAGED = {"sagemaker": ("aws", "SageMaker's ml.* instances cost more than the EC2 prices ranked here"),
