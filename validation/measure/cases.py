@@ -9,7 +9,6 @@ from functools import partial
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from validation.measure import (
@@ -19,10 +18,14 @@ from validation.measure import (
     nets_small,
     nets_unseen,
     nets_unseen_blind,
+    nets_unseen_gen,
     nets_unseen_modern,
     nets_unseen_seq,
     nets_vision,
 )
+from validation.measure.common import ce as _ce
+from validation.measure.common import flat_ce as _flat_ce
+from validation.measure.common import mse as _mse
 from validation.measure.step import DCGAN, DQN, Mark, MetaLSTM, Supervised, Trainer, lm_loss
 
 
@@ -118,18 +121,6 @@ def _lm_targets(vocab: int, seq: int) -> Callable[[int], tuple[torch.Tensor, tor
         g = torch.Generator().manual_seed(batch)
         return torch.randint(0, vocab, (batch, seq), generator=g), torch.randint(0, vocab, (batch, seq), generator=g)
     return sample
-
-
-def _flat_ce(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
-
-
-def _mse(output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    return F.mse_loss(output.float(), targets)
-
-
-def _ce(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    return F.cross_entropy(logits.float(), targets)
 
 
 NETS: dict[str, Net] = {n.name: n for n in (
@@ -238,6 +229,8 @@ NETS: dict[str, Net] = {n.name: n for n in (
           f"{config}", unseen=5 if nets is nets_hf_parallel else 4 if name in nets_hf_decoder.BLIND else 3,
           hf_config=config)
       for nets in (nets_hf_decoder, nets_hf_parallel) for name, config in nets.CONFIGS.items()),
+    # layouts with no preset (encoder-decoder, diffusion U-Net, detector), measured before any change (unseen 6)
+    *(Net(**row, onnx=True, unseen=6) for row in nets_unseen_gen.NETS),
 )}
 SPECIAL = {name: name for name in ("dcgan", "vae-mnist", "dqn-atari", "lstm-meta-learner")}
 FAMILY = {"dcgan": "gan", "vae-mnist": "vae", "dqn-atari": "dqn", "lstm-meta-learner": "meta-learner"}
@@ -348,6 +341,10 @@ CASES: tuple[Case, ...] = (
     # torch.optim.RMSprop (foreach, defaults: one state, one sqrt copy in the step), 2026-12-06; Nature's DQN used it
     Case("mlp-784", 64, "fp32", "rmsprop"), Case("vgg16-64", 4, "fp32", "rmsprop"),
     Case("dqn-atari", 32, "fp32", "rmsprop"),
+    # unseen set 6 (2026-12-07): an encoder-decoder, a diffusion U-Net and a detector, through ONNX
+    Case("encdec-s112", 8, "fp32", "adamw"), Case("encdec-s112", 8, "bf16-mixed", "adamw"),
+    Case("ddpm-unet-32", 8, "fp32", "adam"), Case("ddpm-unet-32", 8, "bf16-mixed", "adamw"),
+    Case("retina-128", 8, "fp32", "momentum"), Case("retina-128", 8, "bf16-mixed", "adam"),
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
@@ -39,3 +40,18 @@ class NewGELU(nn.Module):
 def count_parameters(model: nn.Module, *, trainable_only: bool = False) -> int:
     """Return the number of weights (trainable ones only when asked)."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
+
+
+def ce(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Return the cross-entropy of one label a sample, in fp32."""
+    return F.cross_entropy(logits.float(), targets)
+
+
+def flat_ce(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Return the cross-entropy of one label a position (a sequence's tokens), in fp32."""
+    return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def mse(output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Return the mean squared error, in fp32."""
+    return F.mse_loss(output.float(), targets)

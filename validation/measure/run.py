@@ -47,7 +47,9 @@ UNSEEN_NOTE = ("unseen: an architecture added after the step walk and the ONNX i
                "that they generalise (issue 11); split holdout; unseen_set 1: its misses led to fixes, 2: "
                "measured after them; 3: Hugging Face decoders from their config.json, whose misses led to the "
                "composed-RMSNorm and K/V-repeat rows; 4: measured after those; 5: parallel-residual decoders "
-               "(GPT-NeoX, Phi) from their config.json, measured before the core had their blocks")
+               "(GPT-NeoX, Phi) from their config.json, measured before the core had their blocks; 6: layouts with no "
+               "preset (an encoder-decoder, a diffusion U-Net, a one-stage detector) through ONNX, measured before "
+               "any change to the core")
 
 
 def _parameters(trainer: Any) -> tuple[int, int]:
