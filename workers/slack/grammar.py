@@ -52,6 +52,7 @@ from workers.slack.defaults import (
     unrented_as_owned,
 )
 from workers.slack.phrases import TOKENS_NEED_SEQ, normalize
+from workers.slack.stand_in import size_stand_in, size_words
 from workers.slack.typed import PINNED_STRATEGIES, PRICING_WORDS, UNSIZED_METHODS, plain_text
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
@@ -273,8 +274,8 @@ class _Builder:
             self.problems.append(UNSIZED_METHODS[word])
         elif best in self.presets or (best is None and "preset" not in self.seen):
             close = _suggest(word, self.presets)  # none close: "t5", "whisper" are sized by their statistics
-            hint = "; no preset of that name (`/gpugauge help` lists them): give the model's size, e.g. params=220m"
-            said = any("params=220m" in p for p in self.problems)  # "t5 base": said once
+            hint = "; no preset of that name (`/gpugauge help` lists them): give the model's size, e.g. params=780m"
+            said = any("params=780m" in p for p in self.problems)  # "t5 base": said once
             self.problems.append(f"unknown preset '{word}'" + (_did_you_mean(close) if close else "" if said else hint))
         elif re.fullmatch(r"\d+(\.\d+)?gi?b", word):  # "will bert-large fit in 20gb": no card has 20 GB
             self.problems.append(f"'{word}' is an amount of memory no card has: name the card, e.g. `rtx-3060`, or a "
@@ -331,6 +332,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
     fit = words[0] == "fit"
     builder = _Builder(presets=presets, gpus=gpus, fit=fit, said_on={b for a, b in pairwise(asked) if a == "on"})
     said, image, assumed = normalize(words[1:] if fit else words, presets=presets, gpus=gpus, flags=FLAGS)
+    said = size_words(said, presets)  # "a 34b model": a size no preset is called, its parameter count
     for word in said:
         if "=" in word:
             builder.key_value(word)
@@ -339,6 +341,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
     spec = builder.finish()
     if "stats" in spec["model"] and builder.problems and all(p.startswith("unknown preset") for p in builder.problems):
         builder.problems, assumed = [], (*assumed, "the model by its statistics (its name is no preset)")  # "whisper"
+    assumed = size_stand_in(spec, builder.problems, assumed, presets=presets, image_said=image is not None)
     if stand_in := family_stand_in(spec["model"].get("preset"), builder.problems):  # "falcon 7b": a 7B decoder's
         builder.problems, assumed = [], (*assumed, stand_in)
     preset = spec["model"].get("preset")
@@ -392,8 +395,5 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
 
 def describe_errors(errors: Mapping[str, list[str]]) -> list[str]:
     """Name schema errors (flat field paths) in the words a Slack user types."""
-    lines = []
-    for path, messages in errors.items():
-        word = FIELD_WORDS.get(path) or FIELD_WORDS.get(re.sub(r"(?:\[\d+\])+$", "", path), path)
-        lines.append(f"{word} {' '.join(messages)}")
-    return lines
+    words = {p: FIELD_WORDS.get(p) or FIELD_WORDS.get(re.sub(r"(?:\[\d+\])+$", "", p), p) for p in errors}
+    return [f"{words[path]} {' '.join(messages)}" for path, messages in errors.items()]
