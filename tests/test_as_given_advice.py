@@ -48,3 +48,16 @@ def test_adapters_report_the_flops_their_backward_runs() -> None:
                                                      adapter=Adapter(kind=AdapterKind.LORA, rank=8)))
     # forward 1 + backward 2 passes in full; backward without the frozen weights' gradients: 1 + 1
     assert training_flops(job.model, lora) == full * 2 / 3
+
+
+def test_does_not_fit_describes_the_job_as_it_was_given(shipped: Catalog) -> None:
+    # Llama 3 70B with LoRA and checkpointing was described as "plain data parallel, no checkpointing"
+    lora = {"model": {"preset": "llama3-70b"},
+            "training": {"from_pretrained": True, "sequence_length": 2048, "batch_size": 4, "epochs": 3,
+                         "precision": "bf16-mixed", "optimizer": "adamw", "recompute": True,
+                         "parallelism": {"adapter": {"kind": "lora"}}},
+            "dataset": {"samples": 10000}}
+    said = [w.message for w in recommend_spec(lora, shipped).requirements.warnings if w.code == "does-not-fit"]
+    assert len(said) == 1 and "(batch 4 per GPU, plain data parallel, LoRA rank 8, full checkpointing)" in said[0]
+    plain = [w.message for w in recommend_spec(BIG, shipped).requirements.warnings if w.code == "does-not-fit"]
+    assert "(batch 64 per GPU, plain data parallel, no checkpointing)" in plain[0]

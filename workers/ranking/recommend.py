@@ -66,6 +66,7 @@ from workers.sizing.requirements import CodedWarning, PerGpu, Requirements
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.checks import check_offload_host_memory
 from workers.sizing.strategies.named import replica_gpus
+from workers.sizing.strategies.oom_steps import given_layout_words
 
 
 def runnable_pairs(job: JobSpec, pairs: Sequence[tuple[str, int]],
@@ -178,7 +179,7 @@ def _as_given_warnings(job: JobSpec, rec: Recommendation, top: RankedOption,
     gpu = known_gpus[row.gpu]
     t = job.training
     return (CodedWarning("does-not-fit", (
-        f"The job as given (batch {t.batch_size} per GPU, plain data parallel, no checkpointing) needs "
+        f"The job as given (batch {t.batch_size} per GPU, {given_layout_words(job)}) needs "
         f"{gib_text(row.gpu_memory_bytes)} per GPU on {gpu.slug}, the roomiest card in scope "
         f"({gib_text(usable_memory_bytes(gpu))} usable of {gib_text(gpu.memory_bytes)}): no card holds it as given. "
         f"The options change how it runs; the top one: {strategy_text(top.parallelism, nodes=top.nodes)}, "

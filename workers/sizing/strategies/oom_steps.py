@@ -29,7 +29,7 @@ from workers.sizing.requirements import Mitigation, MitigationKind
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.adapters import transformer_shape
 from workers.sizing.strategies.footprint import LayoutMemory, layout_memory
-from workers.sizing.strategies.named import estimate_named, named_time
+from workers.sizing.strategies.named import estimate_named, named_layout, named_time, replica_gpus
 from workers.sizing.strategies.parallelism import Layout
 from workers.sizing.strategies.types import (
     PARAMETERS_SHARDED,
@@ -56,8 +56,20 @@ _KIND_NAMES = {DataParallel.PLAIN: "plain data parallel", DataParallel.ZERO1: "Z
 
 def layout_name(layout: Layout, gpu: GpuSpec) -> str:
     """Return a layout in words: kind, GPUs, tensor parallel, adapter, offload, checkpointing."""
-    parts = [f"{_KIND_NAMES.get(layout.data_parallel, layout.data_parallel.value)} over {layout.gpu_count} x "
-             f"{gpu.slug}"]
+    return _layout_words(layout, over=f" over {layout.gpu_count} x {gpu.slug}")
+
+
+def given_layout_words(job: JobSpec) -> str:
+    """Return the layout a spec runs as given, in words without its GPUs ("plain data parallel, LoRA rank 8, full
+    checkpointing"): the one it names, else the plain core's (checkpointing as `training.recompute` says)."""
+    layout = named_layout(job, gpu_count=replica_gpus(job))
+    if layout is None:
+        return f"plain data parallel, {'full' if job.training.recompute else 'no'} checkpointing"
+    return _layout_words(layout)
+
+
+def _layout_words(layout: Layout, *, over: str = "") -> str:
+    parts = [f"{_KIND_NAMES.get(layout.data_parallel, layout.data_parallel.value)}{over}"]
     if layout.tensor_parallel > 1:
         parts.append(f"tensor parallel {layout.tensor_parallel}")
     if layout.pipeline_stages > 1:
