@@ -44,8 +44,8 @@ def test_no_mixture_of_experts_stands_in_for_a_dense_count() -> None:
 @pytest.mark.parametrize(("text", "words"), [
     ("fine-tune t5-base params=220m on 100k samples seq 512", ["params=220M: no decoder preset is within 30%",
                                                                 "the nearest is gpt2-medium, 355M", "neurons="]),
-    ("train resnet params=30m on 1m images", ["params=30M beside resnet", "drop params="]),
-    ("train params=30m on 5k 256x256 images", ["params=30M alone sizes a language model's decoder only",
+    ("train resnet params=30m on 1m images", ["params=30.0M beside resnet", "drop params="]),
+    ("train params=30m on 5k 256x256 images", ["params=30.0M alone sizes a language model's decoder only",
                                                "for an image model"]),
 ])
 def test_a_count_that_cannot_stand_in_says_what_sizes_it(text: str, words: list[str]) -> None:

@@ -41,7 +41,9 @@ def _decoders(presets: Collection[str] | None = None) -> list[Preset]:
 
 
 def _size(count: float) -> str:
-    return f"{count / 1e9:.1f}B" if count >= 1e9 else f"{count / 1e6:.0f}M"
+    """Return a parameter count as people say it: 3.2M, 220M, 2.0B, 405B."""
+    value, unit = (count / 1e9, "B") if count >= 1e9 else (count / 1e6, "M")
+    return f"{value:.1f}{unit}" if value < 100 else f"{value:.0f}{unit}"
 
 
 def nearest_decoder(parameters: int, presets: Collection[str] | None = None) -> tuple[Preset, float] | None:
