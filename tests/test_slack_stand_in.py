@@ -28,6 +28,7 @@ def test_a_two_billion_parameter_model_is_sized_as_the_nearest_decoder_and_answe
     ("pretrain a 30b parameter model on 600b tokens", "qwen2.5-32b"),
     ("fine-tune params=780m on 50k samples", "gpt2-large"),  # the size the unknown-family refusal advises
     ("fine-tune params=7b on 20k samples", "mistral-7b"),  # 7.24B; llama-7b's 6.7B is a hair further by ratio
+    ("train a 100m parameter transformer from scratch on 2b tokens", "gpt2"),  # the size names which transformer
 ])
 def test_a_count_within_the_ratio_names_its_stand_in(text: str, preset: str) -> None:
     assert parse(text).spec["model"] == {"preset": preset}

@@ -16,6 +16,7 @@ from collections.abc import Collection
 from typing import Any
 
 from workers.sizing.presets.registry import PRESETS, Preset
+from workers.slack.defaults import GENERIC_NAMES
 
 _SIZE_WORD = re.compile(r"\d+(\.\d+)?[bm]")  # "34b", "1.5b", "220m": a model's size, where no preset is called so
 STAND_IN_RATIO = 1.3  # the stand-in's weights within 30% of the count said, either way
@@ -30,6 +31,11 @@ def size_words(words: list[str], presets: Collection[str]) -> list[str]:
         return words
     sizes = [i for i, w in enumerate(words) if _SIZE_WORD.fullmatch(w) and w not in presets]
     return [f"params={w}" if sizes[:1] == [i] else w for i, w in enumerate(words)]
+
+
+def _decoder_words() -> set[str]:
+    """Return the names and aliases of the dense decoder presets."""
+    return {word for p in _decoders() for word in (p.name, *p.aliases)}
 
 
 def _decoders(presets: Collection[str] | None = None) -> list[Preset]:
@@ -64,7 +70,10 @@ def size_stand_in(spec: dict[str, Any], problems: list[str], assumed: tuple[str,
     if set(stats) != {"parameters"}:
         return assumed
     said = _size(stats["parameters"])
-    if preset := model.get("preset"):  # "resnet params=30m": the preset has its own size
+    preset = model.get("preset")
+    if preset in GENERIC_NAMES and preset in _decoder_words():  # "a 100m parameter transformer": the size names it
+        preset = None
+    if preset:  # "resnet params=30m": the preset has its own size
         problems.append(f"params={said} beside {preset}: a preset is sized by its own layers; drop params=, or drop "
                         f"the name and {_OWN}")
         return assumed
