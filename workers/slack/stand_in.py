@@ -94,5 +94,6 @@ def size_stand_in(spec: dict[str, Any], problems: list[str], assumed: tuple[str,
     more = f"{abs(ratio - 1):.0%} {'more' if ratio > 1 else 'fewer'} weights, so its time and memory read about " \
            f"{abs(ratio - 1):.0%} {'high' if ratio > 1 else 'low'}" if abs(ratio - 1) >= 0.05 else "within 5%"
     told = (f"params={said}: sized as {found.name} ({_size(found.published.parameters)} parameters), the decoder "
-            f"preset nearest that size ({more}); {_OWN}")
+            f"preset nearest that size ({more}; its vocabulary and context are {found.name}'s: say seq= for your "
+            f"model's); {_OWN}")
     return (*[a for a in assumed if not a.startswith("the model by its statistics")], told)
