@@ -45,7 +45,7 @@ def test_no_mixture_of_experts_stands_in_for_a_dense_count() -> None:
 @pytest.mark.parametrize(("text", "words"), [
     ("fine-tune t5-base params=220m on 100k samples seq 512", ["params=220M: no decoder preset is within 30%",
                                                                 "the nearest is gpt2-medium, 355M", "neurons="]),
-    ("train resnet params=30m on 1m images", ["params=30.0M beside resnet", "drop params="]),
+    ("train resnet params=60m on 1m images", ["params=60.0M beside resnet", "drop params="]),
     ("train params=30m on 5k 256x256 images", ["params=30.0M alone sizes a language model's decoder only",
                                                "for an image model"]),
 ])
@@ -69,3 +69,10 @@ def test_a_bare_size_no_preset_is_called_is_the_count_and_an_alias_stays_its_pre
     assert any(d.startswith("params=34.0B: sized as qwen2.5-32b") and "within 5%" in d for d in command.defaults_used)
     assert parse("yi 34b lora on 20k samples").spec["model"] == {"preset": "qwen2.5-32b"}  # a family the presets lack
     assert parse("fine-tune a 7b model on 20k samples").spec["model"] == {"preset": "7b"}  # an alias: llama-7b
+
+
+def test_a_count_that_matches_the_named_preset_is_taken_as_said_of_it() -> None:
+    # "train resnet50 with 25m params on imagenet" was refused: params= beside a preset
+    command = parse("train resnet50 with 25m params on imagenet")
+    assert command.spec["model"] == {"preset": "resnet50"}
+    assert "params=25.0M beside resnet50: sized by its own layers (25.6M parameters)" in command.defaults_used

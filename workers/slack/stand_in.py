@@ -15,7 +15,8 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from workers.sizing.presets.registry import PRESETS, Preset
+from workers.sizing.errors import SpecError
+from workers.sizing.presets.registry import PRESETS, Preset, find_preset
 from workers.slack.defaults import GENERIC_NAMES
 
 _SIZE_WORD = re.compile(r"\d+(\.\d+)?[bm]")  # "34b", "1.5b", "220m": a model's size, where no preset is called so
@@ -31,6 +32,14 @@ def size_words(words: list[str], presets: Collection[str]) -> list[str]:
         return words
     sizes = [i for i, w in enumerate(words) if _SIZE_WORD.fullmatch(w) and w not in presets]
     return [f"params={w}" if sizes[:1] == [i] else w for i, w in enumerate(words)]
+
+
+def _preset_parameters(word: str) -> int | None:
+    """Return the parameter count of the preset a word names, None where it names none."""
+    try:
+        return find_preset(word).published.parameters
+    except SpecError:
+        return None
 
 
 def _decoder_words() -> set[str]:
@@ -63,8 +72,9 @@ def nearest_decoder(parameters: int, presets: Collection[str] | None = None) -> 
 def size_stand_in(spec: dict[str, Any], problems: list[str], assumed: tuple[str, ...], *, presets: Collection[str],
                   image_said: bool) -> tuple[str, ...]:
     """Put the stand-in preset in a spec whose model is a parameter count alone and return the words told back (the
-    statistics' line replaced), or add what sizes it instead to `problems`. A model that is more than a count
-    (neurons= or madds= said, or no params=) is left as it is."""
+    statistics' line replaced), or add what sizes it instead to `problems`. A count said of a preset within the ratio
+    of its own ("resnet50 with 25m params") is taken as said of it. A model that is more than a count (neurons= or
+    madds= said, or no params=) is left as it is."""
     model = spec.get("model", {})
     stats = model.get("stats") or {}
     if set(stats) != {"parameters"}:
@@ -73,7 +83,11 @@ def size_stand_in(spec: dict[str, Any], problems: list[str], assumed: tuple[str,
     preset = model.get("preset")
     if preset in GENERIC_NAMES and preset in _decoder_words():  # "a 100m parameter transformer": the size names it
         preset = None
-    if preset:  # "resnet params=30m": the preset has its own size
+    own = _preset_parameters(preset) if preset else None
+    if own and 1 / STAND_IN_RATIO <= own / stats["parameters"] <= STAND_IN_RATIO:  # "resnet50 with 25m params"
+        spec["model"] = {k: v for k, v in model.items() if k != "stats"}
+        return (*assumed, f"params={said} beside {preset}: sized by its own layers ({_size(own)} parameters)")
+    if preset:  # "resnet params=60m": the preset has its own size
         problems.append(f"params={said} beside {preset}: a preset is sized by its own layers; drop params=, or drop "
                         f"the name and {_OWN}")
         return assumed
