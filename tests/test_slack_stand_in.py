@@ -76,3 +76,11 @@ def test_a_count_that_matches_the_named_preset_is_taken_as_said_of_it() -> None:
     command = parse("train resnet50 with 25m params on imagenet")
     assert command.spec["model"] == {"preset": "resnet50"}
     assert "params=25.0M beside resnet50: sized by its own layers (25.6M parameters)" in command.defaults_used
+
+
+def test_an_unknown_name_asks_for_a_language_models_size_or_any_models_statistics() -> None:
+    # "train stylegan2 on ffhq" advised "give the model's size, e.g. params=780m", which sizes decoders only
+    with pytest.raises(CommandError) as caught:
+        parse("train stylegan2 on ffhq")
+    [problem] = caught.value.problems
+    assert "a language model's size, e.g. params=780m" in problem and "params= neurons= madds=" in problem

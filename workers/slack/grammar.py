@@ -274,7 +274,8 @@ class _Builder:
             self.problems.append(UNSIZED_METHODS[word])
         elif best in self.presets or (best is None and "preset" not in self.seen):
             close = _suggest(word, self.presets)  # none close: "t5", "whisper" are sized by their statistics
-            hint = "; no preset of that name (`/gpugauge help` lists them): give the model's size, e.g. params=780m"
+            hint = ("; no preset of that name (`/gpugauge help` lists them): give a language model's size, e.g. "
+                    "params=780m, or any model's statistics, params= neurons= madds=")
             said = any("params=780m" in p for p in self.problems)  # "t5 base": said once
             self.problems.append(f"unknown preset '{word}'" + (_did_you_mean(close) if close else "" if said else hint))
         elif re.fullmatch(r"\d+(\.\d+)?gi?b", word):  # "will bert-large fit in 20gb": no card has 20 GB
