@@ -35,10 +35,10 @@ _EIGHT_BIT = ("an 8-bit base (bitsandbytes' LLM.int8) is not sized: say `qlora` 
 _NOT_NVIDIA = ("gpugauge ranks NVIDIA GPUs (the CUDA and cuDNN ecosystem) and the clouds' machines with them; name "
                "one, or drop it for the cards that hold the job")
 # A family the presets lack, said as "unknown preset" (a size said beside it, params=, still sizes it: stand_in.py)
-_NO_PRESET = ("no preset of that family (diffusion U-Nets, encoder-decoders and detectors have none): give its size, "
-              "e.g. params=780m (the decoder preset nearest it stands in), or its statistics (params= neurons= "
-              "madds=), or size it in the CLI or the API from its ONNX export (`gpugauge estimate "
-              "model.onnx`, model.onnx) or its layer list (model.layers)")
+_NO_PRESET = ("no preset of that family (diffusion U-Nets, encoder-decoders and detectors have none): give an "
+              "encoder-decoder's size, e.g. params=780m (the decoder preset nearest it stands in), or any model's "
+              "statistics (params= neurons= madds=), or size it in the CLI or the API from its ONNX export (`gpugauge "
+              "estimate model.onnx`, model.onnx) or its layer list (model.layers)")
 # Budgets in another currency: the catalog's prices are US dollars, and no exchange rate is assumed.
 CURRENCY = frozenset({"eur", "euro", "euros", "gbp", "pound", "pounds"})
 _DOLLARS_ONLY = "budgets are in US dollars, as the catalog's prices are (no exchange rate is assumed): say e.g. $500"
