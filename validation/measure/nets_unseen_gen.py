@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from validation.measure.common import Dropout, flat_ce, mse
+from validation.measure.nets_unseen import conv_norm_act
 
 SOURCE, TARGET = 64, 48  # the encoder-decoder's source and target tokens a sample
 
@@ -189,21 +190,14 @@ def noisy_images(batch: int) -> tuple[torch.Tensor, torch.Tensor]:
         torch.randn(batch, 3, 32, 32, generator=g)
 
 
-def conv_bn(cin: int, cout: int, stride: int = 1) -> nn.Sequential:
-    """Return a 3x3 convolution, BatchNorm and ReLU."""
-    return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
-
-
 class Stage(nn.Module):
     """A stride-2 basic residual block then one more, as ResNet-18's stages."""
 
     def __init__(self, cin: int, cout: int) -> None:
         super().__init__()
-        self.a, self.b = conv_bn(cin, cout, 2), nn.Sequential(nn.Conv2d(cout, cout, 3, 1, 1, bias=False),
-                                                               nn.BatchNorm2d(cout))
-        self.short = nn.Sequential(nn.Conv2d(cin, cout, 1, 2, bias=False), nn.BatchNorm2d(cout))
-        self.c, self.d = conv_bn(cout, cout), nn.Sequential(nn.Conv2d(cout, cout, 3, 1, 1, bias=False),
-                                                            nn.BatchNorm2d(cout))
+        self.a, self.b = conv_norm_act(cin, cout, 3, 2), conv_norm_act(cout, cout, 3, act=None)
+        self.short = conv_norm_act(cin, cout, 1, 2, act=None)
+        self.c, self.d = conv_norm_act(cout, cout, 3), conv_norm_act(cout, cout, 3, act=None)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = F.relu(self.b(self.a(x)) + self.short(x))
@@ -216,7 +210,7 @@ class Detector(nn.Module):
 
     def __init__(self, *, fpn: int = 96, anchors: int = 3, classes: int = 20) -> None:
         super().__init__()
-        self.stem, self.classes = conv_bn(3, 32, 2), classes
+        self.stem, self.classes = conv_norm_act(3, 32, 3, 2), classes
         self.s1, self.s2, self.s3 = Stage(32, 64), Stage(64, 128), Stage(128, 256)
         self.lat = nn.ModuleList(nn.Conv2d(c, fpn, 1) for c in (64, 128, 256))
         self.smooth = nn.ModuleList(nn.Conv2d(fpn, fpn, 3, padding=1) for _ in range(3))
