@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from service.reports.document import Payload
-from workers.review.words import advice_message, pick_message
+from workers.review.words import advice_message, job_notes
 
 COLUMNS = (
     "row", "team", "job", "status", "runs", "parallel", "planned_basis",
@@ -74,7 +74,7 @@ def _job_row(j: Mapping[str, Any]) -> dict[str, str]:
                                                      "cost_usd")))
     if j.get("sweep"):
         row["sweep_kind"], row["sweep_parameters"] = j["sweep"]["kind"], str(j["sweep"]["parameters"])
-    notes = [m for m in (pick_message(cheap), pick_message(fast)) if m]
+    notes = job_notes(cheap, fast)
     if c and c.get("advice"):
         notes.append(advice_message(c["advice"]))
     if j.get("error"):

@@ -12,7 +12,7 @@ from typing import Any
 from catalog.freshness import PRICE_WARNING_CODES, prices_dated_words
 from workers.render import fmt_bytes, fmt_hours, fmt_usd
 from workers.review.sweeps import SINGLE_GPU_DOMINATED
-from workers.review.words import advice_message, limit_text, pick_message
+from workers.review.words import advice_message, job_notes, limit_text
 
 Payload = Mapping[str, Any]
 
@@ -117,7 +117,7 @@ def jobs_section(p: Payload) -> Section:
     rows = []
     for j in p["jobs"]:
         cheap, fast = j["cheapest"], j["fastest"]
-        notes = [m for m in (pick_message(cheap), pick_message(fast)) if m]
+        notes = job_notes(cheap, fast)
         if j["status"] == "failed" and j.get("error"):
             notes = [f"failed: {j['error']['field']}: {j['error']['reason']}"]
         runs = f"{j['runs']}" + (f" ({j['parallel']} at once)" if j["parallel"] > 1 else "")

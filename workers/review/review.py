@@ -193,9 +193,28 @@ def _default_recommend() -> RecommendFn:
     return found
 
 
+def _default_explain() -> RecommendFn:
+    # The full ranking, with its words: run only for a job no option holds, for what would hold it.
+    from workers.ranking.recommend import recommend
+
+    return recommend
+
+
+def _explained(job: JobSpec, catalog: Catalog, ranked: Recommendation, explain: RecommendFn) -> Recommendation:
+    """Return a ranking no option of which fits with the warnings of its full ranking: what would hold the job
+    (`max-gpus-limits`: "raise constraints.max_gpus to 32"), which a brief ranking does not work out."""
+    try:
+        full = explain(job, catalog)
+    except Exception:  # the brief ranking stands; its job is still reviewed
+        log.exception("review: the full ranking of a job no option holds failed")
+        return ranked
+    return dataclasses.replace(ranked, requirements=dataclasses.replace(ranked.requirements,
+                                                                         warnings=full.requirements.warnings))
+
+
 def review_jobs(review: Review, catalog: Catalog, *, indexes: range | None = None,
                 first_index: int = 0, positions: Sequence[int] | None = None,
-                recommend_fn: RecommendFn | None = None,
+                recommend_fn: RecommendFn | None = None, explain_fn: RecommendFn | None = None,
                 on_job: Callable[[], None] | None = None) -> tuple[list[JobReview], dict[str, ReviewUse]]:
     """Review the jobs at `indexes` of the review (default: all), isolating failures per job.
 
@@ -203,9 +222,11 @@ def review_jobs(review: Review, catalog: Catalog, *, indexes: range | None = Non
     that a worker can do on one chunk of its jobs (workers/tasks/review.py fans them out). A chunk's
     review holds its jobs only; `positions` are their places in the whole (default: from `first_index`
     on), for error fields. Jobs alike are ranked once, and items alike (the same job, runs, limits
-    and sweep) reviewed once, whatever their names and teams.
+    and sweep) reviewed once, whatever their names and teams. A job no option holds is ranked once more in full
+    (`explain_fn`; by default the ranking's own where `recommend_fn` is not given) for what would hold it.
     """
     recommend = recommend_fn or _default_recommend()
+    explain = explain_fn if explain_fn is not None else None if recommend_fn is not None else _default_explain()
     use: dict[str, ReviewUse] = {}
     rates = committed_rates(catalog)
     wanted = list(indexes if indexes is not None else range(len(review.items)))
@@ -224,6 +245,8 @@ def review_jobs(review: Review, catalog: Catalog, *, indexes: range | None = Non
                            recommend=recommend)
         alike: dict[tuple[object, ...], JobReview] = {}
         fitting = [o for o in ranked.options if o.fits] if isinstance(ranked, Recommendation) else []
+        if isinstance(ranked, Recommendation) and not fitting and explain is not None:
+            ranked = _explained(job, catalog, ranked, explain)
         keys = option_keys(fitting)  # one ranking, its items' variants: worked out once
         for index in members:
             item = review.items[index]

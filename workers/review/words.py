@@ -32,12 +32,17 @@ def pick_message(pick: Mapping[str, Any]) -> str:
         return (f"no option fits {source} {fmt_usd(limit or 0.0)} budget; the cheapest costs "
                 f"{fmt_usd(closest['cost_usd'])} ({_where(closest)})")
     if reason == "no-option":
-        return "no machine in scope can run this job (see its GPU memory need)"
+        return "no machine in scope can run this job (its sizing warnings say what it needs and what would hold it)"
     if reason == "duration-unknown":
         return "dataset.samples is not given, so the hours and the cost are unknown"
     if reason == "failed":
         return "the job could not be reviewed"
     return str(reason)
+
+
+def job_notes(cheapest: Mapping[str, Any], fastest: Mapping[str, Any]) -> list[str]:
+    """Return why a job's picks have no plan, each reason once (both picks say "no machine in scope" alike)."""
+    return list(dict.fromkeys(m for m in (pick_message(cheapest), pick_message(fastest)) if m))
 
 
 def advice_message(advice: Mapping[str, Any] | None) -> str:

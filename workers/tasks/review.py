@@ -142,7 +142,8 @@ def review_chunk(job_id: str, index: int, chunks: int, first: int, request: dict
             calibration = calibration_for(rt.runs, catalog)
             places = positions if positions is not None else list(range(first, first + len(review.items)))
             jobs, use = review_jobs(review, catalog, positions=places, recommend_fn=lambda job, cat: recommend(
-                job, cat, calibration=calibration, brief=True))
+                job, cat, calibration=calibration, brief=True), explain_fn=lambda job, cat: recommend(
+                job, cat, calibration=calibration))
             payload, count = chunk_payload(jobs, positions=places, use=use), len(jobs)
         _, complete = when_redis_answers(lambda: rt.jobs.add_chunk(
             job_id, index=index, payload=payload, jobs=count, chunks=chunks, total_jobs=total_jobs,
