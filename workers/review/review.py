@@ -226,7 +226,9 @@ def review_jobs(review: Review, catalog: Catalog, *, indexes: range | None = Non
     (`explain_fn`; by default the ranking's own where `recommend_fn` is not given) for what would hold it.
     """
     recommend = recommend_fn or _default_recommend()
-    explain = explain_fn if explain_fn is not None else None if recommend_fn is not None else _default_explain()
+    explain = explain_fn
+    if explain is None and recommend_fn is None:  # a caller's own ranking (tests) is not second-guessed
+        explain = _default_explain()
     use: dict[str, ReviewUse] = {}
     rates = committed_rates(catalog)
     wanted = list(indexes if indexes is not None else range(len(review.items)))

@@ -30,7 +30,7 @@ from workers.slack.datasets import DATASET_ALIASES
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
 
 
-def _found(preset: object) -> Preset | None:
+def found_preset(preset: object) -> Preset | None:
     """Return the preset the command names, None where it names none (a model given by its statistics)."""
     if not isinstance(preset, str):
         return None
@@ -47,7 +47,7 @@ def _is_decoder(found: Preset | None) -> bool:
 
 def preset_context(preset: object) -> int | None:
     """Return a language-model preset's default sequence length (its context), None for the rest."""
-    found = _found(preset)
+    found = found_preset(preset)
     return None if found is None else found.sequence_length
 
 
@@ -97,7 +97,7 @@ def fill_channels(spec: dict[str, Any], preset: object) -> str:
     shape = spec["model"].get("input_shape")
     if not shape or shape[0]:
         return ""
-    found = _found(preset)
+    found = found_preset(preset)
     own = None if found is None else (found.images or found.input_shape)  # a DCGAN's 64x64: its images
     if own is None or len(own) != 3:
         return "input= sizes an image model's input: name an image preset (e.g. unet, resnet50)"
@@ -118,7 +118,7 @@ def fine_tune_sequence(spec: dict[str, Any], preset: object, kind: str) -> str:
     """Set the sequence length of a language model's fine-tune said without one (SFT_MAX_LENGTH for a decoder,
     GLUE_MAX_SEQ for an encoder's classifier, at most the context); return the words told back, "" where none.
     `kind`: fine_tune_kind's."""
-    found = _found(preset)
+    found = found_preset(preset)
     training = spec["training"]
     if found is None or found.sequence_length is None or "sequence_length" in training or not kind:
         return ""
@@ -143,7 +143,7 @@ def default_batch(preset: object, keras_default: int, kind: str = "") -> tuple[i
     """Return the batch to size where none is said, and the words the acknowledgement says of it: the preset's own
     recipe's (Preset.recipe_batch: DCGAN 128, the MNIST MLP and VAE 128, DQN 32), a decoder's fine-tune
     transformers' Trainer's (SFT_BATCH; `kind`: fine_tune_kind's), else Keras' default."""
-    found = _found(preset)
+    found = found_preset(preset)
     recipe = None if found is None else found.recipe_batch
     if recipe is not None:
         return recipe[0], f"batch={recipe[0]} ({recipe[1]})"
@@ -162,7 +162,7 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
     is set by the phrases before this."""
     if "epochs" in spec["training"] or not spec.get("dataset", {}).get("samples"):
         return ""
-    found = _found(preset)
+    found = found_preset(preset)
     if found is not None and ((found.sequence_length and kind) or kind == "said"):
         spec["training"]["epochs"] = HF_TRAINER_EPOCHS
         return f"epochs={HF_TRAINER_EPOCHS} ({_as_fine_tune(kind)}, as transformers' Trainer: num_train_epochs)"
@@ -179,7 +179,7 @@ def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collecti
     """Set 16-bit mixed precision for a model of LARGE_MODEL_PARAMETERS or more, a language model pre-trained
     (`pretrain`: said or a token count without `fine-tune`, as nanoGPT and RoBERTa) or a decoder fine-tuned (as TRL),
     else keep fp32; return the words the acknowledgement says."""
-    found = _found(preset)
+    found = found_preset(preset)
     parameters = spec["model"].get("stats", {}).get("parameters") if found is None else found.published.parameters
     # "gpt2 from scratch": nanoGPT's train.py pre-trains in bfloat16 wherever the GPU has it (advice.py's source);
     # sized in fp32 it ranked 1 x H100 for 69 h and $88 where bf16 runs it in under an hour on 8 x B200 for $18
@@ -218,7 +218,7 @@ def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
     full fine-tune of Phi-3 mini held foreach AdamW's fp32 copy of every weight, 76.4 GiB, over an A100's 80 GB.
     A pre-training run as nanoGPT's: fused AdamW (model.py configure_optimizers: fused=True on CUDA), grad_clip 1.0
     (train.py)."""
-    found = _found(preset)
+    found = found_preset(preset)
     training = spec["training"]
     if not _is_decoder(found):
         return []
@@ -252,7 +252,7 @@ def _ends_in_projection(found: Preset | None) -> bool:
 
 def cifar_layout(word: str, presets: Collection[str], side: int) -> str:
     """Return the CIFAR-layout preset of a ResNet the word names, for images of `side` pixels; "" where none."""
-    found = _found(match_preset_name(word, presets)) if side <= CIFAR_SIDE else None
+    found = found_preset(match_preset_name(word, presets)) if side <= CIFAR_SIDE else None
     name = "" if found is None else f"{found.name}-cifar"
     return name if name in presets else ""
 
@@ -291,21 +291,21 @@ RESIZED_INPUT_PRESETS = frozenset({"vit-b16"})
 
 def image_input(preset: object, image: tuple[int, int, int]) -> list[int] | None:
     """Return a named data set's image input for a preset that reads 3-channel images at any size, else None."""
-    found = _found(preset)
+    found = found_preset(preset)
     shape = found.input_shape if found is not None and found.name not in RESIZED_INPUT_PRESETS else None
     return list(image) if shape is not None and len(shape) == 3 and shape[0] == image[0] else None
 
 
 def resized_input(preset: object, image: tuple[int, int, int]) -> str:
     """Return the acknowledgement's words where a data set's images are resized to the preset's input, else ""."""
-    found = _found(preset)
+    found = found_preset(preset)
     if found is None or found.name not in RESIZED_INPUT_PRESETS or found.input_shape is None:
         return ""
     size = "x".join(map(str, found.input_shape))
     return f"input {size} ({found.name}'s own: the {image[1]} x {image[2]} images resized to it)"
 
 
-_SIZE_NAME = re.compile(r"\d+(\.\d+)?[bm]")  # "7b", "1b", "125m": a model said by its size, or beside its family
+SIZE_NAME = re.compile(r"\d+(\.\d+)?[bm]")  # "7b", "1b", "125m": a model said by its size, or beside its family
 
 
 # A family's word that one preset stands for ("a gan": the DCGAN), told back which one so that the user can name theirs
@@ -316,8 +316,8 @@ GENERIC_NAMES = frozenset({"gan", "mobilenet", "efficientnet", "effnet", "cnn", 
 def generic_alias(preset: object) -> list[str]:
     """Return the acknowledgement's line where a model was said by a generic word ("a 7b model", "a gan"), which names
     one preset of that kind: which one it is sized as, so that the user can name theirs."""
-    found = _found(preset)
-    if found is None or not isinstance(preset, str) or not (_SIZE_NAME.fullmatch(preset) or preset in GENERIC_NAMES):
+    found = found_preset(preset)
+    if found is None or not isinstance(preset, str) or not (SIZE_NAME.fullmatch(preset) or preset in GENERIC_NAMES):
         return []
     return [f"{preset}: sized as {found.name}, {found.description}; name your model for its own"]
 
@@ -326,9 +326,9 @@ def family_stand_in(preset: object, problems: list[str]) -> str:
     """Return the words told back where a model is said as a family the presets lack and a size they have ("falcon
     7b", "olmo 7b", "bloom 7b": the 7B decoder preset stands in, told by generic_alias); "" where the size is no
     preset's ("yi 34b") or anything else was refused. The caller drops the family's refusal."""
-    found = _found(preset)
+    found = found_preset(preset)
     unknown = [p.split("'")[1] for p in problems if p.startswith("unknown preset '")]
-    if (found is None or not isinstance(preset, str) or not _SIZE_NAME.fullmatch(preset) or not unknown
+    if (found is None or not isinstance(preset, str) or not SIZE_NAME.fullmatch(preset) or not unknown
             or len(unknown) != len(problems) or not all(word.replace("-", "").isalnum() for word in unknown)):
         return ""
     return (f"{' '.join(unknown)}: no preset of that family, sized by its size (above; its vocabulary and attention "
@@ -338,15 +338,15 @@ def family_stand_in(preset: object, problems: list[str]) -> str:
 def sized_family(first: str, second: str, presets: Collection[str]) -> str | None:
     """Return the one preset two words name as a size and a family, in either order ("a 1b llama": llama3.2-1b, "qwen
     7b": qwen2.5-7b, "a 350m gpt": gpt2-medium), None where they name none or several (the grammar then says so)."""
-    size, family = (first, second) if _SIZE_NAME.fullmatch(first) else (second, first)
-    if not _SIZE_NAME.fullmatch(size) or _SIZE_NAME.fullmatch(family) or not family.isalpha():
+    size, family = (first, second) if SIZE_NAME.fullmatch(first) else (second, first)
+    if not SIZE_NAME.fullmatch(size) or SIZE_NAME.fullmatch(family) or not family.isalpha():
         return None
-    if family in ("transformer", "llm") and (found := _found(match_preset_name(size, presets))):  # "125m llm": gpt2
+    if family in ("transformer", "llm") and (found := found_preset(match_preset_name(size, presets))):  # "125m llm"
         return found.name  # the decoder "125m" alone is sized as
     if (direct := match_preset_name(f"{family}-{size}", presets)) is not None:
         return direct
     named = {found.name for word in presets if word.startswith(family) and word.endswith(f"-{size}")
-             and (found := _found(word)) is not None}
+             and (found := found_preset(word)) is not None}
     return named.pop() if len(named) == 1 else None
 
 

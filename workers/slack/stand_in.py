@@ -11,15 +11,12 @@ or for an image model, or beside a preset of its own, the command says what size
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Collection
 from typing import Any
 
-from workers.sizing.errors import SpecError
-from workers.sizing.presets.registry import PRESETS, Preset, find_preset
-from workers.slack.defaults import GENERIC_NAMES
+from workers.sizing.presets.registry import PRESETS, Preset
+from workers.slack.defaults import GENERIC_NAMES, SIZE_NAME, found_preset
 
-_SIZE_WORD = re.compile(r"\d+(\.\d+)?[bm]")  # "34b", "1.5b", "220m": a model's size, where no preset is called so
 STAND_IN_RATIO = 1.3  # the stand-in's weights within 30% of the count said, either way
 _OWN = ("give neurons= and madds= beside params= to size it by its statistics, or size it in the CLI or the API from "
         "its ONNX export or its Hugging Face config.json (model.hf_config)")
@@ -30,16 +27,8 @@ def size_words(words: list[str], presets: Collection[str]) -> list[str]:
     is an alias ("7b", "70b") stays the preset it names."""
     if any(w.startswith("params=") for w in words):
         return words
-    sizes = [i for i, w in enumerate(words) if _SIZE_WORD.fullmatch(w) and w not in presets]
+    sizes = [i for i, w in enumerate(words) if SIZE_NAME.fullmatch(w) and w not in presets]
     return [f"params={w}" if sizes[:1] == [i] else w for i, w in enumerate(words)]
-
-
-def _preset_parameters(word: str) -> int | None:
-    """Return the parameter count of the preset a word names, None where it names none."""
-    try:
-        return find_preset(word).published.parameters
-    except SpecError:
-        return None
 
 
 def _decoder_words() -> set[str]:
@@ -83,7 +72,7 @@ def size_stand_in(spec: dict[str, Any], problems: list[str], assumed: tuple[str,
     preset = model.get("preset")
     if preset in GENERIC_NAMES and preset in _decoder_words():  # "a 100m parameter transformer": the size names it
         preset = None
-    own = _preset_parameters(preset) if preset else None
+    own = named.published.parameters if (named := found_preset(preset)) else None
     if own and 1 / STAND_IN_RATIO <= own / stats["parameters"] <= STAND_IN_RATIO:  # "resnet50 with 25m params"
         spec["model"] = {k: v for k, v in model.items() if k != "stats"}
         return (*assumed, f"params={said} beside {preset}: sized by its own layers ({_size(own)} parameters)")
