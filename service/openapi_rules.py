@@ -99,8 +99,11 @@ HF_CONFIG = UnstatedRule("a `model.hf_config` the builder cannot read: a `model_
 MODEL_HEAD = UnstatedRule("a `model.head` beside a model that is not a BERT-style encoder: a preset other than the "
                           "BERT, RoBERTa and DistilBERT ones, an hf_config of another model_type, stats, layers or "
                           "onnx", r"model\.head")
+TARGET_LENGTH = UnstatedRule("a `training.target_length` beside a model that reads one sequence: any but an "
+                             "encoder-decoder given as a preset (t5, flan-t5) or hf_config (model_type t5 or mt5)",
+                             r"training\.target_length", r"goes with an encoder-decoder")
 _SPEC = (LAYER_LIST, SEQUENCE_LENGTH, ONNX_CONTENT, STRATEGY_FIT, REGION, MEAN_SEQUENCE_LENGTH, FROM_SCRATCH_ADAPTERS,
-         MODEL_BOUNDS, PRESET_INPUT_SHAPE, HF_CONFIG, MODEL_HEAD, DATASET_TOKENS)
+         MODEL_BOUNDS, PRESET_INPUT_SHAPE, HF_CONFIG, MODEL_HEAD, DATASET_TOKENS, TARGET_LENGTH)
 _RANKED = (*_SPEC, CHECKPOINTS)  # what the ranking refuses besides
 # The rules of each operation whose body carries them: what a 422 to a request the document calls valid is for.
 UNSTATED_RULES: dict[tuple[str, str], tuple[UnstatedRule, ...]] = {

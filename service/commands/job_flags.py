@@ -29,6 +29,7 @@ from workers.sizing.spec import JobSpec
 _FIELDS: dict[str, tuple[str | None, str]] = {
     "batch": ("training", "batch_size"),
     "seq": ("training", "sequence_length"),
+    "target": ("training", "target_length"),
     "epochs": ("training", "epochs"),
     "precision": ("training", "precision"),
     "optimizer": ("training", "optimizer"),
@@ -57,6 +58,8 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("job fields (merged over the spec file)")
     g.add_argument("--batch", type=int, metavar="N", help="samples per GPU per iteration (training.batch_size)")
     g.add_argument("--seq", metavar="N", help="tokens per sample, e.g. 2048 or 4k (4,096) (training.sequence_length)")
+    g.add_argument("--target", type=int, metavar="N", help="an encoder-decoder's (T5, FLAN-T5) target tokens per "
+                   "sample, which its decoder reads (training.target_length)")
     g.add_argument("--input-shape", metavar="CxHxW", help="an image preset's input, e.g. 3x32x32 for CIFAR "
                    "(model.input_shape)")
     g.add_argument("--head", choices=ENCODER_HEADS,

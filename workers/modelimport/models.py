@@ -14,6 +14,7 @@ from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest, whole_number
 from workers.sizing.presets.hf_config import config_name, config_text, default_sequence, hf_config_layers, model_type
 from workers.sizing.presets.hf_encoders import HEADED_TYPES
+from workers.sizing.presets.hf_t5 import T5_TYPES
 from workers.sizing.presets.registry import find_preset, preset_stats
 from workers.sizing.presets.transformer import CLASSIFIER, ENCODER_HEADS, MASKED_LM
 from workers.sizing.stats import ModelStats
@@ -34,13 +35,15 @@ LAYER_LISTS_KEPT = 16
 
 
 def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
-                  batch_size: int | None = None, from_pretrained: bool | None = None) -> ModelStats:
+                  batch_size: int | None = None, from_pretrained: bool | None = None,
+                  target_length: int | None = None) -> ModelStats:
     """Turn the spec's `model` object, in whichever of its five forms, into per-sample statistics.
 
     `batch_size` binds an ONNX file's symbolic batch axis before shape inference. A BERT-style encoder (a
     preset with heads, or an hf_config of hf_encoders.HEADED_TYPES) gets `model.head`; without one, the
     masked-LM head when `from_pretrained` is False (pre-training an encoder is masked-language modelling),
-    else its sentence classifier.
+    else its sentence classifier. An encoder-decoder (T5) preset or hf_config reads `target_length` target tokens
+    (None: as many as its source).
     """
     if not isinstance(model, Mapping):
         raise SpecError("model", "must be an object with one of preset, stats, layers, onnx or hf_config")
@@ -63,6 +66,9 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
                                       f"given as a preset or hf_config" if head not in ENCODER_HEADS else
                                       f"goes with a preset or hf_config of a BERT-style encoder, not with {form}")
     pretraining = MASKED_LM if from_pretrained is False else None
+    if target_length is not None and form not in ("preset", "hf_config"):
+        raise SpecError("training.target_length", f"goes with an encoder-decoder given as a preset or hf_config (t5, "
+                                                  f"flan-t5); {form} carry their own (an embedding's `length`)")
     if form == "preset":
         preset = model["preset"]
         if not isinstance(preset, str):
@@ -70,7 +76,7 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
         if head is None and pretraining and find_preset(preset).heads:
             head = pretraining
         return preset_stats(preset, sequence_length=sequence_length, input_shape=_shape(input_shape),
-                            head=None if head is None else str(head))
+                            head=None if head is None else str(head), target_length=target_length)
     if form == "stats":
         return _plain_stats(model["stats"], label or "custom", sequence_length)
     if form == "layers":
@@ -91,7 +97,10 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
                                           f"for {', '.join(sorted(HEADED_TYPES))})")
         if head is None and kind in HEADED_TYPES:
             head = pretraining or CLASSIFIER
-        return _hf_config_stats(text, sequence_length, label, str(head or CLASSIFIER))
+        if target_length is not None and kind not in T5_TYPES:
+            raise SpecError("training.target_length", f"goes with an encoder-decoder (t5, mt5); a {kind!r} model "
+                                                      "reads one sequence: leave it out")
+        return _hf_config_stats(text, sequence_length, label, str(head or CLASSIFIER), target_length)
     from workers.modelimport.onnx_import import onnx_model_stats
 
     return onnx_model_stats(_onnx_bytes(model["onnx"]), name=label or "onnx", sequence_length=sequence_length,
@@ -116,11 +125,12 @@ def _layer_list_stats(text: str, sequence_length: int | None, name: str) -> Mode
 
 
 @functools.lru_cache(maxsize=64)
-def _hf_config_stats(text: str, sequence_length: int | None, label: str | None, head: str) -> ModelStats:
-    """Build a Hugging Face config's model once per (config, sequence length, name, head); ModelStats is frozen."""
+def _hf_config_stats(text: str, sequence_length: int | None, label: str | None, head: str,
+                     target_length: int | None = None) -> ModelStats:
+    """Build a Hugging Face config's model once per (config, sequence length, name, head, target length)."""
     config = json.loads(text)
-    layers = hf_config_layers(config, head)
     seq = sequence_length or default_sequence(config)
+    layers = hf_config_layers(config, head, target_length=target_length or seq)
     named = config_name(config) + (f" ({head} head)" if head == MASKED_LM else "")
     return compute_model_stats(layers, input_shape=None, sequence_length=seq, name=label or named,
                                field_prefix="model.hf_config")

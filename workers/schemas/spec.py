@@ -80,7 +80,8 @@ class ModelSchema(_Strict):
                          metadata={"description": "An ONNX file, base64-encoded.", "pattern": BASE64_PATTERN})
     hf_config = fields.Dict(keys=fields.String(), metadata={
         "description": "A language model's Hugging Face config.json, as the Hub serves it: a decoder, a "
-                       "BERT-style encoder (its head: model.head) or GPT-2 (model_type "
+                       "BERT-style encoder (its head: model.head), GPT-2 or a T5 encoder-decoder (its target: "
+                       "training.target_length) (model_type "
                        f"one of {', '.join(SUPPORTED_TYPES)}; docs/contract-additions.md, Models from a "
                        "config.json)."})
     head = fields.String(validate=validate.OneOf(ENCODER_HEADS), metadata={"description": HEAD_DESCRIPTION})
@@ -172,6 +173,10 @@ class TrainingSchema(_Strict):
     batch_size = bounded_int(minimum=1, maximum=1_000_000, required=True)
     epochs = StrictFloat(minimum=1, maximum=1_000_000, load_default=1.0)
     sequence_length = bounded_int(minimum=1, maximum=4_194_304)
+    target_length = bounded_int(
+        minimum=1, maximum=4_194_304,
+        metadata={"description": "An encoder-decoder's (T5, FLAN-T5) target tokens per sample, which its decoder "
+                                 "reads (the labels); sequence_length is the source's. Default: sequence_length."})
     mean_sequence_length = bounded_int(
         minimum=1, maximum=4_194_304,
         metadata={"description": "Tokens per sample the steps compute when batches are padded to their "

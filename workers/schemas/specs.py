@@ -16,7 +16,7 @@ from workers.schemas import JobSpecSchema
 from workers.sizing.errors import SizingError
 from workers.sizing.layers.attention import Attention
 from workers.sizing.layers.loss import Loss, with_loss
-from workers.sizing.sequence_advice import with_context_warning
+from workers.sizing.sequence_advice import with_context_warning, with_target_warning
 from workers.sizing.spec import (
     Constraints,
     Dataset,
@@ -115,13 +115,14 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         tf32_matmul=t.get("tf32_matmul"), mean_sequence_length=t.get("mean_sequence_length"),
         from_pretrained=t.get("from_pretrained"),
     )
+    target = t.get("target_length")
     resolved = resolve_model(model, sequence_length=training.sequence_length, batch_size=training.batch_size,
-                             from_pretrained=training.from_pretrained)
+                             from_pretrained=training.from_pretrained, target_length=target)
     mean = training.mean_sequence_length
     timed = (resolve_model(model, sequence_length=mean, batch_size=training.batch_size,
-                           from_pretrained=training.from_pretrained)
+                           from_pretrained=training.from_pretrained, target_length=target)
              if mean is not None and mean != training.sequence_length else None)
-    resolved = with_context_warning(resolved, model, t)
+    resolved = with_target_warning(with_context_warning(resolved, model, t), model, t)
     return JobSpec(
         model=with_loss(resolved, training.loss),
         training=training,

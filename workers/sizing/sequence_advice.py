@@ -39,3 +39,27 @@ def with_context_warning(stats: ModelStats, model: Mapping[str, Any], training: 
                f"training.sequence_length (and training.mean_sequence_length where batches are padded to their "
                f"longest sample), or training.from_pretrained: false for pre-training.")
     return replace(stats, import_warnings=(*stats.import_warnings, (WARNING_CODE, message)))
+
+
+TARGET_WARNING = "target-length-assumed"
+SUMMARY_TARGET = 128  # transformers' examples/pytorch/summarization/run_summarization.py --max_target_length
+
+
+def with_target_warning(stats: ModelStats, model: Mapping[str, Any], training: Mapping[str, Any]) -> ModelStats:
+    """Return the model with a `target-length-assumed` warning where an encoder-decoder (a T5 preset or config)
+    was sized with its decoder reading as many tokens as its encoder, for want of training.target_length."""
+    from workers.sizing.presets.hf_t5 import T5_TYPES
+    from workers.sizing.presets.registry import find_preset
+
+    if training.get("target_length") is not None:
+        return stats
+    preset, config = model.get("preset"), model.get("hf_config")
+    if not ((isinstance(preset, str) and find_preset(preset).target)
+            or (isinstance(config, Mapping) and config.get("model_type") in T5_TYPES)):
+        return stats
+    message = (f"training.target_length is not given, so the decoder is sized at the source's "
+               f"{stats.sequence_length:,} tokens, as a translation's targets run. A summary's or an answer's "
+               f"targets are mostly shorter (transformers' run_summarization.py truncates them at "
+               f"{SUMMARY_TARGET}); give training.target_length: the decoder's memory and time follow it.")
+    return replace(stats, import_warnings=(*stats.import_warnings, (TARGET_WARNING, message)))
+

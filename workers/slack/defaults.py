@@ -24,25 +24,16 @@ from workers.sizing.image_input import CIFAR_SIDE
 from workers.sizing.layers.loss import Loss, as_fused, with_loss
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import Preset, find_preset, preset_stats
-from workers.sizing.sequence_advice import GLUE_MAX_SEQ, HF_TRAINER_EPOCHS, SFT_BATCH, SFT_MAX_LENGTH
+from workers.sizing.sequence_advice import HF_TRAINER_EPOCHS, SFT_BATCH
 from workers.slack.datasets import DATASET_ALIASES
+from workers.slack.sequences import as_fine_tune, found_preset, seq2seq_step
 
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
 
 
-def found_preset(preset: object) -> Preset | None:
-    """Return the preset the command names, None where it names none (a model given by its statistics)."""
-    if not isinstance(preset, str):
-        return None
-    try:
-        return find_preset(preset)
-    except SpecError:
-        return None
-
-
 def _is_decoder(found: Preset | None) -> bool:
     """Return whether a preset is a decoder language model (a context, no encoder heads)."""
-    return found is not None and found.sequence_length is not None and not found.heads
+    return found is not None and found.sequence_length is not None and not found.heads and not found.target
 
 
 def preset_context(preset: object) -> int | None:
@@ -105,50 +96,16 @@ def fill_channels(spec: dict[str, Any], preset: object) -> str:
     return ""
 
 
-def fine_tune_kind(training: dict[str, Any], *, tokens: bool) -> str:
-    """Return "said" where a command fine-tunes (said so, or an adapter), "assumed" where it says neither that nor
-    `pretrain` and counts no tokens (a published model is mostly fine-tuned; a token count is a pre-training corpus),
-    "" where it pre-trains."""
-    if training.get("from_pretrained") is True or training.get("parallelism", {}).get("adapter"):
-        return "said"
-    return "assumed" if training.get("from_pretrained") is None and not tokens else ""
-
-
-def fine_tune_sequence(spec: dict[str, Any], preset: object, kind: str) -> str:
-    """Set the sequence length of a language model's fine-tune said without one (SFT_MAX_LENGTH for a decoder,
-    GLUE_MAX_SEQ for an encoder's classifier, at most the context); return the words told back, "" where none.
-    `kind`: fine_tune_kind's."""
-    found = found_preset(preset)
-    training = spec["training"]
-    if found is None or found.sequence_length is None or "sequence_length" in training or not kind:
-        return ""
-    if found.heads:  # an encoder: its classifier head (the default) is what GLUE fine-tunes
-        if spec["model"].get("head", found.heads[0]) != found.heads[0]:
-            return ""
-        seq, why = min(GLUE_MAX_SEQ, found.sequence_length), "BERT's GLUE recipe, run_classifier.py's max_seq_length"
-    else:
-        seq, why = min(SFT_MAX_LENGTH, found.sequence_length), "TRL's SFTTrainer, its max_length"
-    training["sequence_length"] = seq
-    if kind == "said" or seq == found.sequence_length:  # "fit gpt2": its context is TRL's length too
-        return f"seq={seq} ({_as_fine_tune(kind)}, as {why}; the model reads up to {found.sequence_length:,})"
-    return f"seq={seq} (sized as a fine-tune, as {why}; say `pretrain` to size its whole {found.sequence_length:,})"
-
-
-def _as_fine_tune(kind: str) -> str:
-    """Return how the told-back words name the fine-tune: said by the user, or assumed for want of `pretrain`."""
-    return "a fine-tune" if kind == "said" else "sized as a fine-tune"
-
-
 def default_batch(preset: object, keras_default: int, kind: str = "") -> tuple[int, str]:
     """Return the batch to size where none is said, and the words the acknowledgement says of it: the preset's own
-    recipe's (Preset.recipe_batch: DCGAN 128, the MNIST MLP and VAE 128, DQN 32), a decoder's fine-tune
-    transformers' Trainer's (SFT_BATCH; `kind`: fine_tune_kind's), else Keras' default."""
+    recipe's (Preset.recipe_batch: DCGAN 128, the MNIST MLP and VAE 128, DQN 32), a decoder's or an encoder-decoder's
+    fine-tune transformers' Trainer's (SFT_BATCH; `kind`: fine_tune_kind's), else Keras' default."""
     found = found_preset(preset)
     recipe = None if found is None else found.recipe_batch
     if recipe is not None:
         return recipe[0], f"batch={recipe[0]} ({recipe[1]})"
-    if _is_decoder(found) and kind:
-        return SFT_BATCH, (f"batch={SFT_BATCH} ({_as_fine_tune(kind)}, as transformers' Trainer: "
+    if (_is_decoder(found) or (found is not None and found.target)) and kind:
+        return SFT_BATCH, (f"batch={SFT_BATCH} ({as_fine_tune(kind)}, as transformers' Trainer: "
                            "per_device_train_batch_size)")
     return keras_default, f"batch={keras_default}"
 
@@ -165,7 +122,7 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
     found = found_preset(preset)
     if found is not None and ((found.sequence_length and kind) or kind == "said"):
         spec["training"]["epochs"] = HF_TRAINER_EPOCHS
-        return f"epochs={HF_TRAINER_EPOCHS} ({_as_fine_tune(kind)}, as transformers' Trainer: num_train_epochs)"
+        return f"epochs={HF_TRAINER_EPOCHS} ({as_fine_tune(kind)}, as transformers' Trainer: num_train_epochs)"
     return "epochs=1 (one pass over the data; say e.g. `90 epochs`)"
 
 
@@ -221,7 +178,7 @@ def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
     found = found_preset(preset)
     training = spec["training"]
     if not _is_decoder(found):
-        return []
+        return seq2seq_step(spec, found, kind)
     told = []
     if "optimizer" not in training:
         training.update(optimizer="adamw", optimizer_implementation="fused", gradient_clipping="global")
@@ -310,7 +267,7 @@ SIZE_NAME = re.compile(r"\d+(\.\d+)?[bm]")  # "7b", "1b", "125m": a model said b
 
 # A family's word that one preset stands for ("a gan": the DCGAN), told back which one so that the user can name theirs
 GENERIC_NAMES = frozenset({"gan", "mobilenet", "efficientnet", "effnet", "cnn", "convnet", "transformer", "mlp",
-                           "resnet", "autoencoder"})
+                           "resnet", "autoencoder", "t5", "flan-t5"})
 
 
 def generic_alias(preset: object) -> list[str]:

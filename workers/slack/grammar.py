@@ -38,8 +38,6 @@ from workers.slack.defaults import (
     default_precision,
     family_stand_in,
     fill_channels,
-    fine_tune_kind,
-    fine_tune_sequence,
     finite_number,
     generic_alias,
     image_input,
@@ -52,6 +50,7 @@ from workers.slack.defaults import (
     unrented_as_owned,
 )
 from workers.slack.phrases import TOKENS_NEED_SEQ, normalize
+from workers.slack.sequences import fine_tune_kind, fine_tune_sequence
 from workers.slack.stand_in import size_stand_in, size_words
 from workers.slack.typed import PINNED_STRATEGIES, PRICING_WORDS, UNSIZED_METHODS, plain_text
 
@@ -91,8 +90,8 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "batch": ("training", "batch_size", parse_count),
     "epochs": ("training", "epochs", finite_number),
     "seq": ("training", "sequence_length", sequence_count),  # "4k": 4,096, as contexts are said
-    "lr": ("training", "learning_rate", finite_number),
-    "accum": ("training", "update_interval", parse_count),
+    "lr": ("training", "learning_rate", finite_number), "accum": ("training", "update_interval", parse_count),
+    "target": ("training", "target_length", sequence_count),  # an encoder-decoder's target tokens (T5)
     "precision": ("training", "precision", choice("precision", _PRECISIONS)),
     "optimizer": ("training", "optimizer", choice("optimizer", _OPTIMIZERS)),
     "framework": ("training", "framework", choice("framework", _FRAMEWORKS)),

@@ -18,8 +18,8 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
                                    ("quarter", "quarter"))},  # "retrained every month": a recurring job
              ("stable", "diffusion"): "stable-diffusion", ("stable-diffusion", "xl"): "sdxl",  # no preset: said why
              ("flan", "t5"): "flan-t5",
-             **{(family, size): f"{family}-{size}" for family in ("t5", "flan-t5", "whisper")  # "whisper small": one
-                for size in ("small", "base", "large", "medium", "xl", "3b", "11b")},
+             **{(family, size): f"{family}-{size}" for family in ("t5", "flan-t5", "whisper", "bart")  # "t5 small": one
+                for size in ("small", "base", "large", "medium", "xl", "xxl", "3b", "11b")},
              **{("zero", n): f"zero{n}" for n in "123"},  # "deepspeed zero 3"
              ("continued", "pretrain"): "continued-pretrain", ("continual", "pretrain"): "continued-pretrain",
              ("continue", "pretrain"): "continued-pretrain", ("vision", "transformer"): "vit",

@@ -78,7 +78,7 @@ SETTING_WORDS = {
     "batch": "batch", "bs": "batch", "batch-size": "batch", "batchsize": "batch", "length": "seq",  # max length 2048
     "epochs": "epochs", "epoch": "epochs", "seq": "seq", "seq-len": "seq", "seqlen": "seq", "r": "rank",
     "sequence": "seq", "context": "seq", "lr": "lr", "rank": "rank", "budget": "budget", "deadline": "deadline",
-    "samples": "samples", "data": "data", "gpus": "gpus", "gpu": "gpus", "precision": "precision",
+    "samples": "samples", "target": "target", "data": "data", "gpus": "gpus", "gpu": "gpus", "precision": "precision",
     "optimizer": "optimizer", "region": "region", "top": "top", "accum": "accum", "targets": "targets",
 }
 _SKIPPED_AFTER_SETTING = {"size", "length", "len", "of", "is", "=", ":"}  # "batch size 64", "seq length 2048"

@@ -15,7 +15,8 @@ from collections.abc import Collection
 from typing import Any
 
 from workers.sizing.presets.registry import PRESETS, Preset
-from workers.slack.defaults import GENERIC_NAMES, SIZE_NAME, found_preset
+from workers.slack.defaults import GENERIC_NAMES, SIZE_NAME
+from workers.slack.sequences import found_preset
 
 STAND_IN_RATIO = 1.3  # the stand-in's weights within 30% of the count said, either way
 _OWN = ("give neurons= and madds= beside params= to size it by its statistics, or size it in the CLI or the API from "
@@ -37,9 +38,9 @@ def _decoder_words() -> set[str]:
 
 
 def _decoders(presets: Collection[str] | None = None) -> list[Preset]:
-    """Return the dense decoder presets (a context, no encoder heads, not a mixture of experts), of those the words
-    name where `presets` is given."""
-    return [p for p in PRESETS.values() if p.sequence_length is not None and not p.heads
+    """Return the dense decoder presets (a context, no encoder heads, no target, not a mixture of experts), of those
+    the words name where `presets` is given."""
+    return [p for p in PRESETS.values() if p.sequence_length is not None and not p.heads and not p.target
             and "mixture of experts" not in p.description
             and (presets is None or p.name in presets or any(a in presets for a in p.aliases))]
 

@@ -238,9 +238,17 @@ def select(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
 
 
 def embedding(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
-    """Look up a vector per token id: [sequence] -> [sequence, dim]; optional segment table (BERT)."""
+    """Look up a vector per token id: [sequence] -> [sequence, dim]; optional segment table (BERT).
+
+    `length`: the embedding reads a second sequence of its own, `length` token ids a sample, whatever layer
+    precedes it: an encoder-decoder's target (the decoder's input ids, training.target_length for a preset),
+    [length, dim]. With `shared_weights` it looks them up in the encoder's table, as T5 and BART do.
+    """
     (x,) = inputs
-    f.rank(x, (1,), "token ids [sequence]", hint="an embedding must read token ids, not features")
+    if not f.has("length"):
+        f.rank(x, (1,), "token ids [sequence]", hint="an embedding must read token ids, not features")
+    else:
+        x = (f.whole("length"),)
     vocab, dim = f.whole("vocab"), f.whole("dim")
     types = f.whole("token_types", 0, minimum=0)
     shape = (x[0], dim)
@@ -326,7 +334,7 @@ RULES: dict[str, Rule] = {
     "concat": Rule(concat, frozenset({"axis"}), many_inputs=True),
     "multiply": Rule(multiply, many_inputs=True),
     "select": Rule(select, frozenset({"index"})),
-    "embedding": Rule(embedding, frozenset({"vocab", "dim", "token_types"})),
+    "embedding": Rule(embedding, frozenset({"vocab", "dim", "token_types", "length"})),
     "position_embedding": Rule(position_embedding, frozenset({"max_positions"})),
     "class_token": Rule(class_token),
     "to_sequence": Rule(to_sequence),

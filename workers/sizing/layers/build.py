@@ -48,6 +48,7 @@ from workers.sizing.layers.autocast import extra_bytes, output_is_fp32
 from workers.sizing.layers.fields import COMMON_KEYS, Fields, Part, Rule, Shape, closest, size, whole_number
 from workers.sizing.layers.repeats import LayerRows, layer_key, plain_key
 from workers.sizing.layers.rows import count_kept_values, part_ids, part_row, view_refs_of
+from workers.sizing.layers.wiring import input_names, is_wired
 from workers.sizing.stats import BatchInput, LayerStats, ModelStats
 
 RULES: dict[str, Rule] = {**layer_basic.RULES, **layer_conv.RULES, **layer_seq.RULES}
@@ -127,34 +128,6 @@ def _input_shape(raw: Sequence[int] | None, sequence_length: int | None, first_t
     return shape, None
 
 
-def _input_names(
-    spec: Mapping[str, object], field: str, rule: Rule, previous: str, known: dict[str, Shape]
-) -> list[str]:
-    """Return the tensor names a layer reads, checking that each names an earlier layer."""
-    if "inputs" in spec and "from" in spec:
-        raise SpecError(f"{field}.from", "give 'inputs' or 'from', not both")
-    if "from" in spec:
-        source = spec["from"]
-        if not isinstance(source, str):
-            raise SpecError(f"{field}.from", f"must be the name of an earlier layer, got {source!r}")
-        names, where = ([previous, source] if rule.many_inputs else [source]), f"{field}.from"
-    elif "inputs" in spec:
-        raw = spec["inputs"]
-        if isinstance(raw, str):
-            raw = [raw]
-        if not isinstance(raw, list) or not raw or not all(isinstance(n, str) for n in raw):
-            raise SpecError(f"{field}.inputs", f"must be a list of earlier layer names, got {raw!r}")
-        names, where = list(raw), f"{field}.inputs"
-    else:
-        return [previous]
-    for n in names:
-        if n not in known:
-            raise UnknownNameError(where, f"no earlier layer is named {n!r}", closest(n, list(known)))
-    if not rule.many_inputs and len(names) != 1:
-        raise SpecError(where, f"this layer reads one tensor, got {len(names)}: {', '.join(names)}")
-    return names
-
-
 # From this many layers the builder runs with the cyclic collector paused (gcpause.py).
 PAUSED_FROM = 2000
 
@@ -210,7 +183,7 @@ def _model_stats(
     # checked already skips the key check, the key's making and its hashing.
     plain: dict[tuple[object, ...], list[Any]] = {}
     for i, (spec, type_name) in enumerate(zip(layers, types, strict=True)):
-        if "name" not in spec and "inputs" not in spec and "from" not in spec:
+        if "name" not in spec and "inputs" not in spec and "from" not in spec and "memory" not in spec:
             # The usual repeat: a plain layer met before after the same shape, placed from its first rows.
             # Anything this path does not settle is worked out below, as for a layer not met before.
             seen_key = (type_name, known[previous], tuple(spec.items()), tuple(map(type, spec.values())))
@@ -233,7 +206,7 @@ def _model_stats(
                     previous = default_name
                     continue
         rule = RULES[type_name]
-        wired = "inputs" in spec or "from" in spec
+        wired = is_wired(spec, rule)
         entry = raw = None
         if not wired:
             if "name" not in spec:
@@ -256,9 +229,10 @@ def _model_stats(
             raise SpecError(f"{field_prefix}[{i}].name",
                             f"must be a new, non-empty name; {layer_name!r} is taken or invalid")
         if wired:
-            sources = _input_names(spec, f"{field_prefix}[{i}]", rule, previous, known)
+            sources = input_names(spec, f"{field_prefix}[{i}]", rule, previous, known)
             shapes = tuple(known[n] for n in sources)
-            key = layer_key(spec, type_name, shapes)
+            # a decoder block's rows depend on whether its memory is kept already: worked out every time
+            key = layer_key(spec, type_name, shapes) if not rule.memory or len(sources) == 1 else None
         else:
             sources = [previous]
             shapes = (known[previous],)
@@ -302,15 +276,17 @@ def _model_stats(
         view_refs: list[tuple[int, int]] = []  # (view part, the part or source whose storage it shares)
         first_row = len(rows)
         before = (trainable, frozen_total)
-        layer32 = any(sources32)
+        layer32 = any(sources32[:-1] if rule.memory and len(sources) > 1 else sources32)  # the stream's, not memory's
         for k, part in enumerate(parts):
             part_id = ids[k]
             j = k + part.source
             in32 = fp32[ids[j]] if j >= 0 else layer32
-            fp32[part_id] = output_is_fp32(part, input_fp32=in32, layer_input_fp32=layer32)
             ref = view_refs_of(view_refs, j) if j >= 0 else -1
             input_id = storage.get(ids[j], ids[j]) if j >= 0 else source_id
             input_shape_k = parts[j].output_shape if j >= 0 else known[sources[0]]
+            if part.reads_memory:  # a cross-attention's K/V projection reads the encoder's output (wiring.py)
+                input_id, input_shape_k, in32 = storage.get(sources[-1], sources[-1]), known[sources[-1]], sources32[-1]
+            fp32[part_id] = output_is_fp32(part, input_fp32=in32, layer_input_fp32=layer32)
             if part.type in VIEW_PARTS:
                 storage[part_id] = input_id
                 view_refs.append((k, ref))

@@ -17,7 +17,8 @@ GELU_NEW_EXTRA_KEPT = 3
 # 0.5 * x (2), x^3 (2), 0.044715 * (2), x + (3), c * (2), tanh (2), 1 + (2), the product (3): 18, against
 # a fused GELU's one read and one write (2).
 GELU_NEW_TRAFFIC_PER_VALUE = 18
-GATED = {"swiglu": "silu", "geglu": "gelu"}  # a gated feed-forward's activation row
+# a gated feed-forward's activation row; geglu_new: T5 v1.1's (FLAN-T5) gated-gelu, its GELU Hugging Face's gelu_new
+GATED = {"swiglu": "silu", "geglu": "gelu", "geglu_new": "gelu"}
 MAX_EXPERTS = 1024  # a guard: published mixture-of-experts layers have 8 (Mixtral) to 256 (DeepSeek-V3) experts
 
 
@@ -47,6 +48,7 @@ def ffn_parts(x: Shape, ffn: int, activation: str, bias: bool) -> list[Part]:
     """
     inner = (x[0], ffn)
     if activation in GATED:  # up reads the same input as gate
+        composed = activation == "geglu_new"  # gelu_new's primitive ops keep 3 more tensors (below)
         return [
             dense_part(x, ffn, bias, "gate"),
             dense_part(x, ffn, bias, "up", source=-2),
@@ -55,7 +57,8 @@ def ffn_parts(x: Shape, ffn: int, activation: str, bias: bool) -> list[Part]:
                 LayerKind.ELEMENTWISE,
                 inner,
                 keeps_input=True,
-                traffic_values=2 * size(inner),
+                extra_saved_values=GELU_NEW_EXTRA_KEPT * size(inner) if composed else 0,
+                traffic_values=(GELU_NEW_TRAFFIC_PER_VALUE if composed else 2) * size(inner),
                 suffix="act",
                 source=-2,
             ),

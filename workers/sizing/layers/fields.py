@@ -76,6 +76,7 @@ class Part:
     fused_mask_bytes: int = -1
     fused_multiply_adds: int = -1  # a causal core under a fused kernel (LayerStats.fused_multiply_adds)
     casts: int = 1  # separate modules this projection row stands for, each casting its input (autocast.py)
+    reads_memory: bool = False  # reads the layer's memory (a decoder block's encoder output: wiring.py)
 
 
 class Fields:
@@ -200,3 +201,4 @@ class Rule:
     compute: RuleFn
     keys: frozenset[str] = frozenset()
     many_inputs: bool = False  # add, concat: takes every tensor named in "inputs"
+    memory: bool = False  # a transformer block: `memory` names the encoder output its cross-attention reads

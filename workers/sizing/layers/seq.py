@@ -18,6 +18,7 @@ from workers.sizing.layers.basic import (
     RMSNORM_PARTS_TRAFFIC_PER_VALUE,
     rmsnorm_part,
 )
+from workers.sizing.layers.cross import cross_attention_parts, score_bias
 from workers.sizing.layers.feedforward import MAX_EXPERTS, ffn_parts, moe_parts
 from workers.sizing.layers.fields import Fields, Part, Rule, Shape, show, size
 from workers.sizing.stats import LayerKind
@@ -251,8 +252,9 @@ def _add_part(x: Shape, suffix: str) -> Part:
 
 
 def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
-    """Expand one transformer layer (attention + feed-forward, residuals, norms) into its rows."""
-    (x,) = inputs
+    """Expand one transformer layer (attention + feed-forward, residuals, norms) into its rows; with `memory` a
+    decoder block of an encoder-decoder, whose cross-attention reads that earlier layer's output (cross.py)."""
+    x, memory = inputs[0], (inputs[1] if len(inputs) > 1 else None)
     f.rank(x, (2,), SEQUENCE, hint="start with an embedding, or give input_shape as [sequence, features]")
     if f.has("hidden") and f.whole("hidden") != x[1]:
         raise f.shape_error(f"hidden {f.whole('hidden')} does not match the input's features {show(x)}")
@@ -264,7 +266,7 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     placement = f.choice("norm", ("pre", "post", "sandwich", "parallel", "parallel_shared"), "pre")
     pre = placement != "post"
     norm_type = f.choice("norm_type", ("layernorm", "layernorm_parts", "rmsnorm", "rmsnorm_parts"), "layernorm")
-    activation = f.choice("activation", ("gelu", "gelu_new", "relu", "silu", "swiglu", "geglu"), "gelu")
+    activation = f.choice("activation", ("gelu", "gelu_new", "relu", "silu", "swiglu", "geglu", "geglu_new"), "gelu")
     p = f.fraction("dropout", 0.1)  # GPT-2 and BERT train with 0.1 (resid, attention, embedding)
     bias = f.flag("bias", True)
     causal = f.flag("causal", False)  # decoder or encoder: the same kept values; a fused causal core does less
@@ -281,6 +283,22 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
                                 qk_norm=f.flag("qk_norm", False), qk_norm_parts=norm_type == "rmsnorm_parts",
                                 kv_repeat=f.flag("kv_repeat", False), fused_qkv=fused,
                                 qkv_projections=projections)
+    if f.flag("attention_bias", False):  # T5: a relative-position bias and the mask added to the scores
+        attention = score_bias(attention, heads, x[0], buckets=f.whole("relative_buckets", 0, minimum=0))
+    elif f.has("relative_buckets"):
+        raise f.shape_error("relative_buckets (T5's position-bias table) goes with attention_bias: true")
+    cross_half: list[Part] = []
+    if memory is not None:
+        if placement not in ("pre", "post"):
+            raise f.shape_error(f"a block with memory (cross-attention) takes norm pre or post, not {placement}")
+        cross = cross_attention_parts(f, x, memory, heads=heads, dropout=p, bias=bias,
+                                      head_dim=f.whole("head_dim") if f.has("head_dim") else None,
+                                      kv_projections=2 if projections == 3 else 1)
+        if f.flag("attention_bias", False):
+            cross = score_bias(cross, heads, memory[0])
+        cross_half = [*cross, *_dropout_part(x, p, "drop_cross"), _add_part(x, "add_cross")]
+        cross_half = [_norm_part(x, norm_type, bias, "ln_cross"), *cross_half] if pre else [
+            *cross_half, _norm_part(x, norm_type, bias, "ln_cross")]
     post_attention = [_norm_part(x, norm_type, bias, "post_ln1")] if placement == "sandwich" else []
     attention_half = [*attention, *_dropout_part(x, p, "drop1"), *post_attention, _add_part(x, "add1")]
     if f.has("experts"):
@@ -296,6 +314,8 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
         raise f.shape_error("experts_per_token and shared_experts need experts (a mixture-of-experts feed-forward)")
     else:
         feed_forward = ffn_parts(x, max(ffn, 1), activation, bias)
+        if f.flag("inner_dropout", False):  # T5's feed-forward: dropout between the activation and wo
+            feed_forward[-1:-1] = _dropout_part(feed_forward[-2].output_shape, p, "ffn_drop")
     if placement.startswith("parallel"):
         return _parallel_block(x, norm_type, bias, p, attention, feed_forward, shared=placement == "parallel_shared")
     post_ffn = [_norm_part(x, norm_type, bias, "post_ln2")] if placement == "sandwich" else []
@@ -309,12 +329,14 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
         return [
             _norm_part(x, norm_type, bias, "ln1"),
             *attention_half,
+            *cross_half,
             _norm_part(x, norm_type, bias, "ln2"),
             *ffn_half,
         ]
     return [
         *attention_half,
         _norm_part(x, norm_type, bias, "ln1"),
+        *cross_half,
         *ffn_half,
         _norm_part(x, norm_type, bias, "ln2"),
     ]
@@ -342,7 +364,7 @@ RULES: dict[str, Rule] = {
     "meta_lstm": Rule(meta_lstm, frozenset({"coordinates", "hidden", "input_features"})),
     "multihead_attention": Rule(multihead_attention, frozenset({"heads", "dropout", "bias", "causal"})),
     "transformer_block": Rule(
-        transformer_block,
+        transformer_block, memory=True, keys=
         frozenset(
             {
                 "hidden",
@@ -365,6 +387,10 @@ RULES: dict[str, Rule] = {
                 "experts",
                 "experts_per_token",
                 "shared_experts",
+                "memory",
+                "attention_bias",
+                "relative_buckets",
+                "inner_dropout",
             }
         ),
     ),

@@ -53,6 +53,7 @@ from workers.sizing.layers.feedforward import MAX_EXPERTS
 from workers.sizing.layers.fields import closest
 from workers.sizing.presets.hf_encoders import ENCODER_TYPES, config_fraction, encoder_context, encoder_layers
 from workers.sizing.presets.hf_encoders import config_whole as _whole
+from workers.sizing.presets.hf_t5 import T5_CONTEXT, T5_TYPES, t5_layers
 from workers.sizing.presets.transformer import CLASSIFIER
 
 Layer = dict[str, object]
@@ -106,7 +107,8 @@ FAMILIES: Mapping[str, Family] = {
 # tanh form written as primitive ops (NewGELUActivation, FastGELUActivation), or ReLU.
 _PLAIN = {"gelu": "gelu", "gelu_pytorch_tanh": "gelu", "gelu_python": "gelu", "gelu_new": "gelu_new",
           "gelu_fast": "gelu_new", "relu": "relu"}
-SUPPORTED_TYPES = (*FAMILIES, *ENCODER_TYPES)  # decoders here; BERT-style encoders and GPT-2 in hf_encoders.py
+# decoders here; BERT-style encoders and GPT-2 in hf_encoders.py; T5's encoder-decoders in hf_t5.py
+SUPPORTED_TYPES = (*FAMILIES, *ENCODER_TYPES, *T5_TYPES)
 _SILU = frozenset({"silu", "swish"})
 _GELU = frozenset({"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "gelu_python"})
 
@@ -158,17 +160,21 @@ def default_sequence(config: Mapping[str, Any]) -> int:
     kind = model_type(config)
     if kind in ENCODER_TYPES:
         return min(encoder_context(kind, config), MAX_DEFAULT_SEQUENCE)
+    if kind in T5_TYPES:  # relative positions: no table sets a limit; the length it was trained at
+        return _whole(config, "n_positions", maximum=MAX_DEFAULT_SEQUENCE, default=T5_CONTEXT)
     context = _whole(config, "max_position_embeddings", maximum=100_000_000, default=MAX_DEFAULT_SEQUENCE)
     return min(context, MAX_DEFAULT_SEQUENCE)
 
 
-def hf_config_layers(config: object, head: str = CLASSIFIER) -> list[Layer]:
+def hf_config_layers(config: object, head: str = CLASSIFIER, *, target_length: int = T5_CONTEXT) -> list[Layer]:
     """Return the layer list of the model a Hugging Face config.json describes (see the module doc); an
-    encoder's (hf_encoders.HEADED_TYPES) with `head`."""
+    encoder's (hf_encoders.HEADED_TYPES) with `head`; an encoder-decoder's decoder reading `target_length`."""
     kind = model_type(config)
     assert isinstance(config, Mapping)
     if kind in ENCODER_TYPES:
         return encoder_layers(kind, config, head)
+    if kind in T5_TYPES:
+        return t5_layers(config, target_length=target_length)
     family = FAMILIES[kind]
     depth = _whole(config, "num_hidden_layers", maximum=MAX_DEPTH)
     hidden = _whole(config, "hidden_size", maximum=MAX_WIDTH)

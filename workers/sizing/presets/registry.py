@@ -18,9 +18,10 @@ from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest
 from workers.sizing.presets.cnn import alexnet_layers, resnet_layers, vgg16_layers
 from workers.sizing.presets.hf_presets import SAME_LAYERS, config_presets
+from workers.sizing.presets.hf_t5 import t5_presets
 from workers.sizing.presets.mobile import mobile_presets
 from workers.sizing.presets.names import match_preset_name, name_forms
-from workers.sizing.presets.small import small_presets
+from workers.sizing.presets.small import fixed_images, small_presets
 from workers.sizing.presets.transformer import (
     BERT_VOCAB,
     ENCODER_HEADS,
@@ -78,6 +79,7 @@ class Preset:
     # A generative model whose input is a latent vector, not its images (DCGAN): the images it generates and
     # its discriminator reads, which its layers fix. `model.input_shape` may name them (the preset unchanged).
     images: tuple[int, ...] | None = None
+    target: bool = False  # an encoder-decoder: `build` takes target_length, the decoder's tokens (hf_t5.py)
 
 
 def _resnet(depth: int, params: int, gflops: float) -> Preset:
@@ -306,6 +308,7 @@ _PRESETS: tuple[Preset, ...] = (
         aliases=("qwen3-30b", "qwen3-moe-30b", "qwen3-30b-a3b-base", "qwen3_30b_a3b"),
     ),
     *config_presets(Preset, Published),  # Llama 3.2, Qwen2.5 0.5-3B, Qwen3, Phi-3, Mistral v0.3 and NeMo, Gemma 1, 2
+    *t5_presets(Preset, Published),  # T5 and FLAN-T5 encoder-decoders
     *small_presets(Preset, Published),  # DCGAN, the MNIST VAE and MLP, the Atari DQN, the LSTM meta-learner
     *mobile_presets(Preset, Published, TORCHVISION),  # MobileNetV2, EfficientNet-B0
 )
@@ -345,32 +348,27 @@ def preset_layers(name: str) -> list[Layer]:
 
 def preset_stats(
     name: str, *, sequence_length: int | None = None, input_shape: Sequence[int] | None = None,
-    head: str | None = None,
+    head: str | None = None, target_length: int | None = None,
 ) -> ModelStats:
     """Compute a preset's statistics from its layers, optionally at another input shape or sequence length,
-    or with another of its heads (`Preset.heads`; None: its default)."""
+    or with another of its heads (`Preset.heads`; None: its default); an encoder-decoder's decoder reads
+    `target_length` tokens (None: as many as the encoder)."""
     preset = find_preset(name)
+    if target_length is not None and not preset.target:
+        raise SpecError("training.target_length", f"goes with an encoder-decoder (t5, flan-t5); {preset.name} "
+                                                  "reads one sequence: leave it out")
     if head is not None and head not in preset.heads:
         kinds = f"takes {' or '.join(preset.heads)}" if preset.heads else "has one head, its own"
         raise SpecError("model.head", f"{head!r}: {preset.name} {kinds} (a head is chosen for BERT-style encoders)")
     default = preset.heads[0] if preset.heads else None
     return _preset_stats(preset.name, sequence_length, None if input_shape is None else tuple(input_shape),
-                         None if head == default else head)
-
-
-def _fixed_images(preset: Preset, shape: tuple[int, ...] | None) -> str:
-    """Say why a generative preset takes no other input shape."""
-    latent, images = (" x ".join(map(str, s)) for s in (preset.input_shape or (), preset.images or ()))
-    said = " x ".join(map(str, shape or ()))
-    return (f"{said}: {preset.name} reads a latent vector of {latent} and generates {images} images, a size its "
-            f"layers fix; leave input_shape out (or give {images}), or give model.layers for another size "
-            f"(`gpugauge model {preset.name}` lists them)")
+                         None if head == default else head, target_length)
 
 
 @functools.lru_cache(maxsize=256)
 def _preset_stats(name: str, sequence_length: int | None, input_shape: tuple[int, ...] | None,
-                  head: str | None = None) -> ModelStats:
-    """Build a preset's statistics once per (name, sequence length, input shape, head); ModelStats is frozen."""
+                  head: str | None = None, target: int | None = None) -> ModelStats:
+    """Build a preset's statistics once per (name, sequence length, input shape, head, target length)."""
     preset = find_preset(name)
     if preset.input_shape is None:
         if input_shape is not None:
@@ -381,10 +379,11 @@ def _preset_stats(name: str, sequence_length: int | None, input_shape: tuple[int
     if preset.images is not None and shape in (preset.images, preset.input_shape):
         shape = preset.input_shape  # "dcgan at 3 x 64 x 64": the images it makes, its own size
     elif preset.images is not None:
-        raise SpecError("model.input_shape", _fixed_images(preset, shape))
+        raise SpecError("model.input_shape", fixed_images(preset, shape))
     try:
         stats = compute_model_stats(
-            preset.build() if head is None else preset.build(head=head),  # type: ignore[call-arg]
+            preset.build(**({} if head is None else {"head": head}),
+                         **({"target_length": target or seq} if preset.target else {})),
             input_shape=shape,
             sequence_length=seq,
             name=preset.name if head is None else f"{preset.name} ({head} head)",

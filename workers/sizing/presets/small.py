@@ -320,3 +320,12 @@ def small_presets(preset: type, published: type) -> list[Any]:
             recipe_epochs=(20, "mnist", "Keras' examples/mnist_mlp.py epochs"),
         ),
     ]
+
+
+def fixed_images(preset: Any, shape: tuple[int, ...] | None) -> str:
+    """Say why a generative preset takes no other input shape."""
+    latent, images = (" x ".join(map(str, s)) for s in (preset.input_shape or (), preset.images or ()))
+    said = " x ".join(map(str, shape or ()))
+    return (f"{said}: {preset.name} reads a latent vector of {latent} and generates {images} images, a size its "
+            f"layers fix; leave input_shape out (or give {images}), or give model.layers for another size "
+            f"(`gpugauge model {preset.name}` lists them)")

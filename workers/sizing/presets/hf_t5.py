@@ -1,0 +1,133 @@
+"""T5 and FLAN-T5, the encoder-decoders teams fine-tune most, built from their config.json (`model_type` "t5").
+
+Transformers' T5ForConditionalGeneration (modeling_t5.py, 5.x): a shared token embedding; an encoder of
+`num_layers` pre-norm blocks (self-attention, a feed-forward with dropout between its activation and `wo`),
+a decoder of `num_decoder_layers` blocks that add cross-attention over the encoder's output; T5LayerNorm (an
+RMSNorm computed in float32: `rmsnorm_parts`); no biases; each head `d_kv` wide, `num_heads` x `d_kv` the
+attention's width (t5-3b: 32 x 128 = 4096 at d_model 1024); a relative-position bias table in each stack's
+first block (`relative_attention_num_buckets` x heads), the bias added to the scores of every self-attention
+and the mask to every attention's (cross.score_bias); dropout `dropout_rate` on the embeddings, each
+sub-layer's output, the feed-forward's inner values and the attention probabilities. `feed_forward_proj`
+"relu" (T5 1.0: the LM head tied to the embedding) or "gated-gelu" (T5 1.1, FLAN-T5: gelu_new's primitive ops
+over the gate, an untied head).
+
+The decoder reads the target's token ids, `target_length` a sample (training.target_length; the decoder's
+input ids are the labels shifted right, as the model builds them from `labels`); the loss is cross-entropy
+over [target_length, vocabulary].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+from workers.sizing.errors import SpecError
+from workers.sizing.presets.hf_encoders import FIELD, config_fraction
+from workers.sizing.presets.hf_encoders import config_whole as _whole
+
+Layer = dict[str, object]
+T5_TYPES = ("t5", "mt5")  # mT5 is T5 1.1's layers with a 250,112-token vocabulary
+MAX_DEPTH, MAX_WIDTH, MAX_VOCABULARY = 1024, 131_072, 1_048_576
+PROJECTIONS = {"relu": ("relu", True), "gated-gelu": ("geglu_new", False)}  # activation, head tied by default
+ENCODER_OUT = "encoder.final_dropout"
+
+
+def t5_layers(config: Mapping[str, Any], *, target_length: int) -> list[Layer]:
+    """Return the layer list of T5ForConditionalGeneration as the config describes it, its decoder reading
+    `target_length` token ids a sample."""
+    hidden = _whole(config, "d_model", maximum=MAX_WIDTH)
+    heads = _whole(config, "num_heads", maximum=MAX_WIDTH)
+    head_dim = _whole(config, "d_kv", maximum=MAX_WIDTH, default=hidden // heads)
+    ffn = _whole(config, "d_ff", maximum=4 * MAX_WIDTH)
+    depth = _whole(config, "num_layers", maximum=MAX_DEPTH)
+    decoder_depth = _whole(config, "num_decoder_layers", maximum=MAX_DEPTH, default=depth)
+    vocab = _whole(config, "vocab_size", maximum=MAX_VOCABULARY)
+    buckets = _whole(config, "relative_attention_num_buckets", maximum=MAX_WIDTH, default=32)
+    p = config_fraction(config, "dropout_rate", 0.1)
+    projection = config.get("feed_forward_proj", "relu")
+    if projection not in PROJECTIONS:
+        raise SpecError(f"{FIELD}.feed_forward_proj", f"{projection!r}: one of {', '.join(PROJECTIONS)} (T5 1.0's "
+                                                      "ReLU, or T5 1.1 / FLAN-T5's gated GELU)")
+    activation, tied_default = PROJECTIONS[str(projection)]
+    tied = config.get("tie_word_embeddings", tied_default)
+    if not isinstance(tied, bool):
+        raise SpecError(f"{FIELD}.tie_word_embeddings", f"must be true or false, got {tied!r}")
+    block: Layer = {"type": "transformer_block", "heads": heads, "head_dim": head_dim, "ffn": ffn, "norm": "pre",
+                    "norm_type": "rmsnorm_parts", "activation": activation, "dropout": p, "bias": False,
+                    "attention_bias": True, "inner_dropout": True}
+    first = {"relative_buckets": buckets}  # the bias table of each stack's first block
+
+    def stack(name: str, count: int, **extra: object) -> list[Layer]:
+        return [{**block, "name": f"{name}.block.{i}", **(first if i == 0 else {}), **extra} for i in range(count)]
+
+    return [
+        {"type": "embedding", "name": "shared", "vocab": vocab, "dim": hidden},
+        {"type": "dropout", "name": "encoder.dropout", "p": p},
+        *stack("encoder", depth),
+        {"type": "rmsnorm", "name": "encoder.final_layer_norm", "parts": True},
+        {"type": "dropout", "name": ENCODER_OUT, "p": p},
+        {"type": "embedding", "name": "decoder.embed_tokens", "vocab": vocab, "dim": hidden, "length": target_length,
+         "shared_weights": True},
+        {"type": "dropout", "name": "decoder.dropout", "p": p},
+        *stack("decoder", decoder_depth, causal=True, memory=ENCODER_OUT),
+        {"type": "rmsnorm", "name": "decoder.final_layer_norm", "parts": True},
+        {"type": "dropout", "name": "decoder.final_dropout", "p": p},
+        {"type": "dense", "name": "lm_head", "out_features": vocab, "bias": False, **({"shared_weights": True}
+                                                                                     if tied else {})},
+        {"type": "log_softmax", "name": "loss"},
+    ]
+
+
+# name -> (d_model, d_kv, d_ff, layers, heads, feed_forward_proj, aliases): each stack has `layers` blocks and the
+# vocabulary is 32,128. T5 1.0 from Google's configs as PaddleNLP copies them (paddlenlp/transformers/t5/
+# configuration.py T5_PRETRAINED_INIT_CONFIGURATION, a stored public copy read 2026-12-07); FLAN-T5 (T5 1.1's
+# layers, Chung et al. 2022) from the configs stored public projects quote: -small as google/t5-small-ssm's logged
+# T5Config, -xl as BLIP-2's text_config, -xxl as FLUX.1's T5-v1.1-XXL text encoder; -base and -large as t5-v1_1-base
+# and -large in the PaddleNLP table (read 2026-12-07). The counts the layers give are the Hub's (below).
+T5_SIZES: dict[str, tuple[int, int, int, int, int, str, tuple[str, ...]]] = {
+    "t5-small": (512, 64, 2048, 6, 8, "relu", ("t5_small", "google-t5/t5-small")),
+    "t5-base": (768, 64, 3072, 12, 12, "relu", ("t5", "t5_base", "google-t5/t5-base")),
+    "t5-large": (1024, 64, 4096, 24, 16, "relu", ("t5_large", "google-t5/t5-large")),
+    "t5-3b": (1024, 128, 16384, 24, 32, "relu", ("t5_3b", "google-t5/t5-3b")),
+    "t5-11b": (1024, 128, 65536, 24, 128, "relu", ("t5_11b", "google-t5/t5-11b")),
+    "flan-t5-small": (512, 64, 1024, 8, 6, "gated-gelu", ("flan_t5_small", "t5-v1_1-small", "t5-v1.1-small")),
+    "flan-t5-base": (768, 64, 2048, 12, 12, "gated-gelu", ("flan-t5", "flan_t5_base", "t5-v1_1-base", "t5-v1.1-base")),
+    "flan-t5-large": (1024, 64, 2816, 24, 16, "gated-gelu", ("flan_t5_large", "t5-v1_1-large", "t5-v1.1-large")),
+    "flan-t5-xl": (2048, 64, 5120, 24, 32, "gated-gelu", ("flan_t5_xl", "t5-v1_1-xl", "t5-v1.1-xl")),
+    "flan-t5-xxl": (4096, 64, 10240, 24, 64, "gated-gelu", ("flan_t5_xxl", "t5-v1_1-xxl", "t5-v1.1-xxl")),
+}
+# The Hugging Face Hub's parameter counts of the checkpoints [recalled]; the layers give each to the weight.
+T5_COUNTS = {"t5-small": 60_506_624, "t5-base": 222_903_552, "t5-large": 737_668_096, "t5-3b": 2_851_598_336,
+             "t5-11b": 11_307_321_344, "flan-t5-small": 76_961_152, "flan-t5-base": 247_577_856,
+             "flan-t5-large": 783_150_080, "flan-t5-xl": 2_849_757_184, "flan-t5-xxl": 11_135_332_352}
+T5_CONTEXT = 512  # the input length T5 and FLAN-T5 were trained at (relative positions set no hard limit)
+
+
+def t5_config(name: str) -> dict[str, Any]:
+    """Return the config.json fields of a T5 preset."""
+    d_model, d_kv, d_ff, layers, heads, projection, _ = T5_SIZES[name]
+    return {"model_type": "t5", "d_model": d_model, "d_kv": d_kv, "d_ff": d_ff, "num_layers": layers,
+            "num_decoder_layers": layers, "num_heads": heads, "vocab_size": 32128,
+            "relative_attention_num_buckets": 32, "dropout_rate": 0.1, "feed_forward_proj": projection,
+            "tie_word_embeddings": projection == "relu"}
+
+
+def _build(name: str, target_length: int = T5_CONTEXT) -> list[Layer]:
+    return t5_layers(t5_config(name), target_length=target_length)
+
+
+def t5_presets(preset: type, published: type) -> list[Any]:
+    """Return the T5 presets as registry.Preset values (the registry passes its classes: no import cycle)."""
+    out = []
+    for name, (d_model, _, d_ff, layers, heads, projection, aliases) in T5_SIZES.items():
+        kind = "T5 1.0, ReLU feed-forward, head tied" if projection == "relu" else "T5 1.1 layers, gated GELU, untied"
+        out.append(preset(
+            name, f"{name.upper() if name.startswith('t5') else 'FLAN-T5 ' + name[8:].upper()} encoder-decoder "
+                  f"({layers} + {layers} blocks, d_model {d_model}, {heads} heads, d_ff {d_ff}; {kind}; reads "
+                  f"training.target_length target tokens)",
+            partial(_build, name),
+            published(T5_COUNTS[name], None, f"Hugging Face Hub parameter count of {name} [recalled]; the layers "
+                                             "from its config.json (hf_t5.py)"),
+            sequence_length=T5_CONTEXT, aliases=aliases, target=True))
+    return out
