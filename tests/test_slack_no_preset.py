@@ -1,5 +1,5 @@
-"""Families the presets lack (diffusion U-Nets, BART, speech, detectors): said as such, with what to give (T5 and
-FLAN-T5 have presets since 2026-12-07: tests/test_t5.py)."""
+"""Families the presets lack (diffusion U-Nets, speech, PEGASUS, detectors): said as such, with what to give (T5,
+FLAN-T5 and BART have presets since 2026-12-07: tests/test_seq2seq.py)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from workers.slack.grammar import CommandError
 
 
 @pytest.mark.parametrize(("text", "family"), [("can we train stable diffusion xl lora on a 4090", "sdxl"),
-                                             ("train yolov8 on coco", "yolov8"), ("fine-tune bart-base on 100k pairs",
-                                                                                  "bart-base"),
+                                             ("train yolov8 on coco", "yolov8"), ("fine-tune pegasus on 100k pairs",
+                                                                                  "pegasus"),
                                              ("fine-tune whisper small on 100 hours of audio", "whisper-small"),
-                                             ("fine-tune bart large", "bart-large")])
+                                             ("fine-tune whisper large", "whisper-large")])
 def test_families_without_a_preset_say_how_to_size_them(text: str, family: str) -> None:
-    # each was "unknown preset 'stable'" (or 'yolov8', 'bart-base'), as if misspelt, with a preset suggested
+    # each was "unknown preset 'stable'" (or 'yolov8', 'pegasus'), as if misspelt, with a preset suggested
     with pytest.raises(CommandError) as caught:
         parse(text)
     said = caught.value.problems[0]  # "whisper small" was 'whisper' and "unknown preset 'small'" besides

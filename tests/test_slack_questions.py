@@ -222,12 +222,13 @@ def test_inference_is_said_to_be_unsized() -> None:
 
 def test_a_model_no_preset_is_near_asks_for_its_size_once() -> None:
     # "fine-tune t5 base" said "see /gpugauge help" twice: nothing to do with a model that has no preset (T5 has one
-    # since 2026-12-07; BART still has none)
+    # since 2026-12-07, as BART; Whisper has none)
     with pytest.raises(CommandError) as caught:
-        parse("fine-tune bart base on 100k samples")
-    [family] = caught.value.problems  # bart's family is known to have no preset: said so once, with what to give
-    assert family.startswith("unknown preset 'bart-base'; no preset of that family") and "params=780m" in family
+        parse("fine-tune whisper base on 100k samples")
+    [family] = caught.value.problems  # whisper's family is known to have no preset: said so once, with what to give
+    assert family.startswith("unknown preset 'whisper-base'; no preset of that family") and "params=780m" in family
     assert parse("fine-tune t5 base on 100k samples").spec["model"] == {"preset": "t5-base"}
+    assert parse("fine-tune bart large on 100k samples").spec["model"] == {"preset": "bart-large"}
     sized = parse("fine-tune params=780m on 100k samples seq 512")  # the size it advises sizes it (stand_in.py)
     assert sized.spec["model"] == {"preset": "gpt2-large"}
 

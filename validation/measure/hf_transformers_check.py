@@ -158,8 +158,6 @@ def measure_case(name: str, batch: int, sequence: int, precision: str, optimizer
 
 
 def main() -> int:
-    import transformers
-
     only = sys.argv[1:]  # ids' prefixes to measure again (the others kept from the committed file)
     kept = {r["id"]: r for r in json.loads(OUT.read_text())["records"]} if only and OUT.exists() else {}
     records = []
@@ -171,13 +169,20 @@ def main() -> int:
             continue
         records.append(measure_case(*case, head=head))
         print(records[-1]["id"], records[-1]["measured"], flush=True)
-    OUT.write_text(json.dumps({
+    write_records(OUT, "own modules from_config, dropout keeping a bool mask, attention dropout off (SDPA's fused "
+                       "kernel)", records)
+    return 0
+
+
+def write_records(path: Path, how: str, records: list[dict[str, Any]]) -> None:
+    """Write measured steps of Transformers' modules with their method (`how`: what ran), versions and date."""
+    import transformers
+
+    path.write_text(json.dumps({
         "method": "intrinsic peak of live tensor bytes over one training step after two warm-up steps "
-                  "(validation/measure/measure.py: profiler memory timeline, storage tracker), Transformers' "
-                  "own modules from_config, dropout keeping a bool mask, attention dropout off (SDPA's fused kernel)",
+                  f"(validation/measure/measure.py: profiler memory timeline, storage tracker), Transformers' {how}",
         "torch": torch.__version__, "transformers": transformers.__version__,
         "measured_on": dt.date.today().isoformat(), "records": records}, indent=1) + "\n", encoding="utf-8")
-    return 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest, whole_number
 from workers.sizing.presets.hf_config import config_name, config_text, default_sequence, hf_config_layers, model_type
 from workers.sizing.presets.hf_encoders import HEADED_TYPES
-from workers.sizing.presets.hf_t5 import T5_TYPES
+from workers.sizing.presets.hf_seq2seq import SEQ2SEQ_TYPES
 from workers.sizing.presets.registry import find_preset, preset_stats
 from workers.sizing.presets.transformer import CLASSIFIER, ENCODER_HEADS, MASKED_LM
 from workers.sizing.stats import ModelStats
@@ -67,8 +67,9 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
                                       f"goes with a preset or hf_config of a BERT-style encoder, not with {form}")
     pretraining = MASKED_LM if from_pretrained is False else None
     if target_length is not None and form not in ("preset", "hf_config"):
-        raise SpecError("training.target_length", f"goes with an encoder-decoder given as a preset or hf_config (t5, "
-                                                  f"flan-t5); {form} carry their own (an embedding's `length`)")
+        raise SpecError("training.target_length", f"goes with an encoder-decoder given as a preset or hf_config "
+                                                  f"(t5, flan-t5, bart); a model given as {form} reads no target (a "
+                                                  f"layer list sets its decoder embedding's `length`)")
     if form == "preset":
         preset = model["preset"]
         if not isinstance(preset, str):
@@ -97,8 +98,8 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
                                           f"for {', '.join(sorted(HEADED_TYPES))})")
         if head is None and kind in HEADED_TYPES:
             head = pretraining or CLASSIFIER
-        if target_length is not None and kind not in T5_TYPES:
-            raise SpecError("training.target_length", f"goes with an encoder-decoder (t5, mt5); a {kind!r} model "
+        if target_length is not None and kind not in SEQ2SEQ_TYPES:
+            raise SpecError("training.target_length", f"goes with an encoder-decoder (t5, mt5, bart); a {kind!r} model "
                                                       "reads one sequence: leave it out")
         return _hf_config_stats(text, sequence_length, label, str(head or CLASSIFIER), target_length)
     from workers.modelimport.onnx_import import onnx_model_stats

@@ -42,20 +42,21 @@ def with_context_warning(stats: ModelStats, model: Mapping[str, Any], training: 
 
 
 TARGET_WARNING = "target-length-assumed"
-SUMMARY_TARGET = 128  # transformers' examples/pytorch/summarization/run_summarization.py --max_target_length
+# transformers' examples/pytorch/summarization/run_summarization.py: --max_source_length 1024, --max_target_length 128
+SUMMARY_SOURCE, SUMMARY_TARGET = 1024, 128
 
 
 def with_target_warning(stats: ModelStats, model: Mapping[str, Any], training: Mapping[str, Any]) -> ModelStats:
-    """Return the model with a `target-length-assumed` warning where an encoder-decoder (a T5 preset or config)
+    """Return the model with a `target-length-assumed` warning where an encoder-decoder (a T5 or BART preset or config)
     was sized with its decoder reading as many tokens as its encoder, for want of training.target_length."""
-    from workers.sizing.presets.hf_t5 import T5_TYPES
+    from workers.sizing.presets.hf_seq2seq import SEQ2SEQ_TYPES
     from workers.sizing.presets.registry import find_preset
 
     if training.get("target_length") is not None:
         return stats
     preset, config = model.get("preset"), model.get("hf_config")
     if not ((isinstance(preset, str) and find_preset(preset).target)
-            or (isinstance(config, Mapping) and config.get("model_type") in T5_TYPES)):
+            or (isinstance(config, Mapping) and config.get("model_type") in SEQ2SEQ_TYPES)):
         return stats
     message = (f"training.target_length is not given, so the decoder is sized at the source's "
                f"{stats.sequence_length:,} tokens, as a translation's targets run. A summary's or an answer's "

@@ -12,7 +12,9 @@ grade-school math problems (GSM8K's train split, Cobbe et al. 2021; num_examples
 SST-2, CelebA, Alpaca, Dolly and GSM8K were read in public copies on 2026-12-06, the other counts are recalled. A
 count the user gives wins; a text set sets no sequence length, except where its own script truncates (DATASET_SEQ:
 Alpaca's 512, SQuAD's 384, IMDb's 512, read in public copies of the scripts and guides on 2026-12-06), and where its
-recipe sets epochs (DATASET_EPOCHS: SQuAD's 2, read 2026-12-07).
+recipe sets epochs (DATASET_EPOCHS: SQuAD's 2, read 2026-12-07). Summarization sets (2026-12-07), recalled:
+"cnn-dailymail" 287,113 articles (See et al. 2017, version 3.0.0's train split), "xsum" 204,045 (Narayan et al. 2018),
+"samsum" 14,732 dialogues (Gliwa et al. 2019).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ DATASETS: dict[str, tuple[int, tuple[int, int, int] | None]] = {
     # GLUE's eight tasks' training sets as BERT fine-tuned them, WNLI left out (Wang et al. 2018): MNLI 392,702, QQP
     # 363,846, QNLI 104,743, SST-2 67,349, CoLA 8,551, STS-B 5,749, MRPC 3,668, RTE 2,490; recalled but MNLI and SST-2
     "glue": (949_098, None),
+    **dict.fromkeys(("cnn-dailymail", "cnn_dailymail", "cnn/dailymail", "cnndm"), (287_113, None)),
+    "xsum": (204_045, None), "samsum": (14_732, None),
     "ffhq": (70_000, None),  # Flickr-Faces-HQ, 70,000 faces at 1024 x 1024 (Karras et al. 2019), recalled
     # ImageNet's full release (fall 2011), 14,197,122 images of 21,841 classes, as ViT pre-trained on it; recalled
     "imagenet-21k": (14_197_122, None), "imagenet21k": (14_197_122, None), "in21k": (14_197_122, None),

@@ -3,9 +3,9 @@ encoder-decoder's (T5, FLAN-T5) recipe.
 
 A decoder's fine-tune as TRL's SFTTrainer runs one (SFT_MAX_LENGTH tokens), an encoder's classifier as BERT's GLUE
 recipe (GLUE_MAX_SEQ), each at most the model's context (workers/sizing/sequence_advice.py has the sources). An
-encoder-decoder reads two sequences: its source at the length T5 was trained and fine-tuned at (512 tokens: Raffel
-et al. 2020, "Exploring the Limits of Transfer Learning", §3.1 [recalled]; the preset's context), and its target as
-transformers' summarization example truncates it (run_summarization.py --max_target_length 128: SUMMARY_TARGET),
+encoder-decoder reads two sequences, each as transformers' summarization example truncates them: its source at
+run_summarization.py's --max_source_length, 1,024 (SUMMARY_SOURCE; at most the model's context: T5's 512, BART's
+1,024), its target at --max_target_length, 128 (SUMMARY_TARGET),
 with Seq2SeqTrainer's optimizer (the Trainer's fused AdamW, gradients clipped to norm 1.0) and none of TRL's
 SFTConfig defaults (no gradient checkpointing, the plain loss): Seq2SeqTrainer sets neither.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from workers.sizing.errors import SpecError
 from workers.sizing.presets.registry import Preset, find_preset
-from workers.sizing.sequence_advice import GLUE_MAX_SEQ, SFT_MAX_LENGTH, SUMMARY_TARGET
+from workers.sizing.sequence_advice import GLUE_MAX_SEQ, SFT_MAX_LENGTH, SUMMARY_SOURCE, SUMMARY_TARGET
 
 
 def found_preset(preset: object) -> Preset | None:
@@ -55,8 +55,8 @@ def fine_tune_sequence(spec: dict[str, Any], preset: object, kind: str) -> str:
         if spec["model"].get("head", found.heads[0]) != found.heads[0]:
             return ""
         seq, why = min(GLUE_MAX_SEQ, found.sequence_length), "BERT's GLUE recipe, run_classifier.py's max_seq_length"
-    elif found.target:
-        seq, why = found.sequence_length, "T5's paper trains and fine-tunes it, the source's tokens"
+    elif found.target:  # an encoder-decoder's source, as transformers' run_summarization.py truncates it
+        seq, why = min(SUMMARY_SOURCE, found.sequence_length), "run_summarization.py's max_source_length"
     else:
         seq, why = min(SFT_MAX_LENGTH, found.sequence_length), "TRL's SFTTrainer, its max_length"
     training["sequence_length"] = seq

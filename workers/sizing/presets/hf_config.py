@@ -53,7 +53,7 @@ from workers.sizing.layers.feedforward import MAX_EXPERTS
 from workers.sizing.layers.fields import closest
 from workers.sizing.presets.hf_encoders import ENCODER_TYPES, config_fraction, encoder_context, encoder_layers
 from workers.sizing.presets.hf_encoders import config_whole as _whole
-from workers.sizing.presets.hf_t5 import T5_CONTEXT, T5_TYPES, t5_layers
+from workers.sizing.presets.hf_seq2seq import SEQ2SEQ_TYPES, T5_CONTEXT, T5_TYPES, seq2seq_layers
 from workers.sizing.presets.transformer import CLASSIFIER
 
 Layer = dict[str, object]
@@ -107,8 +107,8 @@ FAMILIES: Mapping[str, Family] = {
 # tanh form written as primitive ops (NewGELUActivation, FastGELUActivation), or ReLU.
 _PLAIN = {"gelu": "gelu", "gelu_pytorch_tanh": "gelu", "gelu_python": "gelu", "gelu_new": "gelu_new",
           "gelu_fast": "gelu_new", "relu": "relu"}
-# decoders here; BERT-style encoders and GPT-2 in hf_encoders.py; T5's encoder-decoders in hf_t5.py
-SUPPORTED_TYPES = (*FAMILIES, *ENCODER_TYPES, *T5_TYPES)
+# decoders here; BERT-style encoders and GPT-2 in hf_encoders.py; encoder-decoders (T5, BART) in hf_seq2seq.py
+SUPPORTED_TYPES = (*FAMILIES, *ENCODER_TYPES, *SEQ2SEQ_TYPES)
 _SILU = frozenset({"silu", "swish"})
 _GELU = frozenset({"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "gelu_python"})
 
@@ -173,8 +173,8 @@ def hf_config_layers(config: object, head: str = CLASSIFIER, *, target_length: i
     assert isinstance(config, Mapping)
     if kind in ENCODER_TYPES:
         return encoder_layers(kind, config, head)
-    if kind in T5_TYPES:
-        return t5_layers(config, target_length=target_length)
+    if kind in SEQ2SEQ_TYPES:
+        return seq2seq_layers(config, target_length=target_length)
     family = FAMILIES[kind]
     depth = _whole(config, "num_hidden_layers", maximum=MAX_DEPTH)
     hidden = _whole(config, "hidden_size", maximum=MAX_WIDTH)

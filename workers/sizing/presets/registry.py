@@ -18,7 +18,7 @@ from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest
 from workers.sizing.presets.cnn import alexnet_layers, resnet_layers, vgg16_layers
 from workers.sizing.presets.hf_presets import SAME_LAYERS, config_presets
-from workers.sizing.presets.hf_t5 import t5_presets
+from workers.sizing.presets.hf_seq2seq import seq2seq_presets
 from workers.sizing.presets.mobile import mobile_presets
 from workers.sizing.presets.names import match_preset_name, name_forms
 from workers.sizing.presets.small import fixed_images, small_presets
@@ -79,7 +79,7 @@ class Preset:
     # A generative model whose input is a latent vector, not its images (DCGAN): the images it generates and
     # its discriminator reads, which its layers fix. `model.input_shape` may name them (the preset unchanged).
     images: tuple[int, ...] | None = None
-    target: bool = False  # an encoder-decoder: `build` takes target_length, the decoder's tokens (hf_t5.py)
+    target: bool = False  # an encoder-decoder: `build` takes target_length, the decoder's tokens (hf_seq2seq.py)
 
 
 def _resnet(depth: int, params: int, gflops: float) -> Preset:
@@ -308,7 +308,7 @@ _PRESETS: tuple[Preset, ...] = (
         aliases=("qwen3-30b", "qwen3-moe-30b", "qwen3-30b-a3b-base", "qwen3_30b_a3b"),
     ),
     *config_presets(Preset, Published),  # Llama 3.2, Qwen2.5 0.5-3B, Qwen3, Phi-3, Mistral v0.3 and NeMo, Gemma 1, 2
-    *t5_presets(Preset, Published),  # T5 and FLAN-T5 encoder-decoders
+    *seq2seq_presets(Preset, Published),  # T5, FLAN-T5 and BART encoder-decoders
     *small_presets(Preset, Published),  # DCGAN, the MNIST VAE and MLP, the Atari DQN, the LSTM meta-learner
     *mobile_presets(Preset, Published, TORCHVISION),  # MobileNetV2, EfficientNet-B0
 )
@@ -355,7 +355,7 @@ def preset_stats(
     `target_length` tokens (None: as many as the encoder)."""
     preset = find_preset(name)
     if target_length is not None and not preset.target:
-        raise SpecError("training.target_length", f"goes with an encoder-decoder (t5, flan-t5); {preset.name} "
+        raise SpecError("training.target_length", f"goes with an encoder-decoder (t5, flan-t5, bart); {preset.name} "
                                                   "reads one sequence: leave it out")
     if head is not None and head not in preset.heads:
         kinds = f"takes {' or '.join(preset.heads)}" if preset.heads else "has one head, its own"

@@ -1,4 +1,5 @@
-"""T5 and FLAN-T5, the encoder-decoders teams fine-tune most, built from their config.json (`model_type` "t5").
+"""T5, FLAN-T5 and BART, the encoder-decoders teams fine-tune most, built from their config.json (`model_type` "t5",
+"mt5", "bart").
 
 Transformers' T5ForConditionalGeneration (modeling_t5.py, 5.x): a shared token embedding; an encoder of
 `num_layers` pre-norm blocks (self-attention, a feed-forward with dropout between its activation and `wo`),
@@ -14,6 +15,15 @@ over the gate, an untied head).
 The decoder reads the target's token ids, `target_length` a sample (training.target_length; the decoder's
 input ids are the labels shifted right, as the model builds them from `labels`); the loss is cross-entropy
 over [target_length, vocabulary].
+
+Transformers' BartForConditionalGeneration (modeling_bart.py, 5.x): a shared embedding; learned positions in each
+stack (`max_position_embeddings` + 2 rows: BART offsets them by 2) added to the tokens, a LayerNorm over the sum
+(`layernorm_embedding`) and dropout; `encoder_layers` post-norm blocks (self-attention, dropout, add, LayerNorm;
+fc1, the activation, fc2, dropout, add, LayerNorm), `decoder_layers` blocks with cross-attention between; biases on
+every projection; the LM head tied to the embedding (its `final_logits_bias` is a buffer, no weight); dropout
+`dropout` on the embeddings and each sub-layer's output, `activation_dropout` between fc1's activation and fc2 (a
+mask wherever it is above 0), `attention_dropout` on the probabilities (the block's `dropout` stands for it: the
+same under a fused kernel, which keeps no mask).
 """
 
 from __future__ import annotations
@@ -28,6 +38,9 @@ from workers.sizing.presets.hf_encoders import config_whole as _whole
 
 Layer = dict[str, object]
 T5_TYPES = ("t5", "mt5")  # mT5 is T5 1.1's layers with a 250,112-token vocabulary
+BART_TYPES = ("bart",)
+SEQ2SEQ_TYPES = (*T5_TYPES, *BART_TYPES)
+POSITION_OFFSET = 2  # BartLearnedPositionalEmbedding's two extra rows
 MAX_DEPTH, MAX_WIDTH, MAX_VOCABULARY = 1024, 131_072, 1_048_576
 PROJECTIONS = {"relu": ("relu", True), "gated-gelu": ("geglu_new", False)}  # activation, head tied by default
 ENCODER_OUT = "encoder.final_dropout"
@@ -79,6 +92,53 @@ def t5_layers(config: Mapping[str, Any], *, target_length: int) -> list[Layer]:
     ]
 
 
+
+def bart_layers(config: Mapping[str, Any], *, target_length: int) -> list[Layer]:
+    """Return the layer list of BartForConditionalGeneration as the config describes it, its decoder reading
+    `target_length` token ids a sample."""
+    hidden = _whole(config, "d_model", maximum=MAX_WIDTH)
+    vocab = _whole(config, "vocab_size", maximum=MAX_VOCABULARY)
+    positions = _whole(config, "max_position_embeddings", maximum=MAX_WIDTH, default=1024) + POSITION_OFFSET
+    p = config_fraction(config, "dropout", 0.1)
+    activation = config.get("activation_function", "gelu")
+    if activation not in ("gelu", "relu", "silu", "gelu_new"):
+        raise SpecError(f"{FIELD}.activation_function", f"{activation!r}: one of gelu, relu, silu, gelu_new")
+    if config.get("add_final_layer_norm") or config.get("normalize_before"):
+        raise SpecError(f"{FIELD}.normalize_before", "BART's post-norm layout is sized (mBART's pre-norm and final "
+                                                     "norm are not): give model.layers")
+    inner = config_fraction(config, "activation_dropout", 0.0) > 0
+    stacks = {}
+    for stack in ("encoder", "decoder"):
+        depth = _whole(config, f"{stack}_layers", maximum=MAX_DEPTH)
+        block: Layer = {"type": "transformer_block", "heads": _whole(config, f"{stack}_attention_heads",
+                                                                      maximum=MAX_WIDTH),
+                        "ffn": _whole(config, f"{stack}_ffn_dim", maximum=4 * MAX_WIDTH), "norm": "post",
+                        "activation": activation, "dropout": p, "bias": True, "inner_dropout": inner}
+        stacks[stack] = [{**block, "name": f"{stack}.layers.{i}"} for i in range(depth)]
+    encoder_out = str(stacks["encoder"][-1]["name"])
+
+    def front(stack: str, embedding: Layer) -> list[Layer]:
+        return [embedding, {"type": "position_embedding", "name": f"{stack}.embed_positions", "max_positions":
+                            positions}, {"type": "layernorm", "name": f"{stack}.layernorm_embedding"},
+                {"type": "dropout", "name": f"{stack}.dropout", "p": p}]
+
+    return [
+        *front("encoder", {"type": "embedding", "name": "shared", "vocab": vocab, "dim": hidden}),
+        *stacks["encoder"],
+        *front("decoder", {"type": "embedding", "name": "decoder.embed_tokens", "vocab": vocab, "dim": hidden,
+                           "length": target_length, "shared_weights": True}),
+        *({**b, "causal": True, "memory": encoder_out} for b in stacks["decoder"]),
+        {"type": "dense", "name": "lm_head", "out_features": vocab, "bias": False, "shared_weights": True},
+        {"type": "log_softmax", "name": "loss"},
+    ]
+
+
+def seq2seq_layers(config: Mapping[str, Any], *, target_length: int) -> list[Layer]:
+    """Return an encoder-decoder's layer list from its config.json (T5_TYPES or BART_TYPES)."""
+    if config.get("model_type") in BART_TYPES:
+        return bart_layers(config, target_length=target_length)
+    return t5_layers(config, target_length=target_length)
+
 # name -> (d_model, d_kv, d_ff, layers, heads, feed_forward_proj, aliases): each stack has `layers` blocks and the
 # vocabulary is 32,128. T5 1.0 from Google's configs as PaddleNLP copies them (paddlenlp/transformers/t5/
 # configuration.py T5_PRETRAINED_INIT_CONFIGURATION, a stored public copy read 2026-12-07); FLAN-T5 (T5 1.1's
@@ -117,8 +177,33 @@ def _build(name: str, target_length: int = T5_CONTEXT) -> list[Layer]:
     return t5_layers(t5_config(name), target_length=target_length)
 
 
-def t5_presets(preset: type, published: type) -> list[Any]:
-    """Return the T5 presets as registry.Preset values (the registry passes its classes: no import cycle)."""
+# BART (Lewis et al. 2020): bart-base and bart-large as PaddleNLP copies their configs (paddlenlp/transformers/bart/
+# configuration.py BART_PRETRAINED_INIT_CONFIGURATION, a stored public copy read 2026-12-07): vocabulary 50,265, 1,024
+# positions, GELU, dropout, attention and activation dropout 0.1. name -> (d_model, layers a stack, heads, ffn, count
+# [the Hub's, recalled; the layers give it to the weight], aliases); bart-large-cnn and -xsum have bart-large's layers.
+BART_SIZES: dict[str, tuple[int, int, int, int, int, tuple[str, ...]]] = {
+    "bart-base": (768, 6, 12, 3072, 139_420_416, ("bart", "facebook/bart-base", "bart_base")),
+    "bart-large": (1024, 12, 16, 4096, 406_291_456, ("facebook/bart-large", "bart_large", "bart-large-cnn",
+                                                     "facebook/bart-large-cnn", "bart-large-xsum")),
+}
+BART_CONTEXT = 1024
+
+
+def bart_config(name: str) -> dict[str, Any]:
+    """Return the config.json fields of a BART preset."""
+    d_model, layers, heads, ffn, _, _ = BART_SIZES[name]
+    return {"model_type": "bart", "d_model": d_model, "encoder_layers": layers, "decoder_layers": layers,
+            "encoder_attention_heads": heads, "decoder_attention_heads": heads, "encoder_ffn_dim": ffn,
+            "decoder_ffn_dim": ffn, "vocab_size": 50265, "max_position_embeddings": BART_CONTEXT, "dropout": 0.1,
+            "attention_dropout": 0.1, "activation_dropout": 0.1, "activation_function": "gelu"}
+
+
+def _build_bart(name: str, target_length: int = BART_CONTEXT) -> list[Layer]:
+    return bart_layers(bart_config(name), target_length=target_length)
+
+
+def seq2seq_presets(preset: type, published: type) -> list[Any]:
+    """Return the T5 and BART presets as registry.Preset values (the registry passes its classes: no import cycle)."""
     out = []
     for name, (d_model, _, d_ff, layers, heads, projection, aliases) in T5_SIZES.items():
         kind = "T5 1.0, ReLU feed-forward, head tied" if projection == "relu" else "T5 1.1 layers, gated GELU, untied"
@@ -128,6 +213,15 @@ def t5_presets(preset: type, published: type) -> list[Any]:
                   f"training.target_length target tokens)",
             partial(_build, name),
             published(T5_COUNTS[name], None, f"Hugging Face Hub parameter count of {name} [recalled]; the layers "
-                                             "from its config.json (hf_t5.py)"),
+                                             "from its config.json (hf_seq2seq.py)"),
             sequence_length=T5_CONTEXT, aliases=aliases, target=True))
+    for name, (d_model, layers, heads, ffn, count, aliases) in BART_SIZES.items():
+        out.append(preset(
+            name, f"BART-{name[5:].capitalize()} encoder-decoder ({layers} + {layers} post-norm blocks, d_model "
+                  f"{d_model}, {heads} heads, FFN {ffn}, GELU, vocabulary 50265 tied, 1,024 positions; reads "
+                  "training.target_length target tokens)",
+            partial(_build_bart, name),
+            published(count, None, f"Hugging Face Hub parameter count of facebook/{name} [recalled]; the layers from "
+                                   "its config.json (hf_seq2seq.py)"),
+            sequence_length=BART_CONTEXT, aliases=aliases, target=True))
     return out
