@@ -129,7 +129,7 @@ def test_a_qwen3_moe_config_keeps_dense_the_layers_it_names() -> None:
 
 
 @pytest.mark.parametrize(("change", "field", "words"), [
-    ({"model_type": "whisper"}, "model.hf_config.model_type", "supported: llama"),
+    ({"model_type": "mbart"}, "model.hf_config.model_type", "supported: llama"),
     ({"model_type": "mllama", "text_config": {"model_type": "llama"}}, "model.hf_config.model_type", "multimodal"),
     ({"hidden_size": None}, "model.hf_config.hidden_size", "required"),
     ({"num_key_value_heads": 5}, "model.hf_config.num_key_value_heads", "must divide"),
@@ -142,7 +142,7 @@ def test_a_config_the_builder_cannot_read_names_the_field(change: dict[str, Any]
     with pytest.raises(SpecError) as caught:
         stats(config)
     assert caught.value.field == field and words in caught.value.reason
-    if change.get("model_type") == "whisper":
+    if change.get("model_type") == "mbart":
         assert isinstance(caught.value, UnknownNameError)
 
 
@@ -156,7 +156,7 @@ def test_the_api_sizes_a_config_as_its_preset_and_refuses_a_bad_one(embedded_cli
     assert by_config.get_json()["gpu_memory_bytes"] == by_preset.get_json()["gpu_memory_bytes"]
     assert by_config.get_json()["per_gpu"][0]["iteration_ms"] == by_preset.get_json()["per_gpu"][0]["iteration_ms"]
     bad = embedded_client.post("/v1/estimate", json={**body, "model": {"hf_config": {**LLAMA_32_1B,
-                                                                                       "model_type": "whisper"}}})
+                                                                                       "model_type": "mbart"}}})
     assert bad.status_code == 422 and bad.mimetype == "application/problem+json"
     assert "model.hf_config.model_type" in bad.get_json()["errors"]
     both = embedded_client.post("/v1/estimate", json={**body, "model": {"hf_config": LLAMA_32_1B, "preset": "gpt2"}})
@@ -177,7 +177,7 @@ def test_the_cli_takes_a_config_json_as_the_model_named_by_its_folder(
     assert code == 0 and answer["gpu_memory_bytes"] == preset_answer["gpu_memory_bytes"]
     main(["estimate", str(folder / "config.json"), "--batch", "2", "--seq", "1024", "--gpu", "l4"])
     assert "Llama-3.2-1B, batch 2" in capsys.readouterr()[0]
-    (folder / "config.json").write_text(json.dumps({**LLAMA_32_1B, "model_type": "whisper"}), encoding="utf-8")
+    (folder / "config.json").write_text(json.dumps({**LLAMA_32_1B, "model_type": "mbart"}), encoding="utf-8")
     code = main(["estimate", str(folder / "config.json"), "--batch", "2"])
     assert code == 2 and "model.hf_config.model_type" in capsys.readouterr()[1]
 

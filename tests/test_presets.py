@@ -213,7 +213,10 @@ def test_every_preset_totals_its_rows_and_cites_a_source(name: str) -> None:
     assert all(min(r.neurons, r.parameters, r.multiply_adds, r.saved_values, r.saved_mask_bytes) >= 0 for r in m.layers)
     preset = PRESETS[name]
     assert preset.description and preset.published.source
-    assert within(m.parameters, preset.published.parameters, 0.01)
+    # a checkpoint's published count holds its frozen weights too where they are part of it (Whisper's sinusoidal
+    # positions); a DQN's target network is a second copy, not counted in its published figure
+    trained_or_all = m.parameters + (m.frozen_parameters if name.startswith("whisper") else 0)
+    assert within(trained_or_all, preset.published.parameters, 0.01)
 
 
 def test_preset_layers_are_an_editable_copy_giving_the_same_statistics() -> None:

@@ -1,5 +1,5 @@
-"""Families the presets lack (diffusion U-Nets, speech, PEGASUS, detectors): said as such, with what to give (T5,
-FLAN-T5 and BART have presets since 2026-12-07: tests/test_seq2seq.py)."""
+"""Families the presets lack (diffusion U-Nets, wav2vec2, PEGASUS, detectors): said as such, with what to give (T5,
+FLAN-T5, BART and Whisper have presets since 2026-12-07: tests/test_seq2seq.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from workers.slack.grammar import CommandError
 @pytest.mark.parametrize(("text", "family"), [("can we train stable diffusion xl lora on a 4090", "sdxl"),
                                              ("train yolov8 on coco", "yolov8"), ("fine-tune pegasus on 100k pairs",
                                                                                   "pegasus"),
-                                             ("fine-tune whisper small on 100 hours of audio", "whisper-small"),
-                                             ("fine-tune whisper large", "whisper-large")])
+                                             ("fine-tune wav2vec2 on 100 hours of audio", "wav2vec2"),
+                                             ("fine-tune detr on coco", "detr")])
 def test_families_without_a_preset_say_how_to_size_them(text: str, family: str) -> None:
     # each was "unknown preset 'stable'" (or 'yolov8', 'pegasus'), as if misspelt, with a preset suggested
     with pytest.raises(CommandError) as caught:

@@ -222,11 +222,11 @@ def test_inference_is_said_to_be_unsized() -> None:
 
 def test_a_model_no_preset_is_near_asks_for_its_size_once() -> None:
     # "fine-tune t5 base" said "see /gpugauge help" twice: nothing to do with a model that has no preset (T5 has one
-    # since 2026-12-07, as BART; Whisper has none)
+    # since 2026-12-07, as BART and Whisper; wav2vec2 has none)
     with pytest.raises(CommandError) as caught:
-        parse("fine-tune whisper base on 100k samples")
-    [family] = caught.value.problems  # whisper's family is known to have no preset: said so once, with what to give
-    assert family.startswith("unknown preset 'whisper-base'; no preset of that family") and "params=780m" in family
+        parse("fine-tune wav2vec2 on 100k samples")
+    [family] = caught.value.problems  # wav2vec2's family is known to have no preset: said so once, with what to give
+    assert family.startswith("unknown preset 'wav2vec2'; no preset of that family") and "params=780m" in family
     assert parse("fine-tune t5 base on 100k samples").spec["model"] == {"preset": "t5-base"}
     assert parse("fine-tune bart large on 100k samples").spec["model"] == {"preset": "bart-large"}
     sized = parse("fine-tune params=780m on 100k samples seq 512")  # the size it advises sizes it (stand_in.py)
@@ -323,11 +323,13 @@ def test_gsm8k_gives_its_training_problems() -> None:
 
 def test_a_model_named_beside_its_size_is_sized_by_the_size_and_steps_ask_for_samples() -> None:
     # "fine-tune whisper small on 10k samples params=244m" was refused for the name it gave beside its size; then
-    # parsed, and refused at the answer ("neurons= Missing data"): now it says what sizes it (test_slack_stand_in.py)
+    # parsed, and refused at the answer ("neurons= Missing data"): now it says what sizes it (test_slack_stand_in.py);
+    # since 2026-12-07 Whisper is a preset whose own count that is (wav2vec2 is the family without one)
+    assert parse("fine-tune whisper small on 10k samples params=244m").spec["model"] == {"preset": "whisper-small"}
     with pytest.raises(CommandError) as caught:
-        parse("fine-tune whisper small on 10k samples params=244m")
+        parse("fine-tune wav2vec2 on 10k samples params=244m")
     assert caught.value.problems == [p for p in caught.value.problems if p.startswith("params=244M: no decoder preset")]
-    command = parse("fine-tune whisper small on 10k samples params=244m neurons=300m madds=40g")
+    command = parse("fine-tune wav2vec2 on 10k samples params=244m neurons=300m madds=40g")
     assert command.spec["model"] == {"stats": {"parameters": 244_000_000, "neurons": 300_000_000,
                                                "multiply_adds": 40_000_000_000}}
     assert "the model by its statistics (its name is no preset)" in command.defaults_used

@@ -32,3 +32,12 @@ def test_a_decoders_fine_tune_keeps_trls_defaults() -> None:
     training = parse("fine-tune llama 3 8b on 10k samples").spec["training"]
     assert training["recompute"] is True and training["loss"] == "fused_linear_cross_entropy"
     assert "target_length" not in training
+
+
+def test_whisper_is_sized_by_its_clips_and_its_transcripts_as_the_api_defaults_them() -> None:
+    command = parse("fine-tune whisper small on 20k clips of audio")
+    training = command.spec["training"]
+    assert command.spec["model"] == {"preset": "whisper-small"} and command.spec["dataset"]["samples"] == 20_000
+    # no token length: it reads 30 s of frames; its transcripts at its 448 positions, which the answer warns of
+    assert "sequence_length" not in training and "target_length" not in training
+    assert training["optimizer_implementation"] == "fused" and "recompute" not in training

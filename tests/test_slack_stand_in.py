@@ -43,7 +43,7 @@ def test_no_mixture_of_experts_stands_in_for_a_dense_count() -> None:
 
 
 @pytest.mark.parametrize(("text", "words"), [
-    ("fine-tune whisper-small params=220m on 100k samples seq 512", ["params=220M: no decoder preset is within 30%",
+    ("fine-tune wav2vec2 params=220m on 100k samples seq 512", ["params=220M: no decoder preset is within 30%",
                                                                 "the nearest is gpt2-medium, 355M", "neurons="]),
     ("train resnet params=60m on 1m images", ["params=60.0M beside resnet", "drop params="]),
     ("train params=30m on 5k 256x256 images", ["params=30.0M alone sizes a language model's decoder only",

@@ -28,6 +28,8 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("model", help="per-layer statistics of a model (a spec file or a preset name)")
     p.add_argument("spec", help="a job spec (JSON/YAML), a file holding just the model, or a preset name")
     p.add_argument("--sequence-length", type=int, help="tokens per sample, for sequence models")
+    p.add_argument("--target", type=int, metavar="N", help="an encoder-decoder's target tokens per sample "
+                   "(training.target_length)")
     p.add_argument("--head", choices=ENCODER_HEADS,
                    help="a BERT-style encoder's head (model.head): classifier or masked_lm")
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
@@ -39,7 +41,8 @@ def _is_preset(name: str) -> bool:
     return preset_word(name) is not None
 
 
-def model_stats_from_arg(spec: str, *, sequence_length: int | None, head: str | None = None) -> ModelStats:
+def model_stats_from_arg(spec: str, *, sequence_length: int | None, head: str | None = None,
+                         target_length: int | None = None) -> ModelStats:
     """Resolve a spec file or preset name to statistics; raise CliError on bad input."""
     from pathlib import Path
 
@@ -64,6 +67,9 @@ def model_stats_from_arg(spec: str, *, sequence_length: int | None, head: str | 
         raise CliError(first_error(flatten_errors(exc.messages, "model"))) from None
     if seq is not None and (not isinstance(seq, int) or isinstance(seq, bool) or seq < 1):
         raise CliError("training.sequence_length: must be a positive integer")
+    target = target_length or training.get("target_length")
+    if target is not None and (not isinstance(target, int) or isinstance(target, bool) or target < 1):
+        raise CliError("training.target_length: must be a positive integer")
     if "onnx" in model:
         import base64
 
@@ -77,7 +83,8 @@ def model_stats_from_arg(spec: str, *, sequence_length: int | None, head: str | 
         stats = resolve_model(model, sequence_length=seq,
                               batch_size=batch if isinstance(batch, int) and not isinstance(batch, bool)
                               and batch >= 1 else None,
-                              from_pretrained=pretrained if isinstance(pretrained, bool) else None)
+                              from_pretrained=pretrained if isinstance(pretrained, bool) else None,
+                              target_length=target)
     except SizingError as exc:
         raise CliError(f"{exc.field}: {exc.reason}") from None
     return stats if loss is None else with_loss(stats, Loss(loss))
@@ -86,7 +93,8 @@ def model_stats_from_arg(spec: str, *, sequence_length: int | None, head: str | 
 def run(args: argparse.Namespace) -> int:
     """Print the model's statistics table (or JSON)."""
     try:
-        stats = model_stats_from_arg(args.spec, sequence_length=args.sequence_length, head=args.head)
+        stats = model_stats_from_arg(args.spec, sequence_length=args.sequence_length, head=args.head,
+                                     target_length=args.target)
     except CliError as exc:
         return fail(str(exc))
     if args.json:

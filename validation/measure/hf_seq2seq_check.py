@@ -8,7 +8,8 @@ bf16 autocast, as run.py measures its cases (two warm-up steps, the profiler's m
 tracker). Dropout keeps a bool mask, as CUDA's kernel does: the dropout modules are swapped for the harness's and
 `torch.nn.functional.dropout` (BART's, and both models' eager attention) runs `native_dropout` while a step is
 measured (on the CPU it multiplies by a noise tensor of the input's dtype, 4 bytes a value in fp32). It needs
-`transformers` beside torch 2.13.0, which no extra pins (a local wheel here: transformers 5.18.0).
+`transformers` beside torch 2.13.0, which no extra pins (a local wheel here: transformers 5.18.0). Whisper (narrowed:
+d_model 256, 2 + 2 blocks, 4 heads) reads random log-mel frames, 300 of 80 mel bins, and 32 target tokens.
 
 Two attention paths: `sdpa` (Transformers 5's default for both; attention dropout off, as a GPU's fused kernel keeps
 no mask: sized with attention "efficient") and `eager` with its attention dropout on (sized with "math").
@@ -39,7 +40,12 @@ BART = {"model_type": "bart", "d_model": 256, "encoder_layers": 3, "decoder_laye
         "decoder_attention_heads": 8, "encoder_ffn_dim": 1024, "decoder_ffn_dim": 1024, "vocab_size": 4096,
         "max_position_embeddings": 256, "dropout": 0.1, "attention_dropout": 0.1, "activation_dropout": 0.1,
         "activation_function": "gelu"}
-CONFIGS = {"t5-tiny": BASE, "t5v11-tiny": {**BASE, "feed_forward_proj": "gated-gelu"}, "bart-tiny": BART}
+WHISPER = {"model_type": "whisper", "d_model": 256, "encoder_layers": 2, "decoder_layers": 2,
+           "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_ffn_dim": 1024, "decoder_ffn_dim": 1024,
+           "num_mel_bins": 80, "max_source_positions": 150, "max_target_positions": 64, "vocab_size": 4096,
+           "dropout": 0.0, "attention_dropout": 0.0, "activation_dropout": 0.0}
+CONFIGS = {"t5-tiny": BASE, "t5v11-tiny": {**BASE, "feed_forward_proj": "gated-gelu"}, "bart-tiny": BART,
+           "whisper-tiny": WHISPER}
 SOURCE, TARGET, BATCH = 128, 32, 8
 CASES = [(name, precision, impl) for name in CONFIGS for precision in ("fp32", "bf16-mixed")
          for impl in ("sdpa", "eager")]
@@ -58,6 +64,17 @@ class SourceAndTarget(nn.Module):
         return self.model(input_ids=src, attention_mask=torch.ones_like(src), decoder_input_ids=tgt).logits
 
 
+class AudioAndTarget(nn.Module):
+    """Feed log-mel frames to Whisper as input_features and fixed target ids as decoder_input_ids."""
+
+    def __init__(self, model: nn.Module, target: torch.Tensor) -> None:
+        super().__init__()
+        self.model, self.target = model, target
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return self.model(input_features=features, decoder_input_ids=self.target).logits
+
+
 def _native_dropout(x: torch.Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> torch.Tensor:
     """F.dropout as CUDA runs it: a bool mask kept (common.Dropout)."""
     if not training or p == 0:
@@ -67,15 +84,14 @@ def _native_dropout(x: torch.Tensor, p: float = 0.5, training: bool = True, inpl
 
 def measure_case(name: str, precision: str, impl: str) -> dict[str, Any]:
     """Build Transformers' model from the config, measure one step, and return the record."""
-    from transformers import BartConfig, BartForConditionalGeneration, T5Config, T5ForConditionalGeneration
+    import transformers
 
     fields = {k: v for k, v in CONFIGS[name].items() if k != "model_type"}
-    bart = CONFIGS[name]["model_type"] == "bart"
-    config = (BartConfig(**fields, pad_token_id=0, decoder_start_token_id=0) if bart else
-              T5Config(**fields, pad_token_id=0, decoder_start_token_id=0))
+    kind = {"t5": "T5", "bart": "Bart", "whisper": "Whisper"}[CONFIGS[name]["model_type"]]
+    config = getattr(transformers, f"{kind}Config")(**fields, pad_token_id=0, decoder_start_token_id=0)
     config._attn_implementation = impl
     torch.manual_seed(0)
-    model = BartForConditionalGeneration(config) if bart else T5ForConditionalGeneration(config)
+    model = getattr(transformers, f"{kind}ForConditionalGeneration")(config)
     _swap_dropout(model)
     if impl == "sdpa":  # a GPU's fused kernel drops inside; the CPU's would fall back to the math path
         for module in model.modules():
@@ -88,13 +104,20 @@ def measure_case(name: str, precision: str, impl: str) -> dict[str, Any]:
     def loss(out: torch.Tensor, _: Any) -> torch.Tensor:
         return F.cross_entropy(out.float().reshape(-1, out.shape[-1]), labels.reshape(-1))
 
+    net: nn.Module = SourceAndTarget(model)
+    source: int | None = SOURCE
+    if kind == "Whisper":  # 2 x max_source_positions frames of its mel bins
+        frames = (fields["num_mel_bins"], 2 * fields["max_source_positions"])
+        ids = torch.randn((BATCH, *frames), generator=generator)
+        net, source = AudioAndTarget(model, torch.randint(1, BASE["vocab_size"], (BATCH, TARGET),
+                                                          generator=generator)), None
     functional_dropout, F.dropout = F.dropout, _native_dropout
     try:
-        step = measure(Supervised(SourceAndTarget(model), ids, None, loss, optimizer="adamw", precision=precision))
+        step = measure(Supervised(net, ids, None, loss, optimizer="adamw", precision=precision))
     finally:
         F.dropout = functional_dropout
-    return {"id": f"hf-{name}-b{BATCH}-s{SOURCE}-t{TARGET}-{precision}-{impl}", "model": name,
-            "hf_config": CONFIGS[name], "batch_size": BATCH, "sequence_length": SOURCE, "target_length": TARGET,
+    return {"id": f"hf-{name}-b{BATCH}-s{source or 'audio'}-t{TARGET}-{precision}-{impl}", "model": name,
+            "hf_config": CONFIGS[name], "batch_size": BATCH, "sequence_length": source, "target_length": TARGET,
             "precision": precision, "optimizer": "adamw", "attention": "efficient" if impl == "sdpa" else "math",
             "attn_implementation": impl, "parameters": sum(p.numel() for p in model.parameters()),
             "measured": {"peak_memory_bytes": step.peak_bytes, "peak_phase": step.peak_phase,

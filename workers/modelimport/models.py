@@ -14,7 +14,7 @@ from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest, whole_number
 from workers.sizing.presets.hf_config import config_name, config_text, default_sequence, hf_config_layers, model_type
 from workers.sizing.presets.hf_encoders import HEADED_TYPES
-from workers.sizing.presets.hf_seq2seq import SEQ2SEQ_TYPES
+from workers.sizing.presets.hf_seq2seq import SEQ2SEQ_TYPES, WHISPER_TYPES, whisper_input
 from workers.sizing.presets.registry import find_preset, preset_stats
 from workers.sizing.presets.transformer import CLASSIFIER, ENCODER_HEADS, MASKED_LM
 from workers.sizing.stats import ModelStats
@@ -68,14 +68,18 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
     pretraining = MASKED_LM if from_pretrained is False else None
     if target_length is not None and form not in ("preset", "hf_config"):
         raise SpecError("training.target_length", f"goes with an encoder-decoder given as a preset or hf_config "
-                                                  f"(t5, flan-t5, bart); a model given as {form} reads no target (a "
-                                                  f"layer list sets its decoder embedding's `length`)")
+                                                  f"(t5, flan-t5, bart, whisper); a model given as {form} reads no "
+                                                  f"target (a layer list sets its decoder embedding's `length`)")
     if form == "preset":
         preset = model["preset"]
         if not isinstance(preset, str):
             raise SpecError("model.preset", f"must be a preset name, got {preset!r}")
         if head is None and pretraining and find_preset(preset).heads:
             head = pretraining
+        if sequence_length is not None and find_preset(preset).target and find_preset(preset).input_shape:
+            raise SpecError("training.sequence_length", f"{preset} reads 30 seconds of audio as log-mel frames, not "
+                                                        "tokens: leave it out (training.target_length sets the "
+                                                        "transcripts' tokens)")
         return preset_stats(preset, sequence_length=sequence_length, input_shape=_shape(input_shape),
                             head=None if head is None else str(head), target_length=target_length)
     if form == "stats":
@@ -99,8 +103,8 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
         if head is None and kind in HEADED_TYPES:
             head = pretraining or CLASSIFIER
         if target_length is not None and kind not in SEQ2SEQ_TYPES:
-            raise SpecError("training.target_length", f"goes with an encoder-decoder (t5, mt5, bart); a {kind!r} model "
-                                                      "reads one sequence: leave it out")
+            raise SpecError("training.target_length", f"goes with an encoder-decoder (t5, mt5, bart, whisper); a "
+                                                      f"{kind!r} model reads one sequence: leave it out")
         return _hf_config_stats(text, sequence_length, label, str(head or CLASSIFIER), target_length)
     from workers.modelimport.onnx_import import onnx_model_stats
 
@@ -130,9 +134,17 @@ def _hf_config_stats(text: str, sequence_length: int | None, label: str | None, 
                      target_length: int | None = None) -> ModelStats:
     """Build a Hugging Face config's model once per (config, sequence length, name, head, target length)."""
     config = json.loads(text)
+    named = config_name(config) + (f" ({head} head)" if head == MASKED_LM else "")
+    if config.get("model_type") in WHISPER_TYPES:  # 30 s of log-mel frames, not tokens
+        if sequence_length is not None:
+            raise SpecError("training.sequence_length", "Whisper reads 30 seconds of audio as log-mel frames, not "
+                                                        "tokens: leave it out (training.target_length sets the "
+                                                        "transcripts' tokens)")
+        return compute_model_stats(hf_config_layers(config, head, target_length=target_length),
+                                   input_shape=whisper_input(config), sequence_length=None, name=label or named,
+                                   field_prefix="model.hf_config")
     seq = sequence_length or default_sequence(config)
     layers = hf_config_layers(config, head, target_length=target_length or seq)
-    named = config_name(config) + (f" ({head} head)" if head == MASKED_LM else "")
     return compute_model_stats(layers, input_shape=None, sequence_length=seq, name=label or named,
                                field_prefix="model.hf_config")
 

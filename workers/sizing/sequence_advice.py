@@ -47,8 +47,9 @@ SUMMARY_SOURCE, SUMMARY_TARGET = 1024, 128
 
 
 def with_target_warning(stats: ModelStats, model: Mapping[str, Any], training: Mapping[str, Any]) -> ModelStats:
-    """Return the model with a `target-length-assumed` warning where an encoder-decoder (a T5 or BART preset or config)
-    was sized with its decoder reading as many tokens as its encoder, for want of training.target_length."""
+    """Return the model with a `target-length-assumed` warning where an encoder-decoder (a T5, BART or Whisper preset
+    or config) was sized with its decoder reading as many tokens as its encoder (Whisper's: its 448 positions), for
+    want of training.target_length."""
     from workers.sizing.presets.hf_seq2seq import SEQ2SEQ_TYPES
     from workers.sizing.presets.registry import find_preset
 
@@ -58,6 +59,11 @@ def with_target_warning(stats: ModelStats, model: Mapping[str, Any], training: M
     if not ((isinstance(preset, str) and find_preset(preset).target)
             or (isinstance(config, Mapping) and config.get("model_type") in SEQ2SEQ_TYPES)):
         return stats
+    if stats.sequence_length is None:  # Whisper: audio in, its decoder at its whole target positions
+        message = ("training.target_length is not given, so the decoder is sized at its 448 target positions, the "
+                   "longest transcript Whisper reads; a 30-second clip's transcript is mostly far shorter: give "
+                   "training.target_length, the tokens of your longest transcript.")
+        return replace(stats, import_warnings=(*stats.import_warnings, (TARGET_WARNING, message)))
     message = (f"training.target_length is not given, so the decoder is sized at the source's "
                f"{stats.sequence_length:,} tokens, as a translation's targets run. A summary's or an answer's "
                f"targets are mostly shorter (transformers' run_summarization.py truncates them at "

@@ -27,6 +27,7 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("16", "bit"): "bf16", ("32", "bit"): "fp32", ("4", "bit"): "4-bit", ("8", "bit"): "8-bit",  # "16 bit"
              ("small", "gpt"): "gpt2", ("gpt", "small"): "gpt2",  # "a small gpt": GPT-2 124M, nanoGPT's
              ("learning", "rate"): "lr", ("channels", "last"): "channels-last", ("every", "epoch"): "",
+             ("of", "audio"): "", ("of", "speech"): "",  # "20k clips of audio": the clips are the samples
              ("mlm", "objective"): "mlm", ("masked", "lm"): "mlm", ("squad", "v2"): "squad-v2",
              ("squad", "2.0"): "squad-v2", ("squad2", "2.0"): "squad-v2",
              ("flash", "attention"): "flash-attention", ("all", "linear"): "targets=q,k,v,o,mlp",  # QLoRA's all

@@ -87,7 +87,7 @@ COUNT_WORDS = {  # words that name a count, written after it ("90 epochs", "50k 
     **dict.fromkeys(("sample", "samples", "examples", "images", "sequences", "rows", "records", "sentences",
                      "conversations", "documents", "dialogues", "prompts", "pairs", "questions", "reviews", "photos",
                      "texts", "tweets", "posts", "emails", "articles", "tickets", "stories", "messages", "books",
-                     "papers", "captions"), "samples"),
+                     "papers", "captions", "clips", "recordings", "utterances"), "samples"),
     "tokens": "seq", "context": "seq", "seq": "seq", "sequence": "seq",  # "4k context", "2048 seq len"
 }
 _DESCRIBED_NOUNS = frozenset(w for w, count in COUNT_WORDS.items() if count == "samples")  # "50k labeled examples"

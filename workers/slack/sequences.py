@@ -72,7 +72,7 @@ def seq2seq_step(spec: dict[str, Any], found: Preset | None, kind: str) -> list[
     if found is None or not found.target or not kind:
         return []
     told = []
-    if "target_length" not in training:
+    if "target_length" not in training and found.input_shape is None:  # Whisper's: the API's default and warning
         training["target_length"] = SUMMARY_TARGET
         told.append(f"target={SUMMARY_TARGET} (the decoder's tokens, as transformers' run_summarization.py truncates "
                     f"them: max_target_length; say target= for yours)")

@@ -166,7 +166,7 @@ def default_sequence(config: Mapping[str, Any]) -> int:
     return min(context, MAX_DEFAULT_SEQUENCE)
 
 
-def hf_config_layers(config: object, head: str = CLASSIFIER, *, target_length: int = T5_CONTEXT) -> list[Layer]:
+def hf_config_layers(config: object, head: str = CLASSIFIER, *, target_length: int | None = T5_CONTEXT) -> list[Layer]:
     """Return the layer list of the model a Hugging Face config.json describes (see the module doc); an
     encoder's (hf_encoders.HEADED_TYPES) with `head`; an encoder-decoder's decoder reading `target_length`."""
     kind = model_type(config)

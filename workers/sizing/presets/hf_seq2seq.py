@@ -39,7 +39,8 @@ from workers.sizing.presets.hf_encoders import config_whole as _whole
 Layer = dict[str, object]
 T5_TYPES = ("t5", "mt5")  # mT5 is T5 1.1's layers with a 250,112-token vocabulary
 BART_TYPES = ("bart",)
-SEQ2SEQ_TYPES = (*T5_TYPES, *BART_TYPES)
+WHISPER_TYPES = ("whisper",)
+SEQ2SEQ_TYPES = (*T5_TYPES, *BART_TYPES, *WHISPER_TYPES)
 POSITION_OFFSET = 2  # BartLearnedPositionalEmbedding's two extra rows
 MAX_DEPTH, MAX_WIDTH, MAX_VOCABULARY = 1024, 131_072, 1_048_576
 PROJECTIONS = {"relu": ("relu", True), "gated-gelu": ("geglu_new", False)}  # activation, head tied by default
@@ -133,11 +134,61 @@ def bart_layers(config: Mapping[str, Any], *, target_length: int) -> list[Layer]
     ]
 
 
-def seq2seq_layers(config: Mapping[str, Any], *, target_length: int) -> list[Layer]:
-    """Return an encoder-decoder's layer list from its config.json (T5_TYPES or BART_TYPES)."""
+def whisper_layers(config: Mapping[str, Any], *, target_length: int | None = None) -> list[Layer]:
+    """Return the layer list of WhisperForConditionalGeneration as the config describes it: the encoder reads
+    [num_mel_bins, 2 x max_source_positions] log-mel frames (30 s of audio), the decoder `target_length` tokens
+    (None: its max_target_positions, the longest transcript it reads)."""
+    hidden = _whole(config, "d_model", maximum=MAX_WIDTH)
+    vocab = _whole(config, "vocab_size", maximum=MAX_VOCABULARY)
+    targets = _whole(config, "max_target_positions", maximum=MAX_WIDTH, default=448)
+    target = targets if target_length is None else target_length
+    if target > targets:
+        raise SpecError("training.target_length", f"{target:,} exceeds Whisper's {targets} target positions "
+                                                  "(max_target_positions): its transcripts are at most that long")
+    p = config_fraction(config, "dropout", 0.0)
+    stacks = {}
+    for stack in ("encoder", "decoder"):
+        depth = _whole(config, f"{stack}_layers", maximum=MAX_DEPTH)
+        block: Layer = {"type": "transformer_block", "heads": _whole(config, f"{stack}_attention_heads",
+                                                                      maximum=MAX_WIDTH),
+                        "ffn": _whole(config, f"{stack}_ffn_dim", maximum=4 * MAX_WIDTH), "norm": "pre",
+                        "activation": "gelu", "dropout": p, "bias": True,
+                        "inner_dropout": config_fraction(config, "activation_dropout", 0.0) > 0}
+        stacks[stack] = [{**block, "name": f"{stack}.layers.{i}"} for i in range(depth)]
+    return [
+        {"type": "conv1d", "name": "encoder.conv1", "out_channels": hidden, "kernel": 3, "padding": 1},
+        {"type": "gelu", "name": "encoder.gelu1"},
+        {"type": "conv1d", "name": "encoder.conv2", "out_channels": hidden, "kernel": 3, "stride": 2, "padding": 1},
+        {"type": "gelu", "name": "encoder.gelu2"},
+        {"type": "to_sequence", "name": "encoder.permute"},
+        {"type": "position_embedding", "name": "encoder.embed_positions", "frozen": True},  # sinusoids, not trained
+        {"type": "dropout", "name": "encoder.dropout", "p": p},
+        *stacks["encoder"],
+        {"type": "layernorm", "name": "encoder.layer_norm"},
+        {"type": "embedding", "name": "decoder.embed_tokens", "vocab": vocab, "dim": hidden, "length": target},
+        {"type": "position_embedding", "name": "decoder.embed_positions", "max_positions": targets},
+        {"type": "dropout", "name": "decoder.dropout", "p": p},
+        *({**b, "causal": True, "memory": "encoder.layer_norm"} for b in stacks["decoder"]),
+        {"type": "layernorm", "name": "decoder.layer_norm"},
+        {"type": "dense", "name": "proj_out", "out_features": vocab, "bias": False, "shared_weights": True},
+        {"type": "log_softmax", "name": "loss"},
+    ]
+
+
+def whisper_input(config: Mapping[str, Any]) -> tuple[int, int]:
+    """Return the log-mel input a Whisper config reads: [mel bins, frames] (the encoder halves the frames)."""
+    return (_whole(config, "num_mel_bins", maximum=1024, default=80),
+            2 * _whole(config, "max_source_positions", maximum=MAX_WIDTH, default=1500))
+
+
+def seq2seq_layers(config: Mapping[str, Any], *, target_length: int | None) -> list[Layer]:
+    """Return an encoder-decoder's layer list from its config.json (T5_TYPES, BART_TYPES or WHISPER_TYPES)."""
+    if config.get("model_type") in WHISPER_TYPES:
+        return whisper_layers(config, target_length=target_length)
+    target = T5_CONTEXT if target_length is None else target_length
     if config.get("model_type") in BART_TYPES:
-        return bart_layers(config, target_length=target_length)
-    return t5_layers(config, target_length=target_length)
+        return bart_layers(config, target_length=target)
+    return t5_layers(config, target_length=target)
 
 # name -> (d_model, d_kv, d_ff, layers, heads, feed_forward_proj, aliases): each stack has `layers` blocks and the
 # vocabulary is 32,128. T5 1.0 from Google's configs as PaddleNLP copies them (paddlenlp/transformers/t5/
@@ -202,6 +253,35 @@ def _build_bart(name: str, target_length: int = BART_CONTEXT) -> list[Layer]:
     return bart_layers(bart_config(name), target_length=target_length)
 
 
+# Whisper (Radford et al. 2022): name -> (d_model, encoder layers, decoder layers, heads, mel bins, vocabulary); the FFN
+# is 4 x d_model, 1,500 source and 448 target positions, dropout 0 (the configs of openai/whisper-* as the paper's
+# Table 1 sizes them, recalled). The layers give the Hub's counts but for K's bias, which Whisper's k_proj lacks
+# (d_model weights an attention; the count below is the Hub's: recalled, the layers' less those biases).
+WHISPER_SIZES: dict[str, tuple[int, int, int, int, int, int]] = {
+    "whisper-tiny": (384, 4, 4, 6, 80, 51865), "whisper-base": (512, 6, 6, 8, 80, 51865),
+    "whisper-small": (768, 12, 12, 12, 80, 51865), "whisper-medium": (1024, 24, 24, 16, 80, 51865),
+    "whisper-large-v2": (1280, 32, 32, 20, 80, 51865), "whisper-large-v3": (1280, 32, 32, 20, 128, 51866),
+    "whisper-large-v3-turbo": (1280, 32, 4, 20, 128, 51866),
+}
+WHISPER_COUNTS = {"whisper-tiny": 37_760_640, "whisper-base": 72_593_920, "whisper-small": 241_734_912,
+                  "whisper-medium": 763_857_920, "whisper-large-v2": 1_543_304_960,
+                  "whisper-large-v3": 1_543_490_560, "whisper-large-v3-turbo": 808_878_080}
+WHISPER_TARGET = 448  # max_target_positions: the longest transcript the decoder reads
+
+
+def whisper_config(name: str) -> dict[str, Any]:
+    """Return the config.json fields of a Whisper preset."""
+    d_model, encoder, decoder, heads, mels, vocab = WHISPER_SIZES[name]
+    return {"model_type": "whisper", "d_model": d_model, "encoder_layers": encoder, "decoder_layers": decoder,
+            "encoder_attention_heads": heads, "decoder_attention_heads": heads, "encoder_ffn_dim": 4 * d_model,
+            "decoder_ffn_dim": 4 * d_model, "num_mel_bins": mels, "vocab_size": vocab, "max_source_positions": 1500,
+            "max_target_positions": WHISPER_TARGET}
+
+
+def _build_whisper(name: str, target_length: int | None = None) -> list[Layer]:
+    return whisper_layers(whisper_config(name), target_length=target_length)
+
+
 def seq2seq_presets(preset: type, published: type) -> list[Any]:
     """Return the T5 and BART presets as registry.Preset values (the registry passes its classes: no import cycle)."""
     out = []
@@ -224,4 +304,17 @@ def seq2seq_presets(preset: type, published: type) -> list[Any]:
             published(count, None, f"Hugging Face Hub parameter count of facebook/{name} [recalled]; the layers from "
                                    "its config.json (hf_seq2seq.py)"),
             sequence_length=BART_CONTEXT, aliases=aliases, target=True))
+    for name, (d_model, encoder, decoder, heads, mels, _) in WHISPER_SIZES.items():
+        size = name[8:]
+        out.append(preset(
+            name, f"Whisper {size} speech recognizer ({encoder} + {decoder} pre-norm blocks, d_model {d_model}, "
+                  f"{heads} heads; reads 30 s of audio as {mels} x 3000 log-mel frames, and training.target_length "
+                  f"transcript tokens, at most {WHISPER_TARGET})",
+            partial(_build_whisper, name),
+            published(WHISPER_COUNTS[name], None, f"Hugging Face Hub parameter count of openai/{name} [recalled]; the "
+                                                  "layers from its config.json (hf_seq2seq.py) count K's biases too"),
+            input_shape=whisper_input(whisper_config(name)), target=True,
+            aliases=(f"openai/{name}", name.replace("-", "_"), *(("whisper",) if size == "small" else ()),
+                     *(("whisper-large",) if size == "large-v3" else ()), *(("whisper-turbo",) if "turbo" in size
+                                                                             else ()))))
     return out

@@ -355,8 +355,8 @@ def preset_stats(
     `target_length` tokens (None: as many as the encoder)."""
     preset = find_preset(name)
     if target_length is not None and not preset.target:
-        raise SpecError("training.target_length", f"goes with an encoder-decoder (t5, flan-t5, bart); {preset.name} "
-                                                  "reads one sequence: leave it out")
+        raise SpecError("training.target_length", f"goes with an encoder-decoder (t5, flan-t5, bart, whisper); "
+                                                  f"{preset.name} reads one sequence: leave it out")
     if head is not None and head not in preset.heads:
         kinds = f"takes {' or '.join(preset.heads)}" if preset.heads else "has one head, its own"
         raise SpecError("model.head", f"{head!r}: {preset.name} {kinds} (a head is chosen for BERT-style encoders)")
@@ -383,7 +383,7 @@ def _preset_stats(name: str, sequence_length: int | None, input_shape: tuple[int
     try:
         stats = compute_model_stats(
             preset.build(**({} if head is None else {"head": head}),
-                         **({"target_length": target or seq} if preset.target else {})),
+                         **({"target_length": target or seq} if preset.target and (target or seq) else {})),
             input_shape=shape,
             sequence_length=seq,
             name=preset.name if head is None else f"{preset.name} ({head} head)",
