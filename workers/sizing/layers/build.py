@@ -48,7 +48,7 @@ from workers.sizing.layers.autocast import extra_bytes, output_is_fp32
 from workers.sizing.layers.fields import COMMON_KEYS, Fields, Part, Rule, Shape, closest, size, whole_number
 from workers.sizing.layers.repeats import LayerRows, layer_key, plain_key
 from workers.sizing.layers.rows import count_kept_values, part_ids, part_row, view_refs_of
-from workers.sizing.layers.wiring import input_names, is_wired
+from workers.sizing.layers.wiring import MEMORY, input_names, is_wired
 from workers.sizing.stats import BatchInput, LayerStats, ModelStats
 
 RULES: dict[str, Rule] = {**layer_basic.RULES, **layer_conv.RULES, **layer_seq.RULES}
@@ -183,7 +183,7 @@ def _model_stats(
     # checked already skips the key check, the key's making and its hashing.
     plain: dict[tuple[object, ...], list[Any]] = {}
     for i, (spec, type_name) in enumerate(zip(layers, types, strict=True)):
-        if "name" not in spec and "inputs" not in spec and "from" not in spec and "memory" not in spec:
+        if "name" not in spec and "inputs" not in spec and "from" not in spec and MEMORY not in spec:
             # The usual repeat: a plain layer met before after the same shape, placed from its first rows.
             # Anything this path does not settle is worked out below, as for a layer not met before.
             seen_key = (type_name, known[previous], tuple(spec.items()), tuple(map(type, spec.values())))

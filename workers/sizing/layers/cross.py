@@ -22,7 +22,7 @@ from dataclasses import replace
 from workers.sizing.layers.fields import Fields, Part, Shape, size
 from workers.sizing.stats import LayerKind
 
-LSE_BYTES = 4  # a fused kernel's float32 log-sum-exp per head and query row (as seq.py)
+LSE_BYTES = 4  # a fused attention kernel's log-sum-exp per head and query row is float32
 BIAS_BYTES = 4  # T5's additive score bias and mask, float32 (the bias table's dtype)
 
 

@@ -18,7 +18,7 @@ from workers.sizing.layers.basic import (
     RMSNORM_PARTS_TRAFFIC_PER_VALUE,
     rmsnorm_part,
 )
-from workers.sizing.layers.cross import cross_attention_parts, score_bias
+from workers.sizing.layers.cross import LSE_BYTES, cross_attention_parts, score_bias
 from workers.sizing.layers.feedforward import MAX_EXPERTS, ffn_parts, moe_parts
 from workers.sizing.layers.fields import Fields, Part, Rule, Shape, show, size
 from workers.sizing.stats import LayerKind
@@ -37,7 +37,6 @@ SEQUENCE = "[sequence, features]"
 # length and batch, so cuDNN's reserve may well differ; a GPU measurement is still owed.
 KEPT_PER_UNIT = {"lstm": 7, "gru": 7}
 GATES = {"lstm": 4, "gru": 3}
-LSE_BYTES = 4  # a fused attention kernel's log-sum-exp per head and query row is float32
 
 
 def _recurrent(cell: str) -> Rule:

@@ -107,15 +107,7 @@ def bart_layers(config: Mapping[str, Any], *, target_length: int) -> list[Layer]
     if config.get("add_final_layer_norm") or config.get("normalize_before"):
         raise SpecError(f"{FIELD}.normalize_before", "BART's post-norm layout is sized (mBART's pre-norm and final "
                                                      "norm are not): give model.layers")
-    inner = config_fraction(config, "activation_dropout", 0.0) > 0
-    stacks = {}
-    for stack in ("encoder", "decoder"):
-        depth = _whole(config, f"{stack}_layers", maximum=MAX_DEPTH)
-        block: Layer = {"type": "transformer_block", "heads": _whole(config, f"{stack}_attention_heads",
-                                                                      maximum=MAX_WIDTH),
-                        "ffn": _whole(config, f"{stack}_ffn_dim", maximum=4 * MAX_WIDTH), "norm": "post",
-                        "activation": activation, "dropout": p, "bias": True, "inner_dropout": inner}
-        stacks[stack] = [{**block, "name": f"{stack}.layers.{i}"} for i in range(depth)]
+    stacks = _stacks(config, norm="post", activation=str(activation), dropout=p)
     encoder_out = str(stacks["encoder"][-1]["name"])
 
     def front(stack: str, embedding: Layer) -> list[Layer]:
@@ -134,6 +126,22 @@ def bart_layers(config: Mapping[str, Any], *, target_length: int) -> list[Layer]
     ]
 
 
+def _stacks(config: Mapping[str, Any], *, norm: str, activation: str, dropout: float) -> dict[str, list[Layer]]:
+    """Return the encoder's and the decoder's blocks of a BART-style config (BART, Whisper): `encoder_layers`,
+    `encoder_attention_heads`, `encoder_ffn_dim` and the decoder's, biases on every projection, `activation_dropout`
+    between the feed-forward's activation and its output projection where it is above 0."""
+    stacks = {}
+    for stack in ("encoder", "decoder"):
+        depth = _whole(config, f"{stack}_layers", maximum=MAX_DEPTH)
+        block: Layer = {"type": "transformer_block", "heads": _whole(config, f"{stack}_attention_heads",
+                                                                      maximum=MAX_WIDTH),
+                        "ffn": _whole(config, f"{stack}_ffn_dim", maximum=4 * MAX_WIDTH), "norm": norm,
+                        "activation": activation, "dropout": dropout, "bias": True,
+                        "inner_dropout": config_fraction(config, "activation_dropout", 0.0) > 0}
+        stacks[stack] = [{**block, "name": f"{stack}.layers.{i}"} for i in range(depth)]
+    return stacks
+
+
 def whisper_layers(config: Mapping[str, Any], *, target_length: int | None = None) -> list[Layer]:
     """Return the layer list of WhisperForConditionalGeneration as the config describes it: the encoder reads
     [num_mel_bins, 2 x max_source_positions] log-mel frames (30 s of audio), the decoder `target_length` tokens
@@ -146,15 +154,7 @@ def whisper_layers(config: Mapping[str, Any], *, target_length: int | None = Non
         raise SpecError("training.target_length", f"{target:,} exceeds Whisper's {targets} target positions "
                                                   "(max_target_positions): its transcripts are at most that long")
     p = config_fraction(config, "dropout", 0.0)
-    stacks = {}
-    for stack in ("encoder", "decoder"):
-        depth = _whole(config, f"{stack}_layers", maximum=MAX_DEPTH)
-        block: Layer = {"type": "transformer_block", "heads": _whole(config, f"{stack}_attention_heads",
-                                                                      maximum=MAX_WIDTH),
-                        "ffn": _whole(config, f"{stack}_ffn_dim", maximum=4 * MAX_WIDTH), "norm": "pre",
-                        "activation": "gelu", "dropout": p, "bias": True,
-                        "inner_dropout": config_fraction(config, "activation_dropout", 0.0) > 0}
-        stacks[stack] = [{**block, "name": f"{stack}.layers.{i}"} for i in range(depth)]
+    stacks = _stacks(config, norm="pre", activation="gelu", dropout=p)
     return [
         {"type": "conv1d", "name": "encoder.conv1", "out_channels": hidden, "kernel": 3, "padding": 1},
         {"type": "gelu", "name": "encoder.gelu1"},
