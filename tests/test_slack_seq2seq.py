@@ -15,6 +15,7 @@ from tests.test_slack_phrases import parse
     ("fine-tune t5 small on cnn dailymail", "t5-small", 512, 128, 287_113),
     ("fine-tune bart-large on xsum target 64", "bart-large", 1024, 64, 204_045),
     ("fine tune flan t5 xl on 50k samples target=256 bf16", "flan-t5-xl", 512, 256, 50_000),
+    ("fine-tune mt5 base on 50k samples", "mt5-base", 512, 128, 50_000),
 ])
 def test_an_encoder_decoders_fine_tune_is_sized_as_its_recipe(text: str, preset: str, source: int, target: int,
                                                               samples: int) -> None:

@@ -18,7 +18,7 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
                                    ("quarter", "quarter"))},  # "retrained every month": a recurring job
              ("stable", "diffusion"): "stable-diffusion", ("stable-diffusion", "xl"): "sdxl",  # no preset: said why
              ("flan", "t5"): "flan-t5", ("cnn", "dailymail"): "cnn-dailymail", ("cnn", "daily-mail"): "cnn-dailymail",
-             **{(family, size): f"{family}-{size}" for family in ("t5", "flan-t5", "whisper", "bart")  # "t5 small": one
+             **{(family, size): f"{family}-{size}" for family in ("t5", "flan-t5", "mt5", "whisper", "bart")
                 for size in ("small", "base", "large", "medium", "xl", "xxl", "3b", "11b")},
              **{("zero", n): f"zero{n}" for n in "123"},  # "deepspeed zero 3"
              ("continued", "pretrain"): "continued-pretrain", ("continual", "pretrain"): "continued-pretrain",

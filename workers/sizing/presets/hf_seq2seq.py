@@ -207,19 +207,31 @@ T5_SIZES: dict[str, tuple[int, int, int, int, int, str, tuple[str, ...]]] = {
     "flan-t5-large": (1024, 64, 2816, 24, 16, "gated-gelu", ("flan_t5_large", "t5-v1_1-large", "t5-v1.1-large")),
     "flan-t5-xl": (2048, 64, 5120, 24, 32, "gated-gelu", ("flan_t5_xl", "t5-v1_1-xl", "t5-v1.1-xl")),
     "flan-t5-xxl": (4096, 64, 10240, 24, 64, "gated-gelu", ("flan_t5_xxl", "t5-v1_1-xxl", "t5-v1.1-xxl")),
+    # mT5 (Xue et al. 2021): T5 1.1's layers at each size with a 250,112-token vocabulary, untied
+    "mt5-small": (512, 64, 1024, 8, 6, "gated-gelu", ("google/mt5-small", "mt5_small")),
+    "mt5-base": (768, 64, 2048, 12, 12, "gated-gelu", ("mt5", "google/mt5-base", "mt5_base")),
+    "mt5-large": (1024, 64, 2816, 24, 16, "gated-gelu", ("google/mt5-large", "mt5_large")),
+    "mt5-xl": (2048, 64, 5120, 24, 32, "gated-gelu", ("google/mt5-xl", "mt5_xl")),
+    "mt5-xxl": (4096, 64, 10240, 24, 64, "gated-gelu", ("google/mt5-xxl", "mt5_xxl")),
 }
-# The Hugging Face Hub's parameter counts of the checkpoints [recalled]; the layers give each to the weight.
+# The Hugging Face Hub's parameter counts of the checkpoints [recalled]; the layers give each to the weight (mT5-XL's
+# and -XXL's are the layers' own, not recalled).
 T5_COUNTS = {"t5-small": 60_506_624, "t5-base": 222_903_552, "t5-large": 737_668_096, "t5-3b": 2_851_598_336,
              "t5-11b": 11_307_321_344, "flan-t5-small": 76_961_152, "flan-t5-base": 247_577_856,
-             "flan-t5-large": 783_150_080, "flan-t5-xl": 2_849_757_184, "flan-t5-xxl": 11_135_332_352}
+             "flan-t5-large": 783_150_080, "flan-t5-xl": 2_849_757_184, "flan-t5-xxl": 11_135_332_352,
+             "mt5-small": 300_176_768, "mt5-base": 582_401_280, "mt5-large": 1_229_581_312, "mt5-xl": 3_742_619_648,
+             "mt5-xxl": 12_921_057_280}
+MT5_VOCABULARY = 250_112
 T5_CONTEXT = 512  # the input length T5 and FLAN-T5 were trained at (relative positions set no hard limit)
 
 
 def t5_config(name: str) -> dict[str, Any]:
     """Return the config.json fields of a T5 preset."""
     d_model, d_kv, d_ff, layers, heads, projection, _ = T5_SIZES[name]
-    return {"model_type": "t5", "d_model": d_model, "d_kv": d_kv, "d_ff": d_ff, "num_layers": layers,
-            "num_decoder_layers": layers, "num_heads": heads, "vocab_size": 32128,
+    multilingual = name.startswith("mt5")
+    return {"model_type": "mt5" if multilingual else "t5", "d_model": d_model, "d_kv": d_kv, "d_ff": d_ff,
+            "num_layers": layers, "num_decoder_layers": layers, "num_heads": heads,
+            "vocab_size": MT5_VOCABULARY if multilingual else 32128,
             "relative_attention_num_buckets": 32, "dropout_rate": 0.1, "feed_forward_proj": projection,
             "tie_word_embeddings": projection == "relu"}
 
@@ -287,8 +299,11 @@ def seq2seq_presets(preset: type, published: type) -> list[Any]:
     out = []
     for name, (d_model, _, d_ff, layers, heads, projection, aliases) in T5_SIZES.items():
         kind = "T5 1.0, ReLU feed-forward, head tied" if projection == "relu" else "T5 1.1 layers, gated GELU, untied"
+        family, size = name.rsplit("-", 1)
+        label = {"t5": "T5", "flan-t5": "FLAN-T5", "mt5": "mT5"}[family]
+        kind += f", vocabulary {MT5_VOCABULARY:,}" if family == "mt5" else ""
         out.append(preset(
-            name, f"{name.upper() if name.startswith('t5') else 'FLAN-T5 ' + name[8:].upper()} encoder-decoder "
+            name, f"{label}-{size.upper() if size in ('xl', 'xxl', '3b', '11b') else size} encoder-decoder "
                   f"({layers} + {layers} blocks, d_model {d_model}, {heads} heads, d_ff {d_ff}; {kind}; reads "
                   f"training.target_length target tokens)",
             partial(_build, name),
