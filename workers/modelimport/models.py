@@ -14,7 +14,7 @@ from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest, whole_number
 from workers.sizing.presets.hf_config import config_name, config_text, default_sequence, hf_config_layers, model_type
 from workers.sizing.presets.hf_encoders import HEADED_TYPES
-from workers.sizing.presets.hf_seq2seq import SEQ2SEQ_TYPES, WHISPER_TYPES, whisper_input
+from workers.sizing.presets.hf_seq2seq import SEQ2SEQ_TYPES, WHISPER_TYPES, audio_not_tokens, whisper_input
 from workers.sizing.presets.registry import find_preset, preset_stats
 from workers.sizing.presets.transformer import CLASSIFIER, ENCODER_HEADS, MASKED_LM
 from workers.sizing.stats import ModelStats
@@ -42,8 +42,8 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
     `batch_size` binds an ONNX file's symbolic batch axis before shape inference. A BERT-style encoder (a
     preset with heads, or an hf_config of hf_encoders.HEADED_TYPES) gets `model.head`; without one, the
     masked-LM head when `from_pretrained` is False (pre-training an encoder is masked-language modelling),
-    else its sentence classifier. An encoder-decoder (T5) preset or hf_config reads `target_length` target tokens
-    (None: as many as its source).
+    else its sentence classifier. An encoder-decoder (T5, BART, Whisper) preset or hf_config reads `target_length`
+    target tokens (None: as many as its source; Whisper's, its target positions).
     """
     if not isinstance(model, Mapping):
         raise SpecError("model", "must be an object with one of preset, stats, layers, onnx or hf_config")
@@ -77,9 +77,7 @@ def resolve_model(model: Mapping[str, object], *, sequence_length: int | None,
         if head is None and pretraining and find_preset(preset).heads:
             head = pretraining
         if sequence_length is not None and find_preset(preset).target and find_preset(preset).input_shape:
-            raise SpecError("training.sequence_length", f"{preset} reads 30 seconds of audio as log-mel frames, not "
-                                                        "tokens: leave it out (training.target_length sets the "
-                                                        "transcripts' tokens)")
+            raise audio_not_tokens(preset)
         return preset_stats(preset, sequence_length=sequence_length, input_shape=_shape(input_shape),
                             head=None if head is None else str(head), target_length=target_length)
     if form == "stats":
@@ -137,9 +135,7 @@ def _hf_config_stats(text: str, sequence_length: int | None, label: str | None, 
     named = config_name(config) + (f" ({head} head)" if head == MASKED_LM else "")
     if config.get("model_type") in WHISPER_TYPES:  # 30 s of log-mel frames, not tokens
         if sequence_length is not None:
-            raise SpecError("training.sequence_length", "Whisper reads 30 seconds of audio as log-mel frames, not "
-                                                        "tokens: leave it out (training.target_length sets the "
-                                                        "transcripts' tokens)")
+            raise audio_not_tokens("Whisper")
         return compute_model_stats(hf_config_layers(config, head, target_length=target_length),
                                    input_shape=whisper_input(config), sequence_length=None, name=label or named,
                                    field_prefix="model.hf_config")

@@ -50,7 +50,7 @@ def with_target_warning(stats: ModelStats, model: Mapping[str, Any], training: M
     """Return the model with a `target-length-assumed` warning where an encoder-decoder (a T5, BART or Whisper preset
     or config) was sized with its decoder reading as many tokens as its encoder (Whisper's: its 448 positions), for
     want of training.target_length."""
-    from workers.sizing.presets.hf_seq2seq import SEQ2SEQ_TYPES
+    from workers.sizing.presets.hf_seq2seq import SEQ2SEQ_TYPES, WHISPER_TARGET
     from workers.sizing.presets.registry import find_preset
 
     if training.get("target_length") is not None:
@@ -60,9 +60,11 @@ def with_target_warning(stats: ModelStats, model: Mapping[str, Any], training: M
             or (isinstance(config, Mapping) and config.get("model_type") in SEQ2SEQ_TYPES)):
         return stats
     if stats.sequence_length is None:  # Whisper: audio in, its decoder at its whole target positions
-        message = ("training.target_length is not given, so the decoder is sized at its 448 target positions, the "
-                   "longest transcript Whisper reads; a 30-second clip's transcript is mostly far shorter: give "
-                   "training.target_length, the tokens of your longest transcript.")
+        positions = config.get("max_target_positions", WHISPER_TARGET) if isinstance(config, Mapping) \
+            else WHISPER_TARGET
+        message = (f"training.target_length is not given, so the decoder is sized at its {positions} target "
+                   "positions, the longest transcript Whisper reads; a 30-second clip's transcript is mostly far "
+                   "shorter: give training.target_length, the tokens of your longest transcript.")
         return replace(stats, import_warnings=(*stats.import_warnings, (TARGET_WARNING, message)))
     message = (f"training.target_length is not given, so the decoder is sized at the source's "
                f"{stats.sequence_length:,} tokens, as a translation's targets run. A summary's or an answer's "

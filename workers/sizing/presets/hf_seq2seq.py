@@ -175,6 +175,12 @@ def whisper_layers(config: Mapping[str, Any], *, target_length: int | None = Non
     ]
 
 
+def audio_not_tokens(name: str) -> SpecError:
+    """Return the error of a sequence length given to Whisper, which reads audio frames, not tokens."""
+    return SpecError("training.sequence_length", f"{name} reads 30 seconds of audio as log-mel frames, not tokens: "
+                                                 "leave it out (training.target_length sets the transcripts' tokens)")
+
+
 def whisper_input(config: Mapping[str, Any]) -> tuple[int, int]:
     """Return the log-mel input a Whisper config reads: [mel bins, frames] (the encoder halves the frames)."""
     return (_whole(config, "num_mel_bins", maximum=1024, default=80),
