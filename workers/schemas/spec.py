@@ -13,10 +13,11 @@ from workers.modelimport.models import FORMS
 from workers.schemas.dataset import DatasetSchema
 from workers.schemas.fields import GpuName, StrictFloat, bounded_int
 from workers.schemas.layer_list import MAX_LAYER_NUMBER, LayerList, unbounded_number_errors
+from workers.sizing.errors import UnknownNameError
 from workers.sizing.layers.build import ALIASES as LAYER_ALIASES
 from workers.sizing.layers.build import RULES as LAYER_RULES
 from workers.sizing.presets.hf_config import SUPPORTED_TYPES
-from workers.sizing.presets.registry import PRESETS
+from workers.sizing.presets.registry import PRESETS, find_preset
 from workers.sizing.presets.transformer import ENCODER_HEADS, HEAD_DESCRIPTION
 from workers.sizing.spec import DEFAULT_PROVIDERS, Optimizer
 
@@ -352,7 +353,21 @@ class JobSpecSchema(_Strict):
         # Nested defaults are only applied to a section that is present, so make them present.
         if isinstance(data, dict):
             data = {**data, **{k: {} for k in ("dataset", "constraints") if k not in data}}
+            data = _preset_loss(data)
         return data
+
+
+def _preset_loss(data: dict[str, Any]) -> dict[str, Any]:
+    """Fill training.loss with the loss a preset's step computes (a diffusion U-Net's mse) where the spec names none."""
+    model, training = data.get("model"), data.get("training")
+    name = model.get("preset") if isinstance(model, dict) else None
+    if not isinstance(name, str) or not isinstance(training, dict) or "loss" in training:
+        return data
+    try:
+        loss = find_preset(name).loss
+    except UnknownNameError:
+        return data  # the model field's own check names it
+    return data if loss == "cross_entropy" else {**data, "training": {**training, "loss": loss}}
 
 
 MAX_ESTIMATE_GPUS = 256

@@ -232,8 +232,12 @@ def _change_network(p: _Planner) -> Mitigation | None:
         if shape is not None:  # a transformer: no "convolutions instead"
             steps = "shard it or offload" if training.from_pretrained is False else \
                 "shard it, train adapters or offload"
-            spread = (f" only; the rest is spread over its {shape.blocks} blocks, "
-                      f"{shape.block_parameters / max(model.parameters, 1):.1%} each" if share < SPREAD_SHARE else "")
+            # blocks alike (a decoder's): each one's share; blocks of many widths (a diffusion U-Net's): the layers
+            alike = shape.blocks * shape.block_parameters >= model.parameters / 2
+            weighted = sum(1 for layer in model.layers if layer.parameters)
+            spread = ("" if share >= SPREAD_SHARE else f" only; the rest is spread over its {shape.blocks} blocks, "
+                      f"{shape.block_parameters / max(model.parameters, 1):.1%} each" if alike else
+                      f" only; the rest is spread over its {weighted} layers with weights")
             what = (f"hold {share:.0%} of the parameters{spread} (parameters, gradients and optimizer state are "
                     f"{state / GIB:.1f} GiB): a smaller model (fewer or narrower blocks, a smaller vocabulary), "
                     f"or keep the model and {steps} (the steps below)")

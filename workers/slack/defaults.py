@@ -26,6 +26,7 @@ from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import Preset, find_preset, preset_stats
 from workers.sizing.sequence_advice import HF_TRAINER_EPOCHS, SFT_BATCH
 from workers.slack.datasets import DATASET_ALIASES
+from workers.slack.diffusion import diffusion_epochs, diffusion_precision, diffusion_step, is_diffusion
 from workers.slack.sequences import as_fine_tune, found_preset, seq2seq_step
 
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
@@ -120,6 +121,8 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
     if "epochs" in spec["training"] or not spec.get("dataset", {}).get("samples"):
         return ""
     found = found_preset(preset)
+    if is_diffusion(found):  # a Stable Diffusion fine-tune: diffusers' script's own
+        return diffusion_epochs(spec)
     if found is not None and ((found.sequence_length and kind) or kind == "said"):
         spec["training"]["epochs"] = HF_TRAINER_EPOCHS
         return f"epochs={HF_TRAINER_EPOCHS} ({as_fine_tune(kind)}, as transformers' Trainer: num_train_epochs)"
@@ -141,6 +144,8 @@ def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collecti
     # "gpt2 from scratch": nanoGPT's train.py pre-trains in bfloat16 wherever the GPU has it (advice.py's source);
     # sized in fp32 it ranked 1 x H100 for 69 h and $88 where bf16 runs it in under an hour on 8 x B200 for $18
     decoder = _is_decoder(found)
+    if is_diffusion(found):
+        return diffusion_precision(spec)
     # an encoder's too: RoBERTa "pretrain[s] with mixed precision floating point arithmetic" (Liu et al. 2019, §3.1);
     # "pretrain bert base on 3.3b words" in fp32 took one L40S 26.4 h
     if pretrain and found is not None and found.sequence_length is not None:
@@ -177,6 +182,8 @@ def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
     (train.py)."""
     found = found_preset(preset)
     training = spec["training"]
+    if is_diffusion(found):
+        return diffusion_step(spec)
     if not _is_decoder(found):
         return seq2seq_step(spec, found, kind)
     told = []

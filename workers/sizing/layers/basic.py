@@ -170,15 +170,21 @@ def reshape(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
 
 
 def add(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
-    """Sum two or more tensors of the same shape (a residual connection)."""
+    """Sum two or more tensors of the same shape (a residual connection); a later one may hold one value per channel
+    of the first ([C] or [C, 1, 1]: a diffusion U-Net's timestep projection, added over each feature map)."""
     if len(inputs) < 2:
         raise f.shape_error("add needs at least two inputs: name them in 'inputs' or 'from'")
     for other in inputs[1:]:
-        if other != inputs[0]:
-            raise f.shape_error(f"add needs equal shapes, got {show(inputs[0])} and {show(other)}")
+        trimmed = other
+        while len(trimmed) > 1 and trimmed[-1] == 1:
+            trimmed = trimmed[:-1]
+        per_channel = len(inputs[0]) > 1 and len(other) <= len(inputs[0]) and trimmed == inputs[0][:1]
+        if other != inputs[0] and not per_channel:
+            raise f.shape_error(f"add needs equal shapes (or one value per channel of the first, e.g. "
+                                f"[{inputs[0][0]}]), got {show(inputs[0])} and {show(other)}")
     n = size(inputs[0])
-    # Keeps nothing: the gradient of a sum passes through unchanged.
-    return [Part("add", LayerKind.ELEMENTWISE, inputs[0], traffic_values=n * (len(inputs) + 1))]
+    # Keeps nothing: the gradient of a sum passes through unchanged (a per-channel term's is summed over the map).
+    return [Part("add", LayerKind.ELEMENTWISE, inputs[0], traffic_values=n * 2 + sum(size(s) for s in inputs[1:]))]
 
 
 def concat(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:

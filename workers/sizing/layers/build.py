@@ -44,6 +44,7 @@ from workers.sizing.gcpause import collection_paused
 from workers.sizing.layers import basic as layer_basic
 from workers.sizing.layers import conv as layer_conv
 from workers.sizing.layers import seq as layer_seq
+from workers.sizing.layers import spatial as layer_spatial
 from workers.sizing.layers.autocast import extra_bytes, output_is_fp32
 from workers.sizing.layers.fields import COMMON_KEYS, Fields, Part, Rule, Shape, closest, size, whole_number
 from workers.sizing.layers.repeats import LayerRows, layer_key, plain_key
@@ -51,7 +52,7 @@ from workers.sizing.layers.rows import count_kept_values, part_ids, part_row, vi
 from workers.sizing.layers.wiring import MEMORY, input_names, is_wired
 from workers.sizing.stats import BatchInput, LayerStats, ModelStats
 
-RULES: dict[str, Rule] = {**layer_basic.RULES, **layer_conv.RULES, **layer_seq.RULES}
+RULES: dict[str, Rule] = {**layer_basic.RULES, **layer_conv.RULES, **layer_seq.RULES, **layer_spatial.RULES}
 ALIASES: dict[str, str] = {
     "affine": "dense", "linear": "dense", "fc": "dense",
     "deconv1d": "conv_transpose1d",
@@ -61,6 +62,8 @@ ALIASES: dict[str, str] = {
     "batchnorm2d": "batchnorm",
     "batch_norm": "batchnorm",
     "layer_norm": "layernorm",
+    "group_norm": "groupnorm",
+    "groupnormalization": "groupnorm",
     "swish": "silu",
     "leakyrelu": "leaky_relu",
     "global_average_pool": "global_avg_pool",
@@ -86,7 +89,7 @@ ALIASES: dict[str, str] = {
 }
 SEQUENCE_FIRST = frozenset({"lstm", "gru", "multihead_attention", "transformer_block"})
 # Layers whose output is a view of their input (the same storage: keeping it keeps the input).
-VIEW_PARTS = frozenset({"flatten", "reshape"})
+VIEW_PARTS = frozenset({"flatten", "reshape", "chunk"})
 # The batch as the loop holds it on the device: float32 images or features, int64 token ids
 # (what torchvision's transforms and the tokenizers' tensors give).
 FLOAT_INPUT_BYTES, TOKEN_ID_BYTES = 4, 8

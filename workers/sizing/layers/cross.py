@@ -27,10 +27,11 @@ BIAS_BYTES = 4  # T5's additive score bias and mask, float32 (the bias table's d
 
 
 def cross_attention_parts(f: Fields, x: Shape, memory: Shape, *, heads: int, dropout: float, bias: bool,
-                          head_dim: int | None, kv_projections: int = 2) -> list[Part]:
+                          head_dim: int | None, kv_projections: int = 2, qkv_bias: bool | None = None) -> list[Part]:
     """Return the rows of cross-attention from the stream x [t, h] over the memory [s, h_m]: Q projection, K/V
     projection of the memory (`kv_projections`: 2 separate K and V modules, as T5 and BART, or 1 packed), the
-    core, the output projection."""
+    core, the output projection; `qkv_bias` (default `bias`) for Q, K and V alone (diffusers' to_q, to_k, to_v
+    have none, its to_out has one)."""
     f.rank(memory, (2,), "[sequence, features]", hint="memory names an encoder's output, [sequence, features]")
     steps, hidden = x
     source, width = memory
@@ -40,15 +41,17 @@ def cross_attention_parts(f: Fields, x: Shape, memory: Shape, *, heads: int, dro
         head_dim = hidden // heads
     inner = heads * head_dim
     b = 1 if bias else 0
+    bq = b if qkv_bias is None else int(qkv_bias)
     q, kv, core = (steps, inner), (source, 2 * inner), (steps, inner)
     probs = heads * steps * source
     dropped = probs if dropout > 0 else 0
     return [
-        Part("dense", LayerKind.DENSE, q, parameters=inner * (hidden + b), multiply_adds=steps * hidden * inner,
-             keeps_input=True, traffic_values=size(x) + size(q) + inner * (hidden + b), suffix="cross_q"),
-        Part("dense", LayerKind.DENSE, kv, parameters=2 * inner * (width + b),
+        Part("dense", LayerKind.DENSE, q, parameters=inner * (hidden + bq), multiply_adds=steps * hidden * inner,
+             keeps_input=True, traffic_values=size(x) + size(q) + inner * (hidden + bq), suffix="cross_q"),
+        Part("dense", LayerKind.DENSE, kv, parameters=2 * inner * (width + bq),
              multiply_adds=source * width * 2 * inner, keeps_input=True, reads_memory=True,
-             traffic_values=size(memory) + size(kv) + 2 * inner * (width + b), suffix="cross_kv", casts=kv_projections),
+             traffic_values=size(memory) + size(kv) + 2 * inner * (width + bq), suffix="cross_kv",
+             casts=kv_projections),
         # keeps K and V (its input), Q, and the t x s probabilities, as self-attention does
         Part("attention", LayerKind.ATTENTION, core, multiply_adds=2 * steps * source * inner, keeps_input=True,
              extra_saved_values=size(q) + probs + dropped, saved_mask_bytes=dropped,

@@ -292,7 +292,8 @@ def transformer_block(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
             raise f.shape_error(f"a block with memory (cross-attention) takes norm pre or post, not {placement}")
         cross = cross_attention_parts(f, x, memory, heads=heads, dropout=p, bias=bias,
                                       head_dim=f.whole("head_dim") if f.has("head_dim") else None,
-                                      kv_projections=2 if projections == 3 else 1)
+                                      kv_projections=2 if projections == 3 else 1,
+                                      qkv_bias=f.flag("qkv_bias", bias))
         if f.flag("attention_bias", False):
             cross = score_bias(cross, heads, memory[0])
         cross_half = [*cross, *_dropout_part(x, p, "drop_cross"), _add_part(x, "add_cross")]

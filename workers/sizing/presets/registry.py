@@ -17,6 +17,7 @@ from workers.sizing.errors import ShapeError, SpecError, UnknownNameError
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest
 from workers.sizing.presets.cnn import alexnet_layers, resnet_layers, vgg16_layers
+from workers.sizing.presets.diffusion import diffusion_presets
 from workers.sizing.presets.hf_presets import SAME_LAYERS, config_presets
 from workers.sizing.presets.hf_seq2seq import seq2seq_presets
 from workers.sizing.presets.mobile import mobile_presets
@@ -80,6 +81,7 @@ class Preset:
     # its discriminator reads, which its layers fix. `model.input_shape` may name them (the preset unchanged).
     images: tuple[int, ...] | None = None
     target: bool = False  # an encoder-decoder: `build` takes target_length, the decoder's tokens (hf_seq2seq.py)
+    loss: str = "cross_entropy"  # the training.loss its step computes when the spec names none (diffusion: "mse")
 
 
 def _resnet(depth: int, params: int, gflops: float) -> Preset:
@@ -311,6 +313,7 @@ _PRESETS: tuple[Preset, ...] = (
     *seq2seq_presets(Preset, Published),  # T5, FLAN-T5 and BART encoder-decoders
     *small_presets(Preset, Published),  # DCGAN, the MNIST VAE and MLP, the Atari DQN, the LSTM meta-learner
     *mobile_presets(Preset, Published, TORCHVISION),  # MobileNetV2, EfficientNet-B0
+    *diffusion_presets(Preset, Published),  # Stable Diffusion 1.5, 2.1, XL: the U-Net trained, VAE and text frozen
 )
 PRESETS: Mapping[str, Preset] = {p.name: p for p in _PRESETS}
 _ALIASES: dict[str, str] = {**SAME_LAYERS, **{alias: p.name for p in _PRESETS for alias in p.aliases}}

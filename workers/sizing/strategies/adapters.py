@@ -40,6 +40,7 @@ class Target(StrEnum):
 
 # Row-name suffixes of the transformer rule (layer_seq.py) and what each holds.
 _QKV, _OUT = "qkv", "proj"
+_CROSS_Q, _CROSS_KV, _CROSS_OUT = "cross_q", "cross_kv", "cross_proj"  # a block with memory (layers/cross.py)
 MLP_SUFFIXES = frozenset({"fc1", "fc2", "gate", "up", "down",  # and a mixture's shared experts (layers/feedforward.py)
                           "shared_fc1", "shared_fc2", "shared_gate", "shared_up", "shared_down"})
 _ROUTER = ".router"  # a mixture of experts' router row (layers/feedforward.py moe_parts): its outputs are the experts
@@ -60,7 +61,7 @@ class TransformerShape:
     block_parameters: int  # one block
     block_linear_parameters: int  # the weights of one block's dense rows (what QLoRA quantises)
     largest_unit_parameters: int
-    lora_sizes: dict[str, int]  # per target, d_in + d_out summed over one block's matrices
+    lora_sizes: dict[str, int]  # per target, d_in + d_out summed over the matrices of every trained block
 
 
 def block_of(layer: LayerStats) -> str:
@@ -103,33 +104,19 @@ def _transformer_shape(model: ModelStats) -> TransformerShape | None:
         blocks.setdefault(block_of(layer), []).append(layer)
     attention_blocks = [name for name, rows in blocks.items()
                         if name and any(r.kind is LayerKind.ATTENTION for r in rows)]
+    # the trained ones (a diffusion step's frozen text encoder gets no adapters), each with its own widths
+    trained = [name for name in attention_blocks if not all(r.frozen for r in blocks[name])] or attention_blocks
     if not attention_blocks:
         return None
-    rows = blocks[attention_blocks[0]]
+    rows = blocks[trained[0]]
     attention = next(r for r in rows if r.kind is LayerKind.ATTENTION)
     steps, inner = attention.output_shape[0], attention.output_shape[-1]  # heads x head_dim
     # the model's width: the output projection's (it maps the heads back), the attention's without one
     hidden = next((r.output_shape[-1] for r in rows if r.name.endswith(f".{_OUT}")), inner)
     sizes = {target.value: 0 for target in Target}
-    widths = {r.output_shape[-1] for r in rows if r.type == "dense"}
-    experts = next((r.output_shape[-1] for r in rows if r.name.endswith(_ROUTER)), 1)
-    for r in rows:
-        suffix = r.name.rsplit(".", 1)[-1]
-        if r.type != "dense":
-            continue
-        d_out = r.output_shape[-1]
-        # a mixture's expert rows run over the routed copies of the tokens (more rows than the sequence)
-        copies = experts if r.output_shape[0] != steps else 1
-        d_in = _input_width(r, hidden=hidden, widths=widths, copies=copies)
-        if suffix == _QKV:
-            kv_width = (d_out - inner) // 2  # grouped-query attention: K and V narrower than Q
-            sizes[Target.Q.value] += d_in + inner
-            sizes[Target.K.value] += d_in + kv_width
-            sizes[Target.V.value] += d_in + kv_width
-        elif suffix == _OUT:
-            sizes[Target.O.value] += d_in + d_out
-        elif suffix in MLP_SUFFIXES:  # one adapter per expert in a mixture of experts
-            sizes[Target.MLP.value] += copies * (d_in + d_out)
+    for name in trained:
+        for target, size in _lora_sizes(blocks[name]).items():
+            sizes[target] += size
     qkv_width = next((r.output_shape[-1] for r in rows if r.name.endswith(f".{_QKV}")), 3 * inner)
     outside = [layer.parameters for layer in blocks.get("", [])]
     block_parameters = sum(r.parameters for r in rows)
@@ -142,9 +129,47 @@ def _transformer_shape(model: ModelStats) -> TransformerShape | None:
     )
 
 
+def _lora_sizes(rows: list[LayerStats]) -> dict[str, int]:
+    """Return one block's d_in + d_out per LoRA target: Q, K, V and O of its self-attention and of its cross-attention
+    (an encoder-decoder's, a diffusion U-Net's: PEFT's q/k/v/o and diffusers' to_q/to_k/to_v/to_out match both)."""
+    attention = next(r for r in rows if r.kind is LayerKind.ATTENTION)
+    steps, inner = attention.output_shape[0], attention.output_shape[-1]  # heads x head_dim
+    hidden = next((r.output_shape[-1] for r in rows if r.name.endswith(f".{_OUT}")), inner)
+    sizes = {target.value: 0 for target in Target}
+    widths = {r.output_shape[-1] for r in rows if r.type == "dense"}
+    experts = next((r.output_shape[-1] for r in rows if r.name.endswith(_ROUTER)), 1)
+    biased = 0  # whether the cross-attention's projections have biases (its Q's tells)
+    for r in rows:
+        suffix = r.name.rsplit(".", 1)[-1]
+        if r.type != "dense":
+            continue
+        d_out = r.output_shape[-1]
+        # a mixture's expert rows run over the routed copies of the tokens (more rows than the sequence)
+        copies = experts if r.output_shape[0] != steps else 1
+        if suffix == _CROSS_KV:  # K and V of the memory: d_in is the memory's width, less Q's bias (layers/cross.py)
+            d_in = r.parameters // d_out - biased
+            sizes[Target.K.value] += d_in + d_out // 2
+            sizes[Target.V.value] += d_in + d_out // 2
+            continue
+        d_in = _input_width(r, hidden=hidden, widths=widths, copies=copies)
+        biased = int(r.parameters > d_in * d_out) if suffix == _CROSS_Q else biased
+        if suffix == _QKV:
+            kv_width = (d_out - inner) // 2  # grouped-query attention: K and V narrower than Q
+            sizes[Target.Q.value] += d_in + inner
+            sizes[Target.K.value] += d_in + kv_width
+            sizes[Target.V.value] += d_in + kv_width
+        elif suffix == _CROSS_Q:
+            sizes[Target.Q.value] += d_in + d_out
+        elif suffix in (_OUT, _CROSS_OUT):
+            sizes[Target.O.value] += d_in + d_out
+        elif suffix in MLP_SUFFIXES:  # one adapter per expert in a mixture of experts
+            sizes[Target.MLP.value] += copies * (d_in + d_out)
+    return sizes
+
+
 def lora_parameters(shape: TransformerShape, *, rank: int, targets: tuple[str, ...]) -> int:
-    """Return the trainable LoRA parameters: r x (d_in + d_out) per adapted matrix, over every block."""
-    return rank * shape.blocks * sum(shape.lora_sizes[t] for t in set(targets))
+    """Return the trainable LoRA parameters: r x (d_in + d_out) per adapted matrix, over every trained block."""
+    return rank * sum(shape.lora_sizes[t] for t in set(targets))
 
 
 def quantized_parameters(shape: TransformerShape) -> int:
