@@ -198,16 +198,18 @@ def test_the_api_recommends_for_a_lora_fine_tune_of_sdxl(embedded_client: FlaskC
 THROUGHPUT = json.loads((Path(__file__).parents[1] / "validation" / "diffusion_throughput.json").read_text())["records"]
 
 
-def test_the_unet_time_against_mlperfs_stable_diffusion_runs() -> None:
-    """MLPerf Training's SD 2 base (validation/diffusion_throughput.json): NeMo's compiled U-Net, not diffusers' eager
-    one, so only what must hold is asserted (within 2x); the errors are printed and reported in the README."""
+def test_the_unet_time_against_public_stable_diffusion_runs() -> None:
+    """MLPerf Training's SD 2 base runs (NeMo's compiled U-Net) and MosaicML's (Composer, eager), neither diffusers'
+    eager script (validation/diffusion_throughput.json): only what must hold is asserted (within 2x); the errors are
+    printed and reported in the README: -39% to +13% against MLPerf, +51% against MosaicML's A100s."""
     from catalog.loader import load_catalog
     from workers.schemas.specs import load_job
     from workers.sizing.estimate import estimate_on_gpus
 
     gpus = load_catalog().gpus
     for record in THROUGHPUT:
-        training = {k: record[k] for k in ("batch_size", "precision", "optimizer", "optimizer_implementation")}
+        training = {k: record[k] for k in ("batch_size", "precision", "optimizer", "optimizer_implementation",
+                                           "update_interval") if k in record}
         _, job = load_job({"model": {"preset": record["model"]}, "training": training})
         row = estimate_on_gpus(job, gpus, slugs=[record["gpu"]], gpu_count=record["gpu_count"]).per_gpu[0]
         ratio = row.throughput_samples_per_s / record["measured"]["throughput_samples_per_s"]

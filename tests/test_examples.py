@@ -94,6 +94,14 @@ def test_small_generative_and_rl_jobs_take_one_cloud_gpu(name: str) -> None:
     assert top.gpu_count == 1 and top.provider in CLOUDS and top.fits
 
 
+def test_a_stable_diffusion_lora_takes_one_16_gb_card_as_diffusers_readme_says() -> None:
+    # diffusers' text-to-image README: LoRA fine-tunes SD "on consumer GPUs like Tesla T4, Tesla V100"
+    rec = _rec("sd15-lora")
+    top = rec.options[0]
+    assert top.gpu_count == 1 and top.fits and rec.requirements.gpu_memory_bytes < 15 * 2**30
+    assert any(o.gpu == "t4" for o in rec.options) and top.training_cost_usd < 10
+
+
 def test_a_high_resolution_unet_gets_the_out_of_memory_plan_with_the_options_it_opens() -> None:
     rec = _rec("unet-highres")
     # As given, no card holds it; what comes back is the plan (and any sharded strategy the search found).
