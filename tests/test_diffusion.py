@@ -216,3 +216,4 @@ def test_the_unet_time_against_public_stable_diffusion_runs() -> None:
         print(f"{record['id']:28s} {row.throughput_samples_per_s:8.1f}/s against "
               f"{record['measured']['throughput_samples_per_s']:8.1f}/s: {ratio - 1:+.1%}")
         assert 0.5 < ratio < 2, record["id"]
+

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.test_slack_phrases import parse
 from workers.sizing.errors import UnknownNameError
 from workers.sizing.presets.names import match_preset_name, name_forms
 from workers.sizing.presets.registry import find_preset, preset_stats, preset_word
@@ -59,3 +60,15 @@ def test_roberta_is_berts_encoder_with_its_own_embeddings_and_the_published_coun
 def test_distilbert_counts_the_published_model_plus_its_classification_head() -> None:
     # DistilBertModel has no pooler: the pre_classifier dense and the 2-class classifier come on top
     assert preset_stats("distilbert/distilbert-base-uncased").parameters == 66_362_880 + (768 * 768 + 768) + 1_538
+
+
+@pytest.mark.parametrize(("text", "preset"), [
+    ("fine-tune google/vit-base-patch16-224 on 50k images", "vit-base-patch16-224"),
+    ("fine-tune meta-llama/Llama-2-7b-hf on 5k samples", "llama-2-7b"),
+    ("fine-tune vit large on imagenet", "vit-large"),
+])
+def test_a_fine_tune_said_before_an_owners_model_name_is_read(text: str, preset: str) -> None:
+    # "fine-tune google/vit-..." joined into one name whose "owner" was "fine-tune-google": the fine-tune was lost
+    # (no from_pretrained, one epoch); "vit large" was "unknown preset 'large'; did you mean t5-large?"
+    command = parse(text)
+    assert command.spec["model"] == {"preset": preset} and command.spec["training"]["from_pretrained"] is True

@@ -250,7 +250,7 @@ def recipe_epochs(out: list[str], named: str, presets: Collection[str]) -> tuple
 # Presets whose input is fixed by their weights: ViT-B/16's 14 x 14 patch grid and its position embeddings are
 # 224 x 224's (at CIFAR's 32 x 32 it would see 2 x 2 patches); fine-tuning one on small images resizes them to 224
 # (Dosovitskiy et al. 2021 fine-tune CIFAR at 224 and up), so a data set's image size does not apply.
-RESIZED_INPUT_PRESETS = frozenset({"vit-b16"})
+RESIZED_INPUT_PRESETS = frozenset({"vit-b16", "vit-b32", "vit-l16"})
 
 
 def image_input(preset: object, image: tuple[int, int, int]) -> list[int] | None:

@@ -324,10 +324,10 @@ def _words_together(said: list[str], at: int, names: Callable[[list[str]], objec
 
 
 def _preset_words(said: list[str], at: int, presets: Collection[str]) -> int:
-    """Return how many words from said[at] name a preset together ("llama 2 7b", "llama 3.1 8b instruct": the
-    forms presets.names tries); 0 where none do."""
-    return _words_together(said, at, lambda words: match_preset_name("-".join(words), presets) is not None,
-                           sizes=(5, 4, 3, 2))
+    """Return how many words from said[at] name a preset together ("llama 2 7b": the forms presets.names tries); 0
+    where none do. A later word with an owner is a name of its own ("fine-tune" read as google/vit-...'s owner)."""
+    return _words_together(said, at, lambda words: not any(len(w.split("/")[0]) > 1 for w in words[1:] if "/" in w)
+                           and match_preset_name("-".join(words), presets) is not None, sizes=(5, 4, 3, 2))
 
 
 def _counted_gpu(word: str, gpus: Collection[str]) -> str:

@@ -33,7 +33,7 @@ from workers.sizing.presets.transformer import (
     llama_7b_layers,
     llama_layers,
     roberta_layers,
-    vit_b16_layers,
+    vit_presets,
 )
 from workers.sizing.stats import ModelStats
 
@@ -172,14 +172,7 @@ _PRESETS: tuple[Preset, ...] = (
         input_shape=(3, 224, 224),
         recipe_epochs=TORCHVISION_EPOCHS,
     ),
-    Preset(
-        "vit-b16",
-        "ViT-B/16 (Dosovitskiy et al. 2021), torchvision layout, 224x224 (197 tokens)",
-        vit_b16_layers,
-        Published(86_567_656, round(17.56e9), TORCHVISION.format("ViT_B_16_Weights")),
-        input_shape=(3, 224, 224), recipe_epochs=(300, "imagenet", "torchvision's vit_b_16 recipe: --epochs 300"),
-        aliases=("vit-b/16", "vit-b-16", "vit_b_16", "vit-base-16", "vit", "vit-base-patch16-224"),
-    ),
+    *vit_presets(Preset, Published, TORCHVISION),  # ViT-B/16, ViT-B/32, ViT-L/16
     _encoder("bert-base", "BERT-base uncased (12 layers, hidden 768, 12 heads)", partial(bert_layers, "bert-base"),
              Published(109_482_240, None, KERAS_HUB.format("bert_base_en_uncased", "110M")),
              ("bert", "bert-base-uncased", "bert_base")),

@@ -8,6 +8,9 @@ vocabulary, which keeps a [sequence, vocabulary] tensor: a large share of an LM'
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
 Layer = dict[str, object]
 
 GPT2_SIZES: dict[str, tuple[int, int, int]] = {  # (layers, hidden, heads), Radford et al. 2019 Table 2
@@ -252,22 +255,40 @@ def llama_layers(size: str) -> list[Layer]:
     ]
 
 
+# torchvision's ViTs: (patch, width, blocks, heads, MLP width, published parameters, GFLOPS at 224 x 224, aliases)
+# (pytorch.org/vision/stable/models, {}_Weights IMAGENET1K_V1; the layers give each count to the weight)
+VIT_SIZES = {
+    "vit-b16": (16, 768, 12, 12, 3072, 86_567_656, 17.56, ("vit-b/16", "vit-b-16", "vit_b_16", "vit-base-16", "vit",
+                                                          "vit-base-patch16-224", "vit-base", "vit-b")),
+    "vit-b32": (32, 768, 12, 12, 3072, 88_224_232, 4.41, ("vit-b/32", "vit-b-32", "vit_b_32", "vit-base-patch32-224")),
+    "vit-l16": (16, 1024, 24, 16, 4096, 304_326_632, 61.55,
+                ("vit-l/16", "vit-l-16", "vit_l_16", "vit-large-16", "vit-large-patch16-224", "vit-large", "vit-l")),
+}
+
+
 def vit_b16_layers(*, classes: int = 1000) -> list[Layer]:
     """Return ViT-B/16 as torchvision builds it (196 patches + a class token at 224x224, no dropout)."""
+    return vit_layers("vit-b16", classes=classes)
+
+
+def vit_layers(name: str, *, classes: int = 1000) -> list[Layer]:
+    """Return a torchvision ViT (VIT_SIZES): patches + a class token, pre-norm blocks, no dropout."""
+    patch, width, depth, heads, mlp = VIT_SIZES[name][:5]
     blocks: list[Layer] = [
         {
             "type": "transformer_block",
             "name": f"encoder{i}",
-            "heads": 12,
+            "heads": heads,
+            "ffn": mlp,
             "qkv_projections": 1,  # torch's MultiheadAttention: one packed in-projection
             "norm": "pre",
             "activation": "gelu",
             "dropout": 0.0,
         }
-        for i in range(12)
+        for i in range(depth)
     ]
     return [
-        {"type": "conv2d", "name": "patch_embed", "out_channels": 768, "kernel": 16, "stride": 16},
+        {"type": "conv2d", "name": "patch_embed", "out_channels": width, "kernel": patch, "stride": patch},
         {"type": "to_sequence", "name": "patches"},
         {"type": "class_token", "name": "class_token"},
         # a row per patch and the class token at the input's size: 197 at 224 x 224, resampled for another size
@@ -277,6 +298,24 @@ def vit_b16_layers(*, classes: int = 1000) -> list[Layer]:
         {"type": "select", "name": "cls", "index": 0},
         {"type": "dense", "name": "head", "out_features": classes},
     ]
+
+
+def vit_presets(preset: type, published: type, torchvision: str) -> list[Any]:
+    """Return torchvision's ViT presets (the registry passes its classes and its source format)."""
+    out = []
+    for name, (patch, width, depth, heads, _, count, gflops, aliases) in VIT_SIZES.items():
+        size = {768: "B", 1024: "L"}[width]
+        tokens = (224 // patch) ** 2 + 1
+        out.append(preset(
+            name, f"ViT-{size}/{patch} (Dosovitskiy et al. 2021), torchvision layout, 224x224 ({tokens} tokens; "
+                  f"{depth} blocks of {width}, {heads} heads)",
+            partial(vit_layers, name),
+            published(count, round(gflops * 1e9), torchvision.format(f"ViT_{size}_{patch}_Weights")),
+            input_shape=(3, 224, 224), aliases=aliases,
+            # the recipe of vit_b_16 alone is in torchvision's references (the others' are not re-read)
+            **({"recipe_epochs": (300, "imagenet", "torchvision's vit_b_16 recipe: --epochs 300")}
+               if name == "vit-b16" else {})))
+    return out
 
 
 def lm_multiply_adds(*, matmul_weights: int, layers: int, hidden: int, sequence_length: int) -> int:
