@@ -23,3 +23,20 @@ def test_families_without_a_preset_say_how_to_size_them(text: str, family: str) 
     assert not any(p.startswith(("unknown preset 'small'", "unknown preset 'base'")) for p in caught.value.problems)
     assert said.startswith(f"unknown preset '{family}'; no preset of that family") and "ONNX export" in said
     assert "params=" in said and "model.layers" in said
+
+
+@pytest.mark.parametrize(("text", "family"), [("train yolov8n on coco", "yolov8n"),
+                                             ("train yolo11m on 100k images for 100 epochs", "yolo11m"),
+                                             ("fine-tune deberta v3 base on 50k samples", "deberta")])
+def test_a_family_said_with_its_size_is_one_problem(text: str, family: str) -> None:
+    # "yolov8n" was "no preset of that name ... give a language model's size"; "deberta v3 base" added "unknown
+    # preset 'v3'" and "unknown preset 'base'; did you mean t5-base?" to the family's message
+    with pytest.raises(CommandError) as caught:
+        parse(text)
+    assert len(caught.value.problems) == 1
+    assert caught.value.problems[0].startswith(f"unknown preset '{family}'; no preset of that family")
+
+
+def test_gradient_clipping_said_is_the_global_norm() -> None:
+    training = parse("fine-tune bert base with gradient clipping on 10k samples").spec["training"]
+    assert training["gradient_clipping"] == "global"

@@ -52,7 +52,7 @@ from workers.slack.defaults import (
 from workers.slack.phrases import TOKENS_NEED_SEQ, normalize
 from workers.slack.sequences import fine_tune_kind, fine_tune_sequence
 from workers.slack.stand_in import size_stand_in, size_words
-from workers.slack.typed import PINNED_STRATEGIES, PRICING_WORDS, UNSIZED_METHODS, plain_text
+from workers.slack.typed import PINNED_STRATEGIES, PRICING_WORDS, plain_text, unsized
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
 MAX_TEXT_CHARS = 1000  # a command longer than this is not typed by a person
@@ -118,7 +118,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
     **{name: ("providers", name) for name in PROVIDER_NAMES},
     "spot": ("pricing", "spot"), "ondemand": ("pricing", "on_demand"), "on-demand": ("pricing", "on_demand"),
     "fp32": ("precision", "fp32"), "fp16": ("precision", "fp16-mixed"), "bf16": ("precision", "bf16-mixed"),
-    "fp8": ("precision", "fp8-mixed"),
+    "fp8": ("precision", "fp8-mixed"), "clipping": ("clipping", "global"),  # the gradients' global norm
     "recompute": ("recompute", True), "checkpointing": ("recompute", True),  # activation checkpointing: full
     "gradient_checkpointing": ("recompute", True), "no-checkpointing": ("recompute", False),
     # whether the job starts from a pretrained model (training.from_pretrained); from scratch: no adapters
@@ -139,7 +139,7 @@ _COLLECTING = {"providers", "pricing"}
 _FLAG_FIELDS = {"precision": ("training", "precision"), "recompute": ("training", "recompute"),
                 "optimizer": ("training", "optimizer"), "framework": ("training", "framework"),
                 "objective": ("", "objective"), "pretrain/finetune": ("training", "from_pretrained"),
-                "loss": ("training", "loss")}
+                "loss": ("training", "loss"), "clipping": ("training", "gradient_clipping")}
 _GROUP_KEYS = {"precision": "precision", "optimizer": "optimizer", "framework": "framework"}
 
 
@@ -269,8 +269,8 @@ class _Builder:
         names = [*FLAGS, *self.presets, *self.gpus, *(f"{k}=" for k in KEYS)]
         close = _suggest(word, names)
         best = close[0] if close else None
-        if word in UNSIZED_METHODS:  # "dpo llama 3 8b": said what is sized instead
-            self.problems.append(UNSIZED_METHODS[word])
+        if (said := unsized(word, self.problems)) is not None:  # "dpo llama 3 8b", "yolov8n": what is sized instead
+            self.problems.extend([said] if said else [])
         elif best in self.presets or (best is None and "preset" not in self.seen):
             close = _suggest(word, self.presets)  # none close: "t5", "whisper" are sized by their statistics
             hint = ("; no preset of that name (`/gpugauge help` lists them): give a language model's size, e.g. "

@@ -12,11 +12,12 @@ NUMBER = re.compile(r"^\$?\d[\d,]*(\.\d+)?(e\+?\d{1,2})?[kmbt]?$")  # "1e6 sampl
 TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("fine", "tuned"): "fine-tune",
              ("pre", "train"): "pretrain", ("pre", "training"): "pretrain", ("by", "tomorrow"): "tomorrow",
              ("gradient", "checkpointing"): "checkpointing", ("activation", "checkpointing"): "checkpointing",
+             ("gradient", "clipping"): "clipping", ("grad", "clipping"): "clipping",  # training.gradient_clipping
              ("no", "spot"): "ondemand", ("on", "demand"): "ondemand",  # "on aws on demand": the pricing
              **{(first, unit): f"{word}ly" if word != "dai" else "daily" for first in ("every", "each")
                 for unit, word in (("day", "dai"), ("night", "night"), ("week", "week"), ("month", "month"),
                                    ("quarter", "quarter"))},  # "retrained every month": a recurring job
-             ("stable", "diffusion"): "stable-diffusion", ("stable-diffusion", "xl"): "sdxl",  # no preset: said why
+             ("stable", "diffusion"): "stable-diffusion", ("stable-diffusion", "xl"): "sdxl",  # SD 1.5's and XL's presets
              ("flan", "t5"): "flan-t5", ("cnn", "dailymail"): "cnn-dailymail", ("cnn", "daily-mail"): "cnn-dailymail",
              **{(family, size): f"{family}-{size}" for family in ("t5", "flan-t5", "mt5", "whisper", "bart")
                 for size in ("small", "base", "large", "medium", "xl", "xxl", "3b", "11b")},

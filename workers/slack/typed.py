@@ -3,6 +3,7 @@ the core does not size (each answered with what to ask instead)."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from workers.slack.joined import RUNS_PER_YEAR
@@ -54,6 +55,24 @@ UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}",
                    **{word: f"{word}: {_DOLLARS_ONLY}" for word in CURRENCY},
                    **{word: f"{word}: {_NOT_NVIDIA}" for word in ("cpu", "cpus", "tpu", "tpus", "macbook", "mac", "mps",
                                                                   "gaudi", "trainium", "mi300x", "mi250")}}
+
+
+# Families said with a size or version ("yolov8n", "deberta-v3-base", "clip-vit-large"): the family's message, once;
+# the size words after it ("deberta v3 base") are part of that name, not presets of their own.
+FAMILY_PREFIXES = ("yolo", "detr", "wav2vec2", "hubert", "deberta", "xlm-roberta", "clip", "siglip", "pegasus",
+                   "mbart", "swin", "convnext", "dinov2", "electra")
+_SIZE_WORD = re.compile(r"v\d+(\.\d+)?|base|small|large|tiny|medium|huge|giant|xl|xxl|[nsmlx]|\d+(\.\d+)?[mb]")
+
+
+def unsized(word: str, problems: list[str]) -> str | None:
+    """Return what to say of a word gpugauge does not size (a method, a family without a preset), "" for a size word
+    that belongs to a family already said, None for any other word."""
+    if word in UNSIZED_METHODS:
+        return UNSIZED_METHODS[word]
+    family = next((p for p in FAMILY_PREFIXES if word.startswith(p)), None)
+    if family is not None and (word == family or word[len(family)] in "-v0123456789"):
+        return f"unknown preset '{word}'; {_NO_PRESET}"
+    return "" if _SIZE_WORD.fullmatch(word) and any(_NO_PRESET in p for p in problems) else None
 
 
 # Distributed-training frameworks and strategies said by name ("with deepspeed zero 3", "fsdp"). A layout said
