@@ -269,8 +269,8 @@ class _Builder:
         names = [*FLAGS, *self.presets, *self.gpus, *(f"{k}=" for k in KEYS)]
         close = _suggest(word, names)
         best = close[0] if close else None
-        if (said := unsized(word, self.problems)) is not None:  # "dpo llama 3 8b", "yolov8n": what is sized instead
-            self.problems.extend([said] if said else [])
+        if (instead := unsized(word, self.problems)) is not None:  # "dpo llama 3 8b", "yolov8n": what is sized
+            self.problems.extend([instead] if instead else [])
         elif best in self.presets or (best is None and "preset" not in self.seen):
             close = _suggest(word, self.presets)  # none close: "t5", "whisper" are sized by their statistics
             hint = ("; no preset of that name (`/gpugauge help` lists them): give a language model's size, e.g. "

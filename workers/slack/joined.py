@@ -17,7 +17,7 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              **{(first, unit): f"{word}ly" if word != "dai" else "daily" for first in ("every", "each")
                 for unit, word in (("day", "dai"), ("night", "night"), ("week", "week"), ("month", "month"),
                                    ("quarter", "quarter"))},  # "retrained every month": a recurring job
-             ("stable", "diffusion"): "stable-diffusion", ("stable-diffusion", "xl"): "sdxl",  # SD 1.5's and XL's presets
+             ("stable", "diffusion"): "stable-diffusion", ("stable-diffusion", "xl"): "sdxl",  # the SD presets
              ("flan", "t5"): "flan-t5", ("cnn", "dailymail"): "cnn-dailymail", ("cnn", "daily-mail"): "cnn-dailymail",
              **{(family, size): f"{family}-{size}" for family in ("t5", "flan-t5", "mt5", "whisper", "bart")
                 for size in ("small", "base", "large", "medium", "xl", "xxl", "3b", "11b")},
