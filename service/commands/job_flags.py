@@ -91,6 +91,8 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--rank", type=int, metavar="N", help="the adapters' rank (default 8)")
     g.add_argument("--targets", metavar="LIST", help="projections the adapters train, among q, k, v, o and mlp, "
                    "e.g. q,k,v,o (default q,v)")
+    g.add_argument("--ema", action="store_true", help="keep an exponential moving average of the weights, one fp32 "
+                   "copy updated every step (training.ema; diffusers' --use_ema, timm's --model-ema)")
     g.add_argument("--checkpoint-every", type=float, metavar="HOURS", help="hours between checkpoints")
     g.add_argument("--samples", metavar="N", help="training samples, e.g. 1.28M (dataset.samples)")
     g.add_argument("--tokens", metavar="N", help="training tokens instead of samples, e.g. 100B (dataset.tokens)")
@@ -179,6 +181,8 @@ def merged_spec(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
     _merge_adapter(args, sections)
     if getattr(args, "in_memory", None) is not None:
         sections.setdefault("dataset", {})["in_memory"] = args.in_memory
+    if getattr(args, "ema", False):
+        sections.setdefault("training", {})["ema"] = True
     if getattr(args, "serial", False):
         sections.setdefault("dataset", {})["preprocess_serial"] = True
     for flag, field in _LISTS.items():

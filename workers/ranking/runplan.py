@@ -110,7 +110,7 @@ def machine_parts(job: JobSpec, *, provider: Provider, family: str, gpu_count: i
     write_rate = storage_write_mb_per_s(provider, local_disk_holds_data=local_disk_holds_data)
     if saved_bytes is None:
         saved = checkpoint_parameters(job) if saved_parameters is None else saved_parameters
-        saved_bytes = checkpoint_bytes(parameters=saved, optimizer=job.training.optimizer.value)
+        saved_bytes = checkpoint_bytes(parameters=saved, optimizer=job.training.optimizer.value, ema=job.training.ema)
     write_s = saved_bytes / (write_rate * max(1, writers) * 1e6)
     rate = rate if pricing is Pricing.SPOT else None
     every = job.training.checkpoint_every_hours
@@ -212,7 +212,8 @@ class RunPlanner:
         found = self._saved_bytes.get(saved)
         if found is None:
             found = self._saved_bytes[saved] = checkpoint_bytes(parameters=saved,
-                                                                optimizer=self.job.training.optimizer.value)
+                                                                optimizer=self.job.training.optimizer.value,
+                                                                ema=self.job.training.ema)
         return found
 
     def parts_for(self, m: Machine, *, local_disk_holds_data: bool, saved_parameters: int | None = None,

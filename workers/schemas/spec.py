@@ -232,6 +232,9 @@ class TrainingSchema(_Strict):
         metadata={"description": "fp32 jobs on Ampere and later: true runs matrix products on TF32 tensor "
                                  "cores, false on CUDA cores; null (default): the framework's default (PyTorch "
                                  "off since 1.12, TensorFlow and JAX on). Convolutions run TF32 either way."})
+    ema = fields.Boolean(metadata={"description": "an exponential moving average of the trained weights, updated after "
+                                                  "every step (diffusers' --use_ema, timm's --model-ema): one fp32 "
+                                                  "copy of each on the GPU and in each checkpoint; default false"})
     from_pretrained = fields.Boolean(
         allow_none=True, load_default=None,
         metadata={"description": "true: the job fine-tunes a pretrained model (LoRA/QLoRA adapters are an "

@@ -113,7 +113,7 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         loss=Loss(t.get("loss", "cross_entropy")), attention=Attention(t.get("attention", "auto")),
         checkpoint_every_hours=t.get("checkpoint_every_hours"),
         tf32_matmul=t.get("tf32_matmul"), mean_sequence_length=t.get("mean_sequence_length"),
-        from_pretrained=t.get("from_pretrained"),
+        from_pretrained=t.get("from_pretrained"), ema=t.get("ema", False),
     )
     target = t.get("target_length")
     resolved = resolve_model(model, sequence_length=training.sequence_length, batch_size=training.batch_size,

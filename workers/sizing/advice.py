@@ -306,7 +306,7 @@ def model_storage_warning(job: JobSpec, needs: MachineNeeds) -> CodedWarning | N
     checkpoints of 840 GB. Raised when they exceed the data's upper figure and MODEL_STORAGE_WARN_BYTES.
     """
     saved = checkpoint_parameters(job)
-    checkpoint = checkpoint_bytes(parameters=saved, optimizer=job.training.optimizer.value)
+    checkpoint = checkpoint_bytes(parameters=saved, optimizer=job.training.optimizer.value, ema=job.training.ema)
     base = pretrained_bytes(job)
     if checkpoint + base <= max(needs.storage_max_bytes, MODEL_STORAGE_WARN_BYTES):
         return None

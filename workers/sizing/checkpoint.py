@@ -7,6 +7,7 @@ beside a data set of 300 MB.
 
 from __future__ import annotations
 
+from workers.sizing.overheads import EMA_BYTES
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.adapters import lora_parameters, transformer_shape
 from workers.sizing.strategies.types import Adapter, AdapterKind
@@ -19,9 +20,9 @@ CHECKPOINT_BYTES_PER_PARAMETER = {"sgd": 4, "momentum": 8, "adam": 12, "adamw": 
 PRETRAINED_BYTES_PER_PARAMETER = 2
 
 
-def checkpoint_bytes(*, parameters: int, optimizer: str) -> int:
-    """Return the bytes one checkpoint writes: the weights and the optimizer's state."""
-    return parameters * CHECKPOINT_BYTES_PER_PARAMETER.get(optimizer, 12)
+def checkpoint_bytes(*, parameters: int, optimizer: str, ema: bool = False) -> int:
+    """Return the bytes one checkpoint writes: the weights and the optimizer's state (and the EMA's weights)."""
+    return parameters * (CHECKPOINT_BYTES_PER_PARAMETER.get(optimizer, 12) + (EMA_BYTES if ema else 0))
 
 
 def checkpoint_parameters(job: JobSpec, adapter: Adapter | None = None) -> int:

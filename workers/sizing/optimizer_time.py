@@ -22,6 +22,7 @@ from workers.sizing.efficiency import (
     PER_TENSOR_OPTIMIZER_TRAFFIC_BYTES,
 )
 from workers.sizing.memo import IdentityMemo
+from workers.sizing.overheads import EMA_BYTES
 from workers.sizing.row_table import figures, row_table
 from workers.sizing.spec import GradientClipping, OptimizerImplementation, Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
@@ -75,6 +76,9 @@ def tensor_count(model: ModelStats) -> int:
     return sum(n for _, n in parameter_tensors(model))
 
 
+EMA_TRAFFIC_BYTES = 3 * EMA_BYTES  # torch._foreach_lerp_(ema, weights, 1 - decay): reads 2 fp32 tensors, writes 1
+
+
 def optimizer_step_ms(model: ModelStats, training: Training, *, precision: Precision,
                       ms_per_byte: float) -> tuple[float, float]:
     """Return one optimizer step's (traffic ms, launch-bound idle ms) on one GPU, spread over its update interval.
@@ -94,6 +98,8 @@ def optimizer_step_ms(model: ModelStats, training: Training, *, precision: Preci
     elif clipping is GradientClipping.PER_TENSOR:
         per_parameter += PER_TENSOR_CLIP_TRAFFIC_BYTES
         kernels += PER_TENSOR_CLIP_KERNELS
+    if training.ema:  # the moving average's update after each step: read it and the weight, write it (fp32)
+        per_parameter += EMA_TRAFFIC_BYTES
     traffic_ms = trainable * (per_parameter + copy_bytes) * ms_per_byte
     idle_ms = 0.0
     if kernels and model.layers:

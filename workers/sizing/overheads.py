@@ -49,6 +49,16 @@ OPTIMIZER_STATE_BYTES: dict[Optimizer, int] = {
     Optimizer.ADAMW: 8,
     Optimizer.RMSPROP: 4,
 }
+# An exponential moving average of the trained weights (diffusers' --use_ema EMAModel, timm's ModelEmaV2, Composer's
+# EMA): one fp32 copy of each, kept on the GPU beside the optimizer's state and saved with it in checkpoints.
+EMA_BYTES = 4
+
+
+def state_bytes_per_parameter(optimizer: Optimizer, *, ema: bool = False) -> int:
+    """Return the bytes per trainable parameter kept besides weights and gradients: the optimizer's, the EMA's."""
+    return OPTIMIZER_STATE_BYTES[optimizer] + (EMA_BYTES if ema else 0)
+
+
 # Temporaries of the optimizer step per trainable parameter, with foreach on (the CUDA default):
 # foreach Adam/AdamW allocate sqrt(exp_avg_sq) for every parameter at once (torch/optim/adam.py
 # _multi_tensor_adam), one fp32 copy; foreach SGD, with or without momentum, updates in place.

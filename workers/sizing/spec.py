@@ -116,6 +116,7 @@ class Training:
     # Whether the job starts from a pretrained model: False (pre-training) rules adapters out of the
     # out-of-memory plan (a frozen random base learns nothing); None: not said, adapters offered with a caveat.
     from_pretrained: bool | None = None
+    ema: bool = False  # an fp32 moving average of the trained weights (overheads.EMA_BYTES), updated every step
 
 
 _STEP_TRAININGS: IdentityMemo[Training] = IdentityMemo(256)

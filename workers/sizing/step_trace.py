@@ -15,9 +15,9 @@ from workers.sizing.efficiency import ALLREDUCE_BUCKET_BYTES
 from workers.sizing.overheads import (
     GRADIENT_BYTES,
     MASTER_WEIGHT_BYTES,
-    OPTIMIZER_STATE_BYTES,
     PER_TENSOR_TEMPORARY_COPIES,
     largest_tensor,
+    state_bytes_per_parameter,
 )
 from workers.sizing.spec import OptimizerImplementation, Training
 from workers.sizing.stats import ModelStats
@@ -83,7 +83,7 @@ def optimizer_step_events(t: Trace, model: ModelStats, training: Training, tempo
 
 def persistent_tensors(t: Trace, model: ModelStats, training: Training, shards: Shards, buckets: int) -> None:
     """Record the tensors that outlive the step: each row's weights and optimizer state, DDP's buckets."""
-    copies = OPTIMIZER_STATE_BYTES[training.optimizer] // GRADIENT_BYTES  # fp32 state tensors per weight
+    copies = state_bytes_per_parameter(training.optimizer, ema=training.ema) // GRADIENT_BYTES  # fp32 states a weight
     for row in model.layers:
         size = math.ceil(row.parameters * MASTER_WEIGHT_BYTES / shards.parameters)
         t.persistent += [size] if size else []

@@ -42,11 +42,11 @@ from workers.sizing.overheads import (
     FRAMEWORK_ACTIVATION_FACTOR,
     GRADIENT_BYTES,
     MASTER_WEIGHT_BYTES,
-    OPTIMIZER_STATE_BYTES,
     STATS_ONLY_SAVED_PER_NEURON,
     WEIGHT_COPY_BYTES,
     largest_needed,
     optimizer_temporary_bytes,
+    state_bytes_per_parameter,
 )
 from workers.sizing.spec import Framework, Precision, Training
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
@@ -118,7 +118,8 @@ def _state(model: ModelStats, training: Training, shards: Shards, gpu_count: int
     """Return (weights, optimizer state, optimizer temporaries, DDP buckets) bytes, alive through the step."""
     trainable = model.parameters
     weights = math.ceil((model.parameters + model.frozen_parameters) * MASTER_WEIGHT_BYTES / shards.parameters)
-    state = math.ceil(trainable * OPTIMIZER_STATE_BYTES[training.optimizer] / shards.optimizer_state)
+    state = math.ceil(trainable * state_bytes_per_parameter(training.optimizer, ema=training.ema)
+                      / shards.optimizer_state)
     largest = largest_needed(model, training)
     temporaries = math.ceil(optimizer_temporary_bytes(training.optimizer, training.optimizer_implementation,
                                                       trainable=trainable, largest_tensor=largest)

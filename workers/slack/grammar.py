@@ -118,7 +118,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
     **{name: ("providers", name) for name in PROVIDER_NAMES},
     "spot": ("pricing", "spot"), "ondemand": ("pricing", "on_demand"), "on-demand": ("pricing", "on_demand"),
     "fp32": ("precision", "fp32"), "fp16": ("precision", "fp16-mixed"), "bf16": ("precision", "bf16-mixed"),
-    "fp8": ("precision", "fp8-mixed"), "clipping": ("clipping", "global"),  # the gradients' global norm
+    "fp8": ("precision", "fp8-mixed"), "clipping": ("clipping", "global"), "ema": ("ema", True),  # training.*
     "recompute": ("recompute", True), "checkpointing": ("recompute", True),  # activation checkpointing: full
     "gradient_checkpointing": ("recompute", True), "no-checkpointing": ("recompute", False),
     # whether the job starts from a pretrained model (training.from_pretrained); from scratch: no adapters
@@ -139,7 +139,7 @@ _COLLECTING = {"providers", "pricing"}
 _FLAG_FIELDS = {"precision": ("training", "precision"), "recompute": ("training", "recompute"),
                 "optimizer": ("training", "optimizer"), "framework": ("training", "framework"),
                 "objective": ("", "objective"), "pretrain/finetune": ("training", "from_pretrained"),
-                "loss": ("training", "loss"), "clipping": ("training", "gradient_clipping")}
+                "loss": ("training", "loss"), "clipping": ("training", "gradient_clipping"), "ema": ("training", "ema")}
 _GROUP_KEYS = {"precision": "precision", "optimizer": "optimizer", "framework": "framework"}
 
 

@@ -49,7 +49,8 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
 RUNS_PER_YEAR = {"daily": 365, "nightly": 365, "weekly": 52, "monthly": 12, "quarterly": 4}
 # One word said another way: a term written as one word ("3-year") as the pair makes it
 ONE_WORD = {"1-year": "1y", "3-year": "3y", "1yr": "1y", "3yr": "3y", "one-year": "1y", "three-year": "3y",
-            "retrain": "train", "retraining": "training", "retrained": "train"}  # "retrain resnet18 nightly"
+            "retrain": "train", "retraining": "training", "retrained": "train",  # "retrain resnet18 nightly"
+            "use_ema": "ema", "use-ema": "ema", "--use_ema": "ema", "model-ema": "ema"}  # diffusers', timm's flags
 
 
 SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b", "trillion": "t"}

@@ -366,7 +366,7 @@ def _held_states(job: JobSpec, layout: Layout, counts: ParameterCounts, *,
         return None, 0
     training = job.training
     states = model_state_bytes(counts, layout, precision=precision, optimizer=training.optimizer,
-                               ddp_bucket=training.framework is Framework.PYTORCH)
+                               ddp_bucket=training.framework is Framework.PYTORCH, ema=training.ema)
     temporaries = _temporaries(counts, layout, training, largest_needed(job.model, training))
     return HeldStates(weights=states.parameters, gradients=states.gradients, optimizer_state=states.optimizer_state,
                       temporaries=temporaries, gradients_stay=_gradients_stay(layout)), states.host_bytes

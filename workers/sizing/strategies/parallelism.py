@@ -26,8 +26,8 @@ from workers.sizing.overheads import (
     COMPUTE_WEIGHT_BYTES,
     DDP_BUCKET_COPIES_PYTORCH,
     GRADIENT_BYTES,
-    OPTIMIZER_STATE_BYTES,
     WEIGHT_BYTES,
+    state_bytes_per_parameter,
 )
 from workers.sizing.spec import Optimizer, Precision
 from workers.sizing.strategies.types import (
@@ -111,7 +111,7 @@ class ParameterCounts:
 
 
 def model_state_bytes(counts: ParameterCounts, layout: Layout, *, precision: Precision,
-                      optimizer: Optimizer, ddp_bucket: bool) -> ModelStateBytes:
+                      optimizer: Optimizer, ddp_bucket: bool, ema: bool = False) -> ModelStateBytes:
     """Return one GPU's model-state bytes under the layout (ZeRO paper §5 stages, split per term).
 
     `ddp_bucket`: PyTorch DDP keeps one more gradient-sized bucket copy (overheads.py).
@@ -134,7 +134,7 @@ def model_state_bytes(counts: ParameterCounts, layout: Layout, *, precision: Pre
     trainable = counts.trainable / split
     frozen = counts.frozen / split
     frozen_nf4 = counts.frozen_nf4 / split
-    optimizer_bytes = OPTIMIZER_STATE_BYTES[optimizer]
+    optimizer_bytes = state_bytes_per_parameter(optimizer, ema=ema)  # the EMA's copy sharded as the state is
     unit = counts.largest_unit / layout.tensor_parallel
     trained_unit = (counts.largest_unit if counts.largest_trainable_unit is None
                     else counts.largest_trainable_unit) / layout.tensor_parallel
