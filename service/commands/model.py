@@ -118,7 +118,7 @@ def print_table(stats: ModelStats, *, wide: bool = False) -> None:
     if patterns:
         columns.append(("pattern", "left", 2))
     columns += [("output", "right", 0), ("neurons", "right", 2), ("parameters", "right", 1),
-                ("multiply-adds", "right", 2), ("activation memory share (bar: against the largest layer)", "left", 3)]
+                ("multiply-adds", "right", 2), ("activation memory share (bar: vs largest)", "left", 3)]
     rows = [[str(i), layer.name, layer.type, *([layer.pattern] if patterns else []),
              "x".join(map(str, layer.output_shape)),
              fmt_count(layer.neurons), fmt_count(layer.parameters), fmt_count(layer.multiply_adds),

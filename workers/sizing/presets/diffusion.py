@@ -119,12 +119,12 @@ def _transformer(out: list[Layer], name: str, x: str, channels: int, heads: int,
     flatten = {"type": "to_sequence", "name": f"{name}.flatten"}
     out += [flatten, {**proj, "name": f"{name}.proj_in"}] if linear else [{**proj, "name": f"{name}.proj_in"}, flatten]
     out += [{"type": "transformer_block", "heads": heads, "memory": memory, "activation": "geglu", "dropout": 0.0,
-             "qkv_bias": False, "name": f"{name}.block{i}"} for i in range(depth)]
+             "qkv_bias": False, "name": f"{name}.b{i}"} for i in range(depth)]
     if linear:
         out += [{**proj, "name": f"{name}.proj_out"},
                 {"type": "to_feature_map", "inputs": [f"{name}.proj_out", x], "name": f"{name}.unflatten"}]
     else:
-        out += [{"type": "to_feature_map", "inputs": [f"{name}.block{depth - 1}", x], "name": f"{name}.unflatten"},
+        out += [{"type": "to_feature_map", "inputs": [f"{name}.b{depth - 1}", x], "name": f"{name}.unflatten"},
                 {**proj, "name": f"{name}.proj_out"}]
     out.append({"type": "add", "inputs": [f"{name}.unflatten" if linear else f"{name}.proj_out", x], "name": name})
     return name
