@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from validation.measure.hf_transformers_check import write_records
+from validation.measure.hf_transformers_check import measure_all, measured
 from validation.measure.measure import measure
 from validation.measure.step import Supervised
 
@@ -115,19 +115,15 @@ def measure_case(name: str, precision: str) -> dict[str, Any]:
             "trainable_parameters": sum(p.numel() for p in net.unet.parameters()),
             "frozen_parameters": sum(p.numel() for m in (net.vae.encoder, net.vae.quant_conv, net.encoders)
                                      for p in m.parameters()),
-            "measured": {"peak_memory_bytes": step.peak_bytes, "peak_phase": step.peak_phase,
-                         "tracker_peak_bytes": step.tracker_peak_bytes}}
+            "measured": measured(step)}
 
 
 def main() -> int:
-    records = []
-    for case in CASES:
-        records.append(measure_case(*case))
-        print(records[-1]["id"], records[-1]["measured"], flush=True)
-    write_records(OUT, "diffusers UNet2DConditionModel, AutoencoderKL and Transformers CLIPTextModel from narrowed "
-                       "configs; train_text_to_image.py's step (frozen VAE and text encoder, MSE on the noise)",
-                  records)
-    return 0
+    import diffusers
+
+    return measure_all(OUT, "UNet2DConditionModel and AutoencoderKL and Transformers' CLIPTextModel from narrowed "
+                            "configs; train_text_to_image.py's step (frozen VAE and text encoder, MSE on the noise)",
+                       CASES, measure_case, library="diffusers'", versions={"diffusers": diffusers.__version__})
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from validation.measure.hf_transformers_check import _swap_dropout, write_records
+from validation.measure.hf_transformers_check import _swap_dropout, measure_all, measured
 from validation.measure.measure import measure
 from validation.measure.step import Supervised
 
@@ -120,19 +120,13 @@ def measure_case(name: str, precision: str, impl: str) -> dict[str, Any]:
             "hf_config": CONFIGS[name], "batch_size": BATCH, "sequence_length": source, "target_length": TARGET,
             "precision": precision, "optimizer": "adamw", "attention": "efficient" if impl == "sdpa" else "math",
             "attn_implementation": impl, "parameters": sum(p.numel() for p in model.parameters()),
-            "measured": {"peak_memory_bytes": step.peak_bytes, "peak_phase": step.peak_phase,
-                         "tracker_peak_bytes": step.tracker_peak_bytes}}
+            "measured": measured(step)}
 
 
 def main() -> int:
-    records = []
-    for case in CASES:
-        records.append(measure_case(*case))
-        print(records[-1]["id"], records[-1]["measured"], flush=True)
-    write_records(OUT, "own T5ForConditionalGeneration and BartForConditionalGeneration from_config, dropout "
-                       "keeping a bool mask (nn.Dropout and F.dropout); sdpa with attention dropout off, eager with "
-                       "it on", records)
-    return 0
+    return measure_all(OUT, "own T5ForConditionalGeneration and BartForConditionalGeneration from_config, dropout "
+                            "keeping a bool mask (nn.Dropout and F.dropout); sdpa with attention dropout off, eager "
+                            "with it on", CASES, measure_case)
 
 
 if __name__ == "__main__":

@@ -152,9 +152,7 @@ def measure_case(name: str, batch: int, sequence: int, precision: str, optimizer
             "hf_config": CONFIGS[name], **({"head": head} if head != "classifier" else {}),
             **({"not_modelled": NOT_MODELLED[name]} if name in NOT_MODELLED else {}),
             "batch_size": batch, "sequence_length": sequence, "precision": precision, "optimizer": optimizer,
-            "attention": "flash", "parameters": sum(p.numel() for p in model.parameters()),
-            "measured": {"peak_memory_bytes": step.peak_bytes, "peak_phase": step.peak_phase,
-                         "tracker_peak_bytes": step.tracker_peak_bytes}}
+            "attention": "flash", "parameters": sum(p.numel() for p in model.parameters()), "measured": measured(step)}
 
 
 def main() -> int:
@@ -174,14 +172,32 @@ def main() -> int:
     return 0
 
 
-def write_records(path: Path, how: str, records: list[dict[str, Any]]) -> None:
-    """Write measured steps of Transformers' modules with their method (`how`: what ran), versions and date."""
+def measured(step: Any) -> dict[str, Any]:
+    """Return a record's `measured` figures from a StepMeasurement (measure.py)."""
+    return {"peak_memory_bytes": step.peak_bytes, "peak_phase": step.peak_phase,
+            "tracker_peak_bytes": step.tracker_peak_bytes}
+
+
+def measure_all(path: Path, how: str, cases: list[tuple[Any, ...]], measure_case: Any, *,
+                library: str = "Transformers'", versions: dict[str, str] | None = None) -> int:
+    """Measure each case (measure_case(*case) gives its record), print it, and write the records."""
+    records = []
+    for case in cases:
+        records.append(measure_case(*case))
+        print(records[-1]["id"], records[-1]["measured"], flush=True)
+    write_records(path, how, records, library=library, versions=versions)
+    return 0
+
+
+def write_records(path: Path, how: str, records: list[dict[str, Any]], *, library: str = "Transformers'",
+                  versions: dict[str, str] | None = None) -> None:
+    """Write measured steps of a library's modules with their method (`how`: what ran), versions and date."""
     import transformers
 
     path.write_text(json.dumps({
         "method": "intrinsic peak of live tensor bytes over one training step after two warm-up steps "
-                  f"(validation/measure/measure.py: profiler memory timeline, storage tracker), Transformers' {how}",
-        "torch": torch.__version__, "transformers": transformers.__version__,
+                  f"(validation/measure/measure.py: profiler memory timeline, storage tracker), {library} {how}",
+        "torch": torch.__version__, "transformers": transformers.__version__, **(versions or {}),
         "measured_on": dt.date.today().isoformat(), "records": records}, indent=1) + "\n", encoding="utf-8")
 
 
