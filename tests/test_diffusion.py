@@ -147,7 +147,7 @@ def test_a_larger_image_costs_more_and_a_side_that_is_not_a_multiple_of_8_is_ref
     assert large.multiply_adds > 2 * small.multiply_adds and large.parameters == small.parameters
     with pytest.raises(ShapeError) as raised:
         preset_stats("stable-diffusion-1.5", input_shape=[3, 500, 500])
-    assert raised.value.field == "model.input_shape"
+    assert raised.value.field == "model.input_shape" and "sides a multiple of 64" in raised.value.reason
 
 
 @pytest.mark.parametrize(("layers", "field", "words"), [

@@ -277,6 +277,14 @@ def _unet_body(cfg: UNetConfig, memory: str) -> list[Layer]:
     return out
 
 
+def _input_rule(cfg: UNetConfig, channels: int) -> str:
+    """Return the shapes a preset's layers take: images whose sides are a multiple of 8 x 2 ^ (levels - 1) pixels (the
+    VAE's 8, then each of the U-Net's downsamplings), or latents of 2 ^ (levels - 1)."""
+    side = 2 ** (len(cfg.channels) - 1) * (8 if channels == 3 else 1)
+    what = "images [3, H, W]" if channels == 3 else "latents [4, h, w]"
+    return f"this U-Net takes {what} with sides a multiple of {side} (diffusers would resample its skips)"
+
+
 def diffusion_presets(preset: type, published: type) -> list[Any]:
     """Return the Stable Diffusion presets as registry.Preset values (the registry passes its classes): each as
     train_text_to_image.py runs it, and its `-unet` twin over latents and text states computed before training."""
@@ -291,12 +299,13 @@ def diffusion_presets(preset: type, published: type) -> list[Any]:
                   f"the U-Net trained ({SD_COUNTS[name] / 1e6:,.0f}M), the VAE encoder and the {texts} frozen, "
                   "run every step; loss mse on the predicted noise",
             partial(sd_layers, name), count, input_shape=(3, cfg.image, cfg.image), aliases=SD_ALIASES[name],
-            loss="mse", recipe_batch=recipe))
+            loss="mse", recipe_batch=recipe, input_rule=_input_rule(cfg, 3)))
         side = cfg.image // 8
         out.append(preset(
             f"{name}-unet", f"{label}'s U-Net alone ({SD_COUNTS[name] / 1e6:,.0f}M), trained over latents "
                             f"[4, {side}, {side}] and text states computed before training (MosaicML's and MLPerf's "
                             "recipes, diffusers' SDXL script): no VAE, no text encoder; loss mse",
             partial(sd_layers, name, cached=True), count, input_shape=(4, side, side),
-            aliases=tuple(f"{alias}-unet" for alias in SD_ALIASES[name][:3]), loss="mse", recipe_batch=recipe))
+            aliases=tuple(f"{alias}-unet" for alias in SD_ALIASES[name][:3]), loss="mse", recipe_batch=recipe,
+            input_rule=_input_rule(cfg, 4)))
     return out

@@ -82,6 +82,7 @@ class Preset:
     images: tuple[int, ...] | None = None
     target: bool = False  # an encoder-decoder: `build` takes target_length, the decoder's tokens (hf_seq2seq.py)
     loss: str = "cross_entropy"  # the training.loss its step computes when the spec names none (diffusion: "mse")
+    input_rule: str = ""  # what input shapes its layers take, said with a refused one ("sides a multiple of 64")
 
 
 def _resnet(depth: int, params: int, gflops: float) -> Preset:
@@ -387,7 +388,8 @@ def _preset_stats(name: str, sequence_length: int | None, input_shape: tuple[int
         )
     except ShapeError as error:
         if error.field.startswith("model.preset"):  # only the user's input shape can make a preset misfit
-            raise ShapeError("model.input_shape", error.reason) from error
+            raise ShapeError("model.input_shape", f"{preset.input_rule}: {error.reason}" if preset.input_rule
+                             else error.reason) from error
         raise
     if preset.extra_batch_bytes and stats.batch_input is not None:
         batch = replace(stats.batch_input, bytes=stats.batch_input.bytes + preset.extra_batch_bytes)
