@@ -1,10 +1,11 @@
 """Layer rules for diffusion U-Nets (Stable Diffusion): group norm, a second model input, a sequence made back into
-a feature map.
+a feature map, one equal piece of the channels.
 
 A latent-diffusion U-Net (diffusers' UNet2DConditionModel) normalises by groups of channels, reads besides its
 latents a timestep's sinusoidal embedding (and SDXL its size conditioning), and runs transformer blocks over each
 feature map's positions as a sequence, which it turns back into a map before the residual add. The per-channel
-add of each residual block's timestep projection is basic.add's broadcast.
+add of each residual block's timestep projection is basic.add's broadcast. Its VAE's encoder ends in the posterior's
+mean and log-variance side by side, of which the latents are the mean (`chunk`).
 """
 
 from __future__ import annotations

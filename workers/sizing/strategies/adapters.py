@@ -104,10 +104,10 @@ def _transformer_shape(model: ModelStats) -> TransformerShape | None:
         blocks.setdefault(block_of(layer), []).append(layer)
     attention_blocks = [name for name, rows in blocks.items()
                         if name and any(r.kind is LayerKind.ATTENTION for r in rows)]
-    # the trained ones (a diffusion step's frozen text encoder gets no adapters), each with its own widths
-    trained = [name for name in attention_blocks if not all(r.frozen for r in blocks[name])] or attention_blocks
     if not attention_blocks:
         return None
+    # the trained ones (a diffusion step's frozen text encoder gets no adapters), each with its own widths
+    trained = [name for name in attention_blocks if not all(r.frozen for r in blocks[name])] or attention_blocks
     rows = blocks[trained[0]]
     attention = next(r for r in rows if r.kind is LayerKind.ATTENTION)
     steps, inner = attention.output_shape[0], attention.output_shape[-1]  # heads x head_dim
