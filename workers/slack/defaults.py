@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Collection, Mapping
-from itertools import pairwise
 from typing import Any
 
 from workers.sizing.advice import LARGE_MODEL_PARAMETERS
@@ -342,23 +341,4 @@ def unrented_as_owned(spec: dict[str, Any], unrented: Collection[str]) -> list[s
     cards = ", ".join(f"{count} x {slug}" for slug in named)
     return [f"{cards} read as your own (no cloud in the catalog rents {'it' if len(named) == 1 else 'them'}): ranked "
             "at its power cost beside the clouds' machines; say `buy` to price buying instead"]
-
-
-BATCH_QUESTION = frozenset({"what", "max", "maximum", "largest", "biggest"})  # "what batch size ...", "max batch"
-
-
-def as_fit(words: list[str], asked: list[str]) -> list[str]:
-    """Return a fit question's words with "fit" first: "does llama-7b fit on a t4?", and a question about the largest
-    batch ("what batch size can i use for resnet50 on a v100", "max batch size for bert on a t4"), whose fit answer
-    gives each card's largest batch; other words unchanged. `asked`: the words without their punctuation."""
-    if words[0] == "fit":
-        return words
-    if "fit" in asked or "fits" in asked:
-        at = asked.index("fit") if "fit" in asked else asked.index("fits")
-        return ["fit", *words[:at], *words[at + 1:]]
-    for at, (word, after) in enumerate(pairwise(asked)):
-        if word in BATCH_QUESTION and after in ("batch", "batch-size", "batchsize"):
-            taken = 3 if asked[at + 2:at + 3] == ["size"] else 2
-            return ["fit", *words[:at], *words[at + taken:]]
-    return words
 

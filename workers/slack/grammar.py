@@ -29,7 +29,6 @@ from workers.schemas.humanize import parse_count, sequence_count
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import PRESET_WORDS, find_preset
 from workers.slack.defaults import (
-    as_fit,
     choice,
     comma_list,
     counted_gpus,
@@ -49,6 +48,7 @@ from workers.slack.defaults import (
     sft_step,
     unrented_as_owned,
 )
+from workers.slack.fitting import as_fit, owned_as_fit_cards
 from workers.slack.phrases import TOKENS_NEED_SEQ, normalize
 from workers.slack.sequences import fine_tune_kind, fine_tune_sequence
 from workers.slack.stand_in import size_stand_in, size_words
@@ -363,6 +363,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
                                     "per sample: add seq= (e.g. seq=2048), or say samples=")
         else:
             assumed = (*assumed, told)
+    builder.named_gpus = builder.named_gpus or (owned_as_fit_cards(spec) if fit else [])  # "largest batch on my 3090"
     if fit and not builder.named_gpus and not builder.problems:
         builder.problems.append(f"name a GPU to fit on, e.g. `/gpugauge fit resnet50 v100-16gb` "
                                 f"(GPUs: {', '.join(sorted(gpus))})")
