@@ -1,9 +1,10 @@
-"""A corpus said by its words is made tokens (4 to 3 words), told back; a word count under a million is left alone."""
+"""A corpus said by its words is made tokens (4 to 3 words), told back; a word count under a million is left alone;
+speech said in hours is made Whisper's 30-second samples."""
 
 from __future__ import annotations
 
 from service.slack.intake import preset_words
-from workers.slack.corpus import words_as_tokens
+from workers.slack.corpus import audio_as_samples, words_as_tokens
 from workers.slack.grammar import parse_command
 
 
@@ -31,3 +32,18 @@ def test_a_fineweb_sample_said_by_its_size_is_its_gpt2_tokens() -> None:
         said, told = words_as_tokens(text)
         assert said.endswith("on 10000000000 tokens") and "10,000,000,000 tokens (FineWeb's sample" in told[0]
     assert words_as_tokens("pretrain gpt2 on fineweb") == ("pretrain gpt2 on fineweb", ())  # 15T: its size is asked
+
+
+def test_speech_said_in_hours_is_whispers_30_second_samples_and_told() -> None:
+    # "fine-tune whisper small on 100 hours of audio" was "unknown word '100'"
+    for text, count in (("fine-tune whisper small on 100 hours of audio", 12_000),
+                        ("fine-tune whisper large-v3 on 1,000h of transcribed speech", 120_000),
+                        ("fine-tune whisper small on 2.5k hrs of speech within 10 hours", 300_000)):
+        said, told = audio_as_samples(text)
+        assert f"on {count} samples" in said and len(told) == 1 and f"{count:,} samples of 30 s" in told[0]
+        command = parse_command(said, presets=preset_words(), gpus=["t4"])
+        assert command.spec["dataset"]["samples"] == count
+        assert command.spec["model"]["preset"].startswith("whisper")
+    said, _ = audio_as_samples("fine-tune whisper small on 2.5k hrs of speech within 10 hours")
+    assert parse_command(said, presets=preset_words(), gpus=["t4"]).spec["constraints"]["deadline_hours"] == 10
+    assert audio_as_samples("train resnet50 within 100 hours") == ("train resnet50 within 100 hours", ())

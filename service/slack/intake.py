@@ -25,7 +25,7 @@ from workers.sizing.presets.hf_presets import SAME_LAYERS
 from workers.sizing.presets.registry import PRESETS
 from workers.sizing.throughput import has_bf16
 from workers.slack.blocks import Message, render_error, render_help
-from workers.slack.corpus import words_as_tokens
+from workers.slack.corpus import audio_as_samples, words_as_tokens
 from workers.slack.grammar import Command, CommandError, describe_errors, parse_command
 from workers.slack.machines import machine_words
 from workers.slack.prices import priced_cards, render_prices
@@ -97,11 +97,12 @@ def _acknowledge(form: Mapping[str, str], settings: SlackSettings) -> dict[str, 
     said, machines = machine_words(text, catalog.instances)  # "on a p3.8xlarge": its GPUs, count and cloud
     said, played = rl_words(said)  # "a dqn on atari for 10m frames": its network's data, frames made samples
     said, counted = words_as_tokens(said)  # "on 3.3b words": a corpus's words made tokens
+    said, heard = audio_as_samples(said)  # "on 100 hours of audio": Whisper's 30-second samples
     try:
         rented = {instance.gpu for instance in catalog.instances}
         command = parse_command(said, presets=preset_words(), gpus=gpus, unrented=[g for g in gpus if g not in rented],
                                 no_bf16=[gpu.slug for gpu in cards if not has_bf16(gpu)])
-        command = replace(command, defaults_used=(*machines, *played, *counted, *command.defaults_used))
+        command = replace(command, defaults_used=(*machines, *played, *counted, *heard, *command.defaults_used))
     except CommandError as error:
         if priced := priced_cards(text, gpus):  # "how much does an h100 cost per hour": no job, a card's price
             return ephemeral(render_prices(priced, catalog, title=_title(text)))

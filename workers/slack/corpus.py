@@ -21,6 +21,25 @@ WORDS_FROM = 1_000_000  # "a 512 words prompt" is a length, not a corpus
 _PUNCTUATION = "?!.,;:()"
 _FINEWEB = re.compile(r"^fineweb(?:-edu)?-?(\d+(?:\.\d+)?[bt])t?$")  # "fineweb10b", "fineweb-edu-10bt"
 FINEWEB_WORDS = frozenset({"fineweb", "fineweb-edu"})
+AUDIO_WINDOW_S = 30  # Whisper's input: 30 s of audio, 3,000 mel frames
+_AUDIO_HOURS = re.compile(r"\b(\d[\d,]*(?:\.\d+)?k?)[ -]?(?:hours?|hrs?|h)\s+(?:of\s+)?(?:transcribed\s+|labell?ed\s+)?"
+                          r"(?:audio|speech|recordings?)\b", re.IGNORECASE)
+
+
+def audio_as_samples(text: str) -> tuple[str, tuple[str, ...]]:
+    """Return the text with each amount of speech said in hours ("100 hours of audio") made samples of Whisper's
+    30-second window, and what was read."""
+    told: list[str] = []
+
+    def samples(found: re.Match[str]) -> str:
+        hours = parse_count(found[1].replace(",", ""))
+        count = max(1, round(hours * 3600 / AUDIO_WINDOW_S))
+        told.append(f"{found[0]}: {count:,} samples of {AUDIO_WINDOW_S} s, the window Whisper reads (each clip is "
+                    f"padded to {AUDIO_WINDOW_S} s, so clips of 5 s make {AUDIO_WINDOW_S // 5}x as many; say samples= "
+                    "for your clip count)")
+        return f"{count} samples"
+
+    return _AUDIO_HOURS.sub(samples, text), tuple(told)
 
 
 def words_as_tokens(text: str) -> tuple[str, tuple[str, ...]]:
