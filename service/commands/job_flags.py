@@ -68,7 +68,8 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
                         "--from-scratch)")
     g.add_argument("--epochs", type=float, metavar="N")
     g.add_argument("--precision", choices=("fp32", "fp16-mixed", "bf16-mixed", "fp8-mixed"))
-    g.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw", "rmsprop"))
+    g.add_argument("--optimizer", choices=("sgd", "momentum", "adam", "adamw", "rmsprop", "adamw_8bit"),
+                   help="adamw_8bit: bitsandbytes' AdamW8bit, two 1-byte states (the HF Trainer's adamw_bnb_8bit)")
     g.add_argument("--optimizer-impl", choices=("foreach", "per_tensor", "fused"),
                    help="how the update runs (training.optimizer_implementation): foreach, torch.optim's CUDA "
                         "default; fused, torch's fused=True (the HF Trainer's default on torch 2.8 and later), apex "

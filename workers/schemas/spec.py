@@ -189,7 +189,9 @@ class TrainingSchema(_Strict):
                                  "torchao float8), the rest as bf16-mixed; on cards without FP8 (before Ada) "
                                  "estimated as bf16-mixed. Memory is sized as bf16-mixed."})
     optimizer = fields.String(load_default="adam", validate=validate.OneOf([o.value for o in Optimizer]), metadata={
-        "description": "rmsprop: torch.optim.RMSprop's and Keras' defaults (momentum 0, not centered: one state)"})
+        "description": "rmsprop: torch.optim.RMSprop's and Keras' defaults (momentum 0, not centered: one state); "
+                       "adamw_8bit: bitsandbytes' AdamW8bit (the HF Trainer's optim adamw_bnb_8bit), its two states "
+                       "in 1 byte each, updated one tensor at a time"})
     optimizer_implementation = fields.String(
         load_default="foreach", validate=validate.OneOf(("foreach", "per_tensor", "fused")),
         metadata={"description": "How the update runs, which sets the optimizer step's temporaries: foreach "

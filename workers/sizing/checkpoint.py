@@ -13,8 +13,8 @@ from workers.sizing.strategies.adapters import lora_parameters, transformer_shap
 from workers.sizing.strategies.types import Adapter, AdapterKind
 
 # Bytes of a checkpoint per parameter: fp32 weights (4) plus the optimizer's state, 4 bytes a copy
-# (momentum one copy, Adam two), the state PyTorch's optimizer.state_dict() saves.
-CHECKPOINT_BYTES_PER_PARAMETER = {"sgd": 4, "momentum": 8, "adam": 12, "adamw": 12, "rmsprop": 8}
+# (momentum one copy, Adam two; bitsandbytes' AdamW8bit two of 1 byte), the state optimizer.state_dict() saves.
+CHECKPOINT_BYTES_PER_PARAMETER = {"sgd": 4, "momentum": 8, "adam": 12, "adamw": 12, "rmsprop": 8, "adamw_8bit": 6}
 # A pre-trained model read before a fine-tune starts, as the model hubs publish large ones: 16-bit
 # weights (Hugging Face safetensors of Llama 2 70B: 138 GB for 69B parameters, 2 bytes each).
 PRETRAINED_BYTES_PER_PARAMETER = 2

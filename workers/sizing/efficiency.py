@@ -135,6 +135,7 @@ OPTIMIZER_TRAFFIC_BYTES: dict[Optimizer, int] = {
     Optimizer.ADAM: 28,
     Optimizer.ADAMW: 28,
     Optimizer.RMSPROP: 20,  # momentum's: one state read and written
+    Optimizer.ADAMW_8BIT: 16,  # fp32 weight and gradient read, weight written; two 1-byte states read and written
 }
 # A per-tensor loop (optimizer_time.py) runs each op of the update as its own kernel over one tensor, so each
 # op reads and writes the tensor again. Counted from torch.optim's single-tensor paths (foreach=False;
@@ -156,6 +157,7 @@ PER_TENSOR_OPTIMIZER_KERNELS: dict[Optimizer, int] = {
     Optimizer.ADAM: 7,
     Optimizer.ADAMW: 8,
     Optimizer.RMSPROP: 5,
+    Optimizer.ADAMW_8BIT: 1,  # bitsandbytes loops over the tensors in Python, one fused kernel each
 }
 PER_TENSOR_OPTIMIZER_TRAFFIC_BYTES: dict[Optimizer, int] = {
     Optimizer.SGD: 12,
@@ -163,6 +165,7 @@ PER_TENSOR_OPTIMIZER_TRAFFIC_BYTES: dict[Optimizer, int] = {
     Optimizer.ADAM: 76,
     Optimizer.ADAMW: 84,
     Optimizer.RMSPROP: 56,
+    Optimizer.ADAMW_8BIT: 16,
 }
 MIXED_PRECISION_COPY_BYTES: dict[Precision, int] = {
     Precision.FP32: 0,

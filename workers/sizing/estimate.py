@@ -45,7 +45,7 @@ from workers.sizing.memory import (
     usable_memory_bytes,
 )
 from workers.sizing.oom_plan import out_of_memory_plan
-from workers.sizing.optimizer_advice import optimizer_step_warning
+from workers.sizing.optimizer_advice import eight_bit_warning, optimizer_step_warning
 from workers.sizing.reported import NO_CALIBRATION, Calibration, calibrate_requirements
 from workers.sizing.requirements import CodedWarning, Mitigation, PerGpu, Requirements
 from workers.sizing.row_table import figures, row_table
@@ -263,9 +263,9 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
     fused_loss = fused_loss_warning(job, memory_bytes=memory.total_bytes, gpu_count=gpu_count)
     if fused_loss is not None:
         warnings.append(("", fused_loss))
-    update = optimizer_step_warning(job, memory_bytes=memory.total_bytes, phase=phase, gpu_count=gpu_count)
-    if update is not None:
-        warnings.append(("", update))
+    for advice in (optimizer_step_warning(job, memory_bytes=memory.total_bytes, phase=phase, gpu_count=gpu_count),
+                   eight_bit_warning(job, memory_bytes=memory.total_bytes, gpu_count=gpu_count)):
+        warnings += [("", advice)] if advice is not None else []
     mitigations: list[Mitigation] = []
     per_gpu: list[PerGpu] = []
     cpu_scores: list[tuple[float, str, int, float]] = []

@@ -20,6 +20,13 @@ from workers.sizing.strategies.named import estimate_named, named_layout
 
 # Said only where the fused update takes at least this share off the peak.
 OPTIMIZER_STEP_WARN_SHARE = 0.05
+# Said only where 8-bit states take at least this share off the peak [ours: the fused loss's tenth, loss_advice.py]
+EIGHT_BIT_SAVING = 0.10
+# The most 8-bit states can save a weight: 6 of the two moments' 8 bytes and foreach's 4-byte copy
+EIGHT_BIT_MOST_SAVED = 10
+# ... and only for a job past the 6-8 GB cards of the domain notes' individual tier (domain.md §2): below, every card
+# holds it either way (BERT-base's fine-tune, 4.6 GiB, 3.8 with 8-bit states, was told so).
+EIGHT_BIT_FROM_BYTES = 8 * GIB
 
 
 def torch_name(optimizer: Optimizer) -> str:
@@ -29,11 +36,17 @@ def torch_name(optimizer: Optimizer) -> str:
 
 def fused_peak_bytes(job: JobSpec, *, gpu_count: int) -> int:
     """Return the job's peak per GPU (no card's reserve: the GPU-independent figure) with the fused update."""
-    fused = replace(job, training=replace(job.training, optimizer_implementation=OptimizerImplementation.FUSED))
-    layout = named_layout(fused, gpu_count=gpu_count)
+    return _peak_bytes(replace(job, training=replace(job.training,
+                                                     optimizer_implementation=OptimizerImplementation.FUSED)),
+                       gpu_count=gpu_count)
+
+
+def _peak_bytes(job: JobSpec, *, gpu_count: int) -> int:
+    """Return one GPU's peak of the job, under the strategy it names if any."""
+    layout = named_layout(job, gpu_count=gpu_count)
     if layout is not None:
-        return estimate_named(fused, layout, gpu=None).memory.total_bytes
-    return step_peak(fused.model, fused.training, gpu=None, gpu_count=gpu_count).breakdown.total_bytes
+        return estimate_named(job, layout, gpu=None).memory.total_bytes
+    return step_peak(job.model, job.training, gpu=None, gpu_count=gpu_count).breakdown.total_bytes
 
 
 def optimizer_step_warning(job: JobSpec, *, memory_bytes: int, phase: str, gpu_count: int) -> CodedWarning | None:
@@ -56,3 +69,20 @@ def optimizer_step_warning(job: JobSpec, *, memory_bytes: int, phase: str, gpu_c
         f"Hugging Face Trainer's default on torch 2.8 and later; apex or DeepSpeed FusedAdam) makes none: "
         f"{fused / GIB:.1f} GiB. If your code runs it, say training.optimizer_implementation: fused (CLI "
         f"--optimizer-impl fused) and every figure and option is sized so."))
+
+
+def eight_bit_warning(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> CodedWarning | None:
+    """Return `optimizer-8bit` where a PyTorch Adam/AdamW job would peak EIGHT_BIT_SAVING lower with 8-bit states."""
+    training = job.training
+    if (training.framework is not Framework.PYTORCH or training.optimizer not in (Optimizer.ADAM, Optimizer.ADAMW)
+            or memory_bytes < EIGHT_BIT_FROM_BYTES
+            or job.model.parameters * EIGHT_BIT_MOST_SAVED < memory_bytes * EIGHT_BIT_SAVING):
+        return None  # few trained weights (an adapter's, a small model's): no walk of the 8-bit job
+    eight = _peak_bytes(replace(job, training=replace(training, optimizer=Optimizer.ADAMW_8BIT)), gpu_count=gpu_count)
+    if eight > memory_bytes * (1 - EIGHT_BIT_SAVING):
+        return None
+    return CodedWarning("optimizer-8bit", (
+        f"{torch_name(training.optimizer)}'s two fp32 moments are a large part of the {memory_bytes / GIB:.1f} GiB "
+        f"per GPU. bitsandbytes' 8-bit AdamW keeps them in 1 byte each (Dettmers et al. 2022; the Hugging Face "
+        f"Trainer's optim adamw_bnb_8bit, Unsloth's adamw_8bit): {eight / GIB:.1f} GiB per GPU. If your run uses it, "
+        "say training.optimizer: adamw_8bit (CLI --optimizer adamw_8bit) and every figure and option is sized so."))

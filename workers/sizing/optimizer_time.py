@@ -24,7 +24,7 @@ from workers.sizing.efficiency import (
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.overheads import EMA_BYTES
 from workers.sizing.row_table import figures, row_table
-from workers.sizing.spec import GradientClipping, OptimizerImplementation, Precision, Training
+from workers.sizing.spec import GradientClipping, Optimizer, OptimizerImplementation, Precision, Training
 from workers.sizing.stats import LayerKind, ModelStats
 
 # Gradient clipping, counted from torch.nn.utils.clip_grad_norm_ (PyTorch 1.10-1.13, the loop form):
@@ -89,7 +89,8 @@ def optimizer_step_ms(model: ModelStats, training: Training, *, precision: Preci
     copy_bytes = MIXED_PRECISION_COPY_BYTES[precision]
     clipping = training.gradient_clipping
     implementation = training.optimizer_implementation
-    per_tensor = implementation is OptimizerImplementation.PER_TENSOR
+    # bitsandbytes' 8-bit AdamW is a Python loop over the tensors whatever is said: one kernel each
+    per_tensor = implementation is OptimizerImplementation.PER_TENSOR or training.optimizer is Optimizer.ADAMW_8BIT
     per_parameter = (PER_TENSOR_OPTIMIZER_TRAFFIC_BYTES if per_tensor else OPTIMIZER_TRAFFIC_BYTES)[training.optimizer]
     kernels = PER_TENSOR_OPTIMIZER_KERNELS[training.optimizer] if per_tensor else 0
     if clipping is GradientClipping.GLOBAL:

@@ -42,13 +42,20 @@ GRADIENT_BYTES = 4
 # Optimizer state per trainable parameter: SGD none, momentum one fp32 copy, Adam/AdamW two
 # (domain.md §2; HF anatomy: AdamW 8 B, SGD with momentum 4 B). RMSprop as torch.optim.RMSprop's defaults
 # (momentum 0, not centered; Keras' defaults too) keeps one, `square_avg` (torch/optim/rmsprop.py).
-OPTIMIZER_STATE_BYTES: dict[Optimizer, int] = {
-    Optimizer.SGD: 0,
-    Optimizer.MOMENTUM: 4,
-    Optimizer.ADAM: 8,
-    Optimizer.ADAMW: 8,
-    Optimizer.RMSPROP: 4,
+# bitsandbytes' AdamW8bit keeps Adam's two states as uint8 codes of a dynamic quantization map (Dettmers et al.
+# 2022, "8-bit Optimizers via Block-wise Quantization"): 1 byte each, plus one fp32 absmax per block of each state
+# (bitsandbytes/optim/optimizer.py Optimizer8bit.init_state: blocks of 256 values, 2 x 4 / 256 = 0.03 bytes a
+# parameter, left out) and 32-bit states for tensors under its min_8bit_size of 4,096 values (biases, norms: a
+# small share of any large model's parameters, left out). Bytes per parameter of each state tensor:
+OPTIMIZER_STATE_TENSORS: dict[Optimizer, tuple[int, ...]] = {
+    Optimizer.SGD: (),
+    Optimizer.MOMENTUM: (4,),
+    Optimizer.ADAM: (4, 4),
+    Optimizer.ADAMW: (4, 4),
+    Optimizer.RMSPROP: (4,),
+    Optimizer.ADAMW_8BIT: (1, 1),
 }
+OPTIMIZER_STATE_BYTES: dict[Optimizer, int] = {o: sum(tensors) for o, tensors in OPTIMIZER_STATE_TENSORS.items()}
 # An exponential moving average of the trained weights (diffusers' --use_ema EMAModel, timm's ModelEmaV2, Composer's
 # EMA): one fp32 copy of each, kept on the GPU beside the optimizer's state and saved with it in checkpoints.
 EMA_BYTES = 4
@@ -59,17 +66,25 @@ def state_bytes_per_parameter(optimizer: Optimizer, *, ema: bool = False) -> int
     return OPTIMIZER_STATE_BYTES[optimizer] + (EMA_BYTES if ema else 0)
 
 
+def state_tensor_bytes(optimizer: Optimizer, *, ema: bool = False) -> tuple[int, ...]:
+    """Return the bytes per trainable parameter of each tensor kept besides weights and gradients (one per state)."""
+    return OPTIMIZER_STATE_TENSORS[optimizer] + ((EMA_BYTES,) if ema else ())
+
+
 # Temporaries of the optimizer step per trainable parameter, with foreach on (the CUDA default):
 # foreach Adam/AdamW allocate sqrt(exp_avg_sq) for every parameter at once (torch/optim/adam.py
 # _multi_tensor_adam), one fp32 copy; foreach SGD, with or without momentum, updates in place.
 # Measured here: Adam steps peak at weights + gradients + 2 states + 1.00 copy (step_measurements.json).
 # Foreach RMSprop makes the same copy, `avg = torch._foreach_sqrt(grouped_square_avgs)` (_multi_tensor_rmsprop).
+# AdamW8bit has no foreach path: one kernel per tensor dequantizes, updates and requantizes in registers
+# (bitsandbytes' optimizer_update_8bit_blockwise), whatever implementation is said: none.
 OPTIMIZER_TEMPORARY_BYTES: dict[Optimizer, int] = {
     Optimizer.SGD: 0,
     Optimizer.MOMENTUM: 0,
     Optimizer.ADAM: 4,
     Optimizer.ADAMW: 4,
     Optimizer.RMSPROP: 4,
+    Optimizer.ADAMW_8BIT: 0,
 }
 # Temporaries with the other implementations, in fp32 copies of the largest trainable tensor:
 # - per_tensor: the loop frees each tensor's temporaries before the next. Adam/AdamW: torch's
@@ -88,6 +103,7 @@ PER_TENSOR_TEMPORARY_COPIES: dict[Optimizer, int] = {
     Optimizer.ADAM: 2,
     Optimizer.ADAMW: 2,
     Optimizer.RMSPROP: 1,
+    Optimizer.ADAMW_8BIT: 0,
 }
 
 

@@ -32,6 +32,7 @@ class Optimizer(StrEnum):
     ADAM = "adam"
     ADAMW = "adamw"
     RMSPROP = "rmsprop"
+    ADAMW_8BIT = "adamw_8bit"  # bitsandbytes' AdamW8bit (the HF Trainer's adamw_bnb_8bit, Unsloth's adamw_8bit)
 
 
 class OptimizerImplementation(StrEnum):

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING
 from workers.sizing.allocator import FREE, OPTIMIZER_STATE, Event
 from workers.sizing.efficiency import ALLREDUCE_BUCKET_BYTES
 from workers.sizing.overheads import (
-    GRADIENT_BYTES,
     MASTER_WEIGHT_BYTES,
     PER_TENSOR_TEMPORARY_COPIES,
     largest_tensor,
-    state_bytes_per_parameter,
+    state_tensor_bytes,
 )
 from workers.sizing.spec import OptimizerImplementation, Training
 from workers.sizing.stats import ModelStats
@@ -83,11 +82,11 @@ def optimizer_step_events(t: Trace, model: ModelStats, training: Training, tempo
 
 def persistent_tensors(t: Trace, model: ModelStats, training: Training, shards: Shards, buckets: int) -> None:
     """Record the tensors that outlive the step: each row's weights and optimizer state, DDP's buckets."""
-    copies = state_bytes_per_parameter(training.optimizer, ema=training.ema) // GRADIENT_BYTES  # fp32 states a weight
+    states = state_tensor_bytes(training.optimizer, ema=training.ema)  # bytes a weight of each state tensor
     for row in model.layers:
         size = math.ceil(row.parameters * MASTER_WEIGHT_BYTES / shards.parameters)
         t.persistent += [size] if size else []
-        t.state += [math.ceil(size * shards.parameters / shards.optimizer_state)] * copies if size else []
+        t.state += [math.ceil(row.parameters * b / shards.optimizer_state) for b in states] if size else []
     if model.frozen_parameters:
         t.persistent.append(math.ceil(model.frozen_parameters * MASTER_WEIGHT_BYTES / shards.parameters))
     full, rest = divmod(buckets, ALLREDUCE_BUCKET_BYTES)

@@ -82,7 +82,7 @@ class Command:
 
 _PRECISIONS = {"fp32": "fp32", "fp16": "fp16-mixed", "bf16": "bf16-mixed", "fp8": "fp8-mixed",
                "fp16-mixed": "fp16-mixed", "bf16-mixed": "bf16-mixed", "fp8-mixed": "fp8-mixed"}
-_OPTIMIZERS = {name: name for name in ("sgd", "momentum", "adam", "adamw", "rmsprop")}
+_OPTIMIZERS = {name: name for name in ("sgd", "momentum", "adam", "adamw", "rmsprop", "adamw_8bit")}
 _FRAMEWORKS = {name: name for name in ("pytorch", "tensorflow", "jax", "cntk")}
 
 # word= -> (section, field, parser); section "" is the top level, "stats" is model.stats

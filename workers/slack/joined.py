@@ -36,6 +36,9 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("gradient", "accumulation"): "accum", ("grad", "accum"): "accum",  # "gradient accumulation 16"
              ("cross", "entropy"): "cross-entropy", ("fused", "cross-entropy"): "fused-cross-entropy",
              ("fused", "ce"): "fused-cross-entropy",  # "with fused cross entropy": training.loss fused_cross_entropy
+             # bitsandbytes' 8-bit AdamW ("8-bit adam", "adamw 8bit", "paged adamw 8bit"): optimizer=adamw_8bit
+             **{pair: "adamw_8bit" for bits in ("8-bit", "8bit") for adam in ("adam", "adamw", "optimizer", "optimiser")
+                for pair in ((bits, adam), (adam, bits))}, ("paged", "adamw_8bit"): "adamw_8bit",
              # a commitment's term and kind ("a 3 year commitment", "1-year savings plan"): typed.PRICING_WORDS
              **{(n, unit): f"{term}y" for n, term in (("1", 1), ("one", 1), ("3", 3), ("three", 3))
                 for unit in ("year", "years", "yr")},
@@ -50,7 +53,9 @@ RUNS_PER_YEAR = {"daily": 365, "nightly": 365, "weekly": 52, "monthly": 12, "qua
 # One word said another way: a term written as one word ("3-year") as the pair makes it
 ONE_WORD = {"1-year": "1y", "3-year": "3y", "1yr": "1y", "3yr": "3y", "one-year": "1y", "three-year": "3y",
             "retrain": "train", "retraining": "training", "retrained": "train",  # "retrain resnet18 nightly"
-            "use_ema": "ema", "use-ema": "ema", "--use_ema": "ema", "model-ema": "ema"}  # diffusers', timm's flags
+            "use_ema": "ema", "use-ema": "ema", "--use_ema": "ema", "model-ema": "ema",  # diffusers', timm's flags
+            **dict.fromkeys(("adamw8bit", "adam8bit", "adamw-8bit", "adam-8bit", "adam_8bit", "adamw_bnb_8bit",
+                             "paged_adamw_8bit", "paged-adamw-8bit", "bnb-adamw8bit"), "adamw_8bit")}
 
 
 SCALE_WORDS = {"thousand": "k", "million": "m", "billion": "b", "trillion": "t"}

@@ -1,0 +1,128 @@
+"""bitsandbytes' AdamW8bit (`training.optimizer: adamw_8bit`): Adam's two states in 1 byte each, no foreach copy, one
+kernel per tensor; what a full fine-tune of a 1-2B model on one 24 GB card is often run with (the HF Trainer's
+optim "adamw_bnb_8bit", Unsloth's "adamw_8bit").
+
+The rows are written from bitsandbytes' source (Optimizer8bit.init_state: uint8 state1 and state2; one kernel per
+tensor in its Python loop), not measured: bitsandbytes' CUDA kernels do not run on this machine's CPU build.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from service.cli import main
+from tests.test_slack_phrases import parse
+from workers.schemas.specs import load_job
+from workers.sizing.checkpoint import checkpoint_bytes
+from workers.sizing.efficiency import KERNEL_LAUNCH_MS
+from workers.sizing.memory import step_peak
+from workers.sizing.optimizer_time import optimizer_step_ms, tensor_count
+from workers.sizing.spec import Framework, Optimizer, Precision
+from workers.sizing.step_trace import Trace, persistent_tensors
+from workers.slack.grammar import CommandError
+
+
+def _job(optimizer: str, preset: str = "mlp-mnist", **training: Any) -> Any:
+    _, job = load_job({"model": {"preset": preset}, "dataset": {"samples": 60000},
+                       "training": {"batch_size": 64, "optimizer": optimizer, **training}})
+    return job
+
+
+def test_the_8bit_states_are_a_quarter_of_adamws_and_no_update_copy() -> None:
+    adamw, eight = _job("adamw"), _job("adamw_8bit")
+    trainable = adamw.model.parameters
+    assert eight.training.optimizer is Optimizer.ADAMW_8BIT
+    full = step_peak(adamw.model, adamw.training)
+    small = step_peak(eight.model, eight.training)
+    assert full.breakdown.optimizer_state_bytes == 12 * trainable  # two fp32 moments and foreach's copy
+    # two uint8 states held through the step; the MLP's peak moves to backward, where they are already made
+    assert small.breakdown.optimizer_state_bytes == 2 * trainable
+    tensors = {name: peak.breakdown.total_bytes - peak.breakdown.framework_reserve_bytes
+               for name, peak in (("adamw", full), ("8bit", small))}
+    assert tensors["8bit"] < tensors["adamw"] - 8 * trainable
+    # said fused or foreach, bitsandbytes' update makes no copy: the same peak
+    fused = _job("adamw_8bit", optimizer_implementation="fused")
+    assert step_peak(fused.model, fused.training).breakdown.total_bytes == small.breakdown.total_bytes
+
+
+def test_the_allocator_sees_two_one_byte_state_tensors_a_weight() -> None:
+    job = _job("adamw_8bit")
+    trace = Trace()
+    shards = type("Shards", (), {"parameters": 1, "optimizer_state": 1})()
+    persistent_tensors(trace, job.model, job.training, shards, buckets=0)
+    rows = [row.parameters for row in job.model.layers if row.parameters]
+    assert sorted(trace.state) == sorted([p for p in rows for _ in range(2)])  # 1 byte a weight, two of them
+    adamw = _job("adamw")
+    trace = Trace()
+    persistent_tensors(trace, adamw.model, adamw.training, shards, buckets=0)
+    assert sorted(trace.state) == sorted([4 * p for p in rows for _ in range(2)])
+
+
+def test_the_update_reads_16_bytes_a_weight_one_kernel_per_tensor() -> None:
+    job = _job("adamw_8bit", preset="gpt2")
+    ms_per_byte = 1e-9
+    traffic, idle = optimizer_step_ms(job.model, job.training, precision=Precision.FP32, ms_per_byte=ms_per_byte)
+    assert traffic == pytest.approx(job.model.parameters * 16 * ms_per_byte)
+    launches = tensor_count(job.model) * KERNEL_LAUNCH_MS[Framework.PYTORCH]
+    assert idle == pytest.approx(max(0.0, launches - traffic))
+    adamw = _job("adamw", preset="gpt2", optimizer_implementation="fused")
+    fused_traffic, _ = optimizer_step_ms(adamw.model, adamw.training, precision=Precision.FP32, ms_per_byte=ms_per_byte)
+    assert traffic == pytest.approx(fused_traffic * 16 / 28)
+
+
+def test_a_checkpoint_keeps_the_fp32_weights_and_two_bytes_of_state() -> None:
+    assert checkpoint_bytes(parameters=1_000_000, optimizer="adamw_8bit") == 6_000_000
+    assert checkpoint_bytes(parameters=1_000_000, optimizer="adamw") == 12_000_000
+
+
+def test_the_cli_sizes_a_fine_tunes_state_at_a_quarter_of_adamws(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    fits = {}
+    for optimizer in ("adamw", "adamw_8bit"):
+        assert main(["estimate", "qwen2.5-0.5b", "--pretrained", "--seq", "1024", "--batch", "4", "--precision",
+                     "bf16-mixed", "--optimizer", optimizer, "--optimizer-impl", "fused", "--gpu", "t4", "--json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        fits[optimizer] = result["gpu_memory_breakdown"]["optimizer_state"]
+    assert fits["adamw_8bit"] * 4 == pytest.approx(fits["adamw"], rel=0.01)
+
+
+@pytest.mark.parametrize("text", ["fine-tune qwen2.5 1.5b with 8-bit adam",
+                                  "fine-tune qwen2.5 1.5b with adamw 8bit",
+                                  "fine-tune qwen2.5 1.5b with paged adamw 8bit",
+                                  "fine-tune qwen2.5 1.5b adamw_bnb_8bit",
+                                  "fine-tune qwen2.5 1.5b with an 8 bit optimizer",
+                                  "fine-tune qwen2.5 1.5b adamw8bit"])
+def test_slack_reads_the_8bit_optimizer_as_people_say_it(text: str) -> None:
+    assert parse(text).spec["training"]["optimizer"] == "adamw_8bit"
+
+
+def test_an_8bit_base_is_still_refused_with_what_to_ask_instead() -> None:
+    with pytest.raises(CommandError, match=r"LLM\.int8"):
+        parse("fine-tune llama 7b in 8-bit")
+
+
+def _estimate(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    assert main(["estimate", *args, "--json"]) == 0
+    result: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return result
+
+
+def test_a_full_fine_tune_whose_adam_states_weigh_is_told_what_8bit_states_need(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    job = ["qwen2.5-1.5b", "--pretrained", "--seq", "1024", "--batch", "4", "--precision", "bf16-mixed",
+           "--optimizer-impl", "fused"]
+    given = _estimate(capsys, *job)
+    told = [w["message"] for w in given["warnings"] if w["code"] == "optimizer-8bit"]
+    eight = _estimate(capsys, *job, "--optimizer", "adamw_8bit")
+    assert len(told) == 1 and f"{eight['gpu_memory_bytes'] / 2**30:.1f} GiB per GPU" in told[0]
+    assert eight["gpu_memory_bytes"] < 0.9 * given["gpu_memory_bytes"]
+    assert not [w for w in eight["warnings"] if w["code"] == "optimizer-8bit"]  # said already
+    # an adapter's few trained weights, and a job that every card holds either way, are not told
+    for quiet in (["qwen2.5-1.5b", "--pretrained", "--seq", "1024", "--batch", "4", "--adapter", "lora"],
+                  ["examples/bert-finetune.json"]):
+        assert not [w for w in _estimate(capsys, *quiet)["warnings"] if w["code"] == "optimizer-8bit"]
+    print(f"\nqwen2.5-1.5b full fine-tune: {given['gpu_memory_bytes'] / 2**30:.1f} GiB with AdamW, "
+          f"{eight['gpu_memory_bytes'] / 2**30:.1f} GiB with 8-bit states")
