@@ -47,3 +47,21 @@ def test_speech_said_in_hours_is_whispers_30_second_samples_and_told() -> None:
     said, _ = audio_as_samples("fine-tune whisper small on 2.5k hrs of speech within 10 hours")
     assert parse_command(said, presets=preset_words(), gpus=["t4"]).spec["constraints"]["deadline_hours"] == 10
     assert audio_as_samples("train resnet50 within 100 hours") == ("train resnet50 within 100 hours", ())
+
+
+def test_a_corpus_said_in_tokens_with_its_sequence_is_pre_training() -> None:
+    # "train gpt2 on 10b tokens seq=1024" and "train gpt2 on openwebtext seq=1024" were sized as fine-tunes (3 epochs,
+    # the Trainer's batch 8, checkpointing): the seq= said made the tokens samples, and the corpus was forgotten
+    for text in ("train gpt2 on 10b tokens seq=1024", "train gpt2 on openwebtext seq=1024",
+                 "train gpt2 on openwebtext samples=1000", "train gpt2 on 10b tokens"):
+        command = parse_command(text, presets=preset_words(), gpus=["t4"])
+        training = command.spec["training"]
+        assert "epochs" not in training and "recompute" not in training, text
+        assert training["batch_size"] == 32 and training["precision"] == "bf16-mixed"
+    said = parse_command("train gpt2 on 10b tokens seq=1024", presets=preset_words(), gpus=["t4"])
+    assert said.spec["dataset"]["samples"] == -(-10_000_000_000 // 1024)
+    # with no corpus said, a published model is still sized as a fine-tune; said so, it is one whatever its data
+    assert parse_command("train gpt2 seq=1024 samples=1000", presets=preset_words(), gpus=["t4"]).spec["training"][
+        "epochs"] == 3
+    tuned = parse_command("fine-tune llama 3 8b on 1b tokens", presets=preset_words(), gpus=["t4"])
+    assert tuned.spec["training"]["from_pretrained"] is True and tuned.spec["training"]["recompute"] is True

@@ -12,9 +12,9 @@ from workers.slack.grammar import (
     FLAGS,
     Command,
     CommandError,
-    describe_errors,
     parse_command,
 )
+from workers.slack.wording import describe_errors
 
 PRESETS = ("resnet50", "resnet18", "vgg16", "bert-base", "gpt2-124m")
 GPUS = ("v100-16gb", "v100-32gb", "a100-80gb", "t4", "gtx-1080-ti")

@@ -26,11 +26,12 @@ from workers.sizing.presets.registry import PRESETS
 from workers.sizing.throughput import has_bf16
 from workers.slack.blocks import Message, render_error, render_help
 from workers.slack.corpus import audio_as_samples, words_as_tokens
-from workers.slack.grammar import Command, CommandError, describe_errors, parse_command
+from workers.slack.grammar import Command, CommandError, parse_command
 from workers.slack.machines import machine_words
 from workers.slack.prices import priced_cards, render_prices
 from workers.slack.rl import rl_words
 from workers.slack.settings import SlackSettings
+from workers.slack.wording import describe_errors
 from workers.tasks.problems import Unavailable
 from workers.tasks.runtime import runtime
 from workers.tasks.slack import SLACK_TASK

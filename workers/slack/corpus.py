@@ -16,6 +16,10 @@ import re
 
 from workers.schemas.humanize import parse_count
 
+# The grammar's markers (phrases.normalize writes them): tokens-need-seq:N, N tokens to make samples by the context;
+# TOKENS_SAID, a count of tokens made samples already. Either says the run's data is a corpus: a pre-training run.
+TOKENS_NEED_SEQ = "tokens-need-seq"
+TOKENS_SAID = "tokens-said"
 TOKENS_PER_WORD = 4 / 3
 WORDS_FROM = 1_000_000  # "a 512 words prompt" is a length, not a corpus
 _PUNCTUATION = "?!.,;:()"
@@ -73,3 +77,21 @@ def words_as_tokens(text: str) -> tuple[str, tuple[str, ...]]:
         out.append(words[at])
         at += 1
     return " ".join(out), tuple(told)
+
+
+def tokens_as_samples(out: list[str], tokens: int) -> tuple[list[str], list[str]]:
+    """Turn the run's tokens into samples= by the seq= said beside them; without one, a word the grammar refuses."""
+    seq = next((_count(w.partition("=")[2]) for w in out if w.startswith("seq=")), 0)
+    if any(w.startswith("samples=") for w in out):
+        return [*out, TOKENS_SAID], []
+    if seq <= 0:
+        return [*out, f"{TOKENS_NEED_SEQ}:{tokens}"], []
+    samples = -(-tokens // seq)
+    return [*out, f"samples={samples}", TOKENS_SAID], [f"samples={samples:,} ({tokens:,} tokens / seq {seq:,})"]
+
+
+def _count(word: str) -> int:
+    try:
+        return parse_count(word.replace(",", ""))
+    except ValueError:
+        return 0

@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, Literal
@@ -28,6 +28,7 @@ from catalog.units import parse_bytes, parse_duration_hours, parse_usd
 from workers.schemas.humanize import parse_count, sequence_count
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import PRESET_WORDS, find_preset
+from workers.slack.corpus import TOKENS_NEED_SEQ, TOKENS_SAID
 from workers.slack.defaults import (
     choice,
     comma_list,
@@ -49,7 +50,7 @@ from workers.slack.defaults import (
     unrented_as_owned,
 )
 from workers.slack.fitting import as_fit, owned_as_fit_cards
-from workers.slack.phrases import TOKENS_NEED_SEQ, normalize
+from workers.slack.phrases import normalize
 from workers.slack.sequences import fine_tune_kind, fine_tune_sequence
 from workers.slack.stand_in import size_stand_in, size_words
 from workers.slack.typed import PINNED_STRATEGIES, PRICING_WORDS, plain_text, unsized
@@ -197,6 +198,7 @@ class _Builder:
         self.problems: list[str] = []
         self.adapter: dict[str, Any] = {}  # training.parallelism.adapter, from lora/qlora, rank=, targets=
         self.tokens = 0  # the run's tokens said without a sequence length: made samples by the model's context
+        self.corpus = False  # a count of tokens said (made samples or not): the data is a pre-training corpus
 
     def once(self, name: str, word: str) -> bool:
         if name in self.seen:  # "compare llama 3 8b vs mistral 7b": one model a command, a review compares jobs
@@ -241,8 +243,8 @@ class _Builder:
             self.problems.append(f"{word}: {exc}")
 
     def bare(self, word: str) -> None:
-        if word.startswith(f"{TOKENS_NEED_SEQ}:") and word.partition(":")[2].isdigit():  # phrases' marker
-            self.tokens = int(word.partition(":")[2])
+        if word == TOKENS_SAID or (word.startswith(f"{TOKENS_NEED_SEQ}:") and word.partition(":")[2].isdigit()):
+            self.tokens, self.corpus = int(word.partition(":")[2] or 0), True  # phrases' markers: a corpus said
             return
         if word in FLAGS:
             group, value = FLAGS[word]
@@ -354,7 +356,7 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
         assumed = (*assumed, f"input {'x'.join(map(str, shape))}")
     elif image is not None and preset and (resized := resized_input(preset, image)):
         assumed = (*assumed, resized)  # "vit-b16 cifar10": the ViT's 224 x 224, the images resized
-    tuned = fine_tune_kind(spec["training"], tokens=bool(builder.tokens))
+    tuned = fine_tune_kind(spec["training"], tokens=builder.corpus)
     if said_seq := fine_tune_sequence(spec, preset, tuned):  # "fine-tune llama 3 8b": TRL's 1,024 tokens, not 8,192
         assumed = (*assumed, said_seq)
     if builder.tokens:  # "gpt2 on 10B tokens": made samples by the sequence it is sized at
@@ -392,9 +394,3 @@ def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
     return Command(kind="fit" if fit else "recommend", spec=spec,
                    gpus=tuple(dict.fromkeys(builder.named_gpus)) if fit else (),
                    gpu_count=gpu_count, defaults_used=tuple(defaults))
-
-
-def describe_errors(errors: Mapping[str, list[str]]) -> list[str]:
-    """Name schema errors (flat field paths) in the words a Slack user types."""
-    words = {p: FIELD_WORDS.get(p) or FIELD_WORDS.get(re.sub(r"(?:\[\d+\])+$", "", p), p) for p in errors}
-    return [f"{words[path]} {' '.join(messages)}" for path, messages in errors.items()]

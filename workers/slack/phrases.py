@@ -31,6 +31,7 @@ from collections.abc import Callable, Collection
 from catalog.gpu_names import gpu_name_matches, gpus_of_memory, smallest_card
 from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
+from workers.slack.corpus import tokens_as_samples
 from workers.slack.datasets import DATASET_EPOCHS, DATASET_SEQ, DATASETS, TOKEN_SETS
 from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, until_deadline
 from workers.slack.defaults import GENERIC_NAMES, cifar_layout, recipe_epochs, sized_family
@@ -94,7 +95,6 @@ _DESCRIBED_NOUNS = frozenset(w for w, count in COUNT_WORDS.items() if count == "
 # "2048 tokens" is a sequence length; "10B tokens" is the data set: at or above this it is read as the run's
 # tokens, made samples by the sequence length said beside it.
 TOTAL_TOKENS_FROM = 1_000_000
-TOKENS_NEED_SEQ = "tokens-need-seq"  # tokens-need-seq:N: the grammar makes N tokens samples by the context
 OWNER_WORDS = frozenset({"my", "our", "have", "own", "got"})  # "on my 4090", "we have 2 a6000s", "i have a 4090"
 _TIME_LEADS = {"within", "in", "by", "under", "to", "max", "for"}  # "to": "up to 2 days"; "for 1 week": its time
 _BUDGET_LEADS = {"under", "below", "max", "within", "budget", "than"}  # "for less than $50"
@@ -284,7 +284,7 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
                     "a3-highgpu-8g hold)")
     image, assumed = None, told
     if tokens:
-        out, note = _tokens_as_samples(out, tokens)
+        out, note = tokens_as_samples(out, tokens)
         assumed.extend(note)
     if dataset is not None:
         samples, image = dataset
@@ -382,17 +382,6 @@ def _count(word: str) -> int:
         return parse_count(word.lstrip("$").replace(",", ""))
     except ValueError:
         return 0
-
-
-def _tokens_as_samples(out: list[str], tokens: int) -> tuple[list[str], list[str]]:
-    """Turn the run's tokens into samples= by the seq= said beside them; without one, a word the grammar refuses."""
-    seq = next((_count(w.partition("=")[2]) for w in out if w.startswith("seq=")), 0)
-    if any(w.startswith("samples=") for w in out):
-        return out, []
-    if seq <= 0:
-        return [*out, f"{TOKENS_NEED_SEQ}:{tokens}"], []
-    samples = -(-tokens // seq)
-    return [*out, f"samples={samples}"], [f"samples={samples:,} ({tokens:,} tokens / seq {seq:,})"]
 
 
 def _known(word: str, presets: Collection[str]) -> bool:

@@ -5,6 +5,7 @@ The API, the CLI and the reports keep the field names, which their users write."
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from workers.slack.grammar import FIELD_WORDS
 
@@ -23,3 +24,9 @@ def slack_words(text: str) -> str:
         return f"`{word}{match[2].replace(',', '')}{_UNITS.get(word, '')}`"
 
     return _FIELD_VALUE.sub(setting, _CLI.sub("", text))
+
+
+def describe_errors(errors: Mapping[str, list[str]]) -> list[str]:
+    """Name schema errors (flat field paths) in the words a Slack user types."""
+    words = {p: FIELD_WORDS.get(p) or FIELD_WORDS.get(re.sub(r"(?:\[\d+\])+$", "", p), p) for p in errors}
+    return [f"{words[path]} {' '.join(messages)}" for path, messages in errors.items()]

@@ -29,8 +29,8 @@ from workers.sizing.requirements import Requirements
 from workers.slack.blocks import Message, fix_words, render_error, render_fit, render_recommendation
 from workers.slack.buying import runs_per_year
 from workers.slack.delivery import DeliveryError, deliver
-from workers.slack.grammar import describe_errors
 from workers.slack.settings import slack_settings
+from workers.slack.wording import describe_errors
 from workers.tasks.recommend import shared_recommendation
 from workers.tasks.runs import calibration_for
 from workers.tasks.runtime import runtime
