@@ -29,6 +29,7 @@ from workers.slack.corpus import audio_as_samples, words_as_tokens
 from workers.slack.grammar import Command, CommandError, parse_command
 from workers.slack.machines import machine_words
 from workers.slack.prices import priced_cards, render_prices
+from workers.slack.recipes import recipe_words
 from workers.slack.rl import rl_words
 from workers.slack.settings import SlackSettings
 from workers.slack.wording import describe_errors
@@ -99,11 +100,13 @@ def _acknowledge(form: Mapping[str, str], settings: SlackSettings) -> dict[str, 
     said, played = rl_words(said)  # "a dqn on atari for 10m frames": its network's data, frames made samples
     said, counted = words_as_tokens(said)  # "on 3.3b words": a corpus's words made tokens
     said, heard = audio_as_samples(said)  # "on 100 hours of audio": Whisper's 30-second samples
+    said, recipe = recipe_words(said)  # "train gpt2 like nanogpt": its config's batch, iterations and precision
     try:
         rented = {instance.gpu for instance in catalog.instances}
         command = parse_command(said, presets=preset_words(), gpus=gpus, unrented=[g for g in gpus if g not in rented],
                                 no_bf16=[gpu.slug for gpu in cards if not has_bf16(gpu)])
-        command = replace(command, defaults_used=(*machines, *played, *counted, *heard, *command.defaults_used))
+        told = (*machines, *played, *counted, *heard, *recipe)
+        command = replace(command, defaults_used=(*told, *command.defaults_used))
     except CommandError as error:
         if priced := priced_cards(text, gpus):  # "how much does an h100 cost per hour": no job, a card's price
             return ephemeral(render_prices(priced, catalog, title=_title(text)))

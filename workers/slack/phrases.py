@@ -58,6 +58,7 @@ FILLER = frozenset({
     "if", "whether", "card", "cards", "way", "best", "costs", "take", "takes", "long", "needed", "many", "could",
     "are", "there", "that", "this", "these", "some", "any", "get", "rent", "renting", "less",  # "less than $50"
     "full", "quantization", "quantized", "loss",  # "full fine-tune": every weight trains; "4-bit quantization": qlora
+    "reproduce", "replicate", "reproducing",  # "reproduce gpt-2 on openwebtext": the run, its data said
     # "on aws only", "at most 4 gpus", "max 4 gpus", "up to 8 gpus", "on google cloud": the words around a setting
     "only", "most", "max", "maximum", "up", "cloud", "len", "length", "dataset", "corpus", "continued", "english",
     # "how much memory does resnet50 need", "how much vram", "is a t4 enough for ...": the answer leads with memory

@@ -1,0 +1,40 @@
+"""A published recipe named in a slash command is its settings, told back: nanoGPT's GPT-2 124M on OpenWebText."""
+
+from __future__ import annotations
+
+from catalog.gpus import load_gpus
+from service.slack.intake import preset_words
+from workers.schemas.specs import load_job
+from workers.sizing.estimate import estimate_on_gpus
+from workers.slack.grammar import parse_command
+from workers.slack.recipes import recipe_words
+
+
+def _spec(text: str) -> dict[str, object]:
+    said, told = recipe_words(text)
+    assert len(told) == 1 and "config/train_gpt2.py" in told[0]
+    return parse_command(said, presets=preset_words(), gpus=["a100-40gb", "h100-sxm"]).spec
+
+
+def test_nanogpt_is_its_config_gpt2_124m_for_600k_iterations_of_480_sequences() -> None:
+    # "train gpt2 like nanogpt" was "unknown word 'nanogpt'"
+    for text in ("train gpt2 like nanogpt", "reproduce gpt-2 124m on openwebtext with nanogpt on 8 a100-40gb",
+                 "nanoGPT's recipe on 8 h100-sxm"):
+        spec = _spec(text)
+        training = spec["training"]
+        assert spec["model"] in ({"preset": "gpt2"}, {"preset": "gpt2-124m"})
+        assert spec["dataset"] == {"samples": 600_000 * 12 * 40}  # max_iters x batch_size x gradient_accumulation
+        assert (training["batch_size"], training["sequence_length"], training["update_interval"]) == (12, 1024, 5)
+        assert training["from_pretrained"] is False and training["precision"] == "bf16-mixed"
+    assert recipe_words("train gpt2 on openwebtext") == ("train gpt2 on openwebtext", ())
+    assert _spec("train gpt2-medium like nanogpt")["model"] == {"preset": "gpt2-medium"}  # a model said wins
+
+
+def test_nanogpts_8_a100_run_is_sized_near_its_readmes_4_days() -> None:
+    # the README: "a single 8XA100 40GB node in about 4 days" with torch.compile; the core sizes eager PyTorch, so
+    # it should read somewhat slower, not a different order
+    _, job = load_job(_spec("train gpt2 like nanogpt"))
+    row = estimate_on_gpus(job, load_gpus(), slugs=["a100-40gb"], gpu_count=8).per_gpu[0]
+    days = row.training_hours / 24
+    print(f"\nnanoGPT GPT-2 124M on 8 x A100 40GB: {days:.1f} days predicted (README: about 4 days, compiled)")
+    assert row.fits and 3.0 < days < 7.0

@@ -1,0 +1,32 @@
+"""A published training recipe named in a slash command ("train gpt2 like nanogpt"), said as the words the grammar
+reads, and told back.
+
+nanoGPT (karpathy/nanoGPT@3adf61e1, read 2026-12-07): config/train_gpt2.py trains GPT-2 124M on OpenWebText at
+batch_size 12, block_size 1024, gradient_accumulation_steps 5 * 8 (train.py divides it by the 8 processes: 5 a GPU)
+for max_iters 600,000: 600,000 x 12 x 40 = 288,000,000 samples of 1,024 tokens, about 295B tokens ("this makes total
+number of tokens be 300B"); train.py's dtype bfloat16, fused AdamW, grad_clip 1.0 and torch.compile. Its README:
+"running on a single 8XA100 40GB node in about 4 days of training" (the config's comment: "wait ~5 days").
+"""
+
+from __future__ import annotations
+
+import re
+
+NANOGPT = re.compile(r"\b(?:(?:like|with|using|as|in|via|per)\s+)?nano-?gpt(?:'s)?(?:\s+(?:recipe|config|style))?\b",
+                     re.IGNORECASE)
+_OPENWEBTEXT = re.compile(r"\b(?:on\s+)?(?:openwebtext|owt)\b", re.IGNORECASE)
+_GPT = re.compile(r"\bgpt", re.IGNORECASE)
+NANOGPT_WORDS = "pretrain batch=12 seq=1024 accum=5 samples=288000000 bf16"
+NANOGPT_TOLD = ("nanogpt: GPT-2 on OpenWebText as karpathy/nanoGPT's config/train_gpt2.py trains it, batch 12 x 1,024 "
+                "tokens, 5 accumulation steps a GPU (40 over its 8 GPUs), 600,000 iterations: samples=288,000,000 "
+                "(295B tokens, about 33 passes over OpenWebText), bf16; its README says about 4 days on one 8 x A100 "
+                "40GB node with torch.compile, which gpugauge does not model (sized as eager PyTorch)")
+
+
+def recipe_words(text: str) -> tuple[str, tuple[str, ...]]:
+    """Return the text with a named recipe ("like nanogpt") said as its settings, and what was read."""
+    if not NANOGPT.search(text):
+        return text, ()
+    said = _OPENWEBTEXT.sub("", NANOGPT.sub("", text))  # the recipe's own data set, counted in its samples
+    model = "" if _GPT.search(said) else "gpt2 "
+    return " ".join(f"{model}{said} {NANOGPT_WORDS}".split()), (NANOGPT_TOLD,)
