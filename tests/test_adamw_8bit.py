@@ -9,6 +9,7 @@ tensor in its Python loop), not measured: bitsandbytes' CUDA kernels do not run 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -22,6 +23,8 @@ from workers.sizing.memory import step_peak
 from workers.sizing.optimizer_time import optimizer_step_ms, tensor_count
 from workers.sizing.spec import Framework, Optimizer, Precision
 from workers.sizing.step_trace import Trace, persistent_tensors
+from workers.sizing.strategies.parallelism import Layout, ParameterCounts, model_state_bytes
+from workers.sizing.strategies.types import DataParallel, Offload
 from workers.slack.grammar import CommandError
 
 
@@ -126,3 +129,17 @@ def test_a_full_fine_tune_whose_adam_states_weigh_is_told_what_8bit_states_need(
         assert not [w for w in _estimate(capsys, *quiet)["warnings"] if w["code"] == "optimizer-8bit"]
     print(f"\nqwen2.5-1.5b full fine-tune: {given['gpu_memory_bytes'] / 2**30:.1f} GiB with AdamW, "
           f"{eight['gpu_memory_bytes'] / 2**30:.1f} GiB with 8-bit states")
+
+
+def test_an_offloaded_optimizer_is_deepspeeds_cpu_adam_with_fp32_states_and_no_gpu_state() -> None:
+    counts = ParameterCounts(trainable=1_000_000_000, frozen=0, largest_unit=50_000_000)
+    plain = Layout(data_parallel=DataParallel.PLAIN, gpu_count=1, gpus_per_node=1)
+    offloaded = replace(plain, offload=Offload(optimizer=True))
+    held = {o: model_state_bytes(counts, plain, precision=Precision.BF16_MIXED, optimizer=o, ddp_bucket=True)
+            for o in (Optimizer.ADAMW, Optimizer.ADAMW_8BIT)}
+    assert held[Optimizer.ADAMW_8BIT].optimizer_state * 4 == held[Optimizer.ADAMW].optimizer_state == 8 * 10**9
+    hosts = {o: model_state_bytes(counts, offloaded, precision=Precision.BF16_MIXED, optimizer=o, ddp_bucket=True)
+             for o in (Optimizer.ADAMW, Optimizer.ADAMW_8BIT)}
+    # offload swaps the update for CPU Adam: the host holds fp32 states (it held 2 bytes a weight, the 8-bit states)
+    assert hosts[Optimizer.ADAMW_8BIT].host_bytes == hosts[Optimizer.ADAMW].host_bytes
+    assert hosts[Optimizer.ADAMW_8BIT].optimizer_state == 0

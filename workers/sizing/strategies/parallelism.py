@@ -134,7 +134,10 @@ def model_state_bytes(counts: ParameterCounts, layout: Layout, *, precision: Pre
     trainable = counts.trainable / split
     frozen = counts.frozen / split
     frozen_nf4 = counts.frozen_nf4 / split
-    optimizer_bytes = state_bytes_per_parameter(optimizer, ema=ema)  # the EMA's copy sharded as the state is
+    # the EMA's copy sharded as the state is; offloaded, the update is DeepSpeed's CPU Adam, fp32 states whatever the
+    # GPU's optimizer would have kept (bitsandbytes' 8-bit states do not go with it)
+    offloaded_8bit = layout.offload.optimizer and optimizer is Optimizer.ADAMW_8BIT
+    optimizer_bytes = state_bytes_per_parameter(Optimizer.ADAMW if offloaded_8bit else optimizer, ema=ema)
     unit = counts.largest_unit / layout.tensor_parallel
     trained_unit = (counts.largest_unit if counts.largest_trainable_unit is None
                     else counts.largest_trainable_unit) / layout.tensor_parallel
