@@ -56,7 +56,7 @@ def segment_bytes(size: int) -> int:
     return -(-size // ROUND_LARGE_BYTES) * ROUND_LARGE_BYTES
 
 
-@dataclass
+@dataclass(slots=True, eq=False)
 class _Block:
     segment: int
     offset: int
@@ -67,7 +67,7 @@ class _Block:
     next: _Block | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pool:
     small: bool
     free: list[tuple[int, int, int]] = field(default_factory=list)  # (size, segment, offset), sorted
