@@ -143,3 +143,8 @@ def test_an_offloaded_optimizer_is_deepspeeds_cpu_adam_with_fp32_states_and_no_g
     # offload swaps the update for CPU Adam: the host holds fp32 states (it held 2 bytes a weight, the 8-bit states)
     assert hosts[Optimizer.ADAMW_8BIT].host_bytes == hosts[Optimizer.ADAMW].host_bytes
     assert hosts[Optimizer.ADAMW_8BIT].optimizer_state == 0
+
+
+def test_an_8bit_optimizer_outside_pytorch_is_refused_naming_the_field(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "mlp", "--batch", "64", "--optimizer", "adamw_8bit", "--framework", "tensorflow"]) == 2
+    assert "training.optimizer: adamw_8bit is bitsandbytes' optimizer" in capsys.readouterr().err

@@ -263,6 +263,12 @@ class TrainingSchema(_Strict):
                                   "from_pretrained is false (training from scratch)", "from_pretrained")
 
     @validates_schema
+    def _eight_bit_runs_on_pytorch(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("optimizer") == "adamw_8bit" and data.get("framework", "pytorch") != "pytorch":
+            raise ValidationError(f"adamw_8bit is bitsandbytes' optimizer, a PyTorch library; {data['framework']} has "
+                                  "no such update: say adam or adamw", "optimizer")
+
+    @validates_schema
     def _mean_within_sequence(self, data: dict[str, Any], **_: Any) -> None:
         mean = data.get("mean_sequence_length")
         if mean is None:
