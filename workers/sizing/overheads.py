@@ -46,7 +46,8 @@ GRADIENT_BYTES = 4
 # 2022, "8-bit Optimizers via Block-wise Quantization"): 1 byte each, plus one fp32 absmax per block of each state
 # (bitsandbytes/optim/optimizer.py Optimizer8bit.init_state: blocks of 256 values, 2 x 4 / 256 = 0.03 bytes a
 # parameter, left out) and 32-bit states for tensors under its min_8bit_size of 4,096 values (biases, norms: a
-# small share of any large model's parameters, left out). Bytes per parameter of each state tensor:
+# small share of any large model's parameters, left out); the 2 bytes a weight of HF's accounting (estimation-
+# methods.md §2: "8-bit AdamW 2 B"; its t5-3b example, "8-bit BNB needs 6 GB"). Bytes a parameter of each state:
 OPTIMIZER_STATE_TENSORS: dict[Optimizer, tuple[int, ...]] = {
     Optimizer.SGD: (),
     Optimizer.MOMENTUM: (4,),
