@@ -39,7 +39,7 @@ def _number(text: str, *, what: str, original: str) -> float:
     if math.isinf(value):
         raise ValueError(f"{original!r} is not a finite {what}")
     if value < 0:
-        raise ValueError(f"{original!r} is negative; a {what} must be 0 or more")
+        raise ValueError(f"{original!r} is negative; {'an' if what[0] in 'aeiou' else 'a'} {what} must be 0 or more")
     return value
 
 
