@@ -14,11 +14,13 @@ from typing import Any
 
 import pytest
 
+from catalog.gpus import load_gpus
 from service.cli import main
 from tests.test_slack_phrases import parse
 from workers.schemas.specs import load_job
 from workers.sizing.checkpoint import checkpoint_bytes
 from workers.sizing.efficiency import KERNEL_LAUNCH_MS
+from workers.sizing.estimate import estimate_on_gpus
 from workers.sizing.memory import step_peak
 from workers.sizing.optimizer_time import optimizer_step_ms, tensor_count
 from workers.sizing.spec import Framework, Optimizer, Precision
@@ -26,6 +28,8 @@ from workers.sizing.step_trace import Trace, persistent_tensors
 from workers.sizing.strategies.parallelism import Layout, ParameterCounts, model_state_bytes
 from workers.sizing.strategies.types import DataParallel, Offload
 from workers.slack.grammar import CommandError
+
+GPUS = load_gpus()
 
 
 def _job(optimizer: str, preset: str = "mlp-mnist", **training: Any) -> Any:
@@ -148,3 +152,22 @@ def test_an_offloaded_optimizer_is_deepspeeds_cpu_adam_with_fp32_states_and_no_g
 def test_an_8bit_optimizer_outside_pytorch_is_refused_naming_the_field(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["estimate", "mlp", "--batch", "64", "--optimizer", "adamw_8bit", "--framework", "tensorflow"]) == 2
     assert "training.optimizer: adamw_8bit is bitsandbytes' optimizer" in capsys.readouterr().err
+
+
+def test_dreambooth_on_a_16gb_gpu_fits_with_checkpointing_and_8bit_adam_as_diffusers_readme_says(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # huggingface/diffusers examples/dreambooth/README.md (@fe8cecae, read 2026-12-07), "Training on a 16GB GPU":
+    # "With the help of gradient checkpointing and the 8-bit optimizer from bitsandbytes it's possible to run train
+    # dreambooth on a 16GB GPU": SD v1-4's U-Net, 512 px, train_batch_size 1 with prior preservation (one class image
+    # beside each instance image: 2 a step), gradient_accumulation_steps 2, no --mixed_precision (fp32)
+    spec = {"model": {"preset": "stable-diffusion-1.5"}, "dataset": {"samples": 3200},
+            "training": {"from_pretrained": True, "batch_size": 2, "update_interval": 2, "recompute": True,
+                         "precision": "fp32", "optimizer": "adamw_8bit", "gradient_clipping": "global"}}
+    _, job = load_job(spec)
+    rows = {row.gpu: row for row in estimate_on_gpus(job, GPUS, slugs=["v100-16gb", "t4"]).per_gpu}
+    _, adamw = load_job({**spec, "training": {**spec["training"], "optimizer": "adamw"}})
+    plain = estimate_on_gpus(adamw, GPUS, slugs=["v100-16gb"]).per_gpu[0]
+    print(f"\nDreamBooth SD 1.x, fp32, checkpointing: {rows['t4'].gpu_memory_bytes / 2**30:.1f} GiB with 8-bit Adam, "
+          f"{plain.gpu_memory_bytes / 2**30:.1f} GiB with foreach AdamW")
+    assert rows["v100-16gb"].fits and rows["t4"].fits
+    assert plain.gpu_memory_bytes > rows["t4"].gpu_memory_bytes + 6 * 2**30  # 6 bytes a U-Net weight and the copy
