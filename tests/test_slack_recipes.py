@@ -38,3 +38,25 @@ def test_nanogpts_8_a100_run_is_sized_near_its_readmes_4_days() -> None:
     days = row.training_hours / 24
     print(f"\nnanoGPT GPT-2 124M on 8 x A100 40GB: {days:.1f} days predicted (README: about 4 days, compiled)")
     assert row.fits and 3.0 < days < 7.0
+
+
+def test_dreambooth_is_diffusers_readme_run_800_steps_of_an_instance_and_a_class_image() -> None:
+    # "run sd 1.5 dreambooth on 20 images" was "unknown word 'dreambooth'"
+    said, told = recipe_words("run sd 1.5 dreambooth on 20 images")
+    assert "20" not in said and "train_dreambooth.py" in told[0]  # the steps set the work, not the images
+    spec = parse_command(said, presets=preset_words(), gpus=["t4"]).spec
+    assert spec["model"] == {"preset": "sd-1.5"} and spec["dataset"] == {"samples": 1600}
+    assert (spec["training"]["batch_size"], spec["training"]["epochs"], spec["training"]["from_pretrained"]) == (
+        2, 1, True)
+    bare, _ = recipe_words("dreambooth with checkpointing and 8-bit adam")
+    spec = parse_command(bare, presets=preset_words(), gpus=["t4"]).spec
+    assert spec["model"] == {"preset": "stable-diffusion-1.5"}  # the README's model family, where none is said
+    assert spec["training"]["optimizer"] == "adamw_8bit" and spec["training"]["recompute"] is True
+
+
+def test_the_task_a_model_is_tuned_for_is_no_unknown_word() -> None:
+    # "fine-tune t5-small for summarization on cnn dailymail" was "unknown word 'summarization'"
+    for text, preset in (("fine-tune t5-small for summarization on cnn dailymail", "t5-small"),
+                         ("fine-tune bert for ner on 14k sentences", "bert"),
+                         ("fine-tune llama 3 8b as a chatbot on 10k conversations", "llama-3-8b")):
+        assert parse_command(text, presets=preset_words(), gpus=["t4"]).spec["model"] == {"preset": preset}

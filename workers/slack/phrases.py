@@ -67,7 +67,7 @@ FILLER = frozenset({
     "as", "possible", "parameter", "parameters", "params",  # "as cheap as possible", "full parameter fine-tune"
     "classifier", "classification", "segmentation",  # "a classifier ... with resnet18", "a unet for segmentation"
     "tabular", "structured", "code", "sentiment", "analysis",  # "rows of tabular data", "for sentiment analysis"
-    "summarization", "summarisation", "translation", "ner", "qa", "chatbot", "chat", "assistant",  # the task: sized alike
+    "summarization", "summarisation", "translation", "ner", "qa", "chatbot", "chat", "assistant",  # a task: no size
     "have", "has", "own", "got",  # "we have a100s": after one of these a card is the team's (OWNER_WORDS)
     "w/", "layers", "modules", "each", "custom",  # "w/ qlora", "lora on all linear layers", "of 4096 tokens each"
     "speed", "worth", "benefit", "gain", "pay", "pays", "off", "handle", "rig", "box", "workstation", "show",

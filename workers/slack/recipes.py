@@ -6,6 +6,11 @@ batch_size 12, block_size 1024, gradient_accumulation_steps 5 * 8 (train.py divi
 for max_iters 600,000: 600,000 x 12 x 40 = 288,000,000 samples of 1,024 tokens, about 295B tokens ("this makes total
 number of tokens be 300B"); train.py's dtype bfloat16, fused AdamW, grad_clip 1.0 and torch.compile. Its README:
 "running on a single 8XA100 40GB node in about 4 days of training" (the config's comment: "wait ~5 days").
+
+DreamBooth (huggingface/diffusers examples/dreambooth/README.md @fe8cecae, read 2026-12-07): train_dreambooth.py
+fine-tunes Stable Diffusion's U-Net with prior preservation, "--train_batch_size=1" instance image and one class image
+a step, "--max_train_steps=800", 512 px: 800 steps of 2 images, 1,600 samples, whatever the few instance images
+number (the steps set the work). Its 16 GB recipe adds gradient checkpointing and 8-bit Adam.
 """
 
 from __future__ import annotations
@@ -16,6 +21,15 @@ NANOGPT = re.compile(r"\b(?:(?:like|with|using|as|in|via|per)\s+)?nano-?gpt(?:'s
                      re.IGNORECASE)
 _OPENWEBTEXT = re.compile(r"\b(?:on\s+)?(?:openwebtext|owt)\b", re.IGNORECASE)
 _GPT = re.compile(r"\bgpt", re.IGNORECASE)
+DREAMBOOTH = re.compile(r"\b(?:(?:with|using|via)\s+)?dream-?\s?booth\b", re.IGNORECASE)
+_FEW_IMAGES = re.compile(r"\b(?:(?:on|of|with)\s+)?(?:my\s+)?\d+\s+(?:images|photos|pictures|pics|shots)\b",
+                         re.IGNORECASE)
+_DIFFUSION = re.compile(r"\b(?:sd|sdxl|stable)", re.IGNORECASE)
+DREAMBOOTH_WORDS = "fine-tune batch=2 samples=1600 epochs=1"
+DREAMBOOTH_TOLD = ("dreambooth: diffusers' train_dreambooth.py as its README runs it with prior preservation, 800 "
+                   "steps of one instance and one class image (batch=2): samples=1,600 whatever the instance images "
+                   "number, the U-Net fine-tuned at the model's resolution (512 px for SD 1.x); its 16 GB recipe adds "
+                   "gradient checkpointing and 8-bit Adam (say `checkpointing 8-bit adam`)")
 NANOGPT_WORDS = "pretrain batch=12 seq=1024 accum=5 samples=288000000 bf16"
 NANOGPT_TOLD = ("nanogpt: GPT-2 on OpenWebText as karpathy/nanoGPT's config/train_gpt2.py trains it, batch 12 x 1,024 "
                 "tokens, 5 accumulation steps a GPU (40 over its 8 GPUs), 600,000 iterations: samples=288,000,000 "
@@ -24,7 +38,11 @@ NANOGPT_TOLD = ("nanogpt: GPT-2 on OpenWebText as karpathy/nanoGPT's config/trai
 
 
 def recipe_words(text: str) -> tuple[str, tuple[str, ...]]:
-    """Return the text with a named recipe ("like nanogpt") said as its settings, and what was read."""
+    """Return the text with a named recipe ("like nanogpt", "dreambooth") said as its settings, and what was read."""
+    if DREAMBOOTH.search(text):
+        said = _FEW_IMAGES.sub("", DREAMBOOTH.sub("", text))  # "on 20 photos": the steps set the work, not these
+        model = "" if _DIFFUSION.search(said) else "stable-diffusion-1.5 "
+        return " ".join(f"{model}{said} {DREAMBOOTH_WORDS}".split()), (DREAMBOOTH_TOLD,)
     if not NANOGPT.search(text):
         return text, ()
     said = _OPENWEBTEXT.sub("", NANOGPT.sub("", text))  # the recipe's own data set, counted in its samples
