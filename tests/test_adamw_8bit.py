@@ -103,7 +103,9 @@ def test_the_cli_sizes_a_fine_tunes_state_at_a_quarter_of_adamws(
                                   "fine-tune qwen2.5 1.5b with an 8 bit optimizer",
                                   "fine-tune qwen2.5 1.5b adamw8bit"])
 def test_slack_reads_the_8bit_optimizer_as_people_say_it(text: str) -> None:
-    assert parse(text).spec["training"]["optimizer"] == "adamw_8bit"
+    training = parse(text).spec["training"]
+    assert training["optimizer"] == "adamw_8bit"
+    assert training["gradient_clipping"] == "global"  # the Trainer clips whichever optimizer is said (it did not)
 
 
 def test_an_8bit_base_is_still_refused_with_what_to_ask_instead() -> None:

@@ -191,6 +191,10 @@ def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
         told.append("optimizer=adamw, fused, gradients clipped to norm 1.0 (" + (
             "the Trainer's optim adamw_torch_fused, max_grad_norm=1.0)" if kind else
             "nanoGPT's fused AdamW and grad_clip=1.0)"))
+    elif "gradient_clipping" not in training:  # an optimizer said ("with 8-bit adam"): the recipe still clips
+        training["gradient_clipping"] = "global"
+        told.append("gradients clipped to norm 1.0 (" + ("the Trainer's max_grad_norm=1.0)" if kind else
+                                                         "nanoGPT's grad_clip=1.0)"))
     if not kind:
         return told
     if "recompute" not in training:
