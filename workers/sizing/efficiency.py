@@ -95,6 +95,14 @@ ARCHITECTURE_FACTOR: dict[tuple[str, MathUnit], float] = {
 # [rule of thumb: 0.7 of their datasheet peak].
 LOW_POWER_TDP_WATTS = 75
 LOW_POWER_FACTOR = 0.7
+# The T4's tensor cores, measured: a cuBLAS fp16 GEMM of 4096 x 4096 x 4096 repeated 100 times sustains "about
+# 24T" on a T4, "due to power capping of the GPU ... about 70W. It is expected behavior for approximately
+# continuous matrix multiply operations on a T4" (forums.developer.nvidia.com/t/about-gpu-peak-performance/264462,
+# 2023, an NVIDIA moderator's answer; read 2026-12-07): 0.37 of its 65 TFLOPS datasheet peak. A large GEMM reaches
+# about 0.9 of the peak on a card that holds its boost clock [rule of thumb], so the cap leaves the T4 0.37 / 0.9 =
+# 0.41 of its clock: its tensor cores take 0.41 where the 0.7 rule stays for CUDA cores and for the L4 and P4 (not
+# measured). With 0.7 the core put a T4's typical dense layer at 28.2 TFLOPS, above the measured best case.
+LOW_POWER_TENSOR_FACTOR: dict[str, float] = {"turing": 0.41}
 
 # Share of datasheet memory bandwidth that bandwidth-bound layers reach, as the traffic model counts
 # their bytes (one read of each input and one write of the output per pass). [fitted with

@@ -6,6 +6,7 @@ from catalog.types import GpuSpec
 from workers.sizing.efficiency import (
     LOW_POWER_FACTOR,
     LOW_POWER_TDP_WATTS,
+    LOW_POWER_TENSOR_FACTOR,
     MathUnit,
     compute_efficiency,
 )
@@ -126,5 +127,6 @@ def achieved_flops_per_ms(kind: LayerKind, precision: Precision, gpu: GpuSpec, *
         # H100 runs").
         rate *= FP8_TO_FP16_TENSOR_RATE
     if gpu.tdp_watts <= LOW_POWER_TDP_WATTS:
-        rate *= LOW_POWER_FACTOR
+        rate *= (LOW_POWER_TENSOR_FACTOR.get(gpu.architecture, LOW_POWER_FACTOR) if unit is MathUnit.TENSOR
+                 else LOW_POWER_FACTOR)
     return rate * 1e9  # TFLOP/s = 1e12 FLOP/s = 1e9 FLOP/ms

@@ -21,6 +21,7 @@ from workers.sizing.advice import LARGE_MODEL_PARAMETERS
 from workers.sizing.errors import SpecError
 from workers.sizing.image_input import CIFAR_SIDE
 from workers.sizing.layers.loss import Loss, as_fused, with_loss
+from workers.sizing.presets.hf_seq2seq import WHISPER_SIZES
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import Preset, find_preset, preset_stats
 from workers.sizing.sequence_advice import HF_TRAINER_EPOCHS, SFT_BATCH
@@ -130,7 +131,8 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
 
 # Presets whose recipe trains in torchvision's `--amp` (fp16 autocast with a GradScaler): pytorch/vision
 # references/classification/README.md, "vit_b_16: ... --amp ..." (stored copy id 422110021, read 2026-12-07)
-AMP_RECIPES = {"vit-b16": "torchvision's vit_b_16 recipe trains with --amp, 16-bit autocast"}
+AMP_RECIPES = {"vit-b16": "torchvision's vit_b_16 recipe trains with --amp, 16-bit autocast",
+               **dict.fromkeys(WHISPER_SIZES, "the Hugging Face Whisper fine-tuning blog trains with fp16=True")}
 
 
 def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collection[str],

@@ -80,4 +80,8 @@ def seq2seq_step(spec: dict[str, Any], found: Preset | None, kind: str) -> list[
         training.update(optimizer="adamw", optimizer_implementation="fused", gradient_clipping="global")
         told.append("optimizer=adamw, fused, gradients clipped to norm 1.0 (Seq2SeqTrainer's optim "
                     "adamw_torch_fused, max_grad_norm=1.0)")
+    if found.input_shape is not None and "recompute" not in training:  # Whisper, as the HF blog fine-tunes it
+        training["recompute"] = True
+        told.append("checkpointing (the Hugging Face Whisper fine-tuning blog: gradient_checkpointing=True; say "
+                    "`no-checkpointing` to size without)")
     return told

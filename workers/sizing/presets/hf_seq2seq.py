@@ -281,6 +281,9 @@ WHISPER_SIZES: dict[str, tuple[int, int, int, int, int, int]] = {
     "whisper-large-v2": (1280, 32, 32, 20, 80, 51865), "whisper-large-v3": (1280, 32, 32, 20, 128, 51866),
     "whisper-large-v3-turbo": (1280, 32, 4, 20, 128, 51866),
 }
+# The Hugging Face Whisper fine-tuning blog (huggingface/blog fine-tune-whisper.md @17e0c1d1, read 2026-12-07):
+# Seq2SeqTrainingArguments(per_device_train_batch_size=16, gradient_checkpointing=True, fp16=True, max_steps=4000)
+WHISPER_BLOG_BATCH = (16, "the Hugging Face Whisper fine-tuning blog's per_device_train_batch_size")
 WHISPER_COUNTS = {"whisper-tiny": 37_760_640, "whisper-base": 72_593_920, "whisper-small": 241_734_912,
                   "whisper-medium": 763_857_920, "whisper-large-v2": 1_543_304_960,
                   "whisper-large-v3": 1_543_490_560, "whisper-large-v3-turbo": 808_878_080}
@@ -334,7 +337,7 @@ def seq2seq_presets(preset: type, published: type) -> list[Any]:
             partial(_build_whisper, name),
             published(WHISPER_COUNTS[name], None, f"Hugging Face Hub parameter count of openai/{name} [recalled]; the "
                                                   "layers from its config.json (hf_seq2seq.py) count K's biases too"),
-            input_shape=whisper_input(whisper_config(name)), target=True,
+            input_shape=whisper_input(whisper_config(name)), target=True, recipe_batch=WHISPER_BLOG_BATCH,
             aliases=(f"openai/{name}", name.replace("-", "_"), *(("whisper",) if size == "small" else ()),
                      *(("whisper-large",) if size == "large-v3" else ()), *(("whisper-turbo",) if "turbo" in size
                                                                              else ()))))
