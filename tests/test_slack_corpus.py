@@ -65,3 +65,17 @@ def test_a_corpus_said_in_tokens_with_its_sequence_is_pre_training() -> None:
         "epochs"] == 3
     tuned = parse_command("fine-tune llama 3 8b on 1b tokens", presets=preset_words(), gpus=["t4"])
     assert tuned.spec["training"]["from_pretrained"] is True and tuned.spec["training"]["recompute"] is True
+
+
+def test_a_whisper_fine_tune_is_sized_as_the_hugging_face_blog_runs_it() -> None:
+    # huggingface/blog fine-tune-whisper.md: per_device_train_batch_size=16, gradient_checkpointing=True, fp16=True;
+    # sized with the Trainer's generic batch 8 in fp32 without checkpointing it needed 17.8 GiB, over a T4
+    said, _ = audio_as_samples("fine-tune whisper small on 100 hours of audio")
+    command = parse_command(said, presets=preset_words(), gpus=["t4"])
+    training = command.spec["training"]
+    assert (training["batch_size"], training["precision"], training["recompute"]) == (16, "fp16-mixed", True)
+    assert any("Whisper fine-tuning blog" in told for told in command.defaults_used)
+    said_otherwise = parse_command("fine-tune whisper small on 10k clips batch=4 fp32 no-checkpointing",
+                                   presets=preset_words(), gpus=["t4"]).spec["training"]
+    assert (said_otherwise["batch_size"], said_otherwise["precision"]) == (4, "fp32")
+    assert not said_otherwise.get("recompute")

@@ -349,3 +349,21 @@ def test_a_frozen_network_runs_its_forward_only_and_reads_its_weights_once_per_p
                     if w[0] is LayerKind.DENSE and w[7] and w[1] == 2.0 * frozen_fc.multiply_adds * batch)
 
     assert fc_bytes(64) - fc_bytes(32) == pytest.approx((3136 + 512) * 32 * 4)
+
+
+def test_a_t4s_tensor_cores_never_beat_its_measured_power_capped_gemm() -> None:
+    # An NVIDIA forum measurement (thread 264462): a repeated cuBLAS fp16 GEMM of 4096^3 sustains about 24 TFLOPS on
+    # a T4 under its 70 W cap. The 0.7 rule for 70-75 W cards put a typical dense layer at 28.2, above that best case.
+    from catalog.gpus import load_gpus
+    from workers.sizing.spec import Precision
+    from workers.sizing.stats import LayerKind
+    from workers.sizing.throughput import achieved_flops_per_ms
+    gpus = {gpu.slug: gpu for gpu in load_gpus()}
+    for kind in (LayerKind.DENSE, LayerKind.CONV):
+        assert achieved_flops_per_ms(kind, Precision.FP16_MIXED, gpus["t4"]) / 1e9 < 24.0
+    # the same card's CUDA cores, and the L4 (not measured), keep the rule's 0.7 of what an uncapped card reaches
+    t4_fp32 = achieved_flops_per_ms(LayerKind.DENSE, Precision.FP32, gpus["t4"]) / 1e9
+    assert 0.6 * gpus["t4"].fp32_tflops * 0.7 < t4_fp32 < gpus["t4"].fp32_tflops * 0.7
+    l4 = achieved_flops_per_ms(LayerKind.DENSE, Precision.BF16_MIXED, gpus["l4"]) / 1e9
+    a10g = achieved_flops_per_ms(LayerKind.DENSE, Precision.BF16_MIXED, gpus["a10g"]) / 1e9
+    assert l4 / gpus["l4"].fp16_tflops == pytest.approx(0.7 * a10g / gpus["a10g"].fp16_tflops)
