@@ -63,8 +63,9 @@ LAYER_LIST = UnstatedRule(
     "the wrong kind (a dense layer's `out_features` or `units`, a convolution's `out_channels` and `kernel`: the "
     "document types a layer's own fields only as numbers, strings, booleans or lists)",
     r"model\.layers(?:\[\])?(?:\..+)?", r"^(?!.*(?:has no field|unknown layer type))")
-SEQUENCE_LENGTH = UnstatedRule("a `training.sequence_length` above the positions the model learns (BERT's 512)",
-                               r"training\.sequence_length", r"exceeds the model's")
+SEQUENCE_LENGTH = UnstatedRule("a `training.sequence_length` above the positions the model learns (BERT's 512), or "
+                               "beside a model that reads no tokens (Whisper's 30 s of log-mel frames)",
+                               r"training\.sequence_length", r"exceeds the model's|not tokens")
 ONNX_CONTENT = UnstatedRule("an `onnx` value that is base64 but not an ONNX file the importer reads",
                             r"model\.onnx", r"^(?!not valid base64)")
 STRATEGY_FIT = UnstatedRule(
@@ -102,8 +103,10 @@ MODEL_HEAD = UnstatedRule("a `model.head` beside a model that is not a BERT-styl
 TARGET_LENGTH = UnstatedRule("a `training.target_length` beside a model that reads one sequence: any but an "
                              "encoder-decoder given as a preset (t5, flan-t5) or hf_config (model_type t5 or mt5)",
                              r"training\.target_length", r"goes with an encoder-decoder")
+EIGHT_BIT_FRAMEWORK = UnstatedRule("`training.optimizer: adamw_8bit` with a `training.framework` other than pytorch "
+                                   "(bitsandbytes is a PyTorch library)", r"training\.optimizer", r"bitsandbytes")
 _SPEC = (LAYER_LIST, SEQUENCE_LENGTH, ONNX_CONTENT, STRATEGY_FIT, REGION, MEAN_SEQUENCE_LENGTH, FROM_SCRATCH_ADAPTERS,
-         MODEL_BOUNDS, PRESET_INPUT_SHAPE, HF_CONFIG, MODEL_HEAD, DATASET_TOKENS, TARGET_LENGTH)
+         MODEL_BOUNDS, PRESET_INPUT_SHAPE, HF_CONFIG, MODEL_HEAD, DATASET_TOKENS, TARGET_LENGTH, EIGHT_BIT_FRAMEWORK)
 _RANKED = (*_SPEC, CHECKPOINTS)  # what the ranking refuses besides
 # The rules of each operation whose body carries them: what a 422 to a request the document calls valid is for.
 UNSTATED_RULES: dict[tuple[str, str], tuple[UnstatedRule, ...]] = {
