@@ -41,4 +41,6 @@ def test_whisper_is_sized_by_its_clips_and_its_transcripts_as_the_api_defaults_t
     assert command.spec["model"] == {"preset": "whisper-small"} and command.spec["dataset"]["samples"] == 20_000
     # no token length: it reads 30 s of frames; its transcripts at its 448 positions, which the answer warns of
     assert "sequence_length" not in training and "target_length" not in training
-    assert training["optimizer_implementation"] == "fused" and "recompute" not in training
+    # checkpointing, batch 16 and fp16 as the Hugging Face Whisper fine-tuning blog runs it (2026-12-07; none before)
+    assert training["optimizer_implementation"] == "fused" and training["recompute"] is True
+    assert (training["batch_size"], training["precision"]) == (16, "fp16-mixed")
