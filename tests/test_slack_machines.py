@@ -62,3 +62,15 @@ def test_cards_said_as_nodes_are_machines_of_eight_and_a_regions_family_is_its_r
     assert nodes.spec["constraints"]["max_gpus"] == 16 and "h100-sxm" in nodes.spec["constraints"]["gpus"]
     assert parse("fine-tune bert on 100k samples in us-east").spec["constraints"]["regions"] == ["us-east*"]
     assert "v100-16gb" in parse("train resnet50 on v100s").spec["constraints"]["gpus"]
+
+
+def test_colab_is_a_fit_on_its_free_tiers_t4_or_on_the_card_said(shipped: Catalog) -> None:
+    # "can i fine-tune llama 3 8b with qlora on colab" was ranked on AWS and Google Cloud machines, Colab said to be
+    # "not in gpugauge's catalog": the question is whether it runs on Colab's GPU
+    spec, told, count, gpus = _parse("can i fine-tune llama 3 8b with qlora on colab", shipped)
+    assert gpus == ("t4",) and count == 1 and told[0].startswith("colab: a fit on the T4")
+    assert spec["training"]["precision"] == "fp16-mixed"  # a T4 has no bf16
+    spec, _, _, gpus = _parse("train resnet18 on cifar10 on google colab", shipped)
+    assert gpus == ("t4",) and "providers" not in spec.get("constraints", {})  # "google" is no Google Cloud ranking
+    _, told, _, gpus = _parse("fine-tune bert on colab with an a100", shipped)
+    assert gpus and all(g.startswith("a100") for g in gpus) and told == ("colab: a fit on the card said",)

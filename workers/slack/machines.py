@@ -4,8 +4,9 @@ and their cloud, in the words the grammar reads ("4 v100-16gb aws"), each told b
 The job spec has no instance-type constraint (CONTRACT.md), so a machine said by name is ranked as the GPUs it carries:
 that card, at most that count (a count said ranks cost and time together), on that cloud. The machine itself is among
 the options where it is worth renting; its siblings of the same card are beside it. Each was "unknown word". A cloud
-the catalog lacks ("on runpod", "on azure") is said back and the ranking keeps to AWS and Google Cloud; a count
-written apart from its card ("2 x t4") is joined.
+the catalog lacks ("on runpod", "on azure") is said back and the ranking keeps to AWS and Google Cloud, except Colab,
+whose question is whether the job runs on its free tier's T4 (a fit); a count written apart from its card ("2 x t4")
+is joined.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ _PUNCTUATION = "?!.,;:()"
 # Clouds and GPU hosts the catalog does not hold (it has AWS and Google Cloud): said back, and ranked on those two
 OTHER_CLOUDS = frozenset({"azure", "runpod", "coreweave", "lambda", "lambdalabs", "vast.ai", "vastai", "paperspace",
                           "colab", "kaggle", "oci", "oracle", "lightning.ai", "together.ai", "modal"})
+# A notebook service said without a card ("fine-tune gemma 2 2b with lora on colab"): the question is whether the job
+# runs on the GPU its free tier gives, so it is a fit on that card. Colab's free tier has given a Tesla T4 (16 GB)
+# [recalled: its FAQ says the GPU types vary over time and are not guaranteed]; Colab Pro's L4 or A100 is said by name
+# ("on colab with an a100": a fit on that card).
+FREE_TIER_CARDS = {"colab": ("t4", "colab: a fit on the T4 (16 GB) Colab's free tier gives (the GPU types vary; "
+                                   "name the card for Colab Pro's L4 or A100); Colab's own price is not ranked")}
 
 
 def machine_words(text: str, instances: Iterable[InstanceType]) -> tuple[str, tuple[str, ...]]:
@@ -29,8 +36,17 @@ def machine_words(text: str, instances: Iterable[InstanceType]) -> tuple[str, tu
     names = {i.instance_type.lower(): i for i in instances if i.gpu_count > 0}
     out: list[str] = []
     told: list[str] = []
-    for word in _card_nodes(_joined_times(text), {i.gpu for i in instances}).split():
+    cards = {i.gpu for i in instances}
+    said = _card_nodes(_joined_times(text), cards)
+    named_card = any(gpu_name_matches(w.strip(_PUNCTUATION), cards) for w in said.lower().split() if len(w) > 1)
+    for word in said.split():
         bare = word.lower().strip(_PUNCTUATION)
+        if bare in FREE_TIER_CARDS:  # the free tier's card, or the one said ("on colab with an a100"): a fit on it
+            if out and out[-1].lower() == "google":  # "on google colab": no Google Cloud ranking
+                out.pop()
+            out.append("fit" if named_card else f"{FREE_TIER_CARDS[bare][0]} fit")
+            told.append(FREE_TIER_CARDS[bare][1] if not named_card else f"{bare}: a fit on the card said")
+            continue
         if bare in OTHER_CLOUDS:
             if out and out[-1].lower() in ("on", "in", "at", "via", "with"):
                 out.pop()
