@@ -54,6 +54,7 @@ from workers.sizing.spec import JobSpec, Precision
 from workers.sizing.strategies.named import (
     as_iteration_time,
     estimate_named,
+    job_peak_bytes,
     named_layout,
     names_strategy,
     replica_gpus,
@@ -214,12 +215,8 @@ def _fp32_large_model(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> Cod
     if training.precision is not Precision.FP32 or parameters < LARGE_MODEL_PARAMETERS:
         return None
     bf16 = replace(job, training=replace(training, precision=Precision.BF16_MIXED))
-    layout = named_layout(bf16, gpu_count=gpu_count)
-    if layout is not None:
-        bf16_bytes = estimate_named(bf16, layout, gpu=None).memory.total_bytes
-    else:
-        bf16_bytes = step_peak(model, bf16.training, gpu=None, gpu_count=gpu_count).breakdown.total_bytes
-    return fp32_large_model_warning(parameters=parameters, fp32_bytes=memory_bytes, bf16_bytes=bf16_bytes)
+    return fp32_large_model_warning(parameters=parameters, fp32_bytes=memory_bytes,
+                                    bf16_bytes=job_peak_bytes(bf16, gpu_count=gpu_count))
 
 
 def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_count: int = 1,

@@ -15,12 +15,11 @@ from dataclasses import replace
 from workers.sizing.advice import _gb
 from workers.sizing.layers.loss import Loss, as_fused
 from workers.sizing.memo import IdentityMemo
-from workers.sizing.memory import step_peak
 from workers.sizing.presets.transformer import MASKED_LM_DECODER
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import JobSpec
 from workers.sizing.stats import ModelStats
-from workers.sizing.strategies.named import estimate_named, named_layout
+from workers.sizing.strategies.named import job_peak_bytes
 
 # The share of the peak the fused loss must save before the answer names it. [ours: a tenth, the share
 # that changes which cards hold a job]
@@ -55,13 +54,6 @@ def fused_loss_job(job: JobSpec, loss: Loss = Loss.FUSED_LINEAR_CROSS_ENTROPY) -
     return replace(job, model=model, timed_model=timed, training=replace(job.training, loss=loss))
 
 
-def _peak_bytes(job: JobSpec, *, gpu_count: int) -> int:
-    """Return one GPU's peak of the job, under the strategy it names if any."""
-    layout = named_layout(job, gpu_count=gpu_count)
-    return (estimate_named(job, layout, gpu=None).memory.total_bytes if layout is not None
-            else step_peak(job.model, job.training, gpu=None, gpu_count=gpu_count).breakdown.total_bytes)
-
-
 def fused_loss_warning(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> CodedWarning | None:
     """Return `fused-loss` where the fused linear cross-entropy would need FUSED_LOSS_SAVING less memory."""
     if memory_bytes <= 0 or fused_loss_saving_bound(job) < memory_bytes * FUSED_LOSS_SAVING:
@@ -69,11 +61,11 @@ def fused_loss_warning(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> Co
     fused = fused_loss_job(job)
     if fused is None:
         return None
-    fused_bytes = _peak_bytes(fused, gpu_count=gpu_count)
+    fused_bytes = job_peak_bytes(fused, gpu_count=gpu_count)
     if fused_bytes > memory_bytes * (1.0 - FUSED_LOSS_SAVING):
         return None
     kernel = fused_loss_job(job, Loss.FUSED_CROSS_ENTROPY)  # flash-attn's: the logits held once, in 16 bits
-    kernel_bytes = _peak_bytes(kernel, gpu_count=gpu_count) if kernel is not None else memory_bytes
+    kernel_bytes = job_peak_bytes(kernel, gpu_count=gpu_count) if kernel is not None else memory_bytes
     kernel_words = "" if kernel_bytes >= memory_bytes else (
         f" A cross-entropy kernel that reads the 16-bit logits and writes their gradient in one pass (flash-attn's "
         f"CrossEntropyLoss, llm-foundry's default; Megatron's cross-entropy fusion) needs {_gb(kernel_bytes)} per "

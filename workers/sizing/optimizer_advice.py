@@ -13,10 +13,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from catalog.units import GIB
-from workers.sizing.memory import step_peak
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import Framework, JobSpec, Optimizer, OptimizerImplementation
-from workers.sizing.strategies.named import estimate_named, named_layout
+from workers.sizing.strategies.named import job_peak_bytes
 
 # Said only where the fused update takes at least this share off the peak.
 OPTIMIZER_STEP_WARN_SHARE = 0.05
@@ -36,17 +35,8 @@ def torch_name(optimizer: Optimizer) -> str:
 
 def fused_peak_bytes(job: JobSpec, *, gpu_count: int) -> int:
     """Return the job's peak per GPU (no card's reserve: the GPU-independent figure) with the fused update."""
-    return _peak_bytes(replace(job, training=replace(job.training,
-                                                     optimizer_implementation=OptimizerImplementation.FUSED)),
-                       gpu_count=gpu_count)
-
-
-def _peak_bytes(job: JobSpec, *, gpu_count: int) -> int:
-    """Return one GPU's peak of the job, under the strategy it names if any."""
-    layout = named_layout(job, gpu_count=gpu_count)
-    if layout is not None:
-        return estimate_named(job, layout, gpu=None).memory.total_bytes
-    return step_peak(job.model, job.training, gpu=None, gpu_count=gpu_count).breakdown.total_bytes
+    fused = replace(job, training=replace(job.training, optimizer_implementation=OptimizerImplementation.FUSED))
+    return job_peak_bytes(fused, gpu_count=gpu_count)
 
 
 def optimizer_step_warning(job: JobSpec, *, memory_bytes: int, phase: str, gpu_count: int) -> CodedWarning | None:
@@ -78,7 +68,8 @@ def eight_bit_warning(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> Cod
             or memory_bytes < EIGHT_BIT_FROM_BYTES
             or job.model.parameters * EIGHT_BIT_MOST_SAVED < memory_bytes * EIGHT_BIT_SAVING):
         return None  # few trained weights (an adapter's, a small model's): no walk of the 8-bit job
-    eight = _peak_bytes(replace(job, training=replace(training, optimizer=Optimizer.ADAMW_8BIT)), gpu_count=gpu_count)
+    eight = job_peak_bytes(replace(job, training=replace(training, optimizer=Optimizer.ADAMW_8BIT)),
+                           gpu_count=gpu_count)
     if eight > memory_bytes * (1 - EIGHT_BIT_SAVING):
         return None
     return CodedWarning("optimizer-8bit", (

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from catalog.types import GpuSpec
 from workers.sizing.efficiency import NVLINK_EFFICIENCY
 from workers.sizing.errors import SpecError
+from workers.sizing.memory import step_peak
 from workers.sizing.multigpu import NVLINK_PAIRS_ONLY
 from workers.sizing.spec import JobSpec
 from workers.sizing.strategies.collectives import node_links
@@ -122,3 +123,12 @@ def as_iteration_time(time: LayoutTime, plain: IterationTime, *, single: LayoutT
                    allreduce_ms=time.communication.exposed_ms, total_ms=time.iteration_ms,
                    bottleneck=time.bottleneck, forward_ms=time.forward_ms, calibrated=time.calibrated,
                    speedup_vs_one_gpu=speedup)
+
+
+def job_peak_bytes(job: JobSpec, *, gpu_count: int) -> int:
+    """Return one GPU's peak of the job (no card's reserve: the GPU-independent figure), under the strategy it names if
+    any, else the plain step: what the advice's other figures (a fused loss, 8-bit states, bf16) are compared by."""
+    layout = named_layout(job, gpu_count=gpu_count)
+    if layout is not None:
+        return estimate_named(job, layout, gpu=None).memory.total_bytes
+    return step_peak(job.model, job.training, gpu=None, gpu_count=gpu_count).breakdown.total_bytes
