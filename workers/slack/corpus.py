@@ -54,10 +54,7 @@ def words_as_tokens(text: str) -> tuple[str, tuple[str, ...]]:
     at = 0
     while at < len(words):
         nxt = words[at + 1].lower().strip(_PUNCTUATION) if at + 1 < len(words) else ""
-        try:
-            count = parse_count(words[at].replace(",", "")) if nxt in ("words", "word") else 0
-        except ValueError:
-            count = 0
+        count = count_said(words[at]) if nxt in ("words", "word") else 0
         bare = words[at].lower().strip(_PUNCTUATION)
         whole = _FINEWEB.match(bare)  # "fineweb10b"; else "fineweb 10b", two words
         sample = whole or (_FINEWEB.match(f"fineweb{nxt}") if bare in FINEWEB_WORDS else None)
@@ -81,7 +78,7 @@ def words_as_tokens(text: str) -> tuple[str, tuple[str, ...]]:
 
 def tokens_as_samples(out: list[str], tokens: int) -> tuple[list[str], list[str]]:
     """Turn the run's tokens into samples= by the seq= said beside them; without one, a word the grammar refuses."""
-    seq = next((_count(w.partition("=")[2]) for w in out if w.startswith("seq=")), 0)
+    seq = next((count_said(w.partition("=")[2]) for w in out if w.startswith("seq=")), 0)
     if any(w.startswith("samples=") for w in out):
         return [*out, TOKENS_SAID], []
     if seq <= 0:
@@ -90,8 +87,9 @@ def tokens_as_samples(out: list[str], tokens: int) -> tuple[list[str], list[str]
     return [*out, f"samples={samples}", TOKENS_SAID], [f"samples={samples:,} ({tokens:,} tokens / seq {seq:,})"]
 
 
-def _count(word: str) -> int:
+def count_said(word: str) -> int:
+    """Return the count a word says ("10b", "1,000", "$5k"), 0 where it says none."""
     try:
-        return parse_count(word.replace(",", ""))
+        return parse_count(word.lstrip("$").replace(",", ""))
     except ValueError:
         return 0

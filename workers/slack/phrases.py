@@ -29,9 +29,8 @@ import re
 from collections.abc import Callable, Collection
 
 from catalog.gpu_names import gpu_name_matches, gpus_of_memory, smallest_card
-from workers.schemas.humanize import parse_count
 from workers.sizing.presets.names import match_preset_name
-from workers.slack.corpus import tokens_as_samples
+from workers.slack.corpus import count_said, tokens_as_samples
 from workers.slack.datasets import DATASET_EPOCHS, DATASET_SEQ, DATASETS, TOKEN_SETS
 from workers.slack.deadlines import UNTIL, duration_at, relative_deadline, until_deadline
 from workers.slack.defaults import GENERIC_NAMES, cifar_layout, recipe_epochs, sized_family
@@ -262,8 +261,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
                 i = j + (took[1] - 1 if took else 0)
             elif word not in NOUN_SETTINGS and word not in FILLER:  # "1024 sequence length"
                 out.append(word)
-        elif _is_number(word) and nxt == "tokens" and _count(word) >= TOTAL_TOKENS_FROM:
-            tokens = _count(word)
+        elif _is_number(word) and nxt == "tokens" and count_said(word) >= TOTAL_TOKENS_FROM:
+            tokens = count_said(word)
             i += 1
         elif _is_number(word) and nxt in ("node", "nodes") and word.isdigit():  # "on 2 nodes": machines of 8 GPUs
             nodes = int(word)
@@ -377,13 +376,6 @@ def _one_gpu(said: list[str], at: int, gpus: Collection[str]) -> tuple[str, int,
     slugs = gpu_name_matches(words, gpus) if taken else ()
     slug = smallest_card(slugs)
     return None if slug is None else (slug, taken, words if len(slugs) > 1 else "")
-
-
-def _count(word: str) -> int:
-    try:
-        return parse_count(word.lstrip("$").replace(",", ""))
-    except ValueError:
-        return 0
 
 
 def _known(word: str, presets: Collection[str]) -> bool:
