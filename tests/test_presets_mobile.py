@@ -117,7 +117,7 @@ def test_a_cnn_said_generically_is_a_resnet18_told_back_and_coco_is_its_training
     assert find_preset(photos.spec["model"]["preset"]).name == "resnet18"
     assert photos.defaults_used[0].startswith("cnn: sized as resnet18, ResNet-18")
     # "train yolov8 on coco" named two unknown presets; COCO 2017's train split is 118,287 images
-    assert parse("yolov8 params=3.2m neurons=40m madds=4.4g on coco").spec["dataset"]["samples"] == 118_287
+    assert parse("yolox params=3.2m neurons=40m madds=4.4g on coco").spec["dataset"]["samples"] == 118_287
 
 
 @pytest.mark.parametrize(("said", "preset", "parameters"), [

@@ -60,7 +60,7 @@ MEAN = np.array([0.485, 0.456, 0.406], dtype=np.float32).reshape(3, 1, 1)
 STD = np.array([0.229, 0.224, 0.225], dtype=np.float32).reshape(3, 1, 1)
 
 
-def _natural(width: int, height: int, rng: np.random.Generator) -> np.ndarray:
+def natural_image(width: int, height: int, rng: np.random.Generator) -> np.ndarray:
     """Return an 8-bit RGB array of 1/f noise (amplitude falling as 1/frequency, as in photographs)."""
     fy = np.fft.fftfreq(height)[:, None]
     fx = np.fft.rfftfreq(width)[None, :]
@@ -85,7 +85,7 @@ def _corpus(quality: int, seed: int = 0) -> list[bytes]:
     for w, h in SHAPES:
         for _ in range(IMAGES_PER_SHAPE):
             buf = io.BytesIO()
-            Image.fromarray(_natural(w, h, rng)).save(buf, format="JPEG", quality=quality)
+            Image.fromarray(natural_image(w, h, rng)).save(buf, format="JPEG", quality=quality)
             out.append(buf.getvalue())
     return out
 
@@ -162,7 +162,7 @@ def _cifar_sample(arr: np.ndarray, rng: random.Random) -> Any:
 def _cifar_ms(rounds: int) -> list[float]:
     """Return per-image milliseconds of the CIFAR recipe with its batch's collate, one mean per round."""
     rng_np = np.random.default_rng(1)
-    images = [_natural(32, 32, rng_np) for _ in range(CIFAR_BATCH)]
+    images = [natural_image(32, 32, rng_np) for _ in range(CIFAR_BATCH)]
     rng = random.Random(0)
     for arr in images[:8]:
         _cifar_sample(arr, rng)  # warm-up
@@ -176,7 +176,7 @@ def _cifar_ms(rounds: int) -> list[float]:
     return out
 
 
-def _time_ms(fn: Callable[[bytes, random.Random], Any], corpus: list[bytes], rounds: int) -> list[float]:
+def time_ms_per_image(fn: Callable[[bytes, random.Random], Any], corpus: list[bytes], rounds: int) -> list[float]:
     """Return per-image milliseconds, one median per round over the whole corpus."""
     rng = random.Random(0)
     for data in corpus[:8]:
@@ -206,7 +206,7 @@ def cifar_only(rounds: int = 7) -> int:
     """
     torch.set_num_threads(1)
     record = json.loads(OUT.read_text())
-    dle = statistics.median(_time_ms(_dle, _corpus(record["corpus"]["jpeg_quality"]), rounds))
+    dle = statistics.median(time_ms_per_image(_dle, _corpus(record["corpus"]["jpeg_quality"]), rounds))
     runs = _cifar_ms(rounds)
     cifar = statistics.median(runs)
     record["cases"]["cifar"] = {
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     pixels = statistics.fmean(w * h for w, h in SHAPES)
     cases: dict[str, Any] = {}
     for name, fn in (("decode", _decode), ("dle", _dle), ("reference", _reference)):
-        runs = _time_ms(fn, corpus, rounds)
+        runs = time_ms_per_image(fn, corpus, rounds)
         cases[name] = {"ms_per_image": round(statistics.median(runs), 3),
                        "rounds_ms": [round(r, 3) for r in runs]}
         print(f"{name:10s} {statistics.median(runs):6.2f} ms/image (rounds {min(runs):.2f}-{max(runs):.2f})")

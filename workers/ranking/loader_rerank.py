@@ -4,7 +4,8 @@
 machine with a fast GPU and two or four vCPUs can come first (ResNet-50 on ImageNet: a T4 on 2 vCPUs;
 AlexNet: an L40S on 4 vCPUs at 8,000 images/s). The requirements already say what a JPEG pipeline would
 need (`image-preprocess-not-given`, sizing/image_input.py); this ranks the job once more with the measured
-IMAGE_PIPELINE_MS an image and, when that changes the first option, names it with its time and cost, and
+IMAGE_PIPELINE_MS an image (Ultralytics' mosaic loader's MOSAIC_PIPELINE_MS a sample for YOLO) and, when that
+changes the first option, names it with its time and cost, and
 what the first option here would take under that loader. The ranked options stay those of the job as given.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import replace
 
 from workers.ranking.recommendation import RankedOption, Recommendation
 from workers.ranking.run_words import hours_text, usd_text
-from workers.sizing.image_input import IMAGE_PIPELINE_MS, IMAGE_PIPELINE_SOURCE, image_input
+from workers.sizing.image_input import assumed_loader, image_input
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import JobSpec
 
@@ -44,8 +45,8 @@ def jpeg_loader_warning(job: JobSpec, rec: Recommendation,
     """
     if not rec.options or job.dataset.preprocess_ms_per_sample > 0 or image_input(job.model) is None:
         return None
-    top = rec.options[0]
-    decoded = replace(job, dataset=replace(job.dataset, preprocess_ms_per_sample=IMAGE_PIPELINE_MS))
+    top, loader = rec.options[0], assumed_loader(job.model)
+    decoded = replace(job, dataset=replace(job.dataset, preprocess_ms_per_sample=loader.ms))
     found = rank(replace(decoded, limit=RANKED_FOR_THE_FIRST))
     if not found.options or _machine(found.options[0]) == _machine(top):
         return None
@@ -54,7 +55,7 @@ def jpeg_loader_warning(job: JobSpec, rec: Recommendation,
             f"{usd_text(same.training_cost_usd)}" if same is not None else "")
     return CodedWarning("jpeg-loader-ranks", (
         f"These options count no host CPU for reading the images (dataset.preprocess_ms_per_sample is not "
-        f"given). If they are JPEG files decoded and augmented in DataLoader workers, at {IMAGE_PIPELINE_MS} ms "
-        f"an image on a reference core ({IMAGE_PIPELINE_SOURCE}), the first option becomes "
+        f"given). If they are {loader.words}, at {loader.ms} ms a sample on a reference core "
+        f"({loader.source}), the first option becomes "
         f"{_text(found.options[0])}{here}. Give dataset.preprocess_ms_per_sample (gpugauge probe --sample times "
         f"your loader) to rank on your own loader's figure; 0 stays right for pre-decoded images or GPU decoding."))

@@ -19,6 +19,8 @@ deliver about half that rate per worker (README, "Multi-GPU speed-up"), so treat
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import JobSpec
@@ -34,6 +36,13 @@ MIN_IMAGE_SIDE = 96  # smaller inputs (MNIST, CIFAR) are usually held decoded in
 # whose single-thread score is not known, so the figure goes to the reference scale through that ratio):
 # 0.025 x 3.9 ms = 0.10 ms. Python overhead per sample, not pixels: it hardly changes from 16 to 95 px.
 SMALL_IMAGE_PIPELINE_MS = 0.1
+# Ultralytics' YOLO loader (mosaic of four images, random affine, HSV, flip at 640 px; OpenCV, one thread):
+# `python -m validation.measure.mosaic_pipeline` (validation/mosaic_pipeline.json, 2026-12-07) timed 17.3 ms a
+# sample on one core of this machine (Zen 3; decoding the four JPEGs 11.0 of it), 17.3 x 2,450 / 2,000 = 21.2 ms
+# on the reference scale, as IMAGE_PIPELINE_MS is taken there. Five times an ImageNet image's: four decodes.
+MOSAIC_PIPELINE_MS = 21.2
+MOSAIC_PIPELINE_SOURCE = "measured 2026-12-07, validation/mosaic_pipeline.json"
+DETECTOR_PREFIXES = ("yolov5", "yolov8")  # the presets Ultralytics' loader feeds (presets/detect.py)
 SMALL_IMAGE_MIN_SIDE = 16
 IMAGE_CHANNELS = (1, 3, 4)
 WARN_AT_CORES = 2.0  # below two reference cores per GPU any host keeps up; nothing to say
@@ -82,6 +91,24 @@ def small_image_input(model: ModelStats) -> tuple[int, int, int] | None:
     return channels, height, width
 
 
+class Loader(NamedTuple):
+    """The host loader an image model is assumed to run when its job states none: cost a sample, source, words."""
+
+    ms: float
+    source: str
+    words: str
+
+
+def assumed_loader(model: ModelStats) -> Loader:
+    """Return the loader a photograph model's job most likely runs: Ultralytics' mosaic for YOLO, else a JPEG one."""
+    if model.name.startswith(DETECTOR_PREFIXES):
+        return Loader(MOSAIC_PIPELINE_MS, MOSAIC_PIPELINE_SOURCE,
+                      "fed through Ultralytics' YOLO loader (four JPEGs decoded for each mosaic, random affine, "
+                      "HSV, flip)")
+    return Loader(IMAGE_PIPELINE_MS, IMAGE_PIPELINE_SOURCE,
+                  "JPEG files decoded and augmented in DataLoader workers (PIL: decode, random resized crop, flip)")
+
+
 def image_preprocess_warning(job: JobSpec, model: ModelStats, *, gpu: str, iteration_ms: float,
                              gpu_count: int = 1) -> CodedWarning | None:
     """Return `image-preprocess-not-given` where an image model's loader cost is left out and would matter.
@@ -98,12 +125,14 @@ def image_preprocess_warning(job: JobSpec, model: ModelStats, *, gpu: str, itera
     if not small and image_input(model) is None:
         return None
     rate = job.training.batch_size * 1000.0 / iteration_ms
-    ms = SMALL_IMAGE_PIPELINE_MS if small else IMAGE_PIPELINE_MS
+    loader = assumed_loader(model)
+    ms = SMALL_IMAGE_PIPELINE_MS if small else loader.ms
     cores = rate * ms / 1000.0
     if cores < WARN_AT_CORES:
         return None
     machine = f", {cores * gpu_count:,.0f} for {gpu_count} GPUs" if gpu_count > 1 else ""
-    core = f"{ms} ms an image on one core of single-thread score {REFERENCE_CPU_SINGLE_THREAD_SCORE:,.0f}"
+    unit, a = ("sample", "a") if ms == MOSAIC_PIPELINE_MS else ("image", "an")
+    core = f"{ms} ms {a} {unit} on one core of single-thread score {REFERENCE_CPU_SINGLE_THREAD_SCORE:,.0f}"
     need = f"at {rate:,.0f} images/s per {gpu} that is {cores:.1f} such cores per GPU{machine}"
     if small:
         return CodedWarning("image-preprocess-not-given", (
@@ -115,8 +144,7 @@ def image_preprocess_warning(job: JobSpec, model: ModelStats, *, gpu: str, itera
             f"probe --sample times your loader) and enough workers, or augment on the GPU."))
     return CodedWarning("image-preprocess-not-given", (
         f"dataset.preprocess_ms_per_sample is not given, so no host CPU time is counted for reading the "
-        f"images. If they are JPEG files decoded and augmented in DataLoader workers (PIL: decode, random "
-        f"resized crop, flip), that costs about {core} ({IMAGE_PIPELINE_SOURCE}; one image at a time, so "
-        f"a floor): {need}. Give dataset.preprocess_ms_per_sample (gpugauge probe --sample times your loader on "
-        f"one core) so that each machine's CPU is counted, or decode on the GPU (NVIDIA DALI) or from pre-decoded "
-        f"data."))
+        f"images. If they are {loader.words}, that costs about {core} ({loader.source}; one "
+        f"{unit} at a time, so a floor): {need}. Give dataset.preprocess_ms_per_sample (gpugauge probe --sample "
+        f"times your loader on one core) so that each machine's CPU is counted, or decode on the GPU (NVIDIA DALI) "
+        f"or from pre-decoded data."))

@@ -132,6 +132,8 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
 # Presets whose recipe trains in torchvision's `--amp` (fp16 autocast with a GradScaler): pytorch/vision
 # references/classification/README.md, "vit_b_16: ... --amp ..." (stored copy id 422110021, read 2026-12-07)
 AMP_RECIPES = {"vit-b16": "torchvision's vit_b_16 recipe trains with --amp, 16-bit autocast",
+               # ultralytics/cfg/default.yaml amp: True; yolov5's train.py AMP on CUDA (public copies, 2026-12-07)
+               **{f"yolov{v}{s}": "Ultralytics trains YOLO with AMP, 16-bit autocast" for v in "58" for s in "nsmlx"},
                **dict.fromkeys(WHISPER_SIZES, "the Hugging Face Whisper fine-tuning blog trains with fp16=True")}
 
 
@@ -279,7 +281,7 @@ SIZE_NAME = re.compile(r"\d+(\.\d+)?[bm]")  # "7b", "1b", "125m": a model said b
 
 # A family's word that one preset stands for ("a gan": the DCGAN), told back which one so that the user can name theirs
 GENERIC_NAMES = frozenset({"gan", "mobilenet", "efficientnet", "effnet", "cnn", "convnet", "transformer", "mlp",
-                           "resnet", "autoencoder", "t5", "flan-t5", "bart"})
+                           "resnet", "autoencoder", "t5", "flan-t5", "bart", "yolo", "yolov8", "yolov5"})
 
 
 def generic_alias(preset: object) -> list[str]:

@@ -36,8 +36,9 @@ _EIGHT_BIT = ("an 8-bit base (bitsandbytes' LLM.int8) is not sized: say `qlora` 
 _NOT_NVIDIA = ("gpugauge ranks NVIDIA GPUs (the CUDA and cuDNN ecosystem) and the clouds' machines with them; name "
                "one, or drop it for the cards that hold the job")
 # A family the presets lack, said as "unknown preset" (a size said beside it, params=, still sizes it: stand_in.py)
-_NO_PRESET = ("no preset of that family (wav2vec2, PEGASUS, mBART, DeBERTa, XLM-R and detectors such as YOLO and DETR "
-              "have none; T5, FLAN-T5, BART, Whisper and Stable Diffusion 1.5, 2.1 and XL do): a language model's "
+_NO_PRESET = ("no preset of that family (wav2vec2, PEGASUS, mBART, DeBERTa, XLM-R and detectors other than YOLOv5 and "
+              "YOLOv8, such as YOLO11, YOLOv7, YOLOX and DETR, have none; T5, FLAN-T5, BART, Whisper, Stable "
+              "Diffusion 1.5, 2.1 and XL, YOLOv5 and YOLOv8 n to x do): a language model's "
               "size, e.g. params=780m, is sized as the decoder preset nearest it; any model by its statistics "
               "(params= neurons= madds=), or in the CLI or the API from its ONNX export (`gpugauge estimate "
               "model.onnx`, model.onnx) or its layer list (model.layers)")
@@ -48,7 +49,7 @@ UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}",
                    "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}",
                    **{word: f"{word}: {_SERVING}" for word in ("inference", "serving", "serve", "deployment")},
                    **{word: f"unknown preset '{word}'; {_NO_PRESET}" for word in (
-                       "diffusion", "yolo", "yolov5", "yolov8", "yolo11", "detr",
+                       "diffusion", "yolo11", "yolov7", "yolox", "detr",
                        "wav2vec2", "deberta", "xlm-roberta", "pegasus", "mbart")},
                    **{word: f"{word}: {_STEPS}" for word in ("steps", "iterations", "iters")},
                    **{word: f"{word}: {_EIGHT_BIT}" for word in ("8-bit", "8bit", "int8")},

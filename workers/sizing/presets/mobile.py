@@ -28,7 +28,7 @@ STEM, HEAD = 32, 1280  # both networks' stem and last 1x1 convolution widths
 SE_SQUEEZE = 4  # torchvision's MBConv: squeeze channels = the block's input channels // 4
 
 
-def _conv_bn(layers: list[Layer], name: str, out: int, kernel: int, *, stride: int = 1, groups: int = 1,
+def conv_bn(layers: list[Layer], name: str, out: int, kernel: int, *, stride: int = 1, groups: int = 1,
              act: str | None, inputs: str | None = None) -> str:
     """Append a bias-free convolution, its batchnorm and (unless None) its activation; return the last name."""
     conv: Layer = {"type": "conv2d", "name": f"{name}.conv", "out_channels": out, "kernel": kernel,
@@ -59,24 +59,24 @@ def _inverted_residuals(settings: tuple[tuple[int, int, int, int, int], ...], *,
                         classes: int) -> list[Layer]:
     """Return a stem, the inverted residual blocks of `settings`, the 1x1 head and the classifier."""
     layers: list[Layer] = []
-    previous, channels, index = _conv_bn(layers, "stem", STEM, 3, stride=2, act=act), STEM, 0
+    previous, channels, index = conv_bn(layers, "stem", STEM, 3, stride=2, act=act), STEM, 0
     for expansion, out, blocks, first_stride, kernel in settings:
         for i in range(blocks):
             stride, hidden, name = first_stride if i == 0 else 1, channels * expansion, f"block{index}"
             source: str | None = previous
             if expansion != 1:
-                _conv_bn(layers, f"{name}.expand", hidden, 1, act=act, inputs=previous)
+                conv_bn(layers, f"{name}.expand", hidden, 1, act=act, inputs=previous)
                 source = None
-            tensor = _conv_bn(layers, f"{name}.dw", hidden, kernel, stride=stride, groups=hidden, act=act,
+            tensor = conv_bn(layers, f"{name}.dw", hidden, kernel, stride=stride, groups=hidden, act=act,
                               inputs=source)
             if excite:
                 _squeeze_excite(layers, f"{name}.se", tensor, hidden, max(1, channels // SE_SQUEEZE))
-            branch = _conv_bn(layers, f"{name}.project", out, 1, act=None)
+            branch = conv_bn(layers, f"{name}.project", out, 1, act=None)
             if stride == 1 and channels == out:
                 layers.append({"type": "add", "name": f"{name}.add", "inputs": [branch, previous]})
                 branch = f"{name}.add"
             previous, channels, index = branch, out, index + 1
-    _conv_bn(layers, "head", HEAD, 1, act=act)
+    conv_bn(layers, "head", HEAD, 1, act=act)
     return [
         *layers,
         {"type": "global_avg_pool", "name": "pool"},

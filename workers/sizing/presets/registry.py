@@ -17,6 +17,7 @@ from workers.sizing.errors import ShapeError, SpecError, UnknownNameError
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.fields import closest
 from workers.sizing.presets.cnn import alexnet_layers, resnet_layers, vgg16_layers
+from workers.sizing.presets.detect import detector_presets
 from workers.sizing.presets.diffusion import diffusion_presets
 from workers.sizing.presets.hf_presets import SAME_LAYERS, config_presets
 from workers.sizing.presets.hf_seq2seq import seq2seq_presets
@@ -308,6 +309,7 @@ _PRESETS: tuple[Preset, ...] = (
     *small_presets(Preset, Published),  # DCGAN, the MNIST VAE and MLP, the Atari DQN, the LSTM meta-learner
     *mobile_presets(Preset, Published, TORCHVISION),  # MobileNetV2, EfficientNet-B0
     *diffusion_presets(Preset, Published),  # Stable Diffusion 1.5, 2.1, XL: the U-Net trained, VAE and text frozen
+    *detector_presets(Preset, Published),  # YOLOv8 n, s, m, l, x
 )
 PRESETS: Mapping[str, Preset] = {p.name: p for p in _PRESETS}
 _ALIASES: dict[str, str] = {**SAME_LAYERS, **{alias: p.name for p in _PRESETS for alias in p.aliases}}

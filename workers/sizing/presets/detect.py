@@ -1,0 +1,255 @@
+"""YOLOv8 and YOLOv5 object detectors (n, s, m, l, x) written as layer lists: Ultralytics' yaml layouts.
+
+The network (ultralytics/cfg/models/v8/yolov8.yaml, read in a public copy 2026-12-07): a CSP backbone of
+strided 3x3 convolutions and C2f blocks, SPPF, a PAN neck (nearest upsampling and concatenation, then strided
+convolutions back down) and the decoupled Detect head on strides 8, 16 and 32. Every `Conv` is a bias-free
+convolution, batchnorm and SiLU. A scale multiplies the yaml's channels by its width (capped at its
+max_channels, rounded up to a multiple of 8) and its repeats by its depth (rounded, at least 1).
+
+- C2f(c2, n, shortcut): a 1x1 Conv to 2c (c = c2 / 2) split into two halves (views), n Bottlenecks (two 3x3
+  Convs, a residual add in the backbone) each on the last piece, all 2 + n pieces concatenated and a 1x1 Conv
+  to c2 (ultralytics/nn/modules/block.py C2f, Bottleneck).
+- SPPF: a 1x1 Conv to half the channels, three 5x5 stride-1 max-pools in a row, the four concatenated and a
+  1x1 Conv.
+- Detect: per level a box branch (two 3x3 Convs of max(16, c/4, 64) channels and a 1x1 convolution to 4 x 16
+  distribution bins) and a class branch (two 3x3 Convs of max(c, min(classes, 100)) and a 1x1 convolution to the
+  classes) (head.py Detect). In training it returns the three levels; the loss concatenates them to
+  [64 + classes, anchors] (8,400 anchors at 640 px). The step's loss is written as `mse` on that tensor: it keeps
+  the predictions and a target-sized tensor, as BCE on the class scores does; the box terms (CIoU, DFL) read only
+  the anchors a target is assigned to. The DFL's fixed 16-weight convolution (frozen; not in the training loss)
+  is left out: 16 of 3,157,200 parameters.
+
+YOLOv5 (v6.0 and later: ultralytics/yolov5 models/yolov5*.yaml and models/common.py, read in public copies
+2026-12-07) differs in its stem (one 6x6 stride-2 Conv, padding 2), C3 blocks for C2f (two 1x1 Convs to c2 / 2,
+n Bottlenecks of a 1x1 and a 3x3 Conv on the first, the two concatenated and a 1x1 Conv), 1x1 Convs before each
+upsampling, no channel cap, and a coupled head: one 1x1 convolution a level to 3 anchors x (classes + 5).
+
+Published figures: YOLOv8's yaml summary lines (parameters, GFLOPs at 640 px before Conv and batchnorm are
+fused; Ultralytics counts 2 FLOPs a multiply-add).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from workers.sizing.presets.mobile import conv_bn
+
+Layer = dict[str, object]
+
+YAML = "ultralytics/ultralytics ultralytics/cfg/models/v8/yolov8.yaml (read in a public copy 2026-12-07)"
+# scale: depth, width, max_channels, the yaml's summary (parameters, GFLOPs at 640)
+SCALES: dict[str, tuple[float, float, int, int, float]] = {
+    "n": (0.33, 0.25, 1024, 3_157_200, 8.9),
+    "s": (0.33, 0.50, 1024, 11_166_560, 28.8),
+    "m": (0.67, 0.75, 768, 25_902_640, 79.3),
+    "l": (1.00, 1.00, 512, 43_691_520, 165.7),
+    "x": (1.00, 1.25, 512, 68_229_648, 258.5),
+}
+COCO_CLASSES = 80
+REG_MAX = 16  # distribution bins a box side (Detect.reg_max)
+IMAGE = 640  # ultralytics/cfg/default.yaml imgsz
+V5_README = ("ultralytics/yolov5 README.md, Pretrained Checkpoints table: FLOPs @640 (B){} (read in public copies "
+             "2026-12-07)")
+V5_LOG = "; parameters from the 'YOLOv5{} summary: ... parameters' line train.py prints (public training logs)"
+V5_TABLE = "; params (M) from the same table, rounded to 0.1M"
+# scale: depth, width, parameters, GFLOPs at 640 (the README's, to 0.1B), where the parameters were read
+V5_SCALES: dict[str, tuple[float, float, int, float, str]] = {
+    "n": (0.33, 0.25, 1_872_157, 4.5, V5_LOG.format("n")),
+    "s": (0.33, 0.50, 7_235_389, 16.5, V5_LOG.format("s")),
+    "m": (0.67, 0.75, 21_200_000, 49.0, V5_TABLE),
+    "l": (1.00, 1.00, 46_563_709, 109.1, V5_LOG.format("l")),
+    "x": (1.33, 1.25, 86_700_000, 205.7, V5_TABLE),
+}
+V5_ANCHORS = 3  # anchors a level (the yaml's anchors: three pairs per stride)
+# ultralytics/cfg/default.yaml (read in public copies 2026-12-07): batch 16, epochs 100, amp True; the COCO
+# weights were trained 500 epochs (the model's docs), which a user naming no epochs is not assumed to repeat.
+RECIPE_BATCH = (16, "Ultralytics' default.yaml: batch=16")
+RECIPE_EPOCHS = (100, "coco", "Ultralytics' default.yaml: epochs=100")
+# ultralytics/yolov5 train.py --batch-size default 16; the README's COCO commands train 300 epochs
+V5_RECIPE_BATCH = (16, "YOLOv5's train.py: --batch-size 16")
+V5_RECIPE_EPOCHS = (300, "coco", "YOLOv5's README: its COCO commands train 300 epochs")
+
+
+def _channels(channels: int, width: float, most: int) -> int:
+    """Scale a yaml channel count as parse_model does: min(c, max_channels) x width, up to a multiple of 8."""
+    return math.ceil(min(channels, most) * width / 8) * 8
+
+
+def _repeats(n: int, depth: float) -> int:
+    return max(round(n * depth), 1) if n > 1 else n
+
+
+def _c2f(layers: list[Layer], name: str, source: str, out: int, n: int, *, shortcut: bool) -> str:
+    """Append a C2f block reading `source`; return its output's name."""
+    hidden = out // 2
+    split = conv_bn(layers, f"{name}.cv1", 2 * hidden, 1, act="silu", inputs=source)
+    pieces = [f"{name}.y0", f"{name}.y1"]
+    layers += [{"type": "chunk", "name": piece, "chunks": 2, "index": i, "inputs": [split]}
+               for i, piece in enumerate(pieces)]
+    previous = pieces[-1]
+    for i in range(n):
+        conv_bn(layers, f"{name}.m{i}.cv1", hidden, 3, act="silu", inputs=previous)
+        branch = conv_bn(layers, f"{name}.m{i}.cv2", hidden, 3, act="silu")
+        if shortcut:
+            layers.append({"type": "add", "name": f"{name}.m{i}", "inputs": [branch, previous]})
+            branch = f"{name}.m{i}"
+        pieces.append(branch)
+        previous = branch
+    layers.append({"type": "concat", "name": f"{name}.cat", "inputs": pieces})
+    return conv_bn(layers, f"{name}.cv2", out, 1, act="silu")
+
+
+def _sppf(layers: list[Layer], name: str, source: str, channels: int) -> str:
+    """Append SPPF (kernel 5) reading `source` of `channels`; return its output's name."""
+    first = conv_bn(layers, f"{name}.cv1", channels // 2, 1, act="silu", inputs=source)
+    pieces = [first]
+    for i in range(3):
+        layers.append({"type": "maxpool2d", "name": f"{name}.m{i}", "kernel": 5, "stride": 1, "padding": 2})
+        pieces.append(f"{name}.m{i}")
+    layers.append({"type": "concat", "name": f"{name}.cat", "inputs": pieces})
+    return conv_bn(layers, f"{name}.cv2", channels, 1, act="silu")
+
+
+def _detect(layers: list[Layer], levels: list[tuple[str, int]], classes: int) -> None:
+    """Append the Detect head on `levels` (name, channels) and the loss's [64 + classes, anchors] tensor."""
+    box = max(16, levels[0][1] // 4, REG_MAX * 4)
+    cls = max(levels[0][1], min(classes, 100))
+    flat = []
+    for i, (source, _) in enumerate(levels):
+        ends = []
+        for branch, width, out in (("box", box, 4 * REG_MAX), ("cls", cls, classes)):
+            name = f"detect.{branch}{i}"
+            conv_bn(layers, f"{name}.0", width, 3, act="silu", inputs=source)
+            conv_bn(layers, f"{name}.1", width, 3, act="silu")
+            layers.append({"type": "conv2d", "name": f"{name}.2", "out_channels": out, "kernel": 1})
+            ends.append(f"{name}.2")
+        layers += [{"type": "concat", "name": f"detect.out{i}", "inputs": ends},
+                   {"type": "reshape", "name": f"detect.flat{i}", "shape": [4 * REG_MAX + classes, -1]}]
+        flat.append(f"detect.flat{i}")
+    layers.append({"type": "concat", "name": "detect.predictions", "axis": 1, "inputs": flat})
+
+
+def yolov8_layers(scale: str, *, classes: int = COCO_CLASSES) -> list[Layer]:
+    """Return YOLOv8 at `scale` (n, s, m, l, x) with `classes` classes, as Ultralytics builds it for training."""
+    depth, width, most, _, _ = SCALES[scale]
+
+    def ch(c: int) -> int:
+        return _channels(c, width, most)
+
+    layers: list[Layer] = []
+    conv_bn(layers, "b0", ch(64), 3, stride=2, act="silu")
+    x = conv_bn(layers, "b1", ch(128), 3, stride=2, act="silu")
+    x = _c2f(layers, "b2", x, ch(128), _repeats(3, depth), shortcut=True)
+    x = conv_bn(layers, "b3", ch(256), 3, stride=2, act="silu", inputs=x)
+    p3 = _c2f(layers, "b4", x, ch(256), _repeats(6, depth), shortcut=True)
+    x = conv_bn(layers, "b5", ch(512), 3, stride=2, act="silu", inputs=p3)
+    p4 = _c2f(layers, "b6", x, ch(512), _repeats(6, depth), shortcut=True)
+    x = conv_bn(layers, "b7", ch(1024), 3, stride=2, act="silu", inputs=p4)
+    x = _c2f(layers, "b8", x, ch(1024), _repeats(3, depth), shortcut=True)
+    p5 = _sppf(layers, "b9", x, ch(1024))
+    layers += [{"type": "upsample", "name": "h10", "scale": 2, "inputs": [p5]},
+               {"type": "concat", "name": "h11", "inputs": ["h10", p4]}]
+    h12 = _c2f(layers, "h12", "h11", ch(512), _repeats(3, depth), shortcut=False)
+    layers += [{"type": "upsample", "name": "h13", "scale": 2, "inputs": [h12]},
+               {"type": "concat", "name": "h14", "inputs": ["h13", p3]}]
+    small = _c2f(layers, "h15", "h14", ch(256), _repeats(3, depth), shortcut=False)
+    conv_bn(layers, "h16", ch(256), 3, stride=2, act="silu", inputs=small)
+    layers.append({"type": "concat", "name": "h17", "inputs": [layers[-1]["name"], h12]})
+    medium = _c2f(layers, "h18", "h17", ch(512), _repeats(3, depth), shortcut=False)
+    conv_bn(layers, "h19", ch(512), 3, stride=2, act="silu", inputs=medium)
+    layers.append({"type": "concat", "name": "h20", "inputs": [layers[-1]["name"], p5]})
+    large = _c2f(layers, "h21", "h20", ch(1024), _repeats(3, depth), shortcut=False)
+    _detect(layers, [(small, ch(256)), (medium, ch(512)), (large, ch(1024))], classes)
+    return layers
+
+
+def _c3(layers: list[Layer], name: str, source: str, out: int, n: int, *, shortcut: bool) -> str:
+    """Append YOLOv5's C3 block reading `source`; return its output's name."""
+    hidden = out // 2
+    previous = conv_bn(layers, f"{name}.cv1", hidden, 1, act="silu", inputs=source)
+    for i in range(n):
+        conv_bn(layers, f"{name}.m{i}.cv1", hidden, 1, act="silu", inputs=previous)
+        branch = conv_bn(layers, f"{name}.m{i}.cv2", hidden, 3, act="silu")
+        if shortcut:
+            layers.append({"type": "add", "name": f"{name}.m{i}", "inputs": [branch, previous]})
+            branch = f"{name}.m{i}"
+        previous = branch
+    other = conv_bn(layers, f"{name}.cv2", hidden, 1, act="silu", inputs=source)
+    layers.append({"type": "concat", "name": f"{name}.cat", "inputs": [previous, other]})
+    return conv_bn(layers, f"{name}.cv3", out, 1, act="silu")
+
+
+def yolov5_layers(scale: str, *, classes: int = COCO_CLASSES) -> list[Layer]:
+    """Return YOLOv5 (v6.0 and later) at `scale` with `classes` classes, as its train.py builds it."""
+    depth, width, _, _, _ = V5_SCALES[scale]
+
+    def ch(c: int) -> int:
+        return math.ceil(c * width / 8) * 8
+
+    layers: list[Layer] = [{"type": "conv2d", "name": "b0.conv", "out_channels": ch(64), "kernel": 6, "stride": 2,
+                            "padding": 2, "bias": False}, {"type": "batchnorm", "name": "b0.bn"},
+                           {"type": "silu", "name": "b0.act"}]
+    x = conv_bn(layers, "b1", ch(128), 3, stride=2, act="silu")
+    x = _c3(layers, "b2", x, ch(128), _repeats(3, depth), shortcut=True)
+    x = conv_bn(layers, "b3", ch(256), 3, stride=2, act="silu", inputs=x)
+    p3 = _c3(layers, "b4", x, ch(256), _repeats(6, depth), shortcut=True)
+    x = conv_bn(layers, "b5", ch(512), 3, stride=2, act="silu", inputs=p3)
+    p4 = _c3(layers, "b6", x, ch(512), _repeats(9, depth), shortcut=True)
+    x = conv_bn(layers, "b7", ch(1024), 3, stride=2, act="silu", inputs=p4)
+    x = _c3(layers, "b8", x, ch(1024), _repeats(3, depth), shortcut=True)
+    x = _sppf(layers, "b9", x, ch(1024))
+    h10 = conv_bn(layers, "h10", ch(512), 1, act="silu", inputs=x)
+    layers += [{"type": "upsample", "name": "h11", "scale": 2},
+               {"type": "concat", "name": "h12", "inputs": ["h11", p4]}]
+    x = _c3(layers, "h13", "h12", ch(512), _repeats(3, depth), shortcut=False)
+    h14 = conv_bn(layers, "h14", ch(256), 1, act="silu", inputs=x)
+    layers += [{"type": "upsample", "name": "h15", "scale": 2},
+               {"type": "concat", "name": "h16", "inputs": ["h15", p3]}]
+    small = _c3(layers, "h17", "h16", ch(256), _repeats(3, depth), shortcut=False)
+    conv_bn(layers, "h18", ch(256), 3, stride=2, act="silu", inputs=small)
+    layers.append({"type": "concat", "name": "h19", "inputs": [layers[-1]["name"], h14]})
+    medium = _c3(layers, "h20", "h19", ch(512), _repeats(3, depth), shortcut=False)
+    conv_bn(layers, "h21", ch(512), 3, stride=2, act="silu", inputs=medium)
+    layers.append({"type": "concat", "name": "h22", "inputs": [layers[-1]["name"], h10]})
+    large = _c3(layers, "h23", "h22", ch(1024), _repeats(3, depth), shortcut=False)
+    out = V5_ANCHORS * (classes + 5)
+    for i, level in enumerate((small, medium, large)):
+        layers += [{"type": "conv2d", "name": f"detect.m{i}", "out_channels": out, "kernel": 1, "inputs": [level]},
+                   {"type": "reshape", "name": f"detect.flat{i}", "shape": [out, -1]}]
+    layers.append({"type": "concat", "name": "detect.predictions", "axis": 1,
+                   "inputs": [f"detect.flat{i}" for i in range(3)]})
+    return layers
+
+
+def detector_presets(preset: type, published: type) -> list[Any]:
+    """Return the YOLOv8 presets as registry.Preset values (the registry passes its classes: no import cycle)."""
+    presets = []
+    for scale, (_, _, _, parameters, gflops) in SCALES.items():
+        presets.append(preset(
+            f"yolov8{scale}",
+            f"YOLOv8{scale} object detector (Ultralytics), {COCO_CLASSES} classes, {IMAGE}x{IMAGE}",
+            lambda scale=scale: yolov8_layers(scale),
+            published(parameters, round(gflops * 1e9 / 2), f"{YAML}: the {scale} scale's summary line (GFLOPs / 2)"),
+            input_shape=(3, IMAGE, IMAGE),
+            aliases=(f"yolov8-{scale}", f"yolo-v8{scale}", f"yolov8_{scale}",
+                     *(("yolov8", "yolo") if scale == "n" else ())),  # Ultralytics' quickstart trains yolov8n
+            recipe_batch=RECIPE_BATCH,
+            recipe_epochs=RECIPE_EPOCHS,
+            loss="mse",
+            input_rule="YOLOv8 takes images whose sides are a multiple of 32",
+        ))
+    for scale, (_, _, parameters, gflops, read) in V5_SCALES.items():
+        presets.append(preset(
+            f"yolov5{scale}",
+            f"YOLOv5{scale} object detector (Ultralytics, v6.0 and later), {COCO_CLASSES} classes, {IMAGE}x{IMAGE}",
+            lambda scale=scale: yolov5_layers(scale),
+            published(parameters, round(gflops * 1e9 / 2), V5_README.format(read)),
+            input_shape=(3, IMAGE, IMAGE),
+            aliases=(f"yolov5-{scale}", f"yolo-v5{scale}", f"yolov5_{scale}", *(("yolov5",) if scale == "s" else ())),
+            recipe_batch=V5_RECIPE_BATCH,
+            recipe_epochs=V5_RECIPE_EPOCHS,
+            loss="mse",
+            input_rule="YOLOv5 takes images whose sides are a multiple of 32",
+        ))
+    return presets
