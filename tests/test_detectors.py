@@ -121,3 +121,10 @@ def test_slack_sizes_yolo_as_ultralytics_trains_it(text: str, preset: str, epoch
     assert spec["training"]["precision"] == "fp16-mixed"  # Ultralytics' AMP
     generic = text.split()[1] in ("yolov8", "yolov5")
     assert any(d.startswith(f"{text.split()[1]}: sized as {preset}") for d in command.defaults_used) == generic
+
+
+def test_slack_takes_ultralytics_imgsz_as_a_square_input() -> None:
+    spec = parse("train yolov8l on coco imgsz=1280").spec  # was "unknown word 'imgsz'"
+    assert spec["model"]["input_shape"] == [3, 1280, 1280]
+    assert parse("train yolov8l on coco input=960").spec["model"]["input_shape"] == [3, 960, 960]
+    assert parse("train yolov8l on coco input=3x640x480").spec["model"]["input_shape"] == [3, 640, 480]

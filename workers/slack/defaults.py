@@ -44,12 +44,13 @@ def preset_context(preset: object) -> int | None:
 
 
 def image_size(text: str) -> list[int]:
-    """Parse `input=` ("1024x1024", or "3x1024x1024" with its channels): [channels or 0, height, width]."""
+    """Parse `input=` ("1024x1024", or "3x1024x1024" with its channels; one side, as Ultralytics' `imgsz=1280`, is a
+    square): [channels or 0, height, width]."""
     parts = text.lower().split("x")
-    if len(parts) not in (2, 3) or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise ValueError("say the image size as HxW or CxHxW, e.g. input=1024x1024")
+    if len(parts) > 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError("say the image size as HxW or CxHxW, or one side for a square, e.g. input=1024x1024")
     sizes = [int(p) for p in parts]
-    return sizes if len(sizes) == 3 else [0, *sizes]
+    return sizes if len(sizes) == 3 else [0, *sizes] if len(sizes) == 2 else [0, *sizes, *sizes]
 
 
 def finite_number(text: str) -> float:

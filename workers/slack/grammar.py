@@ -110,6 +110,7 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "neurons": ("stats", "neurons", parse_count),
     "params": ("stats", "parameters", parse_count),
     "madds": ("stats", "multiply_adds", parse_count),
+    "imgsz": ("model", "input_shape", image_size),  # Ultralytics' word: "train yolov8m on coco imgsz=1280"
     "input": ("model", "input_shape", image_size),  # an image model's input, HxW (its channels) or CxHxW
     "strategy": ("parallelism", "data_parallel", choice("strategy", PINNED_STRATEGIES)),  # "with deepspeed zero 3"
 }
