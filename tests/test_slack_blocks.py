@@ -18,6 +18,7 @@ from workers.sizing.requirements import CodedWarning, MemoryBreakdown, Mitigatio
 from workers.slack.blocks import (
     MAX_BLOCKS,
     MAX_SECTION_CHARS,
+    memory_lines,
     render_error,
     render_fit,
     render_help,
@@ -326,3 +327,12 @@ def test_a_comparison_shows_the_first_option_of_each_gpu_model_first() -> None:
     options = [{"gpu": g, "rank": r} for r, g in enumerate(("h100-sxm", "h100-sxm", "a100-80gb", "h100-pcie",
                                                               "a100-40gb", "t4"), start=1)]
     assert [o["rank"] for o in each_model_first(options)] == [1, 3, 6, 2, 4, 5]
+
+
+@pytest.mark.parametrize(("total", "baseline", "said"), [(20, 366, True), (20, 30, False)])
+def test_the_plain_formula_says_what_it_counts_where_it_is_far_above_the_estimate(total: int, baseline: int,
+                                                                                said: bool) -> None:
+    # a LoRA fine-tune of a 7B: "the plain formula gives 366.4 GiB" beside 20.5 GiB read as an alarm
+    text = memory_lines({"gpu_memory_bytes": total * GIB, "baseline_formula_bytes": baseline * GIB})
+    assert f"gives {fmt_bytes(baseline * GIB)}" in text
+    assert ("every weight trained" in text) is said

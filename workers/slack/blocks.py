@@ -100,8 +100,9 @@ def memory_lines(requirements: Mapping[str, Any]) -> str:
     if breakdown and total > 0:
         term, size = max(breakdown.items(), key=lambda kv: kv[1])
         text += f", mostly {term.replace('_', ' ')} ({fmt_bytes(size)}, {size / total:.0%})"
-    if requirements.get("baseline_formula_bytes"):
-        text += f"; the plain formula gives {fmt_bytes(requirements['baseline_formula_bytes'])}"
+    if baseline := requirements.get("baseline_formula_bytes"):  # "366 GiB" beside a LoRA's 20 GiB: say what it counts
+        counts = " (fp32, every weight trained, every activation kept)" if baseline > 2 * total else ""
+        text += f"; the plain formula{counts} gives {fmt_bytes(baseline)}"
     storage = requirements.get("storage_bytes") or {}
     if requirements.get("host_memory_bytes"):
         text += f"\n*Host memory:* {fmt_bytes(requirements['host_memory_bytes'])}"
