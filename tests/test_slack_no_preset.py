@@ -28,10 +28,12 @@ def test_families_without_a_preset_say_how_to_size_them(text: str, family: str) 
 
 @pytest.mark.parametrize(("text", "family"), [("train yolov7-tiny on coco", "yolov7-tiny"),
                                              ("train yolo11m on 100k images for 100 epochs", "yolo11m"),
-                                             ("fine-tune deberta v3 base on 50k samples", "deberta")])
+                                             ("fine-tune deberta v3 base on 50k samples", "deberta"),
+                                             ("train stylegan2 on ffhq 256", "stylegan2")])
 def test_a_family_said_with_its_size_is_one_problem(text: str, family: str) -> None:
     # "yolov8n" was "no preset of that name ... give a language model's size"; "deberta v3 base" added "unknown
-    # preset 'v3'" and "unknown preset 'base'; did you mean t5-base?" to the family's message
+    # preset 'v3'" and "unknown preset 'base'; did you mean t5-base?" to the family's message; "stylegan2 ... 256" was
+    # "no preset of that name ... give a language model's size" and "unknown preset '256'"
     with pytest.raises(CommandError) as caught:
         parse(text)
     assert len(caught.value.problems) == 1

@@ -36,9 +36,9 @@ _EIGHT_BIT = ("an 8-bit base (bitsandbytes' LLM.int8) is not sized: say `qlora` 
 _NOT_NVIDIA = ("gpugauge ranks NVIDIA GPUs (the CUDA and cuDNN ecosystem) and the clouds' machines with them; name "
                "one, or drop it for the cards that hold the job")
 # A family the presets lack, said as "unknown preset" (a size said beside it, params=, still sizes it: stand_in.py)
-_NO_PRESET = ("no preset of that family (wav2vec2, PEGASUS, mBART, DeBERTa, XLM-R and detectors other than YOLOv5 and "
-              "YOLOv8, such as YOLO11, YOLOv7, YOLOX and DETR, have none; T5, FLAN-T5, BART, Whisper, Stable "
-              "Diffusion 1.5, 2.1 and XL, YOLOv5 and YOLOv8 n to x do): a language model's "
+_NO_PRESET = ("no preset of that family (wav2vec2, PEGASUS, mBART, DeBERTa, XLM-R, StyleGAN and detectors other than "
+              "YOLOv5 and YOLOv8, such as YOLO11, YOLOv7, YOLOX and DETR, have none; T5, FLAN-T5, BART, Whisper, "
+              "Stable Diffusion 1.5, 2.1 and XL, YOLOv5 and YOLOv8 n to x do): a language model's "
               "size, e.g. params=780m, is sized as the decoder preset nearest it; any model by its statistics "
               "(params= neurons= madds=), or in the CLI or the API from its ONNX export (`gpugauge estimate "
               "model.onnx`, model.onnx) or its layer list (model.layers)")
@@ -61,8 +61,8 @@ UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}",
 # Families said with a size or version ("yolov8n", "deberta-v3-base", "clip-vit-large"): the family's message, once;
 # the size words after it ("deberta v3 base") are part of that name, not presets of their own.
 FAMILY_PREFIXES = ("yolo", "detr", "wav2vec2", "hubert", "deberta", "xlm-roberta", "clip", "siglip", "pegasus",
-                   "mbart", "swin", "convnext", "dinov2", "electra")
-_SIZE_WORD = re.compile(r"v\d+(\.\d+)?|base|small|large|tiny|medium|huge|giant|xl|xxl|[nsmlx]|\d+(\.\d+)?[mb]")
+                   "mbart", "swin", "convnext", "dinov2", "electra", "stylegan")
+_SIZE_WORD = re.compile(r"v\d+(\.\d+)?|base|small|large|tiny|medium|huge|giant|xl|xxl|[nsmlx]|\d+(\.\d+)?[mb]|\d+(px)?")
 
 
 def unsized(word: str, problems: list[str]) -> str | None:
