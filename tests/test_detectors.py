@@ -128,3 +128,10 @@ def test_slack_takes_ultralytics_imgsz_as_a_square_input() -> None:
     assert spec["model"]["input_shape"] == [3, 1280, 1280]
     assert parse("train yolov8l on coco input=960").spec["model"]["input_shape"] == [3, 960, 960]
     assert parse("train yolov8l on coco input=3x640x480").spec["model"]["input_shape"] == [3, 640, 480]
+
+
+@pytest.mark.parametrize("text", ["fine-tune yolov8m on 5k images", "train yolov5s on 20k images"])
+def test_yolo_on_other_data_takes_ultralytics_default_epochs(text: str) -> None:
+    command = parse(text)  # "fine-tune": 3 epochs "as transformers' Trainer"; "train": one pass
+    assert command.spec["training"]["epochs"] == 100
+    assert any(d.startswith("epochs=100 (Ultralytics' default") for d in command.defaults_used)

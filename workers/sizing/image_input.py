@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE
+from workers.sizing.presets.detect import YOLO_PREFIXES
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import JobSpec
 from workers.sizing.stats import ModelStats
@@ -42,7 +43,6 @@ SMALL_IMAGE_PIPELINE_MS = 0.1
 # on the reference scale, as IMAGE_PIPELINE_MS is taken there. Five times an ImageNet image's: four decodes.
 MOSAIC_PIPELINE_MS = 21.2
 MOSAIC_PIPELINE_SOURCE = "measured 2026-12-07, validation/mosaic_pipeline.json"
-DETECTOR_PREFIXES = ("yolov5", "yolov8")  # the presets Ultralytics' loader feeds (presets/detect.py)
 SMALL_IMAGE_MIN_SIDE = 16
 IMAGE_CHANNELS = (1, 3, 4)
 WARN_AT_CORES = 2.0  # below two reference cores per GPU any host keeps up; nothing to say
@@ -101,7 +101,7 @@ class Loader(NamedTuple):
 
 def assumed_loader(model: ModelStats) -> Loader:
     """Return the loader a photograph model's job most likely runs: Ultralytics' mosaic for YOLO, else a JPEG one."""
-    if model.name.startswith(DETECTOR_PREFIXES):
+    if model.name.startswith(YOLO_PREFIXES):
         return Loader(MOSAIC_PIPELINE_MS, MOSAIC_PIPELINE_SOURCE,
                       "fed through Ultralytics' YOLO loader (four JPEGs decoded for each mosaic, random affine, "
                       "HSV, flip)")

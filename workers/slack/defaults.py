@@ -21,6 +21,7 @@ from workers.sizing.advice import LARGE_MODEL_PARAMETERS
 from workers.sizing.errors import SpecError
 from workers.sizing.image_input import CIFAR_SIDE
 from workers.sizing.layers.loss import Loss, as_fused, with_loss
+from workers.sizing.presets.detect import ULTRALYTICS_EPOCHS, YOLO_PREFIXES
 from workers.sizing.presets.hf_seq2seq import WHISPER_SIZES
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import Preset, find_preset, preset_stats
@@ -124,6 +125,9 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
     found = found_preset(preset)
     if is_diffusion(found):  # a Stable Diffusion fine-tune: diffusers' script's own
         return diffusion_epochs(spec)
+    if found is not None and found.name.startswith(YOLO_PREFIXES):  # "fine-tune yolov8m on 5k images": not 3 epochs
+        spec["training"]["epochs"] = ULTRALYTICS_EPOCHS
+        return f"epochs={ULTRALYTICS_EPOCHS} (Ultralytics' default, whatever the data: default.yaml, train.py --epochs)"
     if found is not None and ((found.sequence_length and kind) or kind == "said"):
         spec["training"]["epochs"] = HF_TRAINER_EPOCHS
         return f"epochs={HF_TRAINER_EPOCHS} ({as_fine_tune(kind)}, as transformers' Trainer: num_train_epochs)"

@@ -62,6 +62,10 @@ V5_SCALES: dict[str, tuple[float, float, int, float, str]] = {
     "x": (1.33, 1.25, 86_700_000, 205.7, V5_TABLE),
 }
 V5_ANCHORS = 3  # anchors a level (the yaml's anchors: three pairs per stride)
+YOLO_PREFIXES = ("yolov5", "yolov8")  # the preset names Ultralytics' trainers and loader go with
+# Ultralytics' epochs on any data set when none are said: YOLOv8's default.yaml epochs: 100, YOLOv5's train.py
+# --epochs default=100 (v6.1 and later; public copies read 2026-12-07). COCO from scratch takes each recipe's own.
+ULTRALYTICS_EPOCHS = 100
 # ultralytics/cfg/default.yaml (read in public copies 2026-12-07): batch 16, epochs 100, amp True; the COCO
 # weights were trained 500 epochs (the model's docs), which a user naming no epochs is not assumed to repeat.
 RECIPE_BATCH = (16, "Ultralytics' default.yaml: batch=16")
