@@ -21,6 +21,7 @@ from workers.ranking.spot import young_daly_interval_hours
 from workers.review.review import run_review
 from workers.schemas.reviews import load_review
 from workers.schemas.specs import load_job
+from workers.sizing.image_input import MOSAIC_PIPELINE_MS
 from workers.sizing.spec import JobSpec, Objective
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -86,6 +87,19 @@ def test_a_96_vcpu_p4d_feeds_its_gpus_with_two_ms_of_preprocessing() -> None:
         assert o.loader_workers == 11  # 96 vCPUs / 8 GPUs, one kept for training
         assert "cpu-bound" not in {w.code for w in o.warnings}
         assert o.compute_hours * 0.9 < o.training_hours
+
+
+def test_yolov8_on_coco_is_ranked_with_ultralytics_loader_on_machines_that_feed_it() -> None:
+    job = _job("yolov8-coco")
+    assert job.dataset.preprocess_ms_per_sample == MOSAIC_PIPELINE_MS  # measured: validation/mosaic_pipeline.json
+    top = _rec("yolov8-coco").options[0]
+    assert top.training_hours <= 24 and top.vcpus >= top.gpu_count * job.dataset.loader_workers
+    # without the loader the same machine would finish sooner: its time counts the four-image mosaics
+    bare = replace(job, dataset=replace(job.dataset, preprocess_ms_per_sample=0.0), limit=1000)
+    same = next(o for o in recommend(bare, _catalog()).options
+                if (o.provider, o.instance_type, o.region, o.pricing) == (top.provider, top.instance_type, top.region,
+                                                                          top.pricing))
+    assert same.training_hours < top.training_hours
 
 
 @pytest.mark.parametrize("name", ["dcgan-faces", "vae-mnist", "dqn-atari"])
