@@ -135,3 +135,13 @@ def test_yolo_on_other_data_takes_ultralytics_default_epochs(text: str) -> None:
     command = parse(text)  # "fine-tune": 3 epochs "as transformers' Trainer"; "train": one pass
     assert command.spec["training"]["epochs"] == 100
     assert any(d.startswith("epochs=100 (Ultralytics' default") for d in command.defaults_used)
+
+
+def test_slack_counts_ultralytics_loader_unless_a_loader_cost_is_said() -> None:
+    command = parse("train yolov8 on coco")  # ranked a T4 on 2 vCPUs first, which the mosaic loader cannot feed
+    assert command.spec["dataset"]["preprocess_ms_per_sample"] == MOSAIC_PIPELINE_MS
+    assert any(d.startswith(f"loader={MOSAIC_PIPELINE_MS} ms a sample") for d in command.defaults_used)
+    cached = parse("train yolov8 on coco loader=0")  # images cached decoded (Ultralytics' cache=ram) or DALI
+    assert cached.spec["dataset"]["preprocess_ms_per_sample"] == 0
+    assert not any(d.startswith("loader=") for d in cached.defaults_used)
+    assert "preprocess_ms_per_sample" not in parse("train resnet50 on imagenet").spec["dataset"]

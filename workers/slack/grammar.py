@@ -97,6 +97,7 @@ KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
     "optimizer": ("training", "optimizer", choice("optimizer", _OPTIMIZERS)),
     "framework": ("training", "framework", choice("framework", _FRAMEWORKS)),
     "data": ("dataset", "bytes", parse_bytes),
+    "loader": ("dataset", "preprocess_ms_per_sample", finite_number),  # ms a sample on one reference core
     "samples": ("dataset", "samples", parse_count),
     "budget": ("constraints", "budget_usd", parse_usd),
     "co2": ("constraints", "max_co2e_kg", finite_number),  # kg CO2e, e.g. co2=50
