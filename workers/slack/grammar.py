@@ -314,7 +314,7 @@ class _Builder:
 EXAMPLES = {"batch": "64", "epochs": "90", "data": "150GB", "samples": "1.28M", "budget": "$500", "co2": "50",
              "deadline": "2d", "seq": "512", "lr": "0.1", "gpus": "4", "precision": "bf16",
              "optimizer": "adamw", "region": "us-east-1", "top": "5", "rank": "16", "targets": "q,k,v,o",
-             "owned": "4xrtx-3090", "input": "1024x1024"}
+             "owned": "4xrtx-3090", "input": "1024x1024", "imgsz": "1280", "loader": "20"}
 
 
 def parse_command(text: str, *, presets: Collection[str], gpus: Collection[str],
