@@ -31,6 +31,7 @@ fused; Ultralytics counts 2 FLOPs a multiply-add).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from workers.sizing.presets.mobile import conv_bn
@@ -134,6 +135,21 @@ def _detect(layers: list[Layer], levels: list[tuple[str, int]], classes: int) ->
     layers.append({"type": "concat", "name": "detect.predictions", "axis": 1, "inputs": flat})
 
 
+def _backbone(layers: list[Layer], block: Callable[..., str], ch: Callable[[int], int], depth: float, *,
+              middle: int) -> tuple[str, str, str]:
+    """Append the CSP backbone after the stem (layers b1 to b9, `block` C2f or C3, `middle` the stride-16 stage's
+    repeats); return the stride-8, stride-16 and SPPF outputs' names."""
+    x = conv_bn(layers, "b1", ch(128), 3, stride=2, act="silu")
+    x = block(layers, "b2", x, ch(128), _repeats(3, depth), shortcut=True)
+    x = conv_bn(layers, "b3", ch(256), 3, stride=2, act="silu", inputs=x)
+    p3 = block(layers, "b4", x, ch(256), _repeats(6, depth), shortcut=True)
+    x = conv_bn(layers, "b5", ch(512), 3, stride=2, act="silu", inputs=p3)
+    p4 = block(layers, "b6", x, ch(512), _repeats(middle, depth), shortcut=True)
+    x = conv_bn(layers, "b7", ch(1024), 3, stride=2, act="silu", inputs=p4)
+    x = block(layers, "b8", x, ch(1024), _repeats(3, depth), shortcut=True)
+    return p3, p4, _sppf(layers, "b9", x, ch(1024))
+
+
 def yolov8_layers(scale: str, *, classes: int = COCO_CLASSES) -> list[Layer]:
     """Return YOLOv8 at `scale` (n, s, m, l, x) with `classes` classes, as Ultralytics builds it for training."""
     depth, width, most, _, _ = SCALES[scale]
@@ -143,15 +159,7 @@ def yolov8_layers(scale: str, *, classes: int = COCO_CLASSES) -> list[Layer]:
 
     layers: list[Layer] = []
     conv_bn(layers, "b0", ch(64), 3, stride=2, act="silu")
-    x = conv_bn(layers, "b1", ch(128), 3, stride=2, act="silu")
-    x = _c2f(layers, "b2", x, ch(128), _repeats(3, depth), shortcut=True)
-    x = conv_bn(layers, "b3", ch(256), 3, stride=2, act="silu", inputs=x)
-    p3 = _c2f(layers, "b4", x, ch(256), _repeats(6, depth), shortcut=True)
-    x = conv_bn(layers, "b5", ch(512), 3, stride=2, act="silu", inputs=p3)
-    p4 = _c2f(layers, "b6", x, ch(512), _repeats(6, depth), shortcut=True)
-    x = conv_bn(layers, "b7", ch(1024), 3, stride=2, act="silu", inputs=p4)
-    x = _c2f(layers, "b8", x, ch(1024), _repeats(3, depth), shortcut=True)
-    p5 = _sppf(layers, "b9", x, ch(1024))
+    p3, p4, p5 = _backbone(layers, _c2f, ch, depth, middle=6)
     layers += [{"type": "upsample", "name": "h10", "scale": 2, "inputs": [p5]},
                {"type": "concat", "name": "h11", "inputs": ["h10", p4]}]
     h12 = _c2f(layers, "h12", "h11", ch(512), _repeats(3, depth), shortcut=False)
@@ -194,16 +202,8 @@ def yolov5_layers(scale: str, *, classes: int = COCO_CLASSES) -> list[Layer]:
     layers: list[Layer] = [{"type": "conv2d", "name": "b0.conv", "out_channels": ch(64), "kernel": 6, "stride": 2,
                             "padding": 2, "bias": False}, {"type": "batchnorm", "name": "b0.bn"},
                            {"type": "silu", "name": "b0.act"}]
-    x = conv_bn(layers, "b1", ch(128), 3, stride=2, act="silu")
-    x = _c3(layers, "b2", x, ch(128), _repeats(3, depth), shortcut=True)
-    x = conv_bn(layers, "b3", ch(256), 3, stride=2, act="silu", inputs=x)
-    p3 = _c3(layers, "b4", x, ch(256), _repeats(6, depth), shortcut=True)
-    x = conv_bn(layers, "b5", ch(512), 3, stride=2, act="silu", inputs=p3)
-    p4 = _c3(layers, "b6", x, ch(512), _repeats(9, depth), shortcut=True)
-    x = conv_bn(layers, "b7", ch(1024), 3, stride=2, act="silu", inputs=p4)
-    x = _c3(layers, "b8", x, ch(1024), _repeats(3, depth), shortcut=True)
-    x = _sppf(layers, "b9", x, ch(1024))
-    h10 = conv_bn(layers, "h10", ch(512), 1, act="silu", inputs=x)
+    p3, p4, p5 = _backbone(layers, _c3, ch, depth, middle=9)
+    h10 = conv_bn(layers, "h10", ch(512), 1, act="silu", inputs=p5)
     layers += [{"type": "upsample", "name": "h11", "scale": 2},
                {"type": "concat", "name": "h12", "inputs": ["h11", p4]}]
     x = _c3(layers, "h13", "h12", ch(512), _repeats(3, depth), shortcut=False)
