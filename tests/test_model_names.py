@@ -24,6 +24,8 @@ from workers.sizing.presets.registry import find_preset, preset_stats, preset_wo
     ("microsoft/resnet-50", "resnet50"),
     ("qwen2_5_7b", "qwen2.5-7b"),  # an alias written with underscores is still itself
     ("FacebookAI/roberta-large", "roberta-large"),
+    ("yolov8n.pt", "yolov8n"),  # Ultralytics' model= names the weights file ("unknown preset 'yolov8n.pt'")
+    ("yolov5s.yaml", "yolov5s"),
 ])
 def test_a_model_named_as_its_repository_or_in_words_is_its_preset(written: str, preset: str) -> None:
     assert find_preset(written).name == preset
