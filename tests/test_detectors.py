@@ -145,3 +145,12 @@ def test_slack_counts_ultralytics_loader_unless_a_loader_cost_is_said() -> None:
     assert cached.spec["dataset"]["preprocess_ms_per_sample"] == 0
     assert not any(d.startswith("loader=") for d in cached.defaults_used)
     assert "preprocess_ms_per_sample" not in parse("train resnet50 on imagenet").spec["dataset"]
+
+
+@pytest.mark.parametrize(("text", "optimizer"), [("train yolov8 on coco", "momentum"),  # 1,849 x 100 iterations
+                                                 ("fine-tune yolov8s on 2000 images", "adamw"),  # 32 x 100: AdamW
+                                                 ("train yolov5s on 5k images", "momentum"),  # train.py's SGD
+                                                 ("train yolov8n on coco with adam", "adam")])  # said: kept
+def test_slack_takes_ultralytics_optimizer_and_ema(text: str, optimizer: str) -> None:
+    training = parse(text).spec["training"]  # was the schema's Adam, without the EMA both trainers keep
+    assert training["optimizer"] == optimizer and training["ema"] is True

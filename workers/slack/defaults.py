@@ -176,16 +176,30 @@ def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collecti
     return f"precision=bf16 ({size.format('bf16-mixed')}; say `fp32` to size it in full precision)"
 
 
-def yolo_step(spec: dict[str, Any]) -> list[str]:
-    """Count Ultralytics' loader, which every YOLO run goes through (a mosaic of four decoded JPEGs a sample), unless
-    a loader cost is said; return the words told back. Without it "train yolov8 on coco" ranked a T4 on 2 vCPUs first
-    at 16.4 h, which that loader would take 77.6 h to feed."""
-    dataset = spec.setdefault("dataset", {})
-    if "preprocess_ms_per_sample" in dataset:
-        return []
-    dataset["preprocess_ms_per_sample"] = MOSAIC_PIPELINE_MS
-    return [f"loader={MOSAIC_PIPELINE_MS} ms a sample on a reference core (Ultralytics' mosaic loader, "
-            f"{MOSAIC_PIPELINE_SOURCE}; say `loader=0` for images decoded on the GPU or cached decoded)"]
+def yolo_step(spec: dict[str, Any], name: str) -> list[str]:
+    """Size a YOLO run's step as Ultralytics' trainers run it unless said otherwise; return the words told back.
+
+    Its loader, which every YOLO run goes through (a mosaic of four decoded JPEGs a sample): without it "train yolov8
+    on coco" ranked a T4 on 2 vCPUs first at 16.4 h, which that loader would take 77.6 h to feed. Its optimizer:
+    YOLOv8's optimizer=auto takes SGD (momentum 0.9) past 10,000 iterations of max(batch, 64) samples, else AdamW
+    (ultralytics/engine/trainer.py build_optimizer); YOLOv5's train.py SGD (momentum 0.937). And the EMA of the
+    weights both keep (ModelEMA, updated every step)."""
+    dataset, training, told = spec.setdefault("dataset", {}), spec["training"], []
+    if "preprocess_ms_per_sample" not in dataset:
+        dataset["preprocess_ms_per_sample"] = MOSAIC_PIPELINE_MS
+        told.append(f"loader={MOSAIC_PIPELINE_MS} ms a sample on a reference core (Ultralytics' mosaic loader, "
+                    f"{MOSAIC_PIPELINE_SOURCE}; say `loader=0` for images decoded on the GPU or cached decoded)")
+    if "optimizer" not in training:
+        steps = -(-int(dataset.get("samples", 0)) // max(int(training.get("batch_size", 16)), 64))
+        sgd = name.startswith("yolov5") or steps * float(training.get("epochs", 1)) > 10_000
+        training["optimizer"] = "momentum" if sgd else "adamw"
+        told.append("optimizer=" + ("sgd with momentum (YOLOv5's train.py)" if name.startswith("yolov5") else
+                                    f"{'sgd with momentum' if sgd else 'adamw'} (Ultralytics' optimizer=auto: SGD past "
+                                    "10,000 iterations of 64 samples, else AdamW)"))
+    if "ema" not in training:
+        training["ema"] = True
+        told.append("an EMA of the weights (Ultralytics' ModelEMA)")
+    return told
 
 
 def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
@@ -205,7 +219,7 @@ def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
     if is_diffusion(found):
         return diffusion_step(spec)
     if found is not None and found.name.startswith(YOLO_PREFIXES):
-        return yolo_step(spec)
+        return yolo_step(spec, found.name)
     if not _is_decoder(found):
         return seq2seq_step(spec, found, kind)
     told = []
