@@ -85,6 +85,22 @@ def _repeats(n: int, depth: float) -> int:
     return max(round(n * depth), 1) if n > 1 else n
 
 
+def _bottlenecks(layers: list[Layer], name: str, source: str, hidden: int, n: int, *, first_kernel: int,
+                 shortcut: bool) -> list[str]:
+    """Append n Bottlenecks in a row on `source` (a `first_kernel` Conv then a 3x3 one, a residual add with
+    `shortcut`: C2f's take 3x3 first, C3's 1x1); return each one's output name."""
+    outputs, previous = [], source
+    for i in range(n):
+        conv_bn(layers, f"{name}.m{i}.cv1", hidden, first_kernel, act="silu", inputs=previous)
+        branch = conv_bn(layers, f"{name}.m{i}.cv2", hidden, 3, act="silu")
+        if shortcut:
+            layers.append({"type": "add", "name": f"{name}.m{i}", "inputs": [branch, previous]})
+            branch = f"{name}.m{i}"
+        outputs.append(branch)
+        previous = branch
+    return outputs
+
+
 def _c2f(layers: list[Layer], name: str, source: str, out: int, n: int, *, shortcut: bool) -> str:
     """Append a C2f block reading `source`; return its output's name."""
     hidden = out // 2
@@ -92,15 +108,7 @@ def _c2f(layers: list[Layer], name: str, source: str, out: int, n: int, *, short
     pieces = [f"{name}.y0", f"{name}.y1"]
     layers += [{"type": "chunk", "name": piece, "chunks": 2, "index": i, "inputs": [split]}
                for i, piece in enumerate(pieces)]
-    previous = pieces[-1]
-    for i in range(n):
-        conv_bn(layers, f"{name}.m{i}.cv1", hidden, 3, act="silu", inputs=previous)
-        branch = conv_bn(layers, f"{name}.m{i}.cv2", hidden, 3, act="silu")
-        if shortcut:
-            layers.append({"type": "add", "name": f"{name}.m{i}", "inputs": [branch, previous]})
-            branch = f"{name}.m{i}"
-        pieces.append(branch)
-        previous = branch
+    pieces += _bottlenecks(layers, name, pieces[-1], hidden, n, first_kernel=3, shortcut=shortcut)
     layers.append({"type": "concat", "name": f"{name}.cat", "inputs": pieces})
     return conv_bn(layers, f"{name}.cv2", out, 1, act="silu")
 
@@ -150,6 +158,29 @@ def _backbone(layers: list[Layer], block: Callable[..., str], ch: Callable[[int]
     return p3, p4, _sppf(layers, "b9", x, ch(1024))
 
 
+def _neck(layers: list[Layer], block: Callable[..., str], ch: Callable[[int], int], depth: float,
+          levels: tuple[str, str, str], *, lateral: bool) -> tuple[str, str, str]:
+    """Append the PAN neck on the backbone's stride-8, stride-16 and SPPF outputs: up by nearest upsampling and
+    concatenation, back down by strided 3x3 Convs; YOLOv5's (`lateral`) puts a 1x1 Conv before each upsampling, whose
+    output the way down joins. Return the stride-8, 16 and 32 outputs' names."""
+    p3, p4, p5 = levels
+    n = _repeats(3, depth)
+    top = conv_bn(layers, "neck.lateral5", ch(512), 1, act="silu", inputs=p5) if lateral else p5
+    layers += [{"type": "upsample", "name": "neck.up4", "scale": 2, "inputs": [top]},
+               {"type": "concat", "name": "neck.cat4", "inputs": ["neck.up4", p4]}]
+    x = block(layers, "neck.td4", "neck.cat4", ch(512), n, shortcut=False)
+    mid = conv_bn(layers, "neck.lateral4", ch(256), 1, act="silu", inputs=x) if lateral else x
+    layers += [{"type": "upsample", "name": "neck.up3", "scale": 2, "inputs": [mid]},
+               {"type": "concat", "name": "neck.cat3", "inputs": ["neck.up3", p3]}]
+    small = block(layers, "neck.out3", "neck.cat3", ch(256), n, shortcut=False)
+    down = conv_bn(layers, "neck.down3", ch(256), 3, stride=2, act="silu", inputs=small)
+    layers.append({"type": "concat", "name": "neck.bu4", "inputs": [down, mid]})
+    medium = block(layers, "neck.out4", "neck.bu4", ch(512), n, shortcut=False)
+    down = conv_bn(layers, "neck.down4", ch(512), 3, stride=2, act="silu", inputs=medium)
+    layers.append({"type": "concat", "name": "neck.bu5", "inputs": [down, top]})
+    return small, medium, block(layers, "neck.out5", "neck.bu5", ch(1024), n, shortcut=False)
+
+
 def yolov8_layers(scale: str, *, classes: int = COCO_CLASSES) -> list[Layer]:
     """Return YOLOv8 at `scale` (n, s, m, l, x) with `classes` classes, as Ultralytics builds it for training."""
     depth, width, most, _, _ = SCALES[scale]
@@ -160,18 +191,7 @@ def yolov8_layers(scale: str, *, classes: int = COCO_CLASSES) -> list[Layer]:
     layers: list[Layer] = []
     conv_bn(layers, "b0", ch(64), 3, stride=2, act="silu")
     p3, p4, p5 = _backbone(layers, _c2f, ch, depth, middle=6)
-    layers += [{"type": "upsample", "name": "h10", "scale": 2, "inputs": [p5]},
-               {"type": "concat", "name": "h11", "inputs": ["h10", p4]}]
-    h12 = _c2f(layers, "h12", "h11", ch(512), _repeats(3, depth), shortcut=False)
-    layers += [{"type": "upsample", "name": "h13", "scale": 2, "inputs": [h12]},
-               {"type": "concat", "name": "h14", "inputs": ["h13", p3]}]
-    small = _c2f(layers, "h15", "h14", ch(256), _repeats(3, depth), shortcut=False)
-    conv_bn(layers, "h16", ch(256), 3, stride=2, act="silu", inputs=small)
-    layers.append({"type": "concat", "name": "h17", "inputs": [layers[-1]["name"], h12]})
-    medium = _c2f(layers, "h18", "h17", ch(512), _repeats(3, depth), shortcut=False)
-    conv_bn(layers, "h19", ch(512), 3, stride=2, act="silu", inputs=medium)
-    layers.append({"type": "concat", "name": "h20", "inputs": [layers[-1]["name"], p5]})
-    large = _c2f(layers, "h21", "h20", ch(1024), _repeats(3, depth), shortcut=False)
+    small, medium, large = _neck(layers, _c2f, ch, depth, (p3, p4, p5), lateral=False)
     _detect(layers, [(small, ch(256)), (medium, ch(512)), (large, ch(1024))], classes)
     return layers
 
@@ -179,14 +199,8 @@ def yolov8_layers(scale: str, *, classes: int = COCO_CLASSES) -> list[Layer]:
 def _c3(layers: list[Layer], name: str, source: str, out: int, n: int, *, shortcut: bool) -> str:
     """Append YOLOv5's C3 block reading `source`; return its output's name."""
     hidden = out // 2
-    previous = conv_bn(layers, f"{name}.cv1", hidden, 1, act="silu", inputs=source)
-    for i in range(n):
-        conv_bn(layers, f"{name}.m{i}.cv1", hidden, 1, act="silu", inputs=previous)
-        branch = conv_bn(layers, f"{name}.m{i}.cv2", hidden, 3, act="silu")
-        if shortcut:
-            layers.append({"type": "add", "name": f"{name}.m{i}", "inputs": [branch, previous]})
-            branch = f"{name}.m{i}"
-        previous = branch
+    first = conv_bn(layers, f"{name}.cv1", hidden, 1, act="silu", inputs=source)
+    previous = _bottlenecks(layers, name, first, hidden, n, first_kernel=1, shortcut=shortcut)[-1]
     other = conv_bn(layers, f"{name}.cv2", hidden, 1, act="silu", inputs=source)
     layers.append({"type": "concat", "name": f"{name}.cat", "inputs": [previous, other]})
     return conv_bn(layers, f"{name}.cv3", out, 1, act="silu")
@@ -203,20 +217,7 @@ def yolov5_layers(scale: str, *, classes: int = COCO_CLASSES) -> list[Layer]:
                             "padding": 2, "bias": False}, {"type": "batchnorm", "name": "b0.bn"},
                            {"type": "silu", "name": "b0.act"}]
     p3, p4, p5 = _backbone(layers, _c3, ch, depth, middle=9)
-    h10 = conv_bn(layers, "h10", ch(512), 1, act="silu", inputs=p5)
-    layers += [{"type": "upsample", "name": "h11", "scale": 2},
-               {"type": "concat", "name": "h12", "inputs": ["h11", p4]}]
-    x = _c3(layers, "h13", "h12", ch(512), _repeats(3, depth), shortcut=False)
-    h14 = conv_bn(layers, "h14", ch(256), 1, act="silu", inputs=x)
-    layers += [{"type": "upsample", "name": "h15", "scale": 2},
-               {"type": "concat", "name": "h16", "inputs": ["h15", p3]}]
-    small = _c3(layers, "h17", "h16", ch(256), _repeats(3, depth), shortcut=False)
-    conv_bn(layers, "h18", ch(256), 3, stride=2, act="silu", inputs=small)
-    layers.append({"type": "concat", "name": "h19", "inputs": [layers[-1]["name"], h14]})
-    medium = _c3(layers, "h20", "h19", ch(512), _repeats(3, depth), shortcut=False)
-    conv_bn(layers, "h21", ch(512), 3, stride=2, act="silu", inputs=medium)
-    layers.append({"type": "concat", "name": "h22", "inputs": [layers[-1]["name"], h10]})
-    large = _c3(layers, "h23", "h22", ch(1024), _repeats(3, depth), shortcut=False)
+    small, medium, large = _neck(layers, _c3, ch, depth, (p3, p4, p5), lateral=True)
     out = V5_ANCHORS * (classes + 5)
     for i, level in enumerate((small, medium, large)):
         layers += [{"type": "conv2d", "name": f"detect.m{i}", "out_channels": out, "kernel": 1, "inputs": [level]},
