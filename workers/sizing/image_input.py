@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE
-from workers.sizing.presets.detect import YOLO_PREFIXES
+from workers.sizing.presets.detect import YOLO_NAMES
 from workers.sizing.requirements import CodedWarning
 from workers.sizing.spec import JobSpec
 from workers.sizing.stats import ModelStats
@@ -92,19 +92,21 @@ def small_image_input(model: ModelStats) -> tuple[int, int, int] | None:
 
 
 class Loader(NamedTuple):
-    """The host loader an image model is assumed to run when its job states none: cost a sample, source, words."""
+    """The host loader an image model is assumed to run when its job states none: its cost a sample, the source, the
+    words that describe it and what one sample is ("image", or "sample" for a mosaic of four)."""
 
     ms: float
     source: str
     words: str
+    unit: str = "image"
 
 
 def assumed_loader(model: ModelStats) -> Loader:
     """Return the loader a photograph model's job most likely runs: Ultralytics' mosaic for YOLO, else a JPEG one."""
-    if model.name.startswith(YOLO_PREFIXES):
+    if model.name in YOLO_NAMES:
         return Loader(MOSAIC_PIPELINE_MS, MOSAIC_PIPELINE_SOURCE,
                       "fed through Ultralytics' YOLO loader (four JPEGs decoded for each mosaic, random affine, "
-                      "HSV, flip)")
+                      "HSV, flip)", "sample")
     return Loader(IMAGE_PIPELINE_MS, IMAGE_PIPELINE_SOURCE,
                   "JPEG files decoded and augmented in DataLoader workers (PIL: decode, random resized crop, flip)")
 
@@ -131,8 +133,9 @@ def image_preprocess_warning(job: JobSpec, model: ModelStats, *, gpu: str, itera
     if cores < WARN_AT_CORES:
         return None
     machine = f", {cores * gpu_count:,.0f} for {gpu_count} GPUs" if gpu_count > 1 else ""
-    unit, a = ("sample", "a") if ms == MOSAIC_PIPELINE_MS else ("image", "an")
-    core = f"{ms} ms {a} {unit} on one core of single-thread score {REFERENCE_CPU_SINGLE_THREAD_SCORE:,.0f}"
+    unit = "image" if small else loader.unit
+    score = f"{REFERENCE_CPU_SINGLE_THREAD_SCORE:,.0f}"
+    core = f"{ms} ms {'an' if unit == 'image' else 'a'} {unit} on one core of single-thread score {score}"
     need = f"at {rate:,.0f} images/s per {gpu} that is {cores:.1f} such cores per GPU{machine}"
     if small:
         return CodedWarning("image-preprocess-not-given", (

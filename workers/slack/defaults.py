@@ -21,7 +21,7 @@ from workers.sizing.advice import LARGE_MODEL_PARAMETERS
 from workers.sizing.errors import SpecError
 from workers.sizing.image_input import CIFAR_SIDE, MOSAIC_PIPELINE_MS, MOSAIC_PIPELINE_SOURCE
 from workers.sizing.layers.loss import Loss, as_fused, with_loss
-from workers.sizing.presets.detect import ULTRALYTICS_EPOCHS, YOLO_PREFIXES
+from workers.sizing.presets.detect import ULTRALYTICS_EPOCHS, YOLO_NAMES
 from workers.sizing.presets.hf_seq2seq import WHISPER_SIZES
 from workers.sizing.presets.names import match_preset_name
 from workers.sizing.presets.registry import Preset, find_preset, preset_stats
@@ -125,7 +125,7 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
     found = found_preset(preset)
     if is_diffusion(found):  # a Stable Diffusion fine-tune: diffusers' script's own
         return diffusion_epochs(spec)
-    if found is not None and found.name.startswith(YOLO_PREFIXES):  # "fine-tune yolov8m on 5k images": not 3 epochs
+    if found is not None and found.name in YOLO_NAMES:  # "fine-tune yolov8m on 5k images": not 3 epochs
         spec["training"]["epochs"] = ULTRALYTICS_EPOCHS
         return f"epochs={ULTRALYTICS_EPOCHS} (Ultralytics' default, whatever the data: default.yaml, train.py --epochs)"
     if found is not None and ((found.sequence_length and kind) or kind == "said"):
@@ -138,7 +138,7 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
 # references/classification/README.md, "vit_b_16: ... --amp ..." (stored copy id 422110021, read 2026-12-07)
 AMP_RECIPES = {"vit-b16": "torchvision's vit_b_16 recipe trains with --amp, 16-bit autocast",
                # ultralytics/cfg/default.yaml amp: True; yolov5's train.py AMP on CUDA (public copies, 2026-12-07)
-               **{f"yolov{v}{s}": "Ultralytics trains YOLO with AMP, 16-bit autocast" for v in "58" for s in "nsmlx"},
+               **dict.fromkeys(YOLO_NAMES, "Ultralytics trains YOLO with AMP, 16-bit autocast"),
                **dict.fromkeys(WHISPER_SIZES, "the Hugging Face Whisper fine-tuning blog trains with fp16=True")}
 
 
@@ -218,7 +218,7 @@ def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
     training = spec["training"]
     if is_diffusion(found):
         return diffusion_step(spec)
-    if found is not None and found.name.startswith(YOLO_PREFIXES):
+    if found is not None and found.name in YOLO_NAMES:
         return yolo_step(spec, found.name)
     if not _is_decoder(found):
         return seq2seq_step(spec, found, kind)

@@ -63,7 +63,6 @@ V5_SCALES: dict[str, tuple[float, float, int, float, str]] = {
     "x": (1.33, 1.25, 86_700_000, 205.7, V5_TABLE),
 }
 V5_ANCHORS = 3  # anchors a level (the yaml's anchors: three pairs per stride)
-YOLO_PREFIXES = ("yolov5", "yolov8")  # the preset names Ultralytics' trainers and loader go with
 # Ultralytics' epochs on any data set when none are said: YOLOv8's default.yaml epochs: 100, YOLOv5's train.py
 # --epochs default=100 (v6.1 and later; public copies read 2026-12-07). COCO from scratch takes each recipe's own.
 ULTRALYTICS_EPOCHS = 100
@@ -74,6 +73,8 @@ RECIPE_EPOCHS = (100, "coco", "Ultralytics' default.yaml: epochs=100")
 # ultralytics/yolov5 train.py --batch-size default 16; the README's COCO commands train 300 epochs
 V5_RECIPE_BATCH = (16, "YOLOv5's train.py: --batch-size 16")
 V5_RECIPE_EPOCHS = (300, "coco", "YOLOv5's README: its COCO commands train 300 epochs")
+# the preset names Ultralytics' trainers and loader go with
+YOLO_NAMES = frozenset({*(f"yolov8{scale}" for scale in SCALES), *(f"yolov5{scale}" for scale in V5_SCALES)})
 
 
 def _channels(channels: int, width: float, most: int) -> int:
