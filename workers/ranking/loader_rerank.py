@@ -55,7 +55,8 @@ def jpeg_loader_warning(job: JobSpec, rec: Recommendation,
             f"{usd_text(same.training_cost_usd)}" if same is not None else "")
     return CodedWarning("jpeg-loader-ranks", (
         f"These options count no host CPU for reading the images (dataset.preprocess_ms_per_sample is not "
-        f"given). If they are {loader.words}, at {loader.ms} ms a sample on a reference core "
+        f"given). If they are {loader.words}, at {loader.ms} ms {'an' if loader.unit == 'image' else 'a'} "
+        f"{loader.unit} on a reference core "
         f"({loader.source}), the first option becomes "
         f"{_text(found.options[0])}{here}. Give dataset.preprocess_ms_per_sample (gpugauge probe --sample times "
         f"your loader) to rank on your own loader's figure; 0 stays right for pre-decoded images or GPU decoding."))
