@@ -36,6 +36,7 @@ def test_alexnet_without_a_loader_cost_is_told_the_answer_a_jpeg_loader_gives(sh
     first, top = decoded.options[0], rec.options[0]
     assert _machine(first) != _machine(top)  # the loader's CPU changes the answer
     assert f"becomes {first.instance_type} ({first.provider} {first.region}" in warning.message
+    assert f"at {IMAGE_PIPELINE_MS} ms an image on a reference core" in warning.message  # the JPEG loader, per image
     assert f"{first.vcpus} vCPUs): {hours_text(first.training_hours)} for {usd_text(first.training_cost_usd)}" \
         in warning.message
     # the first option here under that loader: far slower than as ranked (its few vCPUs decode the images)
