@@ -183,7 +183,7 @@ def yolo_step(spec: dict[str, Any], name: str) -> list[str]:
     on coco" ranked a T4 on 2 vCPUs first at 16.4 h, which that loader would take 77.6 h to feed. Its optimizer:
     YOLOv8's optimizer=auto takes SGD (momentum 0.9) past 10,000 iterations of max(batch, 64) samples, else AdamW
     (ultralytics/engine/trainer.py build_optimizer); YOLOv5's train.py SGD (momentum 0.937). And the EMA of the
-    weights both keep (ModelEMA, updated every step)."""
+    weights both keep (ModelEMA, updated every step) and the validation after every epoch (val=True)."""
     dataset, training, told = spec.setdefault("dataset", {}), spec["training"], []
     if "preprocess_ms_per_sample" not in dataset:
         dataset["preprocess_ms_per_sample"] = MOSAIC_PIPELINE_MS
@@ -199,6 +199,9 @@ def yolo_step(spec: dict[str, Any], name: str) -> list[str]:
     if "ema" not in training:
         training["ema"] = True
         told.append("an EMA of the weights (Ultralytics' ModelEMA)")
+    if "eval_every_epochs" not in training:
+        training["eval_every_epochs"] = 1
+        told.append("validation after every epoch (Ultralytics' val=True)")
     return told
 
 
