@@ -191,11 +191,11 @@ def yolo_step(spec: dict[str, Any], name: str) -> list[str]:
                     f"{MOSAIC_PIPELINE_SOURCE}; say `loader=0` for images decoded on the GPU or cached decoded)")
     if "optimizer" not in training:
         steps = -(-int(dataset.get("samples", 0)) // max(int(training.get("batch_size", 16)), 64))
-        sgd = name.startswith("yolov5") or steps * float(training.get("epochs", 1)) > 10_000
-        training["optimizer"] = "momentum" if sgd else "adamw"
-        told.append("optimizer=" + ("sgd with momentum (YOLOv5's train.py)" if name.startswith("yolov5") else
-                                    f"{'sgd with momentum' if sgd else 'adamw'} (Ultralytics' optimizer=auto: SGD past "
-                                    "10,000 iterations of 64 samples, else AdamW)"))
+        v5, many = name.startswith("yolov5"), steps * float(training.get("epochs", 1)) > 10_000
+        training["optimizer"] = "momentum" if v5 or many else "adamw"
+        why = ("YOLOv5's train.py" if v5 else
+               "Ultralytics' optimizer=auto: SGD past 10,000 iterations of 64 samples, else AdamW")
+        told.append(f"optimizer={'sgd with momentum' if v5 or many else 'adamw'} ({why})")
     if "ema" not in training:
         training["ema"] = True
         told.append("an EMA of the weights (Ultralytics' ModelEMA)")
