@@ -21,9 +21,10 @@ from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.loss import Loss, with_loss
 from workers.sizing.memory import step_peak
 from workers.sizing.presets.diffusion import SD_COUNTS, TextEncoder, UNetConfig, diffusion_step_layers
-from workers.sizing.presets.registry import preset_stats
+from workers.sizing.presets.registry import find_preset, preset_stats
 from workers.sizing.spec import Optimizer, Precision, Training
 from workers.sizing.strategies.adapters import lora_parameters, transformer_shape
+from workers.slack.grammar import CommandError
 
 MEASURED = json.loads((Path(__file__).parents[1] / "validation" / "diffusion_steps.json").read_text())["records"]
 GIB = 1 << 30
@@ -186,6 +187,22 @@ def test_slack_sizes_a_stable_diffusion_fine_tune_as_diffusers_script_runs_it() 
     lora = parse("sdxl lora on 1000 images 10 epochs").spec["training"]
     assert lora["parallelism"]["adapter"] == {"kind": "lora", "rank": 4, "targets": ["q", "k", "v", "o"]}
     assert lora["epochs"] == 10
+
+
+@pytest.mark.parametrize(("text", "twin"), [
+    ("train stable diffusion unet on 1m images", "stable-diffusion-unet"),  # was "one model a command"
+    ("train the unet of stable diffusion on 1m images", "stable-diffusion-unet"),
+    ("unet for sdxl on 1m images", "sdxl-unet"), ("train sdxl unet on 1m images", "sdxl-unet")])
+def test_slack_reads_a_stable_diffusion_unet_as_its_twin_with_the_scripts_recipe(text: str, twin: str) -> None:
+    command = parse(text)
+    training, told = command.spec["training"], " ".join(command.defaults_used)
+    assert command.spec["model"] == {"preset": twin}
+    assert find_preset(twin).input_shape[0] == 4  # the U-Net alone, over latents: no VAE, no text encoder
+    # diffusers' script's recipe, not one pass in bf16 ("sdxl unet" was 1 epoch; "sdxl" 100)
+    assert (training["batch_size"], training["epochs"], training["precision"]) == (16, 100, "fp16-mixed")
+    assert training["optimizer"] == "adamw" and f"say `{twin.removesuffix('-unet')}` to size the VAE" in told
+    with pytest.raises(CommandError, match="one model a command"):  # two models are still two
+        parse("compare unet and resnet50")
 
 
 def test_the_api_recommends_for_a_lora_fine_tune_of_sdxl(embedded_client: FlaskClient) -> None:

@@ -12,6 +12,7 @@ train_text_to_image_lora.py, and that folder's README.md, read 2026-12-07).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from workers.sizing.presets.diffusion import SD_CONFIGS
@@ -21,11 +22,22 @@ SCRIPT = "diffusers' train_text_to_image.py"
 EPOCHS = 100  # --num_train_epochs default
 LORA_RANK = 4  # train_text_to_image_lora.py --rank default
 LORA_TARGETS = ["q", "k", "v", "o"]  # its LoRAAttnProcessor on every attention: to_q, to_k, to_v, to_out
+UNET_WORDS = frozenset(("unet", "u-net"))  # the unet preset's words, said beside a Stable Diffusion model's
 
 
 def is_diffusion(found: Preset | None) -> bool:
-    """Say whether the preset is a Stable Diffusion U-Net's training step."""
-    return found is not None and found.name in SD_CONFIGS
+    """Say whether the preset is a Stable Diffusion U-Net's training step, with its frozen encoders or its `-unet`
+    twin over latents computed before training (diffusers' train_text_to_image_sdxl.py precomputes them, with the
+    same --num_train_epochs, --train_batch_size and --max_grad_norm defaults)."""
+    return found is not None and found.name.removesuffix("-unet") in SD_CONFIGS
+
+
+def unet_of(first: str | None, second: str, presets: Collection[str]) -> str | None:
+    """Return the `-unet` twin named by a U-Net and a Stable Diffusion model said apart, in either order ("the unet of
+    stable diffusion", "unet for sdxl"), else None (two models said: the grammar's one-model rule)."""
+    pair = {first or "", second}
+    model = next(iter(pair - UNET_WORDS), "") if pair & UNET_WORDS else ""
+    return f"{model}-unet" if f"{model}-unet" in presets else None
 
 
 def diffusion_epochs(spec: dict[str, Any]) -> str:
@@ -44,6 +56,11 @@ def diffusion_precision(spec: dict[str, Any]) -> str:
 def diffusion_step(spec: dict[str, Any]) -> list[str]:
     """Set the script's optimizer and, for LoRA, its rank and targets, where not said; return the words told back."""
     training, told = spec["training"], []
+    if (said := spec["model"].get("preset", "")).endswith("-unet"):  # "sdxl unet": the U-Net alone, said back
+        told.append(f"{said}: the U-Net alone, over latents and text states computed before training (as "
+                    "MosaicML's and MLPerf's recipes and diffusers' train_text_to_image_sdxl.py do); say "
+                    f"`{said.removesuffix('-unet')}` to size the VAE and text encoder run every step, as "
+                    "train_text_to_image.py does")
     if "optimizer" not in training:
         training.update(optimizer="adamw", gradient_clipping="global")
         told.append(f"optimizer=adamw, gradients clipped to norm 1.0 ({SCRIPT}: torch.optim.AdamW, "

@@ -49,6 +49,7 @@ from workers.slack.defaults import (
     sft_step,
     unrented_as_owned,
 )
+from workers.slack.diffusion import unet_of
 from workers.slack.fitting import as_fit, owned_as_fit_cards
 from workers.slack.phrases import normalize
 from workers.slack.sequences import fine_tune_kind, fine_tune_sequence
@@ -260,8 +261,9 @@ class _Builder:
                 section, name = _FLAG_FIELDS[group]
                 self.put(section, name, value)
         elif (preset := match_preset_name(word, self.presets)) is not None:  # "meta-llama/llama-2-7b-hf" too
-            if self.once("preset", word):
-                self.spec["model"]["preset"] = preset
+            twin = unet_of(self.spec["model"].get("preset"), preset, self.presets)  # "unet of sdxl": sdxl-unet
+            if twin or self.once("preset", word):
+                self.spec["model"]["preset"] = twin or preset
         elif (slugs := gpu_name_matches(word, self.gpus)):
             # fit: the GPUs to fit on; a recommendation: the only GPUs it may use (constraints.gpus).
             # "a100" is each A100; "1080ti" is gtx-1080-ti.

@@ -306,6 +306,6 @@ def diffusion_presets(preset: type, published: type) -> list[Any]:
                             f"[4, {side}, {side}] and text states computed before training (MosaicML's and MLPerf's "
                             "recipes, diffusers' SDXL script): no VAE, no text encoder; loss mse",
             partial(sd_layers, name, cached=True), count, input_shape=(4, side, side),
-            aliases=tuple(f"{alias}-unet" for alias in SD_ALIASES[name][:3]), loss="mse", recipe_batch=recipe,
-            input_rule=_input_rule(cfg, 4)))
+            aliases=tuple(f"{alias}-unet" for alias in SD_ALIASES[name] if "/" not in alias), loss="mse",
+            recipe_batch=recipe, input_rule=_input_rule(cfg, 4)))
     return out
