@@ -143,3 +143,26 @@ def test_a_limit_said_of_a_job_without_samples_names_the_iteration_not_zero_hour
     [said] = [w.message for w in rec.requirements.warnings if w.code == "max-gpus-limits"]
     assert "0.0 min" not in said and "$0.0000" not in said
     assert "ms an iteration at $" in said and "(dataset.samples gives its time and cost)" in said
+
+
+def test_a_long_cost_ranked_run_is_told_the_machines_that_halve_it_for_about_the_same_money(shipped: Catalog) -> None:
+    # "pretrain a 7b model on 1t tokens, budget 200k" (Slack ranks a budget alone by cost): 8 x B200 for 69 days came
+    # first and nothing said that 32 of them take a quarter of the time for 0.6% more
+    spec = {"model": {"preset": "llama-7b"}, "dataset": {"samples": 488_281_250},
+            "training": {"from_pretrained": False, "batch_size": 32, "precision": "bf16-mixed", "optimizer": "adamw",
+                         "optimizer_implementation": "fused", "gradient_clipping": "global"},
+            "constraints": {"budget_usd": 200_000}, "objective": "cost"}
+    rec = recommend_spec(spec, shipped)
+    top = rec.options[0]
+    assert top.gpu_count * top.nodes == 8 and top.training_hours > 24
+    [said] = [w.message for w in rec.requirements.warnings if w.code == "max-gpus-limits"]
+    gpus = int(said.split("--max-gpus ")[1].split()[0])
+    deadline = float(said.split("--deadline ")[1].split("h")[0])
+    assert gpus > 8 and f"constraints.max_gpus to {gpus} and constraints.deadline_hours to" in said
+    # what it names is what the ranking puts first with those settings: half the time or less, a tenth more at most
+    wider = recommend_spec({**spec, "constraints": {**spec["constraints"], "max_gpus": gpus,
+                                                    "deadline_hours": deadline}}, shipped).options[0]
+    assert wider.gpu_count * wider.nodes == gpus and wider.instance_type == top.instance_type
+    assert wider.training_hours <= 0.5 * top.training_hours
+    assert wider.training_cost_usd <= 1.1 * top.training_cost_usd
+    assert hours_text(wider.training_hours) in said and usd_text(wider.training_cost_usd) in said

@@ -7,10 +7,10 @@ A job that needs more than one machine's worth of memory (a 70B full fine-tune) 
 within `max_gpus` (8 by default). When that is an offloaded run (optimizer state streamed over PCIe
 and updated on the host CPU), WIDER_FACTOR x the GPUs can remove the offload and cut both time and
 cost by an order of magnitude: the whole ranking is run once more at the wider limit. When the top
-option simply uses every GPU allowed and the objective values time, its own machine type is ranked
-on more machines (a cheap check: one machine type). Either way, when the better option is clearly
-better by the job's own objective, the answer says so with the figures and the field to change;
-the ranked options stay within the user's limit.
+option simply uses every GPU allowed and the objective values time (or values cost, no deadline is set
+and the run takes more than a day), its own machine type is ranked on more machines (a cheap check: one machine type).
+Either way, when the better option is clearly better by the job's own objective, the answer says so
+with the figures and the field to change; the ranked options stay within the user's limit.
 """
 
 from __future__ import annotations
@@ -33,6 +33,11 @@ CHEAPER_SHARE = 0.8
 FASTER_SHARE = 0.5
 SAME_COST_SHARE = 1.1
 TIME_SHARE = 0.8
+# A cost-ranked run with no deadline, longer than this, that uses every GPU allowed is checked on more machines
+# of its type: half the time for at most SAME_COST_SHARE of the money is worth a sentence once a team waits
+# days [rule of thumb].
+LONG_COST_RUN_HOURS = 24.0
+WIDER_OPTIONS = 8  # the machine counts a time-ranked check of one machine type returns (1, 2, 4, ... machines)
 
 
 def _total_gpus(option: RankedOption) -> int:
@@ -91,16 +96,27 @@ Ranker = Callable[[JobSpec, tuple[str, str] | None], Recommendation]
 
 def _wider_best(job: JobSpec, top: RankedOption, rank: Ranker, wider: int) -> RankedOption | None:
     """Return the best option at the wider limit: over everything in scope when the top offloads, else
-    over the top option's machine type on more machines (time and balanced objectives only), or None."""
+    over the top option's machine type on more machines (time and balanced objectives; cost where no deadline is
+    set and the top option runs longer than LONG_COST_RUN_HOURS: the fastest there within SAME_COST_SHARE of its
+    cost), or None."""
     if _offloaded(top):
         alt = rank(replace(job, constraints=replace(job.constraints, max_gpus=wider), limit=1), None)
-    elif _uses_every_gpu(job, top) and job.objective in (Objective.TIME, Objective.BALANCED):
-        narrow = replace(job.constraints, max_gpus=wider, providers=(top.provider,), regions=(top.region,),
-                         pricing=(top.pricing.value,))
-        alt = rank(replace(job, constraints=narrow, limit=1), (top.provider, top.instance_type))
-    else:
+        return alt.options[0] if alt.options else None
+    if not _uses_every_gpu(job, top):
         return None
-    return alt.options[0] if alt.options else None
+    narrow = replace(job.constraints, max_gpus=wider, providers=(top.provider,), regions=(top.region,),
+                     pricing=(top.pricing.value,))
+    only = (top.provider, top.instance_type)
+    if job.objective in (Objective.TIME, Objective.BALANCED):
+        alt = rank(replace(job, constraints=narrow, limit=1), only)
+        return alt.options[0] if alt.options else None
+    if (job.objective is not Objective.COST or job.constraints.deadline_hours is not None
+            or top.training_hours <= LONG_COST_RUN_HOURS):  # a deadline says the time the team can wait
+        return None
+    # "a 7b on 1t tokens, budget 200k": 69 days on 8 x B200 first, where 16 take 35 days for +0.2%
+    found = rank(replace(job, constraints=narrow, objective=Objective.TIME, limit=WIDER_OPTIONS), only).options
+    same_cost = [o for o in found if o.training_cost_usd <= SAME_COST_SHARE * top.training_cost_usd]
+    return min(same_cost, key=lambda o: o.training_hours, default=None)
 
 
 def max_gpus_warning(job: JobSpec, rec: Recommendation, rank: Ranker) -> CodedWarning | None:
@@ -116,11 +132,19 @@ def max_gpus_warning(job: JobSpec, rec: Recommendation, rank: Ranker) -> CodedWa
     if alt is None or _total_gpus(alt) <= limit or not _clearly_better(job.objective, top, alt):
         return None
     why = " with the optimizer state offloaded to the host" if _offloaded(top) and not _offloaded(alt) else ""
+    gpus, deadline = _total_gpus(alt), ""
+    if job.objective is Objective.COST and alt.training_cost_usd > top.training_cost_usd:  # ranked by cost, the
+        hours = math.ceil(_held_hours(alt))  # fewer machines still come first: the deadline that puts it first
+        deadline = f" and constraints.deadline_hours to {hours}"
+        gpus_flag = f"--max-gpus {gpus} --deadline {hours}h"
+    else:
+        gpus_flag = f"--max-gpus {gpus}"
     return CodedWarning("max-gpus-limits", (
         f"constraints.max_gpus ({limit}) holds this job back: the best option within {limit} GPUs takes "
         f"{hours_text(top.training_hours)} for {usd_text(top.training_cost_usd)}{why}; with up to {wider} GPUs "
-        f"the best is {option_text(alt)}. Raise constraints.max_gpus to {_total_gpus(alt)} "
-        f"(CLI --max-gpus {_total_gpus(alt)}) to rank such options."))
+        f"the {'fastest for about the same money' if deadline else 'best'} is {option_text(alt)}. "
+        f"{'Set' if deadline else 'Raise'} constraints.max_gpus to {gpus}{deadline} (CLI {gpus_flag}) to rank such "
+        f"options{' first' if deadline else ''}."))
 
 
 # How many times the GPU limit is widened, WIDER_FACTOR each, looking for the fewest GPUs that hold a job nothing in
