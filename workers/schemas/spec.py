@@ -208,8 +208,7 @@ class TrainingSchema(_Strict):
     learning_rate = StrictFloat(minimum=1e-12, maximum=100.0)
     update_interval = bounded_int(minimum=1, maximum=65_536, load_default=1)
     recompute = fields.Boolean(load_default=False)
-    framework = fields.String(load_default="pytorch",
-                              validate=validate.OneOf(("pytorch", "tensorflow", "jax", "cntk")))
+    framework = fields.String(load_default="pytorch", validate=validate.OneOf(("pytorch", "tensorflow", "jax", "cntk")))
     eval_every_epochs = bounded_int(minimum=0, maximum=1_000_000, load_default=0)
     profile = fields.Nested(ProfileSchema)
     measured_memory = fields.Nested(MeasuredMemorySchema)
@@ -237,6 +236,10 @@ class TrainingSchema(_Strict):
     ema = fields.Boolean(metadata={"description": "an exponential moving average of the trained weights, updated after "
                                                   "every step (diffusers' --use_ema, timm's --model-ema): one fp32 "
                                                   "copy of each on the GPU and in each checkpoint; default false"})
+    preference = fields.String(validate=validate.OneOf(("dpo",)), metadata={
+        "description": "dpo: preference tuning (TRL's DPOTrainer): batch_size and dataset.samples count pairs, each a "
+                       "chosen and a rejected sequence run in one batch, and a reference model's forward runs each "
+                       "step without gradients: the base with its adapters off, else a frozen 16-bit weight copy"})
     from_pretrained = fields.Boolean(
         allow_none=True, load_default=None,
         metadata={"description": "true: the job fine-tunes a pretrained model (LoRA/QLoRA adapters are an "

@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from marshmallow import Schema, ValidationError
@@ -16,6 +17,7 @@ from workers.schemas import JobSpecSchema
 from workers.sizing.errors import SizingError
 from workers.sizing.layers.attention import Attention
 from workers.sizing.layers.loss import Loss, with_loss
+from workers.sizing.preference import DPO, SEQUENCES_PER_PAIR, with_preference_warning
 from workers.sizing.sequence_advice import with_context_warning, with_target_warning
 from workers.sizing.spec import (
     Constraints,
@@ -113,8 +115,11 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         loss=Loss(t.get("loss", "cross_entropy")), attention=Attention(t.get("attention", "auto")),
         checkpoint_every_hours=t.get("checkpoint_every_hours"),
         tf32_matmul=t.get("tf32_matmul"), mean_sequence_length=t.get("mean_sequence_length"),
-        from_pretrained=t.get("from_pretrained"), ema=t.get("ema", False),
+        from_pretrained=t.get("from_pretrained"), ema=t.get("ema", False), preference=t.get("preference"),
     )
+    if training.preference == DPO:  # the core sizes sequences: a pair is two; the policy starts trained (preference.py)
+        training = replace(training, batch_size=training.batch_size * SEQUENCES_PER_PAIR,
+                           from_pretrained=True if training.from_pretrained is None else training.from_pretrained)
     target = t.get("target_length")
     resolved = resolve_model(model, sequence_length=training.sequence_length, batch_size=training.batch_size,
                              from_pretrained=training.from_pretrained, target_length=target)
@@ -123,11 +128,17 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
                            from_pretrained=training.from_pretrained, target_length=target)
              if mean is not None and mean != training.sequence_length else None)
     resolved = with_target_warning(with_context_warning(resolved, model, t), model, t)
+    samples = _samples(d, training, resolved)
+    if training.preference == DPO:
+        if resolved.sequence_length is None:
+            raise SizingError("training.preference", "needs a language model: DPO tunes one on pairs of token "
+                                                     "sequences, and this model reads none")
+        resolved = with_preference_warning(resolved, training, pairs=t["batch_size"], samples=samples)
     return JobSpec(
         model=with_loss(resolved, training.loss),
         training=training,
         timed_model=with_loss(timed, training.loss) if timed is not None else None,
-        dataset=Dataset(samples=_samples(d, training, resolved), tokens=d.get("tokens", 0),
+        dataset=Dataset(samples=samples, tokens=d.get("tokens", 0),
                         size_bytes=d["bytes"], in_memory=d["in_memory"],
                         preprocess_ms_per_sample=d["preprocess_ms_per_sample"],
                         loader_workers=d.get("loader_workers"), preprocess_serial=d.get("preprocess_serial", False),
@@ -149,8 +160,8 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
 def _samples(dataset: Mapping[str, Any], training: Training, model: ModelStats) -> int:
     """Return the spec's samples, or its tokens made samples of the training's tokens a sample."""
     tokens = dataset.get("tokens")
-    if not tokens:
-        return int(dataset["samples"])
+    if not tokens:  # a preference job's samples are pairs, of two sequences each
+        return int(dataset["samples"]) * (SEQUENCES_PER_PAIR if training.preference == DPO else 1)
     per_sample = training.mean_sequence_length or model.sequence_length
     if not per_sample:
         raise SizingError("dataset.tokens", "this model reads no token sequences (no training.sequence_length); "

@@ -156,7 +156,7 @@ def _memory_key(training: Training) -> tuple[object, ...]:
     """
     t = training
     return (t.batch_size, t.sequence_length, t.precision, t.optimizer, t.optimizer_implementation, t.update_interval,
-            t.recompute, t.framework, t.profile, t.parallelism, t.loss, t.attention, t.ema)
+            t.recompute, t.framework, t.profile, t.parallelism, t.loss, t.attention, t.ema, t.preference)
 
 
 # Rows up to which the allocator is replayed for its slack (allocator_slack_share); a bigger model takes

@@ -33,6 +33,7 @@ from workers.sizing.memory import (
 )
 from workers.sizing.oom_combined import combined_job
 from workers.sizing.optimizer_advice import torch_name
+from workers.sizing.preference import batch_unit
 from workers.sizing.requirements import CodedWarning, MemoryBreakdown, Mitigation, MitigationKind
 from workers.sizing.spec import Framework, JobSpec, Optimizer, OptimizerImplementation, Precision, Training
 from workers.sizing.strategies.adapters import transformer_shape
@@ -155,8 +156,9 @@ def _smaller_batch(p: _Planner) -> tuple[Mitigation | None, CodedWarning | None]
     peak = p.memory(training, p.gpu_count)
     if peak <= p.usable:
         return None, None
-    while batch > 1 and peak > p.usable:
-        batch = max(1, batch // 2)
+    unit = batch_unit(training)  # a preference pair's two sequences go together
+    while batch > unit and peak > p.usable:
+        batch = max(unit, batch // unit // 2 * unit)
         rate = None if rate is None else rate / 2
         interval *= 2
         chain.append(str(batch))

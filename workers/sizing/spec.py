@@ -118,6 +118,9 @@ class Training:
     # out-of-memory plan (a frozen random base learns nothing); None: not said, adapters offered with a caveat.
     from_pretrained: bool | None = None
     ema: bool = False  # an fp32 moving average of the trained weights (overheads.EMA_BYTES), updated every step
+    # "dpo": preference pairs with a reference model's forward each step (workers/sizing/preference.py); batch_size
+    # counts the sequences (twice the spec's pairs), as every figure does
+    preference: str | None = None
 
 
 _STEP_TRAININGS: IdentityMemo[Training] = IdentityMemo(256)

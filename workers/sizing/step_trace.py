@@ -18,6 +18,7 @@ from workers.sizing.overheads import (
     largest_tensor,
     state_tensor_bytes,
 )
+from workers.sizing.preference import reference_weight_bytes
 from workers.sizing.spec import OptimizerImplementation, Training
 from workers.sizing.stats import ModelStats
 
@@ -83,11 +84,13 @@ def optimizer_step_events(t: Trace, model: ModelStats, training: Training, tempo
 def persistent_tensors(t: Trace, model: ModelStats, training: Training, shards: Shards, buckets: int) -> None:
     """Record the tensors that outlive the step: each row's weights and optimizer state, DDP's buckets."""
     states = state_tensor_bytes(training.optimizer, ema=training.ema)  # bytes a weight of each state tensor
+    reference = reference_weight_bytes(training, adapted=training.parallelism.adapter is not None)  # a DPO's copy
     for row in model.layers:
         size = math.ceil(row.parameters * MASTER_WEIGHT_BYTES / shards.parameters)
         t.persistent += [size] if size else []
+        t.persistent += [math.ceil(row.parameters * reference / shards.parameters)] if size and reference else []
         t.state += [math.ceil(row.parameters * b / shards.optimizer_state) for b in states] if size else []
     if model.frozen_parameters:
-        t.persistent.append(math.ceil(model.frozen_parameters * MASTER_WEIGHT_BYTES / shards.parameters))
+        t.persistent.append(math.ceil(model.frozen_parameters * (MASTER_WEIGHT_BYTES + reference) / shards.parameters))
     full, rest = divmod(buckets, ALLREDUCE_BUCKET_BYTES)
     t.persistent += [ALLREDUCE_BUCKET_BYTES] * full + ([rest] if rest else [])

@@ -48,6 +48,7 @@ from workers.sizing.overheads import (
     optimizer_temporary_bytes,
     state_bytes_per_parameter,
 )
+from workers.sizing.preference import reference_weight_bytes
 from workers.sizing.spec import Framework, Precision, Training
 from workers.sizing.stats import LayerKind, LayerStats, ModelStats
 from workers.sizing.step_trace import Trace, optimizer_step_events, persistent_tensors
@@ -117,7 +118,9 @@ def _model_output_index(layers: tuple[LayerStats, ...]) -> int:
 def _state(model: ModelStats, training: Training, shards: Shards, gpu_count: int) -> tuple[int, int, int, int]:
     """Return (weights, optimizer state, optimizer temporaries, DDP buckets) bytes, alive through the step."""
     trainable = model.parameters
-    weights = math.ceil((model.parameters + model.frozen_parameters) * MASTER_WEIGHT_BYTES / shards.parameters)
+    reference = reference_weight_bytes(training, adapted=training.parallelism.adapter is not None)  # a DPO's copy
+    weights = math.ceil((model.parameters + model.frozen_parameters) * (MASTER_WEIGHT_BYTES + reference)
+                        / shards.parameters)
     state = math.ceil(trainable * state_bytes_per_parameter(training.optimizer, ema=training.ema)
                       / shards.optimizer_state)
     largest = largest_needed(model, training)

@@ -28,6 +28,7 @@ from workers.sizing.memo import IdentityMemo
 from workers.sizing.multigpu import multi_gpu_time
 from workers.sizing.optimizer_time import optimizer_step_ms
 from workers.sizing.overheads import ACTIVATION_BYTES, COMPUTE_WEIGHT_BYTES, GRADIENT_BYTES
+from workers.sizing.preference import reference_forwards
 from workers.sizing.requirements import Bottleneck
 from workers.sizing.row_table import RowTable, figures, row_table
 from workers.sizing.rules import TINY_LAYER_MS
@@ -189,8 +190,10 @@ def layer_work(model: ModelStats, batch_size: int, precision: Precision,
 
 
 def _passes(training: Training) -> float:
-    """Return forward-pass equivalents per iteration: 1 forward + 2 backward (+1 forward with recompute)."""
-    return 1.0 + BACKWARD_TO_FORWARD + (RECOMPUTE_EXTRA_FORWARDS if training.recompute else 0.0)
+    """Return forward-pass equivalents per iteration: 1 forward + 2 backward (+1 forward with recompute, +1 for a
+    preference job's reference model: preference.py)."""
+    return (1.0 + BACKWARD_TO_FORWARD + (RECOMPUTE_EXTRA_FORWARDS if training.recompute else 0.0)
+            + reference_forwards(training))
 
 
 def training_flops(model: ModelStats, training: Training) -> float:
@@ -204,7 +207,7 @@ def training_flops(model: ModelStats, training: Training) -> float:
     if training.parallelism.adapter is not None:
         passes -= BACKWARD_TO_FORWARD - 1.0
     trained, forward_only = _step_multiply_adds(model)
-    return 2.0 * training.batch_size * (trained * passes + forward_only)
+    return 2.0 * training.batch_size * (trained * passes + forward_only * (1.0 + reference_forwards(training)))
 
 
 def _step_multiply_adds(model: ModelStats) -> tuple[int | float, int | float]:
@@ -244,6 +247,7 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
     work = layer_work(model, training.batch_size, precision, fused)
     ms_per_byte = 1.0 / (gpu.memory_bandwidth_gb_per_s * 1e6 * efficiency.BANDWIDTH_EFFICIENCY)
     passes = _passes(training)
+    frozen_passes = 1.0 + reference_forwards(training)  # forward only (the reference runs them again)
     dispatch_ms = LAYER_DISPATCH_MS[framework] if model.layers else 0.0
     forward_dispatch_ms = dispatch_ms / (1.0 + BACKWARD_TO_FORWARD)
     ms_per_flop = {kind: 1.0 / achieved_flops_per_ms(kind, precision, gpu, tf32_matmul=tf32_matmul(training))
@@ -269,11 +273,12 @@ def _single_gpu_time(model: ModelStats, training: Training, gpu: GpuSpec) -> Ite
         if forward < TINY_LAYER_MS:
             tiny += count
         forward_ms += (forward if forward > forward_dispatch_ms else forward_dispatch_ms) * count
-        row_passes, row_dispatch_ms = (1.0, forward_dispatch_ms) if frozen else (passes, dispatch_ms)
+        row_passes, row_dispatch_ms = ((frozen_passes, forward_dispatch_ms * frozen_passes) if frozen else
+                                       (passes, dispatch_ms + forward_dispatch_ms * (frozen_passes - 1.0)))
         if forward * row_passes < row_dispatch_ms:
             overhead_ms += (row_dispatch_ms - forward * row_passes) * layer_passes * count
-    compute_ms = trained[0] * passes + forward_only[0]
-    memory_ms = trained[1] * passes + forward_only[1]
+    compute_ms = trained[0] * passes + forward_only[0] * frozen_passes
+    memory_ms = trained[1] * passes + forward_only[1] * frozen_passes
     step_traffic_ms, step_idle_ms = optimizer_step_ms(model, training, precision=precision, ms_per_byte=ms_per_byte)
     memory_ms += step_traffic_ms
     overhead_ms += step_idle_ms + ITERATION_OVERHEAD_MS

@@ -132,7 +132,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
     # fine-tuning with adapters (training.parallelism.adapter): LoRA, or QLoRA on a 4-bit base
     "lora": ("adapter", "lora"), "qlora": ("adapter", "qlora"),
     "cost": ("objective", "cost"), "time": ("objective", "time"), "balanced": ("objective", "balanced"),
-    "carbon": ("objective", "carbon"),
+    "carbon": ("objective", "carbon"), "dpo": ("preference", "dpo"),  # training.preference: pairs, a reference
     # the output projection and its loss as one chunked kernel (liger); the loss alone on 16-bit logits (flash-attn's)
     "liger": ("loss", "fused_linear_cross_entropy"), "fused-cross-entropy": ("loss", "fused_cross_entropy"),
     "cross-entropy": ("loss", "cross_entropy"),  # "with a plain cross entropy loss": the logits held in fp32
@@ -143,7 +143,8 @@ _COLLECTING = {"providers", "pricing"}
 _FLAG_FIELDS = {"precision": ("training", "precision"), "recompute": ("training", "recompute"),
                 "optimizer": ("training", "optimizer"), "framework": ("training", "framework"),
                 "objective": ("", "objective"), "pretrain/finetune": ("training", "from_pretrained"),
-                "loss": ("training", "loss"), "clipping": ("training", "gradient_clipping"), "ema": ("training", "ema")}
+                "loss": ("training", "loss"), "clipping": ("training", "gradient_clipping"), "ema": ("training", "ema"),
+                "preference": ("training", "preference")}
 _GROUP_KEYS = {"precision": "precision", "optimizer": "optimizer", "framework": "framework"}
 
 
@@ -157,11 +158,10 @@ def _field_path(section: str, name: str) -> str:
 FIELD_WORDS: dict[str, str] = {
     **{_field_path(section, name): f"{word}=" for word, (section, name, _) in KEYS.items()},
     "model": "the model", "model.preset": "the preset", "training.recompute": "recompute",
-    "training.from_pretrained": "pretrain/finetune",
-    "constraints.providers": "aws/gcp/onprem", "constraints.pricing": "spot/ondemand",
-    "objective": "cost/time/balanced/carbon", "training.parallelism.adapter": "lora/qlora",
-    "training.parallelism.adapter.kind": "lora/qlora", "training.loss": "liger",
-    "constraints.owned_gpus": "owned= (my/our GPU)",
+    "training.from_pretrained": "pretrain/finetune", "constraints.providers": "aws/gcp/onprem",
+    "constraints.pricing": "spot/ondemand", "objective": "cost/time/balanced/carbon",
+    "training.parallelism.adapter": "lora/qlora", "training.parallelism.adapter.kind": "lora/qlora",
+    "training.loss": "liger", "training.preference": "dpo", "constraints.owned_gpus": "owned= (my/our GPU)",
 }
 
 

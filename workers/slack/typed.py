@@ -45,7 +45,7 @@ _NO_PRESET = ("no preset of that family (wav2vec2, PEGASUS, mBART, DeBERTa, XLM-
 # Budgets in another currency: the catalog's prices are US dollars, and no exchange rate is assumed.
 CURRENCY = frozenset({"eur", "euro", "euros", "gbp", "pound", "pounds"})
 _DOLLARS_ONLY = "budgets are in US dollars, as the catalog's prices are (no exchange rate is assumed): say e.g. $500"
-UNSIZED_METHODS = {"dpo": f"dpo: {_PREFERENCE}", "orpo": f"orpo: {_PREFERENCE}", "rlhf": f"rlhf: {_RL}",
+UNSIZED_METHODS = {"orpo": f"orpo: {_PREFERENCE}", "rlhf": f"rlhf: {_RL}",
                    "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}",
                    **{word: f"{word}: {_SERVING}" for word in ("inference", "serving", "serve", "deployment")},
                    **{word: f"unknown preset '{word}'; {_NO_PRESET}" for word in (

@@ -24,6 +24,7 @@ from workers.sizing.layers.attention import Attention
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.memory import attention_kind, framework_reserve_bytes, recompute_share, step_peak
 from workers.sizing.overheads import largest_needed, optimizer_temporary_bytes
+from workers.sizing.preference import reference_weight_bytes
 from workers.sizing.requirements import MemoryBreakdown
 from workers.sizing.spec import Framework, JobSpec, Precision, Training, step_training
 from workers.sizing.stats import LayerKind, ModelStats
@@ -366,7 +367,8 @@ def _held_states(job: JobSpec, layout: Layout, counts: ParameterCounts, *,
         return None, 0
     training = job.training
     states = model_state_bytes(counts, layout, precision=precision, optimizer=training.optimizer,
-                               ddp_bucket=training.framework is Framework.PYTORCH, ema=training.ema)
+                               ddp_bucket=training.framework is Framework.PYTORCH, ema=training.ema,
+                               reference_bytes=reference_weight_bytes(training, adapted=layout.adapter is not None))
     temporaries = _temporaries(counts, layout, training, largest_needed(job.model, training))
     return HeldStates(weights=states.parameters, gradients=states.gradients, optimizer_state=states.optimizer_state,
                       temporaries=temporaries, gradients_stay=_gradients_stay(layout)), states.host_bytes

@@ -111,10 +111,12 @@ class ParameterCounts:
 
 
 def model_state_bytes(counts: ParameterCounts, layout: Layout, *, precision: Precision,
-                      optimizer: Optimizer, ddp_bucket: bool, ema: bool = False) -> ModelStateBytes:
+                      optimizer: Optimizer, ddp_bucket: bool, ema: bool = False,
+                      reference_bytes: int = 0) -> ModelStateBytes:
     """Return one GPU's model-state bytes under the layout (ZeRO paper §5 stages, split per term).
 
-    `ddp_bucket`: PyTorch DDP keeps one more gradient-sized bucket copy (overheads.py).
+    `ddp_bucket`: PyTorch DDP keeps one more gradient-sized bucket copy (overheads.py). `reference_bytes`: a
+    preference job's frozen reference model, bytes a parameter (preference.py), held where the weights are.
     """
     split = layout.tensor_parallel * layout.pipeline_stages
     n = layout.shard_degree
@@ -145,6 +147,7 @@ def model_state_bytes(counts: ParameterCounts, layout: Layout, *, precision: Pre
     nf4 = NF4_BYTES_PER_PARAMETER if layout.adapter is None or layout.adapter.double_quantization \
         else NF4_NO_DQ_BYTES_PER_PARAMETER
     weights = trainable * trained_weight_bytes + frozen * compute + frozen_nf4 * nf4
+    weights += (trainable + frozen + frozen_nf4) * reference_bytes
     masters = trainable * trained_master
     gradients = trainable * gradient_bytes
     states = trainable * optimizer_bytes

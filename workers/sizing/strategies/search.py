@@ -27,6 +27,7 @@ from workers.sizing.efficiency import NVLINK_EFFICIENCY
 from workers.sizing.layers.attention import Attention
 from workers.sizing.memory import attention_kind, fits
 from workers.sizing.multigpu import NVLINK_PAIRS_ONLY
+from workers.sizing.preference import batch_unit
 from workers.sizing.spec import JobSpec, step_training
 from workers.sizing.strategies.adapters import transformer_shape
 from workers.sizing.strategies.collectives import node_links
@@ -171,18 +172,19 @@ def _layouts(p: Parallelism, *, transformer: bool, heads: int, recompute: bool, 
     return layouts, _frugal_layout(p, layouts), tuple(marks)
 
 
-def _micro_batches(batch_size: int, update_interval: int) -> Iterator[tuple[int, int]]:
-    """Yield the batch as given, then halvings with the update interval doubled (the effective batch kept)."""
+def _micro_batches(batch_size: int, update_interval: int, unit: int = 1) -> Iterator[tuple[int, int]]:
+    """Yield the batch as given, then halvings with the update interval doubled (the effective batch kept), in
+    whole `unit`s (a preference pair's two sequences, which one forward takes together: preference.py)."""
     batch, interval = batch_size, update_interval
     yield batch, interval
-    while batch > 1:
-        batch, interval = max(1, batch // 2), interval * 2
+    while batch > unit:
+        batch, interval = max(unit, batch // unit // 2 * unit), interval * 2
         yield batch, interval
 
 
 def _smallest(job: JobSpec) -> tuple[int, int]:
-    """Return the last (micro-batch, update interval) _micro_batches yields: micro-batch 1."""
-    *_, last = _micro_batches(job.training.batch_size, job.training.update_interval)
+    """Return the last (micro-batch, update interval) _micro_batches yields: micro-batch 1 (a pair's 2)."""
+    *_, last = _micro_batches(job.training.batch_size, job.training.update_interval, batch_unit(job.training))
     return last
 
 
@@ -237,7 +239,7 @@ def search_layouts(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int
                        network_gbit_per_s=network_gbit_per_s,
                        nvlink_efficiency=NVLINK_EFFICIENCY, host_share=host_share)
     layouts, frugal, marks = _search_space(job, gpus_per_node=gpus_per_node, nodes=nodes)
-    if frugal is not None and not fits(searched_memory(job, frugal, gpu=gpu, batch_size=1,
+    if frugal is not None and not fits(searched_memory(job, frugal, gpu=gpu, batch_size=_smallest(job)[0],
                                                        update_interval=_smallest(job)[1]).total_bytes, gpu):
         return None  # not even the layout that keeps least fits: no need to try the others
     best: LayoutChoice | None = None
@@ -265,7 +267,8 @@ def search_layouts(job: JobSpec, gpu: GpuSpec, *, gpus_per_node: int, nodes: int
         modes_of = mark.modes_of
         if mark.between and auto_checkpointing and not _full_fits(job, layout, gpu, known=full_fits):
             continue  # full checkpointing keeps least: where it does not fit micro-batch 1, no mode between does
-        for batch, interval in _micro_batches(job.training.batch_size, job.training.update_interval):
+        for batch, interval in _micro_batches(job.training.batch_size, job.training.update_interval,
+                                              batch_unit(job.training)):
             if batch <= fitted.get(modes_of, 0):
                 found += 1  # it fits here, as the earlier mode did, and is no faster
                 break
@@ -299,7 +302,7 @@ def _full_fits(job: JobSpec, layout: Layout, gpu: GpuSpec, *, known: dict[Layout
     """Return whether the layout with full checkpointing fits micro-batch 1 (remembered per layout)."""
     full = replace(layout, checkpointing=Checkpointing.FULL)
     if full not in known:
-        known[full] = fits(searched_memory(job, full, gpu=gpu, batch_size=1,
+        known[full] = fits(searched_memory(job, full, gpu=gpu, batch_size=_smallest(job)[0],
                                            update_interval=_smallest(job)[1]).total_bytes, gpu)
     return known[full]
 

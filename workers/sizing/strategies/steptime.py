@@ -22,6 +22,7 @@ from workers.sizing import efficiency
 from workers.sizing.efficiency import BACKWARD_TO_FORWARD, DATA_PARALLEL_SYNC_MS
 from workers.sizing.memo import IdentityMemo
 from workers.sizing.multigpu import framework_speedup_cap
+from workers.sizing.preference import reference_forwards
 from workers.sizing.requirements import Bottleneck
 from workers.sizing.spec import JobSpec, Precision, Training
 from workers.sizing.stats import ModelStats
@@ -112,18 +113,19 @@ def layout_compute(job: JobSpec, layout: Layout, gpu: GpuSpec, *, batch_size: in
         job.training, batch_size=batch_size, recompute=False, update_interval=update_interval,
         parallelism=_NO_STRATEGY, precision=precision))  # one object per (training, micro-batch), built once
     single = estimate_iteration_ms(timed_model, training, gpu, gpu_count=1, profile_gpu=profile_gpu)
-    passes = 1.0 + BACKWARD_TO_FORWARD
+    reference = reference_forwards(training)  # a preference job's reference model: one forward more (single's too)
+    passes = 1.0 + BACKWARD_TO_FORWARD + reference
     recomputed = recomputed_forward_share(model, layout.checkpointing)
     backward = 1.0 if layout.adapter is not None else BACKWARD_TO_FORWARD
     layers_ms = single.compute_ms + single.memory_ms
-    compute_ms = layers_ms * (1.0 + backward + recomputed) / passes
-    memory_ms = single.memory_ms * (1.0 + backward + recomputed) / passes
+    compute_ms = layers_ms * (1.0 + backward + recomputed + reference) / passes
+    memory_ms = single.memory_ms * (1.0 + backward + recomputed + reference) / passes
     shape = transformer_shape(model)
     if layout.adapter is not None and layout.adapter.kind is AdapterKind.QLORA and shape is not None:
         traffic = quantized_parameters(shape) * (NF4_BYTES_PER_PARAMETER + DEQUANTISED_WEIGHT_BYTES)
         per_pass_ms = traffic / (gpu.memory_bandwidth_gb_per_s * 1e6 * efficiency.BANDWIDTH_EFFICIENCY)
-        compute_ms += per_pass_ms * (1.0 + backward + recomputed)
-        memory_ms += per_pass_ms * (1.0 + backward + recomputed)
+        compute_ms += per_pass_ms * (1.0 + backward + recomputed + reference)
+        memory_ms += per_pass_ms * (1.0 + backward + recomputed + reference)
     split = layout.tensor_parallel * layout.pipeline_stages
     return LayoutCompute(single=single, compute_ms=compute_ms / split, split=split, shape=shape,
                          memory_ms=memory_ms / split)
