@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 from marshmallow import ValidationError
 
+from catalog.loader import load_catalog
 from catalog.types import Catalog
 from tests.recommending import estimate_spec, recommend_spec
 from tests.test_slack_phrases import parse
 from workers.schemas.specs import load_job
+from workers.sizing.largest_batch import largest_batch
 from workers.sizing.spec import Optimizer, Precision
 from workers.sizing.strategies.parallelism import Layout, ParameterCounts, model_state_bytes
 from workers.sizing.strategies.search import _micro_batches
@@ -78,6 +80,15 @@ def test_a_micro_batch_never_splits_a_pair() -> None:
     assert [b for b, _ in _micro_batches(16, 1, 2)] == [16, 8, 4, 2]
     assert [i for _, i in _micro_batches(16, 1, 2)] == [1, 2, 4, 8]
     assert [b for b, _ in _micro_batches(16, 1)] == [16, 8, 4, 2, 1]  # other jobs as before
+
+
+def test_the_largest_batch_of_a_dpo_job_is_in_pairs() -> None:
+    _, dpo = load_job(copy.deepcopy(DPO_LORA))
+    _, plain = load_job(_without_preference(DPO_LORA))
+    gpus = load_catalog().gpus
+    pairs = largest_batch(dpo, gpus, slug="l40s")
+    sequences = largest_batch(plain, gpus, slug="l40s")
+    assert pairs > 0 and pairs == sequences // 2  # the fit answer's "largest batch" in the words the job is said in
 
 
 def test_the_ranking_sizes_a_full_dpo_with_its_reference_and_names_it(shipped: Catalog) -> None:

@@ -14,6 +14,7 @@ from dataclasses import replace
 from catalog.types import GpuSpec
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_gpus
+from workers.sizing.preference import batch_unit
 from workers.sizing.spec import JobSpec
 
 MAX_BATCH = 8192  # beyond any card's memory for a model worth sizing; the search stops here
@@ -35,10 +36,12 @@ def largest_passing(fits: Callable[[int], bool], *, most: int) -> int:
 
 def largest_batch(job: JobSpec, gpus: Sequence[GpuSpec], *, slug: str, gpu_count: int = 1) -> int:
     """Return the largest batch per GPU whose peak fits `gpu_count` of `slug` with headroom; 0 where batch 1 does not
-    (the job's plan says what else to change), MAX_BATCH where that still fits."""
+    (the job's plan says what else to change), MAX_BATCH where that still fits. A preference job's batch is in pairs,
+    as its spec says it (the core sizes their two sequences each: preference.py)."""
+    unit = batch_unit(job.training)
 
     def fits(batch: int) -> bool:
-        trial = replace(job, training=replace(job.training, batch_size=batch))
+        trial = replace(job, training=replace(job.training, batch_size=batch * unit))
         try:
             return bool(estimate_on_gpus(trial, gpus, slugs=[slug], gpu_count=gpu_count).per_gpu[0].fits)
         except SizingError:  # a batch the layout cannot take (a micro-batch that does not divide it): no fit
