@@ -102,6 +102,20 @@ def test_yolov8_on_coco_is_ranked_with_ultralytics_loader_on_machines_that_feed_
     assert same.training_hours < top.training_hours
 
 
+def test_a_dpo_run_counts_its_pairs_and_the_reference_forward_and_holds_no_second_copy_with_lora() -> None:
+    job = _job("dpo-llama3-8b")
+    rec = _rec("dpo-llama3-8b")
+    top = rec.options[0]
+    assert top.fits and top.training_hours <= 24 and job.dataset.samples == 2 * 61_135  # sequences, pairs of two
+    assert top.parallelism is not None and top.parallelism.batch_size % 2 == 0  # whole pairs a micro-batch
+    # the same job as a LoRA fine-tune of the pairs' sequences: the same memory (the reference is the base with the
+    # adapters off), a slower step (its forward)
+    plain = replace(job, training=replace(job.training, preference=None))
+    assert recommend(replace(plain, limit=1), _catalog()).requirements.gpu_memory_bytes \
+        == rec.requirements.gpu_memory_bytes
+    assert "preference-pairs" in [w.code for w in rec.requirements.warnings]
+
+
 @pytest.mark.parametrize("name", ["dcgan-faces", "vae-mnist", "dqn-atari"])
 def test_small_generative_and_rl_jobs_take_one_cloud_gpu(name: str) -> None:
     top = _rec(name).options[0]
