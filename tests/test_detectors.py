@@ -1,4 +1,4 @@
-"""YOLOv8 and YOLOv5 presets (workers/sizing/presets/detect.py): Ultralytics' own parameter counts, the batch sizes
+"""YOLOv8, YOLO11 and YOLOv5 presets (workers/sizing/presets/detect.py): Ultralytics' own parameter counts, the batch sizes
 YOLOv5's README gives for a 16 GB V100, its training times (printed, with the signed error), Ultralytics' loader
 cost (validation/mosaic_pipeline.json) and how a Slack user names them."""
 
@@ -19,7 +19,7 @@ from workers.sizing.estimate import estimate_requirements
 from workers.sizing.image_input import MOSAIC_PIPELINE_MS, assumed_loader
 from workers.sizing.largest_batch import largest_batch
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE
-from workers.sizing.presets.detect import SCALES, V5_SCALES
+from workers.sizing.presets.detect import SCALES, V5_SCALES, V11_SCALES
 from workers.sizing.presets.registry import find_preset, preset_stats
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,6 +45,19 @@ def test_yolov8_has_the_yaml_summarys_trained_parameters_and_its_multiply_adds(s
     assert stats.parameters == published.parameters - 16
     # the summary's GFLOPs count batchnorm before fusing; the list's convolutions alone are within 2% below
     assert 0.97 * published.multiply_adds < stats.multiply_adds <= published.multiply_adds
+
+
+@pytest.mark.parametrize("scale", list(V11_SCALES))
+def test_yolo11_has_the_yaml_summarys_trained_parameters_and_its_multiply_adds(scale: str) -> None:
+    stats, published = preset_stats(f"yolo11{scale}"), find_preset(f"yolo11{scale}").published
+    assert stats.parameters == published.parameters - 16  # exact: C3k2, C2PSA and the depthwise class branch
+    assert 0.98 * published.multiply_adds < stats.multiply_adds <= published.multiply_adds
+    names = [layer.name for layer in stats.layers]
+    # parse_model gives every C3k2 of the m, l and x scales C3k blocks; n and s keep them in the deep stages alone
+    assert any(n.startswith("b2.m0.m0") for n in names) == (scale in "mlx")
+    assert any(n.startswith("b8.m0.m0") for n in names)
+    cores = [layer for layer in stats.layers if layer.name.endswith(".attn.core")]  # C2PSA over the 20 x 20 map
+    assert len(cores) == (2 if scale in "lx" else 1) and cores[0].output_shape[0] == 400
 
 
 @pytest.mark.parametrize("scale", list(V5_SCALES))
@@ -112,14 +125,16 @@ def test_a_yolo_estimate_names_the_mosaic_loaders_cores() -> None:
 
 @pytest.mark.parametrize(("text", "preset", "epochs"), [("train yolov8 on coco", "yolov8n", 100),
                                                         ("train yolov5 on coco", "yolov5s", 300),
-                                                        ("train yolov8x on coco", "yolov8x", 100)])
+                                                        ("train yolov8x on coco", "yolov8x", 100),
+                                                        ("train yolo11 on coco", "yolo11n", 100),  # was no preset
+                                                        ("train yolov11m on coco", "yolo11m", 100)])
 def test_slack_sizes_yolo_as_ultralytics_trains_it(text: str, preset: str, epochs: int) -> None:
     command = parse(text)  # was "unknown preset 'yolov8'; no preset of that family"
     spec = command.spec
     assert find_preset(spec["model"]["preset"]).name == preset and spec["dataset"]["samples"] == COCO
     assert spec["training"]["epochs"] == epochs and spec["training"]["batch_size"] == 16
     assert spec["training"]["precision"] == "fp16-mixed"  # Ultralytics' AMP
-    generic = text.split()[1] in ("yolov8", "yolov5")
+    generic = text.split()[1] in ("yolov8", "yolov5", "yolo11")
     assert any(d.startswith(f"{text.split()[1]}: sized as {preset}") for d in command.defaults_used) == generic
 
 

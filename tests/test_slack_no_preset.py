@@ -27,7 +27,7 @@ def test_families_without_a_preset_say_how_to_size_them(text: str, family: str) 
 
 
 @pytest.mark.parametrize(("text", "family"), [("train yolov7-tiny on coco", "yolov7-tiny"),
-                                             ("train yolo11m on 100k images for 100 epochs", "yolo11m"),
+                                             ("train yolox-s on 100k images for 100 epochs", "yolox-s"),
                                              ("fine-tune deberta v3 base on 50k samples", "deberta"),
                                              ("train stylegan2 on ffhq 256", "stylegan2")])
 def test_a_family_said_with_its_size_is_one_problem(text: str, family: str) -> None:

@@ -37,8 +37,8 @@ _NOT_NVIDIA = ("gpugauge ranks NVIDIA GPUs (the CUDA and cuDNN ecosystem) and th
                "one, or drop it for the cards that hold the job")
 # A family the presets lack, said as "unknown preset" (a size said beside it, params=, still sizes it: stand_in.py)
 _NO_PRESET = ("no preset of that family (wav2vec2, PEGASUS, mBART, DeBERTa, XLM-R, StyleGAN and detectors other than "
-              "YOLOv5 and YOLOv8, such as YOLO11, YOLOv7, YOLOX and DETR, have none; T5, FLAN-T5, BART, Whisper, "
-              "Stable Diffusion 1.5, 2.1 and XL, YOLOv5 and YOLOv8 n to x do): a language model's "
+              "YOLOv5, YOLOv8 and YOLO11, such as YOLOv7, YOLOX and DETR, have none; T5, FLAN-T5, BART, Whisper, "
+              "Stable Diffusion 1.5, 2.1 and XL, YOLOv5, YOLOv8 and YOLO11 n to x do): a language model's "
               "size, e.g. params=780m, is sized as the decoder preset nearest it; any model by its statistics "
               "(params= neurons= madds=), or in the CLI or the API from its ONNX export (`gpugauge estimate "
               "model.onnx`, model.onnx) or its layer list (model.layers)")
@@ -49,7 +49,7 @@ UNSIZED_METHODS = {"orpo": f"orpo: {_PREFERENCE}", "rlhf": f"rlhf: {_RL}",
                    "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}",
                    **{word: f"{word}: {_SERVING}" for word in ("inference", "serving", "serve", "deployment")},
                    **{word: f"unknown preset '{word}'; {_NO_PRESET}" for word in (
-                       "diffusion", "yolo11", "yolov7", "yolox", "detr",
+                       "diffusion", "yolov7", "yolox", "detr",
                        "wav2vec2", "deberta", "xlm-roberta", "pegasus", "mbart")},
                    **{word: f"{word}: {_STEPS}" for word in ("steps", "iterations", "iters")},
                    **{word: f"{word}: {_EIGHT_BIT}" for word in ("8-bit", "8bit", "int8")},
@@ -60,7 +60,7 @@ UNSIZED_METHODS = {"orpo": f"orpo: {_PREFERENCE}", "rlhf": f"rlhf: {_RL}",
 
 # Families said with a size or version ("yolov8n", "deberta-v3-base", "clip-vit-large"): the family's message, once;
 # the size words after it ("deberta v3 base") are part of that name, not presets of their own.
-FAMILY_PREFIXES = ("yolo", "detr", "wav2vec2", "hubert", "deberta", "xlm-roberta", "clip", "siglip", "pegasus",
+FAMILY_PREFIXES = ("yolox", "yolo", "detr", "wav2vec2", "hubert", "deberta", "xlm-roberta", "clip", "siglip", "pegasus",
                    "mbart", "swin", "convnext", "dinov2", "electra", "stylegan")
 _SIZE_WORD = re.compile(r"v\d+(\.\d+)?|base|small|large|tiny|medium|huge|giant|xl|xxl|[nsmlx]|\d+(\.\d+)?[mb]|\d+(px)?")
 

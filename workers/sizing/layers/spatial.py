@@ -5,7 +5,8 @@ A latent-diffusion U-Net (diffusers' UNet2DConditionModel) normalises by groups 
 latents a timestep's sinusoidal embedding (and SDXL its size conditioning), and runs transformer blocks over each
 feature map's positions as a sequence, which it turns back into a map before the residual add. The per-channel
 add of each residual block's timestep projection is basic.add's broadcast. Its VAE's encoder ends in the posterior's
-mean and log-variance side by side, of which the latents are the mean (`chunk`).
+mean and log-variance side by side, of which the latents are the mean (`chunk`). YOLO11's C2PSA attends over
+its stride-32 map with the projections as 1x1 convolutions around a bare core (`attention_core`).
 """
 
 from __future__ import annotations
@@ -69,7 +70,27 @@ def chunk(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
     return [Part("chunk", LayerKind.ELEMENTWISE, (x[0] // chunks, *x[1:]))]
 
 
+def attention_core(f: Fields, inputs: tuple[Shape, ...]) -> list[Part]:
+    """Attend over a sequence [positions, width] that already holds each head's query, key and value (no projections):
+    `heads` heads of `key_dim` query and key values and `head_dim` values each, written out as matrix products and a
+    softmax (Ultralytics' PSA Attention: q^T k, softmax, v attn^T), so it keeps its input and the probabilities
+    whatever the attention kernel; out [positions, heads x head_dim]."""
+    (x,) = inputs
+    f.rank(x, (2,), "[sequence, features]")
+    heads, key_dim, head_dim = f.whole("heads"), f.whole("key_dim"), f.whole("head_dim")
+    if x[1] != heads * (2 * key_dim + head_dim):
+        raise f.shape_error(f"{heads} heads of key_dim {key_dim} (query and key) and head_dim {head_dim} (value) take "
+                            f"{heads * (2 * key_dim + head_dim)} features a position, not the {x[1]} of {show(x)}")
+    steps = x[0]
+    probs = heads * steps * steps
+    out = (steps, heads * head_dim)
+    return [Part("attention", LayerKind.ATTENTION, out, multiply_adds=heads * steps * steps * (key_dim + head_dim),
+                 keeps_input=True, extra_saved_values=probs, traffic_values=size(x) + size(out) + 4 * probs,
+                 neurons=size(out) + 2 * probs)]
+
+
 RULES: dict[str, Rule] = {
+    "attention_core": Rule(attention_core, frozenset({"heads", "key_dim", "head_dim"})),
     "chunk": Rule(chunk, frozenset({"chunks", "index"})),
     "groupnorm": Rule(groupnorm, frozenset({"groups", "affine", "eps"})),
     "model_input": Rule(model_input, frozenset({"shape"})),

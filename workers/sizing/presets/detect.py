@@ -1,4 +1,4 @@
-"""YOLOv8 and YOLOv5 object detectors (n, s, m, l, x) written as layer lists: Ultralytics' yaml layouts.
+"""YOLOv8, YOLO11 and YOLOv5 object detectors (n, s, m, l, x) written as layer lists: Ultralytics' yaml layouts.
 
 The network (ultralytics/cfg/models/v8/yolov8.yaml, read in a public copy 2026-12-07): a CSP backbone of
 strided 3x3 convolutions and C2f blocks, SPPF, a PAN neck (nearest upsampling and concatenation, then strided
@@ -24,8 +24,11 @@ YOLOv5 (v6.0 and later: ultralytics/yolov5 models/yolov5*.yaml and models/common
 n Bottlenecks of a 1x1 and a 3x3 Conv on the first, the two concatenated and a 1x1 Conv), 1x1 Convs before each
 upsampling, no channel cap, and a coupled head: one 1x1 convolution a level to 3 anchors x (classes + 5).
 
-Published figures: YOLOv8's yaml summary lines (parameters, GFLOPs at 640 px before Conv and batchnorm are
-fused; Ultralytics counts 2 FLOPs a multiply-add).
+YOLO11 (ultralytics/cfg/models/11/yolo11.yaml, nn/modules/block.py and head.py, public copies read 2026-12-07):
+C3k2 blocks (C2f with half-width Bottlenecks, or C3k's in the m, l and x scales), C2PSA after SPPF (position-sensitive
+attention over the stride-32 map: 1x1 Conv projections around a bare softmax core, a depthwise 3x3 on the values) and
+a class branch of depthwise 3x3 and 1x1 Convs. Published figures: the yamls' summary lines (parameters, GFLOPs at 640
+px before Conv and batchnorm are fused; Ultralytics counts 2 FLOPs a multiply-add).
 """
 
 from __future__ import annotations
@@ -63,6 +66,15 @@ V5_SCALES: dict[str, tuple[float, float, int, float, str]] = {
     "x": (1.33, 1.25, 86_700_000, 205.7, V5_TABLE),
 }
 V5_ANCHORS = 3  # anchors a level (the yaml's anchors: three pairs per stride)
+V11_YAML = "ultralytics/ultralytics ultralytics/cfg/models/11/yolo11.yaml (read in a public copy 2026-12-07)"
+# scale: depth, width, max_channels, the yaml's summary (parameters, GFLOPs at 640)
+V11_SCALES: dict[str, tuple[float, float, int, int, float]] = {
+    "n": (0.50, 0.25, 1024, 2_624_080, 6.6),
+    "s": (0.50, 0.50, 1024, 9_458_752, 21.7),
+    "m": (0.50, 1.00, 512, 20_114_688, 68.5),
+    "l": (1.00, 1.00, 512, 25_372_160, 87.6),
+    "x": (1.00, 1.50, 512, 56_966_176, 196.0),
+}
 # Ultralytics' epochs on any data set when none are said: YOLOv8's default.yaml epochs: 100, YOLOv5's train.py
 # --epochs default=100 (v6.1 and later; public copies read 2026-12-07). COCO from scratch takes each recipe's own.
 ULTRALYTICS_EPOCHS = 100
@@ -74,7 +86,8 @@ RECIPE_EPOCHS = (100, "coco", "Ultralytics' default.yaml: epochs=100")
 V5_RECIPE_BATCH = (16, "YOLOv5's train.py: --batch-size 16")
 V5_RECIPE_EPOCHS = (300, "coco", "YOLOv5's README: its COCO commands train 300 epochs")
 # the preset names Ultralytics' trainers and loader go with
-YOLO_NAMES = frozenset({*(f"yolov8{scale}" for scale in SCALES), *(f"yolov5{scale}" for scale in V5_SCALES)})
+YOLO_NAMES = frozenset({*(f"yolov8{scale}" for scale in SCALES), *(f"yolov5{scale}" for scale in V5_SCALES),
+                        *(f"yolo11{scale}" for scale in "nsmlx")})
 
 
 def _channels(channels: int, width: float, most: int) -> int:
@@ -125,17 +138,24 @@ def _sppf(layers: list[Layer], name: str, source: str, channels: int) -> str:
     return conv_bn(layers, f"{name}.cv2", channels, 1, act="silu")
 
 
-def _detect(layers: list[Layer], levels: list[tuple[str, int]], classes: int) -> None:
-    """Append the Detect head on `levels` (name, channels) and the loss's [64 + classes, anchors] tensor."""
+def _detect(layers: list[Layer], levels: list[tuple[str, int]], classes: int, *, depthwise: bool = False) -> None:
+    """Append the Detect head on `levels` (name, channels) and the loss's [64 + classes, anchors] tensor; YOLO11's
+    (`depthwise`, head.py's legacy=False) class branch is a depthwise 3x3 and a 1x1 Conv, twice."""
     box = max(16, levels[0][1] // 4, REG_MAX * 4)
     cls = max(levels[0][1], min(classes, 100))
     flat = []
-    for i, (source, _) in enumerate(levels):
+    for i, (source, channels) in enumerate(levels):
         ends = []
         for branch, width, out in (("box", box, 4 * REG_MAX), ("cls", cls, classes)):
             name = f"detect.{branch}{i}"
-            conv_bn(layers, f"{name}.0", width, 3, act="silu", inputs=source)
-            conv_bn(layers, f"{name}.1", width, 3, act="silu")
+            if depthwise and branch == "cls":
+                conv_bn(layers, f"{name}.0.dw", channels, 3, groups=channels, act="silu", inputs=source)
+                conv_bn(layers, f"{name}.0.pw", width, 1, act="silu")
+                conv_bn(layers, f"{name}.1.dw", width, 3, groups=width, act="silu")
+                conv_bn(layers, f"{name}.1.pw", width, 1, act="silu")
+            else:
+                conv_bn(layers, f"{name}.0", width, 3, act="silu", inputs=source)
+                conv_bn(layers, f"{name}.1", width, 3, act="silu")
             layers.append({"type": "conv2d", "name": f"{name}.2", "out_channels": out, "kernel": 1})
             ends.append(f"{name}.2")
         layers += [{"type": "concat", "name": f"detect.out{i}", "inputs": ends},
@@ -228,8 +248,112 @@ def yolov5_layers(scale: str, *, classes: int = COCO_CLASSES) -> list[Layer]:
     return layers
 
 
+def _bottleneck(layers: list[Layer], name: str, source: str, out: int, hidden: int) -> str:
+    """Append a Bottleneck (a 3x3 Conv to `hidden`, a 3x3 Conv back to `out`, the residual add); return its name."""
+    conv_bn(layers, f"{name}.cv1", hidden, 3, act="silu", inputs=source)
+    branch = conv_bn(layers, f"{name}.cv2", out, 3, act="silu")
+    layers.append({"type": "add", "name": name, "inputs": [branch, source]})
+    return name
+
+
+def _c3k2(layers: list[Layer], name: str, source: str, out: int, n: int, *, c3k: bool, e: float = 0.5) -> str:
+    """Append YOLO11's C3k2 reading `source`: C2f's split and concatenation of 2 + n pieces, each inner block a
+    Bottleneck of half width (e=0.5) or, with `c3k`, a C3k (a C3 of two full-width 3x3 Bottlenecks); residual adds."""
+    c = int(out * e)
+    split = conv_bn(layers, f"{name}.cv1", 2 * c, 1, act="silu", inputs=source)
+    pieces = [f"{name}.y0", f"{name}.y1"]
+    layers += [{"type": "chunk", "name": piece, "chunks": 2, "index": i, "inputs": [split]}
+               for i, piece in enumerate(pieces)]
+    for i in range(n):
+        block, previous = f"{name}.m{i}", pieces[-1]
+        if c3k:
+            half = c // 2
+            x = conv_bn(layers, f"{block}.cv1", half, 1, act="silu", inputs=previous)
+            for j in range(2):
+                x = _bottleneck(layers, f"{block}.m{j}", x, half, half)
+            other = conv_bn(layers, f"{block}.cv2", half, 1, act="silu", inputs=previous)
+            layers.append({"type": "concat", "name": f"{block}.cat", "inputs": [x, other]})
+            pieces.append(conv_bn(layers, f"{block}.cv3", c, 1, act="silu"))
+        else:
+            pieces.append(_bottleneck(layers, block, previous, c, c // 2))
+    layers.append({"type": "concat", "name": f"{name}.cat", "inputs": pieces})
+    return conv_bn(layers, f"{name}.cv2", out, 1, act="silu")
+
+
+def _psa_block(layers: list[Layer], name: str, source: str, c: int) -> str:
+    """Append a PSABlock on `source` of `c` channels: x + Attention(x), then x + FFN(x) (1x1 Convs to 2c and back)."""
+    heads = max(c // 64, 1)
+    head_dim = c // heads
+    qkv = conv_bn(layers, f"{name}.attn.qkv", 2 * c, 1, act=None, inputs=source)  # q, k of head_dim / 2; v
+    layers += [{"type": "chunk", "name": f"{name}.attn.v", "chunks": 2, "index": 1, "inputs": [qkv]},
+               {"type": "to_sequence", "name": f"{name}.attn.seq", "inputs": [qkv]},
+               {"type": "attention_core", "name": f"{name}.attn.core", "heads": heads, "key_dim": head_dim // 2,
+                "head_dim": head_dim},
+               {"type": "to_feature_map", "name": f"{name}.attn.map", "inputs": [f"{name}.attn.core", source]}]
+    pe = conv_bn(layers, f"{name}.attn.pe", c, 3, groups=c, act=None, inputs=f"{name}.attn.v")
+    layers.append({"type": "add", "name": f"{name}.attn.sum", "inputs": [f"{name}.attn.map", pe]})
+    proj = conv_bn(layers, f"{name}.attn.proj", c, 1, act=None)
+    layers.append({"type": "add", "name": f"{name}.x1", "inputs": [source, proj]})
+    conv_bn(layers, f"{name}.ffn.0", 2 * c, 1, act="silu", inputs=f"{name}.x1")
+    ffn = conv_bn(layers, f"{name}.ffn.1", c, 1, act=None)
+    layers.append({"type": "add", "name": name, "inputs": [f"{name}.x1", ffn]})
+    return name
+
+
+def _c2psa(layers: list[Layer], name: str, source: str, channels: int, n: int) -> str:
+    """Append C2PSA: a 1x1 Conv to 2c (c = channels / 2) split in two, n PSABlocks on the second half, the halves
+    concatenated and a 1x1 Conv back to `channels`."""
+    c = channels // 2
+    split = conv_bn(layers, f"{name}.cv1", 2 * c, 1, act="silu", inputs=source)
+    layers += [{"type": "chunk", "name": f"{name}.a", "chunks": 2, "index": 0, "inputs": [split]},
+               {"type": "chunk", "name": f"{name}.b", "chunks": 2, "index": 1, "inputs": [split]}]
+    x = f"{name}.b"
+    for i in range(n):
+        x = _psa_block(layers, f"{name}.m{i}", x, c)
+    layers.append({"type": "concat", "name": f"{name}.cat", "inputs": [f"{name}.a", x]})
+    return conv_bn(layers, f"{name}.cv2", channels, 1, act="silu")
+
+
+def yolo11_layers(scale: str, *, classes: int = COCO_CLASSES) -> list[Layer]:
+    """Return YOLO11 at `scale` (n, s, m, l, x) with `classes` classes, as Ultralytics builds it for training: the m,
+    l and x scales take C3k blocks in every C3k2 (parse_model's `if scale in "mlx"`)."""
+    depth, width, most, _, _ = V11_SCALES[scale]
+    deep = scale in "mlx"
+
+    def ch(c: int) -> int:
+        return _channels(c, width, most)
+
+    n = _repeats(2, depth)
+    layers: list[Layer] = []
+    conv_bn(layers, "b0", ch(64), 3, stride=2, act="silu")
+    x = conv_bn(layers, "b1", ch(128), 3, stride=2, act="silu")
+    x = _c3k2(layers, "b2", x, ch(256), n, c3k=deep, e=0.25)
+    x = conv_bn(layers, "b3", ch(256), 3, stride=2, act="silu", inputs=x)
+    p3 = _c3k2(layers, "b4", x, ch(512), n, c3k=deep, e=0.25)
+    x = conv_bn(layers, "b5", ch(512), 3, stride=2, act="silu", inputs=p3)
+    p4 = _c3k2(layers, "b6", x, ch(512), n, c3k=True)
+    x = conv_bn(layers, "b7", ch(1024), 3, stride=2, act="silu", inputs=p4)
+    x = _c3k2(layers, "b8", x, ch(1024), n, c3k=True)
+    p5 = _c2psa(layers, "b10", _sppf(layers, "b9", x, ch(1024)), ch(1024), n)
+    layers += [{"type": "upsample", "name": "neck.up4", "scale": 2, "inputs": [p5]},
+               {"type": "concat", "name": "neck.cat4", "inputs": ["neck.up4", p4]}]
+    mid = _c3k2(layers, "neck.td4", "neck.cat4", ch(512), n, c3k=deep)
+    layers += [{"type": "upsample", "name": "neck.up3", "scale": 2, "inputs": [mid]},
+               {"type": "concat", "name": "neck.cat3", "inputs": ["neck.up3", p3]}]
+    small = _c3k2(layers, "neck.out3", "neck.cat3", ch(256), n, c3k=deep)
+    down = conv_bn(layers, "neck.down3", ch(256), 3, stride=2, act="silu", inputs=small)
+    layers.append({"type": "concat", "name": "neck.bu4", "inputs": [down, mid]})
+    medium = _c3k2(layers, "neck.out4", "neck.bu4", ch(512), n, c3k=deep)
+    down = conv_bn(layers, "neck.down4", ch(512), 3, stride=2, act="silu", inputs=medium)
+    layers.append({"type": "concat", "name": "neck.bu5", "inputs": [down, p5]})
+    large = _c3k2(layers, "neck.out5", "neck.bu5", ch(1024), n, c3k=True)
+    _detect(layers, [(small, ch(256)), (medium, ch(512)), (large, ch(1024))], classes, depthwise=True)
+    return layers
+
+
 def detector_presets(preset: type, published: type) -> list[Any]:
-    """Return the YOLOv8 presets as registry.Preset values (the registry passes its classes: no import cycle)."""
+    """Return the YOLOv8, YOLO11 and YOLOv5 presets as registry.Preset values (the registry passes its classes: no
+    import cycle)."""
     presets = []
     for scale, (_, _, _, parameters, gflops) in SCALES.items():
         presets.append(preset(
@@ -244,6 +368,20 @@ def detector_presets(preset: type, published: type) -> list[Any]:
             recipe_epochs=RECIPE_EPOCHS,
             loss="mse",
             input_rule="YOLOv8 takes images whose sides are a multiple of 32",
+        ))
+    for scale, (_, _, _, parameters, gflops) in V11_SCALES.items():
+        presets.append(preset(
+            f"yolo11{scale}",
+            f"YOLO11{scale} object detector (Ultralytics), {COCO_CLASSES} classes, {IMAGE}x{IMAGE}",
+            lambda scale=scale: yolo11_layers(scale),
+            published(parameters, round(gflops * 1e9 / 2), f"{V11_YAML}: the {scale} scale's summary (GFLOPs / 2)"),
+            input_shape=(3, IMAGE, IMAGE),
+            aliases=(f"yolo11-{scale}", f"yolov11{scale}", f"yolo-11{scale}", f"yolo11_{scale}",
+                     *(("yolo11", "yolov11", "yolo-11") if scale == "n" else ())),  # its docs' quickstart: yolo11n
+            recipe_batch=RECIPE_BATCH,
+            recipe_epochs=RECIPE_EPOCHS,
+            loss="mse",
+            input_rule="YOLO11 takes images whose sides are a multiple of 32",
         ))
     for scale, (_, _, parameters, gflops, read) in V5_SCALES.items():
         presets.append(preset(
