@@ -1,6 +1,6 @@
-"""YOLOv8, YOLO11 and YOLOv5 presets (workers/sizing/presets/detect.py): Ultralytics' own parameter counts, the batch sizes
-YOLOv5's README gives for a 16 GB V100, its training times (printed, with the signed error), Ultralytics' loader
-cost (validation/mosaic_pipeline.json) and how a Slack user names them."""
+"""YOLOv8, YOLO11 and YOLOv5 presets (workers/sizing/presets/detect.py): Ultralytics' own parameter counts, the batch
+sizes YOLOv5's README gives for a 16 GB V100, its training times (printed, with the signed error), Ultralytics'
+loader cost (validation/mosaic_pipeline.json) and how a Slack user names them."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from workers.sizing.errors import ShapeError
 from workers.sizing.estimate import estimate_requirements
 from workers.sizing.image_input import MOSAIC_PIPELINE_MS, assumed_loader
 from workers.sizing.largest_batch import largest_batch
+from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE
 from workers.sizing.presets.detect import SCALES, V5_SCALES, V11_SCALES
 from workers.sizing.presets.registry import find_preset, preset_stats
@@ -78,6 +79,17 @@ def test_the_predictions_cover_every_anchor_and_the_input_must_be_a_multiple_of_
     with pytest.raises(ShapeError) as caught:
         preset_stats("yolov8s", input_shape=[3, 650, 650])
     assert "multiple of 32" in caught.value.reason
+
+
+def test_the_attention_core_keeps_its_probabilities_and_refuses_a_width_its_heads_do_not_make() -> None:
+    core = {"type": "attention_core", "heads": 2, "key_dim": 32, "head_dim": 64}
+    stats = compute_model_stats([{"type": "to_sequence"}, core], input_shape=(256, 20, 20), sequence_length=None)
+    row = stats.layers[-1]
+    assert row.output_shape == (400, 128) and row.multiply_adds == 2 * 400 * 400 * (32 + 64)
+    assert row.saved_values == 400 * 256 + 2 * 400 * 400  # q, k and v (its input) and the softmax's probabilities
+    with pytest.raises(ShapeError) as caught:
+        compute_model_stats([{"type": "to_sequence"}, core], input_shape=(200, 20, 20), sequence_length=None)
+    assert caught.value.field == "model.layers[1]" and "take 256 features a position" in caught.value.reason
 
 
 @pytest.mark.parametrize("scale", list(README))
