@@ -105,8 +105,8 @@ TARGET_LENGTH = UnstatedRule("a `training.target_length` beside a model that rea
                              r"training\.target_length", r"goes with an encoder-decoder")
 EIGHT_BIT_FRAMEWORK = UnstatedRule("`training.optimizer: adamw_8bit` with a `training.framework` other than pytorch "
                                    "(bitsandbytes is a PyTorch library)", r"training\.optimizer", r"bitsandbytes")
-PREFERENCE = UnstatedRule("`training.preference: dpo` for a model that reads no token sequences (DPO tunes a "
-                          "language model on pairs of them)", r"training\.preference", r"needs a language model")
+PREFERENCE = UnstatedRule("a `training.preference` for a model that reads no token sequences (DPO and ORPO tune "
+                          "a language model on pairs of them)", r"training\.preference", r"needs a language model")
 _SPEC = (LAYER_LIST, SEQUENCE_LENGTH, ONNX_CONTENT, STRATEGY_FIT, REGION, MEAN_SEQUENCE_LENGTH, FROM_SCRATCH_ADAPTERS,
          MODEL_BOUNDS, PRESET_INPUT_SHAPE, HF_CONFIG, MODEL_HEAD, DATASET_TOKENS, TARGET_LENGTH, EIGHT_BIT_FRAMEWORK,
          PREFERENCE)

@@ -121,5 +121,17 @@ def test_slack_sizes_dpo_as_trls_trainer_runs_it() -> None:
     assert job.training.batch_size == 16 and job.dataset.samples == 120_000  # the core's sequences
     lora = parse("dpo llama 3 8b with lora on 60k pairs").spec["training"]
     assert lora["parallelism"]["adapter"]["kind"] == "lora" and lora["preference"] == "dpo"
-    with pytest.raises(CommandError, match="orpo: preference tuning is not sized"):
-        parse("orpo llama 3 8b")
+    orpo = parse("orpo mistral 7b with lora on 20k pairs")  # was "preference tuning is not sized as such"
+    assert orpo.spec["training"]["preference"] == "orpo" and any("no reference" in d for d in orpo.defaults_used)
+    with pytest.raises(CommandError, match="ppo: RL fine-tuning"):
+        parse("ppo llama 3 8b")
+
+
+def test_orpo_is_its_pairs_sequences_with_no_reference() -> None:
+    spec = _full(DPO_LORA)
+    spec["training"]["preference"] = "orpo"
+    orpo, plain = estimate_spec(spec, "h100-sxm"), estimate_spec(_without_preference(spec), "h100-sxm")
+    assert orpo.gpu_memory_bytes == plain.gpu_memory_bytes  # no reference weights
+    assert orpo.per_gpu[0].iteration_ms == pytest.approx(plain.per_gpu[0].iteration_ms, rel=1e-9)  # nor its forward
+    [said] = [w.message for w in orpo.warnings if w.code == "preference-pairs"]
+    assert "16 sequences a GPU (8 pairs)" in said and "no reference model" in said

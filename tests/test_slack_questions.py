@@ -108,8 +108,8 @@ def test_a_decoders_fine_tune_is_sized_as_trls_sft_trainer_runs_it_and_told() ->
     assert JobSpecSchema().load(command.spec)["training"]["loss"] == "fused_linear_cross_entropy"
 
 
-@pytest.mark.parametrize(("text", "method"), [("orpo llama 3 8b", "orpo"), ("grpo qwen 2.5 7b", "grpo"),
-                                             ("rlhf llama 2 7b with ppo", "rlhf")])  # dpo is sized: test_preference
+@pytest.mark.parametrize(("text", "method"), [("ppo llama 3 8b", "ppo"), ("grpo qwen 2.5 7b", "grpo"),
+                                             ("rlhf llama 2 7b with ppo", "rlhf")])  # dpo, orpo: test_preference
 def test_methods_the_core_does_not_size_say_what_to_ask_instead(text: str, method: str) -> None:
     # "dpo llama 3 8b" was "unknown preset 'dpo'": as if a model were misspelt
     with pytest.raises(CommandError) as caught:

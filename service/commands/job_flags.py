@@ -95,9 +95,9 @@ def add_job_flags(p: argparse.ArgumentParser) -> None:
                    "e.g. q,k,v,o (default q,v)")
     g.add_argument("--ema", action="store_true", help="keep an exponential moving average of the weights, one fp32 "
                    "copy updated every step (training.ema; diffusers' --use_ema, timm's --model-ema)")
-    g.add_argument("--preference", choices=("dpo",), help="preference tuning as TRL's DPOTrainer: --batch and "
-                   "--samples count pairs of a chosen and a rejected sequence; a reference model's forward each step "
-                   "(training.preference)")
+    g.add_argument("--preference", choices=("dpo", "orpo"), help="preference tuning as TRL's trainers: --batch and "
+                   "--samples count pairs of a chosen and a rejected sequence; dpo adds a reference model's forward "
+                   "each step (training.preference)")
     g.add_argument("--checkpoint-every", type=float, metavar="HOURS", help="hours between checkpoints")
     g.add_argument("--samples", metavar="N", help="training samples, e.g. 1.28M (dataset.samples)")
     g.add_argument("--tokens", metavar="N", help="training tokens instead of samples, e.g. 100B (dataset.tokens)")

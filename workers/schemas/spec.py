@@ -236,10 +236,10 @@ class TrainingSchema(_Strict):
     ema = fields.Boolean(metadata={"description": "an exponential moving average of the trained weights, updated after "
                                                   "every step (diffusers' --use_ema, timm's --model-ema): one fp32 "
                                                   "copy of each on the GPU and in each checkpoint; default false"})
-    preference = fields.String(validate=validate.OneOf(("dpo",)), metadata={
-        "description": "dpo: preference tuning (TRL's DPOTrainer): batch_size and dataset.samples count pairs, each a "
-                       "chosen and a rejected sequence run in one batch, and a reference model's forward runs each "
-                       "step without gradients: the base with its adapters off, else a frozen 16-bit weight copy"})
+    preference = fields.String(validate=validate.OneOf(("dpo", "orpo")), metadata={
+        "description": "Preference tuning as TRL's trainers run it: batch_size and dataset.samples count pairs, each a "
+                       "chosen and a rejected sequence run in one batch; dpo also runs a reference model's forward a "
+                       "step (the base with its adapters off, else a frozen 16-bit weight copy), orpo has none"})
     from_pretrained = fields.Boolean(
         allow_none=True, load_default=None,
         metadata={"description": "true: the job fine-tunes a pretrained model (LoRA/QLoRA adapters are an "

@@ -17,7 +17,7 @@ from workers.schemas import JobSpecSchema
 from workers.sizing.errors import SizingError
 from workers.sizing.layers.attention import Attention
 from workers.sizing.layers.loss import Loss, with_loss
-from workers.sizing.preference import DPO, SEQUENCES_PER_PAIR, with_preference_warning
+from workers.sizing.preference import PAIRED, SEQUENCES_PER_PAIR, with_preference_warning
 from workers.sizing.sequence_advice import with_context_warning, with_target_warning
 from workers.sizing.spec import (
     Constraints,
@@ -117,7 +117,7 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
         tf32_matmul=t.get("tf32_matmul"), mean_sequence_length=t.get("mean_sequence_length"),
         from_pretrained=t.get("from_pretrained"), ema=t.get("ema", False), preference=t.get("preference"),
     )
-    if training.preference == DPO:  # the core sizes sequences: a pair is two; the policy starts trained (preference.py)
+    if training.preference in PAIRED:  # the core sizes sequences, two a pair; the policy starts trained (preference.py)
         training = replace(training, batch_size=training.batch_size * SEQUENCES_PER_PAIR,
                            from_pretrained=True if training.from_pretrained is None else training.from_pretrained)
     target = t.get("target_length")
@@ -129,10 +129,10 @@ def build_job(data: Mapping[str, Any]) -> JobSpec:
              if mean is not None and mean != training.sequence_length else None)
     resolved = with_target_warning(with_context_warning(resolved, model, t), model, t)
     samples = _samples(d, training, resolved)
-    if training.preference == DPO:
+    if training.preference in PAIRED:
         if resolved.sequence_length is None:
-            raise SizingError("training.preference", "needs a language model: DPO tunes one on pairs of token "
-                                                     "sequences, and this model reads none")
+            raise SizingError("training.preference", f"needs a language model: {training.preference} tunes one on "
+                                                     "pairs of token sequences, and this model reads none")
         resolved = with_preference_warning(resolved, training, pairs=t["batch_size"], samples=samples)
     return JobSpec(
         model=with_loss(resolved, training.loss),
@@ -161,7 +161,7 @@ def _samples(dataset: Mapping[str, Any], training: Training, model: ModelStats) 
     """Return the spec's samples, or its tokens made samples of the training's tokens a sample."""
     tokens = dataset.get("tokens")
     if not tokens:  # a preference job's samples are pairs, of two sequences each
-        return int(dataset["samples"]) * (SEQUENCES_PER_PAIR if training.preference == DPO else 1)
+        return int(dataset["samples"]) * (SEQUENCES_PER_PAIR if training.preference in PAIRED else 1)
     per_sample = training.mean_sequence_length or model.sequence_length
     if not per_sample:
         raise SizingError("dataset.tokens", "this model reads no token sequences (no training.sequence_length); "

@@ -1,4 +1,4 @@
-"""Preference tuning (`training.preference: dpo`): what a DPO step adds to a fine-tune's, as TRL's DPOTrainer runs it.
+"""Preference tuning (`training.preference`): what a DPO or ORPO step adds to a fine-tune's, as TRL's trainers run it.
 
 huggingface/trl trl/trainer/dpo_trainer.py and dpo_config.py (public copies read 2026-12-07):
 - each sample is a pair, a chosen and a rejected completion of one prompt, and `concatenated_forward` runs both
@@ -10,6 +10,9 @@ huggingface/trl trl/trainer/dpo_trainer.py and dpo_config.py (public copies read
 - the reference is the base with its adapters disabled where the policy is a PEFT model and no ref_model is given
   (no second copy), else a second model: a frozen copy of the weights, which the recipes load in the training's 16
   bits (alignment-handbook's torch_dtype bfloat16) and DeepSpeed ZeRO-3 shards as it shards the policy.
+
+ORPO (Hong et al. 2024; TRL's ORPOTrainer, orpo_trainer.py) runs the pairs the same way and has no reference model:
+its odds-ratio term and the chosen sequences' NLL come from the policy's own log-probabilities.
 
 Not modelled: the reference forward's own transient peak (its logits, before the policy's forward: below the step's
 peak, which holds the policy's), and precompute_ref_log_probs=True (one pass of the reference over the data before
@@ -25,6 +28,8 @@ from workers.sizing.spec import Training
 from workers.sizing.stats import ModelStats
 
 DPO = "dpo"
+ORPO = "orpo"
+PAIRED = frozenset({DPO, ORPO})  # the methods whose samples are pairs
 SEQUENCES_PER_PAIR = 2  # chosen and rejected, run in one batch (concatenated_forward)
 REFERENCE_FORWARDS = 1.0  # the reference model's forward of every sequence, once a step
 
@@ -36,7 +41,7 @@ def reference_forwards(training: Training) -> float:
 
 def batch_unit(training: Training) -> int:
     """Return the sequences a micro-batch holds at least: a preference pair's two (one forward takes both), else 1."""
-    return SEQUENCES_PER_PAIR if training.preference == DPO else 1
+    return SEQUENCES_PER_PAIR if training.preference in PAIRED else 1
 
 
 def reference_weight_bytes(training: Training, *, adapted: bool) -> int:
@@ -52,9 +57,9 @@ PREFERENCE_WARNING = "preference-pairs"
 
 
 def with_preference_warning(stats: ModelStats, training: Training, *, pairs: int, samples: int) -> ModelStats:
-    """Return the model with a `preference-pairs` warning saying how a DPO job is sized: `pairs` a GPU as twice the
-    sequences, `samples` sequences an epoch (0: not given), the reference's forward and where its weights are."""
-    if training.preference != DPO:
+    """Return the model with a `preference-pairs` warning saying how a preference job is sized: `pairs` a GPU as twice
+    the sequences, `samples` sequences an epoch (0: not given), and for DPO the reference's forward and weights."""
+    if training.preference not in PAIRED:
         return stats
     adapted = training.parallelism.adapter is not None
     copy = reference_weight_bytes(training, adapted=adapted)
@@ -63,8 +68,10 @@ def with_preference_warning(stats: ModelStats, training: Training, *, pairs: int
                  "parameters), sharded where the weights are (ZeRO-3, FSDP); with LoRA it would be the base with the "
                  "adapters off")
     epoch = f", {samples:,} sequences an epoch" if samples else ""
-    message = (f"training.preference dpo: each pair is a chosen and a rejected sequence run in one batch, so the "
-               f"step is sized at {pairs * SEQUENCES_PER_PAIR:,} sequences a GPU ({pairs:,} pairs){epoch}, every "
-               f"figure per sequence; the reference model's forward of the same sequences runs each step without "
-               f"gradients (TRL's DPOTrainer, precompute_ref_log_probs=False): {reference}.")
+    then = ("the reference model's forward of the same sequences runs each step without gradients (TRL's "
+            f"DPOTrainer, precompute_ref_log_probs=False): {reference}" if training.preference == DPO else
+            "ORPO has no reference model (TRL's ORPOTrainer): no forward or weights beyond the policy's")
+    message = (f"training.preference {training.preference}: each pair is a chosen and a rejected sequence run in one "
+               f"batch, so the step is sized at {pairs * SEQUENCES_PER_PAIR:,} sequences a GPU ({pairs:,} "
+               f"pairs){epoch}, every figure per sequence; {then}.")
     return replace(stats, import_warnings=(*stats.import_warnings, (PREFERENCE_WARNING, message)))

@@ -132,7 +132,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
     # fine-tuning with adapters (training.parallelism.adapter): LoRA, or QLoRA on a 4-bit base
     "lora": ("adapter", "lora"), "qlora": ("adapter", "qlora"),
     "cost": ("objective", "cost"), "time": ("objective", "time"), "balanced": ("objective", "balanced"),
-    "carbon": ("objective", "carbon"), "dpo": ("preference", "dpo"),  # training.preference: pairs, a reference
+    "carbon": ("objective", "carbon"), "dpo": ("preference", "dpo"), "orpo": ("preference", "orpo"),  # pairs
     # the output projection and its loss as one chunked kernel (liger); the loss alone on 16-bit logits (flash-attn's)
     "liger": ("loss", "fused_linear_cross_entropy"), "fused-cross-entropy": ("loss", "fused_cross_entropy"),
     "cross-entropy": ("loss", "cross_entropy"),  # "with a plain cross entropy loss": the logits held in fp32

@@ -20,11 +20,7 @@ def plain_text(text: str) -> str:
     return "".join(c for c in text.translate(_TYPED) if not unicodedata.category(c).startswith("S") or c in "$=+<>")
 
 
-# Training methods the core does not size, with what to ask instead (TRL's DPOTrainer: with a PEFT model and no
-# ref_model the reference is the base with its adapters off; each preference pair is a chosen and a rejected text).
-_PREFERENCE = ("preference tuning is not sized as such: each pair is two sequences (chosen and rejected) and a frozen "
-               "reference model runs beside the one trained; ask for a fine-tune at twice the batch with `lora` (the "
-               "reference is then the base with its adapters off, no second copy)")
+# Training methods the core does not size, with what to ask instead (dpo and orpo are sized: training.preference).
 _RL = ("RL fine-tuning (PPO, GRPO) is not sized: it generates samples and runs reward and reference models beside the "
        "policy; ask for the policy's fine-tune (`fine-tune ... lora`) to size its training step")
 _SERVING = ("gpugauge sizes training runs; serving a model (its KV cache, batch of requests, latency) is not sized: "
@@ -45,7 +41,7 @@ _NO_PRESET = ("no preset of that family (wav2vec2, PEGASUS, mBART, DeBERTa, XLM-
 # Budgets in another currency: the catalog's prices are US dollars, and no exchange rate is assumed.
 CURRENCY = frozenset({"eur", "euro", "euros", "gbp", "pound", "pounds"})
 _DOLLARS_ONLY = "budgets are in US dollars, as the catalog's prices are (no exchange rate is assumed): say e.g. $500"
-UNSIZED_METHODS = {"orpo": f"orpo: {_PREFERENCE}", "rlhf": f"rlhf: {_RL}",
+UNSIZED_METHODS = {"rlhf": f"rlhf: {_RL}",
                    "ppo": f"ppo: {_RL}", "grpo": f"grpo: {_RL}",
                    **{word: f"{word}: {_SERVING}" for word in ("inference", "serving", "serve", "deployment")},
                    **{word: f"unknown preset '{word}'; {_NO_PRESET}" for word in (
