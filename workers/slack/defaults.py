@@ -21,6 +21,7 @@ from workers.sizing.advice import LARGE_MODEL_PARAMETERS
 from workers.sizing.errors import SpecError
 from workers.sizing.image_input import CIFAR_SIDE, MOSAIC_PIPELINE_MS, MOSAIC_PIPELINE_SOURCE
 from workers.sizing.layers.loss import Loss, as_fused, with_loss
+from workers.sizing.presets.clip import CLIP_CONFIGS, CLIP_EPOCHS
 from workers.sizing.presets.detect import ULTRALYTICS_EPOCHS, YOLO_NAMES
 from workers.sizing.presets.hf_seq2seq import WHISPER_SIZES
 from workers.sizing.presets.names import match_preset_name
@@ -126,6 +127,9 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
     found = found_preset(preset)
     if is_diffusion(found):  # a Stable Diffusion fine-tune: diffusers' script's own
         return diffusion_epochs(spec)
+    if found is not None and found.name in CLIP_CONFIGS:  # open_clip's params.py: --epochs 32
+        spec["training"]["epochs"] = CLIP_EPOCHS
+        return f"epochs={CLIP_EPOCHS} (open_clip's --epochs default, whatever the data)"
     if found is not None and found.name in YOLO_NAMES:  # "fine-tune yolov8m on 5k images": not 3 epochs
         spec["training"]["epochs"] = ULTRALYTICS_EPOCHS
         return f"epochs={ULTRALYTICS_EPOCHS} (Ultralytics' default, whatever the data: default.yaml, train.py --epochs)"
@@ -155,6 +159,9 @@ def default_precision(spec: dict[str, Any], preset: object, named_gpus: Collecti
     decoder = _is_decoder(found)
     if is_diffusion(found):
         return diffusion_precision(spec)
+    if found is not None and found.name in CLIP_CONFIGS:  # open_clip's --precision default amp_bf16
+        spec["training"]["precision"] = "bf16-mixed"
+        return "precision=bf16 (open_clip's --precision default, amp_bf16; say `fp32` to size it in full precision)"
     # an encoder's too: RoBERTa "pretrain[s] with mixed precision floating point arithmetic" (Liu et al. 2019, §3.1);
     # "pretrain bert base on 3.3b words" in fp32 took one L40S 26.4 h
     if pretrain and found is not None and found.sequence_length is not None:
@@ -320,7 +327,7 @@ SIZE_NAME = re.compile(r"\d+(\.\d+)?[bm]")  # "7b", "1b", "125m": a model said b
 # A family's word that one preset stands for ("a gan": the DCGAN), told back which one so that the user can name theirs
 GENERIC_NAMES = frozenset({"gan", "mobilenet", "efficientnet", "effnet", "cnn", "convnet", "transformer", "mlp",
                            "resnet", "autoencoder", "t5", "flan-t5", "bart", "yolo", "yolov8", "yolov5",
-                           "yolo11", "yolov11"})
+                           "yolo11", "yolov11", "clip"})
 
 
 def generic_alias(preset: object) -> list[str]:

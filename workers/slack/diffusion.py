@@ -12,7 +12,6 @@ train_text_to_image_lora.py, and that folder's README.md, read 2026-12-07).
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Any
 
 from workers.sizing.presets.diffusion import SD_CONFIGS
@@ -22,7 +21,6 @@ SCRIPT = "diffusers' train_text_to_image.py"
 EPOCHS = 100  # --num_train_epochs default
 LORA_RANK = 4  # train_text_to_image_lora.py --rank default
 LORA_TARGETS = ["q", "k", "v", "o"]  # its LoRAAttnProcessor on every attention: to_q, to_k, to_v, to_out
-UNET_WORDS = frozenset(("unet", "u-net"))  # the unet preset's words, said beside a Stable Diffusion model's
 
 
 def is_diffusion(found: Preset | None) -> bool:
@@ -30,14 +28,6 @@ def is_diffusion(found: Preset | None) -> bool:
     twin over latents computed before training (diffusers' train_text_to_image_sdxl.py precomputes them, with the
     same --num_train_epochs, --train_batch_size and --max_grad_norm defaults)."""
     return found is not None and found.name.removesuffix("-unet") in SD_CONFIGS
-
-
-def unet_of(first: str | None, second: str, presets: Collection[str]) -> str | None:
-    """Return the `-unet` twin named by a U-Net and a Stable Diffusion model said apart, in either order ("the unet of
-    stable diffusion", "unet for sdxl"), else None (two models said: the grammar's one-model rule)."""
-    pair = {first or "", second}
-    model = next(iter(pair - UNET_WORDS), "") if pair & UNET_WORDS else ""
-    return f"{model}-unet" if f"{model}-unet" in presets else None
 
 
 def diffusion_epochs(spec: dict[str, Any]) -> str:

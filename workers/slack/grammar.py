@@ -49,11 +49,11 @@ from workers.slack.defaults import (
     sft_step,
     unrented_as_owned,
 )
-from workers.slack.diffusion import unet_of
 from workers.slack.fitting import as_fit, owned_as_fit_cards
 from workers.slack.phrases import normalize
 from workers.slack.sequences import fine_tune_kind, fine_tune_sequence
 from workers.slack.stand_in import size_stand_in, size_words
+from workers.slack.twins import twin_of
 from workers.slack.typed import PINNED_STRATEGIES, PRICING_WORDS, plain_text, unsized
 
 DEFAULT_BATCH_SIZE = 32  # Keras Model.fit's default batch_size (keras.io/api/models/model_training_apis)
@@ -261,7 +261,7 @@ class _Builder:
                 section, name = _FLAG_FIELDS[group]
                 self.put(section, name, value)
         elif (preset := match_preset_name(word, self.presets)) is not None:  # "meta-llama/llama-2-7b-hf" too
-            twin = unet_of(self.spec["model"].get("preset"), preset, self.presets)  # "unet of sdxl": sdxl-unet
+            twin = twin_of(self.spec["model"].get("preset"), preset, self.presets)  # "unet of sdxl": sdxl-unet
             if twin or self.once("preset", word):
                 self.spec["model"]["preset"] = twin or preset
         elif (slugs := gpu_name_matches(word, self.gpus)):

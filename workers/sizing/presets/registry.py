@@ -174,7 +174,7 @@ _PRESETS: tuple[Preset, ...] = (
         input_shape=(3, 224, 224),
         recipe_epochs=TORCHVISION_EPOCHS,
     ),
-    *vit_presets(Preset, Published, TORCHVISION),  # ViT-B/16, ViT-B/32, ViT-L/16
+    *vit_presets(Preset, Published, TORCHVISION),  # ViT-B/16, ViT-B/32, ViT-L/16; CLIP ViT-B/32, B/16, L/14
     _encoder("bert-base", "BERT-base uncased (12 layers, hidden 768, 12 heads)", partial(bert_layers, "bert-base"),
              Published(109_482_240, None, KERAS_HUB.format("bert_base_en_uncased", "110M")),
              ("bert", "bert-base-uncased", "bert_base")),

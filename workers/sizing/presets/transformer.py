@@ -11,6 +11,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from workers.sizing.presets.clip import clip_presets
+
 Layer = dict[str, object]
 
 GPT2_SIZES: dict[str, tuple[int, int, int]] = {  # (layers, hidden, heads), Radford et al. 2019 Table 2
@@ -301,7 +303,8 @@ def vit_layers(name: str, *, classes: int = 1000) -> list[Layer]:
 
 
 def vit_presets(preset: type, published: type, torchvision: str) -> list[Any]:
-    """Return torchvision's ViT presets (the registry passes its classes and its source format)."""
+    """Return torchvision's ViT presets and CLIP's (presets/clip.py), whose image towers are ViTs (the registry passes
+    its classes and its source format)."""
     out = []
     for name, (patch, width, depth, heads, _, count, gflops, aliases) in VIT_SIZES.items():
         size = {768: "B", 1024: "L"}[width]
@@ -315,7 +318,7 @@ def vit_presets(preset: type, published: type, torchvision: str) -> list[Any]:
             # the recipe of vit_b_16 alone is in torchvision's references (the others' are not re-read)
             **({"recipe_epochs": (300, "imagenet", "torchvision's vit_b_16 recipe: --epochs 300")}
                if name == "vit-b16" else {})))
-    return out
+    return out + clip_presets(preset, published)
 
 
 def lm_multiply_adds(*, matmul_weights: int, layers: int, hidden: int, sequence_length: int) -> int:
