@@ -59,8 +59,6 @@ PREFERENCE_WARNING = "preference-pairs"
 def with_preference_warning(stats: ModelStats, training: Training, *, pairs: int, samples: int) -> ModelStats:
     """Return the model with a `preference-pairs` warning saying how a preference job is sized: `pairs` a GPU as twice
     the sequences, `samples` sequences an epoch (0: not given), and for DPO the reference's forward and weights."""
-    if training.preference not in PAIRED:
-        return stats
     adapted = training.parallelism.adapter is not None
     copy = reference_weight_bytes(training, adapted=adapted)
     reference = ("the base with its adapters off, no second copy of the weights" if adapted else

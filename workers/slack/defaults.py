@@ -29,7 +29,7 @@ from workers.sizing.presets.registry import Preset, find_preset, preset_stats
 from workers.sizing.sequence_advice import HF_TRAINER_EPOCHS, SFT_BATCH
 from workers.slack.datasets import DATASET_ALIASES
 from workers.slack.diffusion import diffusion_epochs, diffusion_precision, diffusion_step, is_diffusion
-from workers.slack.preference import dpo_step
+from workers.slack.preference import preference_step
 from workers.slack.sequences import as_fine_tune, found_preset, seq2seq_step
 
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
@@ -249,7 +249,7 @@ def sft_step(spec: dict[str, Any], preset: object, kind: str) -> list[str]:
         training["recompute"] = True
         told.append("checkpointing (TRL's SFTConfig: gradient_checkpointing=True; say `no-checkpointing` to size "
                     "without)")
-    told += dpo_step(spec)  # "dpo llama 3 8b": its loss and reference (workers/slack/preference.py)
+    told += preference_step(spec)  # "dpo llama 3 8b": its loss and reference (workers/slack/preference.py)
     if "loss" in training:
         return told
     if _ends_in_projection(found):

@@ -16,7 +16,7 @@ from typing import Any
 DPO_LOSS = "fused_cross_entropy"
 
 
-def dpo_step(spec: dict[str, Any]) -> list[str]:
+def preference_step(spec: dict[str, Any]) -> list[str]:
     """Size a DPO or ORPO run's step as TRL's trainers run it where not said; return the words told back."""
     training = spec["training"]
     method = training.get("preference")
