@@ -99,19 +99,27 @@ def _repeats(n: int, depth: float) -> int:
     return max(round(n * depth), 1) if n > 1 else n
 
 
+def _bottleneck(layers: list[Layer], name: str, source: str, out: int, hidden: int, *, first_kernel: int = 3,
+                shortcut: bool = True) -> str:
+    """Append a Bottleneck (a `first_kernel` Conv to `hidden`, a 3x3 Conv to `out`, with `shortcut` the residual
+    add); return its output's name."""
+    conv_bn(layers, f"{name}.cv1", hidden, first_kernel, act="silu", inputs=source)
+    branch = conv_bn(layers, f"{name}.cv2", out, 3, act="silu")
+    if not shortcut:
+        return branch
+    layers.append({"type": "add", "name": name, "inputs": [branch, source]})
+    return name
+
+
 def _bottlenecks(layers: list[Layer], name: str, source: str, hidden: int, n: int, *, first_kernel: int,
                  shortcut: bool) -> list[str]:
     """Append n Bottlenecks in a row on `source` (a `first_kernel` Conv then a 3x3 one, a residual add with
     `shortcut`: C2f's take 3x3 first, C3's 1x1); return each one's output name."""
     outputs, previous = [], source
     for i in range(n):
-        conv_bn(layers, f"{name}.m{i}.cv1", hidden, first_kernel, act="silu", inputs=previous)
-        branch = conv_bn(layers, f"{name}.m{i}.cv2", hidden, 3, act="silu")
-        if shortcut:
-            layers.append({"type": "add", "name": f"{name}.m{i}", "inputs": [branch, previous]})
-            branch = f"{name}.m{i}"
-        outputs.append(branch)
-        previous = branch
+        previous = _bottleneck(layers, f"{name}.m{i}", previous, hidden, hidden, first_kernel=first_kernel,
+                               shortcut=shortcut)
+        outputs.append(previous)
     return outputs
 
 
@@ -246,14 +254,6 @@ def yolov5_layers(scale: str, *, classes: int = COCO_CLASSES) -> list[Layer]:
     layers.append({"type": "concat", "name": "detect.predictions", "axis": 1,
                    "inputs": [f"detect.flat{i}" for i in range(3)]})
     return layers
-
-
-def _bottleneck(layers: list[Layer], name: str, source: str, out: int, hidden: int) -> str:
-    """Append a Bottleneck (a 3x3 Conv to `hidden`, a 3x3 Conv back to `out`, the residual add); return its name."""
-    conv_bn(layers, f"{name}.cv1", hidden, 3, act="silu", inputs=source)
-    branch = conv_bn(layers, f"{name}.cv2", out, 3, act="silu")
-    layers.append({"type": "add", "name": name, "inputs": [branch, source]})
-    return name
 
 
 def _c3k2(layers: list[Layer], name: str, source: str, out: int, n: int, *, c3k: bool, e: float = 0.5) -> str:
