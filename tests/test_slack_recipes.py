@@ -60,3 +60,26 @@ def test_the_task_a_model_is_tuned_for_is_no_unknown_word() -> None:
                          ("fine-tune bert for ner on 14k sentences", "bert"),
                          ("fine-tune llama 3 8b as a chatbot on 10k conversations", "llama-3-8b")):
         assert parse_command(text, presets=preset_words(), gpus=["t4"]).spec["model"] == {"preset": preset}
+
+
+def test_dreambooth_on_sdxl_is_readme_sdxls_lora_run_and_fits_the_a100_40gb_it_ran_on() -> None:
+    # "dreambooth sdxl on 30 images" was sized as train_dreambooth.py's full U-Net fine-tune with prior preservation
+    # (58 GiB, an H100 first); diffusers DreamBooth-tunes SDXL through LoRA only (README_sdxl.md, "Our experiments
+    # were conducted on a single 40GB A100 GPU"), 500 steps of 1 image x 4 accumulation steps at 1,024 px
+    said, told = recipe_words("dreambooth sdxl on 30 images")
+    assert "30" not in said and "train_dreambooth_lora_sdxl.py" in told[0]
+    spec = parse_command(said, presets=preset_words(), gpus=["a100-40gb", "t4"]).spec
+    training = spec["training"]
+    assert spec["model"] == {"preset": "sdxl"} and spec["dataset"] == {"samples": 2000}
+    assert (training["batch_size"], training["update_interval"], training["epochs"]) == (1, 4, 1)
+    assert training["parallelism"]["adapter"] == {"kind": "lora", "rank": 4, "targets": ["q", "k", "v", "o"]}
+    _, job = load_job(spec)
+    rows = {r.gpu: r for r in estimate_on_gpus(job, load_gpus(), slugs=["a100-40gb", "t4"]).per_gpu}
+    print(f"\nDreamBooth LoRA SDXL: {rows['a100-40gb'].gpu_memory_bytes / 2**30:.1f} GiB, "
+          f"{rows['a100-40gb'].training_hours * 60:.1f} min on an A100 40GB")
+    assert rows["a100-40gb"].fits  # the README's own card
+    for text in ("dreambooth stable diffusion xl with qlora", "sd-xl dreambooth lora rank=8"):
+        said, _ = recipe_words(text)
+        adapter = parse_command(said, presets=preset_words(), gpus=["t4"]).spec["training"]["parallelism"]["adapter"]
+        assert adapter["kind"] in ("lora", "qlora")  # an adapter said is kept, never said twice
+    assert recipe_words("sd 1.5 dreambooth")[1][0].startswith("dreambooth: diffusers' train_dreambooth.py")
