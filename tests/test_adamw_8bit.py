@@ -173,3 +173,15 @@ def test_dreambooth_on_a_16gb_gpu_fits_with_checkpointing_and_8bit_adam_as_diffu
           f"{plain.gpu_memory_bytes / 2**30:.1f} GiB with foreach AdamW")
     assert rows["v100-16gb"].fits and rows["t4"].fits
     assert plain.gpu_memory_bytes > rows["t4"].gpu_memory_bytes + 6 * 2**30  # 6 bytes a U-Net weight and the copy
+
+
+def test_advice_sized_on_several_gpus_says_so_beside_the_one_gpu_headline() -> None:
+    # "full fine-tune llama 3 70b on 8 h100" headed 1131.1 GiB per GPU (the job as given, one GPU) and advised on
+    # "the 1413.4 GiB per GPU" of the plan's 8 GPUs (plain data parallel keeps DDP's gradient buckets) unexplained
+    _, job = load_job({"model": {"preset": "qwen2.5-1.5b"}, "dataset": {"samples": 1000},
+                       "training": {"batch_size": 4, "sequence_length": 1024, "precision": "bf16-mixed",
+                                    "optimizer": "adamw", "from_pretrained": True}})
+    one = {w.code: w.message for w in estimate_on_gpus(job, GPUS, slugs=["h100-sxm"], gpu_count=1).warnings}
+    eight = {w.code: w.message for w in estimate_on_gpus(job, GPUS, slugs=["h100-sxm"], gpu_count=8).warnings}
+    assert one["optimizer-8bit"].startswith("Adam")  # one GPU: the headline's own figure, unprefixed
+    assert eight["optimizer-8bit"].startswith("Sized on 8 GPUs (plain data parallel, no checkpointing): Adam")

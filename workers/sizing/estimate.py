@@ -60,6 +60,7 @@ from workers.sizing.strategies.named import (
     replica_gpus,
     single_gpu_time,
 )
+from workers.sizing.strategies.oom_steps import given_layout_words
 from workers.sizing.timing import IterationTime, estimate_iteration_ms, training_flops
 
 REFERENCE_GPU = "t4"
@@ -219,6 +220,15 @@ def _fp32_large_model(job: JobSpec, *, memory_bytes: int, gpu_count: int) -> Cod
                                     bf16_bytes=job_peak_bytes(bf16, gpu_count=gpu_count))
 
 
+def _over_gpus(warning: CodedWarning, job: JobSpec, *, gpu_count: int) -> CodedWarning:
+    """Return a memory advice whose figures are per GPU of `gpu_count`, saying so: a plan on 8 GPUs sizes plain data
+    parallel with DDP's gradient buckets (Llama 3 70B: 1,413 GiB against one GPU's 1,131), and an answer that
+    headed 1,131 GiB then advised on "the 1413.4 GiB per GPU" left the reader two figures for one job."""
+    if gpu_count <= 1:
+        return warning
+    return replace(warning, message=f"Sized on {gpu_count} GPUs ({given_layout_words(job)}): {warning.message}")
+
+
 def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_count: int = 1,
                           known_gpus: Mapping[str, GpuSpec], vcpus: int = 0,
                           cpu_single_thread_score: float = 0.0, gpus_per_node: int | None = None,
@@ -250,19 +260,13 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
     stored = model_storage_warning(job, needs)
     if stored is not None:
         warnings.append(("", stored))
-    assumed = _attention_assumption(job, memory_bytes=memory.total_bytes, gpu_count=gpu_count,
-                                    named=layout is not None)
-    if assumed is not None:
-        warnings.append(("", assumed))
-    in_fp32 = _fp32_large_model(job, memory_bytes=memory.total_bytes, gpu_count=gpu_count)
-    if in_fp32 is not None:
-        warnings.append(("", in_fp32))
-    fused_loss = fused_loss_warning(job, memory_bytes=memory.total_bytes, gpu_count=gpu_count)
-    if fused_loss is not None:
-        warnings.append(("", fused_loss))
-    for advice in (optimizer_step_warning(job, memory_bytes=memory.total_bytes, phase=phase, gpu_count=gpu_count),
-                   eight_bit_warning(job, memory_bytes=memory.total_bytes, gpu_count=gpu_count)):
-        warnings += [("", advice)] if advice is not None else []
+    total = memory.total_bytes
+    advice = (_attention_assumption(job, memory_bytes=total, gpu_count=gpu_count, named=layout is not None),
+              _fp32_large_model(job, memory_bytes=total, gpu_count=gpu_count),
+              fused_loss_warning(job, memory_bytes=total, gpu_count=gpu_count),
+              optimizer_step_warning(job, memory_bytes=total, phase=phase, gpu_count=gpu_count),
+              eight_bit_warning(job, memory_bytes=total, gpu_count=gpu_count))
+    warnings += [("", _over_gpus(w, job, gpu_count=gpu_count)) for w in advice if w is not None]
     mitigations: list[Mitigation] = []
     per_gpu: list[PerGpu] = []
     cpu_scores: list[tuple[float, str, int, float]] = []
