@@ -248,3 +248,31 @@ def test_the_4_bit_base_row_runs_micro_batches_where_the_batch_as_given_does_not
     assert row.update_interval == 8 // row.batch_size
     assert "accumulation steps (the effective batch kept)" in row.description
     assert same_cards_row(plan, gpu="rtx-3080", count=1, usable=usable) == row
+
+
+def test_qlora_70b_on_two_24gb_cards_is_told_fsdps_cpu_offload_as_answer_ais_fsdp_qlora_runs_it() -> None:
+    # AnswerDotAI/fsdp_qlora README ("Finetune Llama-2 70B on Dual 24GB GPUs"): batch 2, context 2048, qlora,
+    # gradient checkpointing, --use_cpu_offload true; its 4 x A100 40GB example (batch 2 x 512) runs without offload.
+    # The plan said "4 x rtx-4090" only: the offload step moved the optimizer state, never the weights.
+    def spec(seq: int, offload: bool = False) -> dict[str, object]:
+        parallelism: dict[str, object] = {"data_parallel": "fsdp", "adapter": {"kind": "qlora"}, "checkpointing": "full"}
+        if offload:
+            parallelism["offload"] = {"optimizer": True, "parameters": True}
+        return {"model": {"preset": "llama2-70b"}, "dataset": {"samples": 10000},
+                "training": {"from_pretrained": True, "batch_size": 2, "sequence_length": seq,
+                             "precision": "bf16-mixed", "parallelism": parallelism}}
+
+    def row(body: dict[str, object], gpu: str, count: int) -> object:
+        _, job = load_job(body)
+        return estimate_on_gpus(job, load_catalog().gpus, slugs=[gpu], gpu_count=count).per_gpu[0]
+
+    assert not row(spec(2048), "rtx-4090", 2).fits and row(spec(2048, offload=True), "rtx-4090", 2).fits
+    assert row(spec(512), "a100-40gb", 4).fits
+    [offload] = [m for m in _plan_on(spec(2048), "rtx-4090", 2) if m.kind == "offload"]
+    assert offload.gpu_count == 2 and offload.parallelism is not None  # the user's own two cards
+    assert offload.parallelism.offload.parameters and "offload_params=True" in offload.description
+    # where sharding with checkpointing holds the job on the same cards, the weights' trips over PCIe are no row
+    qlora = {"model": {"preset": "llama3-70b"}, "dataset": {"samples": 10000},
+             "training": {"batch_size": 1, "sequence_length": 2048, "precision": "bf16-mixed",
+                          "parallelism": {"adapter": {"kind": "qlora"}}}}
+    assert "offload" not in [m.kind for m in _plan(qlora, "a100-80gb")]

@@ -229,15 +229,21 @@ def _offload_layouts(start: Layout) -> Iterator[Layout]:
     """Yield optimizer offload on the job's GPUs (its checkpointing, then full), then on more GPUs; on each, the
     start's kind (or ZeRO-2), then ZeRO-3, whose parameters are sharded too: DeepSpeed's ZeRO-3 with the optimizer
     offloaded is how a 70B model is fully fine-tuned on one machine of 8 x 80 GB, where ZeRO-2 keeps a whole 16-bit
-    copy of the weights on every GPU (140 GB)."""
+    copy of the weights on every GPU (140 GB). Where the parameters are sharded, their offload comes next on the same
+    GPUs (FSDP's CPUOffload(offload_params=True), ZeRO-3's offload_param): Answer.AI's fsdp_qlora fine-tunes Llama 2
+    70B with QLoRA on two 24 GB cards so ("--use_cpu_offload true", its README), where the sharded NF4 base alone
+    left 25 GiB per GPU and the plan said 4 cards."""
     modes = tuple(dict.fromkeys((start.checkpointing, Checkpointing.FULL)))
     for count in _counts(start):
         for mode in modes:
             kinds = dict.fromkeys((_offload_kind(start.data_parallel, count),
                                    *((DataParallel.ZERO3,) if count > 1 else ())))
             for kind in kinds:
-                yield replace(_on(start, count), data_parallel=kind, offload=replace(start.offload, optimizer=True),
-                              checkpointing=mode)
+                layout = replace(_on(start, count), data_parallel=kind, offload=replace(start.offload, optimizer=True),
+                                 checkpointing=mode)
+                yield layout
+                if kind in PARAMETERS_SHARDED:
+                    yield replace(layout, offload=replace(layout.offload, parameters=True))
 
 
 def _offload_saves(s: _Steps, layouts: Iterable[Layout]) -> Iterator[Layout]:
@@ -258,10 +264,19 @@ def _offload_step(s: _Steps) -> Mitigation | None:
     if found is None:
         return None
     layout = found[0]
-    held = layout_memory(s.job, layout, gpu=s.gpu, batch_size=s.job.training.batch_size).host_bytes_per_gpu
+    batch = s.job.training.batch_size
+    if layout.offload.parameters and fits(layout_memory(s.job, replace(layout, offload=replace(
+            layout.offload, parameters=False), checkpointing=Checkpointing.FULL), gpu=s.gpu,
+            batch_size=batch).total_bytes, s.gpu):
+        return None  # sharding with checkpointing holds it on these GPUs (that row): the weights' trips buy nothing
+    held = layout_memory(s.job, layout, gpu=s.gpu, batch_size=batch).host_bytes_per_gpu
     # the host figure said: "fits with offload" on 4 x H100 for a 70B full fine-tune needs about 1 TiB of host memory
     machine = f"{held * layout.gpus_per_node / GIB:,.1f} GiB on the host of its {layout.gpus_per_node} GPUs" \
         if layout.gpus_per_node > 1 else f"{held / GIB:,.1f} GiB on the host"
+    if layout.offload.parameters:
+        return s.mitigation(MitigationKind.OFFLOAD, found, (
+            "offload the optimizer state and the weights to host memory (FSDP's CPUOffload(offload_params=True), "
+            f"ZeRO-3's offload_param; the weights cross PCIe in every pass: {machine})"))
     return s.mitigation(MitigationKind.OFFLOAD, found, "offload the optimizer state to host memory (ZeRO-Offload, "
                                                        f"16 bytes per trainable parameter on the host: {machine})")
 
