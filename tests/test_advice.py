@@ -178,6 +178,24 @@ def test_cpu_bound_fires_above_the_cores_score_and_not_at_it() -> None:
     assert cpu_warning(3000.0, gpu="t4", cpu_single_thread_score=3500.0) is None
 
 
+def test_cpu_bound_fix_counts_workers_on_cores_of_their_own_where_the_machines_workers_share_cores() -> None:
+    # YOLOv8n on a T4 machine of 8 vCPUs (4 cores, 2 threads each): 7 workers on shared cores each need 1,879; the
+    # fix said 8 workers (7 x 1,879 / 1,800) where 5 on cores of their own do (the batch's whole need, 8,550 / 1,800)
+    spec = {"model": {"preset": "yolov8n"}, "dataset": {"samples": 10000, "preprocess_ms_per_sample": 21.2},
+            "training": {"batch_size": 16, "precision": "fp16-mixed"}}
+    _, job = load_job(spec)
+    known = {g.slug: g for g in load_catalog().gpus}
+    req = estimate_requirements(job, gpus=(known["t4"],), known_gpus=known, vcpus=8, cpu_single_thread_score=1800.0,
+                                threads_per_core=2)
+    [cpu] = [w for w in req.warnings if w.code == "cpu-bound"]
+    row = req.per_gpu[0]
+    whole = REFERENCE_CPU_SINGLE_THREAD_SCORE * 16 * 21.2 / row.iteration_ms  # one batch's work a GPU iteration
+    need = -(-whole // 1800.0)
+    print(f"\n{cpu.message}")
+    assert f"Fix: {need:.0f} loader workers per GPU on these cores" in cpu.message
+    assert f"({(need + 1) * 2:.0f} vCPUs, {need + 1:.0f} cores per GPU)" in cpu.message
+
+
 def test_host_memory_and_storage_short() -> None:
     needs = MachineNeeds(host_memory_bytes=64 * GIB, storage_min_bytes=300 * GIB, storage_max_bytes=400 * GIB)
     codes = [w.code for w in machine_warnings(needs, host_memory_bytes=32 * GIB, storage_bytes=100 * GIB)]

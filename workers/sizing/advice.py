@@ -222,18 +222,21 @@ def vcpus_text(workers: int, threads_per_core: int = 1) -> str:
 
 def cpu_warning(cpu_score_needed: float, *, gpu: str,
                 cpu_single_thread_score: float = REFERENCE_CPU_SINGLE_THREAD_SCORE, workers: int = 1,
-                serial: bool = False, threads_per_core: int = 1) -> CodedWarning | None:
+                serial: bool = False, threads_per_core: int = 1, total_score: float = 0.0) -> CodedWarning | None:
     """Return a cpu-bound warning when `workers` cores of this score cannot pre-process as fast as the GPU runs.
 
     `cpu_score_needed` is per worker (machine.loader_need: on a machine whose workers share cores, the
     score their share of a core must make up for). The message names what fixes it: the loader workers
     per GPU that would keep up on cores of their own, or, when pre-processing cannot be split, the
-    single-thread score needed.
+    single-thread score needed. `total_score` is what all the workers make up together on cores of their own
+    (machine.cpu_score_needed); left 0, `cpu_score_needed` x `workers`, which is that only where each worker has a
+    core: on a T4 machine of 8 vCPUs (4 cores), 7 workers each needing 1,879 for YOLOv8n read "8 workers on these
+    cores would keep up (18 vCPUs)" where 5 do (12 vCPUs), as the option's own warning said.
     """
     if cpu_score_needed <= CPU_BOUND_RATIO * cpu_single_thread_score:
         return None
     slowdown = cpu_score_needed / cpu_single_thread_score
-    total = cpu_score_needed * workers
+    total = total_score if total_score > 0 else cpu_score_needed * workers
     if serial:
         fix = (f"a CPU of single-thread score {total:,.0f} would keep up"
                + (f", which no cloud host CPU reaches (the fastest rates {FASTEST_HOST_CPU_SCORE:,.0f}): split "

@@ -30,6 +30,7 @@ from workers.sizing.image_input import image_preprocess_warning, imagenet_stem_w
 from workers.sizing.layers.attention import Attention
 from workers.sizing.loss_advice import fused_loss_warning
 from workers.sizing.machine import (
+    cpu_score_needed,
     loader_batch_bytes,
     loader_host_bytes,
     loader_need,
@@ -287,8 +288,10 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
             mitigations += plan.mitigations
             warnings += [(gpu.slug, w) for w in plan.warnings]
     cpu_score, fastest, workers, fastest_ms = max(cpu_scores, default=(0.0, "", 0, 0.0))
+    total = cpu_score_needed(batch_size=training.batch_size, iteration_ms=fastest_ms,
+                             preprocess_ms_per_sample=job.dataset.preprocess_ms_per_sample)
     cpu = cpu_warning(cpu_score, gpu=fastest, workers=workers, serial=job.dataset.preprocess_serial,
-                      threads_per_core=threads_per_core,
+                      threads_per_core=threads_per_core, total_score=total,
                       **({"cpu_single_thread_score": cpu_single_thread_score} if cpu_single_thread_score > 0
                          else {}))
     if cpu is not None:
