@@ -187,6 +187,12 @@ def test_everyday_phrasings_of_a_run_are_read(text: str, samples: int, preset: s
     ("fine-tune llama 3 8b on 50k instruction examples", 50_000),
     ("fine-tune bert on 10,000 labeled examples for 5 epochs", 10_000),
     ("fine-tune roberta base on 20k customer support tickets", 20_000),
+    # filler words that also describe data: "tabular", "chat", "code" were kept and the count lost its noun
+    ("train an mlp on 1m tabular rows", 1_000_000),
+    ("fine-tune llama 3 8b on 20k chat conversations", 20_000),
+    ("fine-tune llama 3 8b on 10k code samples", 10_000),
+    ("train an mlp on 500k data points", 500_000),
+    ("train an mlp on a table of 1m rows", 1_000_000),
 ])
 def test_words_describing_a_counts_noun_are_dropped(text: str, samples: int) -> None:
     # each was refused: the number, the describing words and the noun were three unknown words

@@ -29,6 +29,7 @@ TWO_WORDS = {("fine", "tune"): "fine-tune", ("fine", "tuning"): "fine-tune", ("f
              ("small", "gpt"): "gpt2", ("gpt", "small"): "gpt2",  # "a small gpt": GPT-2 124M, nanoGPT's
              ("learning", "rate"): "lr", ("channels", "last"): "channels-last", ("every", "epoch"): "",
              ("of", "audio"): "", ("of", "speech"): "",  # "20k clips of audio": the clips are the samples
+             ("data", "points"): "datapoints", ("data", "point"): "datapoints",  # "500k data points": samples
              ("mlm", "objective"): "mlm", ("masked", "lm"): "mlm", ("squad", "v2"): "squad-v2",
              ("squad", "2.0"): "squad-v2", ("squad2", "2.0"): "squad-v2",
              ("flash", "attention"): "flash-attention", ("all", "linear"): "targets=q,k,v,o,mlp",  # QLoRA's all

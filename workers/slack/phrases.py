@@ -65,7 +65,7 @@ FILLER = frozenset({
     "compare", "vs", "versus", "difference", "between",  # "compare a100 vs h100 for ...": both ranked side by side
     "as", "possible", "parameter", "parameters", "params",  # "as cheap as possible", "full parameter fine-tune"
     "classifier", "classification", "segmentation",  # "a classifier ... with resnet18", "a unet for segmentation"
-    "tabular", "structured", "code", "sentiment", "analysis",  # "rows of tabular data", "for sentiment analysis"
+    "tabular", "structured", "code", "sentiment", "analysis", "table",  # "rows of tabular data", "a table of 1m rows"
     "summarization", "summarisation", "translation", "ner", "qa", "chatbot", "chat", "assistant",  # a task: no size
     "have", "has", "own", "got",  # "we have a100s": after one of these a card is the team's (OWNER_WORDS)
     "w/", "layers", "modules", "each", "custom",  # "w/ qlora", "lora on all linear layers", "of 4096 tokens each"
@@ -89,10 +89,14 @@ COUNT_WORDS = {  # words that name a count, written after it ("90 epochs", "50k 
     **dict.fromkeys(("sample", "samples", "examples", "images", "sequences", "rows", "records", "sentences",
                      "conversations", "documents", "dialogues", "prompts", "pairs", "questions", "reviews", "photos",
                      "texts", "tweets", "posts", "emails", "articles", "tickets", "stories", "messages", "books",
-                     "papers", "captions", "clips", "recordings", "utterances"), "samples"),
+                     "papers", "captions", "clips", "recordings", "utterances", "datapoints"), "samples"),
     "tokens": "seq", "context": "seq", "seq": "seq", "sequence": "seq",  # "4k context", "2048 seq len"
 }
 _DESCRIBED_NOUNS = frozenset(w for w, count in COUNT_WORDS.items() if count == "samples")  # "50k labeled examples"
+# filler words that also describe a count's noun ("1m tabular rows", "20k chat conversations"): dropped there too
+_DESCRIBING_FILLER = frozenset({"tabular", "structured", "code", "sentiment", "english", "custom", "chat",
+                                "classification", "segmentation", "ner", "qa", "summarization", "summarisation",
+                                "translation"})
 # "2048 tokens" is a sequence length; "10B tokens" is the data set: at or above this it is read as the run's
 # tokens, made samples by the sequence length said beside it.
 TOTAL_TOKENS_FROM = 1_000_000
@@ -139,8 +143,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
     `gpus` (the fit command's) joins a GPU written in two or three words ("gtx 1080 ti", "a100 80gb") and
     reads a count before one as the GPU count ("4 t4", "4x a100", "8xh100"); `flags`: the grammar's bare words."""
     said = described_counts(_joined([SYNONYMS.get(c, c) for c in map(_clean, words) if c]), nouns=_DESCRIBED_NOUNS,
-                            meaningful=lambda w: _known(w, presets) or w in DATASETS or w in flags or bool(
-                                gpu_name_matches(w, gpus)))
+                            meaningful=lambda w: w not in _DESCRIBING_FILLER and (
+                                _known(w, presets) or w in DATASETS or w in flags or bool(gpu_name_matches(w, gpus))))
     out: list[str] = []
     dataset: tuple[int, tuple[int, int, int] | None] | None = None
     named = ""
