@@ -12,6 +12,7 @@ from marshmallow import ValidationError
 from catalog.gpus import gpus_by_slug
 from catalog.loader import load_catalog
 from tests.recommending import recommend_spec
+from tests.test_slack_phrases import parse
 from workers.schemas.specs import load_job
 from workers.sizing.estimate import estimate_requirements
 from workers.sizing.memory import step_peak
@@ -98,6 +99,15 @@ def test_mixtral_has_its_papers_47b_parameters_and_13b_active() -> None:
     experts = sum(r.parameters for r in stats.layers if r.name.rsplit(".", 1)[-1] in ("gate", "up", "down"))
     active = stats.parameters - experts + experts * 2 // 8
     assert abs(active / 13e9 - 1) <= 0.01  # "only uses 13B active parameters" (Jiang et al. 2024)
+
+
+def test_mixtral_8x22b_has_its_announcements_141b_parameters_and_39b_active() -> None:
+    # "fine-tune mixtral 8x22b with lora" was refused ("unknown word '8x22b'"); Mistral AI: 141B, 39B active
+    stats = preset_stats("mixtral-8x22b")
+    experts = sum(r.parameters for r in stats.layers if r.name.rsplit(".", 1)[-1] in ("gate", "up", "down"))
+    active = stats.parameters - experts + experts * 2 // 8
+    assert abs(stats.parameters / 141e9 - 1) <= 0.01 and abs(active / 39e9 - 1) <= 0.01
+    assert parse("fine-tune mixtral 8x22b with lora").spec["model"] == {"preset": "mixtral-8x22b"}
 
 
 def test_adapters_and_quantisation_count_every_expert() -> None:

@@ -128,6 +128,16 @@ CONFIG_PRESETS: dict[str, tuple[dict[str, Any], str, int, str, tuple[str, ...], 
                                                  "mistral-nemo-instruct-2407"),
         "Mistral NeMo 12B decoder (40 layers, hidden 5120, 32 heads of 128, 8 KV heads, SwiGLU 14336, vocabulary "
         "131072)"),
+    # Added 2026-12-08 ("fine-tune mixtral 8x22b with lora" was refused): LitGPT's entry names
+    # mistralai/Mixtral-8x22B-Instruct-v0.1's config.json (56 layers, 6144 wide, 48 heads, 8 KV heads, 8 SwiGLU experts
+    # of 16384, the top 2 per token, vocabulary 32768, context 65536).
+    "mixtral-8x22b": (
+        _config("mixtral", 56, 6144, 48, 8, 16384, 32768, 65536, num_local_experts=8, num_experts_per_tok=2),
+        "mistralai/Mixtral-8x22B-v0.1", 140_630_071_296, "Mixtral 8x22B: \"141B\" parameters, \"39B active\" (Mistral "
+        "AI's announcement, 2024-04-17) [recalled]; the count given is the layers' (140,630,071,296)",
+        ("mixtral-8x22b-v0.1", "mixtral-8x22b-instruct-v0.1", "mixtral8x22b", "mixtral_8x22b"),
+        "Mixtral 8x22B sparse mixture of experts (56 layers, hidden 6144, 48 heads, 8 KV heads; each feed-forward 8 "
+        "SwiGLU experts of 16384, the top 2 per token: 140.6B parameters, 39B used per token)"),
 }
 # Checkpoints with another model's layers, as their cards say: DeepSeek-R1's distillations into Llama 3.1 8B, Llama
 # 3.3 70B and Qwen2.5 7B / 14B / 32B (the 1.5B's untied head differs from Qwen2.5-1.5B's: not aliased); Code Llama 7B
