@@ -79,3 +79,19 @@ def test_a_whisper_fine_tune_is_sized_as_the_hugging_face_blog_runs_it() -> None
                                    presets=preset_words(), gpus=["t4"]).spec["training"]
     assert (said_otherwise["batch_size"], said_otherwise["precision"]) == (4, "fp32")
     assert not said_otherwise.get("recompute")
+
+
+def test_a_bert_pretraining_said_without_epochs_reads_its_corpus_as_bert_did() -> None:
+    # "pretrain bert base on wikipedia and bookcorpus" was one pass of its 4.4B tokens (3.7 h on one H100); BERT's
+    # recipe is 1,000,000 steps of 256 sequences, 90% of 128 tokens and 10% of 512 (Devlin et al. 2019, A.2)
+    recipe = 1_000_000 * 256 * (0.9 * 128 + 0.1 * 512)
+    command = parse_command("pretrain bert base on wikipedia and bookcorpus", presets=preset_words(), gpus=["t4"])
+    training, samples = command.spec["training"], command.spec["dataset"]["samples"]
+    assert training["epochs"] == round(recipe / (samples * training.get("sequence_length", 512)), 1) > 9
+    assert any("Devlin et al. 2019" in said for said in command.defaults_used)
+    big = parse_command("pretrain bert large on 100b tokens", presets=preset_words(), gpus=["t4"])
+    assert big.spec["training"]["epochs"] == 1  # a corpus past the recipe's tokens: one pass, as said
+    for text in ("pretrain bert base on wikipedia for 3 epochs", "pretrain roberta base on 10b tokens",
+                 "fine-tune bert base on 100k samples"):
+        epochs = parse_command(text, presets=preset_words(), gpus=["t4"]).spec["training"].get("epochs", 1)
+        assert epochs in (1, 3)  # said, another model's recipe, or a fine-tune: not BERT's pre-training

@@ -30,7 +30,7 @@ from workers.sizing.sequence_advice import HF_TRAINER_EPOCHS, SFT_BATCH
 from workers.slack.datasets import DATASET_ALIASES
 from workers.slack.diffusion import diffusion_epochs, diffusion_precision, diffusion_step, is_diffusion
 from workers.slack.preference import preference_step
-from workers.slack.sequences import as_fine_tune, found_preset, seq2seq_step
+from workers.slack.sequences import as_fine_tune, bert_pretrain_epochs, found_preset, seq2seq_step
 
 DEFAULT_PRECISION = "fp32"  # the job spec's own default (workers/schemas/spec.py), told back when not said
 
@@ -133,6 +133,8 @@ def default_epochs(spec: dict[str, Any], preset: object, kind: str) -> str:
     if found is not None and found.name in YOLO_NAMES:  # "fine-tune yolov8m on 5k images": not 3 epochs
         spec["training"]["epochs"] = ULTRALYTICS_EPOCHS
         return f"epochs={ULTRALYTICS_EPOCHS} (Ultralytics' default, whatever the data: default.yaml, train.py --epochs)"
+    if said := bert_pretrain_epochs(spec, found, kind):  # the paper's 42.6B tokens, not one pass of its corpus
+        return said
     if found is not None and ((found.sequence_length and kind) or kind == "said"):
         spec["training"]["epochs"] = HF_TRAINER_EPOCHS
         return f"epochs={HF_TRAINER_EPOCHS} ({as_fine_tune(kind)}, as transformers' Trainer: num_train_epochs)"

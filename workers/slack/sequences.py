@@ -85,3 +85,25 @@ def seq2seq_step(spec: dict[str, Any], found: Preset | None, kind: str) -> list[
         told.append("checkpointing (the Hugging Face Whisper fine-tuning blog: gradient_checkpointing=True; say "
                     "`no-checkpointing` to size without)")
     return told
+
+
+# BERT's pre-training (Devlin et al. 2019, appendix A.2): "batch size of 256 sequences ... for 1,000,000 steps", with
+# "90% of the steps" at sequence length 128 and "the remaining 10% of the steps" at 512: 42.6B tokens in all.
+BERT_RECIPE_TOKENS = 1_000_000 * 256 * (0.9 * 128 + 0.1 * 512)
+BERT_PRESETS = frozenset({"bert-base", "bert-large", "bert-base-cased", "bert-large-cased"})
+
+
+def bert_pretrain_epochs(spec: dict[str, Any], found: Preset | None, kind: str) -> str:
+    """Set the epochs of a BERT pre-training said without them to the paper's tokens over the data's (at least one
+    pass): "pretrain bert base on wikipedia and bookcorpus" was one pass of its 4.4B tokens, 3.7 h on an H100, where
+    BERT's recipe reads the corpus about ten times. Return the words told back, "" where it does not apply."""
+    training, samples = spec["training"], spec.get("dataset", {}).get("samples")
+    if found is None or found.name not in BERT_PRESETS or kind or "epochs" in training or not samples:
+        return ""
+    tokens = samples * training.get("sequence_length", found.sequence_length or 512)
+    epochs = max(1.0, round(BERT_RECIPE_TOKENS / tokens, 1))
+    training["epochs"] = epochs
+    return (f"epochs={epochs:g} (BERT's pre-training, Devlin et al. 2019 appendix A.2: 1,000,000 steps of 256 "
+            f"sequences, 90% of them of 128 tokens and the rest of 512: {BERT_RECIPE_TOKENS / 1e9:.1f}B tokens over "
+            f"these {tokens / 1e9:.2g}B, at least one pass; say epochs= for yours)")
+
