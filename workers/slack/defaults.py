@@ -329,7 +329,7 @@ SIZE_NAME = re.compile(r"\d+(\.\d+)?[bm]")  # "7b", "1b", "125m": a model said b
 # A family's word that one preset stands for ("a gan": the DCGAN), told back which one so that the user can name theirs
 GENERIC_NAMES = frozenset({"gan", "mobilenet", "efficientnet", "effnet", "cnn", "convnet", "transformer", "mlp",
                            "resnet", "autoencoder", "t5", "flan-t5", "bart", "yolo", "yolov8", "yolov5",
-                           "yolo11", "yolov11", "clip"})
+                           "yolo11", "yolov11", "clip", "vae"})
 
 
 def generic_alias(preset: object) -> list[str]:
