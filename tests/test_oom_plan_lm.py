@@ -255,7 +255,8 @@ def test_qlora_70b_on_two_24gb_cards_is_told_fsdps_cpu_offload_as_answer_ais_fsd
     # gradient checkpointing, --use_cpu_offload true; its 4 x A100 40GB example (batch 2 x 512) runs without offload.
     # The plan said "4 x rtx-4090" only: the offload step moved the optimizer state, never the weights.
     def spec(seq: int, offload: bool = False) -> dict[str, object]:
-        parallelism: dict[str, object] = {"data_parallel": "fsdp", "adapter": {"kind": "qlora"}, "checkpointing": "full"}
+        parallelism: dict[str, object] = {"data_parallel": "fsdp", "adapter": {"kind": "qlora"},
+                                          "checkpointing": "full"}
         if offload:
             parallelism["offload"] = {"optimizer": True, "parameters": True}
         return {"model": {"preset": "llama2-70b"}, "dataset": {"samples": 10000},

@@ -44,7 +44,8 @@ def test_what_a_data_set_name_set_is_told_back_as_assumed() -> None:
     assert "epochs" not in parse("dcgan on cifar10").spec["training"]
     # "a vae" is pytorch/examples' MNIST VAE (784 inputs), told back as "a gan" and "an mlp" are: on CelebA it was
     # sized so without a word
-    assert parse("train a vae on celeba").defaults_used[0].startswith("vae: sized as vae-mnist, VAE of pytorch/examples")
+    told = parse("train a vae on celeba").defaults_used[0]
+    assert told.startswith("vae: sized as vae-mnist, VAE of pytorch/examples")
 
 
 def test_cifar_sizes_only_an_image_preset_at_32_by_32() -> None:

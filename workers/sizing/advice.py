@@ -225,13 +225,10 @@ def cpu_warning(cpu_score_needed: float, *, gpu: str,
                 serial: bool = False, threads_per_core: int = 1, total_score: float = 0.0) -> CodedWarning | None:
     """Return a cpu-bound warning when `workers` cores of this score cannot pre-process as fast as the GPU runs.
 
-    `cpu_score_needed` is per worker (machine.loader_need: on a machine whose workers share cores, the
-    score their share of a core must make up for). The message names what fixes it: the loader workers
-    per GPU that would keep up on cores of their own, or, when pre-processing cannot be split, the
-    single-thread score needed. `total_score` is what all the workers make up together on cores of their own
-    (machine.cpu_score_needed); left 0, `cpu_score_needed` x `workers`, which is that only where each worker has a
-    core: on a T4 machine of 8 vCPUs (4 cores), 7 workers each needing 1,879 for YOLOv8n read "8 workers on these
-    cores would keep up (18 vCPUs)" where 5 do (12 vCPUs), as the option's own warning said.
+    `cpu_score_needed` is per worker (machine.loader_need: on a machine whose workers share cores, the score their
+    share of a core must make up for); `total_score`, all of theirs on cores of their own (machine.cpu_score_needed;
+    left 0, `cpu_score_needed` x `workers`). The message names what fixes it: the loader workers per GPU that would
+    keep up on cores of their own, or, when pre-processing cannot be split, the single-thread score needed.
     """
     if cpu_score_needed <= CPU_BOUND_RATIO * cpu_single_thread_score:
         return None

@@ -288,10 +288,10 @@ def estimate_requirements(job: JobSpec, *, gpus: Sequence[GpuSpec] = (), gpu_cou
             mitigations += plan.mitigations
             warnings += [(gpu.slug, w) for w in plan.warnings]
     cpu_score, fastest, workers, fastest_ms = max(cpu_scores, default=(0.0, "", 0, 0.0))
-    total = cpu_score_needed(batch_size=training.batch_size, iteration_ms=fastest_ms,
+    whole = cpu_score_needed(batch_size=training.batch_size, iteration_ms=fastest_ms,
                              preprocess_ms_per_sample=job.dataset.preprocess_ms_per_sample)
     cpu = cpu_warning(cpu_score, gpu=fastest, workers=workers, serial=job.dataset.preprocess_serial,
-                      threads_per_core=threads_per_core, total_score=total,
+                      threads_per_core=threads_per_core, total_score=whole,
                       **({"cpu_single_thread_score": cpu_single_thread_score} if cpu_single_thread_score > 0
                          else {}))
     if cpu is not None:
