@@ -7,7 +7,8 @@ encoder-decoder reads two sequences, each as transformers' summarization example
 run_summarization.py's --max_source_length, 1,024 (SUMMARY_SOURCE; at most the model's context: T5's 512, BART's
 1,024), its target at --max_target_length, 128 (SUMMARY_TARGET),
 with Seq2SeqTrainer's optimizer (the Trainer's fused AdamW, gradients clipped to norm 1.0) and none of TRL's
-SFTConfig defaults (no gradient checkpointing, the plain loss): Seq2SeqTrainer sets neither.
+SFTConfig defaults (no gradient checkpointing, the plain loss): Seq2SeqTrainer sets neither. A BERT pre-training said
+without epochs reads its data as BERT's recipe did (BERT_RECIPE_TOKENS).
 """
 
 from __future__ import annotations
@@ -106,4 +107,3 @@ def bert_pretrain_epochs(spec: dict[str, Any], found: Preset | None, kind: str) 
     return (f"epochs={epochs:g} (BERT's pre-training, Devlin et al. 2019 appendix A.2: 1,000,000 steps of 256 "
             f"sequences, 90% of them of 128 tokens and the rest of 512: {BERT_RECIPE_TOKENS / 1e9:.1f}B tokens over "
             f"these {tokens / 1e9:.2g}B, at least one pass; say epochs= for yours)")
-
