@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.recommending import estimate_spec, usable_bytes
+from catalog.types import Catalog
+from tests.recommending import estimate_spec, recommend_spec, usable_bytes
 from workers.schemas import RequirementsSchema
 from workers.sizing.requirements import MitigationKind
 from workers.slack.blocks import render_fit
@@ -63,3 +64,39 @@ def test_slack_says_the_combined_row_first() -> None:
     blocks = render_fit(requirements, title="fit")["blocks"]
     plan = next(b["text"]["text"] for b in blocks if "Out-of-memory plan" in (b.get("text") or {}).get("text", ""))
     assert plan.split("\n")[1].startswith("• *combined*")
+
+
+def test_the_recommendation_plan_carries_the_fused_loss_and_combined_rows_with_the_machines_they_open(
+        shipped: Catalog) -> None:
+    # A QLoRA Llama 3 8B at 8,192 tokens on the plain cross-entropy, only L4 machines of one GPU: no layout of the
+    # strategy search holds it, and every single row of the plan fails. The plan (the ranked steps with what each
+    # opens) left out the fused loss and the changes together, the one row that opens an L4: "no option" and
+    # nothing that worked.
+    spec = {**QLORA_8B, "training": {**QLORA_8B["training"], "sequence_length": 8192, "precision": "bf16-mixed"},
+            "constraints": {"gpus": ["l4"], "max_gpus": 1}}
+    rec = recommend_spec(spec, shipped)
+    assert not rec.options
+    kinds = [m.kind for m in rec.plan]
+    assert kinds[-1] is MitigationKind.COMBINED and MitigationKind.FUSED_LOSS in kinds
+    assert kinds.index(MitigationKind.FUSED_LOSS) < kinds.index(MitigationKind.SMALLER_BATCH)  # the plan's order
+    combined = rec.plan[-1]
+    print(f"\ncombined: {combined.gpu_memory_bytes / 2**30:.1f} GiB, opens {combined.opens}")
+    assert combined.gpu_memory_bytes <= usable_bytes("l4") and combined.opens
+    assert all("(1x l4)" in line for line in combined.opens)
+    assert not any(m.opens for m in rec.plan[:-1])  # alone, no change opens a machine
+
+
+def test_the_recommendation_plan_says_the_changes_together_fit_where_only_a_deadline_leaves_no_option(
+        shipped: Catalog) -> None:
+    # Pre-training Llama 3 8B on 1T tokens at its 8,192 context, batch 32, within 30 days on 8 GPUs at most: the
+    # deadline rules every layout out (constraints-conflict says so); the plan's single rows all "still exceed"
+    # the roomiest card, which read as if the memory could not be solved on it.
+    spec = {"model": {"preset": "llama-3-8b"}, "dataset": {"samples": 122_070_313},
+            "training": {"from_pretrained": False, "batch_size": 32, "precision": "bf16-mixed"},
+            "constraints": {"deadline_hours": 720}}
+    rec = recommend_spec(spec, shipped)
+    assert not rec.options
+    assert any(w.code == "constraints-conflict" for w in rec.requirements.warnings)
+    combined = rec.plan[-1]
+    assert combined.kind is MitigationKind.COMBINED and combined.gpu_memory_bytes <= usable_bytes(combined.gpu or "")
+    assert not combined.opens  # the deadline, not the memory

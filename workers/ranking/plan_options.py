@@ -22,7 +22,9 @@ from workers.ranking.strategy_words import strategy_text
 from workers.ranking.wider import figures_text
 from workers.sizing.errors import SizingError
 from workers.sizing.estimate import estimate_on_pairs, profile_gpu
+from workers.sizing.loss_advice import fused_loss_job
 from workers.sizing.memory import fits, sharded_memory, usable_memory_bytes
+from workers.sizing.oom_combined import combined_job
 from workers.sizing.oom_plan import out_of_memory_plan
 from workers.sizing.requirements import Mitigation, MitigationKind, PerGpu, Requirements
 from workers.sizing.spec import JobSpec, OptimizerImplementation, Precision
@@ -30,8 +32,8 @@ from workers.sizing.strategies.named import names_strategy
 from workers.sizing.strategies.types import DataParallel
 from workers.sizing.throughput import has_bf16
 
-KIND_ORDER = ("fused-optimizer", "smaller-batch", "change-network", "recompute", "checkpointing", "mixed-precision",
-              "more-gpus", "sharding", "adapters", "offload")
+KIND_ORDER = ("fused-optimizer", "fused-loss", "smaller-batch", "change-network", "recompute", "checkpointing",
+              "mixed-precision", "more-gpus", "sharding", "adapters", "offload", "combined")
 OPENS_SHOWN = 3  # options listed per step, one per machine
 OPENS_SEARCHED = 20  # options ranked per machine shown, to find that many different machines
 
@@ -64,6 +66,13 @@ def _step(m: Mitigation, job: JobSpec, known_gpus: Mapping[str, GpuSpec]) -> _St
         changed = replace(t, recompute=True)
     elif m.kind is MitigationKind.FUSED_OPTIMIZER:
         changed = replace(t, optimizer_implementation=OptimizerImplementation.FUSED)
+    elif m.kind is MitigationKind.FUSED_LOSS:
+        return _Step(m, fused_loss_job(job))
+    elif m.kind is MitigationKind.COMBINED:  # every same-card change together, on the job's own GPUs
+        card = known_gpus.get(m.gpu or "")
+        if card is None:
+            return _Step(m, None)
+        return _Step(m, combined_job(job, card, micro_batch=batch)[0], min_gpus=m.gpu_count or 1)
     elif m.kind is MitigationKind.MIXED_PRECISION:
         card = known_gpus.get(m.gpu or "")
         target = Precision.BF16_MIXED if card is not None and has_bf16(card) else Precision.FP16_MIXED

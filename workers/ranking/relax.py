@@ -204,7 +204,7 @@ def gpus_warning(job: JobSpec, rec: Recommendation, rank: Callable[[JobSpec], Re
         return None
     top = found.options[0]
     return CodedWarning("gpus-exclude-all", (
-        f"No machine with {', '.join(c.gpus)} meets the job within its other constraints; "
+        f"No machine with {', '.join(c.gpus)} meets the job as given within its other constraints; "
         f"{_owned_text(job, rank, unrented())}without constraints.gpus the top option is {_option_text(top)}: "
         f"add {top.gpu} to constraints.gpus, or leave it out to consider every GPU."))
 
