@@ -44,6 +44,7 @@ from workers.ranking.shapes import (
 )
 from workers.ranking.spot import POISSON_MAX_K
 from workers.ranking.transfer import BYTES_PER_GB
+from workers.sizing.checkpoint import pretrained_bytes
 from workers.sizing.machine import REFERENCE_CPU_SINGLE_THREAD_SCORE, loader_share
 from workers.sizing.requirements import PerGpu, Requirements
 from workers.sizing.spec import JobSpec
@@ -200,12 +201,12 @@ def _parts_figures(table: MachineTable, at: Any, on_disk: Any, *, job: JobSpec, 
 
     storage = np.where(on_disk, LOCAL_NVME_WRITE_MB_PER_S, table.block_write_mb_per_s[at])
     network = table.network_mb_per_s[at]
-    rate = np.minimum(np.where(network == network, network, storage), storage)  # NaN: no network stated
+    own = np.minimum(np.where(network == network, network, storage), storage)  # NaN: no network stated
     cap = table.staging_cap_mb_per_s[at]
-    rate = np.where(cap > 0, np.minimum(rate, cap), rate)
-    size = job.dataset.size_bytes
+    rate = np.where(cap > 0, np.minimum(own, cap), own)
+    size, weights = job.dataset.size_bytes, pretrained_bytes(job)  # the weights at the machine's own rate
     with np.errstate(divide="ignore"):
-        staging = size / (rate * 1e6) if size > 0 else np.zeros(len(at))
+        staging = (size / (rate * 1e6) if size > 0 else np.zeros(len(at))) + weights / (own * 1e6)
     staging = np.where(table.onprem[at], 0.0, staging)  # an owned box holds the data already
     billed_s = table.boot_s[at] + ENVIRONMENT_S + staging
     total_s = table.provisioning_s[at] + billed_s

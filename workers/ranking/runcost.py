@@ -2,8 +2,8 @@
 
 A run's wall-clock, from the request to the last step:
     provisioning (request to running) + boot (running to a shell) + environment (container pull,
-    framework and CUDA start) + staging (the data set copied to the machine) + training +
-    checkpoints (each written at a stated interval)
+    framework and CUDA start) + staging (the data set and a fine-tune's pre-trained weights copied to
+    the machine) + training + checkpoints (each written at a stated interval)
 Billing starts when the machine is running (AWS and Google bill from the running state), so the
 provisioning wait is not billed; the rest is, per second with a 60 s minimum for Linux on both
 clouds. Staging reads the data set at the smaller of the instance's network and the rate its
@@ -124,18 +124,21 @@ def storage_write_mb_per_s(provider: Provider, *, local_disk_holds_data: bool) -
 
 
 def start_up(provider: Provider, family: str, *, gpu_count: int, dataset_bytes: int, network_gbit_per_s: float,
-             local_disk_holds_data: bool, cap_mb_per_s: float = 0.0) -> StartUp:
-    """Return the start-up of a rented machine: provisioning, boot, environment, data staging.
+             local_disk_holds_data: bool, cap_mb_per_s: float = 0.0, weights_bytes: int = 0) -> StartUp:
+    """Return the start-up of a rented machine: provisioning, boot, environment, staging of the data and weights.
 
-    `cap_mb_per_s` (> 0) caps the staging rate where the data set comes from another region or cloud
-    (transfer.py).
+    `cap_mb_per_s` (> 0) caps the data set's staging rate where it comes from another region or cloud
+    (transfer.py). `weights_bytes`: the pre-trained weights a fine-tune downloads first (checkpoint.pretrained_bytes:
+    a 70B model's 141 GB, ten minutes at a Google balanced disk's 240 MB/s), at the machine's own rate (a model hub
+    or the cloud's own bucket, not the data's region).
     """
     if provider is Provider.ONPREM:
         return StartUp(0.0, 0.0, ENVIRONMENT_S, 0.0, 0.0)
     storage = storage_write_mb_per_s(provider, local_disk_holds_data=local_disk_holds_data)
     network = network_gbit_per_s * 1000.0 / 8.0 if network_gbit_per_s > 0 else storage
-    rate = min(network, storage, cap_mb_per_s) if cap_mb_per_s > 0 else min(network, storage)
-    staging = dataset_bytes / (rate * 1e6) if dataset_bytes > 0 else 0.0
+    own = min(network, storage)
+    rate = min(own, cap_mb_per_s) if cap_mb_per_s > 0 else own
+    staging = (dataset_bytes / (rate * 1e6) if dataset_bytes > 0 else 0.0) + weights_bytes / (own * 1e6)
     return StartUp(PROVISIONING_S.get(provider, 60.0), boot_seconds(family, gpu_count),
                    ENVIRONMENT_S, staging, rate)
 

@@ -31,7 +31,7 @@ from workers.ranking.spot import (
     spot_run,
     young_daly_interval_hours,
 )
-from workers.sizing.checkpoint import checkpoint_bytes, checkpoint_parameters
+from workers.sizing.checkpoint import checkpoint_bytes, checkpoint_parameters, pretrained_bytes
 from workers.sizing.spec import JobSpec
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def machine_parts(job: JobSpec, *, provider: Provider, family: str, gpu_count: i
     if boot is None:
         boot = start_up(provider, family, gpu_count=gpu_count, dataset_bytes=job.dataset.size_bytes,
                         network_gbit_per_s=network_gbit_per_s, local_disk_holds_data=local_disk_holds_data,
-                        cap_mb_per_s=staging_cap_mb_per_s)
+                        cap_mb_per_s=staging_cap_mb_per_s, weights_bytes=pretrained_bytes(job))
     write_rate = storage_write_mb_per_s(provider, local_disk_holds_data=local_disk_holds_data)
     if saved_bytes is None:
         saved = checkpoint_parameters(job) if saved_parameters is None else saved_parameters
@@ -232,7 +232,7 @@ class RunPlanner:
                 boot = self._boots[boot_key] = start_up(
                     m.provider, m.family, gpu_count=m.gpu_count, dataset_bytes=self.job.dataset.size_bytes,
                     network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=local_disk_holds_data,
-                    cap_mb_per_s=cap)
+                    cap_mb_per_s=cap, weights_bytes=pretrained_bytes(self.job))
             found = self._groups[key] = machine_parts(
                 self.job, provider=m.provider, family=m.family, gpu_count=m.gpu_count, pricing=m.pricing,
                 network_gbit_per_s=m.network_gbit_per_s, local_disk_holds_data=local_disk_holds_data, rate=m.rate,
