@@ -8,9 +8,9 @@ import pytest
 from ranking_builders import GB, GIB, block_price, catalog, gpu, instance, job, offer, per_gpu, requirements
 
 from catalog.types import Catalog, Provider
+from tests.recommending import recommend_spec
 from workers.ranking.costing import block_storage_cost_usd
 from workers.ranking.ranking import rank_offers
-from tests.recommending import recommend_spec
 from workers.ranking.recommendation import Recommendation
 from workers.ranking.runcost import start_up
 from workers.schemas.specs import load_job
