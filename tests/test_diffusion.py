@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from catalog.types import Catalog
 from tests.service_helpers import contract_check, wait_for_job
 from tests.test_slack_phrases import parse
 from workers.sizing.errors import ShapeError, SizingError
 from workers.sizing.layers.attention import Attention
 from workers.sizing.layers.build import compute_model_stats
 from workers.sizing.layers.loss import Loss, with_loss
-from workers.sizing.memory import step_peak
+from workers.sizing.memory import step_peak, usable_memory_bytes
 from workers.sizing.presets.diffusion import SD_COUNTS, TextEncoder, UNetConfig, diffusion_step_layers
 from workers.sizing.presets.registry import find_preset, preset_stats
 from workers.sizing.spec import Optimizer, Precision, Training
@@ -177,16 +178,44 @@ def test_a_per_channel_add_and_a_second_input_build() -> None:
     assert model.layers[3].output_shape == (64, 8, 8) and model.parameters == 64 * 64 * 9 + 64 + 32 * 64 + 64 + 128
 
 
-def test_slack_sizes_a_stable_diffusion_fine_tune_as_diffusers_script_runs_it() -> None:
+def test_slack_sizes_a_stable_diffusion_fine_tune_as_diffusers_readme_launches_it() -> None:
+    # The READMEs' commands, not the scripts' argparse defaults: "fine-tune sdxl with lora on 1000 images" was sized
+    # at the script's batch 16 and 100 epochs (96.5 GiB, an H100 first, 1.5 h) where README_sdxl.md runs batch 1 for
+    # 2 epochs; the full fine-tune at batch 16 without checkpointing where README.md runs batch 1 x 4, checkpointed.
     command = parse("fine-tune stable diffusion 1.5 on 10k images")
     training = command.spec["training"]
     assert command.spec["model"] == {"preset": "stable-diffusion-1.5"} and command.spec["dataset"]["samples"] == 10_000
-    assert (training["batch_size"], training["epochs"], training["precision"]) == (16, 100, "fp16-mixed")
+    assert (training["batch_size"], training["update_interval"], training["epochs"], training["precision"]) == (
+        1, 4, 100, "fp16-mixed")
+    assert training["recompute"] is True and training["ema"] is True  # --gradient_checkpointing --use_ema
     assert training["optimizer"] == "adamw" and training["gradient_clipping"] == "global"
     assert "Trainer" not in " ".join(command.defaults_used)  # transformers' Trainer's epochs are not diffusers'
     lora = parse("sdxl lora on 1000 images 10 epochs").spec["training"]
     assert lora["parallelism"]["adapter"] == {"kind": "lora", "rank": 4, "targets": ["q", "k", "v", "o"]}
-    assert lora["epochs"] == 10
+    assert lora["epochs"] == 10 and lora["batch_size"] == 1 and "recompute" not in lora and "ema" not in lora
+    assert parse("fine-tune sdxl with lora on 1000 images").spec["training"]["epochs"] == 2  # README_sdxl.md's
+    assert parse("sd 1.5 lora on 833 images").spec["training"]["epochs"] == 100  # README.md's LoRA command's
+    full_xl = parse("fine-tune sdxl on 1000 images").spec["training"]
+    assert (full_xl["batch_size"], full_xl["update_interval"], full_xl["optimizer"]) == (1, 4, "adamw_8bit")
+    assert full_xl["recompute"] is True and "ema" not in full_xl  # --use_8bit_adam, no --use_ema
+    own = parse("fine-tune sd 1.5 batch 8 accum 2 on 1000 images").spec["training"]  # the words' own accumulation
+    assert (own["batch_size"], own["update_interval"]) == (8, 2) and "recompute" not in own and "ema" not in own
+
+
+def test_the_readme_runs_fit_the_cards_the_readmes_name(shipped: Catalog) -> None:
+    from workers.schemas.specs import load_job
+    from workers.sizing.estimate import estimate_on_gpus
+
+    def peak(text: str, gpu: str) -> float:
+        _, job = load_job(parse(text).spec)
+        (row,) = estimate_on_gpus(job, shipped.gpus, slugs=[gpu]).per_gpu
+        return row.gpu_memory_bytes / GIB
+
+    xl_lora = peak("fine-tune sdxl with lora on 1000 images", "t4")
+    full = peak("fine-tune stable diffusion 1.5 on 10k images", "a10g")
+    print(f"\nsdxl lora {xl_lora:.1f} GiB on a t4, sd 1.5 full {full:.1f} GiB")
+    assert xl_lora < usable_memory_bytes(next(g for g in shipped.gpus if g.slug == "t4")) / GIB
+    assert full < 24e9 / GIB  # README.md: "a single 24GB GPU" with gradient checkpointing and mixed precision
 
 
 @pytest.mark.parametrize(("text", "twin"), [

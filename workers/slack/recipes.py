@@ -33,7 +33,7 @@ _FEW_IMAGES = re.compile(r"\b(?:(?:on|of|with)\s+)?(?:my\s+)?\d+\s+(?:images|pho
 _DIFFUSION = re.compile(r"\b(?:sd|sdxl|stable)", re.IGNORECASE)
 _SDXL = re.compile(r"\b(?:sd-?\s?xl|stable[\s-]+diffusion[\s-]+xl)\b", re.IGNORECASE)
 _ADAPTER = re.compile(r"\bq?lora\b", re.IGNORECASE)
-DREAMBOOTH_WORDS = "fine-tune batch=2 samples=1600 epochs=1"
+DREAMBOOTH_WORDS = "fine-tune batch=2 accum=1 samples=1600 epochs=1"  # accum: not the text-to-image README's
 DREAMBOOTH_TOLD = ("dreambooth: diffusers' train_dreambooth.py as its README runs it with prior preservation, 800 "
                    "steps of one instance and one class image (batch=2): samples=1,600 whatever the instance images "
                    "number, the U-Net fine-tuned at the model's resolution (512 px for SD 1.x); its 16 GB recipe adds "

@@ -294,12 +294,14 @@ def diffusion_presets(preset: type, published: type) -> list[Any]:
         texts = " and ".join(f"{e.blocks}-block CLIP text encoder ({e.hidden})" for e in cfg.encoders)
         count = published(SD_COUNTS[name], None, DIFFUSERS + " [measured here 2026-12-07]")
         recipe = (16, "diffusers' train_text_to_image.py: --train_batch_size default")
+        readme = (1, "diffusers' text-to-image READMEs launch --train_batch_size=1, LoRA and full fine-tune alike; "
+                     "the script's own default is 16")
         out.append(preset(
             name, f"{label} fine-tuned as diffusers' train_text_to_image.py does, {cfg.image}x{cfg.image} images: "
                   f"the U-Net trained ({SD_COUNTS[name] / 1e6:,.0f}M), the VAE encoder and the {texts} frozen, "
                   "run every step; loss mse on the predicted noise",
             partial(sd_layers, name), count, input_shape=(3, cfg.image, cfg.image), aliases=SD_ALIASES[name],
-            loss="mse", recipe_batch=recipe, input_rule=_input_rule(cfg, 3)))
+            loss="mse", recipe_batch=readme, input_rule=_input_rule(cfg, 3)))
         side = cfg.image // 8
         out.append(preset(
             f"{name}-unet", f"{label}'s U-Net alone ({SD_COUNTS[name] / 1e6:,.0f}M), trained over latents "
