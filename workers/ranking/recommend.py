@@ -19,6 +19,7 @@ from catalog.freshness import STALE_AFTER_DAYS, freshness_warnings
 from catalog.types import Catalog, GpuSpec, Provider
 from workers.ranking.budget_speed import budget_speed_warning
 from workers.ranking.catalog_index import catalog_index
+from workers.ranking.host_loading import host_loading_first
 from workers.ranking.left_out import left_out_reason
 from workers.ranking.loader_rerank import jpeg_loader_warning
 from workers.ranking.no_offers import no_offers_warning
@@ -251,6 +252,7 @@ def recommend(job: JobSpec, catalog: Catalog, *, calibration: Calibration = NO_C
     than `stale_after_days`. `brief`: the plain options without words or run details (rank_offers).
     """
     rec = _recommend(job, catalog, calibration=calibration, brief=brief)
+    rec = rec if brief else host_loading_first(rec)  # the same GPUs, about as cheap, on a host that loads the weights
     found = freshness_warnings(prices_as_of=catalog.prices_as_of, undated=catalog.undated_sources, today=today,
                                stale_after_days=stale_after_days)
     extra = tuple(CodedWarning(code, message) for code, message in found) + top_price_age(rec, today, stale_after_days,
