@@ -1,4 +1,4 @@
-"""An option whose host cannot load the pre-trained weights gives way to one of the same GPUs, at about its price, that can.
+"""An option whose host cannot load the pre-trained weights gives way to one on the same GPUs at about its price.
 
 `host-memory-loading` (reasons.loading_warning) is a warning, not a rejection: a streaming load (safetensors with a
 device_map, FSDP's cpu_ram_efficient_loading) runs on the smaller host. But where the answer holds an option of the
@@ -38,7 +38,8 @@ def _as_good(loads: RankedOption, short: RankedOption) -> bool:
 
 def host_loading_first(rec: Recommendation) -> Recommendation:
     """Return the answer with each option whose host cannot hold the weights' load behind the first later option of
-    the same GPUs, about as cheap and as fast, whose host can; ranks renumbered, the moved option's warning naming it."""
+    the same GPUs, about as cheap and as fast, whose host can; ranks renumbered, the moved option's warning naming
+    it."""
     options = list(rec.options)
     if not any(_short(o) for o in options):
         return rec
