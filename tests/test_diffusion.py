@@ -193,10 +193,12 @@ def test_slack_sizes_a_stable_diffusion_fine_tune_as_diffusers_readme_launches_i
     lora = parse("sdxl lora on 1000 images 10 epochs").spec["training"]
     assert lora["parallelism"]["adapter"] == {"kind": "lora", "rank": 4, "targets": ["q", "k", "v", "o"]}
     assert lora["epochs"] == 10 and lora["batch_size"] == 1 and "recompute" not in lora and "ema" not in lora
-    assert parse("fine-tune sdxl with lora on 1000 images").spec["training"]["epochs"] == 2  # README_sdxl.md's
+    for said in ("fine-tune sdxl with lora on 1000 images", "sd-xl lora on 500 images"):  # an alias is the model
+        assert parse(said).spec["training"]["epochs"] == 2  # README_sdxl.md's
     assert parse("sd 1.5 lora on 833 images").spec["training"]["epochs"] == 100  # README.md's LoRA command's
     full_xl = parse("fine-tune sdxl on 1000 images").spec["training"]
     assert (full_xl["batch_size"], full_xl["update_interval"], full_xl["optimizer"]) == (1, 4, "adamw_8bit")
+    assert parse("fine-tune sd-xl on 500 images").spec["training"]["optimizer"] == "adamw_8bit"
     assert full_xl["recompute"] is True and "ema" not in full_xl  # --use_8bit_adam, no --use_ema
     own = parse("fine-tune sd 1.5 batch 8 accum 2 on 1000 images").spec["training"]  # the words' own accumulation
     assert (own["batch_size"], own["update_interval"]) == (8, 2) and "recompute" not in own and "ema" not in own

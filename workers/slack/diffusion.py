@@ -22,6 +22,7 @@ from typing import Any
 
 from workers.sizing.presets.diffusion import SD_CONFIGS
 from workers.sizing.presets.registry import Preset
+from workers.slack.sequences import found_preset
 
 SCRIPT = "diffusers' train_text_to_image.py"
 EPOCHS = 100  # --num_train_epochs default
@@ -39,8 +40,10 @@ def is_diffusion(found: Preset | None) -> bool:
 
 
 def _base(spec: dict[str, Any]) -> str:
-    """Return the Stable Diffusion model the spec names ("sdxl"), with `-unet` for the U-Net alone."""
-    return str(spec["model"].get("preset", ""))
+    """Return the Stable Diffusion preset the spec names, by its own name ("sd-xl" is "sdxl"; `-unet`: the U-Net)."""
+    said = spec["model"].get("preset", "")
+    found = found_preset(said)
+    return found.name if found is not None else str(said)
 
 
 def _adapted(spec: dict[str, Any]) -> bool:
@@ -97,7 +100,8 @@ def diffusion_step(spec: dict[str, Any]) -> list[str]:
                     "MosaicML's and MLPerf's recipes and diffusers' train_text_to_image_sdxl.py do); say "
                     f"`{said.removesuffix('-unet')}` to size the VAE and text encoder run every step, as "
                     "train_text_to_image.py does")
-    if not _adapted(spec) and not said.endswith("-unet") and (full := _full_fine_tune(training, said == "sdxl")):
+    base = _base(spec)
+    if not _adapted(spec) and not base.endswith("-unet") and (full := _full_fine_tune(training, base == "sdxl")):
         told.append(full)
     if "optimizer" not in training:
         training.update(optimizer="adamw", gradient_clipping="global")
