@@ -44,6 +44,17 @@ def test_a_qlora_8b_that_no_single_row_fits_on_a_3090_fits_with_them_together() 
     assert estimate_spec(written(2 * micro), "rtx-3090").gpu_memory_bytes > usable  # the largest micro-batch that fits
 
 
+def test_the_combined_row_keeps_the_batch_as_given_where_the_other_changes_suffice() -> None:
+    # QLoRA Llama 3 8B, batch 4 x 2,048 on an RTX 4090: checkpointing alone 24.8 GiB, the fused loss alone 57.6 GiB;
+    # together 11.5 GiB at batch 4. The row went to micro-batch 2 x 2 (9.3 GiB), an accumulation it did not need
+    # (the micro-batch search stopped below the batch as given).
+    spec = {**QLORA_8B, "training": {**QLORA_8B["training"], "batch_size": 4, "sequence_length": 2048,
+                                     "precision": "bf16-mixed"}}
+    [combined] = [m for m in estimate_spec(spec, "rtx-4090").mitigations if m.kind is MitigationKind.COMBINED]
+    assert (combined.batch_size, combined.update_interval) == (4, 1) and "micro-batch" not in combined.description
+    assert combined.gpu_memory_bytes <= usable_bytes("rtx-4090")
+
+
 def test_no_combined_row_where_one_change_already_fits_the_card() -> None:
     spec = {"model": {"preset": "resnet50"}, "dataset": {"samples": 10000}, "training": {"batch_size": 512}}
     result = estimate_spec(spec, "t4")

@@ -357,7 +357,8 @@ def _combined(p: _Planner, steps: list[Mitigation]) -> Mitigation | None:
     if here and peak >= min(s.gpu_memory_bytes for s in here):
         return None
     micro, batch = 1, p.job.training.batch_size
-    while peak <= p.usable and batch % (2 * micro) == 0 and 2 * micro < batch:  # the largest micro-batch that fits
+    # the largest micro-batch that fits, up to the batch as given (no accumulation where the other changes suffice)
+    while peak <= p.usable and batch % (2 * micro) == 0 and 2 * micro <= batch:
         bigger, more = combined_job(p.job, p.gpu, micro_batch=2 * micro)
         bigger_planner = _Planner(bigger, p.gpu, gpu_count=p.gpu_count, profile_gpu=p.profile_gpu,
                                   inter_node_gbit_per_s=p.inter_node)
