@@ -203,6 +203,15 @@ def test_words_describing_a_counts_noun_are_dropped(text: str, samples: int) -> 
     assert parse(text).spec["dataset"]["samples"] == samples
 
 
+def test_a_data_set_named_between_a_count_and_its_noun_keeps_both() -> None:
+    # "25k imdb reviews", "20k cifar10 images": refused (the count, the data set and the noun, three unknown words);
+    # said the other way round ("cifar10 20k images") they were read. The count is the samples, the data set its input.
+    imdb = parse("fine-tune distilbert on 25k imdb reviews")
+    assert imdb.spec["dataset"]["samples"] == 25_000 and "DistilBERT on IMDb" in " ".join(imdb.defaults_used)
+    cifar = parse("resnet18 on 20k cifar10 images")
+    assert cifar.spec == parse("resnet18 on cifar10 20k images").spec and cifar.spec["dataset"]["samples"] == 20_000
+
+
 def test_a_word_the_grammar_knows_is_never_dropped_as_describing() -> None:
     with pytest.raises(CommandError):  # "spot" is the grammar's: not taken for a description of the examples
         parse("fine-tune llama 3 8b on 50k spot examples")

@@ -93,11 +93,13 @@ _SIZE_BETWEEN = re.compile(r"^(\d{1,2}x)?\d{2,5}x\d{2,5}$")  # "2000 512x512 med
 MOST_DESCRIBING = 3
 
 
-def described_counts(said: list[str], *, nouns: Collection[str], meaningful: Callable[[str], bool]) -> list[str]:
+def described_counts(said: list[str], *, nouns: Collection[str], meaningful: Callable[[str], bool],
+                     named: Callable[[str], bool] = lambda word: False) -> list[str]:
     """Drop the words that only describe a count's noun, up to MOST_DESCRIBING of them between a number and the noun
     ("50k instruction examples", "10,000 labeled examples", "20k customer support tickets", "2000 512x512 medical
     images"): plain words that mean nothing of their own to the grammar (`meaningful` says which do), which it would
-    refuse as unknown. An image size between them stays."""
+    refuse as unknown. An image size between them stays; a data set's name between them (`named`: "25k imdb reviews",
+    "20k cifar10 images") goes after the noun, where the grammar reads it beside the count said."""
     out: list[str] = []
     i = 0
     while i < len(said):
@@ -106,9 +108,10 @@ def described_counts(said: list[str], *, nouns: Collection[str], meaningful: Cal
             ahead = said[i + 1:i + 2 + MOST_DESCRIBING]
             end = next((k for k, w in enumerate(ahead) if w in nouns), -1)
             between = ahead[:end] if end > 0 else []
-            dropped = [w for w in between if not _SIZE_BETWEEN.match(w)]
-            if dropped and all(_DESCRIBING.match(w) and not meaningful(w) for w in dropped):
-                out.extend(w for w in between if _SIZE_BETWEEN.match(w))
-                i += len(between)
+            names = [w for w in between if named(w)]
+            dropped = [w for w in between if not _SIZE_BETWEEN.match(w) and not named(w)]
+            if (dropped or names) and all(_DESCRIBING.match(w) and not meaningful(w) for w in dropped):
+                out.extend([*(w for w in between if _SIZE_BETWEEN.match(w)), ahead[end], *names])
+                i += len(between) + 1
         i += 1
     return out

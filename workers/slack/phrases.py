@@ -144,7 +144,8 @@ def normalize(words: list[str], *, presets: Collection[str], gpus: Collection[st
     reads a count before one as the GPU count ("4 t4", "4x a100", "8xh100"); `flags`: the grammar's bare words."""
     said = described_counts(_joined([SYNONYMS.get(c, c) for c in map(_clean, words) if c]), nouns=_DESCRIBED_NOUNS,
                             meaningful=lambda w: w not in _DESCRIBING_FILLER and (
-                                _known(w, presets) or w in DATASETS or w in flags or bool(gpu_name_matches(w, gpus))))
+                                _known(w, presets) or w in DATASETS or w in flags or bool(gpu_name_matches(w, gpus))),
+                            named=lambda w: w in DATASETS)  # "25k imdb reviews": the count, then the data set
     out: list[str] = []
     dataset: tuple[int, tuple[int, int, int] | None] | None = None
     named = ""
